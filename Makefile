@@ -1,0 +1,40 @@
+# docagent: one entry point per task. `make demo` and `make test` set themselves up on a fresh machine.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint synth deploy destroy clean
+
+setup: $(STAMP)
+
+# Re-run the install whenever the pinned dependencies change.
+$(STAMP): pyproject.toml constraints.txt package.json package-lock.json
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/docagent demo
+
+test: lint
+	$(BIN)/python -m pytest -n 2
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy app.py stacks functions scripts
+
+synth: $(STAMP)
+	npx --no-install cdk synth --quiet --no-notices
+
+deploy: $(STAMP)
+	npx --no-install cdk deploy --require-approval never --no-notices
+
+destroy: $(STAMP)
+	npx --no-install cdk destroy --no-notices
+
+clean:
+	rm -rf $(VENV) node_modules cdk.out .docagent .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""docagent Lambda code: one asset, five handlers (see docs/design.md)."""

@@ -1,0 +1,43 @@
+"""boto3 clients, created lazily (never at import) and cached per process.
+
+boto3 honours AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_<SERVICE> by itself, so the same code runs against AWS, a
+local cloud, or moto. Tests call ``clear_clients()`` (or each ``cache_clear``) between cases.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+
+_DEFAULT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
+# Model calls are slow and throttled: more patient retries, a longer read timeout.
+_BEDROCK_CONFIG = Config(retries={"mode": "adaptive", "max_attempts": 8}, connect_timeout=5, read_timeout=120)
+
+
+@functools.cache
+def s3_client() -> S3Client:
+    return boto3.client("s3", config=_DEFAULT_CONFIG)
+
+
+@functools.cache
+def dynamodb_client() -> DynamoDBClient:
+    return boto3.client("dynamodb", config=_DEFAULT_CONFIG)
+
+
+@functools.cache
+def bedrock_runtime_client() -> BedrockRuntimeClient:
+    return boto3.client("bedrock-runtime", config=_BEDROCK_CONFIG)
+
+
+def clear_clients() -> None:
+    """Forget every cached client (tests, or after the environment changed)."""
+    for factory in (s3_client, dynamodb_client, bedrock_runtime_client):
+        factory.cache_clear()

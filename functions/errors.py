@@ -1,0 +1,90 @@
+"""Errors. The class name of an exception raised by a handler becomes the Step Functions error name (L2),
+so these names are part of the contract in docs/design.md: never rename them (hence no "Error" suffix)."""
+
+# ruff: noqa: N818
+
+from __future__ import annotations
+
+
+class DocAgentError(Exception):
+    """Base class of every error docagent raises on purpose."""
+
+
+class ConfigurationError(DocAgentError):
+    """The function's environment variables are missing or invalid."""
+
+
+class InvalidJobRequest(DocAgentError):
+    """The job request (or an internal event) is malformed or refers to something that does not exist."""
+
+
+class JobConflict(DocAgentError):
+    """The job id already ran with a different request."""
+
+
+class NoDocuments(DocAgentError):
+    """The request selects no documents."""
+
+
+class JobVerificationFailed(DocAgentError):
+    """One or more independent end-of-job checks failed; the message names them."""
+
+
+class TicketError(DocAgentError):
+    """The ticket system refused or could not be reached."""
+
+
+class InjectedFault(DocAgentError):
+    """Raised by a fault point in mode ``raise`` (fault injection, tests and demos only)."""
+
+
+class DocumentRejected(DocAgentError):
+    """A per-document problem. Never raised out of a handler: it is stored in the document's result.
+
+    The subclass name is the rejection error name stored in ``DocumentResult.error``.
+    """
+
+    @property
+    def error_name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def reason(self) -> str:
+        return str(self)
+
+
+class DocumentTooLarge(DocumentRejected):
+    """The document is larger than MAX_DOCUMENT_BYTES."""
+
+
+class DocumentEmpty(DocumentRejected):
+    """The document has no content (or only whitespace)."""
+
+
+class DocumentNotUtf8(DocumentRejected):
+    """The document is not valid UTF-8 text."""
+
+
+class DocumentChanged(DocumentRejected):
+    """The document's sha256 differs from the one recorded in the manifest."""
+
+
+class DocumentMissing(DocumentRejected):
+    """The document's object does not exist."""
+
+
+class UnknownCustomer(DocumentRejected):
+    """The extracted customer id is not in the customers table."""
+
+
+class ExtractionFailed(DocumentRejected):
+    """The model's output was not valid JSON or did not match the extraction schema.
+
+    Carries the usage of the call that produced the bad output, so the journal records what it cost.
+    """
+
+    def __init__(self, message: str, *, model_id: str = "", input_tokens: int = 0, output_tokens: int = 0):
+        super().__init__(message)
+        self.model_id = model_id
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens

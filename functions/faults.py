@@ -1,0 +1,69 @@
+"""Named fault points for crash drills. A no-op unless FAULT_INJECTION_ENABLED=true and the job's options
+name the point, as in
+``{"fault": {"point": "after_model_call", "document_index": 138, "mode": "exit", "until_retry": 1}}``.
+
+Modes: ``exit`` kills the process (os._exit(137), like an out-of-memory kill), ``raise`` raises InjectedFault,
+``hang`` sleeps past the invocation's deadline (a timeout). ``until_retry: n`` fires only while the Step
+Functions retry count is below n, so the job recovers after n retries; null fires on every attempt.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from functions.errors import InjectedFault
+from functions.observability import logger
+from functions.settings import get_settings
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from functions.models import FaultPointName, JobOptions
+
+EXIT_CODE = 137
+_HANG_WITHOUT_CONTEXT_SECONDS = 900.0
+
+
+def fault_point(
+    name: FaultPointName,
+    options: JobOptions,
+    retry_count: int,
+    *,
+    document_index: int | None = None,
+    context: LambdaContext | None = None,
+) -> None:
+    """Inject the configured fault if it targets this point (and document, and retry); else do nothing.
+
+    ``document_index`` is given at per-document points; job-level points ignore the spec's document_index.
+    """
+    spec = options.fault
+    if spec is None or spec.point != name or not get_settings().fault_injection_enabled:
+        return
+    if (
+        document_index is not None
+        and spec.document_index is not None
+        and spec.document_index != document_index
+    ):
+        return
+    if spec.until_retry is not None and retry_count >= spec.until_retry:
+        return
+    logger.warning(
+        "injecting fault",
+        extra={
+            "fault_point": name,
+            "fault_mode": spec.mode,
+            "retry_count": retry_count,
+            "document_index": document_index,
+        },
+    )
+    if spec.mode == "exit":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_CODE)
+    if spec.mode == "raise":
+        raise InjectedFault(f"fault injected at {name} (retry {retry_count})")
+    remaining = context.get_remaining_time_in_millis() / 1000 if context is not None else None
+    time.sleep(_HANG_WITHOUT_CONTEXT_SECONDS if remaining is None else max(remaining, 0.0) + 2.0)

@@ -1,0 +1,1 @@
+"""Thin Lambda entry points: wire Powertools, validate the event, call one logic function."""

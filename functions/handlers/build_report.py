@@ -1,0 +1,21 @@
+"""Lambda entry point: build_report (docs/design.md). Output ``{"report_key", "documents", "extracted",
+"rejected"}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from functions.logic.build_report import build_report
+from functions.models import BuildReportEvent
+from functions.observability import MetricUnit, logger, metrics, tracer
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler(capture_response=False)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    summary = build_report(BuildReportEvent.model_validate(event))
+    metrics.add_metric(name="ReportsBuilt", unit=MetricUnit.Count, value=1)
+    return summary.model_dump(mode="json")

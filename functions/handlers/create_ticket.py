@@ -1,0 +1,19 @@
+"""Lambda entry point: create_ticket (docs/design.md). Output ``{"ticket_id", "reference", "created"}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from functions.logic.create_ticket import create_ticket
+from functions.models import CreateTicketEvent
+from functions.observability import logger, metrics, tracer
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler(capture_response=False)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    ticket = create_ticket(CreateTicketEvent.model_validate(event), context)
+    return ticket.model_dump(mode="json")

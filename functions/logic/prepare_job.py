@@ -1,0 +1,222 @@
+"""prepare_job: validate the request, list the documents, pin versions, write request/manifest/items.
+
+Durable step ``prepare`` keyed by the job id, with payload validation on the request's sha256: the same job id
+with the same request returns the same PreparedJob without rewriting anything; with another request it is
+refused (JobConflict). The stored request.json is compared too, so the refusal outlives the idempotency TTL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyValidationError
+from botocore.exceptions import ClientError
+from pydantic import ValidationError
+
+from functions import aws, durable, storage
+from functions.errors import ConfigurationError, InvalidJobRequest, JobConflict, NoDocuments
+from functions.model import load_prompt
+from functions.models import (
+    JobInfo,
+    JobManifest,
+    JobOptions,
+    JobRequest,
+    JobVersions,
+    ManifestEntry,
+    PreparedJob,
+    PrepareJobEvent,
+    StoredRequest,
+    utc_now,
+)
+from functions.observability import logger
+from functions.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_MAX_ID_LENGTH = 180
+_READ_WORKERS = 16
+
+
+def parse_event(event: dict[str, Any]) -> tuple[JobRequest, str]:
+    """The request and the execution name; any malformation is InvalidJobRequest with pydantic's reasons."""
+    try:
+        parsed = PrepareJobEvent.model_validate(event)
+        request = JobRequest.model_validate(parsed.request)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in issue['loc']) or 'request'}: {issue['msg']}"
+            for issue in error.errors()
+        )
+        raise InvalidJobRequest(f"invalid job request: {problems}") from None
+    return request, parsed.execution_name
+
+
+def request_sha256(request: JobRequest) -> str:
+    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def document_id_for(relative_key: str) -> str:
+    """A safe document id from a key: unsafe characters become '_', it never starts with '.' or '-'."""
+    candidate = _UNSAFE.sub("_", relative_key)[:_MAX_ID_LENGTH]
+    if not candidate or candidate[0] in ".-":
+        candidate = f"_{candidate}"[:_MAX_ID_LENGTH]
+    return candidate
+
+
+def unique_document_ids(relative_keys: list[str]) -> list[str]:
+    seen: set[str] = set()
+    ids = []
+    for relative in relative_keys:
+        base = document_id_for(relative)
+        candidate, suffix = base, 2
+        while candidate in seen:
+            candidate, suffix = f"{base}-{suffix}", suffix + 1
+        seen.add(candidate)
+        ids.append(candidate)
+    return ids
+
+
+def _list_keys(request: JobRequest, settings: Settings) -> tuple[list[str], list[str]]:
+    """(keys, relative keys) in a stable order."""
+    bucket = request.bucket or settings.bucket_name
+    if request.documents is not None:
+        keys = list(request.documents)
+        return keys, [key.rsplit("/", 1)[-1] or key for key in keys]
+    prefix = request.prefix or ""
+    keys = []
+    try:
+        for obj in storage.list_objects(prefix, bucket=bucket):
+            if obj["Key"].endswith("/"):
+                continue  # a "folder" marker, not a document
+            keys.append(obj["Key"])
+            if len(keys) > settings.max_documents:
+                break
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code in {"NoSuchBucket", "AccessDenied"}:
+            raise InvalidJobRequest(f"cannot list s3://{bucket}/{prefix}: {code}") from None
+        raise
+    return keys, [key[len(prefix) :] for key in keys]
+
+
+def _describe(bucket: str, key: str, max_bytes: int) -> tuple[int | None, str | None]:
+    """(size, sha256) by reading the object; sha256 is None when it is too large, both None when missing."""
+    try:
+        response = aws.s3_client().get_object(Bucket=bucket, Key=key)
+    except ClientError as error:
+        if storage.is_not_found(error):
+            return None, None
+        raise
+    size = int(response["ContentLength"])
+    body = response["Body"]
+    if size > max_bytes:
+        body.close()
+        return size, None
+    return size, hashlib.sha256(body.read()).hexdigest()
+
+
+def build_entries(request: JobRequest, settings: Settings) -> list[ManifestEntry]:
+    keys, relative = _list_keys(request, settings)
+    if not keys:
+        raise NoDocuments(f"job {request.job_id}: the request selects no documents")
+    if len(keys) > settings.max_documents:
+        raise InvalidJobRequest(
+            f"job {request.job_id}: more than MAX_DOCUMENTS={settings.max_documents} documents"
+        )
+    bucket = request.bucket or settings.bucket_name
+    aws.s3_client()  # create the shared client before the threads do (client creation is not thread-safe)
+    with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(keys))) as pool:
+        described = list(pool.map(lambda key: _describe(bucket, key, settings.max_document_bytes), keys))
+    return [
+        ManifestEntry(document_id=document_id, key=key, index=index, size=size, sha256=sha)
+        for index, (document_id, key, (size, sha)) in enumerate(
+            zip(unique_document_ids(relative), keys, described, strict=True)
+        )
+    ]
+
+
+def pinned_versions(settings: Settings) -> JobVersions:
+    try:
+        prompt = load_prompt(settings.prompt_version)
+    except ValueError as error:
+        raise ConfigurationError(f"PROMPT_VERSION: {error}") from None
+    return JobVersions(
+        model_id=settings.model_id,
+        prompt_version=prompt.version,
+        prompt_sha256=prompt.sha256,
+        code_version=settings.code_version,
+        created_at=utc_now(),
+    )
+
+
+def _prepared(manifest: JobManifest, options: JobOptions, settings: Settings) -> PreparedJob:
+    job_id = manifest.job.job_id
+    return PreparedJob(
+        job_id=job_id,
+        bucket=settings.bucket_name,
+        manifest_key=storage.manifest_key(job_id),
+        items_key=storage.items_key(job_id),
+        document_count=len(manifest.entries),
+        options=options,
+        versions=manifest.versions,
+    )
+
+
+def _prepare(request: JobRequest, sha: str, settings: Settings) -> PreparedJob:
+    job_id = request.job_id
+    stored = storage.get_json_or_none(storage.request_key(job_id))
+    if stored is not None and stored.get("request_sha256") != sha:
+        raise JobConflict(f"job {job_id} already exists with a different request")
+    manifest = storage.get_manifest(job_id)
+    if stored is not None and manifest is not None and manifest.job.request_sha256 == sha:
+        logger.info("job already prepared; reusing its manifest", extra={"job_id": job_id})
+        return _prepared(manifest, request.options, settings)
+
+    entries = build_entries(request, settings)
+    manifest = JobManifest(
+        job=JobInfo(
+            job_id=job_id,
+            source_bucket=request.bucket or settings.bucket_name,
+            prefix=request.prefix,
+            request_sha256=sha,
+        ),
+        versions=pinned_versions(settings),
+        entries=entries,
+    )
+    # manifest.json last: its presence means the job is completely prepared.
+    storage.put_json(
+        storage.request_key(job_id), StoredRequest(request=request, request_sha256=sha, received_at=utc_now())
+    )
+    storage.put_json(storage.items_key(job_id), [entry.model_dump(mode="json") for entry in entries])
+    storage.put_json(storage.manifest_key(job_id), manifest)
+    logger.info("job prepared", extra={"job_id": job_id, "document_count": len(entries)})
+    return _prepared(manifest, request.options, settings)
+
+
+def prepare_job(event: dict[str, Any], context: LambdaContext) -> PreparedJob:
+    settings = get_settings()
+    request, execution_name = parse_event(event)
+    if execution_name != request.job_id:
+        raise InvalidJobRequest(f"execution name {execution_name!r} must equal the job id {request.job_id!r}")
+    request = request.model_copy(update={"bucket": request.bucket or settings.bucket_name})
+    sha = request_sha256(request)
+    logger.append_keys(job_id=request.job_id)
+    try:
+        return durable.run_step(
+            "prepare",
+            ids={"job_id": request.job_id},
+            key_field="job_id",
+            validate={"request_sha256": sha},
+            fn=lambda: _prepare(request, sha, settings),
+            result_model=PreparedJob,
+            context=context,
+        )
+    except IdempotencyValidationError:
+        raise JobConflict(f"job {request.job_id} already ran with a different request") from None

@@ -1,0 +1,315 @@
+"""process_document: one document through validation, the model (durable), the customer lookup (durable), and
+into exactly one stored DocumentResult.
+
+A bad document is a *result* (rejected, with its reason), never a failure of the Map child: the function
+returns normally so other documents are unaffected. Only infrastructure problems (and crashes) fail the
+invocation, and the retry then resumes from the durable steps: a finished model call is never made again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import ClientError
+
+from functions import aws, durable, storage
+from functions.errors import (
+    DocumentChanged,
+    DocumentEmpty,
+    DocumentMissing,
+    DocumentNotUtf8,
+    DocumentRejected,
+    DocumentTooLarge,
+    ExtractionFailed,
+    InvalidJobRequest,
+    UnknownCustomer,
+)
+from functions.faults import fault_point
+from functions.model import ModelProvider, get_model_provider, load_prompt
+from functions.model.telemetry import genai_attributes, record_model_call
+from functions.models import (
+    CustomerLookup,
+    CustomerRecord,
+    DocumentOutcome,
+    DocumentResult,
+    ExtractionRecord,
+    JobManifest,
+    ManifestEntry,
+    ModelCallRecord,
+    ProcessDocumentEvent,
+    utc_now,
+)
+from functions.observability import logger, tracer
+from functions.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+_deserializer = TypeDeserializer()
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_manifest(bucket: str, job_id: str) -> JobManifest:
+    """Manifests never change once written, so a warm container reads each job's manifest once."""
+    manifest = storage.get_manifest(job_id)
+    if manifest is None:
+        raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
+    return manifest
+
+
+def load_manifest(job_id: str) -> JobManifest:
+    return _cached_manifest(get_settings().bucket_name, job_id)
+
+
+def outcome_of(result: DocumentResult) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=result.document_id,
+        status=result.status,
+        result_key=storage.result_key(result.job_id, result.document_id),
+        error=result.error,
+    )
+
+
+# ------------------------------------------------------------------------------------ document checks
+
+
+def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> str:
+    """The document's text, or a DocumentRejected subclass naming what is wrong with it."""
+    try:
+        response = aws.s3_client().get_object(Bucket=bucket, Key=entry.key)
+    except ClientError as error:
+        if storage.is_not_found(error):
+            raise DocumentMissing(f"s3://{bucket}/{entry.key} does not exist") from None
+        raise
+    size = int(response["ContentLength"])
+    if size > max_bytes:
+        response["Body"].close()
+        raise DocumentTooLarge(f"{size} bytes is over the limit of {max_bytes} bytes (MAX_DOCUMENT_BYTES)")
+    data = response["Body"].read()
+    if entry.sha256 is not None and hashlib.sha256(data).hexdigest() != entry.sha256:
+        raise DocumentChanged(f"sha256 of s3://{bucket}/{entry.key} differs from the manifest's")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DocumentNotUtf8(
+            f"not valid UTF-8: byte 0x{data[error.start]:02x} at offset {error.start}"
+        ) from None
+    if not text.strip():
+        raise DocumentEmpty(
+            "the document has no text" if not data else "the document contains only whitespace"
+        )
+    return text
+
+
+# ------------------------------------------------------------------------------------------ model step
+
+
+def _extract_once(
+    event: ProcessDocumentEvent,
+    manifest: JobManifest,
+    text: str,
+    provider: ModelProvider,
+    context: LambdaContext,
+) -> ExtractionRecord:
+    """The body of the durable ``extract`` step: one real model call, journalled before the step completes.
+
+    If the journal already holds a finished call for this document (the process died after the call but before
+    the step's record was saved), its output is reused: a finished model call is never made again.
+    """
+    entry = event.document
+    journal = storage.list_model_calls(event.job_id, entry.document_id)
+    if journal:
+        logger.info("reusing the journalled model call", extra={"model_call_id": journal[-1].call_id})
+        return journal[-1].to_extraction()
+    versions = manifest.versions
+    prompt = load_prompt(versions.prompt_version)
+    if prompt.sha256 != versions.prompt_sha256:
+        logger.warning(
+            "prompt file changed since the job was prepared",
+            extra={"pinned_sha256": versions.prompt_sha256, "current_sha256": prompt.sha256},
+        )
+    fault_point(
+        "before_model_call", event.options, event.retry_count, document_index=entry.index, context=context
+    )
+
+    now = time.time()
+    stamp = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}{int(now * 1000) % 1000:03d}Z"
+    call_id = f"{stamp}-{uuid.uuid4().hex[:8]}"
+    started_at, started = utc_now(), time.monotonic()
+    try:
+        response = provider.extract(text, prompt.text)
+        record = ExtractionRecord(
+            call_id=call_id,
+            ok=True,
+            facts=response.facts,
+            model_id=response.model_id,
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+        )
+    except ExtractionFailed as failure:
+        record = ExtractionRecord(
+            call_id=call_id,
+            ok=False,
+            error=failure.error_name,
+            reason=failure.reason,
+            model_id=failure.model_id or provider.model_id,
+            input_tokens=failure.input_tokens,
+            output_tokens=failure.output_tokens,
+        )
+    duration_ms = int((time.monotonic() - started) * 1000)
+
+    attributes = genai_attributes(
+        system=provider.system,
+        operation=provider.operation,
+        model_id=record.model_id,
+        input_tokens=record.input_tokens,
+        output_tokens=record.output_tokens,
+    )
+    outcome = "ok" if record.ok else "ExtractionFailed"
+    record_model_call(attributes, outcome=outcome, duration_ms=duration_ms, call_id=call_id)
+    storage.put_model_call(
+        ModelCallRecord(
+            call_id=call_id,
+            job_id=event.job_id,
+            document_id=entry.document_id,
+            provider=provider.system,
+            model_id=record.model_id,
+            prompt_version=prompt.version,
+            prompt_sha256=prompt.sha256,
+            input_tokens=record.input_tokens,
+            output_tokens=record.output_tokens,
+            outcome=outcome,
+            facts=record.facts,
+            reason=record.reason,
+            retry_count=event.retry_count,
+            started_at=started_at,
+            finished_at=utc_now(),
+            duration_ms=duration_ms,
+        )
+    )
+    fault_point(
+        "after_model_call", event.options, event.retry_count, document_index=entry.index, context=context
+    )
+    return record
+
+
+# --------------------------------------------------------------------------------- customer lookup step
+
+
+def lookup_customer(customer_id: str, settings: Settings) -> CustomerLookup:
+    response = aws.dynamodb_client().get_item(
+        TableName=settings.customers_table_name, Key={"customer_id": {"S": customer_id}}
+    )
+    item = response.get("Item")
+    if item is None:
+        return CustomerLookup(customer_id=customer_id, found=False)
+    data = {name: _deserializer.deserialize(value) for name, value in item.items()}
+    return CustomerLookup(customer_id=customer_id, found=True, customer=CustomerRecord.model_validate(data))
+
+
+# ------------------------------------------------------------------------------------------- the flow
+
+
+def _store(result: DocumentResult, event: ProcessDocumentEvent, context: LambdaContext) -> DocumentOutcome:
+    index = event.document.index
+    fault_point(
+        "before_store_result", event.options, event.retry_count, document_index=index, context=context
+    )
+    storage.put_result(result)
+    fault_point("after_store_result", event.options, event.retry_count, document_index=index, context=context)
+    logger.info("document result stored", extra={"status": result.status, "error": result.error})
+    return outcome_of(result)
+
+
+def process_document(
+    event: ProcessDocumentEvent, context: LambdaContext, *, provider: ModelProvider | None = None
+) -> DocumentOutcome:
+    settings = get_settings()
+    entry = event.document
+    logger.append_keys(job_id=event.job_id, document_id=entry.document_id, retry_count=event.retry_count)
+    tracer.put_annotation(key="job_id", value=event.job_id)
+    tracer.put_annotation(key="document_id", value=entry.document_id)
+
+    existing = storage.get_result(event.job_id, entry.document_id)
+    if existing is not None:
+        logger.info("result already stored; returning it", extra={"status": existing.status})
+        return outcome_of(existing)
+
+    manifest = load_manifest(event.job_id)
+    versions = manifest.versions
+
+    def result(**fields: object) -> DocumentResult:
+        return DocumentResult.model_validate(
+            {
+                "job_id": event.job_id,
+                "document_id": entry.document_id,
+                "key": entry.key,
+                "index": entry.index,
+                "versions": versions,
+                "processed_at": utc_now(),
+                **fields,
+            }
+        )
+
+    try:
+        text = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
+    except DocumentRejected as rejection:
+        return _store(
+            result(status="rejected", error=rejection.error_name, reason=rejection.reason), event, context
+        )
+
+    ids = {"job_id": event.job_id, "document_id": entry.document_id}
+    model = provider or get_model_provider(settings, versions.model_id)
+    extraction = durable.run_step(
+        "extract",
+        ids=ids,
+        fn=lambda: _extract_once(event, manifest, text, model, context),
+        result_model=ExtractionRecord,
+        context=context,
+    )
+    if not extraction.ok or extraction.facts is None:
+        return _store(
+            result(
+                status="rejected",
+                error=extraction.error or ExtractionFailed.__name__,
+                reason=extraction.reason,
+                model_call_id=extraction.call_id,
+            ),
+            event,
+            context,
+        )
+
+    facts = extraction.facts
+    lookup = durable.run_step(
+        "customer_lookup",
+        ids=ids,
+        fn=lambda: lookup_customer(facts.customer_id, settings),
+        result_model=CustomerLookup,
+        context=context,
+    )
+    if not lookup.found or lookup.customer is None:
+        return _store(
+            result(
+                status="rejected",
+                facts=facts,
+                error=UnknownCustomer.__name__,
+                reason=f"customer {facts.customer_id} is not in the customers table",
+                model_call_id=extraction.call_id,
+            ),
+            event,
+            context,
+        )
+    return _store(
+        result(status="extracted", facts=facts, customer=lookup.customer, model_call_id=extraction.call_id),
+        event,
+        context,
+    )
+
+
+def clear_caches() -> None:
+    _cached_manifest.cache_clear()

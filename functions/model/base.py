@@ -1,0 +1,99 @@
+"""The model seam: a provider protocol, the pinned prompt, and parsing of the model's JSON reply."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from functions.errors import ExtractionFailed
+from functions.models import ExtractedFacts, ModelResponse
+
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+_PROMPT_VERSION = re.compile(r"^[a-z0-9-]+$")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    version: str
+    text: str
+    sha256: str
+
+
+@functools.cache
+def load_prompt(version: str) -> Prompt:
+    """The system prompt of a version: ``extract-v1`` is ``prompts/extract_v1.txt``."""
+    if not _PROMPT_VERSION.match(version):
+        raise ValueError(f"invalid prompt version {version!r}")
+    path = PROMPTS_DIR / f"{version.replace('-', '_')}.txt"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"no prompt file for prompt version {version!r} ({path.name})") from None
+    return Prompt(version=version, text=raw.decode("utf-8"), sha256=hashlib.sha256(raw).hexdigest())
+
+
+class ModelProvider(Protocol):
+    """Extracts ExtractedFacts from a document's text with one model call."""
+
+    @property
+    def system(self) -> str:
+        """The OpenTelemetry ``gen_ai.system`` value (e.g. ``aws.bedrock``)."""
+        ...
+
+    @property
+    def operation(self) -> str:
+        """The OpenTelemetry ``gen_ai.operation.name`` value (e.g. ``chat``)."""
+        ...
+
+    @property
+    def model_id(self) -> str: ...
+
+    def extract(self, text: str, prompt: str) -> ModelResponse:
+        """One model call. Raises ExtractionFailed when the reply is not valid JSON for the schema."""
+        ...
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def parse_facts(reply: str, *, model_id: str, input_tokens: int, output_tokens: int) -> ExtractedFacts:
+    """Parse and validate the model's reply; ExtractionFailed says precisely what was wrong."""
+
+    def failed(message: str) -> ExtractionFailed:
+        return ExtractionFailed(
+            message, model_id=model_id, input_tokens=input_tokens, output_tokens=output_tokens
+        )
+
+    text = reply.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    if not text:
+        raise failed("model reply is empty")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        raise failed(f"model reply is not valid JSON ({error.msg} at {where})") from None
+    if not isinstance(data, dict):
+        raise failed(f"model reply is JSON {type(data).__name__}, not an object")
+    try:
+        return ExtractedFacts.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in issue['loc']) or 'reply'}: {issue['msg']}"
+            for issue in error.errors()
+        )
+        raise failed(f"model reply does not match the extraction schema: {problems}") from None
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (words), for providers that do not report usage."""
+    return len(text.split())

@@ -1,0 +1,487 @@
+"""Pydantic models of every payload and stored object in docs/design.md."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    field_validator,
+    model_validator,
+)
+
+JOB_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
+DOCUMENT_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$"
+CUSTOMER_ID_PATTERN = r"^[A-Z0-9][A-Z0-9-]{0,39}$"
+
+FaultPointName = Literal[
+    "before_model_call",
+    "after_model_call",
+    "before_store_result",
+    "after_store_result",
+    "before_ticket",
+    "after_ticket",
+]
+
+CATEGORIES: tuple[str, ...] = ("hardware", "software", "services", "travel", "utilities", "other")
+Category = Literal["hardware", "software", "services", "travel", "utilities", "other"]
+
+DocumentStatus = Literal["extracted", "rejected"]
+
+
+def utc_now() -> str:
+    """An ISO-8601 UTC timestamp with second precision."""
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+class _Strict(BaseModel):
+    """Refuses unknown fields so a typo in a payload is an error, not a silently ignored key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------------------------- job request
+
+
+class FaultSpec(_Strict):
+    """Where and how to inject a fault (only honoured when FAULT_INJECTION_ENABLED=true)."""
+
+    point: FaultPointName
+    document_index: int | None = Field(None, ge=0)
+    mode: Literal["exit", "raise", "hang"] = "raise"
+    until_retry: int | None = Field(None, ge=0, description="fire only while retry_count < until_retry")
+
+
+class JobOptions(_Strict):
+    """The request's options, normalised: every key present."""
+
+    fault: FaultSpec | None = None
+    approval: dict[str, Any] | None = Field(None, description="reserved for a human approval step")
+
+
+class JobRequest(_Strict):
+    """The execution input: exactly one of ``prefix`` or ``documents``."""
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    prefix: str | None = Field(None, min_length=1, max_length=1024)
+    documents: list[Annotated[str, Field(min_length=1, max_length=1024)]] | None = None
+    bucket: str | None = Field(None, min_length=3, max_length=63)
+    options: JobOptions = Field(default_factory=JobOptions)
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> JobRequest:
+        if (self.prefix is None) == (self.documents is None):
+            raise ValueError("exactly one of 'prefix' or 'documents' is required")
+        if self.prefix is not None and not self.prefix.endswith("/"):
+            raise ValueError("'prefix' must end with '/'")
+        if self.documents is not None and len(set(self.documents)) != len(self.documents):
+            raise ValueError("'documents' lists the same key more than once")
+        return self
+
+
+class ManifestEntry(_Strict):
+    """One item of items.json; ``size``/``sha256`` are null when the object was missing or too large."""
+
+    document_id: str = Field(pattern=DOCUMENT_ID_PATTERN)
+    key: str = Field(min_length=1)
+    index: int = Field(ge=0)
+    size: int | None = Field(None, ge=0)
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+
+
+class JobVersions(_Strict):
+    """What a job is pinned to, so results are reproducible and explainable."""
+
+    model_id: str
+    prompt_version: str
+    prompt_sha256: str
+    code_version: str
+    created_at: str
+
+
+class PreparedJob(_Strict):
+    """prepare_job's output (the Distributed Map reads ``bucket``/``items_key``)."""
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    bucket: str
+    manifest_key: str
+    items_key: str
+    document_count: int = Field(ge=1)
+    options: JobOptions
+    versions: JobVersions
+
+
+class JobInfo(_Strict):
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    source_bucket: str
+    prefix: str | None
+    request_sha256: str
+
+
+class JobManifest(_Strict):
+    """jobs/{job_id}/manifest.json: written last by prepare_job, never changed afterwards."""
+
+    job: JobInfo
+    versions: JobVersions
+    entries: list[ManifestEntry]
+
+
+class StoredRequest(_Strict):
+    """jobs/{job_id}/request.json."""
+
+    request: JobRequest
+    request_sha256: str
+    received_at: str
+
+
+class PrepareJobEvent(_Strict):
+    request: dict[str, Any]
+    execution_name: str
+
+
+# ------------------------------------------------------------------------------------------ extraction
+
+
+def _parse_amount(value: Any) -> Any:
+    """Normalise '1,234.56', '1.234,56', 1234.5 or Decimal to a Decimal with two places."""
+    if isinstance(value, bool):
+        raise ValueError("amount must be a number")
+    if isinstance(value, (int, float, Decimal)):
+        number = Decimal(str(value))
+    elif isinstance(value, str):
+        text = re.sub(r"[\s\u00a0']", "", value)
+        if "," in text and "." in text:
+            decimal_sep = "," if text.rfind(",") > text.rfind(".") else "."
+            thousands = "." if decimal_sep == "," else ","
+            text = text.replace(thousands, "").replace(decimal_sep, ".")
+        elif "," in text:
+            head, _, tail = text.rpartition(",")
+            text = text.replace(",", "") if len(tail) == 3 else f"{head.replace(',', '')}.{tail}"
+        if not re.fullmatch(r"-?\d+(\.\d+)?", text):
+            raise ValueError(f"amount {value!r} is not a decimal number")
+        number = Decimal(text)
+    else:
+        raise ValueError("amount must be a number or a numeric string")
+    try:
+        return number.quantize(Decimal("0.01"))
+    except InvalidOperation as error:
+        raise ValueError(f"amount {value!r} is out of range") from error
+
+
+Amount = Annotated[Decimal, PlainSerializer(lambda value: f"{value:.2f}", return_type=str)]
+
+
+class ExtractedFacts(_Strict):
+    """The extraction schema: what the model must return (and what ground truth is compared against)."""
+
+    customer_id: str = Field(pattern=CUSTOMER_ID_PATTERN)
+    invoice_number: str = Field(min_length=1, max_length=64)
+    invoice_date: dt.date
+    amount: Amount = Field(description='total amount due, normalised to "1234.56"')
+    currency: str = Field(pattern=r"^[A-Z]{3}$")
+    category: Category
+    summary: str = Field(min_length=1, max_length=300)
+
+    @field_validator("amount", mode="before")
+    @classmethod
+    def _normalise_amount(cls, value: Any) -> Any:
+        return _parse_amount(value)
+
+    @field_validator("customer_id", "currency", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("invoice_number", "summary", mode="before")
+    @classmethod
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+
+class CustomerRecord(BaseModel):
+    """An item of the customers table (partition key ``customer_id``); extra attributes are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    customer_id: str
+    name: str
+    country: str | None = None
+    tier: str | None = None
+
+
+class ModelResponse(_Strict):
+    """What a ModelProvider returns for one call."""
+
+    facts: ExtractedFacts
+    model_id: str
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+
+
+class ExtractionRecord(_Strict):
+    """Result of the durable ``extract`` step: a finished model call, successful or not."""
+
+    call_id: str
+    ok: bool
+    facts: ExtractedFacts | None = None
+    error: str | None = None
+    reason: str | None = None
+    model_id: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class ModelCallRecord(_Strict):
+    """jobs/{job}/model-calls/{document_id}/{call_id}.json: one per model call really made.
+
+    Written before the ``extract`` step completes, with the call's output, so it doubles as a write-ahead log:
+    if the process dies after the call but before the step's record is saved, the retry reuses this output
+    instead of calling the model again.
+    """
+
+    call_id: str
+    job_id: str
+    document_id: str
+    provider: str
+    model_id: str
+    prompt_version: str
+    prompt_sha256: str
+    input_tokens: int
+    output_tokens: int
+    outcome: Literal["ok", "ExtractionFailed"]
+    facts: ExtractedFacts | None = None
+    reason: str | None = None
+    retry_count: int
+    started_at: str
+    finished_at: str
+    duration_ms: int
+
+    def to_extraction(self) -> ExtractionRecord:
+        return ExtractionRecord(
+            call_id=self.call_id,
+            ok=self.outcome == "ok",
+            facts=self.facts,
+            error=None if self.outcome == "ok" else self.outcome,
+            reason=self.reason,
+            model_id=self.model_id,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+        )
+
+
+class CustomerLookup(_Strict):
+    """Result of the durable ``customer_lookup`` step."""
+
+    customer_id: str
+    found: bool
+    customer: CustomerRecord | None = None
+
+
+# ------------------------------------------------------------------------------------- process_document
+
+
+class ProcessDocumentEvent(_Strict):
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    options: JobOptions = Field(default_factory=JobOptions)
+    document: ManifestEntry
+    retry_count: int = Field(0, ge=0)
+
+
+class DocumentResult(_Strict):
+    """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted or rejected."""
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    document_id: str = Field(pattern=DOCUMENT_ID_PATTERN)
+    key: str
+    index: int = Field(ge=0)
+    status: DocumentStatus
+    facts: ExtractedFacts | None = None
+    customer: CustomerRecord | None = None
+    error: str | None = None
+    reason: str | None = None
+    model_call_id: str | None = None
+    versions: JobVersions
+    processed_at: str
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DocumentResult:
+        if self.status == "extracted" and (self.facts is None or self.customer is None or self.error):
+            raise ValueError("an extracted result needs facts and customer and no error")
+        if self.status == "rejected" and not self.error:
+            raise ValueError("a rejected result needs an error name")
+        return self
+
+
+class DocumentOutcome(_Strict):
+    """process_document's output: small, the Map's per-child result."""
+
+    document_id: str
+    status: DocumentStatus
+    result_key: str
+    error: str | None = None
+
+
+# ---------------------------------------------------------------------------------------- build_report
+
+
+class WriterDetails(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    Bucket: str
+    Key: str
+
+
+class MapRunInfo(BaseModel):
+    """The Distributed Map's ResultPath output; tolerant of missing fields (local interpreters)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    MapRunArn: str | None = None
+    ResultWriterDetails: WriterDetails | None = None
+
+
+class BuildReportEvent(_Strict):
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    map_run: MapRunInfo = Field(default_factory=MapRunInfo)
+
+    @field_validator("map_run", mode="before")
+    @classmethod
+    def _tolerate_other_shapes(cls, value: Any) -> Any:
+        """Without a ResultWriter (or on an interpreter that ignores it) the Map's output is the list of the
+        children's outputs: nothing to read then, the stored results are the source of truth."""
+        return value if isinstance(value, (dict, MapRunInfo)) else {}
+
+
+class ChildFailure(_Strict):
+    document_id: str
+    status: str
+    error: str | None = None
+    cause: str | None = None
+    execution_arn: str | None = None
+
+
+class ReportRow(_Strict):
+    document_id: str
+    index: int
+    key: str
+    status: Literal["extracted", "rejected", "failed"]
+    error: str | None = None
+    reason: str | None = None
+    customer_id: str | None = None
+    invoice_number: str | None = None
+    amount: str | None = None
+    currency: str | None = None
+    category: str | None = None
+
+
+class MapRunSummary(_Strict):
+    map_run_arn: str | None = None
+    result_files_read: bool = False
+    succeeded: int = 0
+    failed: int = 0
+    pending: int = 0
+
+
+class Report(_Strict):
+    """jobs/{job_id}/report.json: deterministic for the same inputs (no wall-clock fields)."""
+
+    job_id: str
+    versions: JobVersions
+    documents: int
+    extracted: int
+    rejected: int
+    failed: int
+    rejection_reasons: dict[str, int]
+    totals_by_currency: dict[str, str]
+    rows: list[ReportRow]
+    rejected_documents: list[ReportRow]
+    failed_documents: list[ChildFailure]
+    map_run: MapRunSummary
+
+
+class ReportSummary(_Strict):
+    """build_report's output (and the ``report`` field of later events)."""
+
+    report_key: str
+    documents: int = Field(ge=0)
+    extracted: int = Field(ge=0)
+    rejected: int = Field(ge=0)
+
+
+# ---------------------------------------------------------------------------------------- create_ticket
+
+
+class CreateTicketEvent(_Strict):
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    report: ReportSummary
+    retry_count: int = Field(0, ge=0)
+    options: JobOptions = Field(default_factory=JobOptions)
+
+
+class TicketPayload(_Strict):
+    reference: str
+    title: str
+    body: str
+
+
+class TicketRecord(_Strict):
+    """A ticket in the ticket system. ``created`` is true only for the call that created it."""
+
+    ticket_id: str
+    reference: str
+    idempotency_key: str
+    title: str = ""
+    body: str = ""
+    created_at: str
+    created: bool = Field(False, exclude=True)
+
+
+class TicketResult(_Strict):
+    """create_ticket's output (the durable ``ticket`` step's result)."""
+
+    ticket_id: str
+    reference: str
+    created: bool
+
+
+class JobTicket(_Strict):
+    """jobs/{job_id}/ticket.json."""
+
+    ticket_id: str
+    reference: str
+    idempotency_key: str
+    adapter: str
+    created: bool
+    created_at: str
+
+
+# ------------------------------------------------------------------------------------------- verify_job
+
+
+class TicketRef(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    ticket_id: str
+    reference: str
+
+
+class VerifyJobEvent(_Strict):
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    report: ReportSummary
+    ticket: TicketRef
+
+
+class Verification(_Strict):
+    verified: bool
+    checks: dict[str, str]

@@ -1,0 +1,69 @@
+"""Environment variables (docs/design.md) modelled with pydantic and read once per process.
+
+``get_settings()`` validates the whole environment on first use and fails fast with a message that names every
+missing or invalid variable. Tests change the environment and call ``get_settings.cache_clear()``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from functions.errors import ConfigurationError
+
+
+class Settings(BaseModel):
+    """Every function gets the same variables; each reads what it needs from this one model."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=False)
+
+    bucket_name: str = Field(alias="BUCKET_NAME", min_length=3, max_length=63)
+    idempotency_table_name: str = Field(alias="IDEMPOTENCY_TABLE_NAME", min_length=3)
+    customers_table_name: str = Field(alias="CUSTOMERS_TABLE_NAME", min_length=3)
+    model_provider: Literal["bedrock", "offline"] = Field(alias="MODEL_PROVIDER")
+    model_id: str = Field(alias="MODEL_ID", min_length=1)
+    prompt_version: str = Field(alias="PROMPT_VERSION", pattern=r"^[a-z0-9-]+$")
+    code_version: str = Field(alias="CODE_VERSION", min_length=1)
+    max_document_bytes: int = Field(200_000, alias="MAX_DOCUMENT_BYTES", ge=1)
+    max_documents: int = Field(10_000, alias="MAX_DOCUMENTS", ge=1)
+    idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", ge=60)
+    ticket_adapter: Literal["ledger", "http"] = Field("ledger", alias="TICKET_ADAPTER")
+    ticket_api_url: str = Field("", alias="TICKET_API_URL")
+    fault_injection_enabled: bool = Field(False, alias="FAULT_INJECTION_ENABLED")
+
+    @model_validator(mode="after")
+    def _http_adapter_needs_a_url(self) -> Settings:
+        if self.ticket_adapter == "http" and not self.ticket_api_url.startswith(("https://", "http://")):
+            raise ValueError("TICKET_ADAPTER=http needs TICKET_API_URL set to an http(s) URL")
+        return self
+
+
+ENV_VARS: tuple[str, ...] = tuple(
+    field.alias for field in Settings.model_fields.values() if field.alias is not None
+)
+
+
+def load_settings(environ: dict[str, str] | None = None) -> Settings:
+    """Validate the environment; raise ConfigurationError naming each bad or missing variable."""
+    source = os.environ if environ is None else environ
+    values = {name: source[name] for name in ENV_VARS if name in source}
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as error:
+        problems = []
+        for issue in error.errors():
+            name = ".".join(str(part) for part in issue["loc"]) or "environment"
+            if issue["type"] == "missing":
+                problems.append(f"{name} is not set")
+            else:
+                problems.append(f"{name}: {issue['msg']}")
+        raise ConfigurationError("invalid docagent environment: " + "; ".join(problems)) from None
+
+
+@functools.cache
+def get_settings() -> Settings:
+    """The process-wide settings, validated on first use."""
+    return load_settings()

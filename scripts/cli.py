@@ -1,0 +1,206 @@
+"""``docagent``: the operator CLI. Every command prints a human view, or one JSON object with --json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from scripts import project
+
+EXIT_OK, EXIT_JOB_FAILED, EXIT_BAD_REQUEST, EXIT_NOT_FOUND = 0, 1, 2, 3
+
+console = Console(stderr=True)
+
+
+class CommandError(Exception):
+    def __init__(self, message: str, exit_code: int = EXIT_BAD_REQUEST) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _emit(args: argparse.Namespace, payload: dict[str, Any], human: Callable[[], None]) -> None:
+    if args.json:
+        print(json.dumps(payload, indent=2, default=str))
+    else:
+        human()
+
+
+# -- docagent local ... ---------------------------------------------------------------------------
+
+
+def _running_cloud() -> dict[str, Any] | None:
+    if not project.LOCAL_CLOUD_FILE.exists():
+        return None
+    record: dict[str, Any] = json.loads(project.LOCAL_CLOUD_FILE.read_text())
+    try:
+        os.kill(record["pid"], 0)
+    except ProcessLookupError:
+        project.LOCAL_CLOUD_FILE.unlink(missing_ok=True)
+        return None
+    return record
+
+
+def cmd_local_up(args: argparse.Namespace) -> int:
+    from scripts.localcloud.server import LocalCloud
+
+    existing = _running_cloud()
+    if existing:
+        raise CommandError(f"the local cloud already runs at {existing['endpoint']} (pid {existing['pid']})")
+    if args.detach:
+        command = [sys.executable, "-m", "scripts.cli", "local", "up", "--port", str(args.port)]
+        command += ["--time-scale", str(args.time_scale)]
+        project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
+        log = (project.LOCAL_DIR / "cloud.log").open("ab")
+        process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
+        deadline = time.time() + 30
+        while time.time() < deadline and not _running_cloud():
+            if process.poll() is not None:
+                raise CommandError(f"the local cloud did not start; see {project.LOCAL_DIR / 'cloud.log'}", 1)
+            time.sleep(0.1)
+        record = _running_cloud() or {}
+        _emit(
+            args,
+            record,
+            lambda: console.print(f"local cloud up at {record.get('endpoint')} (pid {process.pid})"),
+        )
+        return EXIT_OK
+    cloud = LocalCloud(project.LOCAL_DIR, port=args.port, time_scale=args.time_scale).start()
+    record = {
+        "pid": os.getpid(),
+        "port": cloud.port,
+        "endpoint": cloud.endpoint,
+        "time_scale": args.time_scale,
+    }
+    project.LOCAL_CLOUD_FILE.write_text(json.dumps(record))
+    console.print(f"local cloud serving at {cloud.endpoint} (time scale {args.time_scale}); Ctrl-C stops it")
+    stop = False
+
+    def request_stop(*_: Any) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        while not stop:
+            time.sleep(0.2)
+    finally:
+        cloud.stop()
+        project.LOCAL_CLOUD_FILE.unlink(missing_ok=True)
+    return EXIT_OK
+
+
+def cmd_local_down(args: argparse.Namespace) -> int:
+    record = _running_cloud()
+    if record is None:
+        raise CommandError("no local cloud is running", EXIT_NOT_FOUND)
+    os.kill(record["pid"], signal.SIGTERM)
+    deadline = time.time() + 15
+    while time.time() < deadline and _running_cloud():
+        time.sleep(0.1)
+    _emit(args, {"stopped": record}, lambda: console.print(f"local cloud at {record['endpoint']} stopped"))
+    return EXIT_OK
+
+
+def _endpoint(args: argparse.Namespace) -> str:
+    if getattr(args, "endpoint", None):
+        return str(args.endpoint)
+    record = _running_cloud()
+    if record is None:
+        raise CommandError(
+            "no local cloud is running: start one with `docagent local up --detach`", EXIT_NOT_FOUND
+        )
+    return str(record["endpoint"])
+
+
+def cmd_local_deploy(args: argparse.Namespace) -> int:
+    from scripts.localcloud.deploy import DeployError, deploy
+
+    try:
+        stack = deploy(Path(args.out_dir), args.stack_name, _endpoint(args))
+    except DeployError as error:
+        raise CommandError(str(error), 1) from None
+    stack.save(project.LOCAL_STACK_FILE)
+    _emit(
+        args,
+        stack.__dict__,
+        lambda: console.print(
+            f"deployed {len(stack.physical)} resources of {stack.stack_name}; outputs:\n"
+            + "\n".join(f"  {name} = {value}" for name, value in stack.outputs.items())
+        ),
+    )
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from scripts.demo import run_demo
+
+    summary = run_demo(documents=args.documents, time_scale=args.time_scale, show_progress=not args.json)
+    _emit(args, summary, lambda: _print_summary(summary))
+    return EXIT_OK if summary["status"] == "SUCCEEDED" and summary["verified"] else EXIT_JOB_FAILED
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"docagent demo: job {summary['job_id']}", show_header=False)
+    for key, value in summary.items():
+        table.add_row(key, str(value))
+    Console().print(table)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="docagent", description=__doc__)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print one JSON object instead of the human view")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    local = commands.add_parser("local", help="the local cloud").add_subparsers(
+        dest="local_command", required=True
+    )
+    up = local.add_parser("up", parents=[common], help="serve the local cloud on 127.0.0.1")
+    up.add_argument("--port", type=int, default=4566)
+    up.add_argument("--time-scale", type=float, default=1.0, help="scale retry intervals, waits and timeouts")
+    up.add_argument("--detach", action="store_true", help="run in the background (stop with `local down`)")
+    up.set_defaults(handler=cmd_local_up)
+    down = local.add_parser("down", parents=[common], help="stop a detached local cloud")
+    down.set_defaults(handler=cmd_local_down)
+    deploy = local.add_parser(
+        "deploy", parents=[common], help="deploy the synthesized app to the local cloud"
+    )
+    deploy.add_argument("--out-dir", default=str(project.ROOT / "cdk.out"))
+    deploy.add_argument("--stack-name", default="DocAgent")
+    deploy.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
+    deploy.set_defaults(handler=cmd_local_deploy)
+
+    demo = commands.add_parser("demo", parents=[common], help="run the main job on the local cloud")
+    demo.add_argument("--documents", type=int, default=200)
+    demo.add_argument("--time-scale", type=float, default=0.05)
+    demo.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except CommandError as error:
+        if getattr(args, "json", False):
+            print(json.dumps({"error": str(error), "exit_code": error.exit_code}))
+        else:
+            console.print(f"[red]error:[/red] {error}")
+        return error.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

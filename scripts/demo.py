@@ -1,0 +1,213 @@
+"""``docagent demo``: the product's main job, end to end, on the local cloud.
+
+Synthesizes the app with the local profile (when stale), starts the local cloud, deploys the
+synthesized template, generates documents with known ground truth, runs a job through the real
+Step Functions definition and reports what happened, measured from durable records only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import boto3
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from functions.synthetic import generate_customers, generate_documents
+from scripts import project
+from scripts.localcloud.deploy import LocalStack, deploy
+from scripts.localcloud.server import REGION, LocalCloud
+
+# The local profile changes only what cannot exist on a laptop: the model (an offline extractor
+# instead of Bedrock) and fault injection (armed per job; a no-op unless a job asks for a fault).
+LOCAL_PROFILE = {"model_provider": "offline", "fault_injection_enabled": True}
+SOURCES = ("app.py", "cdk.json", "stacks", "functions", "statemachines")
+SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
+
+console = Console(stderr=True)
+
+
+def local_context() -> dict[str, Any]:
+    context = json.loads((project.ROOT / "cdk.json").read_text())["context"]
+    context["docagent"] = {**context.get("docagent", {}), **LOCAL_PROFILE}
+    return dict(context)
+
+
+def _newest_source_mtime() -> float:
+    newest = 0.0
+    for name in SOURCES:
+        path = project.ROOT / name
+        files = (
+            [path]
+            if path.is_file()
+            else [p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+        )
+        newest = max([newest, *(f.stat().st_mtime for f in files)])
+    return newest
+
+
+def synth_local(out_dir: Path = project.LOCAL_CDK_OUT) -> Path:
+    """Synthesize the app with the local profile unless cdk.out.local is newer than every source."""
+    context = local_context()
+    marker = out_dir / "docagent-context.json"
+    fresh = (
+        marker.exists()
+        and json.loads(marker.read_text()) == context
+        and marker.stat().st_mtime >= _newest_source_mtime()
+    )
+    if not fresh:
+        env = {**os.environ, "CDK_OUTDIR": str(out_dir), "CDK_CONTEXT_JSON": json.dumps(context)}
+        subprocess.run([sys.executable, "app.py"], cwd=project.ROOT, env=env, check=True, capture_output=True)
+        marker.write_text(json.dumps(context))
+    return out_dir
+
+
+class LocalJob:
+    """Reads a job's progress and outcome from the local cloud's durable records."""
+
+    def __init__(self, endpoint: str, stack: LocalStack, job_id: str) -> None:
+        session = boto3.session.Session(
+            aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
+        )
+        self.s3 = session.client("s3", endpoint_url=endpoint)
+        self.sfn = session.client("stepfunctions", endpoint_url=endpoint)
+        self.dynamodb = session.client("dynamodb", endpoint_url=endpoint)
+        self.bucket = stack.outputs["BucketName"]
+        self.state_machine_arn = stack.outputs["StateMachineArn"]
+        self.customers_table = stack.outputs["CustomersTableName"]
+        self.job_id = job_id
+        self.execution_arn = ""
+
+    def keys(self, prefix: str) -> list[str]:
+        keys: list[str] = []
+        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
+            keys += [item["Key"] for item in page.get("Contents", [])]
+        return keys
+
+    def read_json(self, key: str) -> Any:
+        return json.loads(self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+
+    def start(self, request: dict[str, Any]) -> None:
+        self.execution_arn = self.sfn.start_execution(
+            stateMachineArn=self.state_machine_arn, name=self.job_id, input=json.dumps(request)
+        )["executionArn"]
+
+    def status(self) -> str:
+        return str(self.sfn.describe_execution(executionArn=self.execution_arn)["status"])
+
+    def results(self) -> list[dict[str, Any]]:
+        return [self.read_json(key) for key in self.keys(f"jobs/{self.job_id}/results/")]
+
+    def tickets(self) -> list[dict[str, Any]]:
+        tickets = [self.read_json(key) for key in self.keys("ticket-ledger/")]
+        return [ticket for ticket in tickets if ticket.get("reference") == self.job_id]
+
+
+def seed_inputs(job: LocalJob, documents: int, prefix: str) -> dict[str, dict[str, Any]]:
+    """Upload generated documents and customers; return the ground truth by S3 key."""
+    customers = generate_customers()
+    generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
+    for document in generated:
+        job.s3.put_object(
+            Bucket=job.bucket, Key=f"{prefix}{document.document_id}.txt", Body=document.text.encode()
+        )
+    for customer in customers:
+        item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
+        job.dynamodb.put_item(TableName=job.customers_table, Item=item)
+    return {
+        f"{prefix}{document.document_id}.txt": document.truth.model_dump(mode="json")
+        for document in generated
+    }
+
+
+def extraction_accuracy(results: list[dict[str, Any]], truth: dict[str, dict[str, Any]]) -> float:
+    """Share of scored fields, over every document with ground truth, that the job extracted correctly."""
+    by_key = {result["key"]: result for result in results}
+    correct = total = 0
+    for key, expected in truth.items():
+        facts = (by_key.get(key) or {}).get("facts") or {}
+        for name in SCORED_FIELDS:
+            total += 1
+            correct += str(facts.get(name)) == str(expected[name])
+    return round(correct / total, 4) if total else 0.0
+
+
+def follow(job: LocalJob, documents: int, show_progress: bool) -> str:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not show_progress,
+    ) as progress:
+        task = progress.add_task("documents", total=documents, detail="")
+        while (status := job.status()) == "RUNNING":
+            done = len(job.keys(f"jobs/{job.job_id}/results/"))
+            progress.update(task, completed=done, detail=_map_run_detail(job))
+            time.sleep(0.25)
+        progress.update(task, completed=len(job.keys(f"jobs/{job.job_id}/results/")), detail=status)
+    return status
+
+
+def _map_run_detail(job: LocalJob) -> str:
+    runs = job.sfn.list_map_runs(executionArn=job.execution_arn).get("mapRuns", [])
+    if not runs:
+        return ""
+    counts = job.sfn.describe_map_run(mapRunArn=runs[0]["mapRunArn"])["itemCounts"]
+    return f"failed {counts['failed']} · in flight {counts['running']}"
+
+
+def run_demo(documents: int = 200, time_scale: float = 0.05, show_progress: bool = True) -> dict[str, Any]:
+    if documents < 1:
+        raise ValueError("--documents must be at least 1")
+    started = time.time()
+    phases: dict[str, float] = {}
+
+    def lap(name: str, since: float) -> float:
+        now = time.time()
+        phases[name] = round(now - since, 2)
+        return now
+
+    out_dir = synth_local()
+    mark = lap("synth", started)
+    job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    with LocalCloud(project.LOCAL_DIR / "demo", time_scale=time_scale) as cloud:
+        stack = deploy(out_dir, "DocAgent", cloud.endpoint)
+        mark = lap("deploy", mark)
+        job = LocalJob(cloud.endpoint, stack, job_id)
+        prefix = f"incoming/{job_id}/"
+        truth = seed_inputs(job, documents, prefix)
+        mark = lap("seed", mark)
+        job.start({"job_id": job_id, "prefix": prefix})
+        status = follow(job, documents, show_progress)
+        lap("job", mark)
+        results = job.results()
+        model_calls = job.keys(f"jobs/{job_id}/model-calls/")
+        documents_called = {key.split("/")[3] for key in model_calls}
+        description = job.sfn.describe_execution(executionArn=job.execution_arn)
+        output = json.loads(description.get("output") or "{}")
+        return {
+            "job_id": job_id,
+            "status": status,
+            "documents": documents,
+            "results": len(results),
+            "failed_documents": sum(result.get("status") != "extracted" for result in results),
+            "tickets": len(job.tickets()),
+            "model_calls": len(model_calls),
+            "repeated_model_calls": len(model_calls) - len(documents_called),
+            "redrive_count": int(description.get("redriveCount", 0)),
+            "verified": bool(output.get("verification", {}).get("verified", False)),
+            "extraction_accuracy": extraction_accuracy(results, truth),
+            "wall_seconds": round(time.time() - started, 2),
+            "phase_seconds": phases,
+            "error": description.get("error"),
+        }

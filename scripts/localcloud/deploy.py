@@ -1,0 +1,351 @@
+"""Deploy a synthesized CDK app (cdk.out) onto the local cloud: a small CloudFormation for the
+resource types this product uses, creating each resource through its service's real API.
+
+The state machine definition, the function code and every setting come from the synthesized
+template and its assets, so the local run uses exactly what ``cdk deploy`` would ship.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from scripts.localcloud.patches import LOG_GROUP_TAG
+from scripts.localcloud.server import ACCOUNT_ID, REGION
+
+# The public Powertools layer is not in the local cloud's account: its contents come from the
+# local interpreter's site-packages (pinned to the same Powertools version in pyproject.toml).
+POWERTOOLS_LAYER = re.compile(r"^arn:aws:lambda:[^:]+:017000801446:layer:AWSLambdaPowertoolsPython")
+
+# Resource types with no behaviour in a local run (IAM is not enforced locally; CDK metadata is inert).
+ACCEPTED_WITHOUT_EFFECT = {
+    "AWS::CDK::Metadata",
+    "AWS::IAM::Policy",
+    "AWS::S3::BucketPolicy",
+}
+
+PSEUDO_PARAMETERS = {
+    "AWS::AccountId": ACCOUNT_ID,
+    "AWS::Region": REGION,
+    "AWS::Partition": "aws",
+    "AWS::URLSuffix": "amazonaws.com",
+    "AWS::NoValue": None,
+}
+
+
+class DeployError(Exception):
+    """The template cannot be deployed locally; the message says which resource and why."""
+
+
+@dataclass
+class LocalStack:
+    """What a local deploy created: physical ids by logical id, and the stack's outputs."""
+
+    stack_name: str
+    physical: dict[str, str] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    without_effect: list[str] = field(default_factory=list)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.__dict__, indent=2))
+
+    @classmethod
+    def load(cls, path: Path) -> LocalStack:
+        return cls(**json.loads(path.read_text()))
+
+
+class CloudAssembly:
+    """A synthesized stack: its template and where each asset's source lies in cdk.out."""
+
+    def __init__(self, out_dir: Path, stack_name: str) -> None:
+        template_path = out_dir / f"{stack_name}.template.json"
+        if not template_path.exists():
+            raise DeployError(f"{template_path} not found: synthesize the app first (make synth)")
+        self.out_dir = out_dir
+        self.template: dict[str, Any] = json.loads(template_path.read_text())
+        assets = json.loads((out_dir / f"{stack_name}.assets.json").read_text())
+        self._asset_by_key: dict[str, Path] = {}
+        for asset in assets.get("files", {}).values():
+            for destination in asset["destinations"].values():
+                self._asset_by_key[destination["objectKey"]] = out_dir / asset["source"]["path"]
+
+    def asset(self, object_key: str) -> Path:
+        try:
+            return self._asset_by_key[object_key]
+        except KeyError:
+            raise DeployError(f"asset {object_key} is not in the cloud assembly") from None
+
+
+def zip_directory(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(directory).as_posix())
+    return buffer.getvalue()
+
+
+class Deployer:
+    def __init__(self, assembly: CloudAssembly, stack_name: str, endpoint: str) -> None:
+        self.assembly = assembly
+        self.resources: dict[str, dict[str, Any]] = assembly.template.get("Resources", {})
+        self.stack = LocalStack(stack_name)
+        self._session = boto3.session.Session(
+            aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
+        )
+        self._endpoint = endpoint
+        self._creators: dict[str, Callable[[str, dict[str, Any]], None]] = {
+            "AWS::IAM::Role": self._role,
+            "AWS::Logs::LogGroup": self._log_group,
+            "AWS::S3::Bucket": self._bucket,
+            "AWS::DynamoDB::Table": self._table,
+            "AWS::Lambda::Function": self._function,
+            "AWS::StepFunctions::StateMachine": self._state_machine,
+        }
+
+    def _client(self, service: str) -> Any:
+        return self._session.client(service, endpoint_url=self._endpoint)  # type: ignore[call-overload]
+
+    # -- names and intrinsic functions ------------------------------------------------------------
+
+    def _physical_name(self, logical_id: str, resource: dict[str, Any]) -> str:
+        explicit = {
+            "AWS::S3::Bucket": "BucketName",
+            "AWS::DynamoDB::Table": "TableName",
+            "AWS::Lambda::Function": "FunctionName",
+            "AWS::Logs::LogGroup": "LogGroupName",
+            "AWS::StepFunctions::StateMachine": "StateMachineName",
+            "AWS::IAM::Role": "RoleName",
+        }.get(resource["Type"])
+        properties = resource.get("Properties", {})
+        if explicit and explicit in properties:
+            return str(self.resolve(properties[explicit]))
+        name = f"{self.stack.stack_name}-{logical_id}"
+        if resource["Type"] == "AWS::S3::Bucket":
+            return name.lower()[:63]
+        return name[:64]
+
+    def _arn(self, logical_id: str) -> str:
+        resource = self.resources[logical_id]
+        name = self.stack.physical[logical_id]
+        kind = resource["Type"]
+        if kind == "AWS::S3::Bucket":
+            return f"arn:aws:s3:::{name}"
+        if kind == "AWS::DynamoDB::Table":
+            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/{name}"
+        if kind == "AWS::Lambda::Function":
+            return f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{name}"
+        if kind == "AWS::IAM::Role":
+            return f"arn:aws:iam::{ACCOUNT_ID}:role/{name}"
+        if kind == "AWS::Logs::LogGroup":
+            return f"arn:aws:logs:{REGION}:{ACCOUNT_ID}:log-group:{name}:*"
+        if kind == "AWS::StepFunctions::StateMachine":
+            return f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{name}"
+        raise DeployError(f"{logical_id}: no ARN for {kind}")
+
+    def _ref(self, name: str) -> Any:
+        if name in PSEUDO_PARAMETERS:
+            return PSEUDO_PARAMETERS[name]
+        if name not in self.resources:
+            raise DeployError(f"Ref to unknown resource or parameter {name!r}")
+        if self.resources[name]["Type"] == "AWS::StepFunctions::StateMachine":
+            return self._arn(name)
+        return self.stack.physical[name]
+
+    def _get_att(self, logical_id: str, attribute: str) -> Any:
+        if attribute == "Arn":
+            return self._arn(logical_id)
+        if attribute == "Name":
+            return self.stack.physical[logical_id]
+        raise DeployError(f"Fn::GetAtt {logical_id}.{attribute} is not supported locally")
+
+    def resolve(self, value: Any) -> Any:
+        """Evaluate the intrinsic functions CDK emits for this stack."""
+        if isinstance(value, list):
+            return [self.resolve(item) for item in value]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            ((key, argument),) = value.items()
+            if key == "Ref":
+                return self._ref(argument)
+            if key == "Fn::GetAtt":
+                logical_id, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
+                return self._get_att(logical_id, attribute)
+            if key == "Fn::Join":
+                separator, parts = argument
+                return separator.join(str(self.resolve(part)) for part in self.resolve(parts))
+            if key == "Fn::Sub":
+                template, variables = (argument, {}) if isinstance(argument, str) else argument
+                variables = {name: self.resolve(v) for name, v in variables.items()}
+                return re.sub(
+                    r"\$\{([^}]+)\}",
+                    lambda match: str(
+                        variables[match[1]] if match[1] in variables else self._sub_reference(match[1])
+                    ),
+                    template,
+                )
+            if key == "Fn::Select":
+                index, items = argument
+                return self.resolve(items)[int(self.resolve(index))]
+            if key == "Fn::Split":
+                separator, text = argument
+                return str(self.resolve(text)).split(separator)
+            if key.startswith("Fn::") or key == "Condition":
+                raise DeployError(f"intrinsic function {key} is not supported by the local deploy")
+        return {key: self.resolve(item) for key, item in value.items()}
+
+    def _sub_reference(self, name: str) -> Any:
+        if "." in name:
+            logical_id, attribute = name.split(".", 1)
+            return self._get_att(logical_id, attribute)
+        return self._ref(name)
+
+    # -- resources --------------------------------------------------------------------------------
+
+    def _role(self, logical_id: str, properties: dict[str, Any]) -> None:
+        self._client("iam").create_role(
+            RoleName=self.stack.physical[logical_id],
+            AssumeRolePolicyDocument=json.dumps(self.resolve(properties.get("AssumeRolePolicyDocument", {}))),
+        )
+
+    def _log_group(self, logical_id: str, properties: dict[str, Any]) -> None:
+        logs = self._client("logs")
+        name = self.stack.physical[logical_id]
+        logs.create_log_group(logGroupName=name)
+        if "RetentionInDays" in properties:
+            logs.put_retention_policy(logGroupName=name, retentionInDays=int(properties["RetentionInDays"]))
+
+    def _bucket(self, logical_id: str, properties: dict[str, Any]) -> None:
+        s3 = self._client("s3")
+        name = self.stack.physical[logical_id]
+        s3.create_bucket(Bucket=name)
+        if properties.get("VersioningConfiguration", {}).get("Status") == "Enabled":
+            s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+
+    def _table(self, logical_id: str, properties: dict[str, Any]) -> None:
+        dynamodb = self._client("dynamodb")
+        name = self.stack.physical[logical_id]
+        dynamodb.create_table(
+            TableName=name,
+            KeySchema=properties["KeySchema"],
+            AttributeDefinitions=properties["AttributeDefinitions"],
+            BillingMode=properties.get("BillingMode", "PROVISIONED"),
+            **(
+                {"ProvisionedThroughput": properties["ProvisionedThroughput"]}
+                if "ProvisionedThroughput" in properties
+                else {}
+            ),
+        )
+        ttl = properties.get("TimeToLiveSpecification")
+        if ttl and ttl.get("Enabled"):
+            dynamodb.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
+            )
+
+    def _function(self, logical_id: str, properties: dict[str, Any]) -> None:
+        code = properties["Code"]
+        if "S3Key" not in code:
+            raise DeployError(f"{logical_id}: only asset (S3Key) code is supported locally")
+        layers = [str(arn) for arn in self.resolve(properties.get("Layers", []))]
+        unknown_layers = [arn for arn in layers if not POWERTOOLS_LAYER.match(arn)]
+        if unknown_layers:
+            raise DeployError(
+                f"{logical_id}: layers other than Powertools are not supported: {unknown_layers}"
+            )
+        log_group = self.resolve(properties.get("LoggingConfig", {}).get("LogGroup")) or (
+            f"/aws/lambda/{self.stack.physical[logical_id]}"
+        )
+        self._client("lambda").create_function(
+            FunctionName=self.stack.physical[logical_id],
+            Runtime=properties["Runtime"],
+            Role=self.resolve(properties["Role"]),
+            Handler=properties["Handler"],
+            Code={"ZipFile": zip_directory(self.assembly.asset(self.resolve(code["S3Key"])))},
+            Timeout=int(properties.get("Timeout", 3)),
+            MemorySize=int(properties.get("MemorySize", 128)),
+            Environment={"Variables": self.resolve(properties.get("Environment", {}).get("Variables", {}))},
+            TracingConfig=properties.get("TracingConfig", {"Mode": "PassThrough"}),
+            Tags={LOG_GROUP_TAG: log_group},
+        )
+
+    def _state_machine(self, logical_id: str, properties: dict[str, Any]) -> None:
+        if "DefinitionS3Location" in properties:
+            key = self.resolve(properties["DefinitionS3Location"]["Key"])
+            definition = self.assembly.asset(key).read_text()
+        elif "DefinitionString" in properties:
+            definition = str(self.resolve(properties["DefinitionString"]))
+        else:
+            raise DeployError(f"{logical_id}: state machine without a definition")
+        substitutions = self.resolve(properties.get("DefinitionSubstitutions", {}))
+        for placeholder, value in substitutions.items():
+            definition = definition.replace("${" + placeholder + "}", str(value))
+        leftover = sorted(set(re.findall(r"\$\{(\w+)\}", definition)))
+        if leftover:
+            raise DeployError(f"{logical_id}: placeholders without a substitution: {leftover}")
+        self._client("stepfunctions").create_state_machine(
+            name=self.stack.physical[logical_id],
+            definition=_moto_compatible(definition),
+            roleArn=self.resolve(properties["RoleArn"]),
+            type=properties.get("StateMachineType", "STANDARD"),
+        )
+
+    # -- the whole stack --------------------------------------------------------------------------
+
+    def deploy(self) -> LocalStack:
+        unsupported = sorted(
+            {
+                f"{resource['Type']} ({logical_id})"
+                for logical_id, resource in self.resources.items()
+                if resource["Type"] not in self._creators and resource["Type"] not in ACCEPTED_WITHOUT_EFFECT
+            }
+        )
+        if unsupported:
+            raise DeployError("the local cloud cannot create: " + ", ".join(unsupported))
+        for logical_id, resource in self.resources.items():
+            self.stack.physical[logical_id] = self._physical_name(logical_id, resource)
+        for kind, create in self._creators.items():
+            for logical_id, resource in self.resources.items():
+                if resource["Type"] == kind:
+                    create(logical_id, resource.get("Properties", {}))
+        self.stack.without_effect = sorted(
+            logical_id for logical_id, r in self.resources.items() if r["Type"] in ACCEPTED_WITHOUT_EFFECT
+        )
+        self.stack.outputs = {
+            name: str(self.resolve(output["Value"]))
+            for name, output in self.assembly.template.get("Outputs", {}).items()
+        }
+        return self.stack
+
+
+def _moto_compatible(definition: str) -> str:
+    """moto's ASL grammar reads ToleratedFailurePercentage only as a decimal (``0.0``), not ``0``;
+    the two are the same JSON number, so write it as a decimal."""
+    document = json.loads(definition)
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("ToleratedFailurePercentage"), int):
+                node["ToleratedFailurePercentage"] = float(node["ToleratedFailurePercentage"])
+            for child in node.values():
+                visit(child)
+        elif isinstance(node, list):
+            for child in node:
+                visit(child)
+
+    visit(document)
+    return json.dumps(document)
+
+
+def deploy(out_dir: Path, stack_name: str, endpoint: str) -> LocalStack:
+    return Deployer(CloudAssembly(out_dir, stack_name), stack_name, endpoint).deploy()

@@ -1,0 +1,152 @@
+"""Extensions around moto's Step Functions interpreter and Lambda service, installed at run time.
+
+moto is pinned to an exact version (pyproject.toml); nothing on disk is changed. Each patch is a
+small, named replacement of one seam, so a moto upgrade shows exactly what to re-check.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import threading
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from botocore.config import Config
+from moto.awslambda.exceptions import LambdaClientError
+from moto.awslambda.models import LambdaBackend
+from moto.settings import moto_server_port
+from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import TimeoutSeconds
+from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+from moto.stepfunctions.parser.asl.utils import boto_client
+
+from scripts.localcloud.runtime import FunctionSpec, TooManyRequestsError
+
+if TYPE_CHECKING:
+    from scripts.localcloud.runtime import LambdaRuntime
+
+LOG_GROUP_TAG = "docagent:log-group"
+
+
+class _TooManyRequestsError(LambdaClientError):
+    code = 429
+
+    def __init__(self, message: str) -> None:
+        super().__init__("TooManyRequestsException", message)
+
+
+class _Installed:
+    runtime: LambdaRuntime | None = None
+    time_scale: float = 1.0
+    done = False
+    lock = threading.Lock()
+
+
+def _function_spec(function: Any) -> FunctionSpec:
+    return FunctionSpec(
+        name=function.function_name,
+        arn=function.function_arn,
+        handler=function.handler,
+        timeout_seconds=float(function.timeout),
+        memory_mb=int(function.memory_size),
+        environment=dict(function.environment_vars or {}),
+        code_sha256=function.code_sha_256,
+        log_group=(function.tags or {}).get(LOG_GROUP_TAG, f"/aws/lambda/{function.function_name}"),
+    )
+
+
+def _invoke(  # noqa: PLR0917 - moto's LambdaBackend.invoke signature
+    self: LambdaBackend,
+    function_name: str,
+    qualifier: str | None,
+    body: Any,
+    headers: Any,
+    response_headers: dict[str, str],
+) -> bytes:
+    """Replaces moto's Docker-based invoke: run the function's own handler in a local worker."""
+    runtime = _Installed.runtime
+    if runtime is None:
+        raise RuntimeError("the local Lambda runtime is not running")
+    function = self.get_function(function_name, qualifier)
+    spec = _function_spec(function)
+    event = json.loads(body) if body else {}
+    if headers.get("X-Amz-Invocation-Type") == "Event":
+        threading.Thread(target=runtime.invoke, args=(spec, function.code_bytes, event), daemon=True).start()
+        return b""
+    try:
+        outcome = runtime.invoke(spec, function.code_bytes, event)
+    except TooManyRequestsError as error:
+        raise _TooManyRequestsError(str(error)) from None
+    if outcome.function_error:
+        response_headers["x-amz-function-error"] = outcome.function_error
+    response_headers["x-amz-executed-version"] = "$LATEST"
+    return outcome.payload
+
+
+def _scaled_wait_interval(self: WaitFunction, env: Any, wait_seconds: int) -> None:
+    if wait_seconds > 0:
+        env.program_state_event.wait(wait_seconds * _Installed.time_scale)
+
+
+def _scaled_sleep(seconds: float) -> None:
+    threading.Event().wait(seconds * _Installed.time_scale)
+
+
+class AlreadyRunningError(RuntimeError):
+    """moto's backends are process-wide, so one process serves one local cloud at a time."""
+
+
+_client_lock = threading.Lock()
+
+
+@functools.cache
+def _cached_client(region: str, service: str, port: int) -> Any:
+    with _client_lock:  # creating clients from boto3's default session is not thread-safe
+        return boto3.client(  # type: ignore[call-overload]
+            aws_access_key_id="ak",
+            aws_secret_access_key="sk",
+            region_name=region,
+            service_name=service,
+            endpoint_url=f"http://127.0.0.1:{port}",
+            config=Config(
+                parameter_validation=False,
+                retries={"max_attempts": 0, "total_max_attempts": 1},
+                max_pool_connections=64,
+                connect_timeout=TimeoutSeconds.DEFAULT_TIMEOUT_SECONDS,
+                read_timeout=TimeoutSeconds.DEFAULT_TIMEOUT_SECONDS,
+            ),
+        )
+
+
+def _reused_client(region: str, service: str, state_credentials: Any = None) -> Any:
+    """The interpreter builds a new boto3 client for every service call; reuse one per service."""
+    return _cached_client(region, service, int(moto_server_port()))
+
+
+def install(runtime: LambdaRuntime, time_scale: float) -> None:
+    """Route Lambda invocations to ``runtime`` and scale the interpreter's waits by ``time_scale``."""
+    with _Installed.lock:
+        if _Installed.runtime is not None and _Installed.runtime is not runtime:
+            raise AlreadyRunningError("a local cloud already runs in this process; stop it first")
+        _Installed.runtime = runtime
+        _Installed.time_scale = time_scale
+        if _Installed.done:
+            return
+        LambdaBackend.invoke = _invoke  # type: ignore[method-assign]
+        WaitFunction._wait_interval = _scaled_wait_interval  # type: ignore[method-assign]
+        # Retry intervals: the retrier sleeps through its module's ``time``; give it a scaled one.
+        vars(retrier_decl)["time"] = SimpleNamespace(sleep=_scaled_sleep)
+        boto_client.boto_client_for = _reused_client
+        for module in list(sys.modules.values()):  # modules that imported it already
+            if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):
+                vars(module)["boto_client_for"] = _reused_client
+        _Installed.done = True
+
+
+def uninstall(runtime: LambdaRuntime) -> None:
+    with _Installed.lock:
+        if _Installed.runtime is runtime:
+            _Installed.runtime = None

@@ -1,0 +1,317 @@
+"""The local Lambda service: runs a function's handler in warm worker processes.
+
+Each function gets a pool of workers (separate Python processes, like Lambda execution environments).
+A worker serves one invocation at a time; concurrent invocations start more workers up to a cap.
+The function's timeout is enforced by killing the worker (``Sandbox.Timedout``); a worker that dies
+mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (shared spec L2).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+INIT_TIMEOUT_SECONDS = 10.0
+WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+
+# How Lambda words a runtime killed by a signal ("Runtime exited with error: signal: killed").
+_SIGNAL_WORDS = {
+    signal.SIGKILL: "killed",
+    signal.SIGTERM: "terminated",
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGABRT: "aborted",
+}
+
+LogSink = Callable[[str, str, str], None]  # (log group, log stream, line)
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """What the runtime needs of a function's configuration."""
+
+    name: str
+    arn: str
+    handler: str
+    timeout_seconds: float
+    memory_mb: int
+    environment: dict[str, str]
+    code_sha256: str
+    log_group: str
+
+
+@dataclass
+class Invocation:
+    """The outcome of one invocation: a JSON payload and, for a failure, Lambda's FunctionError."""
+
+    payload: bytes
+    function_error: str | None = None
+    request_id: str = ""
+    worker_pid: int = 0
+    duration_ms: float = 0.0
+
+
+class Worker:
+    """One execution environment: a process that imported the handler once."""
+
+    def __init__(self, spec: FunctionSpec, code_root: Path, base_env: dict[str, str], log: LogSink) -> None:
+        self.spec = spec
+        self.log_stream = f"{time.strftime('%Y/%m/%d')}/[$LATEST]{uuid.uuid4().hex}"
+        request_read, self._request_write = os.pipe()
+        self._response_read, response_write = os.pipe()
+        env = {
+            **base_env,
+            **spec.environment,
+            "AWS_LAMBDA_FUNCTION_NAME": spec.name,
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
+            "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+            "AWS_LAMBDA_LOG_GROUP_NAME": spec.log_group,
+            "AWS_LAMBDA_LOG_STREAM_NAME": self.log_stream,
+            "_HANDLER": spec.handler,
+            "LAMBDA_CODE_ROOT": str(code_root),
+            "DOCAGENT_REQUEST_FD": str(request_read),
+            "DOCAGENT_RESPONSE_FD": str(response_write),
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, str(WORKER_SCRIPT)],
+            env=env,
+            cwd=code_root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(request_read, response_write),
+            start_new_session=True,  # a Ctrl-C in the terminal reaches the local cloud, not each worker
+        )
+        os.close(request_read)
+        os.close(response_write)
+        self._log = log
+        self._ready = False
+        self.current: dict[str, Any] | None = None  # the invocation in progress: request id, event, start
+        threading.Thread(target=self._forward_logs, name=f"logs-{spec.name}", daemon=True).start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _forward_logs(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            self._log(self.spec.log_group, self.log_stream, raw.decode("utf-8", "replace").rstrip("\n"))
+
+    def wait_ready(self) -> bool:
+        """Wait for the end of init (Lambda allows 10 s), once per worker."""
+        if not self._ready:
+            self._ready = self._read_line(time.time() + INIT_TIMEOUT_SECONDS) is not None
+        return self._ready
+
+    def invoke(self, event: Any, request_id: str, time_scale: float) -> Invocation:
+        if not self.wait_ready():
+            self.kill()
+            error = {
+                "errorType": "Runtime.ExitError",
+                "errorMessage": f"RequestId: {request_id} Error: init failed",
+            }
+            return Invocation(json.dumps(error).encode(), "Unhandled", request_id, self.pid)
+        started = time.time()
+        self.current = {"request_id": request_id, "event": event, "started": started}
+        deadline = started + self.spec.timeout_seconds * time_scale
+        request = {
+            "event": event,
+            "request_id": request_id,
+            "deadline": deadline,
+            "function_arn": self.spec.arn,
+        }
+        self._log(self.spec.log_group, self.log_stream, f"START RequestId: {request_id} Version: $LATEST")
+        try:
+            os.write(self._request_write, (json.dumps(request) + "\n").encode())
+            line = self._read_line(deadline)
+        except BrokenPipeError:
+            line = None
+        duration_ms = (time.time() - started) * 1000
+        outcome = self._outcome(line, request_id, deadline)
+        outcome.duration_ms = duration_ms
+        outcome.worker_pid = self.pid
+        self.current = None
+        self._log(self.spec.log_group, self.log_stream, f"END RequestId: {request_id}")
+        self._log(
+            self.spec.log_group,
+            self.log_stream,
+            f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms"
+            f"\tMemory Size: {self.spec.memory_mb} MB",
+        )
+        return outcome
+
+    def _read_line(self, deadline: float) -> bytes | None:
+        """Read one answer line, or None if the worker died or the deadline passed."""
+        buffer = b""
+        while not buffer.endswith(b"\n"):
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self._response_read], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(self._response_read, 65536)
+            if not chunk:
+                return None
+            buffer += chunk
+        return buffer
+
+    def _outcome(self, line: bytes | None, request_id: str, deadline: float) -> Invocation:
+        if line is not None:
+            answer = json.loads(line)
+            if "error" in answer:
+                return Invocation(json.dumps(answer["error"]).encode(), "Unhandled", request_id)
+            return Invocation(json.dumps(answer["result"]).encode(), None, request_id)
+        if self.alive() and time.time() >= deadline:
+            self.kill()
+            timeout = self.spec.timeout_seconds
+            error = {
+                "errorType": "Sandbox.Timedout",
+                "errorMessage": f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds",
+            }
+        else:
+            self.process.wait(timeout=5)
+            code = self.process.returncode
+            reason = (
+                f"signal: {_SIGNAL_WORDS.get(signal.Signals(-code), str(-code))}"
+                if code < 0
+                else f"exit status {code}"
+            )
+            error = {
+                "errorType": "Runtime.ExitError",
+                "errorMessage": f"RequestId: {request_id} Error: Runtime exited with error: {reason}",
+            }
+        self._log(self.spec.log_group, self.log_stream, f"RequestId: {request_id} {error['errorMessage']}")
+        return Invocation(json.dumps(error).encode(), "Unhandled", request_id)
+
+    def kill(self) -> None:
+        if self.alive():
+            self.process.kill()
+        self.process.wait(timeout=5)
+
+    def close(self) -> None:
+        os.close(self._request_write)
+        os.close(self._response_read)
+        self.kill()
+
+
+@dataclass
+class FunctionPool:
+    """The warm workers of one function version (a code or configuration change starts a new pool)."""
+
+    spec: FunctionSpec
+    idle: list[Worker] = field(default_factory=list)
+    busy: dict[int, Worker] = field(default_factory=dict)
+
+
+class TooManyRequestsError(Exception):
+    """The function's concurrency cap is reached (surfaces as Lambda.TooManyRequestsException)."""
+
+
+class LambdaRuntime:
+    """Runs invocations for every function of the local cloud."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        base_env: dict[str, str],
+        log: LogSink,
+        time_scale: float = 1.0,
+        max_workers_per_function: int = 16,
+    ) -> None:
+        self.state_dir = state_dir
+        self.base_env = base_env
+        self.time_scale = time_scale
+        self.max_workers = max_workers_per_function
+        self._log = log
+        self._pools: dict[str, FunctionPool] = {}
+        self._lock = threading.Lock()
+        self.durations_ms: dict[str, list[float]] = {}
+
+    def code_root(self, code_sha256: str, code_zip: bytes) -> Path:
+        """Unpack a function's code once per content hash, as Lambda caches a code package."""
+        # CodeSha256 is base64: make it a safe directory name.
+        root = self.state_dir / "code" / code_sha256.replace("/", "_").replace("+", "-")
+        if not root.exists():
+            staging = root.parent / f"{root.name}.{uuid.uuid4().hex}.partial"
+            with zipfile.ZipFile(io.BytesIO(code_zip)) as archive:
+                archive.extractall(staging)
+            try:
+                staging.rename(root)
+            except OSError:  # another invocation unpacked the same code first
+                shutil.rmtree(staging, ignore_errors=True)
+        return root
+
+    def _checkout(self, spec: FunctionSpec, code_zip: bytes) -> tuple[FunctionPool, Worker]:
+        with self._lock:
+            pool = self._pools.get(spec.name)
+            if pool is None or pool.spec != spec:
+                if pool is not None:
+                    for stale in pool.idle:
+                        stale.close()
+                pool = self._pools[spec.name] = FunctionPool(spec)
+            while pool.idle:
+                worker = pool.idle.pop()
+                if worker.alive():
+                    pool.busy[worker.pid] = worker
+                    return pool, worker
+                worker.close()
+            if len(pool.busy) >= self.max_workers:
+                raise TooManyRequestsError(
+                    f"Rate Exceeded. {spec.name} runs {len(pool.busy)} invocations at once"
+                )
+            worker = Worker(spec, self.code_root(spec.code_sha256, code_zip), self.base_env, self._log)
+            pool.busy[worker.pid] = worker
+            return pool, worker
+
+    def invoke(self, spec: FunctionSpec, code_zip: bytes, event: Any) -> Invocation:
+        pool, worker = self._checkout(spec, code_zip)
+        request_id = str(uuid.uuid4())
+        try:
+            outcome = worker.invoke(event, request_id, self.time_scale)
+        finally:
+            with self._lock:
+                pool.busy.pop(worker.pid, None)
+                if worker.alive() and self._pools.get(spec.name) is pool:
+                    pool.idle.append(worker)
+                else:
+                    worker.close()
+        with self._lock:
+            self.durations_ms.setdefault(spec.name, []).append(outcome.duration_ms)
+        return outcome
+
+    def workers(self) -> list[dict[str, Any]]:
+        """Every live worker, for operators and for tests that kill one from outside."""
+        with self._lock:
+            return [
+                {"function": name, "pid": worker.pid, "busy": busy, "invocation": worker.current}
+                for name, pool in self._pools.items()
+                for busy, group in ((True, list(pool.busy.values())), (False, pool.idle))
+                for worker in group
+                if worker.alive()
+            ]
+
+    def shutdown(self) -> None:
+        with self._lock:
+            for pool in self._pools.values():
+                for worker in [*pool.idle, *pool.busy.values()]:
+                    worker.close()
+            self._pools.clear()

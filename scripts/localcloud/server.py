@@ -1,0 +1,109 @@
+"""The local cloud: one endpoint on 127.0.0.1 serving S3, DynamoDB, Step Functions (executing),
+CloudWatch Logs and Lambda, with Lambda invocations run by the project's own handlers."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from moto.core.config import default_user_config
+from moto.logs.models import logs_backends
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+from scripts.localcloud import patches
+from scripts.localcloud.runtime import LambdaRuntime
+
+ACCOUNT_ID = "123456789012"
+REGION = "us-east-1"
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def client_environment(endpoint: str) -> dict[str, str]:
+    """What a process needs to talk to the local cloud with the standard AWS SDK settings."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_SESSION_TOKEN": "local",
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+    }
+
+
+class CloudWatchLogsSink:
+    """Writes worker output into the local CloudWatch Logs, one stream per worker, as Lambda does."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._streams: set[tuple[str, str]] = set()
+
+    def __call__(self, group: str, stream: str, line: str) -> None:
+        backend = logs_backends[ACCOUNT_ID][REGION]
+        with self._lock:
+            if group not in backend.groups:
+                backend.create_log_group(group, tags={})
+            if (group, stream) not in self._streams:
+                backend.create_log_stream(group, stream)
+                self._streams.add((group, stream))
+            backend.put_log_events(group, stream, [{"timestamp": int(time.time() * 1000), "message": line}])
+
+
+class LocalCloud:
+    """Start with ``start()``, stop with ``stop()`` (or use as a context manager)."""
+
+    def __init__(self, state_dir: Path, port: int | None = None, time_scale: float = 1.0) -> None:
+        if time_scale <= 0:
+            raise ValueError("time scale must be positive")
+        self.port = port or free_port()
+        self.endpoint = f"http://{HOST}:{self.port}"
+        self.state_dir = state_dir
+        self.time_scale = time_scale
+        self.runtime = LambdaRuntime(
+            state_dir=state_dir,
+            base_env={**_inherited_environment(), **client_environment(self.endpoint)},
+            log=CloudWatchLogsSink(),
+            time_scale=time_scale,
+        )
+        self._server: ThreadedMotoServer | None = None
+
+    def start(self) -> LocalCloud:
+        patches.install(self.runtime, self.time_scale)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        default_user_config["stepfunctions"]["execute_state_machine"] = True
+        # The interpreter calls S3 and Lambda through boto3 at localhost:MOTO_PORT.
+        os.environ["MOTO_PORT"] = str(self.port)
+        for name in ("moto", "werkzeug"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        self._server = ThreadedMotoServer(ip_address=HOST, port=self.port, verbose=False)
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        self.runtime.shutdown()
+        patches.uninstall(self.runtime)
+
+    def __enter__(self) -> LocalCloud:
+        return self.start()
+
+    def __exit__(self, *_: Any) -> None:
+        self.stop()
+
+
+def _inherited_environment() -> dict[str, str]:
+    """Only what a worker needs from this process: the interpreter's paths, not the caller's AWS settings."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
+    return {key: os.environ[key] for key in keep if key in os.environ}

@@ -1,0 +1,67 @@
+"""The deployment settings, read from the ``docagent`` object in cdk.json context and checked at synth."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+CONTEXT_KEY = "docagent"
+
+# The retention periods CloudWatch Logs accepts; anything else fails at deploy, so refuse it at synth.
+LogRetentionDays = Literal[
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653
+]
+
+
+class DocAgentConfig(BaseModel):
+    """Every knob of the DocAgent stack. Unknown keys are refused so a typo never passes silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stack_name: str = Field("DocAgent", pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
+    model_provider: Literal["bedrock", "offline"] = "bedrock"
+    model_id: str = Field("anthropic.claude-3-haiku-20240307-v1:0", min_length=1)
+    prompt_version: str = Field("extract-v1", pattern=r"^[a-z0-9-]+$")
+    child_execution_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
+    max_concurrency: int = Field(10, ge=0, le=10_000)
+    tolerated_failure_percentage: int = Field(0, ge=0, le=100)
+    map_label: str = Field("documents", pattern=r"^[A-Za-z0-9_-]{1,40}$")
+    function_timeout_seconds: int = Field(60, ge=3, le=900)
+    function_memory_mb: int = Field(512, ge=128, le=10_240)
+    max_document_bytes: int = Field(200_000, ge=1, le=256_000)
+    max_documents: int = Field(10_000, ge=1, le=100_000)
+    idempotency_ttl_seconds: int = Field(7 * 24 * 3600, ge=60)
+    ticket_adapter: Literal["ledger", "http"] = "ledger"
+    ticket_api_url: str = ""
+    log_retention_days: LogRetentionDays = 30
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    powertools_layer_version: int = Field(27, ge=1)
+    fault_injection_enabled: bool = False
+
+    @model_validator(mode="after")
+    def _http_adapter_needs_a_url(self) -> DocAgentConfig:
+        if self.ticket_adapter == "http" and not self.ticket_api_url.startswith(("https://", "http://")):
+            raise ValueError("ticket_adapter 'http' needs ticket_api_url set to an http(s) URL")
+        return self
+
+    @property
+    def in_progress_retry_interval_seconds(self) -> int:
+        """A retry after IdempotencyAlreadyInProgressError must wait out the dead invocation's deadline."""
+        return self.function_timeout_seconds + 5
+
+
+class ConfigError(ValueError):
+    """The cdk.json context is not a valid DocAgent configuration."""
+
+
+def load_config(context: dict[str, Any] | None) -> DocAgentConfig:
+    """Validate the context object, turning pydantic's report into one readable message."""
+    try:
+        return DocAgentConfig.model_validate(context or {})
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in issue['loc']) or CONTEXT_KEY}: {issue['msg']}"
+            for issue in error.errors()
+        )
+        raise ConfigError(f"invalid '{CONTEXT_KEY}' context in cdk.json: {problems}") from None

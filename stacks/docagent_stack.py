@@ -1,0 +1,38 @@
+"""The DocAgent stack: storage, functions and the workflow, wired together and nothing more."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from constructs import Construct
+
+from stacks.config import DocAgentConfig
+from stacks.functions import Functions
+from stacks.storage import Storage
+from stacks.workflow import Workflow
+
+
+class DocAgentStack(Stack):
+    """Crash-proof document review: a Distributed Map over documents with durable, idempotent steps."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, config: DocAgentConfig, **kwargs: Any) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            description="docagent: AI document review on Step Functions (Distributed Map, redrivable)",
+            **kwargs,
+        )
+        self.config = config
+        self.storage = Storage(self, "Storage")
+        self.functions = Functions(self, "Functions", config=config, storage=self.storage)
+        self.workflow = Workflow(
+            self, "Workflow", config=config, storage=self.storage, functions=self.functions.by_id
+        )
+
+        CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name)
+        CfnOutput(self, "StateMachineArn", value=self.workflow.state_machine.state_machine_arn)
+        CfnOutput(self, "IdempotencyTableName", value=self.storage.idempotency_table.table_name)
+        CfnOutput(self, "CustomersTableName", value=self.storage.customers_table.table_name)
+        for function_id, function in self.functions.by_id.items():
+            CfnOutput(self, f"{function_id}FunctionName", value=function.function_name)

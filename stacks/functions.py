@@ -1,0 +1,306 @@
+"""The five Lambda functions of docs/design.md, each with its own log group and least-privilege role."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import Duration, FileSystem, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from stacks import nag
+from stacks.config import DocAgentConfig
+from stacks.log_groups import retained_log_group
+from stacks.storage import Storage
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# The code asset is the repository root filtered down to the `functions/` package, so the handler
+# strings keep their `functions.handlers.<name>.handler` form. Glob rules apply in order, last match wins.
+CODE_ASSET_EXCLUDES = (
+    "*",
+    "!functions",
+    "!functions/**",
+    "__pycache__",
+    "*.pyc",
+    ".*",  # `*` does not match dot-files (.venv, .git), and hidden files never belong in the asset
+)
+
+RUNTIME = lambda_.Runtime.PYTHON_3_13
+ARCHITECTURE = lambda_.Architecture.X86_64
+POWERTOOLS_LAYER_ACCOUNT = "017000801446"
+POWERTOOLS_LAYER_NAME = "AWSLambdaPowertoolsPythonV3-python313-x86_64"
+
+# Cross-region inference profile ids carry a geography prefix: `us.anthropic.claude-...`.
+INFERENCE_PROFILE_PREFIXES = frozenset({"us", "us-gov", "eu", "apac", "jp", "au", "ca", "global"})
+
+ANY_KEY = "*"
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One function of the design contract and exactly what it may touch.
+
+    Key patterns are relative to the job bucket (docs/design.md, "S3 layout"). Documents may sit at
+    any key a request names, so the two functions that read them get ``*`` for reads only.
+    """
+
+    construct_id: str
+    module: str
+    description: str
+    reads: tuple[str, ...]
+    writes: tuple[str, ...] = ()
+    uses_idempotency: bool = False
+    reads_customers: bool = False
+    invokes_model: bool = False
+
+    @property
+    def handler(self) -> str:
+        return f"functions.handlers.{self.module}.handler"
+
+
+FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
+    FunctionSpec(
+        construct_id="PrepareJob",
+        module="prepare_job",
+        description="Validates a job request, hashes its documents and writes the manifest and map items.",
+        reads=(ANY_KEY,),
+        writes=("jobs/*/request.json", "jobs/*/manifest.json", "jobs/*/items.json"),
+        uses_idempotency=True,
+    ),
+    FunctionSpec(
+        construct_id="ProcessDocument",
+        module="process_document",
+        description="Reviews one document: checks it, looks up the customer, extracts with the model.",
+        reads=(ANY_KEY,),
+        writes=("jobs/*/results/*", "jobs/*/model-calls/*"),
+        uses_idempotency=True,
+        reads_customers=True,
+        invokes_model=True,
+    ),
+    FunctionSpec(
+        construct_id="BuildReport",
+        module="build_report",
+        description="Builds the job report from the Distributed Map results.",
+        reads=("jobs/*", "map-runs/*"),
+        writes=("jobs/*/report.json",),
+    ),
+    FunctionSpec(
+        construct_id="CreateTicket",
+        module="create_ticket",
+        description="Opens exactly one ticket for the job's report.",
+        reads=("jobs/*", "ticket-ledger/*"),
+        writes=("jobs/*/ticket.json", "ticket-ledger/*"),
+        uses_idempotency=True,
+    ),
+    FunctionSpec(
+        construct_id="VerifyJob",
+        module="verify_job",
+        description="Checks that the job's artefacts agree with each other before it succeeds.",
+        reads=("jobs/*", "ticket-ledger/*"),
+    ),
+)
+
+# What Powertools' DynamoDB persistence layer calls.
+IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+
+
+class Functions(Construct):
+    """All five functions share one code asset, the Powertools layer and one environment."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: DocAgentConfig, storage: Storage
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        self._storage = storage
+
+        code = lambda_.Code.from_asset(str(REPO_ROOT), exclude=list(CODE_ASSET_EXCLUDES))
+        self.code_version = FileSystem.fingerprint(str(REPO_ROOT), exclude=list(CODE_ASSET_EXCLUDES))[:12]
+        powertools = lambda_.LayerVersion.from_layer_version_arn(
+            self,
+            "PowertoolsLayer",
+            powertools_layer_arn(Stack.of(self).region, config.powertools_layer_version),
+        )
+        environment = function_environment(config, storage, code_version=self.code_version)
+
+        self.by_id: Mapping[str, lambda_.Function] = {
+            spec.construct_id: self._function(spec, code=code, layer=powertools, environment=environment)
+            for spec in FUNCTION_SPECS
+        }
+
+    def _function(
+        self,
+        spec: FunctionSpec,
+        *,
+        code: lambda_.Code,
+        layer: lambda_.ILayerVersion,
+        environment: Mapping[str, str],
+    ) -> lambda_.Function:
+        log_group = retained_log_group(
+            self, f"{spec.construct_id}LogGroup", retention_days=self._config.log_retention_days
+        )
+        role = self._role(spec, log_group_arn=log_group.log_group_arn)
+        function = lambda_.Function(
+            self,
+            spec.construct_id,
+            description=spec.description,
+            code=code,
+            handler=spec.handler,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            layers=[layer],
+            timeout=Duration.seconds(self._config.function_timeout_seconds),
+            memory_size=self._config.function_memory_mb,
+            environment=dict(environment),
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group,
+            # Immutable: the policy below is the whole story, CDK adds nothing behind our back.
+            role=role.without_policy_updates(),
+        )
+        nag.acknowledge(
+            function,
+            "L1",
+            f"Pinned to {RUNTIME.name} to match the Powertools layer {POWERTOOLS_LAYER_NAME}; move both "
+            "together when Powertools publishes a layer for a newer runtime.",
+        )
+        return function
+
+    def _role(self, spec: FunctionSpec, *, log_group_arn: str) -> iam.Role:
+        bucket = self._storage.bucket
+        statements = [
+            iam.PolicyStatement(
+                sid="WriteOwnLogs",
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[log_group_arn],
+            ),
+            iam.PolicyStatement(
+                sid="SendTraces",
+                actions=["xray:PutTraceSegments", "xray:PutTelemetryRecords"],
+                resources=["*"],
+            ),
+            # With ListBucket a missing key reads as NoSuchKey instead of AccessDenied.
+            iam.PolicyStatement(
+                sid="ListJobBucket", actions=["s3:ListBucket"], resources=[bucket.bucket_arn]
+            ),
+            iam.PolicyStatement(
+                sid="ReadJobObjects",
+                actions=["s3:GetObject"],
+                resources=[bucket.arn_for_objects(pattern) for pattern in spec.reads],
+            ),
+        ]
+        if spec.writes:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="WriteJobObjects",
+                    actions=["s3:PutObject"],
+                    resources=[bucket.arn_for_objects(pattern) for pattern in spec.writes],
+                )
+            )
+        if spec.uses_idempotency:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="KeepIdempotencyRecords",
+                    actions=list(IDEMPOTENCY_ACTIONS),
+                    resources=[self._storage.idempotency_table.table_arn],
+                )
+            )
+        if spec.reads_customers:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="LookUpCustomers",
+                    actions=["dynamodb:GetItem"],
+                    resources=[self._storage.customers_table.table_arn],
+                )
+            )
+        model_arns: list[str] = []
+        if spec.invokes_model and self._config.model_provider == "bedrock":
+            model_arns = bedrock_model_arns(Stack.of(self), self._config.model_id)
+            statements.append(
+                iam.PolicyStatement(sid="InvokeModel", actions=["bedrock:InvokeModel"], resources=model_arns)
+            )
+
+        role = iam.Role(
+            self,
+            f"{spec.construct_id}Role",
+            description=f"docagent {spec.module}: least privilege, written by hand",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            inline_policies={"LeastPrivilege": iam.PolicyDocument(statements=statements)},
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            ["*"],
+            "X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions.",
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            [bucket.arn_for_objects(pattern) for pattern in spec.reads if pattern == ANY_KEY],
+            f"{spec.module} reads the job's documents, which may sit at any key a request names "
+            "(docs/design.md, JobRequest); read only, and only in the job bucket.",
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            [
+                bucket.arn_for_objects(pattern)
+                for pattern in (*spec.reads, *spec.writes)
+                if pattern != ANY_KEY
+            ],
+            f"Keys carry the job id (and document id), so {spec.module} is limited to the key patterns of "
+            "the docs/design.md S3 layout it reads or writes.",
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            [arn for arn in model_arns if "*" in arn],
+            "A cross-region inference profile routes to the same foundation model in any region of its "
+            "geography, so the model is granted in every region, this model id only.",
+        )
+        return role
+
+
+def powertools_layer_arn(region: str, version: int) -> str:
+    """The public Powertools for AWS Lambda (Python) v3 layer for the pinned runtime."""
+    return f"arn:aws:lambda:{region}:{POWERTOOLS_LAYER_ACCOUNT}:layer:{POWERTOOLS_LAYER_NAME}:{version}"
+
+
+def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:
+    """ARNs that `bedrock:InvokeModel` needs for a model id or a cross-region inference profile id."""
+    geography, _, base_model_id = model_id.partition(".")
+    if base_model_id and geography in INFERENCE_PROFILE_PREFIXES:
+        return [
+            stack.format_arn(service="bedrock", resource="inference-profile", resource_name=model_id),
+            stack.format_arn(
+                service="bedrock",
+                region="*",
+                account="",
+                resource="foundation-model",
+                resource_name=base_model_id,
+            ),
+        ]
+    return [
+        stack.format_arn(service="bedrock", account="", resource="foundation-model", resource_name=model_id)
+    ]
+
+
+def function_environment(config: DocAgentConfig, storage: Storage, *, code_version: str) -> dict[str, str]:
+    """The one environment every function gets (docs/design.md, "Environment variables")."""
+    return {
+        "BUCKET_NAME": storage.bucket.bucket_name,
+        "IDEMPOTENCY_TABLE_NAME": storage.idempotency_table.table_name,
+        "CUSTOMERS_TABLE_NAME": storage.customers_table.table_name,
+        "MODEL_PROVIDER": config.model_provider,
+        "MODEL_ID": config.model_id,
+        "PROMPT_VERSION": config.prompt_version,
+        "CODE_VERSION": code_version,
+        "MAX_DOCUMENT_BYTES": str(config.max_document_bytes),
+        "MAX_DOCUMENTS": str(config.max_documents),
+        "IDEMPOTENCY_TTL_SECONDS": str(config.idempotency_ttl_seconds),
+        "TICKET_ADAPTER": config.ticket_adapter,
+        "TICKET_API_URL": config.ticket_api_url,
+        "FAULT_INJECTION_ENABLED": "true" if config.fault_injection_enabled else "false",
+        "POWERTOOLS_SERVICE_NAME": "docagent",
+        "POWERTOOLS_METRICS_NAMESPACE": "DocAgent",
+        "POWERTOOLS_LOG_LEVEL": config.log_level,
+    }

@@ -1,0 +1,222 @@
+"""The document review state machine, defined by statemachines/document_review.asl.json."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from aws_cdk import ArnFormat, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from stacks import nag
+from stacks.config import DocAgentConfig
+from stacks.log_groups import retained_log_group
+from stacks.storage import Storage
+
+ASL_PATH = Path(__file__).resolve().parent.parent / "statemachines" / "document_review.asl.json"
+PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+
+# ResultWriter prefix in the ASL; the ItemReader reads the items file prepare_job writes.
+MAP_RESULTS_PREFIX = "map-runs"
+MAP_ITEMS_KEY_PATTERN = "jobs/*/items.json"
+
+
+def asl_placeholders(path: Path = ASL_PATH) -> set[str]:
+    """Every `${Name}` the ASL expects CloudFormation to substitute."""
+    return set(PLACEHOLDER.findall(path.read_text(encoding="utf-8")))
+
+
+def state_machine_name(config: DocAgentConfig) -> str:
+    return f"{config.stack_name}-DocumentReview"
+
+
+class Workflow(Construct):
+    """A Standard state machine whose Distributed Map runs ProcessDocument once per document."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DocAgentConfig,
+        storage: Storage,
+        functions: Mapping[str, lambda_.IFunction],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        name = state_machine_name(config)
+
+        substitutions = {
+            **{
+                f"{function_id}FunctionArn": function.function_arn
+                for function_id, function in functions.items()
+            },
+            "BucketName": storage.bucket.bucket_name,
+            "MaxConcurrency": str(config.max_concurrency),
+            "ToleratedFailurePercentage": str(config.tolerated_failure_percentage),
+            "MapLabel": config.map_label,
+            "ChildExecutionType": config.child_execution_type,
+            "InProgressRetryIntervalSeconds": str(config.in_progress_retry_interval_seconds),
+        }
+        check_substitutions_cover_asl(substitutions)
+
+        log_group = retained_log_group(
+            self,
+            "LogGroup",
+            log_group_name=f"/aws/vendedlogs/states/{name}",
+            retention_days=config.log_retention_days,
+        )
+        role = self._role(name, storage=storage, functions=functions)
+
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            state_machine_name=name,
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            definition_body=sfn.DefinitionBody.from_file(str(ASL_PATH)),
+            definition_substitutions=substitutions,
+            tracing_enabled=True,
+            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            # Immutable: the policy below is the whole story, CDK adds nothing behind our back.
+            role=role.without_policy_updates(),
+        )
+
+    def _role(
+        self,
+        name: str,
+        *,
+        storage: Storage,
+        functions: Mapping[str, lambda_.IFunction],
+    ) -> iam.Role:
+        stack = Stack.of(self)
+        # Built from the explicit name, not from the state machine, which would depend on this role.
+        own_arn = stack.format_arn(
+            service="states",
+            resource="stateMachine",
+            resource_name=name,
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        # Distributed Map children are `execution:<name>/<label>:<id>`; the parent is `execution:<name>:<id>`.
+        child_executions = stack.format_arn(
+            service="states",
+            resource="execution",
+            resource_name=f"{name}/*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        own_executions = stack.format_arn(
+            service="states",
+            resource="execution",
+            resource_name=f"{name}:*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        function_arns = [function.function_arn for function in functions.values()]
+        qualified_function_arns = [f"{arn}:*" for arn in function_arns]
+        items = storage.bucket.arn_for_objects(MAP_ITEMS_KEY_PATTERN)
+        map_results = storage.bucket.arn_for_objects(f"{MAP_RESULTS_PREFIX}/*")
+
+        statements = [
+            iam.PolicyStatement(
+                sid="InvokeWorkflowFunctions",
+                actions=["lambda:InvokeFunction"],
+                resources=[*function_arns, *qualified_function_arns],
+            ),
+            # Distributed Map IAM: the parent starts its children as executions of itself ...
+            iam.PolicyStatement(
+                sid="StartMapChildren", actions=["states:StartExecution"], resources=[own_arn]
+            ),
+            # ... watches and stops them, and redrives the failed ones when the parent is redriven.
+            iam.PolicyStatement(
+                sid="ManageMapChildren",
+                actions=["states:DescribeExecution", "states:StopExecution"],
+                resources=[child_executions, own_executions],
+            ),
+            iam.PolicyStatement(
+                sid="RedriveMapRun", actions=["states:RedriveExecution"], resources=[child_executions]
+            ),
+            iam.PolicyStatement(sid="ReadMapItems", actions=["s3:GetObject"], resources=[items]),
+            iam.PolicyStatement(
+                sid="WriteMapResults",
+                actions=[
+                    "s3:PutObject",
+                    "s3:GetObject",
+                    "s3:ListMultipartUploadParts",
+                    "s3:AbortMultipartUpload",
+                ],
+                resources=[map_results],
+            ),
+            iam.PolicyStatement(
+                sid="ListJobBucket", actions=["s3:ListBucket"], resources=[storage.bucket.bucket_arn]
+            ),
+            # Vended log delivery and X-Ray: these actions take no resource-level permissions.
+            iam.PolicyStatement(
+                sid="DeliverExecutionLogs",
+                actions=[
+                    "logs:CreateLogDelivery",
+                    "logs:GetLogDelivery",
+                    "logs:UpdateLogDelivery",
+                    "logs:DeleteLogDelivery",
+                    "logs:ListLogDeliveries",
+                    "logs:PutResourcePolicy",
+                    "logs:DescribeResourcePolicies",
+                    "logs:DescribeLogGroups",
+                ],
+                resources=["*"],
+            ),
+            iam.PolicyStatement(
+                sid="SendTraces",
+                actions=[
+                    "xray:PutTraceSegments",
+                    "xray:PutTelemetryRecords",
+                    "xray:GetSamplingRules",
+                    "xray:GetSamplingTargets",
+                ],
+                resources=["*"],
+            ),
+        ]
+        role = iam.Role(
+            self,
+            "Role",
+            description="docagent document review state machine: least privilege, written by hand",
+            assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
+            inline_policies={"LeastPrivilege": iam.PolicyDocument(statements=statements)},
+        )
+
+        nag.acknowledge_wildcard_resources(
+            role,
+            ["*"],
+            "CloudWatch Logs vended log delivery and X-Ray actions take no resource-level permissions.",
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            qualified_function_arns,
+            "The `:*` qualifier lets the workflow invoke published versions and aliases of its own five "
+            "functions, and nothing else.",
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            [child_executions, own_executions],
+            f"Distributed Map child executions get generated names under this state machine ({name}); "
+            "the wildcard is limited to executions of this state machine.",
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            [items, map_results],
+            "The Distributed Map reads each job's items file (job id in the key) and its ResultWriter "
+            f"writes one folder per Map Run under {MAP_RESULTS_PREFIX}/; both are limited to those keys.",
+        )
+        return role
+
+
+def check_substitutions_cover_asl(substitutions: Mapping[str, str]) -> None:
+    """A placeholder left unsubstituted deploys as literal text and fails at run time, so refuse it now."""
+    expected = asl_placeholders()
+    missing = expected - substitutions.keys()
+    unused = substitutions.keys() - expected
+    if missing or unused:
+        raise ValueError(
+            f"{ASL_PATH.name}: placeholders without a substitution: {sorted(missing)}; "
+            f"substitutions the ASL does not use: {sorted(unused)}"
+        )

@@ -1,0 +1,126 @@
+"""One synthesis of the real app per test session (jsii makes each one cost seconds), shared by every test.
+
+Other configurations are only constructed, never synthesized: their CloudFormation values are read with
+``stack.resolve`` on the L1 resources, which is what synthesis would write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Template
+
+from app import build_app, cdk_json_context
+from stacks.config import CONTEXT_KEY
+from stacks.docagent_stack import DocAgentStack
+from stacks.nag import flatten_cfn_reference
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    app: cdk.App
+    stack: DocAgentStack
+    assembly: Any
+    template: Template
+    template_json: dict[str, Any]
+    outdir: Path
+
+    def resources(self, resource_type: str) -> dict[str, dict[str, Any]]:
+        """Logical id -> resource, for every resource of the type."""
+        return {
+            logical_id: resource
+            for logical_id, resource in self.template_json["Resources"].items()
+            if resource["Type"] == resource_type
+        }
+
+    def logical_id(self, construct: cdk.CfnElement | Any) -> str:
+        element = construct.node.default_child if not isinstance(construct, cdk.CfnElement) else construct
+        return str(self.stack.resolve(element.logical_id))
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    app, stack = build_app(outdir=str(outdir))
+    assembly = app.synth()
+    template_json = assembly.get_stack_artifact(stack.artifact_id).template
+    return Synthesized(
+        app=app,
+        stack=stack,
+        assembly=assembly,
+        template=Template.from_json(template_json),
+        template_json=template_json,
+        outdir=outdir,
+    )
+
+
+def default_docagent_context() -> dict[str, Any]:
+    context: dict[str, Any] = cdk_json_context()[CONTEXT_KEY]
+    return dict(context)
+
+
+def construct_stack(tmp_path: Path, **overrides: Any) -> DocAgentStack:
+    """The app built (not synthesized) with cdk.json's docagent settings plus these overrides."""
+    _, stack = build_app({CONTEXT_KEY: {**default_docagent_context(), **overrides}}, outdir=str(tmp_path))
+    return stack
+
+
+@pytest.fixture(scope="session")
+def express_inference_profile_stack(tmp_path_factory: pytest.TempPathFactory) -> DocAgentStack:
+    """EXPRESS children and a cross-region inference profile: the knobs that change the template most."""
+    return construct_stack(
+        tmp_path_factory.mktemp("express"),
+        stack_name="DocAgentExpress",
+        child_execution_type="EXPRESS",
+        model_id="us.anthropic.claude-3-5-haiku-20241022-v1:0",
+        ticket_adapter="http",
+        ticket_api_url="https://tickets.example.com/api",
+        log_level="DEBUG",
+        max_concurrency=25,
+    )
+
+
+@pytest.fixture(scope="session")
+def offline_stack(tmp_path_factory: pytest.TempPathFactory) -> DocAgentStack:
+    return construct_stack(tmp_path_factory.mktemp("offline"), model_provider="offline")
+
+
+def resolved_policy_statements(stack: cdk.Stack, role: cdk.aws_iam.CfnRole) -> Iterator[dict[str, Any]]:
+    """Every statement of the role's inline policies, resolved to CloudFormation values."""
+    for policy in stack.resolve(role.policies) or []:
+        yield from stack.resolve(policy["policyDocument"])["Statement"]
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=1, sort_keys=True)
+
+
+def grants(statements: Iterator[dict[str, Any]] | list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """(action, resource) pairs that the statements allow, resources written as cdk-nag prints them."""
+    return {
+        (action, flatten_cfn_reference(resource))
+        for statement in statements
+        if statement["Effect"] == "Allow"
+        for action in as_list(statement["Action"])
+        for resource in as_list(statement["Resource"])
+    }
+
+
+def template_role_grants(role: dict[str, Any]) -> set[tuple[str, str]]:
+    return grants(
+        [
+            statement
+            for policy in role["Properties"].get("Policies", [])
+            for statement in policy["PolicyDocument"]["Statement"]
+        ]
+    )

@@ -1,0 +1,170 @@
+"""statemachines/document_review.asl.json against the shared Step Functions semantics (R, M, D, L, P)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from stacks.config import DocAgentConfig
+from stacks.workflow import ASL_PATH, MAP_RESULTS_PREFIX, PLACEHOLDER, asl_placeholders
+
+LAMBDA_SERVICE_ERRORS = {  # L1
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.ClientExecutionTimeoutException",
+    "Lambda.TooManyRequestsException",
+}
+CRASH_ERRORS = {"Lambda.Unknown", "Sandbox.Timedout", "Runtime.ExitError"}  # L2
+
+CONFIG = DocAgentConfig()
+PLAUSIBLE_VALUES = {
+    **{
+        f"{name}FunctionArn": f"arn:aws:lambda:us-east-1:123456789012:function:DocAgent-{name}"
+        for name in ("PrepareJob", "ProcessDocument", "BuildReport", "CreateTicket", "VerifyJob")
+    },
+    "BucketName": "docagent-jobbucket-1a2b3c",
+    "MaxConcurrency": str(CONFIG.max_concurrency),
+    "ToleratedFailurePercentage": str(CONFIG.tolerated_failure_percentage),
+    "MapLabel": CONFIG.map_label,
+    "ChildExecutionType": CONFIG.child_execution_type,
+    "InProgressRetryIntervalSeconds": str(CONFIG.in_progress_retry_interval_seconds),
+}
+
+
+def substituted(values: dict[str, str]) -> Any:
+    """The definition as Step Functions receives it once CloudFormation has substituted the placeholders."""
+    text = PLACEHOLDER.sub(lambda match: values[match.group(1)], ASL_PATH.read_text(encoding="utf-8"))
+    return json.loads(text)
+
+
+@pytest.fixture(scope="module")
+def definition() -> Any:
+    return substituted(PLAUSIBLE_VALUES)
+
+
+def walk_states(states: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(name, state, sibling states) for every state, nested Map and Parallel states included."""
+    for name, state in states.items():
+        yield name, state, states
+        if "ItemProcessor" in state:
+            yield from walk_states(state["ItemProcessor"]["States"])
+        if "Iterator" in state:
+            yield from walk_states(state["Iterator"]["States"])
+        for branch in state.get("Branches", []):
+            yield from walk_states(branch["States"])
+
+
+def find_state(definition: Any, wanted: str) -> dict[str, Any]:
+    return next(state for name, state, _ in walk_states(definition["States"]) if name == wanted)
+
+
+def retried_errors(state: dict[str, Any]) -> set[str]:
+    return {error for retrier in state.get("Retry", []) for error in retrier["ErrorEquals"]}
+
+
+def lambda_tasks(definition: Any) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (name, state)
+        for name, state, _ in walk_states(definition["States"])
+        if state["Type"] == "Task" and state["Resource"] == "arn:aws:states:::lambda:invoke"
+    ]
+
+
+def test_raw_file_is_not_json_until_substituted() -> None:
+    # Unquoted numeric placeholders: only the substituted document is JSON (so no json.load at synth).
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(ASL_PATH.read_text(encoding="utf-8"))
+
+
+def test_every_placeholder_has_a_plausible_value() -> None:
+    assert asl_placeholders() == PLAUSIBLE_VALUES.keys()
+
+
+def test_substituted_definition_parses_and_starts_with_prepare_job(definition: Any) -> None:
+    assert definition["StartAt"] == "PrepareJob"
+    assert {name for name, _ in lambda_tasks(definition)} == {
+        "PrepareJob",
+        "ProcessDocument",
+        "BuildReport",
+        "CreateTicket",
+        "VerifyJob",
+    }
+
+
+def test_express_children_substitute_too() -> None:
+    definition = substituted({**PLAUSIBLE_VALUES, "ChildExecutionType": "EXPRESS"})
+    map_state = find_state(definition, "ReviewDocuments")
+    assert map_state["ItemProcessor"]["ProcessorConfig"]["ExecutionType"] == "EXPRESS"
+
+
+def test_d1_map_is_distributed_with_configured_children(definition: Any) -> None:
+    map_state = find_state(definition, "ReviewDocuments")
+    assert map_state["Type"] == "Map"
+    assert map_state["ItemProcessor"]["ProcessorConfig"] == {
+        "Mode": "DISTRIBUTED",
+        "ExecutionType": CONFIG.child_execution_type,
+    }
+    assert map_state["MaxConcurrency"] == CONFIG.max_concurrency
+    assert map_state["ToleratedFailurePercentage"] == CONFIG.tolerated_failure_percentage
+    assert map_state["Label"] == CONFIG.map_label
+
+
+def test_d5_map_results_go_to_the_job_bucket_under_the_granted_prefix(definition: Any) -> None:
+    writer = find_state(definition, "ReviewDocuments")["ResultWriter"]
+    assert writer["Resource"] == "arn:aws:states:::s3:putObject"
+    assert writer["Parameters"] == {"Bucket": PLAUSIBLE_VALUES["BucketName"], "Prefix": MAP_RESULTS_PREFIX}
+
+
+def test_d3_map_reads_the_items_file_prepare_job_wrote(definition: Any) -> None:
+    reader = find_state(definition, "ReviewDocuments")["ItemReader"]
+    assert reader["Resource"] == "arn:aws:states:::s3:getObject"
+    assert reader["ReaderConfig"] == {"InputType": "JSON"}
+    assert reader["Parameters"] == {"Bucket.$": "$.bucket", "Key.$": "$.items_key"}
+
+
+def test_m7_map_state_has_no_retry(definition: Any) -> None:
+    map_state = find_state(definition, "ReviewDocuments")
+    assert "Retry" not in map_state, "a retry on the Distributed Map starts a whole new Map Run"
+
+
+def test_r4_no_catch_leads_to_a_fail_state(definition: Any) -> None:
+    for name, state, siblings in walk_states(definition["States"]):
+        for catcher in state.get("Catch", []):
+            assert siblings[catcher["Next"]]["Type"] != "Fail", f"{name} catches into a Fail state"
+
+
+@pytest.mark.parametrize(
+    "task", ["PrepareJob", "ProcessDocument", "BuildReport", "CreateTicket", "VerifyJob"]
+)
+def test_l1_l2_every_lambda_task_retries_service_errors_and_crashes(definition: Any, task: str) -> None:
+    retried = retried_errors(find_state(definition, task))
+    assert retried >= LAMBDA_SERVICE_ERRORS
+    assert retried >= CRASH_ERRORS
+
+
+def test_p4_process_document_retries_an_in_progress_idempotency_record(definition: Any) -> None:
+    assert "IdempotencyAlreadyInProgressError" in retried_errors(find_state(definition, "ProcessDocument"))
+
+
+def test_p4_in_progress_retry_waits_out_the_dead_invocation(definition: Any) -> None:
+    for name, state in lambda_tasks(definition):
+        for retrier in state.get("Retry", []):
+            if "IdempotencyAlreadyInProgressError" in retrier["ErrorEquals"]:
+                assert retrier["IntervalSeconds"] > CONFIG.function_timeout_seconds, name
+
+
+@pytest.mark.parametrize("timeout", [3, 60, 300, 900])
+def test_p4_in_progress_retry_interval_exceeds_any_function_timeout(timeout: int) -> None:
+    config = DocAgentConfig(function_timeout_seconds=timeout)
+    assert config.in_progress_retry_interval_seconds > config.function_timeout_seconds
+
+
+def test_every_transition_targets_a_sibling_state(definition: Any) -> None:
+    for name, state, siblings in walk_states(definition["States"]):
+        if state["Type"] in {"Succeed", "Fail"}:
+            continue
+        assert state.get("End") is True or state.get("Next") in siblings, name

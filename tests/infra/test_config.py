@@ -1,0 +1,61 @@
+"""The docagent context is checked at synth, and a bad value names its field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import build_app, cdk_json_context
+from stacks.config import CONTEXT_KEY, ConfigError, DocAgentConfig, load_config
+
+
+def test_cdk_json_context_is_a_valid_config() -> None:
+    config = load_config(cdk_json_context()[CONTEXT_KEY])
+    assert isinstance(config, DocAgentConfig)
+
+
+def test_missing_context_means_defaults() -> None:
+    assert load_config(None) == DocAgentConfig()
+
+
+@pytest.mark.parametrize(
+    ("context", "field"),
+    [
+        ({"max_concurrency": -1}, "max_concurrency"),
+        ({"max_concurrency": 10_001}, "max_concurrency"),
+        ({"tolerated_failure_percentage": 101}, "tolerated_failure_percentage"),
+        ({"max_concurency": 5}, "max_concurency"),
+        ({"ticket_adapter": "http"}, "ticket_api_url"),
+        ({"ticket_adapter": "http", "ticket_api_url": "ftp://tickets"}, "ticket_api_url"),
+        ({"child_execution_type": "FOO"}, "child_execution_type"),
+        ({"model_provider": "openai"}, "model_provider"),
+        ({"function_timeout_seconds": 901}, "function_timeout_seconds"),
+        ({"log_retention_days": 10}, "log_retention_days"),
+        ({"log_level": "TRACE"}, "log_level"),
+        ({"stack_name": "1-starts-with-a-digit"}, "stack_name"),
+        ({"map_label": "has spaces"}, "map_label"),
+    ],
+)
+def test_bad_value_is_refused_naming_the_field(context: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConfigError, match=field) as raised:
+        load_config(context)
+    assert CONTEXT_KEY in str(raised.value)
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config({"max_concurrency": -1, "child_execution_type": "FOO"})
+    assert "max_concurrency" in str(raised.value)
+    assert "child_execution_type" in str(raised.value)
+
+
+def test_build_app_refuses_a_bad_context_before_building_anything(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="child_execution_type"):
+        build_app({CONTEXT_KEY: {"child_execution_type": "FOO"}}, outdir=str(tmp_path))
+
+
+def test_http_adapter_with_a_url_is_accepted() -> None:
+    config = load_config({"ticket_adapter": "http", "ticket_api_url": "https://tickets.example.com"})
+    assert config.ticket_api_url == "https://tickets.example.com"

@@ -1,0 +1,76 @@
+"""Integration tests run against a real local cloud on a free 127.0.0.1 port, stopped at the end."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+
+from scripts.demo import synth_local
+from scripts.localcloud.deploy import deploy
+from scripts.localcloud.server import REGION, LocalCloud
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="session")
+def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
+    # A quarter of real time keeps retries and timeouts short while leaving room for a loaded CI machine.
+    with LocalCloud(tmp_path_factory.mktemp("localcloud"), time_scale=0.25) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def aws(cloud: LocalCloud):
+    session = boto3.session.Session(
+        aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
+    )
+    return lambda service: session.client(service, endpoint_url=cloud.endpoint)
+
+
+def zip_source(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="session")
+def role_arn(aws) -> str:
+    return aws("iam").create_role(RoleName="local-test", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+
+
+@pytest.fixture
+def make_function(aws, role_arn: str, request: pytest.FixtureRequest):
+    """Create a function from inline source; returns its name."""
+
+    def create(source: str, timeout: int = 3, environment: dict[str, str] | None = None) -> str:
+        name = f"fn-{request.node.name[:40].replace('[', '-').replace(']', '')}"
+        aws("lambda").create_function(
+            FunctionName=name,
+            Runtime="python3.13",
+            Role=role_arn,
+            Handler="app.handler",
+            Code={"ZipFile": zip_source({"app.py": source})},
+            Timeout=timeout,
+            MemorySize=256,
+            Environment={"Variables": environment or {}},
+        )
+        return name
+
+    return create
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def deployed(cloud: LocalCloud, tmp_path_factory: pytest.TempPathFactory):
+    """The app synthesized with the local profile and deployed to the session's local cloud."""
+    out_dir = synth_local(tmp_path_factory.mktemp("cdk.out.local"))
+    return deploy(out_dir, "DocAgent", cloud.endpoint)

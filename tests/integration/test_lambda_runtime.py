@@ -1,0 +1,226 @@
+"""The local Lambda runtime behaves like Lambda where the workflow depends on it (shared spec L2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import boto3
+import pytest
+
+from scripts.localcloud.patches import AlreadyRunningError
+from scripts.localcloud.server import LocalCloud, free_port
+from tests.integration.conftest import zip_source
+
+HANDLER = """
+import os, time
+IMPORTS = {"count": 0}
+IMPORTS["count"] += 1
+
+def handler(event, context):
+    if event.get("print"):
+        print(event["print"])
+    if event.get("sleep"):
+        time.sleep(event["sleep"])
+    if event.get("raise"):
+        raise KeyError(event["raise"])
+    if event.get("exit") is not None:
+        os._exit(event["exit"])
+    return {
+        "pid": os.getpid(),
+        "imports": IMPORTS["count"],
+        "request_id": context.aws_request_id,
+        "function_name": context.function_name,
+        "memory": context.memory_limit_in_mb,
+        "remaining_ms": context.get_remaining_time_in_millis(),
+        "endpoint": os.environ.get("AWS_ENDPOINT_URL"),
+        "custom": os.environ.get("CUSTOM"),
+    }
+"""
+
+
+def invoke(aws, name: str, event: dict) -> tuple[str | None, dict]:
+    response = aws("lambda").invoke(FunctionName=name, Payload=json.dumps(event).encode())
+    return response.get("FunctionError"), json.loads(response["Payload"].read())
+
+
+def test_warm_worker_imports_once_and_passes_context_and_environment(aws, make_function, cloud: LocalCloud):
+    name = make_function(HANDLER, timeout=3, environment={"CUSTOM": "from-config"})
+    error, first = invoke(aws, name, {})
+    error_again, second = invoke(aws, name, {})
+    assert error is None and error_again is None
+    assert first["pid"] == second["pid"], "a warm worker serves the next invocation"
+    assert second["imports"] == 1, "the handler module is imported once per worker"
+    assert first["request_id"] != second["request_id"]
+    assert first["function_name"] == name and first["memory"] == 256
+    assert 0 < first["remaining_ms"] <= 3000
+    assert first["endpoint"] == cloud.endpoint and first["custom"] == "from-config"
+
+
+def test_exception_is_reported_with_type_message_and_stack(aws, make_function):
+    name = make_function(HANDLER)
+    error, payload = invoke(aws, name, {"raise": "customer_id"})
+    assert error == "Unhandled"
+    assert payload["errorType"] == "KeyError"
+    assert payload["errorMessage"] == "'customer_id'"
+    assert any("app.py" in frame and "handler" in frame for frame in payload["stackTrace"])
+    assert not any("worker.py" in frame for frame in payload["stackTrace"])
+
+
+def test_timeout_kills_the_worker_and_reports_sandbox_timedout(aws, make_function):
+    name = make_function(HANDLER, timeout=1)
+    _, before = invoke(aws, name, {})
+    error, payload = invoke(aws, name, {"sleep": 5})
+    assert error == "Unhandled"
+    assert payload["errorType"] == "Sandbox.Timedout"
+    assert "Task timed out after 1.00 seconds" in payload["errorMessage"]
+    with pytest.raises(ProcessLookupError):
+        os.kill(before["pid"], 0)
+    _, after = invoke(aws, name, {})
+    assert after["pid"] != before["pid"], "a timed-out environment is replaced"
+
+
+def test_worker_killed_from_outside_reports_runtime_exit_error(aws, make_function, cloud: LocalCloud):
+    name = make_function(HANDLER, timeout=10)
+    killed: list[int] = []
+
+    def kill_busy_worker() -> None:
+        deadline = time.time() + 5
+        while time.time() < deadline and not killed:
+            for worker in cloud.runtime.workers():
+                if worker["function"] == name and worker["busy"]:
+                    os.kill(worker["pid"], signal.SIGKILL)
+                    killed.append(worker["pid"])
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_busy_worker)
+    killer.start()
+    error, payload = invoke(aws, name, {"sleep": 8})
+    killer.join()
+    assert killed, "the test found the busy worker"
+    assert error == "Unhandled"
+    assert payload["errorType"] == "Runtime.ExitError"
+    assert payload["errorMessage"].endswith("Runtime exited with error: signal: killed")
+
+
+def test_process_exit_inside_handler_reports_exit_status(aws, make_function):
+    name = make_function(HANDLER)
+    error, payload = invoke(aws, name, {"exit": 3})
+    assert error == "Unhandled"
+    assert payload["errorType"] == "Runtime.ExitError"
+    assert payload["errorMessage"].endswith("exit status 3")
+
+
+def test_concurrent_invocations_get_their_own_workers(aws, make_function):
+    name = make_function(HANDLER)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outcomes = list(pool.map(lambda _: invoke(aws, name, {"sleep": 0.5}), range(4)))
+    assert all(error is None for error, _ in outcomes)
+    assert len({payload["pid"] for _, payload in outcomes}) == 4
+
+
+def test_handler_output_reaches_cloudwatch_logs(aws, make_function):
+    name = make_function(HANDLER)
+    invoke(aws, name, {"print": "hello from the handler"})
+    logs = aws("logs")
+    deadline = time.time() + 5
+    messages: list[str] = []
+    while time.time() < deadline and not any("hello from the handler" in m for m in messages):
+        time.sleep(0.1)
+        events = logs.filter_log_events(logGroupName=f"/aws/lambda/{name}")["events"]
+        messages = [event["message"] for event in events]
+    assert any(m.startswith("START RequestId:") for m in messages)
+    assert any("hello from the handler" in m for m in messages)
+    assert any(m.startswith("REPORT RequestId:") for m in messages)
+
+
+def test_time_scale_shrinks_function_timeouts(tmp_path):
+    """A detached local cloud at time scale 0.1 ends a 10 s function timeout after about 1 s."""
+    env = {**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)}
+    port = free_port()
+    docagent = [sys.executable, "-m", "scripts.cli"]
+    subprocess.run(
+        [*docagent, "local", "up", "--detach", "--port", str(port), "--time-scale", "0.1"],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    try:
+        client = boto3.session.Session(
+            aws_access_key_id="local", aws_secret_access_key="local", region_name="us-east-1"
+        )
+        lambda_client = client.client("lambda", endpoint_url=f"http://127.0.0.1:{port}")
+        client.client("iam", endpoint_url=f"http://127.0.0.1:{port}").create_role(
+            RoleName="scaled", AssumeRolePolicyDocument="{}"
+        )
+        lambda_client.create_function(
+            FunctionName="scaled",
+            Runtime="python3.13",
+            Role="arn:aws:iam::123456789012:role/scaled",
+            Handler="app.handler",
+            Code={"ZipFile": zip_source({"app.py": HANDLER})},
+            Timeout=10,
+        )
+        lambda_client.invoke(FunctionName="scaled", Payload=b"{}")  # warm: init is not timed
+        started = time.time()
+        response = lambda_client.invoke(FunctionName="scaled", Payload=json.dumps({"sleep": 3}).encode())
+        elapsed = time.time() - started
+    finally:
+        down = subprocess.run(
+            [*docagent, "local", "down", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert json.loads(response["Payload"].read())["errorType"] == "Sandbox.Timedout"
+    assert elapsed < 2.5, f"took {elapsed:.1f} s"
+    assert down.returncode == 0, down.stderr
+    assert json.loads(down.stdout)["stopped"]["port"] == port
+    assert not (tmp_path / "local" / "cloud.json").exists()
+
+
+def test_a_second_cloud_in_the_same_process_is_refused(cloud, tmp_path):
+    with pytest.raises(AlreadyRunningError):
+        LocalCloud(tmp_path).start()
+
+
+def test_aws_cli_invokes_against_the_endpoint(make_function, cloud: LocalCloud, tmp_path):
+    name = make_function(HANDLER)
+    out = tmp_path / "out.json"
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    aws_cli = os.path.join(os.path.dirname(sys.executable), "aws")
+    completed = subprocess.run(
+        [
+            aws_cli,
+            "--endpoint-url",
+            cloud.endpoint,
+            "lambda",
+            "invoke",
+            "--function-name",
+            name,
+            "--payload",
+            "{}",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["StatusCode"] == 200
+    assert json.loads(out.read_text())["function_name"] == name

@@ -1,0 +1,130 @@
+"""The product's real synthesized workflow runs on the local cloud, and recovers from a killed worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from scripts.demo import LocalJob, extraction_accuracy, seed_inputs
+from scripts.localcloud.server import LocalCloud
+
+
+def run_job(
+    cloud: LocalCloud,
+    deployed,
+    job_id: str,
+    documents: int,
+    *,
+    options: dict[str, Any] | None = None,
+    during=None,
+) -> tuple[LocalJob, dict[str, Any]]:
+    job = LocalJob(cloud.endpoint, deployed, job_id)
+    prefix = f"incoming/{job_id}/"
+    truth = seed_inputs(job, documents, prefix)
+    request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
+    if options:
+        request["options"] = options
+    job.start(request)
+    if during:
+        during(job)
+    deadline = time.time() + 240
+    while job.status() == "RUNNING" and time.time() < deadline:
+        time.sleep(0.2)
+    return job, truth
+
+
+def aws_cli(cloud: LocalCloud, *arguments: str) -> Any:
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    executable = os.path.join(os.path.dirname(sys.executable), "aws")
+    completed = subprocess.run(
+        [executable, "--endpoint-url", cloud.endpoint, *arguments, "--output", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed):
+    job, truth = run_job(cloud, deployed, "integration-clean", documents=24)
+    description = job.sfn.describe_execution(executionArn=job.execution_arn)
+    assert description["status"] == "SUCCEEDED", description.get("cause")
+    output = json.loads(description["output"])
+    assert output["verification"]["verified"] is True
+    results = job.results()
+    assert len(results) == 24 and all(result["status"] == "extracted" for result in results)
+    assert extraction_accuracy(results, truth) >= 0.95
+    assert len(job.tickets()) == 1
+    assert len(job.keys("jobs/integration-clean/model-calls/")) == 24
+    report = job.read_json(output["report"]["report_key"])
+    assert report["documents"] == 24
+
+
+def test_standard_aws_cli_reads_the_execution(cloud: LocalCloud, deployed):
+    job, _ = run_job(cloud, deployed, "integration-cli", documents=5)
+    described = aws_cli(cloud, "stepfunctions", "describe-execution", "--execution-arn", job.execution_arn)
+    assert described["status"] == "SUCCEEDED"
+    history = aws_cli(cloud, "stepfunctions", "get-execution-history", "--execution-arn", job.execution_arn)
+    types = [event["type"] for event in history["events"]]
+    assert "MapRunStarted" in types and types[-1] == "ExecutionSucceeded"
+    map_runs = aws_cli(cloud, "stepfunctions", "list-map-runs", "--execution-arn", job.execution_arn)[
+        "mapRuns"
+    ]
+    assert len(map_runs) == 1
+    started = aws_cli(
+        cloud,
+        "stepfunctions",
+        "start-execution",
+        "--state-machine-arn",
+        deployed.outputs["StateMachineArn"],
+        "--name",
+        "integration-cli-refused",
+        "--input",
+        json.dumps({"job_id": "integration-cli-refused", "prefix": "nothing-here/"}),
+    )
+    assert started["executionArn"].endswith(":integration-cli-refused")
+
+
+def test_a_worker_killed_mid_document_is_retried_by_the_workflow(cloud: LocalCloud, deployed):
+    """kill -9 from outside while document 3 is being processed: Lambda reports Runtime.ExitError and
+    the ProcessDocument Retry runs it again; the model call that never finished is the only one repeated."""
+    function = deployed.outputs["ProcessDocumentFunctionName"]
+    killed: list[int] = []
+
+    def kill_the_hanging_worker(job: LocalJob) -> None:
+        def kill() -> None:
+            deadline = time.time() + 60
+            while time.time() < deadline and not killed:
+                for worker in cloud.runtime.workers():
+                    event = (worker["invocation"] or {}).get("event", {})
+                    if worker["function"] == function and event.get("document", {}).get("index") == 3:
+                        os.kill(worker["pid"], signal.SIGKILL)
+                        killed.append(worker["pid"])
+                        return
+                time.sleep(0.05)
+
+        threading.Thread(target=kill, daemon=True).start()
+
+    fault = {"fault": {"point": "before_model_call", "document_index": 3, "mode": "hang", "until_retry": 1}}
+    job, _ = run_job(
+        cloud, deployed, "integration-kill", documents=8, options=fault, during=kill_the_hanging_worker
+    )
+    description = job.sfn.describe_execution(executionArn=job.execution_arn)
+    assert killed, "a busy worker was found and killed"
+    assert description["status"] == "SUCCEEDED", description.get("cause")
+    assert len(job.results()) == 8
+    assert len(job.keys("jobs/integration-kill/model-calls/")) == 8, "no completed model call was repeated"
+    assert len(job.tickets()) == 1

@@ -1,0 +1,103 @@
+"""Helpers to build and run jobs in-process against moto: seed documents, prepare, process, report, ticket."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from functions import aws
+from functions.logic.build_report import build_report
+from functions.logic.create_ticket import create_ticket
+from functions.logic.prepare_job import prepare_job
+from functions.logic.process_document import process_document
+from functions.model import ModelProvider
+from functions.models import (
+    BuildReportEvent,
+    CreateTicketEvent,
+    DocumentOutcome,
+    JobOptions,
+    ManifestEntry,
+    PreparedJob,
+    ProcessDocumentEvent,
+    ReportSummary,
+    TicketResult,
+)
+from functions.synthetic import SyntheticDocument, generate_documents
+from tests.fakes import FakeLambdaContext
+
+BUCKET = "docagent-test-bucket"
+IDEMPOTENCY_TABLE = "docagent-idempotency"
+CUSTOMERS_TABLE = "docagent-customers"
+PREFIX = "incoming/batch-1/"
+
+
+def s3() -> Any:
+    return aws.s3_client()  # cached per test (the fixtures clear it)
+
+
+def put_object(key: str, body: str | bytes, bucket: str = BUCKET) -> None:
+    s3().put_object(Bucket=bucket, Key=key, Body=body.encode() if isinstance(body, str) else body)
+
+
+def get_json(key: str, bucket: str = BUCKET) -> Any:
+    return json.loads(s3().get_object(Bucket=bucket, Key=key)["Body"].read())
+
+
+def list_keys(prefix: str, bucket: str = BUCKET) -> list[str]:
+    response = s3().list_objects_v2(Bucket=bucket, Prefix=prefix)
+    return [obj["Key"] for obj in response.get("Contents", [])]
+
+
+def seed_documents(n: int, *, seed: int = 11, prefix: str = PREFIX) -> list[SyntheticDocument]:
+    """n synthetic invoices (known customers) as {prefix}{document_id}.txt."""
+    documents = generate_documents(n, seed)
+    for document in documents:
+        put_object(f"{prefix}{document.document_id}.txt", document.text)
+    return documents
+
+
+def prepare(
+    job_id: str,
+    *,
+    prefix: str | None = PREFIX,
+    documents: list[str] | None = None,
+    options: dict[str, Any] | None = None,
+    context: FakeLambdaContext | None = None,
+) -> PreparedJob:
+    request: dict[str, Any] = {"job_id": job_id}
+    if documents is not None:
+        request["documents"] = documents
+    elif prefix is not None:
+        request["prefix"] = prefix
+    if options is not None:
+        request["options"] = options
+    return prepare_job({"request": request, "execution_name": job_id}, context or FakeLambdaContext())
+
+
+def items(job: PreparedJob) -> list[ManifestEntry]:
+    return [ManifestEntry.model_validate(item) for item in get_json(job.items_key, job.bucket)]
+
+
+def document_event(
+    job: PreparedJob, entry: ManifestEntry, *, retry_count: int = 0, options: JobOptions | None = None
+) -> ProcessDocumentEvent:
+    return ProcessDocumentEvent(
+        job_id=job.job_id, options=options or job.options, document=entry, retry_count=retry_count
+    )
+
+
+def process_all(job: PreparedJob, provider: ModelProvider | None = None) -> dict[str, DocumentOutcome]:
+    return {
+        entry.document_id: process_document(
+            document_event(job, entry), FakeLambdaContext(), provider=provider
+        )
+        for entry in items(job)
+    }
+
+
+def report(job: PreparedJob) -> ReportSummary:
+    return build_report(BuildReportEvent(job_id=job.job_id))
+
+
+def ticket(job: PreparedJob, summary: ReportSummary) -> TicketResult:
+    return create_ticket(CreateTicketEvent(job_id=job.job_id, report=summary), FakeLambdaContext())

@@ -1,0 +1,114 @@
+"""Unit-test fixtures: a test environment, moto in-process (no sockets: the network is blocked), fresh caches
+per test, and the AWS resources of the stack (job bucket, idempotency table, customers table)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.core.config import default_user_config
+from pytest_socket import disable_socket, enable_socket
+
+# Before any functions.* import creates the Powertools objects.
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "docagent")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "DocAgent")
+
+from functions import aws, durable
+from functions.logic import process_document
+from functions.model.base import load_prompt
+from functions.observability import metrics
+from functions.settings import get_settings
+from functions.synthetic import generate_customers
+from tests.support import BUCKET, CUSTOMERS_TABLE, IDEMPOTENCY_TABLE
+
+TEST_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "BUCKET_NAME": BUCKET,
+    "IDEMPOTENCY_TABLE_NAME": IDEMPOTENCY_TABLE,
+    "CUSTOMERS_TABLE_NAME": CUSTOMERS_TABLE,
+    "MODEL_PROVIDER": "offline",
+    "MODEL_ID": "offline-regex-v1",
+    "PROMPT_VERSION": "extract-v1",
+    "CODE_VERSION": "test-0000000",
+    "MAX_DOCUMENT_BYTES": "4000",
+    "MAX_DOCUMENTS": "300",
+    "IDEMPOTENCY_TTL_SECONDS": "3600",
+    "TICKET_ADAPTER": "ledger",
+    "TICKET_API_URL": "",
+    "FAULT_INJECTION_ENABLED": "false",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Powertools warns when an invocation (a replayed durable step, a refused request) adds no metric.
+    config.addinivalue_line("filterwarnings", "ignore:No application metrics to publish:UserWarning")
+
+
+def clear_all_caches() -> None:
+    get_settings.cache_clear()
+    aws.clear_clients()
+    durable.clear_caches()
+    process_document.clear_caches()
+    load_prompt.cache_clear()
+    metrics.clear_metrics()
+
+
+@pytest.fixture(autouse=True)
+def _no_network() -> Iterator[None]:
+    """Unit tests never open a socket: moto runs in-process; anything else is a bug."""
+    disable_socket(allow_unix_socket=True)
+    yield
+    enable_socket()
+
+
+@pytest.fixture(autouse=True)
+def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    for name in list(os.environ):
+        if name.startswith("AWS_ENDPOINT_URL") or name in {"AWS_PROFILE", "AWS_CONFIG_FILE"}:
+            monkeypatch.delenv(name)
+    for name, value in TEST_ENV.items():
+        monkeypatch.setenv(name, value)
+    clear_all_caches()
+    yield monkeypatch
+    clear_all_caches()
+
+
+@pytest.fixture
+def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), customers table
+    (customer_id) holding the 50 synthetic customers CUST-00001..CUST-00050."""
+    # Keep boto3's default session across tests: its loader caches the service models, which would otherwise
+    # be parsed again for every test (most of the suite's time). Backends are still reset per test.
+    core = {**default_user_config.get("core", {}), "reset_boto3_session": False}
+    with mock_aws(config={"core": core}):  # type: ignore[call-overload]
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        dynamodb = boto3.client("dynamodb")
+        dynamodb.create_table(
+            TableName=IDEMPOTENCY_TABLE,
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        dynamodb.update_time_to_live(
+            TableName=IDEMPOTENCY_TABLE,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"},
+        )
+        dynamodb.create_table(
+            TableName=CUSTOMERS_TABLE,
+            KeySchema=[{"AttributeName": "customer_id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "customer_id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        table = boto3.resource("dynamodb").Table(CUSTOMERS_TABLE)
+        with table.batch_writer() as batch:
+            for customer in generate_customers(50):
+                batch.put_item(Item=customer.model_dump(exclude_none=True))
+        yield

@@ -1,0 +1,112 @@
+"""Durable steps (shared spec P1-P5) over the real Powertools idempotency code and moto DynamoDB."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
+
+from functions import durable
+from functions.models import CustomerLookup
+from tests.fakes import FakeLambdaContext, SimulatedCrash
+from tests.support import IDEMPOTENCY_TABLE
+
+IDS = {"job_id": "job-1", "document_id": "doc-1"}
+
+
+class Counter:
+    def __init__(self, fail_first: BaseException | None = None) -> None:
+        self.calls = 0
+        self.fail_first = fail_first
+
+    def __call__(self) -> CustomerLookup:
+        self.calls += 1
+        if self.fail_first is not None and self.calls == 1:
+            raise self.fail_first
+        return CustomerLookup(customer_id=f"CUST-{self.calls:05d}", found=False)
+
+
+def run(
+    counter: Counter, context: FakeLambdaContext | None = None, ids: dict[str, str] = IDS
+) -> CustomerLookup:
+    return durable.run_step(
+        "customer_lookup",
+        ids=ids,
+        fn=counter,
+        result_model=CustomerLookup,
+        context=context or FakeLambdaContext(),
+    )
+
+
+def records() -> list[dict[str, Any]]:
+    return boto3.client("dynamodb").scan(TableName=IDEMPOTENCY_TABLE)["Items"]
+
+
+def test_p2_a_completed_step_returns_its_stored_result_without_running_again(cloud):
+    counter = Counter()
+    first = run(counter)
+    second = run(counter)
+    assert counter.calls == 1
+    assert second == first
+    assert isinstance(second, CustomerLookup)
+    assert [item["status"]["S"] for item in records()] == ["COMPLETED"]
+
+
+def test_p1_key_is_the_step_name_and_business_ids_only(cloud):
+    run(Counter())
+    digest = hashlib.md5(json.dumps(IDS, sort_keys=True).encode()).hexdigest()
+    assert [item["id"]["S"] for item in records()] == [f"docagent.customer_lookup#{digest}"]
+
+
+def test_p1_other_ids_are_another_step_instance(cloud):
+    counter = Counter()
+    run(counter)
+    run(counter, ids={"job_id": "job-1", "document_id": "doc-2"})
+    assert counter.calls == 2
+
+
+def test_p3_an_exception_deletes_the_record_so_the_retry_runs_again(cloud):
+    counter = Counter(fail_first=RuntimeError("model throttled"))
+    with pytest.raises(RuntimeError):
+        run(counter)
+    assert records() == []
+    assert run(counter).customer_id == "CUST-00002"
+    assert counter.calls == 2
+
+
+def test_p4_a_dead_invocation_blocks_retries_until_its_deadline(cloud):
+    counter = Counter(fail_first=SimulatedCrash())
+    with pytest.raises(SimulatedCrash):
+        run(counter, FakeLambdaContext(timeout_ms=30_000))
+    [record] = records()
+    assert record["status"]["S"] == "INPROGRESS"
+    with pytest.raises(IdempotencyAlreadyInProgressError):
+        run(counter)
+    assert counter.calls == 1
+
+
+def test_payload_validation_refuses_the_same_key_with_other_data(cloud):
+    def step(sha: str) -> CustomerLookup:
+        return durable.run_step(
+            "prepare", ids={"job_id": "job-1"}, key_field="job_id", validate={"request_sha256": sha},
+            fn=Counter(), result_model=CustomerLookup, context=FakeLambdaContext(),
+        )  # fmt: skip
+
+    assert step("a" * 64) == step("a" * 64)
+    with pytest.raises(IdempotencyValidationError):
+        step("b" * 64)
+
+
+def test_validate_without_a_key_field_is_refused(cloud):
+    with pytest.raises(ValueError, match="key_field"):
+        durable.run_step(
+            "prepare", ids={"job_id": "j"}, validate={"sha": "x"}, fn=Counter(), result_model=CustomerLookup,
+            context=FakeLambdaContext(),
+        )  # fmt: skip

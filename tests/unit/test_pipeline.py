@@ -1,0 +1,62 @@
+"""A whole job through the five handlers, as the state machine drives them (payload shapes of the ASL)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.handlers import build_report, create_ticket, prepare_job, process_document, verify_job
+from tests.fakes import FakeLambdaContext
+from tests.support import PREFIX, get_json, list_keys, put_object, seed_documents
+
+
+def run_state_machine(execution_input: dict[str, Any]) -> dict[str, Any]:
+    """The data flow of statemachines/document_review.asl.json, without the retries."""
+    job = prepare_job.handler({"request": execution_input, "execution_name": execution_input["job_id"]},
+                              FakeLambdaContext())  # fmt: skip
+    outcomes = [
+        process_document.handler(
+            {"job_id": job["job_id"], "options": job["options"], "document": item, "retry_count": 0},
+            FakeLambdaContext(),
+        )
+        for item in get_json(job["items_key"], job["bucket"])
+    ]
+    map_run = {"MapRunArn": "arn:aws:states:us-east-1:123456789012:mapRun:x/documents:1"}
+    full_report = build_report.handler({"job_id": job["job_id"], "map_run": map_run}, FakeLambdaContext())
+    report = {key: full_report[key] for key in ("report_key", "documents", "extracted", "rejected")}
+    ticket = create_ticket.handler({"job_id": job["job_id"], "report": report}, FakeLambdaContext())
+    ticket = {key: ticket[key] for key in ("ticket_id", "reference")}
+    verification = verify_job.handler(
+        {"job_id": job["job_id"], "report": report, "ticket": ticket}, FakeLambdaContext()
+    )
+    return {
+        "job": job,
+        "outcomes": outcomes,
+        "report": report,
+        "ticket": ticket,
+        "verification": verification,
+    }
+
+
+def test_a_job_with_good_and_bad_documents_runs_end_to_end_and_verifies(cloud):
+    seed_documents(12)
+    put_object(f"{PREFIX}broken.txt", b"\xc3\x28 invalid utf-8")
+    state = run_state_machine({"job_id": "job-e2e", "prefix": PREFIX})
+
+    assert state["report"] == {
+        "report_key": "jobs/job-e2e/report.json", "documents": 13, "extracted": 12, "rejected": 1,
+    }  # fmt: skip
+    assert state["verification"]["verified"] is True
+    assert len(list_keys("jobs/job-e2e/results/")) == 13
+    assert len(list_keys("ticket-ledger/")) == 1
+
+
+def test_running_the_same_job_again_repeats_no_model_call_and_no_ticket(cloud):
+    seed_documents(5)
+    first = run_state_machine({"job_id": "job-again", "prefix": PREFIX})
+    journal_before = list_keys("jobs/job-again/model-calls/")
+    second = run_state_machine({"job_id": "job-again", "prefix": PREFIX})
+
+    assert second == first
+    assert list_keys("jobs/job-again/model-calls/") == journal_before
+    assert len(journal_before) == 5
+    assert len(list_keys("ticket-ledger/")) == 1

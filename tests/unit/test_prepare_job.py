@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import boto3
+import pytest
+
+from functions import storage
+from functions.errors import InvalidJobRequest, JobConflict, NoDocuments
+from functions.handlers.prepare_job import handler
+from functions.logic.prepare_job import document_id_for, unique_document_ids
+from functions.model import load_prompt
+from functions.models import JobManifest, ManifestEntry
+from tests.fakes import FakeLambdaContext
+from tests.support import (
+    BUCKET,
+    IDEMPOTENCY_TABLE,
+    PREFIX,
+    get_json,
+    items,
+    list_keys,
+    prepare,
+    put_object,
+    seed_documents,
+)
+
+
+def test_handler_prepares_a_prefix_job(cloud, load_event):
+    documents = seed_documents(3)
+    put_object(f"{PREFIX}sub/", b"")  # a folder marker is not a document
+    job = handler(load_event("prepare_job"), FakeLambdaContext())
+
+    assert job == {
+        "job_id": "job-unit-1",
+        "bucket": BUCKET,
+        "manifest_key": "jobs/job-unit-1/manifest.json",
+        "items_key": "jobs/job-unit-1/items.json",
+        "document_count": 3,
+        "options": {"fault": None, "approval": None},
+        "versions": job["versions"],
+    }
+    versions = job["versions"]
+    assert versions["model_id"] == "offline-regex-v1"
+    assert versions["prompt_version"] == "extract-v1"
+    assert versions["prompt_sha256"] == load_prompt("extract-v1").sha256
+    assert versions["code_version"] == "test-0000000"
+
+    entries = get_json(job["items_key"])
+    assert [entry["document_id"] for entry in entries] == [f"{d.document_id}.txt" for d in documents]
+    assert [entry["index"] for entry in entries] == [0, 1, 2]
+    for entry, document in zip(entries, documents, strict=True):
+        assert entry["key"] == f"{PREFIX}{document.document_id}.txt"
+        assert entry["size"] == len(document.text.encode())
+        assert entry["sha256"] == hashlib.sha256(document.text.encode()).hexdigest()
+
+    manifest = JobManifest.model_validate(get_json(job["manifest_key"]))
+    assert manifest.entries == items_of(job)
+    assert manifest.job.source_bucket == BUCKET
+    assert get_json("jobs/job-unit-1/request.json")["request"]["prefix"] == PREFIX
+
+
+def items_of(job: dict[str, Any]) -> list[ManifestEntry]:
+    return [ManifestEntry.model_validate(entry) for entry in get_json(job["items_key"])]
+
+
+def test_a_document_list_job_keeps_the_listed_order_and_lists_missing_keys(cloud):
+    put_object("in/b.txt", "Invoice")
+    put_object("other/a.txt", "Invoice")
+    job = prepare("job-list", documents=["in/b.txt", "other/a.txt", "in/a.txt", "gone.txt"])
+    entries = items(job)
+    assert [entry.document_id for entry in entries] == ["b.txt", "a.txt", "a.txt-2", "gone.txt"]
+    assert (entries[1].size, entries[1].sha256) == (7, hashlib.sha256(b"Invoice").hexdigest())
+    assert (entries[2].size, entries[2].sha256) == (None, None)
+    assert (entries[3].size, entries[3].sha256) == (None, None)  # rejected later as DocumentMissing
+
+
+def test_an_oversized_document_is_listed_not_refused(cloud):
+    put_object(f"{PREFIX}big.txt", "x" * 5000)
+    put_object(f"{PREFIX}small.txt", "Invoice")
+    job = prepare("job-big")
+    big, small = items(job)
+    assert (big.document_id, big.size, big.sha256) == ("big.txt", 5000, None)
+    assert small.sha256 is not None
+
+
+def test_same_job_twice_returns_the_same_result_without_rewriting(cloud, monkeypatch):
+    seed_documents(2)
+    first = prepare("job-twice")
+    s3 = boto3.client("s3")
+    before = {key: s3.head_object(Bucket=BUCKET, Key=key)["ETag"] for key in list_keys("jobs/job-twice/")}
+    writes = []
+    monkeypatch.setattr(storage, "put_json", lambda *args, **kwargs: writes.append(args))
+    second = prepare("job-twice")
+    assert second == first
+    assert writes == []
+    after = {key: s3.head_object(Bucket=BUCKET, Key=key)["ETag"] for key in list_keys("jobs/job-twice/")}
+    assert after == before
+
+
+def test_same_job_id_with_another_request_is_a_conflict(cloud):
+    seed_documents(2)
+    put_object("elsewhere/x.txt", "Invoice")
+    prepare("job-conflict")
+    with pytest.raises(JobConflict, match="job-conflict"):
+        prepare("job-conflict", prefix="elsewhere/")
+    with pytest.raises(JobConflict):
+        prepare("job-conflict", options={"fault": {"point": "before_ticket"}})
+
+
+def test_conflict_is_still_refused_after_the_idempotency_record_expired(cloud):
+    seed_documents(2)
+    put_object("elsewhere/x.txt", "Invoice")
+    prepare("job-old")
+    dynamodb = boto3.client("dynamodb")
+    for item in dynamodb.scan(TableName=IDEMPOTENCY_TABLE)["Items"]:
+        dynamodb.delete_item(TableName=IDEMPOTENCY_TABLE, Key={"id": item["id"]})
+    with pytest.raises(JobConflict):
+        prepare("job-old", prefix="elsewhere/")
+    assert prepare("job-old").document_count == 2  # the same request is still fine
+
+
+def test_a_prefix_without_documents_is_no_documents(cloud):
+    with pytest.raises(NoDocuments):
+        prepare("job-empty", prefix="nothing-here/")
+
+
+def test_an_empty_document_list_is_no_documents(cloud):
+    with pytest.raises(NoDocuments):
+        prepare("job-empty-list", documents=[])
+
+
+def test_a_failed_prepare_can_be_retried(cloud):
+    with pytest.raises(NoDocuments):
+        prepare("job-later")
+    seed_documents(1)
+    assert prepare("job-later").document_count == 1
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        ({"request": {"job_id": "j1"}, "execution_name": "j1"}, "exactly one of 'prefix' or 'documents'"),
+        ({"request": {"job_id": "j1", "prefix": "incoming"}, "execution_name": "j1"}, "must end with '/'"),
+        ({"request": {"job_id": "j1", "prefix": "a/"}, "execution_name": "other"}, "must equal the job id"),
+        ({"request": {"job_id": "j 1", "prefix": "a/"}, "execution_name": "j 1"}, "job_id"),
+        ({"request": {"job_id": "j1", "prefix": "a/"}}, "execution_name"),
+        ({"job_id": "j1", "prefix": "a/"}, "request"),
+    ],
+)
+def test_malformed_requests_are_invalid_job_requests(cloud, event, message):
+    with pytest.raises(InvalidJobRequest, match=message):
+        handler(event, FakeLambdaContext())
+
+
+def test_a_missing_bucket_is_an_invalid_request(cloud):
+    event = {"request": {"job_id": "j1", "prefix": "a/", "bucket": "no-such-bucket"}, "execution_name": "j1"}
+    with pytest.raises(InvalidJobRequest, match="NoSuchBucket"):
+        handler(event, FakeLambdaContext())
+
+
+def test_too_many_documents_is_an_invalid_request(cloud, env):
+    env.setenv("MAX_DOCUMENTS", "2")
+    seed_documents(3)
+    with pytest.raises(InvalidJobRequest, match="MAX_DOCUMENTS=2"):
+        prepare("job-many")
+
+
+def test_document_ids_are_safe_and_unique():
+    assert document_id_for("sub dir/ä b.txt") == "sub_dir___b.txt"
+    assert document_id_for(".hidden") == "_.hidden"
+    assert document_id_for("-x") == "_-x"
+    assert len(document_id_for("a" * 500)) == 180
+    assert unique_document_ids(["a/x.txt", "b/x.txt", "a_x.txt", "a/x.txt"]) == [
+        "a_x.txt", "b_x.txt", "a_x.txt-2", "a_x.txt-3",
+    ]  # fmt: skip

@@ -1,0 +1,244 @@
+"""process_document: durable model calls, crash recovery, and per-document rejections."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
+
+from functions import storage
+from functions.handlers.process_document import handler
+from functions.logic.process_document import process_document
+from functions.models import DocumentResult, FaultSpec, JobOptions, ModelCallRecord
+from functions.settings import get_settings
+from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
+from tests.support import PREFIX, document_event, items, prepare, process_all, put_object, seed_documents
+
+UNKNOWN_CUSTOMER_INVOICE = """ACME SUPPLIES
+Invoice number: INV-2026-00777
+Invoice date: 2026-03-14
+Customer ID: CUST-99999
+Category: Hardware
+Total due: 1,234.56 EUR
+"""
+
+
+def journal(job_id: str, document_id: str) -> list[ModelCallRecord]:
+    return storage.list_model_calls(job_id, document_id)
+
+
+@pytest.fixture
+def job(cloud):
+    documents = seed_documents(3)
+    prepared = prepare("job-doc")
+    return prepared, items(prepared), documents
+
+
+def test_handler_extracts_a_document(job, load_event):
+    prepared, entries, documents = job
+    event = load_event("process_document")
+    event["job_id"] = prepared.job_id
+    event["document"] = entries[0].model_dump(mode="json")
+
+    outcome = handler(event, FakeLambdaContext())
+
+    assert outcome == {
+        "document_id": "doc-00000.txt",
+        "status": "extracted",
+        "result_key": "jobs/job-doc/results/doc-00000.txt.json",
+        "error": None,
+    }
+    result = storage.get_result("job-doc", "doc-00000.txt")
+    assert result is not None
+    assert result.facts is not None
+    truth = documents[0].truth
+    assert result.facts.model_dump(exclude={"summary"}) == truth.model_dump(exclude={"summary"})
+    assert result.customer is not None and result.customer.customer_id == truth.customer_id
+    assert result.versions == prepared.versions
+    [call] = journal("job-doc", "doc-00000.txt")
+    assert call.call_id == result.model_call_id
+    assert (call.model_id, call.prompt_version, call.retry_count, call.outcome) == (
+        "offline-regex-v1", "extract-v1", 0, "ok",
+    )  # fmt: skip
+    assert call.input_tokens > 0 and call.output_tokens > 0
+
+
+def test_same_document_twice_makes_exactly_one_model_call(job):
+    prepared, entries, _ = job
+    provider = CountingProvider()
+    first = process_document(document_event(prepared, entries[1]), FakeLambdaContext(), provider=provider)
+    second = process_document(document_event(prepared, entries[1]), FakeLambdaContext(), provider=provider)
+    assert first == second
+    assert first.status == "extracted"
+    assert len(provider.calls) == 1
+    assert len(journal("job-doc", entries[1].document_id)) == 1
+
+
+def test_same_document_twice_without_the_result_file_still_makes_one_model_call(job):
+    """Even if the result object were lost, the durable extract step holds the model output."""
+    prepared, entries, _ = job
+    provider = CountingProvider()
+    process_document(document_event(prepared, entries[1]), FakeLambdaContext(), provider=provider)
+    boto3.client("s3").delete_object(
+        Bucket=prepared.bucket, Key=storage.result_key("job-doc", "doc-00001.txt")
+    )
+    outcome = process_document(document_event(prepared, entries[1]), FakeLambdaContext(), provider=provider)
+    assert outcome.status == "extracted"
+    assert len(provider.calls) == 1
+
+
+def test_killed_between_model_step_and_storing_the_result_retry_reuses_the_model_output(job, monkeypatch):
+    prepared, entries, documents = job
+    provider = CountingProvider()
+    real_put_result = storage.put_result
+
+    def dying_put_result(result: DocumentResult) -> str:
+        raise SimulatedCrash("killed before the result was stored")
+
+    monkeypatch.setattr(storage, "put_result", dying_put_result)
+    with pytest.raises(SimulatedCrash):
+        process_document(document_event(prepared, entries[2]), FakeLambdaContext(), provider=provider)
+    assert storage.get_result("job-doc", entries[2].document_id) is None
+    assert len(provider.calls) == 1
+
+    monkeypatch.setattr(storage, "put_result", real_put_result)
+    outcome = process_document(
+        document_event(prepared, entries[2], retry_count=1), FakeLambdaContext(), provider=provider
+    )
+
+    assert outcome.status == "extracted"
+    assert len(provider.calls) == 1  # no second model call
+    stored = storage.get_result("job-doc", entries[2].document_id)
+    assert stored is not None and stored.facts is not None
+    assert stored.facts.invoice_number == documents[2].truth.invoice_number
+    assert len(journal("job-doc", entries[2].document_id)) == 1
+
+
+def test_in_progress_record_of_a_dead_invocation_blocks_until_its_deadline(job):
+    prepared, entries, _ = job
+    provider = CountingProvider(crash_on_calls=(1,))
+    event = document_event(prepared, entries[0])
+
+    with pytest.raises(SimulatedCrash):  # dies inside the model step, ~1 s before its deadline
+        process_document(event, FakeLambdaContext(timeout_ms=1000), provider=provider)
+    with pytest.raises(IdempotencyAlreadyInProgressError):
+        process_document(event, FakeLambdaContext(), provider=provider)
+    assert len(provider.calls) == 1
+
+    time.sleep(1.1)
+    outcome = process_document(
+        document_event(prepared, entries[0], retry_count=2), FakeLambdaContext(), provider=provider
+    )
+    assert outcome.status == "extracted"
+    assert len(provider.calls) == 2  # the first call never finished, so it had to be made again
+    [call] = journal("job-doc", entries[0].document_id)  # only finished calls are journalled
+    assert call.retry_count == 2
+
+
+def test_killed_after_the_model_call_before_the_step_completed_reuses_the_journal(job, env, monkeypatch):
+    """A crash in the window between the model's answer and the step's COMPLETED record: after the dead
+    invocation's deadline the step runs again, finds the journalled call and does not call the model."""
+    env.setenv("FAULT_INJECTION_ENABLED", "true")
+    get_settings.cache_clear()
+    exits = []
+
+    def fake_exit(code: int) -> None:
+        exits.append(code)
+        raise SimulatedCrash(f"os._exit({code})")
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    prepared, entries, _ = job
+    provider = CountingProvider()
+    options = JobOptions(
+        fault=FaultSpec(point="after_model_call", document_index=1, mode="exit", until_retry=1)
+    )
+    with pytest.raises(SimulatedCrash):
+        process_document(
+            document_event(prepared, entries[1], options=options), FakeLambdaContext(timeout_ms=800),
+            provider=provider,
+        )  # fmt: skip
+    assert exits == [137]
+    time.sleep(0.9)
+    outcome = process_document(
+        document_event(prepared, entries[1], options=options, retry_count=1), FakeLambdaContext(),
+        provider=provider,
+    )  # fmt: skip
+    assert outcome.status == "extracted"
+    assert len(provider.calls) == 1
+    assert len(journal("job-doc", entries[1].document_id)) == 1
+
+
+def test_an_existing_result_is_returned_without_touching_the_document(job):
+    prepared, entries, _ = job
+    process_document(document_event(prepared, entries[0]), FakeLambdaContext())
+    boto3.client("s3").delete_object(Bucket=prepared.bucket, Key=entries[0].key)
+    outcome = process_document(document_event(prepared, entries[0]), FakeLambdaContext())
+    assert outcome.status == "extracted"
+
+
+def test_bad_documents_are_rejected_with_their_reason_while_the_others_are_extracted(cloud):
+    documents = seed_documents(2)
+    put_object(f"{PREFIX}too-large.txt", "Invoice number: X-1\n" + "x" * 5000)
+    put_object(f"{PREFIX}latin1.txt", "Invoice for Müller, total 12.00 EUR".encode("latin-1"))
+    put_object(f"{PREFIX}empty.txt", b"")
+    put_object(f"{PREFIX}blank.txt", "  \n\t\n")
+    put_object(f"{PREFIX}unknown-customer.txt", UNKNOWN_CUSTOMER_INVOICE)
+    put_object(f"{PREFIX}garbled.txt", "Hello, nothing to see here.")
+    put_object(f"{PREFIX}changes.txt", documents[1].text)
+    put_object(f"{PREFIX}vanishes.txt", documents[1].text)
+    job = prepare("job-mixed")
+    put_object(f"{PREFIX}changes.txt", documents[1].text + "edited after listing\n")
+    boto3.client("s3").delete_object(Bucket=job.bucket, Key=f"{PREFIX}vanishes.txt")
+
+    outcomes = process_all(job)
+
+    assert {doc_id: (outcome.status, outcome.error) for doc_id, outcome in outcomes.items()} == {
+        "doc-00000.txt": ("extracted", None),
+        "doc-00001.txt": ("extracted", None),
+        "too-large.txt": ("rejected", "DocumentTooLarge"),
+        "latin1.txt": ("rejected", "DocumentNotUtf8"),
+        "empty.txt": ("rejected", "DocumentEmpty"),
+        "blank.txt": ("rejected", "DocumentEmpty"),
+        "unknown-customer.txt": ("rejected", "UnknownCustomer"),
+        "garbled.txt": ("rejected", "ExtractionFailed"),
+        "changes.txt": ("rejected", "DocumentChanged"),
+        "vanishes.txt": ("rejected", "DocumentMissing"),
+    }
+    stored = {doc_id: storage.get_result("job-mixed", doc_id) for doc_id in outcomes}
+    results = {doc_id: result for doc_id, result in stored.items() if result is not None}
+    assert results.keys() == outcomes.keys()
+    assert "over the limit of 4000 bytes" in str(results["too-large.txt"].reason)
+    assert "not valid UTF-8" in str(results["latin1.txt"].reason)
+    assert "CUST-99999" in str(results["unknown-customer.txt"].reason)
+    assert results["unknown-customer.txt"].facts is not None  # the extraction is kept for review
+    assert "does not match the extraction schema" in str(results["garbled.txt"].reason)
+    # documents rejected before the model never cost a model call
+    for doc_id in ("too-large.txt", "latin1.txt", "empty.txt", "changes.txt", "vanishes.txt"):
+        assert journal("job-mixed", doc_id) == []
+        assert results[doc_id].model_call_id is None
+    [failed_call] = journal("job-mixed", "garbled.txt")
+    assert failed_call.outcome == "ExtractionFailed"
+
+
+def test_malformed_model_output_is_a_durable_rejection(job):
+    prepared, entries, _ = job
+    provider = CountingProvider(reply='{"customer_id": "CUST-00001", "invoice_number": ')
+    outcome = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
+    assert (outcome.status, outcome.error) == ("rejected", "ExtractionFailed")
+    result = storage.get_result("job-doc", entries[0].document_id)
+    assert result is not None and "not valid JSON" in str(result.reason)
+    boto3.client("s3").delete_object(Bucket=prepared.bucket, Key=outcome.result_key)
+    again = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
+    assert again.error == "ExtractionFailed"
+    assert len(provider.calls) == 1  # a finished (bad) model call is not repeated
+
+
+def test_a_document_of_an_unprepared_job_is_an_error(cloud, load_event):
+    event = load_event("process_document")
+    event["job_id"] = "never-prepared"
+    with pytest.raises(Exception, match="no manifest") as raised:
+        handler(event, FakeLambdaContext())
+    assert type(raised.value).__name__ == "InvalidJobRequest"

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import pytest
+
+from functions.errors import ConfigurationError
+from functions.settings import ENV_VARS, get_settings
+
+
+def test_settings_read_every_documented_variable():
+    settings = get_settings()
+    assert settings.bucket_name == "docagent-test-bucket"
+    assert settings.model_provider == "offline"
+    assert settings.max_document_bytes == 4000
+    assert settings.fault_injection_enabled is False
+    assert set(ENV_VARS) == {
+        "BUCKET_NAME", "IDEMPOTENCY_TABLE_NAME", "CUSTOMERS_TABLE_NAME", "MODEL_PROVIDER", "MODEL_ID",
+        "PROMPT_VERSION", "CODE_VERSION", "MAX_DOCUMENT_BYTES", "MAX_DOCUMENTS", "IDEMPOTENCY_TTL_SECONDS",
+        "TICKET_ADAPTER", "TICKET_API_URL", "FAULT_INJECTION_ENABLED",
+    }  # fmt: skip
+
+
+def test_missing_variable_fails_fast_naming_it(env):
+    env.delenv("BUCKET_NAME")
+    with pytest.raises(ConfigurationError, match="BUCKET_NAME is not set"):
+        get_settings()
+
+
+def test_invalid_variable_is_named_with_the_reason(env):
+    env.setenv("MAX_DOCUMENT_BYTES", "lots")
+    env.setenv("MODEL_PROVIDER", "gpt")
+    with pytest.raises(ConfigurationError) as raised:
+        get_settings()
+    message = str(raised.value)
+    assert "MAX_DOCUMENT_BYTES" in message
+    assert "MODEL_PROVIDER" in message
+    assert "BUCKET_NAME" not in message
+
+
+def test_http_ticket_adapter_needs_a_url(env):
+    env.setenv("TICKET_ADAPTER", "http")
+    with pytest.raises(ConfigurationError, match="TICKET_API_URL"):
+        get_settings()
+
+
+def test_settings_are_cached_until_the_cache_is_cleared(env):
+    assert get_settings().model_id == "offline-regex-v1"
+    env.setenv("MODEL_ID", "anthropic.claude-3-haiku-20240307-v1:0")
+    assert get_settings().model_id == "offline-regex-v1"
+    get_settings.cache_clear()
+    assert get_settings().model_id == "anthropic.claude-3-haiku-20240307-v1:0"

@@ -1,0 +1,40 @@
+"""The S3 layout is a contract (docs/design.md): these keys are what the state machine, the local cloud and
+the operators read."""
+
+from __future__ import annotations
+
+from moto.core.models import DEFAULT_ACCOUNT_ID
+from moto.s3.models import s3_backends
+
+from functions import storage
+from tests.support import BUCKET
+
+
+def test_s3_layout_matches_the_design():
+    assert storage.request_key("j1") == "jobs/j1/request.json"
+    assert storage.manifest_key("j1") == "jobs/j1/manifest.json"
+    assert storage.items_key("j1") == "jobs/j1/items.json"
+    assert storage.result_key("j1", "d1") == "jobs/j1/results/d1.json"
+    assert storage.model_call_key("j1", "d1", "c1") == "jobs/j1/model-calls/d1/c1.json"
+    assert storage.report_key("j1") == "jobs/j1/report.json"
+    assert storage.ticket_key("j1") == "jobs/j1/ticket.json"
+    assert storage.ledger_key("docagent-ticket-j1") == "ticket-ledger/docagent-ticket-j1.json"
+
+
+def test_json_round_trip_and_missing_objects(cloud):
+    storage.put_json("jobs/j1/x.json", {"b": 1, "a": [1, 2]})
+    assert storage.get_json("jobs/j1/x.json") == {"a": [1, 2], "b": 1}
+    assert storage.exists("jobs/j1/x.json")
+    assert not storage.exists("jobs/j1/nothing.json")
+    assert storage.get_json_or_none("jobs/j1/nothing.json") is None
+    assert storage.get_manifest("j1") is None
+    assert storage.get_result("j1", "d1") is None
+
+
+def test_list_objects_paginates(cloud):
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]  # straight into moto: 1,003 API puts would be slow
+    for index in range(1003):
+        backend.put_object(BUCKET, f"many/{index:05d}.json", b"{}")
+    keys = [obj["Key"] for obj in storage.list_objects("many/")]
+    assert len(keys) == 1003
+    assert keys == sorted(keys)
