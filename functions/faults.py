@@ -4,7 +4,8 @@ name the point, as in
 
 Modes: ``exit`` kills the process (os._exit(137), like an out-of-memory kill), ``raise`` raises InjectedFault,
 ``hang`` sleeps past the invocation's deadline (a timeout). ``until_retry: n`` fires only while the Step
-Functions retry count is below n, so the job recovers after n retries; null fires on every attempt.
+Functions retry count is below n, so the job recovers after n retries; ``until_redrive: n`` fires only while
+the execution's redrive count is below n, so only a redrive recovers it; null fires on every attempt.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def fault_point(
     options: JobOptions,
     retry_count: int,
     *,
+    redrive_count: int = 0,
     document_index: int | None = None,
     context: LambdaContext | None = None,
 ) -> None:
@@ -50,12 +52,15 @@ def fault_point(
         return
     if spec.until_retry is not None and retry_count >= spec.until_retry:
         return
+    if spec.until_redrive is not None and redrive_count >= spec.until_redrive:
+        return
     logger.warning(
         "injecting fault",
         extra={
             "fault_point": name,
             "fault_mode": spec.mode,
             "retry_count": retry_count,
+            "redrive_count": redrive_count,
             "document_index": document_index,
         },
     )

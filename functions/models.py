@@ -56,6 +56,9 @@ class FaultSpec(_Strict):
     document_index: int | None = Field(None, ge=0)
     mode: Literal["exit", "raise", "hang"] = "raise"
     until_retry: int | None = Field(None, ge=0, description="fire only while retry_count < until_retry")
+    until_redrive: int | None = Field(
+        None, ge=0, description="fire only while the execution's redrive count < until_redrive"
+    )
 
 
 class JobOptions(_Strict):
@@ -296,6 +299,7 @@ class ProcessDocumentEvent(_Strict):
     options: JobOptions = Field(default_factory=JobOptions)
     document: ManifestEntry
     retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
 
 
 class DocumentResult(_Strict):
@@ -426,6 +430,7 @@ class CreateTicketEvent(_Strict):
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     report: ReportSummary
     retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
     options: JobOptions = Field(default_factory=JobOptions)
 
 

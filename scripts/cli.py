@@ -143,11 +143,28 @@ def cmd_local_deploy(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from scripts.demo import run_demo
+    from scripts.demo import Crash, default_crash_index, run_demo
 
-    summary = run_demo(documents=args.documents, time_scale=args.time_scale, show_progress=not args.json)
+    crash = None
+    if not args.no_crash:
+        index = default_crash_index(args.documents) if args.crash_at is None else args.crash_at
+        crash = Crash(document_index=index, mode=args.crash_mode)
+    try:
+        summary = run_demo(
+            documents=args.documents, time_scale=args.time_scale, show_progress=not args.json, crash=crash
+        )
+    except ValueError as error:
+        raise CommandError(str(error)) from None
     _emit(args, summary, lambda: _print_summary(summary))
     return EXIT_OK if summary["status"] == "SUCCEEDED" and summary["verified"] else EXIT_JOB_FAILED
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from scripts.benchmarks import run_benchmarks
+
+    figures = run_benchmarks(args.documents, args.time_scale)
+    _emit(args, figures, lambda: Console().print_json(data=figures))
+    return EXIT_OK
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -186,7 +203,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", parents=[common], help="run the main job on the local cloud")
     demo.add_argument("--documents", type=int, default=200)
     demo.add_argument("--time-scale", type=float, default=0.05)
+    demo.add_argument("--crash-at", type=int, help="index of the document whose worker dies (default 138)")
+    demo.add_argument(
+        "--crash-mode",
+        choices=["redrive", "transient"],
+        default="redrive",
+        help="redrive: the worker dies on every attempt until the job is redriven; "
+        "transient: only the first attempt dies and Retry recovers it",
+    )
+    demo.add_argument("--no-crash", action="store_true", help="run the job without a fault")
     demo.set_defaults(handler=cmd_demo)
+
+    bench = commands.add_parser("bench", parents=[common], help="print the local cloud's speed figures")
+    bench.add_argument("--documents", type=int, nargs="*", default=[200], help="demo sizes to time")
+    bench.add_argument("--time-scale", type=float, default=0.05)
+    bench.set_defaults(handler=cmd_bench)
     return parser
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,24 @@ class LocalJob:
     def results(self) -> list[dict[str, Any]]:
         return [self.read_json(key) for key in self.keys(f"jobs/{self.job_id}/results/")]
 
+    def map_run_counts(self) -> dict[str, int] | None:
+        runs = self.sfn.list_map_runs(executionArn=self.execution_arn).get("mapRuns", [])
+        if not runs:
+            return None
+        counts = self.sfn.describe_map_run(mapRunArn=runs[0]["mapRunArn"])["itemCounts"]
+        return {name: int(str(value)) for name, value in counts.items()}
+
+    def map_run_entries(self, group: str) -> list[dict[str, Any]]:
+        """One group (SUCCEEDED, FAILED, PENDING) of the Map Run's ResultWriter files."""
+        runs = self.sfn.list_map_runs(executionArn=self.execution_arn).get("mapRuns", [])
+        if not runs:
+            return []
+        manifest_key = f"map-runs/{runs[0]['mapRunArn'].rsplit(':', 1)[-1]}/manifest.json"
+        if not self.keys(manifest_key):
+            return []
+        manifest = self.read_json(manifest_key)
+        return [entry for file in manifest["ResultFiles"][group] for entry in self.read_json(file["Key"])]
+
     def tickets(self) -> list[dict[str, Any]]:
         tickets = [self.read_json(key) for key in self.keys("ticket-ledger/")]
         return [ticket for ticket in tickets if ticket.get("reference") == self.job_id]
@@ -139,7 +158,7 @@ def extraction_accuracy(results: list[dict[str, Any]], truth: dict[str, dict[str
     return round(correct / total, 4) if total else 0.0
 
 
-def follow(job: LocalJob, documents: int, show_progress: bool) -> str:
+def follow(job: LocalJob, documents: int, show_progress: bool, description: str = "documents") -> str:
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -149,7 +168,7 @@ def follow(job: LocalJob, documents: int, show_progress: bool) -> str:
         console=console,
         disable=not show_progress,
     ) as progress:
-        task = progress.add_task("documents", total=documents, detail="")
+        task = progress.add_task(description, total=documents, detail="")
         while (status := job.status()) == "RUNNING":
             done = len(job.keys(f"jobs/{job.job_id}/results/"))
             progress.update(task, completed=done, detail=_map_run_detail(job))
@@ -159,16 +178,68 @@ def follow(job: LocalJob, documents: int, show_progress: bool) -> str:
 
 
 def _map_run_detail(job: LocalJob) -> str:
-    runs = job.sfn.list_map_runs(executionArn=job.execution_arn).get("mapRuns", [])
-    if not runs:
-        return ""
-    counts = job.sfn.describe_map_run(mapRunArn=runs[0]["mapRunArn"])["itemCounts"]
-    return f"failed {counts['failed']} · in flight {counts['running']}"
+    counts = job.map_run_counts()
+    return f"failed {counts['failed']} · in flight {counts['running']}" if counts else ""
 
 
-def run_demo(documents: int = 200, time_scale: float = 0.05, show_progress: bool = True) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Crash:
+    """A fault armed for one document: the worker dies before the document's result is stored."""
+
+    document_index: int
+    mode: str  # "redrive": on every attempt until the execution is redriven; "transient": first attempt only
+    point: str = "before_store_result"
+
+    def job_options(self) -> dict[str, Any]:
+        until = {"until_redrive": 1} if self.mode == "redrive" else {"until_retry": 1}
+        return {
+            "fault": {"point": self.point, "document_index": self.document_index, "mode": "exit", **until}
+        }
+
+
+def where_it_stopped(job: LocalJob) -> dict[str, Any]:
+    """What the durable records say about a failed job: counts, failed documents, state and error."""
+    described = job.sfn.describe_execution(executionArn=job.execution_arn)
+    history = job.sfn.get_execution_history(executionArn=job.execution_arn, maxResults=1000)["events"]
+    entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    counts = job.map_run_counts() or {}
+    failed = [
+        {"index": json.loads(entry["Input"])["document"]["index"], "error": entry.get("Error")}
+        for entry in job.map_run_entries("FAILED")
+    ]
+    return {
+        "failed_state": entered[-1] if entered else None,
+        "error": described.get("error"),
+        "documents_done": counts.get("succeeded", 0),
+        "documents_failed": failed,
+        "documents_pending": counts.get("pending", 0),
+    }
+
+
+def _first_new_progress(job: LocalJob, before: int, timeout: float = 30.0) -> float:
+    started = time.time()
+    while time.time() - started < timeout:
+        if len(job.keys(f"jobs/{job.job_id}/results/")) > before or job.status() != "RUNNING":
+            break
+        time.sleep(0.02)
+    return round(time.time() - started, 3)
+
+
+def default_crash_index(documents: int) -> int:
+    """The mission's story crashes document 138 of 200; smaller jobs crash two thirds of the way in."""
+    return 138 if documents > 138 else documents * 2 // 3
+
+
+def run_demo(
+    documents: int = 200,
+    time_scale: float = 0.05,
+    show_progress: bool = True,
+    crash: Crash | None = None,
+) -> dict[str, Any]:
     if documents < 1:
         raise ValueError("--documents must be at least 1")
+    if crash is not None and not 0 <= crash.document_index < documents:
+        raise ValueError(f"--crash-at must be a document index from 0 to {documents - 1}")
     started = time.time()
     phases: dict[str, float] = {}
 
@@ -187,27 +258,70 @@ def run_demo(documents: int = 200, time_scale: float = 0.05, show_progress: bool
         prefix = f"incoming/{job_id}/"
         truth = seed_inputs(job, documents, prefix)
         mark = lap("seed", mark)
-        job.start({"job_id": job_id, "prefix": prefix})
+        request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
+        if crash is not None:
+            request["options"] = crash.job_options()
+        job.start(request)
         status = follow(job, documents, show_progress)
-        lap("job", mark)
-        results = job.results()
-        model_calls = job.keys(f"jobs/{job_id}/model-calls/")
-        documents_called = {key.split("/")[3] for key in model_calls}
-        description = job.sfn.describe_execution(executionArn=job.execution_arn)
-        output = json.loads(description.get("output") or "{}")
-        return {
-            "job_id": job_id,
-            "status": status,
-            "documents": documents,
-            "results": len(results),
-            "failed_documents": sum(result.get("status") != "extracted" for result in results),
-            "tickets": len(job.tickets()),
-            "model_calls": len(model_calls),
-            "repeated_model_calls": len(model_calls) - len(documents_called),
-            "redrive_count": int(description.get("redriveCount", 0)),
-            "verified": bool(output.get("verification", {}).get("verified", False)),
-            "extraction_accuracy": extraction_accuracy(results, truth),
-            "wall_seconds": round(time.time() - started, 2),
-            "phase_seconds": phases,
-            "error": description.get("error"),
-        }
+        mark = lap("job", mark)
+        stopped_at: dict[str, Any] | None = None
+        redrive_to_progress = None
+        if status != "SUCCEEDED" and crash is not None and crash.mode == "redrive":
+            stopped_at = where_it_stopped(job)
+            if show_progress:
+                _print_stop(stopped_at)
+            before = len(job.keys(f"jobs/{job_id}/results/"))
+            job.sfn.redrive_execution(executionArn=job.execution_arn)
+            redrive_to_progress = _first_new_progress(job, before)
+            status = follow(job, documents, show_progress, description="redriven")
+            mark = lap("redrive", mark)
+        summary = summarize(job, truth, documents, status)
+        if crash is not None:
+            killed = [
+                record
+                for record in cloud.runtime.invocations_of(stack.outputs["ProcessDocumentFunctionName"])
+                if record.error_type == "Runtime.ExitError"
+                and record.event.get("document", {}).get("index") == crash.document_index
+            ]
+            summary["crash"] = {
+                "document_index": crash.document_index,
+                "fault_point": crash.point,
+                "mode": crash.mode,
+                "attempts_killed": len(killed),
+            }
+            summary["stopped_at"] = stopped_at
+            summary["redrive_to_first_progress_seconds"] = redrive_to_progress
+        summary["wall_seconds"] = round(time.time() - started, 2)
+        summary["phase_seconds"] = phases
+        return summary
+
+
+def _print_stop(stopped: dict[str, Any]) -> None:
+    failed = ", ".join(f"#{doc['index']} ({doc['error']})" for doc in stopped["documents_failed"]) or "none"
+    console.print(
+        f"[red]job failed[/red] in state [bold]{stopped['failed_state']}[/bold] with {stopped['error']}: "
+        f"{stopped['documents_done']} documents done, failed: {failed}, "
+        f"{stopped['documents_pending']} pending. Redriving: only unfinished documents run again."
+    )
+
+
+def summarize(job: LocalJob, truth: dict[str, dict[str, Any]], documents: int, status: str) -> dict[str, Any]:
+    results = job.results()
+    model_calls = job.keys(f"jobs/{job.job_id}/model-calls/")
+    documents_called = {key.split("/")[3] for key in model_calls}
+    description = job.sfn.describe_execution(executionArn=job.execution_arn)
+    output = json.loads(description.get("output") or "{}")
+    return {
+        "job_id": job.job_id,
+        "status": status,
+        "documents": documents,
+        "results": len(results),
+        "failed_documents": sum(result.get("status") != "extracted" for result in results),
+        "tickets": len(job.tickets()),
+        "model_calls": len(model_calls),
+        "repeated_model_calls": len(model_calls) - len(documents_called),
+        "redrive_count": int(description.get("redriveCount", 0)),
+        "verified": bool(output.get("verification", {}).get("verified", False)),
+        "extraction_accuracy": extraction_accuracy(results, truth),
+        "error": description.get("error"),
+    }

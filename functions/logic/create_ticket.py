@@ -34,10 +34,14 @@ def ticket_payload(event: CreateTicketEvent) -> TicketPayload:
 
 
 def _open_ticket(event: CreateTicketEvent, client: TicketClient, context: LambdaContext) -> TicketResult:
-    fault_point("before_ticket", event.options, event.retry_count, context=context)
+    fault_point(
+        "before_ticket", event.options, event.retry_count, redrive_count=event.redrive_count, context=context
+    )
     key = ticket_idempotency_key(event.job_id)
     ticket = client.create(key, ticket_payload(event))
-    fault_point("after_ticket", event.options, event.retry_count, context=context)
+    fault_point(
+        "after_ticket", event.options, event.retry_count, redrive_count=event.redrive_count, context=context
+    )
     storage.put_json(
         storage.ticket_key(event.job_id),
         JobTicket(

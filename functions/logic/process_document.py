@@ -134,7 +134,12 @@ def _extract_once(
             extra={"pinned_sha256": versions.prompt_sha256, "current_sha256": prompt.sha256},
         )
     fault_point(
-        "before_model_call", event.options, event.retry_count, document_index=entry.index, context=context
+        "before_model_call",
+        event.options,
+        event.retry_count,
+        redrive_count=event.redrive_count,
+        document_index=entry.index,
+        context=context,
     )
 
     now = time.time()
@@ -193,7 +198,12 @@ def _extract_once(
         )
     )
     fault_point(
-        "after_model_call", event.options, event.retry_count, document_index=entry.index, context=context
+        "after_model_call",
+        event.options,
+        event.retry_count,
+        redrive_count=event.redrive_count,
+        document_index=entry.index,
+        context=context,
     )
     return record
 
@@ -218,10 +228,22 @@ def lookup_customer(customer_id: str, settings: Settings) -> CustomerLookup:
 def _store(result: DocumentResult, event: ProcessDocumentEvent, context: LambdaContext) -> DocumentOutcome:
     index = event.document.index
     fault_point(
-        "before_store_result", event.options, event.retry_count, document_index=index, context=context
+        "before_store_result",
+        event.options,
+        event.retry_count,
+        redrive_count=event.redrive_count,
+        document_index=index,
+        context=context,
     )
     storage.put_result(result)
-    fault_point("after_store_result", event.options, event.retry_count, document_index=index, context=context)
+    fault_point(
+        "after_store_result",
+        event.options,
+        event.retry_count,
+        redrive_count=event.redrive_count,
+        document_index=index,
+        context=context,
+    )
     logger.info("document result stored", extra={"status": result.status, "error": result.error})
     return outcome_of(result)
 

@@ -23,6 +23,7 @@ from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import Time
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from moto.stepfunctions.parser.asl.utils import boto_client
 
+from scripts.localcloud import distributed_map, redrive
 from scripts.localcloud.runtime import FunctionSpec, TooManyRequestsError
 
 if TYPE_CHECKING:
@@ -139,6 +140,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         WaitFunction._wait_interval = _scaled_wait_interval  # type: ignore[method-assign]
         # Retry intervals: the retrier sleeps through its module's ``time``; give it a scaled one.
         vars(retrier_decl)["time"] = SimpleNamespace(sleep=_scaled_sleep)
+        distributed_map.install()
+        redrive.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

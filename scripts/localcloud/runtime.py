@@ -64,6 +64,17 @@ class Invocation:
     duration_ms: float = 0.0
 
 
+@dataclass(frozen=True)
+class InvocationRecord:
+    """One finished invocation, kept for benchmarks and crash drills."""
+
+    function: str
+    request_id: str
+    event: Any
+    error_type: str | None
+    duration_ms: float
+
+
 class Worker:
     """One execution environment: a process that imported the handler once."""
 
@@ -244,7 +255,7 @@ class LambdaRuntime:
         self._log = log
         self._pools: dict[str, FunctionPool] = {}
         self._lock = threading.Lock()
-        self.durations_ms: dict[str, list[float]] = {}
+        self.invocations: list[InvocationRecord] = []
 
     def code_root(self, code_sha256: str, code_zip: bytes) -> Path:
         """Unpack a function's code once per content hash, as Lambda caches a code package."""
@@ -294,9 +305,16 @@ class LambdaRuntime:
                     pool.idle.append(worker)
                 else:
                     worker.close()
+        error_type = json.loads(outcome.payload).get("errorType") if outcome.function_error else None
         with self._lock:
-            self.durations_ms.setdefault(spec.name, []).append(outcome.duration_ms)
+            self.invocations.append(
+                InvocationRecord(spec.name, request_id, event, error_type, outcome.duration_ms)
+            )
         return outcome
+
+    def invocations_of(self, function_name: str) -> list[InvocationRecord]:
+        with self._lock:
+            return [record for record in self.invocations if record.function == function_name]
 
     def workers(self) -> list[dict[str, Any]]:
         """Every live worker, for operators and for tests that kill one from outside."""

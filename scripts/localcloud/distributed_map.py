@@ -1,0 +1,374 @@
+"""Distributed Map as AWS runs it, on moto's interpreter (shared spec D2, D5, M1-M6).
+
+moto runs a Distributed Map's children inline, lets a failed child leave the Map SUCCEEDED, ignores
+the tolerated-failure settings and writes only an empty ResultWriter manifest. This module replaces
+those seams: every child's outcome is remembered per Map Run, failures count against the tolerated
+threshold (the Map Run stops handing out items once it is exceeded), result files are written in the
+documented shape (also when the run fails), and a redriven Map Run keeps its ARN, reuses its items
+and re-runs only the children that did not succeed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from moto.stepfunctions.parser.api import HistoryEventType, MapRunFailedEventDetails
+from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+    FailureEvent,
+    FailureEventException,
+)
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+    StatesErrorNameType,
+)
+from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import EvalTimeoutError
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.distributed_iteration_component import (  # noqa: E501
+    DistributedIterationComponent,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor.distributed_item_processor_worker import (  # noqa: E501
+    DistributedItemProcessorWorker,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor.map_run_record import (  # noqa: E501
+    MapRunRecord,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.job import Job, JobPool
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.max_concurrency import (
+    DEFAULT_MAX_CONCURRENCY_VALUE,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.result_writer.resource_eval.resource_eval_s3 import (  # noqa: E501
+    ResourceEvalS3,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.state_map import StateMap
+from moto.stepfunctions.parser.asl.eval.environment import Environment
+from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, ProgramStopped
+from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
+
+MAP_RUN_REDRIVE_LIMIT = 1000  # shared spec M3
+NOT_SUCCEEDED = ("FAILED", "TIMED_OUT", "ABORTED")
+
+
+def event_details(**details: Any) -> EventDetails:
+    """moto types EventDetails as a closed TypedDict that lacks the redrive events; build it loosely."""
+    return cast(EventDetails, details)
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(tz=datetime.UTC)
+
+
+@dataclass
+class ChildOutcome:
+    """What one child execution did, in the shape ResultWriter reports it."""
+
+    index: int
+    status: str
+    input: Any
+    output: Any = None
+    error: str | None = None
+    cause: str | None = None
+    started: datetime.datetime = field(default_factory=_now)
+    stopped: datetime.datetime | None = None
+    redrive_count: int = 0
+
+
+@dataclass
+class MapRunMemory:
+    """Everything a Map Run must remember to be redriven: its ARN, items and children's outcomes."""
+
+    map_run_arn: str
+    state_machine_arn: str
+    items: list[Any]
+    outcomes: dict[int, ChildOutcome] = field(default_factory=dict)
+    redrive_count: int = 0
+    redrive_date: datetime.datetime | None = None
+    tolerated_failure_count: int = 0
+    tolerated_failure_percentage: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def failures(self) -> int:
+        return sum(outcome.status in ("FAILED", "TIMED_OUT") for outcome in self.outcomes.values())
+
+    def threshold_exceeded(self) -> bool:
+        """Either declared threshold breached (an unset one does not count; both unset tolerate none)."""
+        failed, total = self.failures(), max(len(self.items), 1)
+        count, percentage = self.tolerated_failure_count, self.tolerated_failure_percentage
+        if not count and not percentage:
+            return failed > 0
+        over_count = bool(count) and failed > count
+        over_percentage = bool(percentage) and failed * 100 / total > percentage
+        return over_count or over_percentage
+
+    def child_execution_arn(self, index: int) -> str:
+        # Stable across redrives: a redriven child keeps its ARN (shared spec M2).
+        name = uuid.uuid5(uuid.NAMESPACE_URL, f"{self.map_run_arn}#{index}")
+        return f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{name}"
+
+
+class _Registry:
+    lock = threading.Lock()
+    by_state: dict[tuple[str, str], MapRunMemory] = {}
+    by_arn: dict[str, MapRunMemory] = {}
+
+
+def memory_for_map_run(map_run_arn: str) -> MapRunMemory | None:
+    return _Registry.by_arn.get(map_run_arn)
+
+
+def _execution_arn(env: Environment) -> str:
+    return str(env.states.context_object.context_object_data["Execution"]["Id"])
+
+
+# -- the Map Run: reuse on redrive, threshold, outcomes ------------------------------------------------
+
+
+def _eval_body(self: DistributedIterationComponent, env: Environment) -> None:
+    eval_input = env.stack[-1]
+    record: MapRunRecord = eval_input.map_run_record
+    key = (_execution_arn(env), eval_input.state_name)
+    memory = _Registry.by_state.get(key)
+    if memory is not None:  # the Map state runs again: this is a redrive of its Map Run
+        if memory.redrive_count >= MAP_RUN_REDRIVE_LIMIT:
+            raise _failure(
+                env, StatesErrorNameType.StatesRuntime, "The Map Run redrive limit of 1000 is reached."
+            )
+        pool = env.map_run_record_pool_manager._pool
+        pool.pop(record.map_run_arn, None)
+        record.map_run_arn = memory.map_run_arn  # type: ignore[misc]  # the redriven run keeps its ARN (M6)
+        pool[record.map_run_arn] = record
+        memory.redrive_count += 1
+        memory.redrive_date = _now()
+        env.event_manager.add_event(
+            context=env.event_history_context,
+            event_type=HistoryEventType.MapRunRedriven,
+            event_details=event_details(
+                mapRunRedrivenEventDetails={
+                    "mapRunArn": memory.map_run_arn,
+                    "redriveCount": memory.redrive_count,
+                }
+            ),
+        )
+    _original_eval_body(self, env)
+
+
+def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: Any) -> None:
+    read_items: list[Any] = env.stack.pop()
+    record: MapRunRecord = eval_input.map_run_record
+    key = (_execution_arn(env), eval_input.state_name)
+    with _Registry.lock:
+        memory = _Registry.by_state.get(key)
+        if memory is None:
+            memory = MapRunMemory(record.map_run_arn, record.map_state_machine_arn, read_items)
+            _Registry.by_state[key] = _Registry.by_arn[memory.map_run_arn] = memory
+    memory.tolerated_failure_count = int(eval_input.tolerated_failure_count or 0)
+    memory.tolerated_failure_percentage = float(eval_input.tolerated_failure_percentage or 0)
+    items = memory.items  # a redrive reuses the original items (M5)
+
+    succeeded = {i for i, outcome in memory.outcomes.items() if outcome.status == "SUCCEEDED"}
+    to_run = [index for index in range(len(items)) if index not in succeeded]
+    for counter in (record.item_counter, record.execution_counter):
+        counter.total.count(len(items))
+        counter.succeeded.count(len(succeeded))
+        counter.results_written.count(len(succeeded))
+        counter.pending.count(len(to_run))
+    for index in to_run:  # not started yet: pending until a worker takes it
+        previous = memory.outcomes.get(index)
+        memory.outcomes[index] = ChildOutcome(
+            index, "PENDING", items[index], redrive_count=(previous.redrive_count + 1) if previous else 0
+        )
+
+    job_pool = JobPool(job_program=self._get_iteration_program(), job_inputs=[items[i] for i in to_run])
+    for job in job_pool._open_jobs:  # keep each item's own index ($$.Map.Item.Index)
+        vars(job)["job_index"] = to_run[job.job_index]
+    vars(job_pool)["docagent_memory"] = memory
+    max_concurrency = record.max_concurrency
+    workers = len(to_run) if max_concurrency == DEFAULT_MAX_CONCURRENCY_VALUE else max_concurrency
+    for _ in range(min(workers, len(to_run))):
+        self._launch_worker(env=env, eval_input=eval_input, job_pool=job_pool)
+    job_pool.await_jobs()
+
+    worker_exception = job_pool.get_worker_exception()
+    if worker_exception is not None:
+        raise worker_exception
+    env.stack.append([memory.outcomes[index].output for index in range(len(items))])
+
+
+def _failure(env: Environment, error: StatesErrorNameType, cause: str) -> FailureEventException:
+    error_name = StatesErrorName(typ=error)
+    return FailureEventException(
+        FailureEvent(
+            env=env,
+            error_name=error_name,
+            event_type=HistoryEventType.MapRunFailed,
+            event_details=event_details(
+                mapRunFailedEventDetails=MapRunFailedEventDetails(error=error_name.error_name, cause=cause)
+            ),
+        )
+    )
+
+
+def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) -> None:
+    """One child execution: run it, record its outcome, and stop the Map Run past the threshold."""
+    record, memory = self._map_run_record, vars(self._job_pool)["docagent_memory"]
+    for counter in (record.item_counter, record.execution_counter):
+        counter.pending.offset(-1)
+        counter.running.count()
+    outcome = memory.outcomes[job.job_index]
+    outcome.status, outcome.started = "RUNNING", _now()
+    try:
+        env.states.context_object.context_object_data["Map"] = MapData(
+            Item=ItemData(Index=job.job_index, Value=job.job_input)
+        )
+        env.states.reset(job.job_input)
+        env.stack.append(env.states.get_input())
+        self._eval_input(env_frame=env)
+        outcome.input = env.states.get_input()
+        job.job_program.eval(env)
+        end_state = env.program_state()
+        if isinstance(end_state, ProgramError):
+            outcome.status = "FAILED"
+            outcome.error = (end_state.error or {}).get("error")
+            outcome.cause = (end_state.error or {}).get("cause")
+        elif isinstance(end_state, ProgramStopped):
+            outcome.status = "ABORTED"
+        else:
+            outcome.status, outcome.output = "SUCCEEDED", env.states.get_input()
+    except EvalTimeoutError:
+        outcome.status, outcome.error = "TIMED_OUT", "States.Timeout"
+    except FailureEventException as failure:
+        error_cause = failure.extract_error_cause_pair() or (None, None)
+        outcome.status, (outcome.error, outcome.cause) = "FAILED", error_cause
+    except Exception as error:  # an interpreter fault fails this child, as a service fault would
+        outcome.status, outcome.error, outcome.cause = "FAILED", "States.Runtime", str(error)
+    finally:
+        outcome.stopped = _now()
+        status_counter = {"SUCCEEDED": "succeeded", "FAILED": "failed", "TIMED_OUT": "timed_out"}
+        for counter in (record.item_counter, record.execution_counter):
+            counter.running.offset(-1)
+            getattr(counter, status_counter.get(outcome.status, "aborted")).count()
+            if outcome.status == "SUCCEEDED":
+                counter.results_written.count()
+    job.job_output = outcome.output
+    if outcome.status in NOT_SUCCEEDED:
+        with memory.lock:
+            if memory.threshold_exceeded():
+                job.job_output = _failure(
+                    env,
+                    StatesErrorNameType.StatesExceedToleratedFailureThreshold,
+                    "The specified tolerated failure threshold was exceeded",
+                )
+
+
+# -- ResultWriter: the documented result files --------------------------------------------------------
+
+
+def _iso(moment: datetime.datetime | None) -> str | None:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z") if moment else None
+
+
+def result_entry(memory: MapRunMemory, outcome: ChildOutcome) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "ExecutionArn": memory.child_execution_arn(outcome.index),
+        "Name": memory.child_execution_arn(outcome.index).rsplit(":", 1)[-1],
+        "StateMachineArn": memory.state_machine_arn,
+        "Status": outcome.status,
+        "Input": json.dumps(outcome.input),
+        "InputDetails": {"Included": True},
+        "RedriveCount": outcome.redrive_count,
+    }
+    if outcome.status == "PENDING":
+        return entry
+    entry["StartDate"] = _iso(outcome.started)
+    entry["StopDate"] = _iso(outcome.stopped)
+    if outcome.status == "SUCCEEDED":
+        entry["Output"] = json.dumps(outcome.output)
+        entry["OutputDetails"] = {"Included": True}
+        entry["RedriveStatus"] = "NOT_REDRIVABLE"
+        entry["RedriveStatusReason"] = "Execution is SUCCEEDED and cannot be redriven"
+    else:
+        entry["Error"] = outcome.error
+        entry["Cause"] = outcome.cause
+        entry["RedriveStatus"] = "REDRIVABLE"
+    return entry
+
+
+def write_result_files(memory: MapRunMemory, s3_client: Any, bucket: str, prefix: str) -> str:
+    """manifest.json plus SUCCEEDED_0 / FAILED_0 / PENDING_0 (shared spec D5); returns the manifest key."""
+    folder = f"{prefix}{memory.map_run_arn.rsplit(':', 1)[-1]}/"
+    groups: dict[str, list[dict[str, Any]]] = {"SUCCEEDED": [], "FAILED": [], "PENDING": []}
+    for index in sorted(memory.outcomes):
+        outcome = memory.outcomes[index]
+        group = (
+            "SUCCEEDED"
+            if outcome.status == "SUCCEEDED"
+            else "PENDING"
+            if outcome.status in ("PENDING", "RUNNING")
+            else "FAILED"
+        )
+        groups[group].append(result_entry(memory, outcome))
+    files: dict[str, list[dict[str, Any]]] = {"FAILED": [], "PENDING": [], "SUCCEEDED": []}
+    for group, entries in groups.items():
+        if entries:
+            body = json.dumps(entries).encode()
+            key = f"{folder}{group}_0.json"
+            s3_client.put_object(Bucket=bucket, Key=key, Body=body)
+            files[group].append({"Key": key, "Size": len(body)})
+    manifest_key = f"{folder}manifest.json"
+    manifest = {"DestinationBucket": bucket, "MapRunArn": memory.map_run_arn, "ResultFiles": files}
+    s3_client.put_object(Bucket=bucket, Key=manifest_key, Body=json.dumps(manifest, indent=2).encode())
+    return manifest_key
+
+
+def _handle_put_object(env: Environment, resource_runtime_part: Any, state_credentials: Any) -> None:
+    parameters = env.stack.pop()
+    env.stack.pop()
+    record = env.map_run_record_pool_manager.get_all().pop()
+    memory = _Registry.by_arn[record.map_run_arn]
+    prefix = parameters.get("Prefix", "")
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    s3_client = ResourceEvalS3._get_s3_client(resource_runtime_part, state_credentials)
+    key = write_result_files(memory, s3_client, parameters["Bucket"], prefix)
+    env.stack.append(
+        {"MapRunArn": memory.map_run_arn, "ResultWriterDetails": {"Bucket": parameters["Bucket"], "Key": key}}
+    )
+
+
+def _state_map_eval_execution(self: StateMap, env: Environment) -> None:
+    """A failed Map Run still writes its result files (FAILED and PENDING children included)."""
+    try:
+        _original_state_map_eval_execution(self, env)
+    except FailureEventException:
+        if self.result_writer is not None and env.map_run_record_pool_manager.get_all():
+            env.stack.append(None)  # the slot ResultWriter's handler discards
+            self.result_writer.eval(env)
+            env.stack.pop()
+        raise
+
+
+def _describe_map_run(self: MapRunRecord) -> Any:
+    described = _original_describe_map_run(self)
+    memory = _Registry.by_arn.get(self.map_run_arn)
+    described["redriveCount"] = memory.redrive_count if memory else 0
+    if memory and memory.redrive_date:
+        described["redriveDate"] = memory.redrive_date
+    return described
+
+
+_original_eval_body = DistributedIterationComponent._eval_body
+_original_state_map_eval_execution = StateMap._eval_execution
+_original_describe_map_run = MapRunRecord.describe
+
+
+def install() -> None:
+    DistributedIterationComponent._eval_body = _eval_body  # type: ignore[method-assign]
+    DistributedIterationComponent._map_run = _map_run  # type: ignore[method-assign]
+    DistributedItemProcessorWorker._eval_job = _eval_job  # type: ignore[method-assign]
+    ResourceEvalS3._handle_put_object = staticmethod(_handle_put_object)  # type: ignore[method-assign]
+    StateMap._eval_execution = _state_map_eval_execution  # type: ignore[method-assign]
+    MapRunRecord.describe = _describe_map_run  # type: ignore[method-assign]
