@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from scripts import project
+from scripts.operator import register_operator_commands
 
 EXIT_OK, EXIT_JOB_FAILED, EXIT_BAD_REQUEST, EXIT_NOT_FOUND = 0, 1, 2, 3
 
@@ -124,10 +125,13 @@ def _endpoint(args: argparse.Namespace) -> str:
 
 
 def cmd_local_deploy(args: argparse.Namespace) -> int:
+    from scripts.demo import synth_local
     from scripts.localcloud.deploy import DeployError, deploy
 
+    endpoint = _endpoint(args)
+    out_dir = Path(args.out_dir) if args.out_dir else synth_local()
     try:
-        stack = deploy(Path(args.out_dir), args.stack_name, _endpoint(args))
+        stack = deploy(out_dir, args.stack_name, endpoint)
     except DeployError as error:
         raise CommandError(str(error), 1) from None
     stack.save(project.LOCAL_STACK_FILE)
@@ -195,7 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     deploy = local.add_parser(
         "deploy", parents=[common], help="deploy the synthesized app to the local cloud"
     )
-    deploy.add_argument("--out-dir", default=str(project.ROOT / "cdk.out"))
+    deploy.add_argument(
+        "--out-dir", help="a synthesized cloud assembly (default: the app synthesized with the local profile)"
+    )
     deploy.add_argument("--stack-name", default="DocAgent")
     deploy.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
     deploy.set_defaults(handler=cmd_local_deploy)
@@ -213,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--no-crash", action="store_true", help="run the job without a fault")
     demo.set_defaults(handler=cmd_demo)
+
+    register_operator_commands(commands, common)
 
     bench = commands.add_parser("bench", parents=[common], help="print the local cloud's speed figures")
     bench.add_argument("--documents", type=int, nargs="*", default=[200], help="demo sizes to time")

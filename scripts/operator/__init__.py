@@ -1,0 +1,20 @@
+"""The operator's commands (start, status, list, redrive, inspect, logs, approve, reject).
+
+Each module listed here exposes ``register(commands, common)`` adding its subcommands to the
+``docagent`` parser; ``common`` is the parent parser that carries ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def register_operator_commands(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    common: argparse.ArgumentParser,
+) -> None:
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(commands, common)
