@@ -52,6 +52,7 @@ def _running_cloud() -> dict[str, Any] | None:
 
 
 def cmd_local_up(args: argparse.Namespace) -> int:
+    from scripts.localcloud.distributed_map import deliver_twice
     from scripts.localcloud.server import LocalCloud
 
     existing = _running_cloud()
@@ -60,6 +61,7 @@ def cmd_local_up(args: argparse.Namespace) -> int:
     if args.detach:
         command = [sys.executable, "-m", "scripts.cli", "local", "up", "--port", str(args.port)]
         command += ["--time-scale", str(args.time_scale)]
+        command += [argument for index in args.deliver_twice for argument in ("--deliver-twice", str(index))]
         project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
         log = (project.LOCAL_DIR / "cloud.log").open("ab")
         process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
@@ -76,6 +78,7 @@ def cmd_local_up(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     cloud = LocalCloud(project.LOCAL_DIR, port=args.port, time_scale=args.time_scale).start()
+    deliver_twice(set(args.deliver_twice))
     record = {
         "pid": os.getpid(),
         "port": cloud.port,
@@ -193,6 +196,14 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--port", type=int, default=4566)
     up.add_argument("--time-scale", type=float, default=1.0, help="scale retry intervals, waits and timeouts")
     up.add_argument("--detach", action="store_true", help="run in the background (stop with `local down`)")
+    up.add_argument(
+        "--deliver-twice",
+        type=int,
+        action="append",
+        default=[],
+        metavar="INDEX",
+        help="deliver this item twice to EXPRESS Distributed Map children (AWS runs them at least once)",
+    )
     up.set_defaults(handler=cmd_local_up)
     down = local.add_parser("down", parents=[common], help="stop a detached local cloud")
     down.set_defaults(handler=cmd_local_down)

@@ -10,6 +10,7 @@ and re-runs only the children that did not succeed.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import json
 import threading
@@ -26,6 +27,7 @@ from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
     StatesErrorNameType,
 )
+from moto.stepfunctions.parser.asl.component.common.flow.start_at import StartAt
 from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import EvalTimeoutError
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.distributed_iteration_component import (  # noqa: E501
     DistributedIterationComponent,
@@ -46,10 +48,98 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.result_writer.
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.state_map import StateMap
 from moto.stepfunctions.parser.asl.eval.environment import Environment
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
 from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, ProgramStopped
 from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
+from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
 MAP_RUN_REDRIVE_LIMIT = 1000  # shared spec M3
+_BATCH_DEFAULT_BYTES = 256 * 1024
+
+
+# -- what moto's grammar cannot read: EXPRESS children and ItemBatcher (D1, D4) -----------------------
+
+
+@dataclass(frozen=True)
+class MapExtras:
+    """A Distributed Map's settings that are read here instead of by moto's parser."""
+
+    express: bool = False
+    batcher: dict[str, Any] | None = None
+
+
+class AtLeastOnce:
+    """EXPRESS children are at-least-once on AWS; this switch delivers chosen items twice, at once."""
+
+    deliver_twice: set[int] = set()
+
+
+def deliver_twice(indexes: set[int]) -> None:
+    """Deliver these item indexes twice to EXPRESS children (empty: exactly once)."""
+    AtLeastOnce.deliver_twice = set(indexes)
+
+
+def _strip_extras(states: dict[str, Any]) -> dict[str, MapExtras]:
+    """Remove what moto cannot parse from every (nested) Map state; return it by state name path."""
+    extras: dict[str, MapExtras] = {}
+    for name, state in states.items():
+        processor = state.get("ItemProcessor") if state.get("Type") == "Map" else None
+        if processor is None:
+            continue
+        config = processor.get("ProcessorConfig", {})
+        express = config.get("ExecutionType") == "EXPRESS"
+        if express:
+            config["ExecutionType"] = "STANDARD"
+        batcher = state.pop("ItemBatcher", None)
+        if express or batcher:
+            extras[name] = MapExtras(express=express, batcher=batcher)
+        for inner, value in _strip_extras(processor.get("States", {})).items():
+            extras[f"{name}/{inner}"] = value
+    return extras
+
+
+def _attach_extras(states: Any, extras: dict[str, MapExtras], path: str = "") -> None:
+    for name, state in states.states.items():
+        if isinstance(state, StateMap):
+            key = f"{path}{name}"
+            if key in extras:
+                vars(state.iteration_component)["docagent_extras"] = extras[key]
+            inner = getattr(state.iteration_component, "_states", None)
+            if inner is not None:
+                _attach_extras(inner, extras, f"{key}/")
+
+
+def _parse(definition: str) -> Any:
+    try:
+        document = json.loads(definition)
+    except ValueError:
+        return _original_parse(definition)
+    extras = _strip_extras(document.get("States", {})) if isinstance(document, dict) else {}
+    if not extras:
+        return _original_parse(definition)
+    program, context = _original_parse(json.dumps(document))
+    states = getattr(program, "states", None)
+    if states is not None:
+        _attach_extras(states, extras)
+    return program, context
+
+
+def _batches(items: list[Any], batcher: dict[str, Any]) -> list[list[Any]]:
+    """Group items by MaxItemsPerBatch and MaxInputBytesPerBatch (D4)."""
+    max_items = int(batcher.get("MaxItemsPerBatch") or len(items) or 1)
+    max_bytes = int(batcher.get("MaxInputBytesPerBatch") or _BATCH_DEFAULT_BYTES)
+    batches: list[list[Any]] = [[]]
+    size = 0
+    for item in items:
+        item_size = len(json.dumps(item))
+        if batches[-1] and (len(batches[-1]) >= max_items or size + item_size > max_bytes):
+            batches.append([])
+            size = 0
+        batches[-1].append(item)
+        size += item_size
+    return [batch for batch in batches if batch]
+
+
 NOT_SUCCEEDED = ("FAILED", "TIMED_OUT", "ABORTED")
 
 
@@ -75,6 +165,8 @@ class ChildOutcome:
     started: datetime.datetime = field(default_factory=_now)
     stopped: datetime.datetime | None = None
     redrive_count: int = 0
+    # A STANDARD child that did not succeed is redriven from this state, with this input (M2).
+    resume_from: tuple[str, Any] | None = None
 
 
 @dataclass
@@ -160,14 +252,16 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
     read_items: list[Any] = env.stack.pop()
     record: MapRunRecord = eval_input.map_run_record
     key = (_execution_arn(env), eval_input.state_name)
+    extras: MapExtras = vars(self).get("docagent_extras") or MapExtras()
     with _Registry.lock:
         memory = _Registry.by_state.get(key)
         if memory is None:
-            memory = MapRunMemory(record.map_run_arn, record.map_state_machine_arn, read_items)
+            units = _batches(read_items, extras.batcher) if extras.batcher else read_items
+            memory = MapRunMemory(record.map_run_arn, record.map_state_machine_arn, units)
             _Registry.by_state[key] = _Registry.by_arn[memory.map_run_arn] = memory
     memory.tolerated_failure_count = int(eval_input.tolerated_failure_count or 0)
     memory.tolerated_failure_percentage = float(eval_input.tolerated_failure_percentage or 0)
-    items = memory.items  # a redrive reuses the original items (M5)
+    items = memory.items  # a redrive reuses the original items (M5); with ItemBatcher, the batches
 
     succeeded = {i for i, outcome in memory.outcomes.items() if outcome.status == "SUCCEEDED"}
     to_run = [index for index in range(len(items)) if index not in succeeded]
@@ -179,16 +273,25 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
     for index in to_run:  # not started yet: pending until a worker takes it
         previous = memory.outcomes.get(index)
         memory.outcomes[index] = ChildOutcome(
-            index, "PENDING", items[index], redrive_count=(previous.redrive_count + 1) if previous else 0
+            index,
+            "PENDING",
+            previous.input if previous else items[index],
+            redrive_count=(previous.redrive_count + 1) if previous else 0,
+            # EXPRESS children start again from the first state (M2).
+            resume_from=previous.resume_from if previous and not extras.express else None,
         )
 
-    job_pool = JobPool(job_program=self._get_iteration_program(), job_inputs=[items[i] for i in to_run])
+    deliveries = to_run
+    if extras.express:  # at-least-once: chosen items are delivered twice, concurrently
+        deliveries = to_run + [index for index in to_run if index in AtLeastOnce.deliver_twice]
+    job_pool = JobPool(job_program=self._get_iteration_program(), job_inputs=[items[i] for i in deliveries])
     for job in job_pool._open_jobs:  # keep each item's own index ($$.Map.Item.Index)
-        vars(job)["job_index"] = to_run[job.job_index]
+        vars(job)["job_index"] = deliveries[job.job_index]
     vars(job_pool)["docagent_memory"] = memory
+    vars(job_pool)["docagent_extras"] = extras
     max_concurrency = record.max_concurrency
-    workers = len(to_run) if max_concurrency == DEFAULT_MAX_CONCURRENCY_VALUE else max_concurrency
-    for _ in range(min(workers, len(to_run))):
+    workers = len(deliveries) if max_concurrency == DEFAULT_MAX_CONCURRENCY_VALUE else max_concurrency
+    for _ in range(min(workers, len(deliveries))):
         self._launch_worker(env=env, eval_input=eval_input, job_pool=job_pool)
     job_pool.await_jobs()
 
@@ -220,15 +323,12 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
         counter.running.count()
     outcome = memory.outcomes[job.job_index]
     outcome.status, outcome.started = "RUNNING", _now()
+    extras: MapExtras = vars(self._job_pool)["docagent_extras"]
+    env.event_manager = EventManager()  # the child's own history, to know where it stopped
+    program = job.job_program
     try:
-        env.states.context_object.context_object_data["Map"] = MapData(
-            Item=ItemData(Index=job.job_index, Value=job.job_input)
-        )
-        env.states.reset(job.job_input)
-        env.stack.append(env.states.get_input())
-        self._eval_input(env_frame=env)
-        outcome.input = env.states.get_input()
-        job.job_program.eval(env)
+        program = _prepare_child(self, env, job, outcome, extras)
+        program.eval(env)
         end_state = env.program_state()
         if isinstance(end_state, ProgramError):
             outcome.status = "FAILED"
@@ -254,6 +354,7 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
             if outcome.status == "SUCCEEDED":
                 counter.results_written.count()
     job.job_output = outcome.output
+    outcome.resume_from = _last_entered_state(env, program) if outcome.status in NOT_SUCCEEDED else None
     if outcome.status in NOT_SUCCEEDED:
         with memory.lock:
             if memory.threshold_exceeded():
@@ -262,6 +363,48 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
                     StatesErrorNameType.StatesExceedToleratedFailureThreshold,
                     "The specified tolerated failure threshold was exceeded",
                 )
+
+
+def _prepare_child(
+    self: DistributedItemProcessorWorker, env: Environment, job: Job, outcome: ChildOutcome, extras: MapExtras
+) -> Any:
+    """Set the child's input; return the program to run (resumed at its failed state on a redrive)."""
+    if outcome.resume_from is not None:
+        state_name, state_input = outcome.resume_from
+        program = copy.copy(job.job_program)
+        program.start_at = StartAt(state_name)  # type: ignore[misc]
+        env.states.context_object.context_object_data["Map"] = MapData(
+            Item=ItemData(Index=job.job_index, Value=job.job_input)
+        )
+        env.states.reset(state_input)
+        return program
+    if extras.batcher:
+        batch: dict[str, Any] = {"Items": [_select(self, env, job.job_index, item) for item in job.job_input]}
+        if "BatchInput" in extras.batcher:
+            batch["BatchInput"] = extras.batcher["BatchInput"]
+        env.states.reset(batch)
+    else:
+        env.states.reset(_select(self, env, job.job_index, job.job_input))
+    outcome.input = env.states.get_input()
+    return job.job_program
+
+
+def _last_entered_state(env: Environment, program: Any) -> tuple[str, Any] | None:
+    names = set(program.states.states)
+    for event in reversed(env.event_manager.get_event_history()):
+        details = cast(dict[str, Any], event).get("stateEnteredEventDetails")
+        if details and details["name"] in names:
+            return details["name"], json.loads(details.get("input") or "null")
+    return None
+
+
+def _select(self: DistributedItemProcessorWorker, env: Environment, index: int, item: Any) -> Any:
+    """An item's child input: the ItemSelector (or Parameters) evaluated with $$.Map.Item set."""
+    env.states.context_object.context_object_data["Map"] = MapData(Item=ItemData(Index=index, Value=item))
+    env.states.reset(item)
+    env.stack.append(env.states.get_input())
+    self._eval_input(env_frame=env)
+    return env.states.get_input()
 
 
 # -- ResultWriter: the documented result files --------------------------------------------------------
@@ -360,12 +503,14 @@ def _describe_map_run(self: MapRunRecord) -> Any:
     return described
 
 
+_original_parse = AmazonStateLanguageParser.parse
 _original_eval_body = DistributedIterationComponent._eval_body
 _original_state_map_eval_execution = StateMap._eval_execution
 _original_describe_map_run = MapRunRecord.describe
 
 
 def install() -> None:
+    AmazonStateLanguageParser.parse = staticmethod(_parse)  # type: ignore[method-assign]
     DistributedIterationComponent._eval_body = _eval_body  # type: ignore[method-assign]
     DistributedIterationComponent._map_run = _map_run  # type: ignore[method-assign]
     DistributedItemProcessorWorker._eval_job = _eval_job  # type: ignore[method-assign]

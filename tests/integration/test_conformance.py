@@ -3,6 +3,7 @@ each on a small purpose-built state machine. Items not built yet are xfail with 
 
 from __future__ import annotations
 
+import datetime
 import json
 import time
 import uuid
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from scripts.localcloud import redrive
+from scripts.localcloud.distributed_map import MAP_RUN_REDRIVE_LIMIT, deliver_twice, memory_for_map_run
 from scripts.localcloud.server import LocalCloud
 from tests.integration.conftest import zip_source
 
@@ -393,16 +396,13 @@ def test_m6_describe_map_run_reports_the_redrive_and_history_records_it(aws, rol
     assert "MapRunRedriven" in [event["type"] for event in machine.history(execution_arn)]
 
 
-@pytest.mark.xfail(
-    reason="children run inline in moto: a redriven STANDARD child restarts its item "
-    "processor from the start, not from its failed state",
-    strict=True,
-)
 def test_m2_a_standard_child_is_redriven_from_its_failed_state(aws, role_arn, worker_arn, cloud):
     definition = distributed_map(worker_arn, put_items(aws, 1), End=True)
     definition["ItemProcessor"]["StartAt"] = "First"
     definition["ItemProcessor"]["States"] = {
-        "First": task(worker_arn, {"item": "first", "fail_items": []}, ResultPath="$.first", Next="Work"),
+        "First": task(
+            worker_arn, {"item": "first", "fail_items": []}, ResultPath="$.first", OutputPath="$", Next="Work"
+        ),
         "Work": task(worker_arn, {"item.$": "$.item", "fail_items.$": "$.fail_items"}, End=True),
     }
     machine = Machine(aws, role_arn, {"StartAt": "Map", "States": {"Map": definition}})
@@ -414,8 +414,93 @@ def test_m2_a_standard_child_is_redriven_from_its_failed_state(aws, role_arn, wo
     assert invocations(cloud) - calls_before == 1, "only the failed state of the child runs again"
 
 
-@pytest.mark.xfail(reason="moto's ASL parser rejects ItemBatcher (shared spec D4)", strict=True)
 def test_d4_item_batcher_hands_a_child_a_batch(aws, role_arn, worker_arn):
+    definition = distributed_map(worker_arn, put_items(aws, 5), End=True)
+    definition["ItemBatcher"] = {"MaxItemsPerBatch": 2, "BatchInput": {"batch": True}}
+    processor = definition["ItemProcessor"]
+    processor["States"] = {"Work": {"Type": "Pass", "End": True}}
+    processor["StartAt"] = "Work"
+    machine = Machine(aws, role_arn, {"StartAt": "Map", "States": {"Map": definition}})
+    described = machine.wait(machine.start({"fail_items": []}))
+    assert described["status"] == "SUCCEEDED"
+    batches = [
+        json.loads(e["Output"]) for e in machine.result_files(json.loads(described["output"]))["SUCCEEDED"]
+    ]
+    assert [[item["item"] for item in batch["Items"]] for batch in batches] == [[0, 1], [2, 3], [4]]
+    assert all(batch["BatchInput"] == {"batch": True} for batch in batches)
+
+
+def test_d1_express_children_run_and_are_redriven_from_the_start(aws, role_arn, worker_arn, cloud):
+    definition = distributed_map(worker_arn, put_items(aws, 6), End=True)
+    definition["ItemProcessor"]["ProcessorConfig"]["ExecutionType"] = "EXPRESS"
+    machine = Machine(aws, role_arn, {"StartAt": "Map", "States": {"Map": definition}})
+    execution_arn = machine.start({"fail_items": [2]})
+    assert machine.wait(execution_arn)["status"] == "FAILED"
+    machine.sfn.redrive_execution(executionArn=execution_arn)
+    described = machine.wait(execution_arn)
+    assert described["status"] == "SUCCEEDED"
+    outputs = [
+        json.loads(e["Output"]) for e in machine.result_files(json.loads(described["output"]))["SUCCEEDED"]
+    ]
+    assert sorted(output["item"] for output in outputs) == list(range(6))
+
+
+def test_d1_express_children_are_at_least_once_when_asked(aws, role_arn, worker_arn, cloud):
     definition = distributed_map(worker_arn, put_items(aws, 4), End=True)
-    definition["ItemBatcher"] = {"MaxItemsPerBatch": 2}
-    Machine(aws, role_arn, {"StartAt": "Map", "States": {"Map": definition}})
+    definition["ItemProcessor"]["ProcessorConfig"]["ExecutionType"] = "EXPRESS"
+    machine = Machine(aws, role_arn, {"StartAt": "Map", "States": {"Map": definition}})
+    calls_before = invocations(cloud)
+    deliver_twice({1})
+    try:
+        described = machine.wait(machine.start({"fail_items": []}))
+    finally:
+        deliver_twice(set())
+    assert described["status"] == "SUCCEEDED"
+    assert invocations(cloud) - calls_before == 5, "item 1 was delivered twice"
+
+
+def test_m3_a_map_run_is_redriven_at_most_1000_times(aws, role_arn, worker_arn):
+    machine = Machine(
+        aws,
+        role_arn,
+        {"StartAt": "Map", "States": {"Map": distributed_map(worker_arn, put_items(aws, 2), End=True)}},
+    )
+    execution_arn = machine.start({"fail_items": [0]})
+    machine.wait(execution_arn)
+    map_run_arn = machine.sfn.list_map_runs(executionArn=execution_arn)["mapRuns"][0]["mapRunArn"]
+    memory = memory_for_map_run(map_run_arn)
+    assert memory is not None
+    memory.redrive_count = MAP_RUN_REDRIVE_LIMIT
+    machine.sfn.redrive_execution(executionArn=execution_arn)
+    described = machine.wait(execution_arn)
+    assert (described["status"], described["error"]) == ("FAILED", "States.Runtime")
+
+
+def test_m4_a_map_run_that_never_started_runs_every_item_on_redrive(aws, role_arn, worker_arn, cloud):
+    items_key = f"items/{uuid.uuid4().hex}.json"
+    machine = Machine(
+        aws, role_arn, {"StartAt": "Map", "States": {"Map": distributed_map(worker_arn, items_key, End=True)}}
+    )
+    execution_arn = machine.start({"fail_items": []})
+    assert machine.wait(execution_arn)["status"] == "FAILED", "the item reader found no object"
+    aws("s3").put_object(Bucket=BUCKET, Key=items_key, Body=b"[0, 1, 2]")
+    calls_before = invocations(cloud)
+    machine.sfn.redrive_execution(executionArn=execution_arn)
+    assert machine.wait(execution_arn)["status"] == "SUCCEEDED"
+    assert invocations(cloud) - calls_before == 3
+
+
+def test_r3_an_execution_closed_over_14_days_ago_or_with_a_full_history_is_not_redrivable(
+    aws, role_arn, worker_arn, monkeypatch
+):
+    machine = Machine(aws, role_arn, three_steps(worker_arn))
+    execution_arn = machine.start({})
+    machine.wait(execution_arn)
+    monkeypatch.setattr(redrive, "HISTORY_LIMIT", 3)
+    described = machine.sfn.describe_execution(executionArn=execution_arn)
+    assert described["redriveStatus"] == "NOT_REDRIVABLE" and "history" in described["redriveStatusReason"]
+    monkeypatch.setattr(redrive, "HISTORY_LIMIT", 24_999)
+    monkeypatch.setattr(redrive, "REDRIVE_WINDOW", datetime.timedelta(seconds=0))
+    with pytest.raises(ClientError) as refused:
+        machine.sfn.redrive_execution(executionArn=execution_arn)
+    assert "14 days" in refused.value.response["Error"]["Message"]
