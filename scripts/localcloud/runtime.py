@@ -133,13 +133,9 @@ class Worker:
         return self._ready
 
     def invoke(self, event: Any, request_id: str, time_scale: float) -> Invocation:
-        if not self.wait_ready():
+        if not self.wait_ready():  # died or hung during init: reported as the runtime's exit
             self.kill()
-            error = {
-                "errorType": "Runtime.ExitError",
-                "errorMessage": f"RequestId: {request_id} Error: init failed",
-            }
-            return Invocation(json.dumps(error).encode(), "Unhandled", request_id, self.pid)
+            return self._outcome(None, request_id, deadline=float("inf"))
         started = time.time()
         self.current = {"request_id": request_id, "event": event, "started": started}
         deadline = started + self.spec.timeout_seconds * time_scale
