@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import io
+import json
+import os
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -30,6 +35,26 @@ def aws(cloud: LocalCloud):
         aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
     )
     return lambda service: session.client(service, endpoint_url=cloud.endpoint)
+
+
+def aws_cli(cloud: LocalCloud, *arguments: str) -> Any:
+    """Run the standard AWS CLI against the local endpoint; return its JSON output."""
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": REGION,
+    }
+    executable = os.path.join(os.path.dirname(sys.executable), "aws")
+    completed = subprocess.run(
+        [executable, "--endpoint-url", cloud.endpoint, *arguments, "--output", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
 
 
 def zip_source(files: dict[str, str]) -> bytes:

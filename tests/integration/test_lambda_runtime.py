@@ -16,7 +16,7 @@ import pytest
 
 from scripts.localcloud.patches import AlreadyRunningError
 from scripts.localcloud.server import LocalCloud, free_port
-from tests.integration.conftest import zip_source
+from tests.integration.conftest import aws_cli, zip_source
 
 HANDLER = """
 import os, time
@@ -196,31 +196,6 @@ def test_a_second_cloud_in_the_same_process_is_refused(cloud, tmp_path):
 def test_aws_cli_invokes_against_the_endpoint(make_function, cloud: LocalCloud, tmp_path):
     name = make_function(HANDLER)
     out = tmp_path / "out.json"
-    env = {
-        **os.environ,
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    aws_cli = os.path.join(os.path.dirname(sys.executable), "aws")
-    completed = subprocess.run(
-        [
-            aws_cli,
-            "--endpoint-url",
-            cloud.endpoint,
-            "lambda",
-            "invoke",
-            "--function-name",
-            name,
-            "--payload",
-            "{}",
-            str(out),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    assert json.loads(completed.stdout)["StatusCode"] == 200
+    response = aws_cli(cloud, "lambda", "invoke", "--function-name", name, "--payload", "{}", str(out))
+    assert response["StatusCode"] == 200
     assert json.loads(out.read_text())["function_name"] == name

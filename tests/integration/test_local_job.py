@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from typing import Any
 
 from scripts.demo import LocalJob, extraction_accuracy, seed_inputs
 from scripts.localcloud.server import LocalCloud
+from tests.integration.conftest import aws_cli
 
 
 def run_job(
@@ -37,25 +36,6 @@ def run_job(
     while job.status() == "RUNNING" and time.time() < deadline:
         time.sleep(0.2)
     return job, truth
-
-
-def aws_cli(cloud: LocalCloud, *arguments: str) -> Any:
-    env = {
-        **os.environ,
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    executable = os.path.join(os.path.dirname(sys.executable), "aws")
-    completed = subprocess.run(
-        [executable, "--endpoint-url", cloud.endpoint, *arguments, "--output", "json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout)
 
 
 def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed):
