@@ -1,0 +1,73 @@
+"""The local deploy reads a cloud assembly as CloudFormation would, and refuses what it cannot create."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scripts.localcloud.deploy import CloudAssembly, Deployer, DeployError, _moto_compatible
+
+
+def assembly(tmp_path: Path, resources: dict, outputs: dict | None = None) -> CloudAssembly:
+    template = {"Resources": resources, "Outputs": outputs or {}}
+    (tmp_path / "App.template.json").write_text(json.dumps(template))
+    (tmp_path / "App.assets.json").write_text(json.dumps({"files": {}}))
+    return CloudAssembly(tmp_path, "App")
+
+
+def test_unsupported_resource_types_are_listed_and_nothing_is_created(tmp_path):
+    deployer = Deployer(
+        assembly(
+            tmp_path,
+            {
+                "Queue": {"Type": "AWS::SQS::Queue"},
+                "Topic": {"Type": "AWS::SNS::Topic"},
+                "Bucket": {"Type": "AWS::S3::Bucket"},
+            },
+        ),
+        "App",
+        "http://127.0.0.1:9",  # never reached: the deploy stops before creating anything
+    )
+    with pytest.raises(DeployError) as refused:
+        deployer.deploy()
+    assert "AWS::SNS::Topic (Topic)" in str(refused.value)
+    assert "AWS::SQS::Queue (Queue)" in str(refused.value)
+
+
+def test_intrinsic_functions_resolve_to_local_physical_names(tmp_path):
+    deployer = Deployer(
+        assembly(
+            tmp_path,
+            {
+                "Bucket": {"Type": "AWS::S3::Bucket"},
+                "Table": {"Type": "AWS::DynamoDB::Table", "Properties": {"TableName": "explicit-table"}},
+                "Machine": {
+                    "Type": "AWS::StepFunctions::StateMachine",
+                    "Properties": {"StateMachineName": "App-Review"},
+                },
+            },
+        ),
+        "App",
+        "http://127.0.0.1:9",
+    )
+    for logical_id, resource in deployer.resources.items():
+        deployer.stack.physical[logical_id] = deployer._physical_name(logical_id, resource)
+    assert deployer.resolve({"Ref": "Bucket"}) == "app-bucket"
+    assert deployer.resolve({"Ref": "Table"}) == "explicit-table"
+    assert deployer.resolve({"Fn::GetAtt": ["Table", "Arn"]}).endswith(":table/explicit-table")
+    assert deployer.resolve({"Ref": "Machine"}).endswith(":stateMachine:App-Review")
+    assert deployer.resolve({"Fn::Join": ["/", [{"Ref": "Bucket"}, "jobs", "*"]]}) == "app-bucket/jobs/*"
+    assert (
+        deployer.resolve({"Fn::Sub": "arn:${AWS::Partition}:s3:::${Bucket}/x"}) == "arn:aws:s3:::app-bucket/x"
+    )
+    assert deployer.resolve({"Fn::Select": [1, {"Fn::Split": [",", "a,b,c"]}]}) == "b"
+    with pytest.raises(DeployError, match="Fn::If"):
+        deployer.resolve({"Fn::If": ["Condition", "a", "b"]})
+
+
+def test_moto_compatible_definition_keeps_the_same_json_numbers():
+    definition = json.dumps({"States": {"Map": {"Type": "Map", "ToleratedFailurePercentage": 5}}})
+    rewritten = json.loads(_moto_compatible(definition))
+    assert rewritten["States"]["Map"]["ToleratedFailurePercentage"] == 5.0
