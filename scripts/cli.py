@@ -65,7 +65,7 @@ def cmd_local_up(args: argparse.Namespace) -> int:
         project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
         log = (project.LOCAL_DIR / "cloud.log").open("ab")
         process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
-        deadline = time.time() + 30
+        deadline = time.time() + 90  # a loaded machine imports moto slowly
         while time.time() < deadline and not _running_cloud():
             if process.poll() is not None:
                 raise CommandError(f"the local cloud did not start; see {project.LOCAL_DIR / 'cloud.log'}", 1)

@@ -150,7 +150,7 @@ def test_time_scale_shrinks_function_timeouts(tmp_path):
         env=env,
         check=True,
         capture_output=True,
-        timeout=60,
+        timeout=180,
     )
     try:
         client = boto3.session.Session(
@@ -178,7 +178,7 @@ def test_time_scale_shrinks_function_timeouts(tmp_path):
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=180,
             check=False,
         )
     assert json.loads(response["Payload"].read())["errorType"] == "Sandbox.Timedout"
