@@ -7,7 +7,7 @@ local cloud, or moto. Tests call ``clear_clients()`` (or each ``cache_clear``) b
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -37,7 +37,13 @@ def bedrock_runtime_client() -> BedrockRuntimeClient:
     return boto3.client("bedrock-runtime", config=_BEDROCK_CONFIG)
 
 
+@functools.cache
+def secretsmanager_client() -> Any:
+    """Reads the ticket API token (TICKET_API_SECRET_ARN); typed loosely: no stubs are pinned for it."""
+    return boto3.client("secretsmanager", config=_DEFAULT_CONFIG)
+
+
 def clear_clients() -> None:
     """Forget every cached client (tests, or after the environment changed)."""
-    for factory in (s3_client, dynamodb_client, bedrock_runtime_client):
+    for factory in (s3_client, dynamodb_client, bedrock_runtime_client, secretsmanager_client):
         factory.cache_clear()

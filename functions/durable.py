@@ -14,6 +14,8 @@ renaming code, or redeploying, never changes a key. Nothing here is created at i
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
@@ -39,6 +41,14 @@ KEY_PREFIX = "docagent"
 
 def step_key_prefix(step: StepName) -> str:
     return f"{KEY_PREFIX}.{step}"
+
+
+def record_key(step: StepName, ids: dict[str, str], key_field: str | None = None) -> str:
+    """The idempotency record's ``id`` that ``run_step`` writes for these business ids (Powertools hashes the
+    selected payload's JSON, sorted keys, with md5). Operators read records by it (``docagent inspect``)."""
+    data: object = ids[key_field] if key_field else ids
+    digest = hashlib.md5(json.dumps(data, sort_keys=True).encode(), usedforsecurity=False).hexdigest()
+    return f"{step_key_prefix(step)}#{digest}"
 
 
 @functools.cache

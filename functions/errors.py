@@ -31,7 +31,33 @@ class JobVerificationFailed(DocAgentError):
 
 
 class TicketError(DocAgentError):
-    """The ticket system refused or could not be reached."""
+    """The ticket system refused the request (a 4xx other than 409/429, or a misconfigured client)."""
+
+
+class TicketApiUnavailable(TicketError):
+    """The ticket API could not be reached or kept answering 429/503 past the client's own retries. Nothing
+    was created by this attempt: safe to retry (the workflow does)."""
+
+
+class TicketOutcomeUnknown(TicketError):
+    """The create request may or may not have made a ticket (connection dropped or timed out after sending, a
+    5xx that is not 503), and reconciliation by reference could not settle it yet. The next attempt reconciles
+    before it creates anything, so retrying or redriving never opens a second ticket."""
+
+
+class TicketApiInvalidResponse(TicketError):
+    """The ticket API answered something that is not a ticket (not JSON, missing fields, another reference).
+    Recorded in jobs/{job}/ticket-attempt.json; not retried by the workflow: fix the API, then redrive."""
+
+
+class TicketConflict(TicketError):
+    """The ticket API already holds a ticket for this idempotency key with a different body (HTTP 409)."""
+
+
+class ApprovalRejected(DocAgentError):
+    """The operator rejected the job: ``docagent reject`` sends it with SendTaskFailure.
+
+    No function raises it, except RecordApproval for a token completed with success but a rejection."""
 
 
 class InjectedFault(DocAgentError):

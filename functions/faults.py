@@ -15,14 +15,16 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from functions import storage
 from functions.errors import InjectedFault
+from functions.models import JobOptions, StoredRequest
 from functions.observability import logger
 from functions.settings import get_settings
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from functions.models import FaultPointName, JobOptions
+    from functions.models import FaultPointName
 
 EXIT_CODE = 137
 _HANG_WITHOUT_CONTEXT_SECONDS = 900.0
@@ -72,3 +74,14 @@ def fault_point(
         raise InjectedFault(f"fault injected at {name} (retry {retry_count})")
     remaining = context.get_remaining_time_in_millis() / 1000 if context is not None else None
     time.sleep(_HANG_WITHOUT_CONTEXT_SECONDS if remaining is None else max(remaining, 0.0) + 2.0)
+
+
+def job_options(job_id: str, options: JobOptions) -> JobOptions:
+    """The options a job-level fault point honours: the event's, else (fault drills only) the job's own from
+    request.json, for events a state machine built without ``options``."""
+    if options.fault is not None or not get_settings().fault_injection_enabled:
+        return options
+    stored = storage.get_json_or_none(storage.request_key(job_id))
+    if stored is None:
+        return options
+    return StoredRequest.model_validate(stored).request.options

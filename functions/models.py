@@ -26,7 +26,11 @@ FaultPointName = Literal[
     "before_store_result",
     "after_store_result",
     "before_ticket",
+    "after_ticket_request",
     "after_ticket",
+    "before_report",
+    "after_report",
+    "before_verify",
 ]
 
 CATEGORIES: tuple[str, ...] = ("hardware", "software", "services", "travel", "utilities", "other")
@@ -65,7 +69,20 @@ class JobOptions(_Strict):
     """The request's options, normalised: every key present."""
 
     fault: FaultSpec | None = None
-    approval: dict[str, Any] | None = Field(None, description="reserved for a human approval step")
+    require_approval: bool = Field(
+        False, description="wait for `docagent approve` before the ticket (the RequestApproval step)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_approval_key(cls, value: Any) -> Any:
+        """``approval`` was reserved (always null) before ``require_approval``: accept it when null, so
+        requests and events stored before the change still validate; anything else is a mistake."""
+        if isinstance(value, dict) and "approval" in value:
+            if value["approval"] is not None:
+                raise ValueError("'approval' is no longer used: set 'require_approval': true")
+            value = {name: item for name, item in value.items() if name != "approval"}
+        return value
 
 
 class JobRequest(_Strict):
@@ -358,6 +375,9 @@ class MapRunInfo(BaseModel):
 class BuildReportEvent(_Strict):
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     map_run: MapRunInfo = Field(default_factory=MapRunInfo)
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
+    options: JobOptions = Field(default_factory=JobOptions)
 
     @field_validator("map_run", mode="before")
     @classmethod
@@ -397,8 +417,24 @@ class MapRunSummary(_Strict):
     pending: int = 0
 
 
+class ReportApproval(_Strict):
+    """The report's ``approval`` section, written by the RecordApproval step once the operator approved.
+
+    Its times are the operator's (from the decision), not the writer's clock, so rewriting it is byte-stable.
+    """
+
+    decision: Literal["approved"]
+    decided_by: str
+    decided_at: str
+    reason: str | None = None
+    requested_at: str
+
+
 class Report(_Strict):
-    """jobs/{job_id}/report.json: deterministic for the same inputs (no wall-clock fields)."""
+    """jobs/{job_id}/report.json: deterministic for the same inputs (no wall-clock fields of its own).
+
+    ``approval`` is null unless the job required approval and was approved (set by RecordApproval).
+    """
 
     job_id: str
     versions: JobVersions
@@ -412,6 +448,7 @@ class Report(_Strict):
     rejected_documents: list[ReportRow]
     failed_documents: list[ChildFailure]
     map_run: MapRunSummary
+    approval: ReportApproval | None = None
 
 
 class ReportSummary(_Strict):
@@ -421,6 +458,81 @@ class ReportSummary(_Strict):
     documents: int = Field(ge=0)
     extracted: int = Field(ge=0)
     rejected: int = Field(ge=0)
+
+
+# ------------------------------------------------------------------------------------- request_approval
+
+ApprovalStatus = Literal["pending", "approved", "rejected", "expired"]
+APPROVAL_REJECTED_ERROR = "ApprovalRejected"
+
+
+class ApprovalDecision(BaseModel):
+    """The operator's decision as the workflow receives it: the SendTaskSuccess output (approved) or the
+    SendTaskFailure cause (rejected). Lenient, so a token completed by hand (console, aws cli) still
+    records."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    decision: Literal["approved", "rejected"] = "approved"
+    decided_by: str = Field("unknown", min_length=1, max_length=200)
+    decided_at: str | None = None
+    reason: str | None = Field(None, max_length=2000)
+
+
+class PastDecision(_Strict):
+    """A decision that a later request (a redrive after a rejection or a timeout) replaced."""
+
+    status: ApprovalStatus
+    requested_at: str
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str | None = None
+
+
+class ApprovalRecord(_Strict):
+    """jobs/{job_id}/approval.json: the pending approval, durable while the execution waits, then its outcome.
+
+    Only the newest ``task_token`` is valid: a retried RequestApproval (new attempt, new token) replaces it.
+    """
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    status: ApprovalStatus
+    report_key: str
+    task_token: str = Field(min_length=1)
+    execution_arn: str | None = None
+    requested_at: str
+    token_updated_at: str
+    requests: int = Field(1, ge=1, description="invocations that recorded this request")
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str | None = None
+    previous: list[PastDecision] = Field(default_factory=list)
+
+
+class RequestApprovalEvent(_Strict):
+    """The RequestApproval task's payload (``lambda:invoke.waitForTaskToken``)."""
+
+    action: Literal["request"] = "request"
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    report: ReportSummary
+    task_token: str = Field(min_length=1)
+    execution_arn: str | None = None
+
+
+class RecordApprovalEvent(_Strict):
+    """The RecordApproval task's payload: the decision the RequestApproval task returned."""
+
+    action: Literal["record"]
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    report: ReportSummary
+    approval: ApprovalDecision
+
+
+class ApprovalRequested(_Strict):
+    """request_approval's output for a request (Step Functions ignores it: the task waits for the token)."""
+
+    approval_key: str
+    status: Literal["pending"]
 
 
 # ---------------------------------------------------------------------------------------- create_ticket
@@ -461,7 +573,7 @@ class TicketResult(_Strict):
 
 
 class JobTicket(_Strict):
-    """jobs/{job_id}/ticket.json."""
+    """jobs/{job_id}/ticket.json: written once the ticket's id is known, before the step completes."""
 
     ticket_id: str
     reference: str
@@ -469,6 +581,30 @@ class JobTicket(_Strict):
     adapter: str
     created: bool
     created_at: str
+    reconciled: bool = Field(False, description="found by reference after an attempt with an unknown outcome")
+
+
+class TicketAttemptError(_Strict):
+    error: str
+    message: str
+    at: str
+
+
+class TicketAttempt(_Strict):
+    """jobs/{job_id}/ticket-attempt.json: the intent, written before every create request.
+
+    Its presence without ticket.json means an earlier attempt's outcome is unknown: the next attempt finds the
+    ticket by reference before it creates anything. ``errors`` keeps the latest failures (newest last).
+    """
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    idempotency_key: str
+    payload_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    adapter: str
+    attempts: int = Field(ge=1)
+    first_attempt_at: str
+    last_attempt_at: str
+    errors: list[TicketAttemptError] = Field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------- verify_job
@@ -485,6 +621,9 @@ class VerifyJobEvent(_Strict):
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     report: ReportSummary
     ticket: TicketRef
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
+    options: JobOptions = Field(default_factory=JobOptions)
 
 
 class Verification(_Strict):

@@ -32,6 +32,11 @@ class Settings(BaseModel):
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", ge=60)
     ticket_adapter: Literal["ledger", "http"] = Field("ledger", alias="TICKET_ADAPTER")
     ticket_api_url: str = Field("", alias="TICKET_API_URL")
+    ticket_api_secret_arn: str = Field(
+        "",
+        alias="TICKET_API_SECRET_ARN",
+        pattern=r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+)?$",
+    )
     fault_injection_enabled: bool = Field(False, alias="FAULT_INJECTION_ENABLED")
 
     @model_validator(mode="after")

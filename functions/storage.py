@@ -67,6 +67,14 @@ def ticket_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}ticket.json"
 
 
+def ticket_attempt_key(job_id: str) -> str:
+    return f"{job_prefix(job_id)}ticket-attempt.json"
+
+
+def approval_key(job_id: str) -> str:
+    return f"{job_prefix(job_id)}approval.json"
+
+
 def ledger_key(idempotency_key: str) -> str:
     return f"{LEDGER_PREFIX}{idempotency_key}.json"
 

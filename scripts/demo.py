@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +27,17 @@ from functions.synthetic import generate_customers, generate_documents
 from scripts import project
 from scripts.localcloud.deploy import LocalStack, deploy
 from scripts.localcloud.server import REGION, LocalCloud
+from scripts.localcloud.ticket_service import TICKET_API_URL_PARAMETER
 
 # The local profile changes only what cannot exist on a laptop: the model (an offline extractor
-# instead of Bedrock) and fault injection (armed per job; a no-op unless a job asks for a fault).
-LOCAL_PROFILE = {"model_provider": "offline", "fault_injection_enabled": True}
+# instead of Bedrock), the ticket system (the local cloud's ticket service over HTTP, its URL resolved
+# from SSM at deploy time) and fault injection (armed per job; a no-op unless a job asks for a fault).
+LOCAL_PROFILE = {
+    "model_provider": "offline",
+    "fault_injection_enabled": True,
+    "ticket_adapter": "http",
+    "ticket_api_url": "{{resolve:ssm:" + TICKET_API_URL_PARAMETER + "}}",
+}
 SOURCES = ("app.py", "cdk.json", "stacks", "functions", "statemachines")
 SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 
@@ -80,6 +89,8 @@ class LocalJob:
         self.s3 = session.client("s3", endpoint_url=endpoint)
         self.sfn = session.client("stepfunctions", endpoint_url=endpoint)
         self.dynamodb = session.client("dynamodb", endpoint_url=endpoint)
+        self.lambda_ = session.client("lambda", endpoint_url=endpoint)
+        self.create_ticket_function = stack.outputs["CreateTicketFunctionName"]
         self.bucket = stack.outputs["BucketName"]
         self.state_machine_arn = stack.outputs["StateMachineArn"]
         self.customers_table = stack.outputs["CustomersTableName"]
@@ -125,6 +136,16 @@ class LocalJob:
         return [entry for file in manifest["ResultFiles"][group] for entry in self.read_json(file["Key"])]
 
     def tickets(self) -> list[dict[str, Any]]:
+        """The job's tickets in the ticket system the deployed CreateTicket function uses."""
+        environment = self.lambda_.get_function_configuration(FunctionName=self.create_ticket_function)[
+            "Environment"
+        ]["Variables"]
+        if environment.get("TICKET_ADAPTER") == "http":
+            query = urllib.parse.urlencode({"reference": self.job_id})
+            url = f"{environment['TICKET_API_URL'].rstrip('/')}/tickets?{query}"
+            with urllib.request.urlopen(url, timeout=10) as response:
+                found: list[dict[str, Any]] = json.loads(response.read())["tickets"]
+            return found
         tickets = [self.read_json(key) for key in self.keys("ticket-ledger/")]
         return [ticket for ticket in tickets if ticket.get("reference") == self.job_id]
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 CONTEXT_KEY = "docagent"
+# A CloudFormation dynamic reference to a plain SSM parameter (optionally a version): resolved at deploy time.
+SSM_DYNAMIC_REFERENCE = r"\{\{resolve:ssm:[A-Za-z0-9_./-]{1,2048}(:[0-9]+)?\}\}"
+SECRET_ARN_PATTERN = r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+)?$"
 
 # The retention periods CloudWatch Logs accepts; anything else fails at deploy, so refuse it at synth.
 LogRetentionDays = Literal[
@@ -33,16 +37,29 @@ class DocAgentConfig(BaseModel):
     max_documents: int = Field(10_000, ge=1, le=100_000)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, ge=60)
     ticket_adapter: Literal["ledger", "http"] = "ledger"
+    # An http(s) URL, or a CloudFormation dynamic reference to an SSM parameter holding it, resolved at deploy
+    # time: "{{resolve:ssm:/docagent/local/ticket-api-url}}" (the local profile's).
     ticket_api_url: str = ""
+    # The Secrets Manager secret (full ARN) holding the ticket API's bearer token, read at run time.
+    ticket_api_secret_arn: str = Field("", pattern=SECRET_ARN_PATTERN)
     log_retention_days: LogRetentionDays = 30
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     powertools_layer_version: int = Field(27, ge=1)
     fault_injection_enabled: bool = False
+    # How long RequestApproval waits for `docagent approve`/`reject` (States.Timeout after); at most the one
+    # year a Standard execution may run.
+    approval_timeout_seconds: int = Field(86_400, ge=1, le=365 * 24 * 3600)
 
     @model_validator(mode="after")
     def _http_adapter_needs_a_url(self) -> DocAgentConfig:
-        if self.ticket_adapter == "http" and not self.ticket_api_url.startswith(("https://", "http://")):
-            raise ValueError("ticket_adapter 'http' needs ticket_api_url set to an http(s) URL")
+        url = self.ticket_api_url
+        if self.ticket_adapter == "http" and not (
+            url.startswith(("https://", "http://")) or re.fullmatch(SSM_DYNAMIC_REFERENCE, url)
+        ):
+            raise ValueError(
+                "ticket_adapter 'http' needs ticket_api_url set to an http(s) URL or to "
+                "'{{resolve:ssm:<parameter name>}}'"
+            )
         return self
 
     @property

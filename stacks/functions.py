@@ -1,4 +1,4 @@
-"""The five Lambda functions of docs/design.md, each with its own log group and least-privilege role."""
+"""The Lambda functions of docs/design.md, each with its own log group and least-privilege role."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ class FunctionSpec:
     uses_idempotency: bool = False
     reads_customers: bool = False
     invokes_model: bool = False
+    calls_ticket_api: bool = False
 
     @property
     def handler(self) -> str:
@@ -93,14 +94,23 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         module="create_ticket",
         description="Opens exactly one ticket for the job's report.",
         reads=("jobs/*", "ticket-ledger/*"),
-        writes=("jobs/*/ticket.json", "ticket-ledger/*"),
+        writes=("jobs/*/ticket.json", "jobs/*/ticket-attempt.json", "ticket-ledger/*"),
         uses_idempotency=True,
+        calls_ticket_api=True,
+    ),
+    FunctionSpec(
+        construct_id="RequestApproval",
+        module="request_approval",
+        description="Records a pending human approval before the ticket, then the decision in the report.",
+        reads=("jobs/*/approval.json", "jobs/*/report.json"),
+        writes=("jobs/*/approval.json", "jobs/*/report.json"),
     ),
     FunctionSpec(
         construct_id="VerifyJob",
         module="verify_job",
         description="Checks that the job's artefacts agree with each other before it succeeds.",
         reads=("jobs/*", "ticket-ledger/*"),
+        calls_ticket_api=True,
     ),
 )
 
@@ -109,7 +119,7 @@ IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateI
 
 
 class Functions(Construct):
-    """All five functions share one code asset, the Powertools layer and one environment."""
+    """All functions share one code asset, the Powertools layer and one environment."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, config: DocAgentConfig, storage: Storage
@@ -216,6 +226,14 @@ class Functions(Construct):
                     resources=[self._storage.customers_table.table_arn],
                 )
             )
+        if spec.calls_ticket_api and self._config.ticket_api_secret_arn:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="ReadTicketApiToken",
+                    actions=["secretsmanager:GetSecretValue"],
+                    resources=[self._config.ticket_api_secret_arn],
+                )
+            )
         model_arns: list[str] = []
         if spec.invokes_model and self._config.model_provider == "bedrock":
             model_arns = bedrock_model_arns(Stack.of(self), self._config.model_id)
@@ -299,6 +317,7 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "IDEMPOTENCY_TTL_SECONDS": str(config.idempotency_ttl_seconds),
         "TICKET_ADAPTER": config.ticket_adapter,
         "TICKET_API_URL": config.ticket_api_url,
+        "TICKET_API_SECRET_ARN": config.ticket_api_secret_arn,
         "FAULT_INJECTION_ENABLED": "true" if config.fault_injection_enabled else "false",
         "POWERTOOLS_SERVICE_NAME": "docagent",
         "POWERTOOLS_METRICS_NAMESPACE": "DocAgent",

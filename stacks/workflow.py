@@ -60,6 +60,7 @@ class Workflow(Construct):
             "MapLabel": config.map_label,
             "ChildExecutionType": config.child_execution_type,
             "InProgressRetryIntervalSeconds": str(config.in_progress_retry_interval_seconds),
+            "ApprovalTimeoutSeconds": str(config.approval_timeout_seconds),
         }
         check_substitutions_cover_asl(substitutions)
 
@@ -192,8 +193,8 @@ class Workflow(Construct):
         nag.acknowledge_wildcard_resources(
             role,
             qualified_function_arns,
-            "The `:*` qualifier lets the workflow invoke published versions and aliases of its own five "
-            "functions, and nothing else.",
+            "The `:*` qualifier lets the workflow invoke published versions and aliases of its own "
+            f"{len(function_arns)} functions, and nothing else.",
         )
         nag.acknowledge_wildcard_resources(
             role,

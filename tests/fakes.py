@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.errors import TicketApiUnavailable, TicketOutcomeUnknown
 from functions.model.base import parse_facts
 from functions.model.offline import OfflineProvider
 from functions.models import ModelResponse, TicketPayload, TicketRecord, utc_now
@@ -74,18 +76,38 @@ class CountingProvider:
 
 
 class InMemoryTicketClient:
-    """A ticket system honouring idempotency keys, recording every create call."""
+    """A ticket system recording every call, with the ticket service's fault switches in miniature.
+
+    ``honour_keys=False`` ignores idempotency keys (an API without them); ``lose_answers=n`` makes the next
+    n creates open the ticket and then lose the answer (TicketOutcomeUnknown); ``unavailable=n`` fails the
+    next n calls, creates or searches, with TicketApiUnavailable (nothing done).
+    """
 
     name = "memory"
 
-    def __init__(self) -> None:
-        self.tickets: dict[str, TicketRecord] = {}
+    def __init__(self, *, honour_keys: bool = True, lose_answers: int = 0, unavailable: int = 0) -> None:
+        self.tickets: list[TicketRecord] = []
         self.create_calls: list[str] = []
+        self.find_calls: list[str] = []
+        self.honour_keys = honour_keys
+        self.lose_answers = lose_answers
+        self.unavailable = unavailable
 
-    def create(self, idempotency_key: str, payload: TicketPayload) -> TicketRecord:
+    def _maybe_unavailable(self) -> None:
+        if self.unavailable > 0:
+            self.unavailable -= 1
+            raise TicketApiUnavailable("the in-memory ticket API is down")
+
+    def create(
+        self, idempotency_key: str, payload: TicketPayload, *, on_sent: Callable[[], None] | None = None
+    ) -> TicketRecord:
         self.create_calls.append(idempotency_key)
-        if idempotency_key in self.tickets:
-            return self.tickets[idempotency_key]
+        self._maybe_unavailable()
+        existing = [ticket for ticket in self.tickets if ticket.idempotency_key == idempotency_key]
+        if existing and self.honour_keys:
+            if on_sent is not None:
+                on_sent()
+            return existing[0]
         ticket = TicketRecord(
             ticket_id=f"MEM-{len(self.tickets) + 1}",
             reference=payload.reference,
@@ -94,11 +116,18 @@ class InMemoryTicketClient:
             body=payload.body,
             created_at=utc_now(),
         )
-        self.tickets[idempotency_key] = ticket
+        self.tickets.append(ticket)
+        if on_sent is not None:
+            on_sent()  # the API acted on the request; its answer is not read yet
+        if self.lose_answers > 0:
+            self.lose_answers -= 1
+            raise TicketOutcomeUnknown("the in-memory ticket API lost its answer")
         return ticket.model_copy(update={"created": True})
 
     def find_by_reference(self, reference: str) -> list[TicketRecord]:
-        return [ticket for ticket in self.tickets.values() if ticket.reference == reference]
+        self.find_calls.append(reference)
+        self._maybe_unavailable()
+        return [ticket for ticket in self.tickets if ticket.reference == reference]
 
 
 __all__ = [

@@ -16,6 +16,6 @@ from functions.observability import MetricUnit, logger, metrics, tracer
 @metrics.log_metrics
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    summary = build_report(BuildReportEvent.model_validate(event))
+    summary = build_report(BuildReportEvent.model_validate(event), context)
     metrics.add_metric(name="ReportsBuilt", unit=MetricUnit.Count, value=1)
     return summary.model_dump(mode="json")

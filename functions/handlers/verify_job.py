@@ -16,6 +16,6 @@ from functions.observability import MetricUnit, logger, metrics, tracer
 @metrics.log_metrics
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    verification = verify_job(VerifyJobEvent.model_validate(event))
+    verification = verify_job(VerifyJobEvent.model_validate(event), context=context)
     metrics.add_metric(name="JobsVerified", unit=MetricUnit.Count, value=1)
     return verification.model_dump(mode="json")

@@ -8,14 +8,16 @@ import json
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from functions import storage
 from functions.errors import InvalidJobRequest
+from functions.faults import fault_point, job_options
 from functions.models import (
     BuildReportEvent,
     ChildFailure,
     DocumentResult,
+    FaultPointName,
     MapRunInfo,
     MapRunSummary,
     Report,
@@ -23,6 +25,9 @@ from functions.models import (
     ReportSummary,
 )
 from functions.observability import logger
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 _READ_WORKERS = 16
 
@@ -104,9 +109,15 @@ def _row(result: DocumentResult) -> ReportRow:
     )
 
 
-def build_report(event: BuildReportEvent) -> ReportSummary:
+def build_report(event: BuildReportEvent, context: LambdaContext | None = None) -> ReportSummary:
     job_id = event.job_id
     logger.append_keys(job_id=job_id)
+    options = job_options(job_id, event.options)
+
+    def fault(name: FaultPointName) -> None:
+        fault_point(name, options, event.retry_count, redrive_count=event.redrive_count, context=context)
+
+    fault("before_report")
     manifest = storage.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
@@ -162,6 +173,7 @@ def build_report(event: BuildReportEvent) -> ReportSummary:
     )
     key = storage.report_key(job_id)
     storage.put_json(key, report)
+    fault("after_report")
     logger.info(
         "report written",
         extra={

@@ -7,16 +7,21 @@ manifest. Any failed check raises JobVerificationFailed naming every failed chec
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from functions import storage
 from functions.errors import JobVerificationFailed
+from functions.faults import fault_point, job_options
+from functions.logic.create_ticket import client_deadline
 from functions.models import DocumentResult, JobManifest, JobTicket, Report, Verification, VerifyJobEvent
 from functions.observability import logger
 from functions.settings import get_settings
 from functions.tickets import TicketClient, get_ticket_client
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 _READ_WORKERS = 16
 _SHOWN = 5
@@ -154,9 +159,18 @@ def _check_ticket(event: VerifyJobEvent, client: TicketClient, checks: _Checks) 
     checks.record("exactly_one_ticket", problem)
 
 
-def verify_job(event: VerifyJobEvent, *, client: TicketClient | None = None) -> Verification:
+def verify_job(
+    event: VerifyJobEvent, *, client: TicketClient | None = None, context: LambdaContext | None = None
+) -> Verification:
     settings = get_settings()
     logger.append_keys(job_id=event.job_id)
+    fault_point(
+        "before_verify",
+        job_options(event.job_id, event.options),
+        event.retry_count,
+        redrive_count=event.redrive_count,
+        context=context,
+    )
     checks = _Checks()
     manifest = storage.get_manifest(event.job_id)
     if manifest is None:
@@ -167,7 +181,8 @@ def verify_job(event: VerifyJobEvent, *, client: TicketClient | None = None) -> 
     results = _check_results(event.job_id, manifest, raw, checks)
     _check_journal(event.job_id, results, checks)
     _check_report(event, manifest, results, checks)
-    _check_ticket(event, client or get_ticket_client(settings), checks)
+    deadline = None if context is None else client_deadline(context)
+    _check_ticket(event, client or get_ticket_client(settings, deadline=deadline), checks)
 
     failed = checks.failed
     if failed:

@@ -61,6 +61,9 @@ class ModelProvider(Protocol):
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+# A valid reply (ExtractedFacts as JSON) is well under 1,000 characters. Anything this long is not an
+# extraction (a runaway reply, or a document that talked the model into writing something else).
+MAX_REPLY_CHARS = 10_000
 
 
 def parse_facts(reply: str, *, model_id: str, input_tokens: int, output_tokens: int) -> ExtractedFacts:
@@ -71,6 +74,10 @@ def parse_facts(reply: str, *, model_id: str, input_tokens: int, output_tokens: 
             message, model_id=model_id, input_tokens=input_tokens, output_tokens=output_tokens
         )
 
+    if len(reply) > MAX_REPLY_CHARS:
+        raise failed(
+            f"model reply is too large: {len(reply)} characters, over the limit of {MAX_REPLY_CHARS}"
+        )
     text = reply.strip()
     fenced = _FENCE.match(text)
     if fenced:

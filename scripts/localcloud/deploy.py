@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 
 from scripts.localcloud.patches import LOG_GROUP_TAG
 from scripts.localcloud.server import ACCOUNT_ID, REGION
@@ -31,6 +32,9 @@ ACCEPTED_WITHOUT_EFFECT = {
     "AWS::IAM::Policy",
     "AWS::S3::BucketPolicy",
 }
+
+# CloudFormation dynamic references: {{resolve:service:reference}} inside any string property.
+DYNAMIC_REFERENCE = re.compile(r"\{\{resolve:([a-z-]+):([^{}]+)\}\}")
 
 PSEUDO_PARAMETERS = {
     "AWS::AccountId": ACCOUNT_ID,
@@ -169,9 +173,11 @@ class Deployer:
         raise DeployError(f"Fn::GetAtt {logical_id}.{attribute} is not supported locally")
 
     def resolve(self, value: Any) -> Any:
-        """Evaluate the intrinsic functions CDK emits for this stack."""
+        """Evaluate the intrinsic functions CDK emits for this stack, and dynamic references."""
         if isinstance(value, list):
             return [self.resolve(item) for item in value]
+        if isinstance(value, str) and "{{resolve:" in value:
+            return DYNAMIC_REFERENCE.sub(self._dynamic_reference, value)
         if not isinstance(value, dict):
             return value
         if len(value) == 1:
@@ -183,16 +189,18 @@ class Deployer:
                 return self._get_att(logical_id, attribute)
             if key == "Fn::Join":
                 separator, parts = argument
-                return separator.join(str(self.resolve(part)) for part in self.resolve(parts))
+                return self.resolve(separator.join(str(self.resolve(part)) for part in self.resolve(parts)))
             if key == "Fn::Sub":
                 template, variables = (argument, {}) if isinstance(argument, str) else argument
                 variables = {name: self.resolve(v) for name, v in variables.items()}
-                return re.sub(
-                    r"\$\{([^}]+)\}",
-                    lambda match: str(
-                        variables[match[1]] if match[1] in variables else self._sub_reference(match[1])
-                    ),
-                    template,
+                return self.resolve(
+                    re.sub(
+                        r"\$\{([^}]+)\}",
+                        lambda match: str(
+                            variables[match[1]] if match[1] in variables else self._sub_reference(match[1])
+                        ),
+                        template,
+                    )
                 )
             if key == "Fn::Select":
                 index, items = argument
@@ -203,6 +211,21 @@ class Deployer:
             if key.startswith("Fn::") or key == "Condition":
                 raise DeployError(f"intrinsic function {key} is not supported by the local deploy")
         return {key: self.resolve(item) for key, item in value.items()}
+
+    def _dynamic_reference(self, match: re.Match[str]) -> str:
+        """``{{resolve:ssm:NAME}}`` or ``{{resolve:ssm:NAME:VERSION}}``, read from the local cloud's SSM at
+        deploy time as CloudFormation does; other services' references are not supported locally."""
+        service, reference = match[1], match[2]
+        if service != "ssm":
+            raise DeployError(f"dynamic reference {match[0]}: only 'ssm' references are supported locally")
+        try:
+            parameter = self._client("ssm").get_parameter(Name=reference)["Parameter"]
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            raise DeployError(f"dynamic reference {match[0]}: {code or error}") from None
+        if parameter.get("Type") == "SecureString":
+            raise DeployError(f"dynamic reference {match[0]}: a SecureString needs 'ssm-secure'")
+        return str(parameter["Value"])
 
     def _sub_reference(self, name: str) -> Any:
         if "." in name:

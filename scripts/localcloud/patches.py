@@ -17,11 +17,13 @@ import boto3
 from botocore.config import Config
 from moto.awslambda.exceptions import LambdaClientError
 from moto.awslambda.models import LambdaBackend
+from moto.core.responses import EmptyResult
 from moto.settings import moto_server_port
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import TimeoutSeconds
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from moto.stepfunctions.parser.asl.utils import boto_client
+from moto.stepfunctions.responses import StepFunctionResponse
 
 from scripts.localcloud import distributed_map, redrive
 from scripts.localcloud.runtime import FunctionSpec, TooManyRequestsError
@@ -96,6 +98,14 @@ def _scaled_sleep(seconds: float) -> None:
     threading.Event().wait(seconds * _Installed.time_scale)
 
 
+def _send_task_failure(self: StepFunctionResponse) -> EmptyResult:
+    """moto's handler drops SendTaskFailure's ``cause``; Step Functions reports it as the failure's cause."""
+    self.stepfunction_backend.send_task_failure(  # type: ignore[call-arg]
+        self._get_param("taskToken"), error=self._get_param("error"), cause=self._get_param("cause")
+    )
+    return EmptyResult()
+
+
 class AlreadyRunningError(RuntimeError):
     """moto's backends are process-wide, so one process serves one local cloud at a time."""
 
@@ -138,6 +148,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
             return
         LambdaBackend.invoke = _invoke  # type: ignore[method-assign]
         WaitFunction._wait_interval = _scaled_wait_interval  # type: ignore[method-assign]
+        StepFunctionResponse.send_task_failure = _send_task_failure  # type: ignore[method-assign]
         # Retry intervals: the retrier sleeps through its module's ``time``; give it a scaled one.
         vars(retrier_decl)["time"] = SimpleNamespace(sleep=_scaled_sleep)
         distributed_map.install()

@@ -11,12 +11,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import boto3
 from moto.core.config import default_user_config
 from moto.logs.models import logs_backends
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
 from scripts.localcloud import patches
 from scripts.localcloud.runtime import LambdaRuntime
+from scripts.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
 
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
@@ -76,6 +78,8 @@ class LocalCloud:
             time_scale=time_scale,
         )
         self._server: ThreadedMotoServer | None = None
+        # The external ticket API of local runs; its store outlives the cloud (and the service's restarts).
+        self.tickets = TicketService(state_dir / "ticket-service" / "tickets.sqlite3")
 
     def start(self) -> LocalCloud:
         patches.install(self.runtime, self.time_scale)
@@ -87,7 +91,18 @@ class LocalCloud:
             logging.getLogger(name).setLevel(logging.CRITICAL)
         self._server = ThreadedMotoServer(ip_address=HOST, port=self.port, verbose=False)
         self._server.start()
+        self.tickets.start()
+        self.publish_ticket_api_url()
         return self
+
+    def publish_ticket_api_url(self) -> None:
+        """The SSM parameter that the local profile's ticket_api_url resolves at deploy time."""
+        ssm = boto3.session.Session(
+            aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
+        ).client("ssm", endpoint_url=self.endpoint)
+        ssm.put_parameter(
+            Name=TICKET_API_URL_PARAMETER, Value=self.tickets.url, Type="String", Overwrite=True
+        )
 
     def stop(self) -> None:
         if self._server is not None:
@@ -95,6 +110,7 @@ class LocalCloud:
             self._server = None
         self.runtime.shutdown()
         patches.uninstall(self.runtime)
+        self.tickets.stop()
 
     def __enter__(self) -> LocalCloud:
         return self.start()

@@ -9,7 +9,12 @@ from __future__ import annotations
 import argparse
 import importlib
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "scripts.operator.approval",
+    "scripts.operator.jobs",
+    "scripts.operator.recovery",
+    "scripts.operator.logs",
+)
 
 
 def register_operator_commands(

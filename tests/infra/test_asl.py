@@ -24,7 +24,14 @@ CONFIG = DocAgentConfig()
 PLAUSIBLE_VALUES = {
     **{
         f"{name}FunctionArn": f"arn:aws:lambda:us-east-1:123456789012:function:DocAgent-{name}"
-        for name in ("PrepareJob", "ProcessDocument", "BuildReport", "CreateTicket", "VerifyJob")
+        for name in (
+            "PrepareJob",
+            "ProcessDocument",
+            "BuildReport",
+            "RequestApproval",
+            "CreateTicket",
+            "VerifyJob",
+        )
     },
     "BucketName": "docagent-jobbucket-1a2b3c",
     "MaxConcurrency": str(CONFIG.max_concurrency),
@@ -32,6 +39,7 @@ PLAUSIBLE_VALUES = {
     "MapLabel": CONFIG.map_label,
     "ChildExecutionType": CONFIG.child_execution_type,
     "InProgressRetryIntervalSeconds": str(CONFIG.in_progress_retry_interval_seconds),
+    "ApprovalTimeoutSeconds": str(CONFIG.approval_timeout_seconds),
 }
 
 
@@ -90,6 +98,7 @@ def test_substituted_definition_parses_and_starts_with_prepare_job(definition: A
         "PrepareJob",
         "ProcessDocument",
         "BuildReport",
+        "RecordApproval",
         "CreateTicket",
         "VerifyJob",
     }
@@ -138,7 +147,16 @@ def test_r4_no_catch_leads_to_a_fail_state(definition: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "task", ["PrepareJob", "ProcessDocument", "BuildReport", "CreateTicket", "VerifyJob"]
+    "task",
+    [
+        "PrepareJob",
+        "ProcessDocument",
+        "BuildReport",
+        "RequestApproval",
+        "RecordApproval",
+        "CreateTicket",
+        "VerifyJob",
+    ],
 )
 def test_l1_l2_every_lambda_task_retries_service_errors_and_crashes(definition: Any, task: str) -> None:
     retried = retried_errors(find_state(definition, task))
@@ -167,4 +185,73 @@ def test_every_transition_targets_a_sibling_state(definition: Any) -> None:
     for name, state, siblings in walk_states(definition["States"]):
         if state["Type"] in {"Succeed", "Fail"}:
             continue
+        if state["Type"] == "Choice":
+            targets = [rule["Next"] for rule in state["Choices"]] + [state["Default"]]
+            assert all(target in siblings for target in targets), name
+            continue
         assert state.get("End") is True or state.get("Next") in siblings, name
+
+
+# ---------------------------------------------------------------------------------- human approval (L3)
+
+
+def test_approval_is_asked_only_when_the_job_requires_it(definition: Any) -> None:
+    assert find_state(definition, "BuildReport")["Next"] == "ApprovalRequired"
+    choice = find_state(definition, "ApprovalRequired")
+    assert choice["Type"] == "Choice"
+    assert choice["Default"] == "CreateTicket"
+    (rule,) = choice["Choices"]
+    assert rule["Next"] == "RequestApproval"
+    # IsPresent first: an execution prepared before the option existed takes the default branch.
+    assert rule["And"] == [
+        {"Variable": "$.options.require_approval", "IsPresent": True},
+        {"Variable": "$.options.require_approval", "BooleanEquals": True},
+    ]
+
+
+def test_l3_request_approval_waits_for_the_task_token_with_the_configured_timeout(definition: Any) -> None:
+    state = find_state(definition, "RequestApproval")
+    assert state["Resource"] == "arn:aws:states:::lambda:invoke.waitForTaskToken"
+    assert state["TimeoutSeconds"] == CONFIG.approval_timeout_seconds
+    assert "HeartbeatSeconds" not in state
+    parameters = state["Parameters"]
+    assert parameters["FunctionName"] == PLAUSIBLE_VALUES["RequestApprovalFunctionArn"]
+    assert parameters["Payload"] == {
+        "action": "request",
+        "job_id.$": "$.job_id",
+        "report.$": "$.report",
+        "task_token.$": "$$.Task.Token",
+        "execution_arn.$": "$$.Execution.Id",
+    }
+    assert state["ResultPath"] == "$.approval"
+    assert state["Next"] == "RecordApproval"
+
+
+def test_l3_a_rejection_or_a_timeout_fails_the_execution(definition: Any) -> None:
+    state = find_state(definition, "RequestApproval")
+    assert "Catch" not in state, "ApprovalRejected and States.Timeout end the execution (redrive asks again)"
+    retried = retried_errors(state)
+    assert "States.Timeout" not in retried and "ApprovalRejected" not in retried
+    assert "States.ALL" not in retried and "States.TaskFailed" not in retried
+
+
+def test_record_approval_writes_the_decision_then_the_ticket_follows(definition: Any) -> None:
+    state = find_state(definition, "RecordApproval")
+    assert state["Parameters"]["FunctionName"] == PLAUSIBLE_VALUES["RequestApprovalFunctionArn"]
+    assert state["Parameters"]["Payload"] == {
+        "action": "record",
+        "job_id.$": "$.job_id",
+        "report.$": "$.report",
+        "approval.$": "$.approval",
+    }
+    assert state["ResultPath"] == "$.approval"
+    assert state["Next"] == "CreateTicket"
+
+
+@pytest.mark.parametrize("timeout", [1, 3600, 86_400 * 7])
+def test_approval_timeout_substitutes(timeout: int) -> None:
+    config = DocAgentConfig(approval_timeout_seconds=timeout)
+    definition = substituted(
+        {**PLAUSIBLE_VALUES, "ApprovalTimeoutSeconds": str(config.approval_timeout_seconds)}
+    )
+    assert find_state(definition, "RequestApproval")["TimeoutSeconds"] == timeout

@@ -36,6 +36,8 @@ def test_missing_context_means_defaults() -> None:
         ({"log_level": "TRACE"}, "log_level"),
         ({"stack_name": "1-starts-with-a-digit"}, "stack_name"),
         ({"map_label": "has spaces"}, "map_label"),
+        ({"approval_timeout_seconds": 0}, "approval_timeout_seconds"),
+        ({"approval_timeout_seconds": 366 * 24 * 3600}, "approval_timeout_seconds"),
     ],
 )
 def test_bad_value_is_refused_naming_the_field(context: dict[str, Any], field: str) -> None:

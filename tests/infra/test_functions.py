@@ -1,4 +1,4 @@
-"""The five functions against docs/design.md: handlers, environment, runtime, logs and their own roles."""
+"""The six functions against docs/design.md: handlers, environment, runtime, logs and their own roles."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def role_of(synthesized: Synthesized, function: dict[str, Any]) -> dict[str, Any
     return role
 
 
-def test_design_lists_five_handlers_and_the_environment() -> None:
-    assert len(DESIGN_HANDLERS) == 5
+def test_design_lists_six_handlers_and_the_environment() -> None:
+    assert len(DESIGN_HANDLERS) == 6
     assert {"BUCKET_NAME", "MODEL_ID", "POWERTOOLS_LOG_LEVEL"} <= DESIGN_ENV.keys()
 
 
@@ -115,7 +115,7 @@ def test_code_asset_holds_only_the_functions_package(synthesized: Synthesized) -
         function["Properties"]["Code"]["S3Key"]
         for function in synthesized.resources("AWS::Lambda::Function").values()
     }
-    assert len(keys) == 1, "all five functions share one code asset"
+    assert len(keys) == 1, "all six functions share one code asset"
     asset_dir = synthesized.outdir / f"asset.{keys.pop().removesuffix('.zip')}"
     files = sorted(path.relative_to(asset_dir) for path in asset_dir.rglob("*") if path.is_file())
     assert files, asset_dir
@@ -135,7 +135,7 @@ def test_each_function_logs_to_its_own_retained_log_group(synthesized: Synthesiz
         assert log_group["Properties"]["RetentionInDays"] == synthesized.stack.config.log_retention_days
         assert log_group["DeletionPolicy"] == "Retain"
         used.append(log_group_id)
-    assert len(set(used)) == 5
+    assert len(set(used)) == 6
 
 
 def test_each_function_has_its_own_role(synthesized: Synthesized) -> None:
@@ -143,7 +143,7 @@ def test_each_function_has_its_own_role(synthesized: Synthesized) -> None:
         function["Properties"]["Role"]["Fn::GetAtt"][0]
         for function in synthesized.resources("AWS::Lambda::Function").values()
     ]
-    assert len(set(roles)) == 5
+    assert len(set(roles)) == 6
 
 
 def test_no_managed_or_generated_policies(synthesized: Synthesized) -> None:
@@ -190,9 +190,13 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     assert s3("build_report", "s3:PutObject") == {f"{bucket}/jobs/*/report.json"}
     assert s3("create_ticket", "s3:PutObject") == {
         f"{bucket}/jobs/*/ticket.json",
+        f"{bucket}/jobs/*/ticket-attempt.json",
         f"{bucket}/ticket-ledger/*",
     }
     assert s3("verify_job", "s3:PutObject") == set()
+    approval_objects = {f"{bucket}/jobs/*/approval.json", f"{bucket}/jobs/*/report.json"}
+    assert s3("request_approval", "s3:GetObject") == approval_objects
+    assert s3("request_approval", "s3:PutObject") == approval_objects
     for function in by_handler.values():
         role = role_of(synthesized, function)
         assert s3_actions(template_role_grants(role)) <= {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}
@@ -218,6 +222,7 @@ def test_only_idempotent_steps_touch_the_idempotency_table(synthesized: Synthesi
         "process_document": powertools,
         "create_ticket": powertools,
         "build_report": set(),
+        "request_approval": set(),
         "verify_job": set(),
     }
 

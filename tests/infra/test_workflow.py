@@ -10,7 +10,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from stacks.docagent_stack import DocAgentStack
 from stacks.functions import FUNCTION_SPECS
 from stacks.workflow import asl_placeholders, check_substitutions_cover_asl
-from tests.infra.conftest import Synthesized, template_role_grants
+from tests.infra.conftest import Synthesized, construct_stack, template_role_grants
 
 STATES_ARN = "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
 
@@ -63,6 +63,7 @@ def test_substitutions_carry_the_config(synthesized: Synthesized) -> None:
     assert substitutions["MapLabel"] == config.map_label
     assert substitutions["ChildExecutionType"] == config.child_execution_type
     assert substitutions["InProgressRetryIntervalSeconds"] == str(config.in_progress_retry_interval_seconds)
+    assert substitutions["ApprovalTimeoutSeconds"] == str(config.approval_timeout_seconds)
     assert substitutions["BucketName"] == {"Ref": synthesized.logical_id(synthesized.stack.storage.bucket)}
 
 
@@ -86,6 +87,12 @@ def test_express_child_execution_type_flows_into_the_substitution(
     assert stack.resolve(machine.state_machine_name) == "DocAgentExpress-DocumentReview"
 
 
+def test_approval_timeout_flows_into_the_substitution(tmp_path) -> None:
+    stack = construct_stack(tmp_path, approval_timeout_seconds=120)
+    machine = cast(sfn.CfnStateMachine, stack.workflow.state_machine.node.default_child)
+    assert stack.resolve(machine.definition_substitutions)["ApprovalTimeoutSeconds"] == "120"
+
+
 def test_role_may_start_executions_of_its_own_state_machine_only(synthesized: Synthesized) -> None:
     name = state_machine(synthesized)["Properties"]["StateMachineName"]
     starts = {
@@ -107,13 +114,14 @@ def test_role_may_watch_stop_and_redrive_its_map_children(synthesized: Synthesiz
     assert all(resource.startswith(f"{STATES_ARN}:") and name in resource for resource in states_resources)
 
 
-def test_role_may_invoke_the_five_functions_and_their_versions(synthesized: Synthesized) -> None:
+def test_role_may_invoke_the_six_functions_and_their_versions(synthesized: Synthesized) -> None:
     invokes = {
         resource
         for action, resource in state_machine_grants(synthesized)
         if action == "lambda:InvokeFunction"
     }
     function_ids = synthesized.resources("AWS::Lambda::Function").keys()
+    assert len(function_ids) == 6, "RequestApproval included"
     assert invokes == {f"<{fid}.Arn>" for fid in function_ids} | {f"<{fid}.Arn>:*" for fid in function_ids}
 
 

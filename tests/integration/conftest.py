@@ -15,6 +15,9 @@ from typing import Any
 import boto3
 import pytest
 
+from functions.synthetic import generate_customers, generate_documents
+from scripts import project
+from scripts.cli import main
 from scripts.demo import synth_local
 from scripts.localcloud.deploy import deploy
 from scripts.localcloud.server import REGION, LocalCloud
@@ -99,3 +102,52 @@ def deployed(cloud: LocalCloud, tmp_path_factory: pytest.TempPathFactory):
     """The app synthesized with the local profile and deployed to the session's local cloud."""
     out_dir = synth_local(tmp_path_factory.mktemp("cdk.out.local"))
     return deploy(out_dir, "DocAgent", cloud.endpoint)
+
+
+# -- the operator CLI (`docagent start/status/list/redrive/inspect/logs`) against the session's cloud ------
+
+
+@pytest.fixture(scope="session")
+def stack_file(deployed, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The deployed stack's outputs where `docagent local deploy` records them (a stack.json)."""
+    path = tmp_path_factory.mktemp("operator") / "stack.json"
+    deployed.save(path)
+    return path
+
+
+@pytest.fixture
+def docagent(cloud: LocalCloud, stack_file: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    """Run `docagent ARGS --endpoint <cloud> --json` in-process: returns (exit code, the parsed JSON)."""
+    monkeypatch.setattr(project, "LOCAL_STACK_FILE", stack_file)
+
+    def run(*arguments: str) -> tuple[int, dict]:
+        capsys.readouterr()
+        code = main([*arguments, "--endpoint", cloud.endpoint, "--json"])
+        return code, json.loads(capsys.readouterr().out)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def customers(aws, deployed) -> list[str]:
+    """The synthetic customers in the deployed customers table; returns their ids."""
+    table = deployed.outputs["CustomersTableName"]
+    records = generate_customers()
+    for customer in records:
+        item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
+        aws("dynamodb").put_item(TableName=table, Item=item)
+    return [customer.customer_id for customer in records]
+
+
+@pytest.fixture
+def documents_dir(tmp_path: Path, customers: list[str]):
+    """write(count, seed) -> a directory of `count` generated invoices (doc-00000.txt ...)."""
+
+    def write(count: int, seed: int = 7, name: str = "docs") -> Path:
+        directory = tmp_path / name
+        directory.mkdir()
+        for document in generate_documents(count, seed=seed, customer_ids=customers):
+            (directory / f"{document.document_id}.txt").write_text(document.text)
+        return directory
+
+    return write

@@ -37,7 +37,7 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
         "manifest_key": "jobs/job-unit-1/manifest.json",
         "items_key": "jobs/job-unit-1/items.json",
         "document_count": 3,
-        "options": {"fault": None, "approval": None},
+        "options": {"fault": None, "require_approval": False},
         "versions": job["versions"],
     }
     versions = job["versions"]

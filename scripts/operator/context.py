@@ -1,0 +1,188 @@
+"""What every operator command needs: the stack's outputs and AWS clients, for a local cloud or for AWS.
+
+Local: ``--endpoint URL`` (or the running local cloud, ``docagent local up``) with the outputs that
+``docagent local deploy`` saved in ``.docagent/local/stack.json``. AWS (``--aws``, or no local cloud
+running): the default credentials and the outputs of the CloudFormation stack (``--stack-name``, default
+DocAgent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+from rich.console import Console
+
+from scripts import project
+from scripts.cli import _running_cloud
+
+# scripts.localcloud.server.REGION, not imported: that would load moto for every operator command.
+LOCAL_REGION = "us-east-1"
+
+EXIT_OK, EXIT_JOB_FAILED, EXIT_BAD_REQUEST, EXIT_NOT_FOUND = 0, 1, 2, 3
+DEFAULT_STACK_NAME = "DocAgent"
+
+console = Console(stderr=True)
+
+
+class OperatorError(Exception):
+    """A refusal with its exit code (2: bad request, 3: not found), printed by ``guarded``."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_BAD_REQUEST) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Print an OperatorError as the CLI prints its own errors (``{"error", "exit_code"}`` with --json)."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except OperatorError as error:
+            if getattr(args, "json", False):
+                print(json.dumps({"error": str(error), "exit_code": error.exit_code}))
+            else:
+                console.print(f"[red]error:[/red] {error}")
+            return error.exit_code
+
+    return run
+
+
+def emit(args: argparse.Namespace, payload: dict[str, Any], human: Callable[[], None]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(payload, indent=2, default=str))
+    else:
+        human()
+
+
+def target_arguments() -> argparse.ArgumentParser:
+    """A parent parser with the options that pick the deployment: --endpoint, --aws, --stack-name."""
+    parser = argparse.ArgumentParser(add_help=False)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--endpoint", help="a local cloud's endpoint (default: the running local cloud)")
+    where.add_argument("--aws", action="store_true", help="use AWS even when a local cloud is running")
+    where.add_argument(
+        "--local", action="store_true", help="use the running local cloud (the default when one runs)"
+    )
+    parser.add_argument(
+        "--stack-name", default=DEFAULT_STACK_NAME, help="the deployed stack (default DocAgent)"
+    )
+    return parser
+
+
+@dataclass
+class OperatorContext:
+    """Clients and stack outputs of one deployment (``endpoint`` is None for AWS)."""
+
+    endpoint: str | None
+    stack_name: str
+    outputs: dict[str, str]
+    session: boto3.session.Session = field(repr=False)
+    _clients: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> OperatorContext:
+        if getattr(args, "local", False) and _running_cloud() is None:
+            raise OperatorError(
+                "no local cloud is running: start one with `docagent local up --detach`", EXIT_NOT_FOUND
+            )
+        return cls.resolve(
+            getattr(args, "endpoint", None),
+            stack_name=getattr(args, "stack_name", DEFAULT_STACK_NAME),
+            use_aws=getattr(args, "aws", False),
+        )
+
+    @classmethod
+    def resolve(
+        cls, endpoint: str | None, *, stack_name: str = DEFAULT_STACK_NAME, use_aws: bool = False
+    ) -> OperatorContext:
+        if endpoint is None and not use_aws:
+            running = _running_cloud()
+            endpoint = str(running["endpoint"]) if running else None
+        if endpoint is not None:
+            return cls.local(endpoint, stack_name=stack_name)
+        return cls.aws(stack_name=stack_name)
+
+    @classmethod
+    def local(cls, endpoint: str, *, stack_name: str = DEFAULT_STACK_NAME) -> OperatorContext:
+        stack_file = project.LOCAL_STACK_FILE
+        if not stack_file.exists():
+            raise OperatorError(
+                f"no local deployment recorded ({stack_file}): run `docagent local deploy` first",
+                EXIT_NOT_FOUND,
+            )
+        stack = json.loads(stack_file.read_text())  # a LocalStack record
+        if stack.get("stack_name") != stack_name:
+            raise OperatorError(
+                f"{stack_file} records stack {stack.get('stack_name')!r}, not {stack_name!r}", EXIT_NOT_FOUND
+            )
+        session = boto3.session.Session(
+            aws_access_key_id="local", aws_secret_access_key="local", region_name=LOCAL_REGION
+        )
+        outputs = {str(name): str(value) for name, value in stack.get("outputs", {}).items()}
+        return cls(endpoint=endpoint, stack_name=stack_name, outputs=outputs, session=session)
+
+    @classmethod
+    def aws(cls, *, stack_name: str = DEFAULT_STACK_NAME) -> OperatorContext:
+        session = boto3.session.Session()
+        try:
+            described = session.client("cloudformation").describe_stacks(StackName=stack_name)
+        except ClientError as error:
+            message = error.response.get("Error", {}).get("Message", str(error))
+            raise OperatorError(f"stack {stack_name} not found on AWS: {message}", EXIT_NOT_FOUND) from None
+        except BotoCoreError as error:
+            raise OperatorError(f"cannot reach AWS: {error}") from None
+        (stack,) = described["Stacks"]
+        outputs = {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
+        return cls(endpoint=None, stack_name=stack_name, outputs=outputs, session=session)
+
+    def client(self, service: str) -> Any:
+        if service not in self._clients:
+            self._clients[service] = self.session.client(  # type: ignore[call-overload]
+                service, endpoint_url=self.endpoint
+            )
+        return self._clients[service]
+
+    def output(self, name: str) -> str:
+        try:
+            return self.outputs[name]
+        except KeyError:
+            raise OperatorError(f"stack {self.stack_name} has no output {name}", EXIT_NOT_FOUND) from None
+
+    @property
+    def bucket(self) -> str:
+        return self.output("BucketName")
+
+    @property
+    def state_machine_arn(self) -> str:
+        return self.output("StateMachineArn")
+
+    @property
+    def where(self) -> str:
+        return self.endpoint or f"AWS ({self.session.region_name})"
+
+    def read_json(self, key: str) -> Any:
+        """The parsed object in the job bucket, or None when it does not exist."""
+        try:
+            body = self.client("s3").get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404", "NotFound"}:
+                return None
+            raise
+        return json.loads(body)
+
+    def write_json(self, key: str, data: Any) -> None:
+        self.client("s3").put_object(
+            Bucket=self.bucket,
+            Key=key,
+            Body=json.dumps(data, separators=(",", ":"), sort_keys=True).encode(),
+            ContentType="application/json",
+        )

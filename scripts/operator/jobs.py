@@ -1,0 +1,648 @@
+"""``docagent start``, ``docagent status`` and ``docagent list``.
+
+``start`` validates a request completely before anything starts (no object is uploaded and no
+execution is started for a request it refuses), then starts the execution named after the job id. A
+second ``start`` of the same job with the same input returns the existing execution; with another
+input it is refused (JobConflict), as prepare_job would refuse it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import ValidationError
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+
+from functions.logic.prepare_job import request_sha256
+from functions.models import JobRequest
+from scripts.operator.context import EXIT_OK, OperatorContext, OperatorError, emit, target_arguments
+from scripts.operator.records import (
+    NOT_FOUND_CODES,
+    READ_WORKERS,
+    JobRecords,
+    RefusedError,
+    Snapshot,
+    check_job_id,
+    client_error_code,
+    command,
+    exit_code_for,
+    follow,
+    iso,
+    progress_detail,
+    snapshot,
+    wide_console,
+)
+
+DEFAULT_MAX_DOCUMENT_BYTES = 200_000
+DEFAULT_MAX_DOCUMENTS = 10_000
+INCOMING_PREFIX = "incoming"
+EXECUTION_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE")
+SHOWN_OFFENDERS = 10
+
+
+def register(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    common: argparse.ArgumentParser,
+) -> None:
+    target = target_arguments()
+    start = commands.add_parser(
+        "start",
+        parents=[common, target],
+        help="validate a job's documents and start it (the execution is named after the job id)",
+    )
+    start.add_argument("--job-id", required=True, help="the job id: letters, digits, '-' and '_' (1-80)")
+    source = start.add_mutually_exclusive_group(required=True)
+    source.add_argument("--prefix", help="s3://bucket/prefix/ (or a prefix in the job bucket)")
+    source.add_argument("--manifest", help="a file listing the documents: a JSON array of keys or s3:// URIs")
+    source.add_argument(
+        "--from-dir", help="upload this directory's files under incoming/{job}/ and review them"
+    )
+    start.add_argument(
+        "--require-approval", action="store_true", help="wait for `docagent approve` before the ticket"
+    )
+    start.add_argument("--wait", action="store_true", help="follow the job until it ends")
+    start.add_argument(
+        "--fault",
+        help="crash drill: a fault spec as JSON, e.g. "
+        '\'{"point": "before_store_result", "document_index": 3, "mode": "exit", "until_redrive": 1}\' '
+        "(honoured only where fault injection is enabled)",
+    )
+    start.set_defaults(handler=cmd_start)
+
+    status = commands.add_parser(
+        "status", parents=[common, target], help="a job's progress, current state and redrives"
+    )
+    status.add_argument("job_id", metavar="JOB")
+    status.add_argument("--watch", action="store_true", help="follow with a live progress bar until it ends")
+    status.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes (--watch)")
+    status.set_defaults(handler=cmd_status)
+
+    listing = commands.add_parser("list", parents=[common, target], help="jobs, newest first")
+    listing.add_argument("--status", choices=EXECUTION_STATUSES, help="only jobs with this status")
+    listing.add_argument("--limit", type=int, default=50, help="at most this many jobs (default 50)")
+    listing.set_defaults(handler=cmd_list)
+
+
+# ------------------------------------------------------------------------------------------------ start
+
+
+@dataclass
+class Document:
+    name: str  # an S3 key, or a path relative to --from-dir
+    size: int
+    md5: str | None = None
+    path: Path | None = None
+
+
+@dataclass
+class Source:
+    kind: str  # prefix | manifest | from_dir
+    bucket: str
+    prefix: str | None = None
+    keys: list[str] | None = None
+    documents: list[Document] = field(default_factory=list)
+
+    def request_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {"bucket": self.bucket}
+        if self.keys is not None:
+            fields["documents"] = self.keys
+        else:
+            fields["prefix"] = self.prefix
+        return fields
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_document_bytes: int
+    max_documents: int
+
+
+def deployed_limits(ctx: OperatorContext) -> Limits:
+    """MAX_DOCUMENT_BYTES / MAX_DOCUMENTS as the deployed prepare_job function has them."""
+    try:
+        name = ctx.output("PrepareJobFunctionName")
+        environment = (
+            ctx.client("lambda").get_function_configuration(FunctionName=name).get("Environment") or {}
+        ).get("Variables") or {}
+    except (ClientError, OperatorError):  # no such function or output: the documented defaults apply
+        environment = {}
+    return Limits(
+        max_document_bytes=int(environment.get("MAX_DOCUMENT_BYTES", DEFAULT_MAX_DOCUMENT_BYTES)),
+        max_documents=int(environment.get("MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS)),
+    )
+
+
+def parse_s3_location(text: str, default_bucket: str) -> tuple[str, str]:
+    """(bucket, prefix ending in '/') from ``s3://bucket/prefix/`` or a prefix in the job bucket."""
+    if text.startswith("s3://"):
+        bucket, _, prefix = text[len("s3://") :].partition("/")
+    else:
+        bucket, prefix = default_bucket, text
+    if not bucket:
+        raise RefusedError("InvalidPrefix", f"{text!r} names no bucket (s3://bucket/prefix/)")
+    if not prefix.strip("/"):
+        raise RefusedError("InvalidPrefix", f"{text!r} names no prefix: give the folder of the documents")
+    return bucket, prefix if prefix.endswith("/") else f"{prefix}/"
+
+
+def _refuse_offenders(error_type: str, what: str, offenders: list[str], hint: str) -> None:
+    if offenders:
+        shown = ", ".join(offenders[:SHOWN_OFFENDERS])
+        more = f" (+{len(offenders) - SHOWN_OFFENDERS} more)" if len(offenders) > SHOWN_OFFENDERS else ""
+        raise RefusedError(
+            error_type,
+            f"{len(offenders)} document(s) {what}: {shown}{more}. {hint}",
+            details={"documents": offenders},
+        )
+
+
+def _check_sizes(documents: list[Document], limits: Limits) -> None:
+    if not documents:
+        return
+    if len(documents) > limits.max_documents:
+        raise RefusedError(
+            "TooManyDocuments",
+            f"{len(documents)} documents is more than the deployed MAX_DOCUMENTS={limits.max_documents}: "
+            "split the job",
+        )
+    _refuse_offenders(
+        "DocumentTooLarge",
+        f"over MAX_DOCUMENT_BYTES={limits.max_document_bytes}",
+        [f"{doc.name} ({doc.size} bytes)" for doc in documents if doc.size > limits.max_document_bytes],
+        "Split or shrink them, or leave them out.",
+    )
+
+
+def _head_all(ctx: OperatorContext, bucket: str, keys: list[str]) -> dict[str, dict[str, Any] | str]:
+    """HeadObject every key (it needs the same permission as GetObject): metadata, or an error code."""
+    s3 = ctx.client("s3")
+
+    def head(key: str) -> dict[str, Any] | str:
+        try:
+            response: dict[str, Any] = s3.head_object(Bucket=bucket, Key=key)
+        except ClientError as error:
+            code = client_error_code(error)
+            return "missing" if code in NOT_FOUND_CODES else code or "error"
+        return response
+
+    if not keys:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
+        return dict(zip(keys, pool.map(head, keys), strict=True))
+
+
+def _documents_from_heads(heads: dict[str, dict[str, Any] | str]) -> list[Document]:
+    _refuse_offenders(
+        "DocumentMissing",
+        "do not exist",
+        [key for key, head in heads.items() if head == "missing"],
+        "Fix the list, or upload them first.",
+    )
+    _refuse_offenders(
+        "DocumentUnreadable",
+        "cannot be read",
+        [f"{key} ({head})" for key, head in heads.items() if isinstance(head, str)],
+        "Check the bucket's permissions and encryption keys.",
+    )
+    return [
+        Document(name=key, size=int(head.get("ContentLength", 0)))
+        for key, head in heads.items()
+        if isinstance(head, dict)
+    ]
+
+
+def source_from_prefix(ctx: OperatorContext, text: str, limits: Limits) -> Source:
+    bucket, prefix = parse_s3_location(text, ctx.bucket)
+    keys: list[str] = []
+    try:
+        for page in ctx.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            keys += [str(item["Key"]) for item in page.get("Contents", [])]
+            if len(keys) > limits.max_documents * 2:
+                break
+    except ClientError as error:
+        code = client_error_code(error)
+        if code == "NoSuchBucket":
+            raise RefusedError("BucketNotFound", f"bucket {bucket} does not exist") from None
+        raise RefusedError("PrefixUnreadable", f"cannot list s3://{bucket}/{prefix}: {code}") from None
+    if not keys:
+        raise RefusedError(
+            "PrefixNotFound", f"s3://{bucket}/{prefix} does not exist: nothing is stored under that prefix"
+        )
+    documents = [key for key in keys if not key.endswith("/")]
+    if not documents:
+        raise RefusedError(
+            "NoDocuments",
+            f"s3://{bucket}/{prefix} holds only folder markers: the job would have no documents",
+        )
+    if len(documents) > limits.max_documents:
+        _check_sizes([Document(key, 0) for key in documents], limits)
+    source = Source("prefix", bucket, prefix=prefix)
+    source.documents = _documents_from_heads(_head_all(ctx, bucket, documents))
+    _check_sizes(source.documents, limits)
+    return source
+
+
+def _manifest_lines(path: Path) -> tuple[str | None, list[str]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RefusedError("ManifestNotFound", f"manifest file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise RefusedError("ManifestUnreadable", f"cannot read manifest file {path}: {error}") from None
+    stripped = text.strip()
+    if stripped.startswith(("[", "{")):
+        try:
+            data = json.loads(stripped)
+        except ValueError as error:
+            raise RefusedError("ManifestUnreadable", f"{path} is not valid JSON: {error}") from None
+        bucket = None
+        if isinstance(data, dict):
+            bucket, data = data.get("bucket"), data.get("documents")
+        if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+            raise RefusedError(
+                "ManifestUnreadable",
+                f'{path} must be a JSON array of keys, or {{"bucket": ..., "documents": [keys]}}',
+            )
+        return bucket, [item.strip() for item in data if item.strip()]
+    lines = [line.strip() for line in stripped.splitlines()]
+    return None, [line for line in lines if line and not line.startswith("#")]
+
+
+def source_from_manifest(ctx: OperatorContext, file: str, limits: Limits) -> Source:
+    bucket, entries = _manifest_lines(Path(file))
+    if not entries:
+        raise RefusedError("NoDocuments", f"manifest {file} lists no documents")
+    buckets: set[str] = set()
+    keys: list[str] = []
+    for entry in entries:
+        if entry.startswith("s3://"):
+            entry_bucket, _, key = entry[len("s3://") :].partition("/")
+            buckets.add(entry_bucket)
+        else:
+            key = entry
+        if not key or key.endswith("/"):
+            raise RefusedError("InvalidJobRequest", f"manifest entry {entry!r} is not an object key")
+        keys.append(key)
+    if bucket:
+        buckets.add(bucket)
+    if len(buckets) > 1:
+        raise RefusedError(
+            "InvalidJobRequest", f"a job reads one bucket; the manifest names {sorted(buckets)}"
+        )
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise RefusedError(
+            "InvalidJobRequest",
+            f"the manifest lists the same document more than once: {', '.join(duplicates[:SHOWN_OFFENDERS])}",
+            details={"documents": duplicates},
+        )
+    chosen = buckets.pop() if buckets else ctx.bucket
+    _check_sizes([Document(key, 0) for key in keys], limits)
+    source = Source("manifest", chosen, keys=keys)
+    source.documents = _documents_from_heads(_head_all(ctx, chosen, keys))
+    _check_sizes(source.documents, limits)
+    return source
+
+
+def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: Limits) -> Source:
+    root = Path(directory)
+    if not root.is_dir():
+        raise RefusedError("DirectoryNotFound", f"{directory} is not a directory")
+    files = sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
+    )
+    if not files:
+        raise RefusedError("NoDocuments", f"{directory} holds no files: the job would have no documents")
+    _check_sizes([Document(str(path), 0) for path in files], limits)
+    documents: list[Document] = []
+    unreadable: list[str] = []
+    for path in files:
+        relative = path.relative_to(root).as_posix()
+        try:
+            size = path.stat().st_size
+            data = path.read_bytes() if size <= limits.max_document_bytes else b""
+            if size <= limits.max_document_bytes:
+                data.decode("utf-8-sig")
+        except OSError as error:
+            unreadable.append(f"{relative} ({error.strerror or error})")
+            continue
+        except UnicodeDecodeError as error:
+            unreadable.append(f"{relative} (not UTF-8 text: byte 0x{error.object[error.start]:02x})")
+            continue
+        md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        documents.append(Document(name=relative, size=size, md5=md5, path=path))
+    _refuse_offenders("DocumentUnreadable", "cannot be read as UTF-8 text", unreadable, "Fix or remove them.")
+    _check_sizes(documents, limits)
+    prefix = f"{INCOMING_PREFIX}/{job_id}/"
+    return Source("from_dir", ctx.bucket, prefix=prefix, documents=documents)
+
+
+def _uploaded(ctx: OperatorContext, source: Source) -> dict[str, str]:
+    """What is already under incoming/{job}/: key -> ETag (the md5 of a single-part upload)."""
+    found: dict[str, str] = {}
+    paginator = ctx.client("s3").get_paginator("list_objects_v2")
+    for page in paginator.paginate(Bucket=source.bucket, Prefix=source.prefix):
+        for item in page.get("Contents", []):
+            found[str(item["Key"])] = str(item.get("ETag", "")).strip('"')
+    return found
+
+
+def _check_upload_conflict(
+    source: Source, job_id: str, existing: dict[str, str], job_exists: bool
+) -> list[Document]:
+    """The documents still to upload; JobConflict if incoming/{job}/ holds other documents, or (for a job
+    that already started) lacks some of the directory's files."""
+    wanted = {f"{source.prefix}{doc.name}": doc for doc in source.documents}
+    extra = sorted(set(existing) - set(wanted))
+    changed = sorted(key for key, doc in wanted.items() if key in existing and existing[key] != doc.md5)
+    missing = sorted(set(wanted) - set(existing)) if job_exists else []
+    if extra or changed or missing:
+        raise RefusedError(
+            "JobConflict",
+            f"job {job_id} already ran with other documents under s3://{source.bucket}/{source.prefix} "
+            f"({len(changed)} changed, {len(extra)} not in the directory, {len(missing)} new): "
+            "use a new job id",
+            details={"changed": changed, "not_in_directory": extra, "new": missing},
+        )
+    return [doc for key, doc in wanted.items() if key not in existing]
+
+
+def _normalised_sha(request: dict[str, Any], bucket: str) -> str | None:
+    try:
+        parsed = JobRequest.model_validate(request)
+    except ValidationError:
+        return None
+    return request_sha256(parsed.model_copy(update={"bucket": parsed.bucket or bucket}))
+
+
+def _differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    return sorted(
+        name for name in set(mine) | set(theirs) if name != "job_id" and mine.get(name) != theirs.get(name)
+    )
+
+
+def _conflict(job_id: str, mine: dict[str, Any], theirs: Any, where: str) -> RefusedError:
+    differing = _differences(mine, theirs) if isinstance(theirs, dict) else ["input"]
+    return RefusedError(
+        "JobConflict",
+        f"job {job_id} already ran with different input ({where}; differs in: {', '.join(differing)}): "
+        "use a new job id",
+        details={"differs_in": differing},
+    )
+
+
+@command
+def cmd_start(args: argparse.Namespace) -> int:
+    job_id = check_job_id(args.job_id)
+    ctx = OperatorContext.from_args(args)
+    options = job_options(args)
+    source = read_source(ctx, args, job_id)
+    request, sha = build_request(job_id, source, options)
+    records = JobRecords(ctx, job_id)
+    existing = records.description
+    if existing is not None:
+        theirs = json.loads(existing.get("input") or "null")
+        if not isinstance(theirs, dict) or _normalised_sha(theirs, ctx.bucket) != sha:
+            raise _conflict(job_id, request, theirs, f"execution {existing['status']}")
+    stored = records.request
+    if stored is not None and stored.get("request_sha256") not in (None, sha):
+        raise _conflict(job_id, request, stored.get("request"), "jobs/{job}/request.json")
+
+    uploaded = 0
+    if source.kind == "from_dir":
+        job_exists = existing is not None or records.request is not None
+        to_upload = _check_upload_conflict(source, job_id, _uploaded(ctx, source), job_exists)
+        if existing is None:
+            _upload(ctx, source, to_upload)
+            uploaded = len(to_upload)
+
+    started = False
+    if existing is None:
+        started = _start_execution(ctx, records, request, sha)
+    records.refresh()
+    described = records.require_execution()
+    payload: dict[str, Any] = {
+        "job_id": job_id,
+        "execution_arn": records.execution_arn,
+        "started": started,
+        "status": described["status"],
+        "started_at": iso(described.get("startDate")),
+        "request": request,
+        "request_sha256": sha,
+        "source": {
+            "kind": source.kind,
+            "bucket": source.bucket,
+            "prefix": source.prefix,
+            "documents": len(source.documents),
+            "bytes": sum(doc.size for doc in source.documents),
+            "uploaded": uploaded,
+        },
+        "final": None,
+    }
+    human = wide_console()
+    if not args.json:
+        verb = "started" if started else "already started with the same input:"
+        human.print(
+            f"job [bold]{job_id}[/bold] {verb} {len(source.documents)} documents "
+            f"({payload['source']['bytes']} bytes) from {_source_text(source)}"
+            + (f", {uploaded} uploaded" if uploaded else "")
+            + f"; status {described['status']}\n  execution {records.execution_arn}"
+        )
+    code = EXIT_OK
+    if args.wait:
+        final = follow(records, show=not args.json)
+        payload["final"] = final.as_json()
+        code = exit_code_for(final.status)
+        if not args.json:
+            _print_snapshot(final)
+    if args.json:
+        emit(args, payload, lambda: None)
+    return code
+
+
+def read_source(ctx: OperatorContext, args: argparse.Namespace, job_id: str) -> Source:
+    """The validated documents of --prefix, --manifest or --from-dir (nothing is written)."""
+    limits = deployed_limits(ctx)
+    if args.prefix:
+        return source_from_prefix(ctx, args.prefix, limits)
+    if args.manifest:
+        return source_from_manifest(ctx, args.manifest, limits)
+    return source_from_dir(ctx, args.from_dir, job_id, limits)
+
+
+def job_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {"require_approval": bool(args.require_approval)}
+    if args.fault:
+        try:
+            options["fault"] = json.loads(args.fault)
+        except ValueError as error:
+            raise RefusedError("InvalidJobRequest", f"--fault is not JSON: {error}") from None
+    return options
+
+
+def build_request(job_id: str, source: Source, options: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The execution input and its sha256 as prepare_job computes it (the idempotency of a job)."""
+    request: dict[str, Any] = {"job_id": job_id, **source.request_fields(), "options": options}
+    try:
+        return request, request_sha256(JobRequest.model_validate(request))
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in issue['loc'])}: {issue['msg']}" for issue in error.errors()
+        )
+        raise RefusedError("InvalidJobRequest", f"invalid job request: {problems}") from None
+
+
+def _source_text(source: Source) -> str:
+    if source.kind == "manifest":
+        return f"a manifest (s3://{source.bucket})"
+    return f"s3://{source.bucket}/{source.prefix}"
+
+
+def _upload(ctx: OperatorContext, source: Source, documents: list[Document]) -> None:
+    s3 = ctx.client("s3")
+
+    def put(doc: Document) -> None:
+        assert doc.path is not None
+        s3.put_object(Bucket=source.bucket, Key=f"{source.prefix}{doc.name}", Body=doc.path.read_bytes())
+
+    if documents:
+        with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(documents))) as pool:
+            list(pool.map(put, documents))
+
+
+def _start_execution(ctx: OperatorContext, records: JobRecords, request: dict[str, Any], sha: str) -> bool:
+    """StartExecution named after the job; a concurrent start with the same input is the same execution."""
+    try:
+        ctx.client("stepfunctions").start_execution(
+            stateMachineArn=ctx.state_machine_arn, name=records.job_id, input=json.dumps(request)
+        )
+    except ClientError as error:
+        if client_error_code(error) != "ExecutionAlreadyExists":
+            raise
+        records.refresh()
+        theirs = json.loads((records.require_execution().get("input")) or "null")
+        if not isinstance(theirs, dict) or _normalised_sha(theirs, ctx.bucket) != sha:
+            raise _conflict(records.job_id, request, theirs, "a concurrent start") from None
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------------------------- status
+
+
+@command
+def cmd_status(args: argparse.Namespace) -> int:
+    ctx = OperatorContext.from_args(args)
+    records = JobRecords(ctx, args.job_id)
+    records.require_execution()
+    if args.watch:
+        current = follow(records, show=not args.json, interval=max(args.interval, 0.1))
+    else:
+        current = snapshot(records)
+    emit(args, current.as_json(), lambda: _print_snapshot(current))
+    return exit_code_for(current.status)
+
+
+def _print_snapshot(current: Snapshot) -> None:
+    out = wide_console()
+    documents = current.documents
+    colour = {"SUCCEEDED": "green", "RUNNING": "cyan"}.get(current.status, "red")
+    table = Table(title=f"job {current.job_id}", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("status", f"[{colour}]{current.status}[/{colour}]")
+    table.add_row("current state", current.current_state or "-")
+    if current.error:
+        table.add_row("error", f"{current.error}: {current.cause or ''}")
+    table.add_row(
+        "documents",
+        ProgressBar(total=max(documents["total"], 1), completed=documents["succeeded"], width=40),
+    )
+    table.add_row("", progress_detail(current) + f" · {documents['total']} total")
+    table.add_row("results stored", str(documents["results_stored"]))
+    table.add_row(
+        "redrives",
+        f"{current.redrive_count}" + (f" (last {iso(current.redrive_date)})" if current.redrive_date else ""),
+    )
+    table.add_row("started", iso(current.started_at) or "-")
+    elapsed = current.elapsed_seconds()
+    table.add_row("elapsed", f"{elapsed:.1f} s" if elapsed is not None else "-")
+    if current.approval:
+        table.add_row("approval", current.approval)
+    table.add_row("execution", current.execution_arn)
+    out.print(table)
+
+
+# ------------------------------------------------------------------------------------------------- list
+
+
+@command
+def cmd_list(args: argparse.Namespace) -> int:
+    ctx = OperatorContext.from_args(args)
+    states = ctx.client("stepfunctions")
+    executions: list[dict[str, Any]] = []
+    query: dict[str, Any] = {"stateMachineArn": ctx.state_machine_arn}
+    if args.status:
+        query["statusFilter"] = args.status
+    for page in states.get_paginator("list_executions").paginate(**query):
+        executions += page.get("executions", [])
+    executions.sort(key=lambda item: str(iso(item.get("startDate")) or ""), reverse=True)
+    executions = executions[: max(args.limit, 0)]
+
+    def row(item: dict[str, Any]) -> dict[str, Any]:
+        records = JobRecords(ctx, str(item["name"])) if _is_job_id(str(item["name"])) else None
+        described = (records.description if records else None) or {}
+        counts = records.map_run_counts() if records else None
+        documents = counts.get("total") if counts else None
+        if documents is None and records is not None and records.manifest is not None:
+            documents = len(records.entries())
+        return {
+            "job_id": item["name"],
+            "status": item["status"],
+            "documents": documents,
+            "started_at": iso(item.get("startDate")),
+            "stopped_at": iso(item.get("stopDate")),
+            "redrive_count": int(described.get("redriveCount") or item.get("redriveCount") or 0),
+            "error": described.get("error"),
+        }
+
+    ctx.client("s3")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        jobs = list(pool.map(row, executions))
+    payload = {"status_filter": args.status, "count": len(jobs), "jobs": jobs}
+
+    def human() -> None:
+        table = Table(title=f"jobs on {ctx.where}" + (f" ({args.status})" if args.status else ""))
+        for column in ("job", "status", "documents", "started", "redrives", "error"):
+            table.add_column(column)
+        for job in jobs:
+            table.add_row(
+                job["job_id"],
+                job["status"],
+                "-" if job["documents"] is None else str(job["documents"]),
+                job["started_at"] or "-",
+                str(job["redrive_count"]),
+                job["error"] or "",
+            )
+        wide_console().print(table)
+
+    emit(args, payload, human)
+    return EXIT_OK
+
+
+def _is_job_id(name: str) -> bool:
+    try:
+        check_job_id(name)
+    except RefusedError:
+        return False
+    return True

@@ -1,0 +1,200 @@
+"""Human approval before the ticket, on the local cloud with the synthesized workflow (shared spec L3).
+
+The pending approval is durable in S3 and the waiting execution lives in the interpreter, not in a worker: the
+worker pool can die while a job waits, and the operator's decision still completes it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts import cli, project
+from scripts.demo import LocalJob, seed_inputs
+from scripts.localcloud.server import LocalCloud
+
+APPROVAL = {"require_approval": True}
+
+
+@pytest.fixture
+def operator(cloud: LocalCloud, deployed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    """Runs ``docagent ... --endpoint <session cloud> --json`` in-process: (exit code, JSON output)."""
+    stack_file = tmp_path / "stack.json"
+    deployed.save(stack_file)
+    monkeypatch.setattr(project, "LOCAL_STACK_FILE", stack_file)
+
+    def run(*argv: str) -> tuple[int, dict[str, Any]]:
+        capsys.readouterr()
+        code = cli.main([*argv, "--endpoint", cloud.endpoint, "--json"])
+        return code, json.loads(capsys.readouterr().out)
+
+    return run
+
+
+def start(cloud: LocalCloud, deployed, job_id: str, documents: int, options: dict[str, Any]) -> LocalJob:
+    job = LocalJob(cloud.endpoint, deployed, job_id)
+    prefix = f"incoming/{job_id}/"
+    seed_inputs(job, documents, prefix)
+    job.start({"job_id": job_id, "prefix": prefix, "options": options})
+    return job
+
+
+def wait_for_pending_approval(job: LocalJob, timeout: float = 180) -> dict[str, Any]:
+    key = f"jobs/{job.job_id}/approval.json"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if job.keys(key):
+            approval: dict[str, Any] = job.read_json(key)
+            if approval["status"] == "pending":
+                return approval
+        assert job.status() == "RUNNING", job.sfn.describe_execution(executionArn=job.execution_arn)
+        time.sleep(0.2)
+    raise AssertionError(f"{job.job_id} never asked for approval")
+
+
+def wait_until_done(job: LocalJob, timeout: float = 180) -> dict[str, Any]:
+    deadline = time.time() + timeout
+    while job.status() == "RUNNING" and time.time() < deadline:
+        time.sleep(0.2)
+    described: dict[str, Any] = job.sfn.describe_execution(executionArn=job.execution_arn)
+    return described
+
+
+def entered_states(job: LocalJob) -> list[str]:
+    history = job.sfn.get_execution_history(executionArn=job.execution_arn, maxResults=1000)["events"]
+    return [
+        event["stateEnteredEventDetails"]["name"] for event in history if "stateEnteredEventDetails" in event
+    ]
+
+
+def test_approval_survives_the_worker_pool_and_the_decision_reaches_the_report(cloud, deployed, operator):
+    job = start(cloud, deployed, "integration-approve", documents=6, options=APPROVAL)
+    pending = wait_for_pending_approval(job)
+    assert pending["report_key"] == "jobs/integration-approve/report.json"
+    assert pending["execution_arn"] == job.execution_arn
+    assert pending["task_token"] and pending["requested_at"]
+    assert job.tickets() == [], "no side effect before the approval"
+
+    cloud.runtime.shutdown()  # every worker dies while the execution waits for the token
+    assert cloud.runtime.workers() == []
+    time.sleep(0.5)
+    assert job.status() == "RUNNING"
+
+    code, out = operator("approve", "integration-approve", "--by", "alice")
+    assert code == 0, out
+    assert (out["decision"], out["decided_by"]) == ("approved", "alice")
+
+    described = wait_until_done(job)
+    assert described["status"] == "SUCCEEDED", described.get("cause")
+    output = json.loads(described["output"])
+    assert output["verification"]["verified"] is True
+    assert output["approval"]["decided_by"] == "alice"
+    assert len(job.tickets()) == 1
+    report = job.read_json(output["report"]["report_key"])
+    assert report["approval"] == {
+        "decision": "approved",
+        "decided_by": "alice",
+        "decided_at": out["decided_at"],
+        "reason": None,
+        "requested_at": pending["requested_at"],
+    }
+    approval = job.read_json("jobs/integration-approve/approval.json")
+    assert (approval["status"], approval["decided_by"], approval["decided_at"]) == (
+        "approved", "alice", out["decided_at"],
+    )  # fmt: skip
+    states = entered_states(job)
+    assert states.index("RequestApproval") < states.index("RecordApproval") < states.index("CreateTicket")
+
+    code, out = operator("approve", "integration-approve")
+    assert code == 2 and "approved by alice" in out["error"]
+
+
+def test_a_rejection_fails_the_job_without_a_ticket(cloud, deployed, operator):
+    job = start(cloud, deployed, "integration-reject", documents=3, options=APPROVAL)
+    wait_for_pending_approval(job)
+
+    code, out = operator("reject", "integration-reject", "--reason", "totals look wrong", "--by", "bob")
+    assert code == 0, out
+
+    described = wait_until_done(job)
+    assert described["status"] == "FAILED"
+    assert described["error"] == "ApprovalRejected"
+    cause = json.loads(described["cause"])
+    assert (cause["decided_by"], cause["reason"]) == ("bob", "totals look wrong")
+    assert job.tickets() == []
+    assert "CreateTicket" not in entered_states(job)
+    approval = job.read_json("jobs/integration-reject/approval.json")
+    assert (approval["status"], approval["decided_by"], approval["reason"]) == (
+        "rejected", "bob", "totals look wrong",
+    )  # fmt: skip
+
+    code, out = operator("approve", "integration-reject")
+    assert code == 2 and "rejected by bob" in out["error"]
+
+
+def test_redriving_a_rejected_job_asks_again(cloud, deployed, operator):
+    job = start(cloud, deployed, "integration-redrive", documents=3, options=APPROVAL)
+    first = wait_for_pending_approval(job)
+    assert operator("reject", "integration-redrive", "--reason", "wrong batch", "--by", "bob")[0] == 0
+    assert wait_until_done(job)["status"] == "FAILED"
+
+    job.sfn.redrive_execution(executionArn=job.execution_arn)
+    again = wait_for_pending_approval(job)
+    assert again["task_token"] != first["task_token"]
+    assert [(past["status"], past["decided_by"]) for past in again["previous"]] == [("rejected", "bob")]
+
+    assert operator("approve", "integration-redrive", "--by", "carol")[0] == 0
+    described = wait_until_done(job)
+    assert described["status"] == "SUCCEEDED", described.get("cause")
+    assert len(job.tickets()) == 1
+    assert job.read_json("jobs/integration-redrive/report.json")["approval"]["decided_by"] == "carol"
+
+
+def test_a_job_without_require_approval_never_waits(cloud, deployed, operator):
+    job = start(cloud, deployed, "integration-no-approval", documents=2, options={})
+    described = wait_until_done(job)
+    assert described["status"] == "SUCCEEDED", described.get("cause")
+    assert "RequestApproval" not in entered_states(job)
+    assert job.keys("jobs/integration-no-approval/approval.json") == []
+    assert job.read_json("jobs/integration-no-approval/report.json")["approval"] is None
+
+    code, out = operator("approve", "integration-no-approval")
+    assert code == 3 and "no approval request" in out["error"]
+    code, out = operator("reject", "no-such-job", "--reason", "x")
+    assert code == 3
+
+
+def test_l3_no_decision_within_timeout_seconds_fails_with_states_timeout(cloud, deployed, operator):
+    """The deployed definition with RequestApproval's TimeoutSeconds (config approval_timeout_seconds) set to
+    2. moto honours TimeoutSeconds on a waitForTaskToken task in real seconds: the local cloud's time scale
+    applies to retry intervals, Wait states and Lambda timeouts, not to task timeouts."""
+    states = LocalJob(cloud.endpoint, deployed, "unused").sfn
+    machine = states.describe_state_machine(stateMachineArn=deployed.outputs["StateMachineArn"])
+    definition = json.loads(machine["definition"])
+    assert definition["States"]["RequestApproval"]["TimeoutSeconds"] == 86_400  # the default config
+    definition["States"]["RequestApproval"]["TimeoutSeconds"] = 2
+    short = states.create_state_machine(
+        name="DocAgent-ApprovalTimeout", definition=json.dumps(definition), roleArn=machine["roleArn"]
+    )["stateMachineArn"]
+    job = start(
+        cloud,
+        type(deployed)(
+            deployed.stack_name, deployed.physical, {**deployed.outputs, "StateMachineArn": short}
+        ),
+        "integration-timeout",
+        documents=2,
+        options=APPROVAL,
+    )
+    wait_for_pending_approval(job)
+    described = wait_until_done(job, timeout=60)
+    assert described["status"] == "FAILED"
+    assert described["error"] == "States.Timeout"
+    assert job.tickets() == []
+
+    code, out = operator("approve", "integration-timeout")
+    assert code == 2 and "States.Timeout" in out["error"]
+    assert job.read_json("jobs/integration-timeout/approval.json")["status"] == "expired"

@@ -1,0 +1,156 @@
+"""`docagent start`, `status`, `list`, `logs` (and the refusals of `redrive`/`inspect`) on the local cloud."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from botocore.exceptions import ClientError
+
+from scripts.operator.records import execution_arn_for
+
+
+def execution_exists(aws, deployed, job_id: str) -> bool:
+    try:
+        aws("stepfunctions").describe_execution(
+            executionArn=execution_arn_for(deployed.outputs["StateMachineArn"], job_id)
+        )
+    except ClientError:
+        return False
+    return True
+
+
+def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deployed, tmp_path, documents_dir):
+    bucket = deployed.outputs["BucketName"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    binary = documents_dir(2, name="binary")
+    (binary / "scan.pdf").write_bytes(b"%PDF-1.7\xff\xfe\x00binary")
+    large = documents_dir(2, name="large")
+    (large / "huge.txt").write_text("x" * 200_001)
+    missing = tmp_path / "missing.json"
+    missing.write_text(json.dumps(["incoming/nowhere/a.txt"]))
+    nothing = tmp_path / "nothing.json"
+    nothing.write_text("[]")
+
+    refusals = {
+        "cli-refused-empty": (["--from-dir", str(empty)], "NoDocuments"),
+        "cli-refused-prefix": (["--prefix", f"s3://{bucket}/no-such-prefix/"], "PrefixNotFound"),
+        "cli-refused-bucket": (["--prefix", "s3://no-such-bucket-here/x/"], "BucketNotFound"),
+        "cli-refused-binary": (["--from-dir", str(binary)], "DocumentUnreadable"),
+        "cli-refused-large": (["--from-dir", str(large)], "DocumentTooLarge"),
+        "cli-refused-missing": (["--manifest", str(missing)], "DocumentMissing"),
+        "cli-refused-nothing": (["--manifest", str(nothing)], "NoDocuments"),
+        "cli-refused-fault": (["--from-dir", str(binary), "--fault", "{not json"], "InvalidJobRequest"),
+    }
+    for job_id, (source, error_type) in refusals.items():
+        code, answer = docagent("start", "--job-id", job_id, *source)
+        assert (code, answer["error_type"]) == (2, error_type), (job_id, answer)
+        assert answer["exit_code"] == 2 and answer["error"]
+        assert not execution_exists(aws, deployed, job_id), f"{job_id}: nothing may start"
+        listed = aws("s3").list_objects_v2(Bucket=bucket, Prefix=f"incoming/{job_id}/")
+        assert listed.get("KeyCount", 0) == 0, f"{job_id}: nothing may be uploaded"
+    code, answer = docagent("start", "--job-id", "not a job id!", "--from-dir", str(empty))
+    assert (code, answer["error_type"]) == (2, "InvalidJobId")
+    assert (
+        "scan.pdf"
+        in docagent("start", "--job-id", "cli-refused-binary", "--from-dir", str(binary))[1]["error"]
+    )
+
+
+@pytest.mark.parametrize("command", ["status", "inspect", "redrive", "logs"])
+def test_an_unknown_job_is_not_found(docagent, command):
+    code, answer = docagent(command, "cli-no-such-job")
+    assert code == 3 and answer["exit_code"] == 3 and answer["error_type"] == "JobNotFound"
+
+
+def test_a_job_starts_once_runs_and_is_reported(docagent, aws, deployed, documents_dir, tmp_path):
+    job_id = "cli-clean"
+    documents = documents_dir(6)
+    code, started = docagent("start", "--job-id", job_id, "--from-dir", str(documents), "--wait")
+    assert code == 0, started
+    assert started["started"] is True and started["source"]["uploaded"] == 6
+    assert started["final"]["status"] == "SUCCEEDED"
+    assert started["final"]["documents"] == {
+        "total": 6,
+        "succeeded": 6,
+        "failed": 0,
+        "running": 0,
+        "pending": 0,
+        "results_stored": 6,
+    }
+
+    # The same job with the same input is the same execution; with another input it is refused.
+    code, again = docagent("start", "--job-id", job_id, "--from-dir", str(documents))
+    assert code == 0 and again["started"] is False
+    assert again["execution_arn"] == started["execution_arn"] and again["status"] == "SUCCEEDED"
+    code, other = docagent("start", "--job-id", job_id, "--from-dir", str(documents), "--require-approval")
+    assert (code, other["error_type"]) == (2, "JobConflict") and "options" in other["differs_in"]
+    (documents / "extra.txt").write_text("INVOICE extra")
+    code, changed = docagent("start", "--job-id", job_id, "--from-dir", str(documents))
+    assert (code, changed["error_type"]) == (2, "JobConflict")
+    assert changed["new"] == [f"incoming/{job_id}/extra.txt"], "a file the job never had"
+    assert (
+        len(
+            aws("s3").list_objects_v2(Bucket=deployed.outputs["BucketName"], Prefix=f"incoming/{job_id}/")[
+                "Contents"
+            ]
+        )
+        == 6
+    )
+
+    code, status = docagent("status", job_id)
+    assert code == 0 and status["status"] == "SUCCEEDED" and status["current_state"] == "VerifyJob"
+    assert status["documents"]["succeeded"] == 6 and status["redrive_count"] == 0
+    assert status["elapsed_seconds"] > 0
+
+    code, listed = docagent("list")
+    assert code == 0
+    row = next(job for job in listed["jobs"] if job["job_id"] == job_id)
+    assert row["status"] == "SUCCEEDED" and row["documents"] == 6 and row["redrive_count"] == 0
+    code, failed_only = docagent("list", "--status", "FAILED")
+    assert code == 0 and job_id not in [job["job_id"] for job in failed_only["jobs"]]
+
+    code, refused = docagent("redrive", job_id)
+    assert code == 2 and refused["eligible"] is False
+    assert [reason["code"] for reason in refused["reasons"]] == ["Succeeded"]
+
+    code, report = docagent("inspect", job_id)
+    assert code == 0 and report["last_committed_boundary"] == "verified"
+    assert report["documents"]["committed"] == 6 and report["left"] == {
+        "documents": [],
+        "states": [],
+        "conditional_states": [],
+    }
+    assert report["external_effects"]["model_calls"]["count"] == 6
+    assert report["external_effects"]["ticket"]["ticket_id"] and report["uncertain"] == []
+
+    code, logs = docagent("logs", job_id)
+    assert code == 0 and logs["count"] > 0
+    assert {line["function"] for line in logs["events"]} >= {"PrepareJob", "ProcessDocument", "CreateTicket"}
+    document_id = "doc-00003.txt"
+    code, one = docagent("logs", job_id, "--document", document_id)
+    assert code == 0 and one["count"] > 0
+    assert {line["document_id"] for line in one["events"]} == {document_id}
+    assert "document result stored" in [line["message"] for line in one["events"]]
+
+
+def test_a_manifest_job_is_followed_by_status_watch(docagent, aws, deployed, documents_dir, tmp_path):
+    bucket = deployed.outputs["BucketName"]
+    documents = documents_dir(3, seed=11)
+    keys = []
+    for path in sorted(documents.iterdir()):
+        keys.append(f"batches/cli-manifest/{path.name}")
+        aws("s3").put_object(Bucket=bucket, Key=keys[-1], Body=path.read_bytes())
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps([f"s3://{bucket}/{key}" for key in keys]))
+    code, started = docagent("start", "--job-id", "cli-manifest", "--manifest", str(manifest))
+    assert code == 0 and started["started"] is True
+    assert started["request"]["documents"] == keys and started["source"]["kind"] == "manifest"
+    code, watched = docagent("status", "cli-manifest", "--watch", "--interval", "0.2")
+    assert code == 0 and watched["status"] == "SUCCEEDED" and watched["documents"]["results_stored"] == 3
+    code, by_prefix = docagent(
+        "start", "--job-id", "cli-prefix", "--prefix", f"s3://{bucket}/batches/cli-manifest"
+    )
+    assert code == 0 and by_prefix["request"]["prefix"] == "batches/cli-manifest/"
+    assert by_prefix["source"]["documents"] == 3

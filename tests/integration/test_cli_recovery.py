@@ -1,0 +1,142 @@
+"""`docagent inspect` and `docagent redrive` on a job whose worker died at one document.
+
+The crash drill: 30 documents, document 20's worker is killed (os._exit, Runtime.ExitError) before it stores
+its result, on every attempt until the execution is redriven; the Map Run then fails with
+States.ExceedToleratedFailureThreshold.
+"""
+
+from __future__ import annotations
+
+import json
+
+from scripts.operator.records import drift_key
+
+CRASHED = "doc-00020.txt"
+FAULT = {"point": "before_store_result", "document_index": 20, "mode": "exit", "until_redrive": 1}
+
+
+def set_prompt_version(aws, function: str, version: str) -> str:
+    """Change the deployed function's PROMPT_VERSION (as deploying another prompt would); returns the old."""
+    lambda_client = aws("lambda")
+    variables = lambda_client.get_function_configuration(FunctionName=function)["Environment"]["Variables"]
+    previous = variables["PROMPT_VERSION"]
+    lambda_client.update_function_configuration(
+        FunctionName=function, Environment={"Variables": {**variables, "PROMPT_VERSION": version}}
+    )
+    return str(previous)
+
+
+def assert_crash_report(report: dict, job_id: str) -> None:
+    """The recovery report of the crashed job names the document, the failed step and the fault."""
+    assert report["stopped"]["state"] == "ReviewDocuments"
+    assert report["stopped"]["error"] == "States.ExceedToleratedFailureThreshold"
+    documents = {doc["document_id"]: doc for doc in report["document_details"]}
+    crashed = documents.pop(CRASHED)
+    assert crashed["index"] == 20 and crashed["status"] == "failed"
+    assert crashed["error"]["error"] == "Runtime.ExitError"
+    assert "RequestId" in crashed["error"]["cause"], "the runtime's report of the dead worker"
+    assert crashed["active_step"] == "store_result", "it died after its customer lookup, before storing"
+    assert crashed["last_committed"] == "customer_lookup"
+    assert crashed["steps"] == {"extract": "COMPLETED", "customer_lookup": "COMPLETED"}
+    assert crashed["retries"]["policy"]["max_attempts"] == 3
+    assert [call["prompt_version"] for call in crashed["model_calls"]] == ["extract-v1"]
+    assert len(documents) == 29
+    assert all(doc["status"] == "committed" for doc in documents.values())
+    assert all(doc["last_committed"] == "result_stored" for doc in documents.values())
+    assert report["documents"]["committed"] == 29 and report["documents"]["failed"] == 1
+    assert report["left"]["documents"] == [CRASHED]
+    assert report["left"]["states"][0] == "ReviewDocuments"
+    assert report["last_committed_boundary"] == "prepared"
+    assert report["next_boundary"] == {"name": "documents", "detail": "29 of 30 documents committed"}
+    assert report["external_effects"]["model_calls"]["count"] == 30
+    assert report["external_effects"]["ticket"] is None
+    assert f"docagent redrive {job_id}" in report["next_step"]
+
+
+def assert_recovered_report(after: dict) -> None:
+    """After the redrive: who resumed it, what was replayed, nothing left, the drift on record."""
+    assert after["last_committed_boundary"] == "verified"
+    resumed = next(doc for doc in after["document_details"] if doc["document_id"] == CRASHED)
+    assert resumed["status"] == "committed" and resumed["resumed_by"].startswith("Map Run redrive 1")
+    assert any("reused" in line for line in resumed["replayed"])
+    assert after["external_effects"]["model_calls"] == {
+        **after["external_effects"]["model_calls"],
+        "count": 30,
+        "repeated": 0,
+    }
+    assert [redrive["kind"] for redrive in after["resumed"]["redrives"]] == ["execution", "map_run"]
+    assert after["left"]["documents"] == [] and after["drift"]["events"][0]["outcome"] == "redriven"
+    assert any(item["subject"] == "PrepareJob" for item in after["replayed"])
+
+
+def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, aws, deployed, documents_dir):
+    job_id = "cli-crash"
+    code, started = docagent(
+        "start",
+        "--job-id",
+        job_id,
+        "--from-dir",
+        str(documents_dir(30)),
+        "--fault",
+        json.dumps(FAULT),
+        "--wait",
+    )
+    assert code == 1, started
+    assert started["final"]["status"] == "FAILED"
+    assert started["final"]["error"] == "States.ExceedToleratedFailureThreshold"
+
+    # The recovery report, from durable records only.
+    code, report = docagent("inspect", job_id)
+    assert code == 1
+    assert_crash_report(report, job_id)
+
+    # What a redrive would run: exactly the unfinished document.
+    code, plan = docagent("redrive", job_id, "--dry-run")
+    assert code == 0 and plan["eligible"] is True and plan["dry_run"] is True and plan["redriven"] is False
+    assert [doc["document_id"] for doc in plan["will_run"]["documents"]] == [CRASHED]
+    assert plan["will_run"]["states"][:2] == ["ReviewDocuments", "BuildReport"]
+    assert plan["rerun_all"] is False and plan["versions"]["drift"] is False
+
+    code, logs = docagent("logs", job_id, "--document", CRASHED)
+    assert code == 0
+    messages = [line["message"] for line in logs["events"]]
+    assert 1 <= messages.count("injecting fault") <= 4, "the first try and up to three retries died there"
+    assert any("Runtime exited" in line["message"] for line in logs["events"] if line["level"] == "RUNTIME")
+
+    # A deploy with another prompt version: the redrive refuses, unless the drift is allowed (and recorded).
+    function = deployed.outputs["ProcessDocumentFunctionName"]
+    previous = set_prompt_version(aws, function, "extract-v2")
+    try:
+        code, refused = docagent("redrive", job_id)
+        assert code == 2 and refused["eligible"] is False and refused["redriven"] is False
+        assert [reason["code"] for reason in refused["reasons"]] == ["VersionDrift"]
+        drift = refused["versions"]["differences"]
+        assert {
+            "field": "prompt_version",
+            "pinned": "extract-v1",
+            "deployed": "extract-v2",
+            "blocking": True,
+        } in drift
+        assert (
+            aws("stepfunctions").describe_execution(executionArn=plan["execution_arn"])["status"] == "FAILED"
+        )
+
+        code, redriven = docagent("redrive", job_id, "--allow-version-drift", "--wait")
+        assert code == 0, redriven
+        assert redriven["redriven"] is True and redriven["final"]["status"] == "SUCCEEDED"
+        assert redriven["drift_recorded"] == drift_key(job_id)
+    finally:
+        set_prompt_version(aws, function, previous)
+    recorded = json.loads(
+        aws("s3").get_object(Bucket=deployed.outputs["BucketName"], Key=drift_key(job_id))["Body"].read()
+    )
+    (event,) = recorded["events"]
+    assert event["outcome"] == "redriven" and event["execution_redrive"] == 1
+    assert event["differences"][0]["field"] == "prompt_version"
+
+    code, after = docagent("inspect", job_id)
+    assert code == 0
+    assert_recovered_report(after)
+
+    code, again = docagent("redrive", job_id)
+    assert code == 2 and [reason["code"] for reason in again["reasons"]] == ["Succeeded"]

@@ -1,0 +1,239 @@
+"""The operator CLI's record reading and recovery rules, without a cloud (docagent inspect/redrive/start)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from functions import durable
+from functions.models import CustomerLookup
+from scripts.operator.context import OperatorError
+from scripts.operator.jobs import Document, RefusedError, Source, _check_upload_conflict, parse_s3_location
+from scripts.operator.records import (
+    IdempotencyRecord,
+    command,
+    conditional_states,
+    documents_of_input,
+    error_message,
+    execution_arn_for,
+    retry_policy,
+    states_from,
+)
+from scripts.operator.recovery import Inspector, _estimated_events, short_cause
+from tests.fakes import FakeLambdaContext
+from tests.support import IDEMPOTENCY_TABLE
+
+DEFINITION: dict[str, Any] = {
+    "StartAt": "Prepare",
+    "States": {
+        "Prepare": {"Type": "Task", "Next": "Review"},
+        "Review": {
+            "Type": "Map",
+            "ItemReader": {},
+            "ItemProcessor": {
+                "StartAt": "Process",
+                "States": {
+                    "Process": {
+                        "Type": "Task",
+                        "Retry": [{"ErrorEquals": ["Runtime.ExitError"], "MaxAttempts": 3}],
+                        "End": True,
+                    }
+                },
+            },
+            "Next": "Report",
+        },
+        "Report": {"Type": "Task", "Next": "Approval?"},
+        "Approval?": {"Type": "Choice", "Choices": [{"Next": "Approve"}], "Default": "Ticket"},
+        "Approve": {"Type": "Task", "Next": "Record"},
+        "Record": {"Type": "Task", "Next": "Ticket"},
+        "Ticket": {"Type": "Task", "Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 4}], "End": True},
+    },
+}
+
+
+def test_record_keys_are_the_keys_run_step_writes(cloud):
+    ids = {"job_id": "job-1", "document_id": "doc-1"}
+    lookup = CustomerLookup(customer_id="CUST-00001", found=False)
+    durable.run_step(
+        "customer_lookup",
+        ids=ids,
+        fn=lambda: lookup,
+        result_model=CustomerLookup,
+        context=FakeLambdaContext(),
+    )
+    durable.run_step(
+        "prepare",
+        ids={"job_id": "job-1"},
+        key_field="job_id",
+        validate={"request_sha256": "abc"},
+        fn=lambda: lookup,
+        result_model=CustomerLookup,
+        context=FakeLambdaContext(),
+    )
+    stored = {item["id"]["S"] for item in boto3.client("dynamodb").scan(TableName=IDEMPOTENCY_TABLE)["Items"]}
+    assert stored == {
+        durable.record_key("customer_lookup", ids),
+        durable.record_key("prepare", {"job_id": "job-1"}, key_field="job_id"),
+    }
+
+
+def test_states_after_a_failure_follow_the_flow_and_mark_choice_branches():
+    assert states_from(DEFINITION, "Review") == [
+        "Review",
+        "Report",
+        "Approval?",
+        "Approve",
+        "Ticket",
+        "Record",
+    ]
+    assert conditional_states(DEFINITION, "Review") == {"Approve", "Record"}
+    assert states_from(DEFINITION, "Ticket") == ["Ticket"]
+    assert retry_policy(DEFINITION, "Process", "Runtime.ExitError")["max_attempts"] == 3
+    assert retry_policy(DEFINITION, "Process", "States.Timeout") is None
+    assert retry_policy(DEFINITION, "Ticket", "anything")["max_attempts"] == 4
+    assert _estimated_events(DEFINITION, ["Ticket"]) == 2 + 2 + 3 * 5
+
+
+def test_names_and_locations():
+    machine = "arn:aws:states:us-east-1:123456789012:stateMachine:DocAgent-DocumentReview"
+    assert execution_arn_for(machine, "job-1") == (
+        "arn:aws:states:us-east-1:123456789012:execution:DocAgent-DocumentReview:job-1"
+    )
+    assert parse_s3_location("s3://bucket/in/batch", "job-bucket") == ("bucket", "in/batch/")
+    assert parse_s3_location("in/batch/", "job-bucket") == ("job-bucket", "in/batch/")
+    for bad in ("s3://bucket/", "s3:///prefix/", "/"):
+        with pytest.raises(RefusedError):
+            parse_s3_location(bad, "job-bucket")
+    single = '{"job_id": "j", "document": {"document_id": "a.txt", "index": 0}}'
+    batch = {"Items": [{"document": {"document_id": "a"}}, {"document_id": "b"}]}
+    assert [doc["document_id"] for doc in documents_of_input(single)] == ["a.txt"]
+    assert [doc["document_id"] for doc in documents_of_input(batch)] == ["a", "b"]
+    assert documents_of_input("not json") == []
+    cause = '{"errorType": "Runtime.ExitError", "errorMessage": "RequestId: 1-2 Error: Runtime exited"}'
+    assert error_message(cause) == "RequestId: 1-2 Error: Runtime exited"
+    assert short_cause(error_message(cause)) == "Runtime exited"
+
+
+def test_a_started_from_dir_job_refuses_other_documents():
+    source = Source(
+        "from_dir",
+        "bucket",
+        prefix="incoming/j/",
+        documents=[Document("a.txt", 1, md5="aa"), Document("b.txt", 1, md5="bb")],
+    )
+    assert [doc.name for doc in _check_upload_conflict(source, "j", {"incoming/j/a.txt": "aa"}, False)] == [
+        "b.txt"
+    ], "an interrupted first upload is completed"
+    refusals = [
+        ({"incoming/j/a.txt": "aa", "incoming/j/b.txt": "xx"}, False, "changed"),
+        (
+            {"incoming/j/a.txt": "aa", "incoming/j/b.txt": "bb", "incoming/j/c.txt": "cc"},
+            False,
+            "not_in_directory",
+        ),
+        ({"incoming/j/a.txt": "aa"}, True, "new"),
+    ]
+    for existing, started, field in refusals:
+        with pytest.raises(RefusedError) as refused:
+            _check_upload_conflict(source, "j", existing, started)
+        assert refused.value.error_type == "JobConflict" and refused.value.details[field]
+
+
+def record(status: str, *, deadline: dt.datetime | None = None, data: Any = None) -> IdempotencyRecord:
+    expiry = None if deadline is None else int(deadline.timestamp() * 1000)
+    return IdempotencyRecord("key", status, None, expiry, data)
+
+
+def test_the_last_committed_boundary_of_a_document():
+    boundary = Inspector._boundary
+    completed = record("COMPLETED", data={"ok": True})
+    assert boundary({"status": "extracted"}, [], completed, completed) == (
+        "result_stored",
+        "after store_result (returning the outcome)",
+    )
+    assert boundary(None, [{}], completed, completed) == ("customer_lookup", "store_result")
+    assert boundary(None, [{}], completed, None) == ("extract", "customer_lookup")
+    assert boundary(None, [{}], record("COMPLETED", data={"ok": False}), None) == ("extract", "store_result")
+    assert boundary(None, [{}], record("INPROGRESS"), None) == ("model_call_journalled", "extract")
+    assert boundary(None, [], record("INPROGRESS"), None) == ("none", "extract")
+    assert boundary(None, [], None, None) == ("none", "read_document")
+
+
+def inspector(**records: Any) -> Inspector:
+    fake = SimpleNamespace(
+        job_id="job-1",
+        read_at=dt.datetime.now(dt.UTC),
+        ticket=records.get("ticket"),
+        ticket_attempt=records.get("attempt"),
+        read_json=lambda key: records.get("ledger"),
+    )
+    return Inspector(fake)  # type: ignore[arg-type]
+
+
+def test_uncertain_records_are_flagged_with_what_to_do():
+    now = dt.datetime.now(dt.UTC)
+    past, future = now - dt.timedelta(minutes=5), now + dt.timedelta(minutes=5)
+    expired = record("INPROGRESS", deadline=past)
+    assert expired.expired_in_progress(now) and expired.summary(now)["status"] == "INPROGRESS_EXPIRED"
+    documents = [
+        {
+            "document_id": "doc-1",
+            "model_calls": [{"call_id": "c1"}],
+            "step_records": {"extract": expired.summary(now)},
+        },
+        {
+            "document_id": "doc-2",
+            "model_calls": [],
+            "step_records": {"extract": record("INPROGRESS", deadline=future).summary(now)},
+        },
+    ]
+    flags = inspector()._uncertain(documents, None, None, "FAILED")
+    assert [(flag["subject"], flag["step"]) for flag in flags] == [
+        ("document doc-1", "extract"),
+        ("document doc-2", "extract"),
+    ]
+    assert "past its deadline" in flags[0]["what"] and "reuses it" in flags[0]["action"]
+    assert "Redrive after" in flags[1]["action"] and "called again" in flags[1]["action"]
+    assert inspector()._uncertain(documents[1:], None, None, "RUNNING") == [], "in flight, not uncertain"
+
+    attempt = {"adapter": "http", "attempts": 2, "errors": [{"error": "TicketOutcomeUnknown"}]}
+    unknown = inspector(attempt=attempt)
+    ticket = unknown._ticket(None)
+    assert ticket is not None and ticket["recorded"] is False and ticket["attempts"] == 2
+    (flag,) = unknown._uncertain([], None, ticket, "FAILED")
+    assert flag["step"] == "ticket" and "no recorded outcome" in flag["what"]
+    assert "Search the ticket system for reference job-1" in flag["action"]
+    in_ledger = inspector(
+        attempt=attempt, ledger={"ticket_id": "TKT-1", "created_at": "2026-01-01T00:00:00Z"}
+    )
+    (flag,) = in_ledger._uncertain([], None, in_ledger._ticket(None), "FAILED")
+    assert "holds ticket TKT-1" in flag["action"]
+    assert inspector()._ticket(None) is None
+
+
+def test_commands_turn_refusals_and_aws_errors_into_exit_codes(capsys):
+    def failing(error: Exception):
+        def run(args: Any) -> int:
+            raise error
+
+        return command(run)
+
+    args = SimpleNamespace(json=True)
+    denied = ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetObject")
+    missing = ClientError({"Error": {"Code": "ResourceNotFoundException", "Message": "gone"}}, "GetFunction")
+    cases = [
+        (RefusedError("NoDocuments", "nothing", details={"documents": []}), 2, "NoDocuments"),
+        (OperatorError("no stack", 3), 3, "NotFound"),
+        (denied, 2, "AccessDenied"),
+        (missing, 3, "ResourceNotFoundException"),
+    ]
+    for error, code, error_type in cases:
+        assert failing(error)(args) == code
+        printed = json.loads(capsys.readouterr().out)
+        assert (printed["exit_code"], printed["error_type"]) == (code, error_type) and printed["error"]
