@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,47 +16,18 @@ from rich.console import Console
 
 from scripts import project
 from scripts.operator import register_operator_commands
-
-EXIT_OK, EXIT_JOB_FAILED, EXIT_BAD_REQUEST, EXIT_NOT_FOUND = 0, 1, 2, 3
+from scripts.operator.context import EXIT_JOB_FAILED, EXIT_NOT_FOUND, EXIT_OK, OperatorError, command, emit
 
 console = Console(stderr=True)
-
-
-class CommandError(Exception):
-    def __init__(self, message: str, exit_code: int = EXIT_BAD_REQUEST) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-def _emit(args: argparse.Namespace, payload: dict[str, Any], human: Callable[[], None]) -> None:
-    if args.json:
-        print(json.dumps(payload, indent=2, default=str))
-    else:
-        human()
-
-
-# -- docagent local ... ---------------------------------------------------------------------------
-
-
-def _running_cloud() -> dict[str, Any] | None:
-    if not project.LOCAL_CLOUD_FILE.exists():
-        return None
-    record: dict[str, Any] = json.loads(project.LOCAL_CLOUD_FILE.read_text())
-    try:
-        os.kill(record["pid"], 0)
-    except ProcessLookupError:
-        project.LOCAL_CLOUD_FILE.unlink(missing_ok=True)
-        return None
-    return record
 
 
 def cmd_local_up(args: argparse.Namespace) -> int:
     from scripts.localcloud.distributed_map import deliver_twice
     from scripts.localcloud.server import LocalCloud
 
-    existing = _running_cloud()
+    existing = project.running_cloud()
     if existing:
-        raise CommandError(f"the local cloud already runs at {existing['endpoint']} (pid {existing['pid']})")
+        raise OperatorError(f"the local cloud already runs at {existing['endpoint']} (pid {existing['pid']})")
     if args.detach:
         command = [sys.executable, "-m", "scripts.cli", "local", "up", "--port", str(args.port)]
         command += ["--time-scale", str(args.time_scale)]
@@ -66,12 +36,13 @@ def cmd_local_up(args: argparse.Namespace) -> int:
         log = (project.LOCAL_DIR / "cloud.log").open("ab")
         process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
         deadline = time.time() + 90  # a loaded machine imports moto slowly
-        while time.time() < deadline and not _running_cloud():
+        while time.time() < deadline and not project.running_cloud():
             if process.poll() is not None:
-                raise CommandError(f"the local cloud did not start; see {project.LOCAL_DIR / 'cloud.log'}", 1)
+                log_file = project.LOCAL_DIR / "cloud.log"
+                raise OperatorError(f"the local cloud did not start; see {log_file}", 1)
             time.sleep(0.1)
-        record = _running_cloud() or {}
-        _emit(
+        record = project.running_cloud() or {}
+        emit(
             args,
             record,
             lambda: console.print(f"local cloud up at {record.get('endpoint')} (pid {process.pid})"),
@@ -105,23 +76,23 @@ def cmd_local_up(args: argparse.Namespace) -> int:
 
 
 def cmd_local_down(args: argparse.Namespace) -> int:
-    record = _running_cloud()
+    record = project.running_cloud()
     if record is None:
-        raise CommandError("no local cloud is running", EXIT_NOT_FOUND)
+        raise OperatorError("no local cloud is running", EXIT_NOT_FOUND)
     os.kill(record["pid"], signal.SIGTERM)
     deadline = time.time() + 15
-    while time.time() < deadline and _running_cloud():
+    while time.time() < deadline and project.running_cloud():
         time.sleep(0.1)
-    _emit(args, {"stopped": record}, lambda: console.print(f"local cloud at {record['endpoint']} stopped"))
+    emit(args, {"stopped": record}, lambda: console.print(f"local cloud at {record['endpoint']} stopped"))
     return EXIT_OK
 
 
 def _endpoint(args: argparse.Namespace) -> str:
     if getattr(args, "endpoint", None):
         return str(args.endpoint)
-    record = _running_cloud()
+    record = project.running_cloud()
     if record is None:
-        raise CommandError(
+        raise OperatorError(
             "no local cloud is running: start one with `docagent local up --detach`", EXIT_NOT_FOUND
         )
     return str(record["endpoint"])
@@ -136,9 +107,9 @@ def cmd_local_deploy(args: argparse.Namespace) -> int:
     try:
         stack = deploy(out_dir, args.stack_name, endpoint)
     except DeployError as error:
-        raise CommandError(str(error), 1) from None
+        raise OperatorError(str(error), 1) from None
     stack.save(project.LOCAL_STACK_FILE)
-    _emit(
+    emit(
         args,
         stack.__dict__,
         lambda: console.print(
@@ -161,8 +132,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             documents=args.documents, time_scale=args.time_scale, show_progress=not args.json, crash=crash
         )
     except ValueError as error:
-        raise CommandError(str(error)) from None
-    _emit(args, summary, lambda: _print_summary(summary))
+        raise OperatorError(str(error)) from None
+    emit(args, summary, lambda: _print_summary(summary))
     return EXIT_OK if summary["status"] == "SUCCEEDED" and summary["verified"] else EXIT_JOB_FAILED
 
 
@@ -170,7 +141,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from scripts.benchmarks import run_benchmarks
 
     figures = run_benchmarks(args.documents, args.time_scale)
-    _emit(args, figures, lambda: Console().print_json(data=figures))
+    emit(args, figures, lambda: Console().print_json(data=figures))
     return EXIT_OK
 
 
@@ -242,14 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return int(args.handler(args))
-    except CommandError as error:
-        if getattr(args, "json", False):
-            print(json.dumps({"error": str(error), "exit_code": error.exit_code}))
-        else:
-            console.print(f"[red]error:[/red] {error}")
-        return error.exit_code
+    return int(command(args.handler)(args))
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ from scripts.operator.context import (
     EXIT_OK,
     OperatorContext,
     OperatorError,
+    command,
     emit,
-    guarded,
     target_arguments,
 )
 
@@ -67,12 +67,12 @@ def register(
     reject.set_defaults(handler=cmd_reject)
 
 
-@guarded
+@command
 def cmd_approve(args: argparse.Namespace) -> int:
     return _decide(args, "approved")
 
 
-@guarded
+@command
 def cmd_reject(args: argparse.Namespace) -> int:
     if not args.reason.strip():
         raise OperatorError("--reason must not be empty")

@@ -20,7 +20,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 
 from scripts import project
-from scripts.cli import _running_cloud
 
 # scripts.localcloud.server.REGION, not imported: that would load moto for every operator command.
 LOCAL_REGION = "us-east-1"
@@ -32,28 +31,69 @@ console = Console(stderr=True)
 
 
 class OperatorError(Exception):
-    """A refusal with its exit code (2: bad request, 3: not found), printed by ``guarded``."""
+    """A refusal: its message, exit code (2: bad request, 3: not found), a name and details for --json."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_BAD_REQUEST) -> None:
+    def __init__(
+        self,
+        message: str,
+        exit_code: int = EXIT_BAD_REQUEST,
+        error_type: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        self.error_type = error_type or ("NotFound" if exit_code == EXIT_NOT_FOUND else "BadRequest")
+        self.details = details or {}
 
 
-def guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Print an OperatorError as the CLI prints its own errors (``{"error", "exit_code"}`` with --json)."""
+class RefusedError(OperatorError):
+    """A refusal named first, as the operator commands raise it."""
 
-    @functools.wraps(command)
-    def run(args: argparse.Namespace) -> int:
+    def __init__(
+        self,
+        error_type: str,
+        message: str,
+        exit_code: int = EXIT_BAD_REQUEST,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, exit_code, error_type, details)
+
+
+def as_refusal(error: Exception) -> OperatorError:
+    """An AWS error a command did not expect (access denied, throttling, an endpoint that does not
+    answer) is a refusal too (exit 2, or 3 for a missing resource), not a traceback."""
+    if isinstance(error, OperatorError):
+        return error
+    if isinstance(error, ClientError):
+        code = error.response.get("Error", {}).get("Code") or "ClientError"
+        message = error.response.get("Error", {}).get("Message", str(error))
+        missing = "NotFound" in code or "DoesNotExist" in code or code == "NoSuchBucket"
+        return RefusedError(code, f"{code}: {message}", EXIT_NOT_FOUND if missing else EXIT_BAD_REQUEST)
+    return RefusedError("AwsUnreachable", f"cannot reach the deployment: {error}")
+
+
+def command(run: Callable[[Any], int]) -> Callable[[Any], int]:
+    """Run a command; a refusal prints ``{"error", "error_type", "exit_code", ...details}`` with --json."""
+
+    @functools.wraps(run)
+    def wrapped(args: Any) -> int:
         try:
-            return command(args)
-        except OperatorError as error:
-            if getattr(args, "json", False):
-                print(json.dumps({"error": str(error), "exit_code": error.exit_code}))
-            else:
-                console.print(f"[red]error:[/red] {error}")
-            return error.exit_code
+            return run(args)
+        except (OperatorError, ClientError, BotoCoreError) as error:
+            refusal = as_refusal(error)
+        payload = {
+            "error": str(refusal),
+            "error_type": refusal.error_type,
+            "exit_code": refusal.exit_code,
+            **refusal.details,
+        }
+        if getattr(args, "json", False):
+            print(json.dumps(payload, indent=2, default=str))
+        else:
+            console.print(f"[red]error:[/red] {refusal}")
+        return refusal.exit_code
 
-    return run
+    return wrapped
 
 
 def emit(args: argparse.Namespace, payload: dict[str, Any], human: Callable[[], None]) -> None:
@@ -90,7 +130,7 @@ class OperatorContext:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> OperatorContext:
-        if getattr(args, "local", False) and _running_cloud() is None:
+        if getattr(args, "local", False) and project.running_cloud() is None:
             raise OperatorError(
                 "no local cloud is running: start one with `docagent local up --detach`", EXIT_NOT_FOUND
             )
@@ -105,7 +145,7 @@ class OperatorContext:
         cls, endpoint: str | None, *, stack_name: str = DEFAULT_STACK_NAME, use_aws: bool = False
     ) -> OperatorContext:
         if endpoint is None and not use_aws:
-            running = _running_cloud()
+            running = project.running_cloud()
             endpoint = str(running["endpoint"]) if running else None
         if endpoint is not None:
             return cls.local(endpoint, stack_name=stack_name)

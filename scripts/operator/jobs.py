@@ -23,16 +23,22 @@ from rich.table import Table
 
 from functions.logic.prepare_job import request_sha256
 from functions.models import JobRequest
-from scripts.operator.context import EXIT_OK, OperatorContext, OperatorError, emit, target_arguments
+from scripts.operator.context import (
+    EXIT_OK,
+    OperatorContext,
+    OperatorError,
+    RefusedError,
+    command,
+    emit,
+    target_arguments,
+)
 from scripts.operator.records import (
     NOT_FOUND_CODES,
     READ_WORKERS,
     JobRecords,
-    RefusedError,
     Snapshot,
     check_job_id,
     client_error_code,
-    command,
     exit_code_for,
     follow,
     iso,

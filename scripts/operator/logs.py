@@ -18,13 +18,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 from rich.table import Table
 
-from scripts.operator.context import EXIT_OK, OperatorContext, emit, target_arguments
+from scripts.operator.context import EXIT_OK, OperatorContext, RefusedError, command, emit, target_arguments
 from scripts.operator.records import (
     JobRecords,
-    RefusedError,
     as_datetime,
     client_error_code,
-    command,
     wide_console,
 )
 

@@ -12,25 +12,24 @@ import datetime as dt
 import json
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from functions import durable, storage
 from functions.models import JOB_ID_PATTERN
 from scripts.operator.context import (
-    EXIT_BAD_REQUEST,
     EXIT_JOB_FAILED,
     EXIT_NOT_FOUND,
     EXIT_OK,
     OperatorContext,
-    OperatorError,
+    RefusedError,
 )
 
 FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
@@ -39,60 +38,6 @@ DEFAULT_RESULT_PREFIX = "map-runs"
 READ_WORKERS = 16
 
 console = Console(stderr=True)
-
-
-class RefusedError(OperatorError):
-    """A refusal with a stable name (``error_type`` in --json output) and optional details."""
-
-    def __init__(
-        self,
-        error_type: str,
-        message: str,
-        exit_code: int = EXIT_BAD_REQUEST,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message, exit_code)
-        self.error_type = error_type
-        self.details = details or {}
-
-
-def command(run: Callable[[Any], int]) -> Callable[[Any], int]:
-    """Run an operator command; a refusal prints ``{"error", "error_type", "exit_code", ...details}``.
-
-    An AWS error the command did not expect (access denied, throttling, an endpoint that does not answer)
-    is a refusal too (exit 2, or 3 for a missing resource), not a traceback.
-    """
-
-    def wrapped(args: Any) -> int:
-        try:
-            return run(args)
-        except OperatorError as error:
-            refusal = error
-        except ClientError as error:
-            code = client_error_code(error) or "ClientError"
-            message = error.response.get("Error", {}).get("Message", str(error))
-            missing = "NotFound" in code or "DoesNotExist" in code or code == "NoSuchBucket"
-            refusal = RefusedError(
-                code, f"{code}: {message}", EXIT_NOT_FOUND if missing else EXIT_BAD_REQUEST
-            )
-        except BotoCoreError as error:
-            refusal = RefusedError("AwsUnreachable", f"cannot reach the deployment: {error}")
-        error_type = getattr(refusal, "error_type", "NotFound" if refusal.exit_code == EXIT_NOT_FOUND else "")
-        payload: dict[str, Any] = {
-            "error": str(refusal),
-            "error_type": error_type or "BadRequest",
-            "exit_code": refusal.exit_code,
-            **getattr(refusal, "details", {}),
-        }
-        if getattr(args, "json", False):
-            print(json.dumps(payload, indent=2, default=str))
-        else:
-            console.print(f"[red]error:[/red] {refusal}")
-        return refusal.exit_code
-
-    wrapped.__name__ = getattr(run, "__name__", "command")
-    wrapped.__doc__ = run.__doc__
-    return wrapped
 
 
 # ------------------------------------------------------------------------------------------- helpers

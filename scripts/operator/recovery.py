@@ -34,6 +34,7 @@ from scripts.operator.context import (
     EXIT_JOB_FAILED,
     EXIT_OK,
     OperatorContext,
+    command,
     emit,
     target_arguments,
 )
@@ -44,7 +45,6 @@ from scripts.operator.records import (
     StateEntry,
     as_datetime,
     client_error_code,
-    command,
     compress_ids,
     conditional_states,
     document_step_key,

@@ -13,11 +13,10 @@ from botocore.exceptions import ClientError
 
 from functions import durable
 from functions.models import CustomerLookup
-from scripts.operator.context import OperatorError
-from scripts.operator.jobs import Document, RefusedError, Source, _check_upload_conflict, parse_s3_location
+from scripts.operator.context import OperatorError, RefusedError, command
+from scripts.operator.jobs import Document, Source, _check_upload_conflict, parse_s3_location
 from scripts.operator.records import (
     IdempotencyRecord,
-    command,
     conditional_states,
     documents_of_input,
     error_message,
