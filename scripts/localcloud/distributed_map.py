@@ -208,6 +208,13 @@ class _Registry:
     by_arn: dict[str, MapRunMemory] = {}
 
 
+def reset() -> None:
+    """Forget every Map Run (a new local cloud starts empty)."""
+    with _Registry.lock:
+        _Registry.by_state.clear()
+        _Registry.by_arn.clear()
+
+
 def memory_for_map_run(map_run_arn: str) -> MapRunMemory | None:
     return _Registry.by_arn.get(map_run_arn)
 

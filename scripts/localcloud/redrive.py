@@ -48,6 +48,12 @@ class _Redrives:
         return cls.state.setdefault(execution_arn, {"count": 0, "date": None, "tokens": {}})
 
 
+def reset() -> None:
+    """Forget every redrive (a new local cloud starts empty)."""
+    with _Redrives.lock:
+        _Redrives.state.clear()
+
+
 def _history(execution: Execution) -> list[dict[str, Any]]:
     worker = execution.exec_worker
     if worker is None or worker.env is None:

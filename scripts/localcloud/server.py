@@ -14,9 +14,10 @@ from typing import Any
 import boto3
 from moto.core.config import default_user_config
 from moto.logs.models import logs_backends
+from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
-from scripts.localcloud import patches
+from scripts.localcloud import distributed_map, patches, redrive
 from scripts.localcloud.runtime import LambdaRuntime
 from scripts.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
 
@@ -83,6 +84,10 @@ class LocalCloud:
 
     def start(self) -> LocalCloud:
         patches.install(self.runtime, self.time_scale)
+        # moto's backends live as long as the process: a new local cloud starts empty.
+        moto_api_backend.reset()
+        distributed_map.reset()
+        redrive.reset()
         self.state_dir.mkdir(parents=True, exist_ok=True)
         default_user_config["stepfunctions"]["execute_state_machine"] = True
         # The interpreter calls S3 and Lambda through boto3 at localhost:MOTO_PORT.
