@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint synth deploy destroy clean
+.PHONY: setup demo chaos test lint synth deploy destroy clean
 
 setup: $(STAMP)
 
@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 
 demo: $(STAMP)
 	$(BIN)/docagent demo
+
+# The full crash matrix (README: Crash matrix); the test suite runs a reduced one (tests/chaos/).
+chaos: $(STAMP)
+	$(BIN)/docagent chaos
 
 test: lint
 	$(BIN)/python -m pytest -n 2

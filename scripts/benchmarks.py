@@ -65,7 +65,7 @@ def lambda_overhead(invocations: int = 300) -> dict[str, float]:
     }
 
 
-def run_benchmarks(document_counts: list[int], time_scale: float) -> dict[str, Any]:
+def run_benchmarks(document_counts: list[int], time_scale: float | None) -> dict[str, Any]:
     figures: dict[str, Any] = {"lambda_overhead": lambda_overhead()}
     figures["demo"] = []
     for documents in document_counts:
@@ -74,6 +74,7 @@ def run_benchmarks(document_counts: list[int], time_scale: float) -> dict[str, A
             {
                 "documents": documents,
                 "status": summary["status"],
+                "error": summary["error"],
                 "wall_seconds": summary["wall_seconds"],
                 "phase_seconds": summary["phase_seconds"],
                 "job_seconds_per_document": round(summary["phase_seconds"]["job"] / documents, 4),

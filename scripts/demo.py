@@ -15,6 +15,7 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,10 @@ SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "cur
 console = Console(stderr=True)
 
 
-def local_context() -> dict[str, Any]:
+def local_context(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """cdk.json's context with the local profile, then ``overrides``, on its ``docagent`` entry."""
     context = json.loads((project.ROOT / "cdk.json").read_text())["context"]
-    context["docagent"] = {**context.get("docagent", {}), **LOCAL_PROFILE}
+    context["docagent"] = {**context.get("docagent", {}), **LOCAL_PROFILE, **(overrides or {})}
     return dict(context)
 
 
@@ -63,20 +65,55 @@ def _newest_source_mtime() -> float:
     return newest
 
 
+def _synthesized(out_dir: Path, context: dict[str, Any], newest_source: float) -> bool:
+    """Whether ``out_dir`` holds a synthesis of ``context`` newer than every source."""
+    marker = out_dir / "docagent-context.json"
+    return (
+        marker.exists()
+        and json.loads(marker.read_text()) == context
+        and marker.stat().st_mtime >= newest_source
+    )
+
+
 def synth_local(out_dir: Path = project.LOCAL_CDK_OUT) -> Path:
     """Synthesize the app with the local profile unless cdk.out.local is newer than every source."""
     context = local_context()
-    marker = out_dir / "docagent-context.json"
-    fresh = (
-        marker.exists()
-        and json.loads(marker.read_text()) == context
-        and marker.stat().st_mtime >= _newest_source_mtime()
-    )
-    if not fresh:
+    if not _synthesized(out_dir, context, _newest_source_mtime()):
         env = {**os.environ, "CDK_OUTDIR": str(out_dir), "CDK_CONTEXT_JSON": json.dumps(context)}
         subprocess.run([sys.executable, "app.py"], cwd=project.ROOT, env=env, check=True, capture_output=True)
-        marker.write_text(json.dumps(context))
+        (out_dir / "docagent-context.json").write_text(json.dumps(context))
     return out_dir
+
+
+# Several variants in one CDK process: the jsii runtime starts once, so two take ~1.2 times one.
+_SYNTH_VARIANTS = (
+    "import json, sys\n"
+    "from app import build_app\n"
+    "for out_dir, context in json.loads(sys.argv[1]):\n"
+    "    build_app(context, outdir=out_dir)[0].synth()\n"
+)
+
+
+def synth_local_variants(variants: Sequence[tuple[Path, dict[str, Any] | None]]) -> list[Path]:
+    """``synth_local`` for several out dirs at once, each with its own overrides of the local profile (e.g.
+    ``{"child_execution_type": "EXPRESS", "stack_name": ...}``); fresh ones are not synthesized again."""
+    newest = _newest_source_mtime()
+    contexts = [(out_dir, local_context(overrides)) for out_dir, overrides in variants]
+    stale = [
+        (out_dir, context) for out_dir, context in contexts if not _synthesized(out_dir, context, newest)
+    ]
+    if stale:
+        argument = json.dumps([[str(out_dir), context] for out_dir, context in stale])
+        subprocess.run(
+            [sys.executable, "-c", _SYNTH_VARIANTS, argument],
+            cwd=project.ROOT,
+            env={name: value for name, value in os.environ.items() if not name.startswith("CDK_")},
+            check=True,
+            capture_output=True,
+        )
+        for out_dir, context in stale:
+            (out_dir / "docagent-context.json").write_text(json.dumps(context))
+    return [out_dir for out_dir, _ in variants]
 
 
 class LocalJob:
@@ -190,17 +227,17 @@ def follow(job: LocalJob, documents: int, show_progress: bool, description: str 
         disable=not show_progress,
     ) as progress:
         task = progress.add_task(description, total=documents, detail="")
+        # The Map Run's counts cost one call whatever the job's size; listing the results would not.
         while (status := job.status()) == "RUNNING":
-            done = len(job.keys(f"jobs/{job.job_id}/results/"))
-            progress.update(task, completed=done, detail=_map_run_detail(job))
+            counts = job.map_run_counts() or {}
+            progress.update(
+                task,
+                completed=counts.get("succeeded", 0),
+                detail=f"failed {counts.get('failed', 0)} · in flight {counts.get('running', 0)}",
+            )
             time.sleep(0.25)
         progress.update(task, completed=len(job.keys(f"jobs/{job.job_id}/results/")), detail=status)
     return status
-
-
-def _map_run_detail(job: LocalJob) -> str:
-    counts = job.map_run_counts()
-    return f"failed {counts['failed']} · in flight {counts['running']}" if counts else ""
 
 
 @dataclass(frozen=True)
@@ -238,12 +275,19 @@ def where_it_stopped(job: LocalJob) -> dict[str, Any]:
 
 
 def _first_new_progress(job: LocalJob, before: int, timeout: float = 30.0) -> float:
+    """Seconds from the redrive until one more document has succeeded than before it."""
     started = time.time()
     while time.time() - started < timeout:
-        if len(job.keys(f"jobs/{job.job_id}/results/")) > before or job.status() != "RUNNING":
+        if (job.map_run_counts() or {}).get("succeeded", 0) > before or job.status() != "RUNNING":
             break
         time.sleep(0.02)
     return round(time.time() - started, 3)
+
+
+def default_time_scale(documents: int) -> float:
+    """0.05 for the 200-document demo, proportionally more for larger jobs (up to real time): compressed
+    function timeouts must still fit steps whose work grows with the job (PrepareJob reads every document)."""
+    return min(1.0, 0.05 * max(1.0, documents / 200))
 
 
 def default_crash_index(documents: int) -> int:
@@ -253,12 +297,13 @@ def default_crash_index(documents: int) -> int:
 
 def run_demo(
     documents: int = 200,
-    time_scale: float = 0.05,
+    time_scale: float | None = None,
     show_progress: bool = True,
     crash: Crash | None = None,
 ) -> dict[str, Any]:
     if documents < 1:
         raise ValueError("--documents must be at least 1")
+    time_scale = default_time_scale(documents) if time_scale is None else time_scale
     if crash is not None and not 0 <= crash.document_index < documents:
         raise ValueError(f"--crash-at must be a document index from 0 to {documents - 1}")
     started = time.time()
@@ -291,7 +336,7 @@ def run_demo(
             stopped_at = where_it_stopped(job)
             if show_progress:
                 _print_stop(stopped_at)
-            before = len(job.keys(f"jobs/{job_id}/results/"))
+            before = (job.map_run_counts() or {}).get("succeeded", 0)
             job.sfn.redrive_execution(executionArn=job.execution_arn)
             redrive_to_progress = _first_new_progress(job, before)
             status = follow(job, documents, show_progress, description="redriven")

@@ -187,13 +187,14 @@ class Worker:
             if "error" in answer:
                 return Invocation(json.dumps(answer["error"]).encode(), "Unhandled", request_id)
             return Invocation(json.dumps(answer["result"]).encode(), None, request_id)
+        timeout_error = {
+            "errorType": "Sandbox.Timedout",
+            "errorMessage": f"RequestId: {request_id} Error: Task timed out after "
+            f"{self.spec.timeout_seconds:.2f} seconds",
+        }
         if self.alive() and time.time() >= deadline:
             self.kill()
-            timeout = self.spec.timeout_seconds
-            error = {
-                "errorType": "Sandbox.Timedout",
-                "errorMessage": f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds",
-            }
+            error = timeout_error
         else:
             self.process.wait(timeout=5)
             code = self.process.returncode
@@ -206,6 +207,8 @@ class Worker:
                 "errorType": "Runtime.ExitError",
                 "errorMessage": f"RequestId: {request_id} Error: Runtime exited with error: {reason}",
             }
+            if code == -signal.SIGALRM:  # the worker's own deadline timer (worker.py) ended it
+                error = timeout_error
         self._log(self.spec.log_group, self.log_stream, f"RequestId: {request_id} {error['errorMessage']}")
         return Invocation(json.dumps(error).encode(), "Unhandled", request_id)
 

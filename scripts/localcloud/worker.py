@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -69,11 +70,18 @@ def serve() -> None:
         if init_error is not None:
             answer: dict[str, Any] = {"error": init_error}
         else:
+            # Lambda stops a function at its timeout. The runtime kills this process then too, but on a
+            # loaded machine its thread can be late; the OS timer ends the process at the deadline itself
+            # (SIGALRM's default action), so no work, such as a write after an idempotency record expired,
+            # happens past it. The runtime reports that death as Sandbox.Timedout.
+            signal.setitimer(signal.ITIMER_REAL, max(request["deadline"] - time.time(), 0.001))
             try:
                 result = handler(request["event"], LambdaContext(request))
                 answer = {"result": result}
             except Exception as error:
                 answer = {"error": _error_payload(error) | {"requestId": request["request_id"]}}
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
         sys.stdout.flush()
         sys.stderr.flush()
         responses.write(json.dumps(answer, default=str) + "\n")

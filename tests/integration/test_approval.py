@@ -137,9 +137,9 @@ def test_a_rejection_fails_the_job_without_a_ticket(cloud, deployed, operator):
 
 
 def test_redriving_a_rejected_job_asks_again(cloud, deployed, operator):
-    job = start(cloud, deployed, "integration-redrive", documents=3, options=APPROVAL)
+    job = start(cloud, deployed, "approval-redrive", documents=3, options=APPROVAL)
     first = wait_for_pending_approval(job)
-    assert operator("reject", "integration-redrive", "--reason", "wrong batch", "--by", "bob")[0] == 0
+    assert operator("reject", "approval-redrive", "--reason", "wrong batch", "--by", "bob")[0] == 0
     assert wait_until_done(job)["status"] == "FAILED"
 
     job.sfn.redrive_execution(executionArn=job.execution_arn)
@@ -147,11 +147,11 @@ def test_redriving_a_rejected_job_asks_again(cloud, deployed, operator):
     assert again["task_token"] != first["task_token"]
     assert [(past["status"], past["decided_by"]) for past in again["previous"]] == [("rejected", "bob")]
 
-    assert operator("approve", "integration-redrive", "--by", "carol")[0] == 0
+    assert operator("approve", "approval-redrive", "--by", "carol")[0] == 0
     described = wait_until_done(job)
     assert described["status"] == "SUCCEEDED", described.get("cause")
     assert len(job.tickets()) == 1
-    assert job.read_json("jobs/integration-redrive/report.json")["approval"]["decided_by"] == "carol"
+    assert job.read_json("jobs/approval-redrive/report.json")["approval"]["decided_by"] == "carol"
 
 
 def test_a_job_without_require_approval_never_waits(cloud, deployed, operator):
