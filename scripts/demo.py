@@ -22,13 +22,13 @@ from typing import Any
 
 import boto3
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from functions.synthetic import generate_customers, generate_documents
 from scripts import project
 from scripts.localcloud.deploy import LocalStack, deploy
 from scripts.localcloud.server import REGION, LocalCloud
 from scripts.localcloud.ticket_service import TICKET_API_URL_PARAMETER
+from scripts.operator.records import progress_bar
 
 # The local profile changes only what cannot exist on a laptop: the model (an offline extractor
 # instead of Bedrock), the ticket system (the local cloud's ticket service over HTTP, its URL resolved
@@ -217,15 +217,7 @@ def extraction_accuracy(results: list[dict[str, Any]], truth: dict[str, dict[str
 
 
 def follow(job: LocalJob, documents: int, show_progress: bool, description: str = "documents") -> str:
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not show_progress,
-    ) as progress:
+    with progress_bar(show_progress) as progress:
         task = progress.add_task(description, total=documents, detail="")
         # The Map Run's counts cost one call whatever the job's size; listing the results would not.
         while (status := job.status()) == "RUNNING":

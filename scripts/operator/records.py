@@ -697,11 +697,9 @@ def exit_code_for(status: str) -> int:
     return EXIT_JOB_FAILED if status in FAILED_STATUSES else EXIT_OK
 
 
-def follow(
-    records: JobRecords, *, show: bool, interval: float = 0.5, description: str | None = None
-) -> Snapshot:
-    """Poll until the execution is no longer RUNNING, with a live progress bar on stderr when ``show``."""
-    with Progress(
+def progress_bar(show: bool) -> Progress:
+    """The documents bar every command that follows a job shows on stderr (hidden when not ``show``)."""
+    return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -710,7 +708,14 @@ def follow(
         console=console,
         disable=not show,
         transient=False,
-    ) as progress:
+    )
+
+
+def follow(
+    records: JobRecords, *, show: bool, interval: float = 0.5, description: str | None = None
+) -> Snapshot:
+    """Poll until the execution is no longer RUNNING, with a live progress bar on stderr when ``show``."""
+    with progress_bar(show) as progress:
         task = progress.add_task(description or records.job_id, total=None, detail="")
         hinted = False
         while True:
