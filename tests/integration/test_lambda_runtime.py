@@ -145,14 +145,14 @@ def test_time_scale_shrinks_function_timeouts(tmp_path):
     env = {**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)}
     port = free_port()
     docagent = [sys.executable, "-m", "scripts.cli"]
-    subprocess.run(
-        [*docagent, "local", "up", "--detach", "--port", str(port), "--time-scale", "0.1"],
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
-    try:
+    try:  # `local down` runs even if `local up` fails half-way: the test stops what it starts
+        subprocess.run(
+            [*docagent, "local", "up", "--detach", "--port", str(port), "--time-scale", "0.1"],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
         client = boto3.session.Session(
             aws_access_key_id="local", aws_secret_access_key="local", region_name="us-east-1"
         )
