@@ -29,7 +29,7 @@ test: lint
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy app.py stacks functions scripts
+	$(BIN)/mypy app.py stacks functions docagent
 
 synth: $(STAMP)
 	npx --no-install cdk synth --quiet --no-notices

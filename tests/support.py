@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from docagent.drills.synthetic import SyntheticDocument, generate_documents
 from functions import aws
 from functions.logic.build_report import build_report
 from functions.logic.create_ticket import create_ticket
@@ -22,7 +23,6 @@ from functions.models import (
     ReportSummary,
     TicketResult,
 )
-from functions.synthetic import SyntheticDocument, generate_documents
 from tests.fakes import FakeLambdaContext
 
 BUCKET = "docagent-test-bucket"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from scripts.project import ROOT
+from docagent.project import ROOT
 
 TIME_SCALE = 0.15
 DOCUMENTS = 2
@@ -29,7 +29,7 @@ PARALLEL = 5
 def reduced_matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The ``--json`` object, plus ``exit_code`` and ``wall_seconds`` of the command."""
     env = {**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path_factory.mktemp("chaos"))}
-    command = [sys.executable, "-m", "scripts.cli", "chaos", "--reduced", "--json"]
+    command = [sys.executable, "-m", "docagent.cli", "chaos", "--reduced", "--json"]
     command += ["--time-scale", str(TIME_SCALE), "--documents", str(DOCUMENTS), "--parallel", str(PARALLEL)]
     started = time.time()
     completed = subprocess.run(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from scripts.chaos import (
+from docagent.drills.chaos import (
     AT_LEAST_ONCE_CHECKS,
     CHECKS,
     MODE_ERRORS,
@@ -29,7 +29,7 @@ from scripts.chaos import (
     print_matrix,
     select_cells,
 )
-from scripts.project import ROOT
+from docagent.project import ROOT
 
 ASL = ROOT / "statemachines" / "document_review.asl.json"
 
@@ -44,7 +44,7 @@ def test_every_fault_point_belongs_to_a_workflow_state_and_every_mode_to_an_erro
     definition = workflow_definition()
     processor = definition["States"]["ReviewDocuments"]["ItemProcessor"]
     states = set(definition["States"]) | set(processor["States"])
-    assert set(POINT_STATES) == set(POINTS), "a new fault point needs its state in scripts/chaos.py"
+    assert set(POINT_STATES) == set(POINTS), "a new fault point needs its state in docagent/drills/chaos.py"
     assert set(POINT_STATES.values()) <= states
     assert set(MODE_ERRORS) == set(MODES)
 

@@ -15,12 +15,12 @@ from typing import Any
 import boto3
 import pytest
 
-from functions.synthetic import generate_customers, generate_documents
-from scripts import project
-from scripts.cli import main
-from scripts.demo import synth_local
-from scripts.localcloud.deploy import deploy
-from scripts.localcloud.server import REGION, LocalCloud
+from docagent import project
+from docagent.cli import main
+from docagent.drills.demo import synth_local
+from docagent.drills.synthetic import generate_customers, generate_documents
+from docagent.localcloud.deploy import deploy
+from docagent.localcloud.server import REGION, LocalCloud
 
 pytestmark = pytest.mark.integration
 

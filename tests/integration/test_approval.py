@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from scripts import cli, project
-from scripts.demo import LocalJob, seed_inputs
-from scripts.localcloud.server import LocalCloud
+from docagent import cli, project
+from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.localcloud.server import LocalCloud
 
 APPROVAL = {"require_approval": True}
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
-from scripts.operator.records import execution_arn_for
+from docagent.operator.records import execution_arn_for
 
 
 def execution_exists(aws, deployed, job_id: str) -> bool:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from scripts.localcloud import redrive
-from scripts.localcloud.distributed_map import MAP_RUN_REDRIVE_LIMIT, deliver_twice, memory_for_map_run
-from scripts.localcloud.server import LocalCloud
+from docagent.localcloud import redrive
+from docagent.localcloud.distributed_map import MAP_RUN_REDRIVE_LIMIT, deliver_twice, memory_for_map_run
+from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import zip_source
 
 # Fails the listed items until the execution has been redriven `fail_until_redrive` times.

@@ -13,7 +13,7 @@ import pytest
 def demo(tmp_path, *arguments: str) -> dict:
     env = {**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)}
     completed = subprocess.run(
-        [sys.executable, "-m", "scripts.cli", "demo", "--json", *arguments],
+        [sys.executable, "-m", "docagent.cli", "demo", "--json", *arguments],
         env=env,
         capture_output=True,
         text=True,

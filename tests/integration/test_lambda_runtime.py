@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 import boto3
 import pytest
 
-from scripts.localcloud.patches import AlreadyRunningError
-from scripts.localcloud.server import LocalCloud, free_port
+from docagent.localcloud.patches import AlreadyRunningError
+from docagent.localcloud.server import LocalCloud, free_port
 from tests.integration.conftest import aws_cli, zip_source
 
 HANDLER = """
@@ -144,7 +144,7 @@ def test_time_scale_shrinks_function_timeouts(tmp_path):
     """A detached local cloud at time scale 0.1 ends a 10 s function timeout after about 1 s."""
     env = {**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)}
     port = free_port()
-    docagent = [sys.executable, "-m", "scripts.cli"]
+    docagent = [sys.executable, "-m", "docagent.cli"]
     try:  # `local down` runs even if `local up` fails half-way: the test stops what it starts
         subprocess.run(
             [*docagent, "local", "up", "--detach", "--port", str(port), "--time-scale", "0.1"],

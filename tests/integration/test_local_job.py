@@ -9,8 +9,8 @@ import threading
 import time
 from typing import Any
 
-from scripts.demo import LocalJob, extraction_accuracy, seed_inputs
-from scripts.localcloud.server import LocalCloud
+from docagent.drills.demo import LocalJob, extraction_accuracy, seed_inputs
+from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import aws_cli
 
 

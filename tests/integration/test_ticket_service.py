@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from docagent.localcloud.deploy import CloudAssembly, Deployer, DeployError
+from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
 from functions.errors import (
     TicketApiInvalidResponse,
     TicketApiUnavailable,
@@ -21,8 +23,6 @@ from functions.errors import (
 )
 from functions.models import TicketPayload
 from functions.tickets import HttpTicketClient
-from scripts.localcloud.deploy import CloudAssembly, Deployer, DeployError
-from scripts.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
 from tests.integration.test_local_job import run_job
 
 PAYLOAD = TicketPayload(reference="job-1", title="Review of job-1", body="3 documents")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.localcloud.deploy import CloudAssembly, Deployer, DeployError, _moto_compatible
+from docagent.localcloud.deploy import CloudAssembly, Deployer, DeployError, _moto_compatible
 
 
 def assembly(tmp_path: Path, resources: dict, outputs: dict | None = None) -> CloudAssembly:

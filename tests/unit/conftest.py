@@ -17,12 +17,12 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "docagent")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "DocAgent")
 
+from docagent.drills.synthetic import generate_customers
 from functions import aws, durable
 from functions.logic import process_document
 from functions.model.base import load_prompt
 from functions.observability import metrics
 from functions.settings import get_settings
-from functions.synthetic import generate_customers
 from tests.support import BUCKET, CUSTOMERS_TABLE, IDEMPOTENCY_TABLE
 
 TEST_ENV = {

@@ -9,9 +9,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from docagent import cli
+from docagent.operator.context import OperatorContext
 from functions.handlers import request_approval
-from scripts import cli
-from scripts.operator.context import OperatorContext
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, get_json, s3
 

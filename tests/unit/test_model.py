@@ -11,11 +11,11 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from docagent.drills.synthetic import generate_documents
 from functions.errors import ExtractionFailed
 from functions.model import BedrockConverseProvider, OfflineProvider, get_model_provider, load_prompt
 from functions.model.base import PROMPTS_DIR
 from functions.settings import get_settings
-from functions.synthetic import generate_documents
 
 FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 GOOD_REPLY = {

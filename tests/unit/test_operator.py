@@ -11,11 +11,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from functions import durable
-from functions.models import CustomerLookup
-from scripts.operator.context import OperatorError, RefusedError, command
-from scripts.operator.jobs import Document, Source, _check_upload_conflict, parse_s3_location
-from scripts.operator.records import (
+from docagent.operator.context import OperatorError, RefusedError, command
+from docagent.operator.jobs import Document, Source, _check_upload_conflict, parse_s3_location
+from docagent.operator.records import (
     IdempotencyRecord,
     conditional_states,
     documents_of_input,
@@ -24,7 +22,9 @@ from scripts.operator.records import (
     retry_policy,
     states_from,
 )
-from scripts.operator.recovery import Inspector, _estimated_events, short_cause
+from docagent.operator.recovery import Inspector, _estimated_events, short_cause
+from functions import durable
+from functions.models import CustomerLookup
 from tests.fakes import FakeLambdaContext
 from tests.support import IDEMPOTENCY_TABLE
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from functions.synthetic import generate_customers, generate_documents
+from docagent.drills.synthetic import generate_customers, generate_documents
 
 
 def test_generation_is_deterministic_for_a_seed():

@@ -18,15 +18,15 @@ from typing import Any
 from botocore.exceptions import ClientError
 from rich.table import Table
 
-from scripts.operator.context import EXIT_OK, OperatorContext, RefusedError, command, emit, target_arguments
-from scripts.operator.records import (
+from docagent.operator.context import EXIT_OK, OperatorContext, RefusedError, command, emit, target_arguments
+from docagent.operator.records import (
     JobRecords,
     as_datetime,
     client_error_code,
     wide_console,
 )
 
-# Where the local deploy records a function's log group (scripts/localcloud/patches.py LOG_GROUP_TAG).
+# Where the local deploy records a function's log group (docagent/localcloud/patches.py LOG_GROUP_TAG).
 LOG_GROUP_TAG = "docagent:log-group"
 RUNTIME_PHRASES = ("Runtime exited", "Task timed out")
 REQUEST_ID = re.compile(r"RequestId: ([0-9a-fA-F-]{8,})")

@@ -19,9 +19,9 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 
-from scripts import project
+from docagent import project
 
-# scripts.localcloud.server.REGION, not imported: that would load moto for every operator command.
+# docagent.localcloud.server.REGION, not imported: that would load moto for every operator command.
 LOCAL_REGION = "us-east-1"
 
 EXIT_OK, EXIT_JOB_FAILED, EXIT_BAD_REQUEST, EXIT_NOT_FOUND = 0, 1, 2, 3

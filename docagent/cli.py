@@ -14,22 +14,22 @@ from typing import Any
 
 from rich.console import Console
 
-from scripts import project
-from scripts.operator import register_operator_commands
-from scripts.operator.context import EXIT_JOB_FAILED, EXIT_NOT_FOUND, EXIT_OK, OperatorError, command, emit
+from docagent import project
+from docagent.operator import register_operator_commands
+from docagent.operator.context import EXIT_JOB_FAILED, EXIT_NOT_FOUND, EXIT_OK, OperatorError, command, emit
 
 console = Console(stderr=True)
 
 
 def cmd_local_up(args: argparse.Namespace) -> int:
-    from scripts.localcloud.distributed_map import deliver_twice
-    from scripts.localcloud.server import LocalCloud
+    from docagent.localcloud.distributed_map import deliver_twice
+    from docagent.localcloud.server import LocalCloud
 
     existing = project.running_cloud()
     if existing:
         raise OperatorError(f"the local cloud already runs at {existing['endpoint']} (pid {existing['pid']})")
     if args.detach:
-        command = [sys.executable, "-m", "scripts.cli", "local", "up", "--port", str(args.port)]
+        command = [sys.executable, "-m", "docagent.cli", "local", "up", "--port", str(args.port)]
         command += ["--time-scale", str(args.time_scale)]
         command += [argument for index in args.deliver_twice for argument in ("--deliver-twice", str(index))]
         project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
@@ -99,8 +99,8 @@ def _endpoint(args: argparse.Namespace) -> str:
 
 
 def cmd_local_deploy(args: argparse.Namespace) -> int:
-    from scripts.demo import synth_local
-    from scripts.localcloud.deploy import DeployError, deploy
+    from docagent.drills.demo import synth_local
+    from docagent.localcloud.deploy import DeployError, deploy
 
     endpoint = _endpoint(args)
     out_dir = Path(args.out_dir) if args.out_dir else synth_local()
@@ -121,7 +121,7 @@ def cmd_local_deploy(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from scripts.demo import Crash, default_crash_index, run_demo
+    from docagent.drills.demo import Crash, default_crash_index, run_demo
 
     crash = None
     if not args.no_crash:
@@ -138,7 +138,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from scripts.benchmarks import run_benchmarks
+    from docagent.drills.benchmarks import run_benchmarks
 
     figures = run_benchmarks(args.documents, args.time_scale)
     emit(args, figures, lambda: Console().print_json(data=figures))
@@ -146,7 +146,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
-    from scripts.chaos import CellOutcome, print_matrix, run_chaos, select_cells
+    from docagent.drills.chaos import CellOutcome, print_matrix, run_chaos, select_cells
 
     try:
         cells = select_cells(args.points, args.modes, args.recoveries, reduced=args.reduced)

@@ -19,8 +19,8 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from scripts.localcloud.patches import LOG_GROUP_TAG
-from scripts.localcloud.server import ACCOUNT_ID, REGION
+from docagent.localcloud.patches import LOG_GROUP_TAG
+from docagent.localcloud.server import ACCOUNT_ID, REGION
 
 # The public Powertools layer is not in the local cloud's account: its contents come from the
 # local interpreter's site-packages (pinned to the same Powertools version in pyproject.toml).

@@ -50,13 +50,13 @@ from typing import Any, Literal, get_args
 from rich.console import Console
 from rich.table import Table
 
+from docagent import project
+from docagent.drills.demo import LocalJob, seed_inputs, synth_local_variants
+from docagent.localcloud.deploy import LocalStack, deploy
+from docagent.localcloud.distributed_map import deliver_twice
+from docagent.localcloud.server import LocalCloud
 from functions import durable
 from functions.models import FaultPointName
-from scripts import project
-from scripts.demo import LocalJob, seed_inputs, synth_local_variants
-from scripts.localcloud.deploy import LocalStack, deploy
-from scripts.localcloud.distributed_map import deliver_twice
-from scripts.localcloud.server import LocalCloud
 
 Mode = Literal["exit", "raise", "hang"]
 Recovery = Literal["retry", "redrive"]

@@ -26,10 +26,7 @@ from botocore.exceptions import ClientError
 from rich.console import Console
 from rich.table import Table
 
-from functions import storage
-from functions.model.base import PROMPTS_DIR
-from functions.tickets import ticket_idempotency_key
-from scripts.operator.context import (
+from docagent.operator.context import (
     EXIT_BAD_REQUEST,
     EXIT_JOB_FAILED,
     EXIT_OK,
@@ -38,7 +35,7 @@ from scripts.operator.context import (
     emit,
     target_arguments,
 )
-from scripts.operator.records import (
+from docagent.operator.records import (
     FAILED_STATUSES,
     IdempotencyRecord,
     JobRecords,
@@ -59,6 +56,9 @@ from scripts.operator.records import (
     states_from,
     wide_console,
 )
+from functions import storage
+from functions.model.base import PROMPTS_DIR
+from functions.tickets import ticket_idempotency_key
 
 REDRIVE_WINDOW = dt.timedelta(days=14)  # shared spec R3
 HISTORY_LIMIT = 25_000

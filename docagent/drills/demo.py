@@ -23,12 +23,12 @@ from typing import Any
 import boto3
 from rich.console import Console
 
-from functions.synthetic import generate_customers, generate_documents
-from scripts import project
-from scripts.localcloud.deploy import LocalStack, deploy
-from scripts.localcloud.server import REGION, LocalCloud
-from scripts.localcloud.ticket_service import TICKET_API_URL_PARAMETER
-from scripts.operator.records import progress_bar
+from docagent import project
+from docagent.drills.synthetic import generate_customers, generate_documents
+from docagent.localcloud.deploy import LocalStack, deploy
+from docagent.localcloud.server import REGION, LocalCloud
+from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER
+from docagent.operator.records import progress_bar
 
 # The local profile changes only what cannot exist on a laptop: the model (an offline extractor
 # instead of Bedrock), the ticket system (the local cloud's ticket service over HTTP, its URL resolved

@@ -18,15 +18,7 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 from rich.console import Console
 
-from functions.models import (
-    APPROVAL_REJECTED_ERROR,
-    JOB_ID_PATTERN,
-    ApprovalDecision,
-    ApprovalRecord,
-    utc_now,
-)
-from functions.storage import approval_key
-from scripts.operator.context import (
+from docagent.operator.context import (
     EXIT_BAD_REQUEST,
     EXIT_NOT_FOUND,
     EXIT_OK,
@@ -36,6 +28,14 @@ from scripts.operator.context import (
     emit,
     target_arguments,
 )
+from functions.models import (
+    APPROVAL_REJECTED_ERROR,
+    JOB_ID_PATTERN,
+    ApprovalDecision,
+    ApprovalRecord,
+    utc_now,
+)
+from functions.storage import approval_key
 
 # What Step Functions answers for a token it no longer accepts.
 TOKEN_REFUSED = frozenset({"InvalidToken", "TaskTimedOut", "TaskDoesNotExist"})

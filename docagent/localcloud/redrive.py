@@ -23,7 +23,7 @@ from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from scripts.localcloud.distributed_map import event_details
+from docagent.localcloud.distributed_map import event_details
 
 REDRIVE_WINDOW = datetime.timedelta(days=14)  # shared spec R3
 HISTORY_LIMIT = 24_999

@@ -17,9 +17,9 @@ from typing import Any
 
 import boto3
 
-from scripts.demo import run_demo
-from scripts.localcloud.runtime import FunctionSpec
-from scripts.localcloud.server import REGION, LocalCloud
+from docagent.drills.demo import run_demo
+from docagent.localcloud.runtime import FunctionSpec
+from docagent.localcloud.server import REGION, LocalCloud
 
 EMPTY_HANDLER = "def handler(event, context):\n    return event\n"
 

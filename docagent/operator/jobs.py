@@ -21,9 +21,7 @@ from pydantic import ValidationError
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 
-from functions.logic.prepare_job import request_sha256
-from functions.models import JobRequest
-from scripts.operator.context import (
+from docagent.operator.context import (
     EXIT_OK,
     OperatorContext,
     OperatorError,
@@ -32,7 +30,7 @@ from scripts.operator.context import (
     emit,
     target_arguments,
 )
-from scripts.operator.records import (
+from docagent.operator.records import (
     NOT_FOUND_CODES,
     READ_WORKERS,
     JobRecords,
@@ -46,6 +44,8 @@ from scripts.operator.records import (
     snapshot,
     wide_console,
 )
+from functions.logic.prepare_job import request_sha256
+from functions.models import JobRequest
 
 DEFAULT_MAX_DOCUMENT_BYTES = 200_000
 DEFAULT_MAX_DOCUMENTS = 10_000

@@ -25,11 +25,11 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_funct
 from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from scripts.localcloud import distributed_map, redrive
-from scripts.localcloud.runtime import FunctionSpec, TooManyRequestsError
+from docagent.localcloud import distributed_map, redrive
+from docagent.localcloud.runtime import FunctionSpec, TooManyRequestsError
 
 if TYPE_CHECKING:
-    from scripts.localcloud.runtime import LambdaRuntime
+    from docagent.localcloud.runtime import LambdaRuntime
 
 LOG_GROUP_TAG = "docagent:log-group"
 

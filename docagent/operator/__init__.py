@@ -10,10 +10,10 @@ import argparse
 import importlib
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "scripts.operator.approval",
-    "scripts.operator.jobs",
-    "scripts.operator.recovery",
-    "scripts.operator.logs",
+    "docagent.operator.approval",
+    "docagent.operator.jobs",
+    "docagent.operator.recovery",
+    "docagent.operator.logs",
 )
 
 

@@ -17,9 +17,9 @@ from moto.logs.models import logs_backends
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
-from scripts.localcloud import distributed_map, patches, redrive
-from scripts.localcloud.runtime import LambdaRuntime
-from scripts.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
+from docagent.localcloud import distributed_map, patches, redrive
+from docagent.localcloud.runtime import LambdaRuntime
+from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
 
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"

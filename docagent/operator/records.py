@@ -22,15 +22,15 @@ from botocore.exceptions import ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from functions import durable, storage
-from functions.models import JOB_ID_PATTERN
-from scripts.operator.context import (
+from docagent.operator.context import (
     EXIT_JOB_FAILED,
     EXIT_NOT_FOUND,
     EXIT_OK,
     OperatorContext,
     RefusedError,
 )
+from functions import durable, storage
+from functions.models import JOB_ID_PATTERN
 
 FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
 NOT_FOUND_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
