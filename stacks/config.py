@@ -49,6 +49,15 @@ class DocAgentConfig(BaseModel):
     # How long RequestApproval waits for `docagent approve`/`reject` (States.Timeout after); at most the one
     # year a Standard execution may run.
     approval_timeout_seconds: int = Field(86_400, ge=1, le=365 * 24 * 3600)
+    # Observability (stacks/observability.py): job alerts by email when set (the SNS topic exists either way).
+    alert_email: str = Field("", pattern=r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$")
+    # Alarms: model throttles (AWS/Bedrock InvocationThrottles) per 5 minutes, function errors per 5 minutes.
+    model_throttle_alarm_threshold: int = Field(5, ge=1)
+    function_error_alarm_threshold: int = Field(1, ge=1)
+    # An approval pending longer than this alarms (CloudWatch evaluates at most one day of data).
+    approval_alarm_seconds: int = Field(4 * 3600, ge=300, le=86_400)
+    # Jobs started but none succeeded within this window alarms (the silent failure).
+    silent_failure_window_minutes: int = Field(360, ge=5, le=1440)
 
     @model_validator(mode="after")
     def _http_adapter_needs_a_url(self) -> DocAgentConfig:

@@ -1,4 +1,4 @@
-"""The DocAgent stack: storage, functions and the workflow, wired together and nothing more."""
+"""The DocAgent stack: storage, functions, the workflow and its observability, wired together."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from constructs import Construct
 
 from stacks.config import DocAgentConfig
 from stacks.functions import Functions
+from stacks.observability import Observability
 from stacks.storage import Storage
 from stacks.workflow import Workflow
 
@@ -29,10 +30,19 @@ class DocAgentStack(Stack):
         self.workflow = Workflow(
             self, "Workflow", config=config, storage=self.storage, functions=self.functions.by_id
         )
+        self.observability = Observability(
+            self,
+            "Observability",
+            config=config,
+            state_machine=self.workflow.state_machine,
+            functions=self.functions.by_id,
+        )
 
         CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name)
         CfnOutput(self, "StateMachineArn", value=self.workflow.state_machine.state_machine_arn)
         CfnOutput(self, "IdempotencyTableName", value=self.storage.idempotency_table.table_name)
         CfnOutput(self, "CustomersTableName", value=self.storage.customers_table.table_name)
+        CfnOutput(self, "AlertTopicArn", value=self.observability.topic.topic_arn)
+        CfnOutput(self, "DashboardName", value=self.observability.dashboard.dashboard_name)
         for function_id, function in self.functions.by_id.items():
             CfnOutput(self, f"{function_id}FunctionName", value=function.function_name)

@@ -27,11 +27,39 @@ from docagent.localcloud.server import ACCOUNT_ID, REGION
 POWERTOOLS_LAYER = re.compile(r"^arn:aws:lambda:[^:]+:017000801446:layer:AWSLambdaPowertoolsPython")
 
 # Resource types with no behaviour in a local run (IAM is not enforced locally; CDK metadata is inert).
+# The alert topic's KMS key and TLS-only policy, the email subscription (no mail leaves a laptop: the local
+# alert sink writes the topic's messages to alerts.jsonl and the console instead) and Logs Insights saved
+# queries (moto has no query definitions) are accepted too.
 ACCEPTED_WITHOUT_EFFECT = {
     "AWS::CDK::Metadata",
     "AWS::IAM::Policy",
     "AWS::S3::BucketPolicy",
+    "AWS::KMS::Key",
+    "AWS::SNS::TopicPolicy",
+    "AWS::SNS::Subscription",
+    "AWS::Logs::QueryDefinition",
 }
+# CloudFormation properties of AWS::CloudWatch::Alarm that PutMetricAlarm takes under the same name.
+ALARM_PROPERTIES = (
+    "AlarmDescription",
+    "ActionsEnabled",
+    "AlarmActions",
+    "OKActions",
+    "InsufficientDataActions",
+    "MetricName",
+    "Namespace",
+    "Statistic",
+    "ExtendedStatistic",
+    "Dimensions",
+    "Period",
+    "Unit",
+    "EvaluationPeriods",
+    "DatapointsToAlarm",
+    "Threshold",
+    "ComparisonOperator",
+    "TreatMissingData",
+    "Metrics",
+)
 
 # CloudFormation dynamic references: {{resolve:service:reference}} inside any string property.
 DYNAMIC_REFERENCE = re.compile(r"\{\{resolve:([a-z-]+):([^{}]+)\}\}")
@@ -114,6 +142,10 @@ class Deployer:
             "AWS::DynamoDB::Table": self._table,
             "AWS::Lambda::Function": self._function,
             "AWS::StepFunctions::StateMachine": self._state_machine,
+            "AWS::SNS::Topic": self._topic,
+            "AWS::Events::Rule": self._rule,
+            "AWS::CloudWatch::Alarm": self._alarm,
+            "AWS::CloudWatch::Dashboard": self._dashboard,
         }
 
     def _client(self, service: str) -> Any:
@@ -129,6 +161,10 @@ class Deployer:
             "AWS::Logs::LogGroup": "LogGroupName",
             "AWS::StepFunctions::StateMachine": "StateMachineName",
             "AWS::IAM::Role": "RoleName",
+            "AWS::SNS::Topic": "TopicName",
+            "AWS::Events::Rule": "Name",
+            "AWS::CloudWatch::Alarm": "AlarmName",
+            "AWS::CloudWatch::Dashboard": "DashboardName",
         }.get(resource["Type"])
         properties = resource.get("Properties", {})
         if explicit and explicit in properties:
@@ -154,6 +190,12 @@ class Deployer:
             return f"arn:aws:logs:{REGION}:{ACCOUNT_ID}:log-group:{name}:*"
         if kind == "AWS::StepFunctions::StateMachine":
             return f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{name}"
+        if kind == "AWS::SNS::Topic":
+            return f"arn:aws:sns:{REGION}:{ACCOUNT_ID}:{name}"
+        if kind == "AWS::Events::Rule":
+            return f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/{name}"
+        if kind == "AWS::CloudWatch::Alarm":
+            return f"arn:aws:cloudwatch:{REGION}:{ACCOUNT_ID}:alarm:{name}"
         raise DeployError(f"{logical_id}: no ARN for {kind}")
 
     def _ref(self, name: str) -> Any:
@@ -161,15 +203,17 @@ class Deployer:
             return PSEUDO_PARAMETERS[name]
         if name not in self.resources:
             raise DeployError(f"Ref to unknown resource or parameter {name!r}")
-        if self.resources[name]["Type"] == "AWS::StepFunctions::StateMachine":
+        if self.resources[name]["Type"] in ("AWS::StepFunctions::StateMachine", "AWS::SNS::Topic"):
             return self._arn(name)
         return self.stack.physical[name]
 
     def _get_att(self, logical_id: str, attribute: str) -> Any:
         if attribute == "Arn":
             return self._arn(logical_id)
-        if attribute == "Name":
+        if attribute in ("Name", "TopicName"):
             return self.stack.physical[logical_id]
+        if attribute == "TopicArn":
+            return self._arn(logical_id)
         raise DeployError(f"Fn::GetAtt {logical_id}.{attribute} is not supported locally")
 
     def resolve(self, value: Any) -> Any:
@@ -321,6 +365,33 @@ class Deployer:
             definition=_moto_compatible(definition),
             roleArn=self.resolve(properties["RoleArn"]),
             type=properties.get("StateMachineType", "STANDARD"),
+        )
+
+    def _topic(self, logical_id: str, properties: dict[str, Any]) -> None:
+        # KmsMasterKeyId is left out: the key is accepted without effect (nothing is encrypted locally).
+        self._client("sns").create_topic(Name=self.stack.physical[logical_id])
+
+    def _rule(self, logical_id: str, properties: dict[str, Any]) -> None:
+        events = self._client("events")
+        name = self.stack.physical[logical_id]
+        events.put_rule(
+            Name=name,
+            EventPattern=json.dumps(self.resolve(properties["EventPattern"])),
+            State=properties.get("State", "ENABLED"),
+            Description=properties.get("Description", ""),
+        )
+        targets = self.resolve(properties.get("Targets", []))
+        if targets:
+            events.put_targets(Rule=name, Targets=targets)
+
+    def _alarm(self, logical_id: str, properties: dict[str, Any]) -> None:
+        arguments = {key: self.resolve(properties[key]) for key in ALARM_PROPERTIES if key in properties}
+        self._client("cloudwatch").put_metric_alarm(AlarmName=self.stack.physical[logical_id], **arguments)
+
+    def _dashboard(self, logical_id: str, properties: dict[str, Any]) -> None:
+        self._client("cloudwatch").put_dashboard(
+            DashboardName=self.stack.physical[logical_id],
+            DashboardBody=str(self.resolve(properties["DashboardBody"])),
         )
 
     # -- the whole stack --------------------------------------------------------------------------

@@ -48,6 +48,12 @@ class _Redrives:
         return cls.state.setdefault(execution_arn, {"count": 0, "date": None, "tokens": {}})
 
 
+def redrive_record(execution_arn: str) -> dict[str, Any]:
+    """The execution's redrive count, date and recent client tokens."""
+    with _Redrives.lock:
+        return dict(_Redrives.of(execution_arn))
+
+
 def reset() -> None:
     """Forget every redrive (a new local cloud starts empty)."""
     with _Redrives.lock:

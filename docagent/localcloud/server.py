@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from moto.logs.models import logs_backends
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
-from docagent.localcloud import distributed_map, patches, redrive
+from docagent.localcloud import alerts, distributed_map, patches, redrive
 from docagent.localcloud.runtime import LambdaRuntime
 from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
 
@@ -65,13 +66,20 @@ class CloudWatchLogsSink:
 class LocalCloud:
     """Start with ``start()``, stop with ``stop()`` (or use as a context manager)."""
 
-    def __init__(self, state_dir: Path, port: int | None = None, time_scale: float = 1.0) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        port: int | None = None,
+        time_scale: float = 1.0,
+        alert_printer: alerts.Printer | None = None,
+    ) -> None:
         if time_scale <= 0:
             raise ValueError("time scale must be positive")
         self.port = port or free_port()
         self.endpoint = f"http://{HOST}:{self.port}"
         self.state_dir = state_dir
         self.time_scale = time_scale
+        self.alert_printer = alert_printer or _print_alert
         self.runtime = LambdaRuntime(
             state_dir=state_dir,
             base_env={**_inherited_environment(), **client_environment(self.endpoint)},
@@ -98,6 +106,9 @@ class LocalCloud:
         self._server.start()
         self.tickets.start()
         self.publish_ticket_api_url()
+        # Status-change events to the deployed EventBridge rules; SNS messages to the local alert sink.
+        (self.state_dir / alerts.ALERTS_FILE).unlink(missing_ok=True)
+        alerts.install(self.state_dir, self.alert_printer)
         return self
 
     def publish_ticket_api_url(self) -> None:
@@ -115,6 +126,7 @@ class LocalCloud:
             self._server = None
         self.runtime.shutdown()
         patches.uninstall(self.runtime)
+        alerts.uninstall()
         self.tickets.stop()
 
     def __enter__(self) -> LocalCloud:
@@ -122,6 +134,10 @@ class LocalCloud:
 
     def __exit__(self, *_: Any) -> None:
         self.stop()
+
+
+def _print_alert(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 def _inherited_environment() -> dict[str, str]:

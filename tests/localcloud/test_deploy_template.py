@@ -23,7 +23,7 @@ def test_unsupported_resource_types_are_listed_and_nothing_is_created(tmp_path):
             tmp_path,
             {
                 "Queue": {"Type": "AWS::SQS::Queue"},
-                "Topic": {"Type": "AWS::SNS::Topic"},
+                "Vpc": {"Type": "AWS::EC2::VPC"},
                 "Bucket": {"Type": "AWS::S3::Bucket"},
             },
         ),
@@ -32,7 +32,7 @@ def test_unsupported_resource_types_are_listed_and_nothing_is_created(tmp_path):
     )
     with pytest.raises(DeployError) as refused:
         deployer.deploy()
-    assert "AWS::SNS::Topic (Topic)" in str(refused.value)
+    assert "AWS::EC2::VPC (Vpc)" in str(refused.value)
     assert "AWS::SQS::Queue (Queue)" in str(refused.value)
 
 

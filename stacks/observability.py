@@ -1,0 +1,441 @@
+"""Alerts, alarms, a dashboard and saved log queries: what an operator needs to see a job fail.
+
+- An SNS topic for job alerts (KMS-encrypted, TLS only; an email subscription when ``alert_email`` is set).
+- An EventBridge rule on Step Functions "Execution Status Change" for FAILED, TIMED_OUT and ABORTED executions
+  of this state machine only (its Distributed Map children carry ``<state machine ARN>/<label>``, so an exact
+  match on ``stateMachineArn`` leaves them out), whose input transformer writes the message.
+- Alarms on the topic, a dashboard, and Logs Insights saved queries over the functions' log groups.
+
+Metric names in the ``DocAgent`` namespace are the ones the functions emit with Powertools (EMF, dimension
+``service=docagent``); tests/infra/test_observability.py checks each one against functions/.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from stacks.config import DocAgentConfig
+
+NAMESPACE = "DocAgent"
+SERVICE_DIMENSION = {"service": "docagent"}
+ALERT_STATUSES = ("FAILED", "TIMED_OUT", "ABORTED")
+EVENT_SOURCE = "aws.states"
+EVENT_DETAIL_TYPE = "Step Functions Execution Status Change"
+# The DocAgent metrics the functions emit (functions/handlers, functions/logic, functions/model/telemetry.py).
+EMITTED_METRICS = (
+    "DocumentsExtracted",
+    "DocumentsRejected",
+    "DocumentsListed",
+    "ModelCalls",
+    "ModelCallsRejected",
+    "ModelInputTokens",
+    "ModelOutputTokens",
+    "TicketsCreated",
+    "TicketsReconciled",
+    "TicketApiErrors",
+    "ApprovalsRequested",
+    "ApprovalsRecorded",
+    "ReportsBuilt",
+    "JobsVerified",
+)
+FIVE_MINUTES = Duration.minutes(5)
+# The approval alarm's granularity: RUNNING_SUM over periods of this length.
+APPROVAL_PERIOD_SECONDS = 300
+
+
+def alert_message_lines(name: str, status: str, error: str, cause: str, arn: str) -> list[str]:
+    """The alert's text, shared with the local cloud's sink so both clouds say the same thing.
+
+    EventBridge's event carries no state name: the message names the execution's error and cause and the
+    command that shows where it stopped (``docagent inspect`` reads the history)."""
+    return [
+        f"docagent job {name} {status}",
+        f"error: {error}",
+        f"cause: {cause}",
+        f"execution: {arn}",
+        f"where it stopped (failed state, documents, what is left): docagent inspect {name}",
+        f"what a redrive would run again: docagent redrive {name} --dry-run",
+    ]
+
+
+class Observability(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DocAgentConfig,
+        state_machine: sfn.StateMachine,
+        functions: Mapping[str, lambda_.Function],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        self._state_machine = state_machine
+        self._functions = functions
+
+        key = kms.Key(
+            self,
+            "AlertsKey",
+            description="docagent job alerts topic encryption (EventBridge and CloudWatch publish to it)",
+            enable_key_rotation=True,
+        )
+        for service in ("events.amazonaws.com", "cloudwatch.amazonaws.com"):
+            key.grant(iam.ServicePrincipal(service), "kms:Decrypt", "kms:GenerateDataKey*")
+        self.topic = sns.Topic(
+            self,
+            "JobAlerts",
+            display_name="docagent job alerts",
+            master_key=key,
+            enforce_ssl=True,
+        )
+        if config.alert_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alert_email))
+
+        self.rule = self._status_change_rule()
+        self.alarms: dict[str, cloudwatch.Alarm] = {}
+        self._alarms()
+        self.dashboard = self._dashboard()
+        self.queries = self._saved_queries()
+
+    # -- alerts -------------------------------------------------------------------------------------
+
+    def _status_change_rule(self) -> events.Rule:
+        rule = events.Rule(
+            self,
+            "JobFailedRule",
+            description="docagent: a job (parent execution) FAILED, TIMED_OUT or ABORTED",
+            event_pattern=events.EventPattern(
+                source=[EVENT_SOURCE],
+                detail_type=[EVENT_DETAIL_TYPE],
+                detail={
+                    "status": list(ALERT_STATUSES),
+                    "stateMachineArn": [self._state_machine.state_machine_arn],
+                },
+            ),
+        )
+        field = events.EventField.from_path
+        message = "\n".join(
+            alert_message_lines(
+                name=field("$.detail.name"),
+                status=field("$.detail.status"),
+                error=field("$.detail.error"),
+                cause=field("$.detail.cause"),
+                arn=field("$.detail.executionArn"),
+            )
+        )
+        rule.add_target(targets.SnsTopic(self.topic, message=events.RuleTargetInput.from_text(message)))
+        return rule
+
+    # -- alarms -------------------------------------------------------------------------------------
+
+    def _add_alarm(
+        self,
+        construct_id: str,
+        metric: cloudwatch.IMetric,
+        *,
+        threshold: float,
+        description: str,
+        evaluation_periods: int = 1,
+    ) -> cloudwatch.Alarm:
+        alarm = cloudwatch.Alarm(
+            self,
+            construct_id,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=evaluation_periods,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"docagent: {description}",
+        )
+        alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.topic))
+        self.alarms[construct_id] = alarm
+        return alarm
+
+    def _states_metric(self, name: str, arn: str, period: Duration = FIVE_MINUTES) -> cloudwatch.Metric:
+        return cloudwatch.Metric(
+            namespace="AWS/States",
+            metric_name=name,
+            dimensions_map={"StateMachineArn": arn},
+            statistic="Sum",
+            period=period,
+        )
+
+    def _own_metric(
+        self, name: str, period: Duration = FIVE_MINUTES, statistic: str = "Sum"
+    ) -> cloudwatch.Metric:
+        return cloudwatch.Metric(
+            namespace=NAMESPACE,
+            metric_name=name,
+            dimensions_map=SERVICE_DIMENSION,
+            statistic=statistic,
+            period=period,
+        )
+
+    def _bedrock_metric(self, name: str, statistic: str = "Sum") -> cloudwatch.Metric:
+        # AWS/Bedrock runtime metrics, dimension ModelId (as of 2026-11, AWS docs: "Monitor bedrock-runtime
+        # inference using CloudWatch metrics").
+        return cloudwatch.Metric(
+            namespace="AWS/Bedrock",
+            metric_name=name,
+            dimensions_map={"ModelId": self._config.model_id},
+            statistic=statistic,
+            period=FIVE_MINUTES,
+        )
+
+    @property
+    def map_children_arn(self) -> str:
+        """Distributed Map children emit AWS/States metrics under ``<state machine ARN>/<map label>`` (as of
+        2026-11, AWS docs: "Viewing a Distributed Map Run execution in Step Functions")."""
+        return f"{self._state_machine.state_machine_arn}/{self._config.map_label}"
+
+    def _alarms(self) -> None:
+        config = self._config
+        parent = self._state_machine.state_machine_arn
+        self._add_alarm(
+            "ExecutionsFailedAlarm",
+            self._states_metric("ExecutionsFailed", parent),
+            threshold=1,
+            description="a job execution failed",
+        )
+        self._add_alarm(
+            "ExecutionsTimedOutAlarm",
+            self._states_metric("ExecutionsTimedOut", parent),
+            threshold=1,
+            description="a job execution timed out",
+        )
+        children = self.map_children_arn
+        self._add_alarm(
+            "MapRunFailuresAlarm",
+            cloudwatch.MathExpression(
+                expression="failed + timedout + aborted",
+                using_metrics={
+                    "failed": self._states_metric("ExecutionsFailed", children),
+                    "timedout": self._states_metric("ExecutionsTimedOut", children),
+                    "aborted": self._states_metric("ExecutionsAborted", children),
+                },
+                label="Map Run child executions failed, timed out or aborted",
+                period=FIVE_MINUTES,
+            ),
+            threshold=1,
+            description="Distributed Map child executions (documents) failed, timed out or were aborted",
+        )
+        self._add_alarm(
+            "ModelThrottlesAlarm",
+            self._bedrock_metric("InvocationThrottles"),
+            threshold=config.model_throttle_alarm_threshold,
+            description=f"model {config.model_id} throttled at least "
+            f"{config.model_throttle_alarm_threshold} calls in 5 minutes",
+        )
+        for function_id, function in self._functions.items():
+            self._add_alarm(
+                f"{function_id}ErrorsAlarm",
+                function.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
+                threshold=config.function_error_alarm_threshold,
+                description=f"{function_id} reported errors (crashes and timeouts included)",
+            )
+            self._add_alarm(
+                f"{function_id}ThrottlesAlarm",
+                function.metric_throttles(period=FIVE_MINUTES, statistic="Sum"),
+                threshold=1,
+                description=f"{function_id} invocations were throttled",
+            )
+        self._approval_alarm()
+        self._silent_failure_alarm()
+
+    def _approval_alarm(self) -> None:
+        """Requests minus decisions, cumulated over the configured wait: breaching at every period means an
+        approval asked for at the start of the window is still undecided at its end. A rejection is not a
+        metric (the operator's SendTaskFailure runs no function), so it keeps counting as pending until it
+        leaves the window; docs/design.md lists this."""
+        seconds = self._config.approval_alarm_seconds
+        periods = max(1, math.ceil(seconds / APPROVAL_PERIOD_SECONDS))
+        period = Duration.seconds(APPROVAL_PERIOD_SECONDS)
+        self._add_alarm(
+            "ApprovalWaitingAlarm",
+            cloudwatch.MathExpression(
+                expression="RUNNING_SUM(FILL(requested, 0)) - RUNNING_SUM(FILL(decided, 0))",
+                using_metrics={
+                    "requested": self._own_metric("ApprovalsRequested", period),
+                    "decided": self._own_metric("ApprovalsRecorded", period),
+                },
+                label="approvals pending",
+                period=period,
+            ),
+            threshold=1,
+            evaluation_periods=periods,
+            description=f"an approval has waited longer than {seconds} s (docagent approve / reject)",
+        )
+
+    def _silent_failure_alarm(self) -> None:
+        window = Duration.minutes(self._config.silent_failure_window_minutes)
+        parent = self._state_machine.state_machine_arn
+        self._add_alarm(
+            "NoJobSucceededAlarm",
+            cloudwatch.MathExpression(
+                expression="IF(FILL(started, 0) > 0 AND FILL(succeeded, 0) == 0, 1, 0)",
+                using_metrics={
+                    "started": self._states_metric("ExecutionsStarted", parent, window),
+                    "succeeded": self._states_metric("ExecutionsSucceeded", parent, window),
+                },
+                label="jobs started, none succeeded",
+                period=window,
+            ),
+            threshold=1,
+            description=f"jobs started but none succeeded within {window.to_minutes()} minutes "
+            "(the silent failure)",
+        )
+
+    # -- dashboard ----------------------------------------------------------------------------------
+
+    def _dashboard(self) -> cloudwatch.Dashboard:
+        parent = self._state_machine.state_machine_arn
+        minute = Duration.minutes(1)
+        functions = sorted(self._functions.items())
+        dashboard = cloudwatch.Dashboard(
+            self,
+            "Dashboard",
+            dashboard_name=f"{self._config.stack_name}-jobs",
+            default_interval=Duration.hours(6),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Jobs by status",
+                left=[
+                    self._states_metric(name, parent)
+                    for name in (
+                        "ExecutionsStarted",
+                        "ExecutionsSucceeded",
+                        "ExecutionsFailed",
+                        "ExecutionsTimedOut",
+                        "ExecutionsAborted",
+                    )
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Documents per minute",
+                left=[self._own_metric(name, minute) for name in ("DocumentsExtracted", "DocumentsRejected")],
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Model calls",
+                left=[self._own_metric(name) for name in ("ModelCalls", "ModelCallsRejected")],
+                width=6,
+            ),
+            cloudwatch.GraphWidget(
+                title="Model tokens",
+                left=[self._own_metric(name) for name in ("ModelInputTokens", "ModelOutputTokens")],
+                width=6,
+            ),
+            cloudwatch.GraphWidget(
+                title="Model latency",
+                left=[
+                    self._bedrock_metric("InvocationLatency", "p50"),
+                    self._bedrock_metric("InvocationLatency", "p99"),
+                ],
+                width=6,
+            ),
+            cloudwatch.GraphWidget(
+                title="Model throttles",
+                left=[self._bedrock_metric("InvocationThrottles")],
+                width=6,
+            ),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Function durations (p99)",
+                left=[function.metric_duration(statistic="p99", label=name) for name, function in functions],
+                width=8,
+            ),
+            cloudwatch.GraphWidget(
+                title="Function errors",
+                left=[function.metric_errors(statistic="Sum", label=name) for name, function in functions],
+                width=8,
+            ),
+            cloudwatch.GraphWidget(
+                title="Function throttles",
+                left=[function.metric_throttles(statistic="Sum", label=name) for name, function in functions],
+                width=8,
+            ),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Ticket outcomes",
+                left=[
+                    self._own_metric(name)
+                    for name in ("TicketsCreated", "TicketsReconciled", "TicketApiErrors")
+                ],
+                width=8,
+            ),
+            cloudwatch.GraphWidget(
+                title="Approvals pending",
+                left=[self.alarms["ApprovalWaitingAlarm"].metric],
+                width=8,
+            ),
+            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=8),
+        )
+        return dashboard
+
+    # -- saved Logs Insights queries ----------------------------------------------------------------
+
+    def _saved_queries(self) -> dict[str, logs.QueryDefinition]:
+        """Saved queries take no parameters: replace JOB_ID (and DOCUMENT_ID) before running one."""
+        groups = [function.log_group for _, function in sorted(self._functions.items())]
+        prefix = f"{self._config.stack_name}/"
+        fields = ["@timestamp", "@log", "level", "message", "document_id", "step", "outcome", "error"]
+        specs = {
+            "DocumentOfJob": (
+                "document D of job J",
+                'job_id = "JOB_ID" and document_id = "DOCUMENT_ID"',
+                fields,
+            ),
+            "ModelCallsOfJob": (
+                "every model call of job J",
+                'job_id = "JOB_ID" and (message = "model call" or span.name = "model call")',
+                [
+                    "@timestamp",
+                    "document_id",
+                    "model_call_id",
+                    "outcome",
+                    "duration_ms",
+                    "`gen_ai.request.model`",
+                    "`gen_ai.usage.input_tokens`",
+                    "`gen_ai.usage.output_tokens`",
+                ],
+            ),
+            "ErrorsOfJob": (
+                "errors of job J",
+                'job_id = "JOB_ID" and level in ["ERROR", "WARNING", "CRITICAL"]',
+                fields,
+            ),
+        }
+        return {
+            query_id: logs.QueryDefinition(
+                self,
+                f"{query_id}Query",
+                query_definition_name=f"{prefix}{title} (replace JOB_ID, DOCUMENT_ID)",
+                query_string=logs.QueryString(
+                    fields=columns, filter_statements=[condition], sort="@timestamp asc"
+                ),
+                log_groups=groups,
+            )
+            for query_id, (title, condition, columns) in specs.items()
+        }
