@@ -409,7 +409,7 @@ class Observability(Construct):
             ),
             "ModelCallsOfJob": (
                 "every model call of job J",
-                'job_id = "JOB_ID" and (message = "model call" or span.name = "model call")',
+                'job_id = "JOB_ID" and (message = "model call" or span_name = "model call")',
                 [
                     "@timestamp",
                     "document_id",

@@ -10,12 +10,22 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.logic.build_report import build_report
 from functions.models import BuildReportEvent
 from functions.observability import MetricUnit, logger, metrics, tracer
+from functions.spans import span
 
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    summary = build_report(BuildReportEvent.model_validate(event), context)
+    parsed = BuildReportEvent.model_validate(event)
+    with span(
+        "report",
+        job_id=parsed.job_id,
+        step="report",
+        attempt=parsed.retry_count,
+        redrive_count=parsed.redrive_count,
+    ) as opened:
+        summary = build_report(parsed, context)
+        opened.set_attributes(documents=summary.documents, extracted=summary.extracted)
     metrics.add_metric(name="ReportsBuilt", unit=MetricUnit.Count, value=1)
     return summary.model_dump(mode="json")

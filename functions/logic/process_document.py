@@ -44,8 +44,9 @@ from functions.models import (
     ProcessDocumentEvent,
     utc_now,
 )
-from functions.observability import logger, tracer
+from functions.observability import logger
 from functions.settings import Settings, get_settings
+from functions.spans import span
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -125,6 +126,9 @@ def _extract_once(
     journal = storage.list_model_calls(event.job_id, entry.document_id)
     if journal:
         logger.info("reusing the journalled model call", extra={"model_call_id": journal[-1].call_id})
+        with span("model call", job_id=event.job_id, step="model_call") as replayed:
+            replayed.outcome = "replayed"
+            replayed.set_attributes(model_call_id=journal[-1].call_id, replayed=True)
         return journal[-1].to_extraction()
     versions = manifest.versions
     prompt = load_prompt(versions.prompt_version)
@@ -146,36 +150,46 @@ def _extract_once(
     stamp = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}{int(now * 1000) % 1000:03d}Z"
     call_id = f"{stamp}-{uuid.uuid4().hex[:8]}"
     started_at, started = utc_now(), time.monotonic()
-    try:
-        response = provider.extract(text, prompt.text)
-        record = ExtractionRecord(
-            call_id=call_id,
-            ok=True,
-            facts=response.facts,
-            model_id=response.model_id,
-            input_tokens=response.input_tokens,
-            output_tokens=response.output_tokens,
-        )
-    except ExtractionFailed as failure:
-        record = ExtractionRecord(
-            call_id=call_id,
-            ok=False,
-            error=failure.error_name,
-            reason=failure.reason,
-            model_id=failure.model_id or provider.model_id,
-            input_tokens=failure.input_tokens,
-            output_tokens=failure.output_tokens,
-        )
-    duration_ms = int((time.monotonic() - started) * 1000)
+    with span("model call", job_id=event.job_id, step="model_call") as call_span:
+        try:
+            response = provider.extract(text, prompt.text)
+            record = ExtractionRecord(
+                call_id=call_id,
+                ok=True,
+                facts=response.facts,
+                model_id=response.model_id,
+                input_tokens=response.input_tokens,
+                output_tokens=response.output_tokens,
+            )
+        except ExtractionFailed as failure:
+            record = ExtractionRecord(
+                call_id=call_id,
+                ok=False,
+                error=failure.error_name,
+                reason=failure.reason,
+                model_id=failure.model_id or provider.model_id,
+                input_tokens=failure.input_tokens,
+                output_tokens=failure.output_tokens,
+            )
+        duration_ms = int((time.monotonic() - started) * 1000)
 
-    attributes = genai_attributes(
-        system=provider.system,
-        operation=provider.operation,
-        model_id=record.model_id,
-        input_tokens=record.input_tokens,
-        output_tokens=record.output_tokens,
-    )
-    outcome = "ok" if record.ok else "ExtractionFailed"
+        attributes = genai_attributes(
+            system=provider.system,
+            operation=provider.operation,
+            model_id=record.model_id,
+            input_tokens=record.input_tokens,
+            output_tokens=record.output_tokens,
+        )
+        outcome = "ok" if record.ok else "ExtractionFailed"
+        call_span.outcome = outcome
+        call_span.set_attributes(
+            **attributes,
+            model_call_id=call_id,
+            **{
+                "gen_ai.provider.name": provider.system,
+                "gen_ai.response.finish_reasons": [finish_reason(record)],
+            },
+        )
     record_model_call(attributes, outcome=outcome, duration_ms=duration_ms, call_id=call_id)
     storage.put_model_call(
         ModelCallRecord(
@@ -208,6 +222,12 @@ def _extract_once(
     return record
 
 
+def finish_reason(record: ExtractionRecord) -> str:
+    """The OpenTelemetry ``gen_ai.response.finish_reasons`` entry: ``length`` for a reply cut off at the token
+    limit, ``stop`` for a reply that ended on its own (valid or not: a bad reply is still a finished one)."""
+    return "length" if record.reason and "cut off" in record.reason else "stop"
+
+
 # --------------------------------------------------------------------------------- customer lookup step
 
 
@@ -226,6 +246,14 @@ def lookup_customer(customer_id: str, settings: Settings) -> CustomerLookup:
 
 
 def _store(result: DocumentResult, event: ProcessDocumentEvent, context: LambdaContext) -> DocumentOutcome:
+    with span("store", job_id=event.job_id, step="store") as stored:
+        stored.set_attributes(status=result.status, error=result.error)
+        return _store_result(result, event, context)
+
+
+def _store_result(
+    result: DocumentResult, event: ProcessDocumentEvent, context: LambdaContext
+) -> DocumentOutcome:
     index = event.document.index
     fault_point(
         "before_store_result",
@@ -251,15 +279,33 @@ def _store(result: DocumentResult, event: ProcessDocumentEvent, context: LambdaC
 def process_document(
     event: ProcessDocumentEvent, context: LambdaContext, *, provider: ModelProvider | None = None
 ) -> DocumentOutcome:
-    settings = get_settings()
     entry = event.document
     logger.append_keys(job_id=event.job_id, document_id=entry.document_id, retry_count=event.retry_count)
-    tracer.put_annotation(key="job_id", value=event.job_id)
-    tracer.put_annotation(key="document_id", value=entry.document_id)
+    with span(
+        "document",
+        job_id=event.job_id,
+        step="document",
+        document_id=entry.document_id,
+        attempt=event.retry_count,
+        redrive_count=event.redrive_count,
+        attributes={"document_index": entry.index},
+    ) as document_span:
+        outcome = _process(event, context, provider)
+        document_span.outcome = outcome.status
+        return outcome
 
+
+def _process(
+    event: ProcessDocumentEvent, context: LambdaContext, provider: ModelProvider | None
+) -> DocumentOutcome:
+    settings = get_settings()
+    entry = event.document
     existing = storage.get_result(event.job_id, entry.document_id)
     if existing is not None:
         logger.info("result already stored; returning it", extra={"status": existing.status})
+        with span("store", job_id=event.job_id, step="store") as replayed:
+            replayed.outcome = "replayed"
+            replayed.set_attributes(status=existing.status, replayed=True)
         return outcome_of(existing)
 
     manifest = load_manifest(event.job_id)
@@ -287,13 +333,15 @@ def process_document(
 
     ids = {"job_id": event.job_id, "document_id": entry.document_id}
     model = provider or get_model_provider(settings, versions.model_id)
-    extraction = durable.run_step(
-        "extract",
-        ids=ids,
-        fn=lambda: _extract_once(event, manifest, text, model, context),
-        result_model=ExtractionRecord,
-        context=context,
-    )
+    with span("extract", job_id=event.job_id, step="extract") as extract_span:
+        extraction = durable.run_step(
+            "extract",
+            ids=ids,
+            fn=lambda: _extract_once(event, manifest, text, model, context),
+            result_model=ExtractionRecord,
+            context=context,
+        )
+        extract_span.outcome = "ok" if extraction.ok else extraction.error or "ExtractionFailed"
     if not extraction.ok or extraction.facts is None:
         return _store(
             result(
@@ -307,13 +355,15 @@ def process_document(
         )
 
     facts = extraction.facts
-    lookup = durable.run_step(
-        "customer_lookup",
-        ids=ids,
-        fn=lambda: lookup_customer(facts.customer_id, settings),
-        result_model=CustomerLookup,
-        context=context,
-    )
+    with span("customer_lookup", job_id=event.job_id, step="customer_lookup") as lookup_span:
+        lookup = durable.run_step(
+            "customer_lookup",
+            ids=ids,
+            fn=lambda: lookup_customer(facts.customer_id, settings),
+            result_model=CustomerLookup,
+            context=context,
+        )
+        lookup_span.outcome = "found" if lookup.found else "UnknownCustomer"
     if not lookup.found or lookup.customer is None:
         return _store(
             result(

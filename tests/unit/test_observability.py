@@ -32,3 +32,39 @@ def test_model_call_is_logged_with_genai_attributes_and_counted(cloud, capsys, c
     assert {metric["Name"] for metric in directive["Metrics"]} >= {"ModelCalls", "DocumentsExtracted"}
     assert emf["ModelCalls"] == [1.0]
     assert emf["service"] == "docagent"
+
+
+def test_every_boundary_of_a_document_is_a_span_of_its_jobs_trace(cloud, caplog):
+    from functions.spans import SPAN_END, SPAN_START, trace_id_for
+
+    seed_documents(1)
+    job = prepare("job-spans")
+    with caplog.at_level(logging.INFO, logger="docagent"):
+        handler(document_event(job, items(job)[0]).model_dump(mode="json"), FakeLambdaContext())
+    starts = [r.__dict__ for r in caplog.records if r.getMessage() == SPAN_START]
+    ends = {r.__dict__["span_id"]: r.__dict__ for r in caplog.records if r.getMessage() == SPAN_END}
+    assert [s["span_name"] for s in starts] == [
+        "document",
+        "extract",
+        "model call",
+        "customer_lookup",
+        "store",
+    ]
+    assert {s["span_id"] for s in starts} == set(ends), "every span that started ended"
+    document = starts[0]
+    assert document["parent_span_id"] is None
+    assert {s["trace_id"] for s in starts} == {trace_id_for("job-spans")}
+    assert all(s["job_id"] == "job-spans" and s["document_id"] == document["document_id"] for s in starts)
+    assert all((s["attempt"], s["redrive_count"]) == (0, 0) for s in starts)
+    by_name = {s["span_name"]: s for s in starts}
+    assert by_name["model call"]["parent_span_id"] == by_name["extract"]["span_id"]
+    assert by_name["extract"]["parent_span_id"] == document["span_id"]
+    call = ends[by_name["model call"]["span_id"]]
+    assert call["status"] == "OK" and call["outcome"] == "ok"
+    assert call["attributes"]["gen_ai.request.model"] == "offline-regex-v1"
+    assert call["attributes"]["gen_ai.operation.name"] == "extract"
+    assert call["attributes"]["gen_ai.provider.name"] == "docagent.offline"
+    assert call["attributes"]["gen_ai.usage.input_tokens"] > 0
+    assert call["attributes"]["gen_ai.response.finish_reasons"] == ["stop"]
+    assert ends[document["span_id"]]["outcome"] == "extracted"
+    assert call["end_time_unix_nano"] >= call["start_time_unix_nano"]
