@@ -129,11 +129,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
         crash = Crash(document_index=index, mode=args.crash_mode)
     try:
         summary = run_demo(
-            documents=args.documents, time_scale=args.time_scale, show_progress=not args.json, crash=crash
+            documents=args.documents,
+            time_scale=args.time_scale,
+            show_progress=not args.json,
+            crash=crash,
+            keep=args.keep,
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
     emit(args, summary, lambda: _print_summary(summary))
+    if summary.get("kept") and not args.json:
+        kept = summary["kept"]
+        console.print(
+            f"The local cloud stays up at {kept['endpoint']} (pid {kept['pid']}) "
+            f"with job {summary['job_id']}: "
+            "explore it with\n  "
+            + "\n  ".join(kept["commands"][:-1])
+            + f"\nand stop it with `{kept['commands'][-1]}`."
+        )
     return EXIT_OK if summary["status"] == "SUCCEEDED" and summary["verified"] else EXIT_JOB_FAILED
 
 
@@ -179,7 +192,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
     table = Table(title=f"docagent demo: job {summary['job_id']}", show_header=False)
     for key, value in summary.items():
-        table.add_row(key.replace("_", " "), _readable(value))
+        if key == "kept":
+            continue
+        shown = value
+        if key == "alerts":
+            shown = [f"{alert['status']} at {alert['time']} to {alert['topic_arn']}" for alert in value]
+        table.add_row(key.replace("_", " "), _readable(shown))
     Console().print(table)
 
 
@@ -244,6 +262,11 @@ def build_parser() -> argparse.ArgumentParser:
         "transient: only the first attempt dies and Retry recovers it",
     )
     demo.add_argument("--no-crash", action="store_true", help="run the job without a fault")
+    demo.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the local cloud up with the job in it (inspect, logs, trace work; local down stops it)",
+    )
     demo.set_defaults(handler=cmd_demo)
 
     register_operator_commands(commands, common)

@@ -117,7 +117,7 @@ def span(
             if value is not None:
                 tracer.put_annotation(key=key, value=value)
     token = _current.set(opened)
-    logger.info(SPAN_START, extra=opened.record("start"))
+    logger.info(SPAN_START, extra=opened.record("start", attributes=dict(opened.attributes)))
     status, error = "OK", None
     try:
         yield opened

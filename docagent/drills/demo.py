@@ -15,7 +15,8 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,13 @@ from rich.console import Console
 
 from docagent import project
 from docagent.drills.synthetic import generate_customers, generate_documents
+from docagent.localcloud import alerts as local_alerts
 from docagent.localcloud.deploy import LocalStack, deploy
-from docagent.localcloud.server import REGION, LocalCloud
+from docagent.localcloud.server import REGION, LocalCloud, free_port
 from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER
+from docagent.operator.context import OperatorContext
 from docagent.operator.records import progress_bar
+from docagent.operator.trace import build_trace, span_lines
 
 # The local profile changes only what cannot exist on a laptop: the model (an offline extractor
 # instead of Bedrock), the ticket system (the local cloud's ticket service over HTTP, its URL resolved
@@ -287,17 +291,69 @@ def default_crash_index(documents: int) -> int:
     return 138 if documents > 138 else documents * 2 // 3
 
 
+class KeptCloudError(ValueError):
+    """``--keep`` needs the local cloud's place: another local cloud already runs."""
+
+
+@dataclass
+class DemoCloud:
+    """Where the demo's job runs: an in-process local cloud, or (``--keep``) a detached one that stays up."""
+
+    endpoint: str
+    state_dir: Path
+    cloud: LocalCloud | None = None  # in-process only: its runtime records every invocation
+    pid: int | None = None
+
+
+@contextmanager
+def demo_cloud(time_scale: float, keep: bool) -> Iterator[DemoCloud]:
+    if not keep:
+        # The demo prints the alert itself, after the progress bar; the sink still records it.
+        with LocalCloud(project.LOCAL_DIR / "demo", time_scale=time_scale, alert_printer=_quiet) as cloud:
+            yield DemoCloud(endpoint=cloud.endpoint, state_dir=cloud.state_dir, cloud=cloud)
+        return
+    running = project.running_cloud()
+    if running:
+        raise KeptCloudError(
+            f"--keep starts its own local cloud, but one already runs at {running['endpoint']} "
+            f"(pid {running['pid']}): stop it with `docagent local down` first"
+        )
+    command = [sys.executable, "-m", "docagent.cli", "local", "up", "--detach", "--json"]
+    command += ["--port", str(free_port()), "--time-scale", str(time_scale)]
+    subprocess.run(command, cwd=project.ROOT, check=True, capture_output=True)
+    record = project.running_cloud()
+    if record is None:
+        raise RuntimeError(f"the local cloud did not start; see {project.LOCAL_DIR / 'cloud.log'}")
+    yield DemoCloud(endpoint=str(record["endpoint"]), state_dir=project.LOCAL_DIR, pid=int(record["pid"]))
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def job_alerts(state_dir: Path, job_id: str, wait_seconds: float = 10.0) -> list[dict[str, Any]]:
+    """The alerts the local cloud's sink recorded for the job (waiting a moment for one in flight: the event
+    is delivered just after the execution's status changes)."""
+    deadline = time.time() + wait_seconds
+    while True:
+        found = [
+            {key: alert[key] for key in ("time", "job_id", "status", "rule", "topic_arn", "message")}
+            for alert in local_alerts.read_alerts(state_dir)
+            if alert.get("job_id") == job_id
+        ]
+        if found or time.time() > deadline:
+            return found
+        time.sleep(0.1)
+
+
 def run_demo(
     documents: int = 200,
     time_scale: float | None = None,
     show_progress: bool = True,
     crash: Crash | None = None,
+    keep: bool = False,
 ) -> dict[str, Any]:
-    if documents < 1:
-        raise ValueError("--documents must be at least 1")
-    time_scale = default_time_scale(documents) if time_scale is None else time_scale
-    if crash is not None and not 0 <= crash.document_index < documents:
-        raise ValueError(f"--crash-at must be a document index from 0 to {documents - 1}")
+    time_scale = _checked_time_scale(documents, time_scale, crash)
     started = time.time()
     phases: dict[str, float] = {}
 
@@ -309,10 +365,12 @@ def run_demo(
     out_dir = synth_local()
     mark = lap("synth", started)
     job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    with LocalCloud(project.LOCAL_DIR / "demo", time_scale=time_scale) as cloud:
-        stack = deploy(out_dir, "DocAgent", cloud.endpoint)
+    with demo_cloud(time_scale, keep) as where:
+        stack = deploy(out_dir, "DocAgent", where.endpoint)
+        if keep:
+            stack.save(project.LOCAL_STACK_FILE)  # so inspect, logs and trace find the deployment
         mark = lap("deploy", mark)
-        job = LocalJob(cloud.endpoint, stack, job_id)
+        job = LocalJob(where.endpoint, stack, job_id)
         prefix = f"incoming/{job_id}/"
         truth = seed_inputs(job, documents, prefix)
         mark = lap("seed", mark)
@@ -324,6 +382,14 @@ def run_demo(
         mark = lap("job", mark)
         stopped_at: dict[str, Any] | None = None
         redrive_to_progress = None
+        alerts: list[dict[str, Any]] = []
+        if status != "SUCCEEDED":
+            alerts = job_alerts(where.state_dir, job_id)
+            if show_progress:
+                for alert in alerts:
+                    console.print(
+                        f"[bold red]ALERT[/bold red] to {alert['topic_arn']}:\n{_short(alert['message'])}"
+                    )
         if status != "SUCCEEDED" and crash is not None and crash.mode == "redrive":
             stopped_at = where_it_stopped(job)
             if show_progress:
@@ -334,24 +400,68 @@ def run_demo(
             status = follow(job, documents, show_progress, description="redriven")
             mark = lap("redrive", mark)
         summary = summarize(job, truth, documents, status)
+        summary["alerts"] = alerts
         if crash is not None:
-            killed = [
-                record
-                for record in cloud.runtime.invocations_of(stack.outputs["ProcessDocumentFunctionName"])
-                if record.error_type == "Runtime.ExitError"
-                and record.event.get("document", {}).get("index") == crash.document_index
-            ]
             summary["crash"] = {
                 "document_index": crash.document_index,
                 "fault_point": crash.point,
                 "mode": crash.mode,
-                "attempts_killed": len(killed),
+                "attempts_killed": attempts_killed(where, stack, job, crash.document_index),
             }
             summary["stopped_at"] = stopped_at
             summary["redrive_to_first_progress_seconds"] = redrive_to_progress
         summary["wall_seconds"] = round(time.time() - started, 2)
         summary["phase_seconds"] = phases
+        summary["kept"] = kept(where, job_id) if keep else None
         return summary
+
+
+def _checked_time_scale(documents: int, time_scale: float | None, crash: Crash | None) -> float:
+    if documents < 1:
+        raise ValueError("--documents must be at least 1")
+    if crash is not None and not 0 <= crash.document_index < documents:
+        raise ValueError(f"--crash-at must be a document index from 0 to {documents - 1}")
+    return default_time_scale(documents) if time_scale is None else time_scale
+
+
+def kept(where: DemoCloud, job_id: str) -> dict[str, Any]:
+    return {
+        "endpoint": where.endpoint,
+        "pid": where.pid,
+        "commands": [
+            f"docagent inspect {job_id}",
+            f"docagent logs {job_id}",
+            f"docagent trace {job_id}",
+            "docagent local down",
+        ],
+    }
+
+
+def _print_alerts(alerts: list[dict[str, Any]], show: bool) -> None:
+    for alert in alerts if show else []:
+        console.print(f"[bold red]ALERT[/bold red] to {alert['topic_arn']}:\n{_short(alert['message'])}")
+
+
+def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, document_index: int) -> int:
+    """How many invocations of the crashed document died: the in-process runtime's records, or (a kept,
+    detached cloud) the job's trace, where a killed attempt is a span the runtime reported dead."""
+    if where.cloud is not None:
+        return len(
+            [
+                record
+                for record in where.cloud.runtime.invocations_of(stack.outputs["ProcessDocumentFunctionName"])
+                if record.error_type == "Runtime.ExitError"
+                and record.event.get("document", {}).get("index") == document_index
+            ]
+        )
+    ctx = OperatorContext.local(where.endpoint)
+    started = job.sfn.describe_execution(executionArn=job.execution_arn)["startDate"]
+    trace = build_trace(job.job_id, {}, [], [], span_lines(ctx, job.job_id, started))
+    return sum(doc["killed_attempts"] for doc in trace["documents"] if doc["index"] == document_index)
+
+
+def _short(message: str) -> str:
+    return "\n".join(line if len(line) <= 160 else f"{line[:160]}..." for line in message.splitlines())
 
 
 def _print_stop(stopped: dict[str, Any]) -> None:

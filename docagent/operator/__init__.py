@@ -1,4 +1,5 @@
-"""The operator's commands (start, status, list, redrive, inspect, logs, approve, reject).
+"""The operator's commands (start, status, list, redrive, inspect, logs, trace, approve,
+reject).
 
 Each module listed here exposes ``register(commands, common)`` adding its subcommands to the
 ``docagent`` parser; ``common`` is the parent parser that carries ``--json``.
@@ -14,6 +15,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operator.jobs",
     "docagent.operator.recovery",
     "docagent.operator.logs",
+    "docagent.operator.trace",
 )
 
 

@@ -6,6 +6,7 @@ import json
 import logging
 
 from functions.handlers.process_document import handler
+from functions.spans import SPAN_END, SPAN_START, trace_id_for
 from tests.fakes import FakeLambdaContext
 from tests.support import document_event, items, prepare, seed_documents
 
@@ -35,8 +36,6 @@ def test_model_call_is_logged_with_genai_attributes_and_counted(cloud, capsys, c
 
 
 def test_every_boundary_of_a_document_is_a_span_of_its_jobs_trace(cloud, caplog):
-    from functions.spans import SPAN_END, SPAN_START, trace_id_for
-
     seed_documents(1)
     job = prepare("job-spans")
     with caplog.at_level(logging.INFO, logger="docagent"):
