@@ -10,26 +10,52 @@ import sys
 import pytest
 
 
-def demo(tmp_path, *arguments: str) -> dict:
+def docagent(tmp_path, *arguments: str, expect: int = 0) -> dict:
     env = {**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)}
     completed = subprocess.run(
-        [sys.executable, "-m", "docagent.cli", "demo", "--json", *arguments],
+        [sys.executable, "-m", "docagent.cli", *arguments, "--json"],
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert completed.returncode == expect, completed.stdout[-3000:] + completed.stderr[-3000:]
     return json.loads(completed.stdout)
+
+
+def demo(tmp_path, *arguments: str) -> dict:
+    return docagent(tmp_path, "demo", *arguments)
 
 
 @pytest.mark.parametrize("mode", ["redrive", "transient"])
 def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(tmp_path, mode):
     # Time scale 0.1 (6 s function timeouts) leaves room for a loaded CI machine.
-    summary = demo(
-        tmp_path, "--documents", "30", "--crash-at", "20", "--crash-mode", mode, "--time-scale", "0.1"
-    )
+    keep = ["--keep"] if mode == "redrive" else []
+    try:
+        summary = demo(
+            tmp_path,
+            "--documents",
+            "30",
+            "--crash-at",
+            "20",
+            "--crash-mode",
+            mode,
+            "--time-scale",
+            "0.1",
+            *keep,
+        )
+        if keep:
+            check_the_kept_job(tmp_path, summary)
+    finally:
+        if keep:
+            subprocess.run(
+                [sys.executable, "-m", "docagent.cli", "local", "down"],
+                env={**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)},
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
     assert summary["status"] == "SUCCEEDED" and summary["verified"] is True
     assert summary["results"] == summary["documents"] == 30
     assert summary["tickets"] == 1
@@ -38,8 +64,66 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
     if mode == "redrive":
         assert summary["redrive_count"] == 1
         assert summary["crash"]["attempts_killed"] == 4, "first try and three retries die until the redrive"
+        # The job failed once: the local cloud raised the alert the stack's EventBridge rule sends to SNS.
+        (alert,) = summary["alerts"]
+        assert alert["job_id"] == summary["job_id"] and alert["status"] == "FAILED"
+        assert alert["topic_arn"].startswith("arn:aws:sns:") and "JobAlerts" in alert["topic_arn"]
+        assert "error: States.ExceedToleratedFailureThreshold" in alert["message"]
+        assert f"docagent inspect {summary['job_id']}" in alert["message"]
+        assert f"docagent redrive {summary['job_id']} --dry-run" in alert["message"]
         assert summary["stopped_at"]["error"] == "States.ExceedToleratedFailureThreshold"
         assert [doc["index"] for doc in summary["stopped_at"]["documents_failed"]] == [20]
     else:
         assert summary["redrive_count"] == 0
         assert summary["crash"]["attempts_killed"] == 1, "Retry recovers the one killed attempt"
+        assert summary["alerts"] == [], "the job never failed: no alert"
+        assert summary["kept"] is None
+
+
+def check_the_kept_job(tmp_path, summary: dict) -> None:
+    """After `demo --keep` the local cloud still serves the job: its trace shows every document's spans, the
+    crashed document's killed attempts, the redrive and the completion."""
+    job_id = summary["job_id"]
+    assert summary["kept"]["commands"][:3] == [
+        f"docagent {name} {job_id}" for name in ("inspect", "logs", "trace")
+    ]
+    trace = docagent(tmp_path, "trace", job_id)
+    assert trace["status"] == "SUCCEEDED" and trace["redrive_count"] == 1
+    assert len(trace["documents"]) == summary["documents"]
+    for document in trace["documents"]:
+        assert document["status"] == "completed", document["document_id"]
+        (first, *_) = document["spans"]
+        assert {child["step"] for child in first["children"]} >= {"extract", "customer_lookup", "store"}
+        calls = [
+            call
+            for attempt in document["spans"]
+            for child in attempt["children"]
+            for call in child["children"]
+            if call["step"] == "model_call"
+        ]
+        assert len(calls) == 1, "one model call per document, never repeated"
+        attributes = calls[0]["attributes"]
+        for name in (
+            "gen_ai.operation.name",
+            "gen_ai.provider.name",
+            "gen_ai.request.model",
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+            "gen_ai.response.finish_reasons",
+        ):
+            assert name in attributes, (document["document_id"], name)
+    (crashed,) = [document for document in trace["documents"] if document["index"] == 20]
+    assert crashed["killed_attempts"] == 4
+    assert [attempt["status"] for attempt in crashed["spans"]] == ["killed"] * 4 + ["completed"]
+    assert crashed["completed_after_redrive"] is True
+    types = [event["type"] for event in trace["events"]]
+    assert (
+        types.index("ExecutionFailed") < types.index("ExecutionRedriven") < types.index("ExecutionSucceeded")
+    )
+    assert {step["step"]: step["status"] for step in trace["steps"]} == dict.fromkeys(
+        ("prepare", "report", "ticket", "verify"), "completed"
+    )
+    one = docagent(tmp_path, "trace", job_id, "--document", crashed["document_id"])
+    assert [document["document_id"] for document in one["documents"]] == [crashed["document_id"]]
+    inspected = docagent(tmp_path, "inspect", job_id)
+    assert inspected["job_id"] == job_id
