@@ -52,6 +52,7 @@ from rich.table import Table
 
 from docagent import project
 from docagent.drills.demo import LocalJob, seed_inputs, synth_local_variants
+from docagent.localcloud import alerts
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.distributed_map import deliver_twice
 from docagent.localcloud.server import LocalCloud
@@ -730,7 +731,10 @@ def run_chaos(
         variants.append((express_out_dir or project.STATE_DIR / "cdk.out.local-express", EXPRESS_PROFILE))
     standard_dir, *express_dirs = synth_local_variants(variants)
     phases["synth"] = round(time.time() - started, 1)
-    with LocalCloud(state_dir or project.LOCAL_DIR / "chaos", time_scale=time_scale) as cloud:
+    # Redrive cells fail their jobs on purpose: their alerts go to the sink's file, not the console.
+    with LocalCloud(
+        state_dir or project.LOCAL_DIR / "chaos", time_scale=time_scale, alert_printer=alerts.discard
+    ) as cloud:
         cloud.runtime.max_workers = max(cloud.runtime.max_workers, MAX_WORKERS_PER_FUNCTION)
         mark = time.time()
         stack = deploy(standard_dir, STACK_NAME, cloud.endpoint)

@@ -309,7 +309,9 @@ class DemoCloud:
 def demo_cloud(time_scale: float, keep: bool) -> Iterator[DemoCloud]:
     if not keep:
         # The demo prints the alert itself, after the progress bar; the sink still records it.
-        with LocalCloud(project.LOCAL_DIR / "demo", time_scale=time_scale, alert_printer=_quiet) as cloud:
+        with LocalCloud(
+            project.LOCAL_DIR / "demo", time_scale=time_scale, alert_printer=local_alerts.discard
+        ) as cloud:
             yield DemoCloud(endpoint=cloud.endpoint, state_dir=cloud.state_dir, cloud=cloud)
         return
     running = project.running_cloud()
@@ -325,10 +327,6 @@ def demo_cloud(time_scale: float, keep: bool) -> Iterator[DemoCloud]:
     if record is None:
         raise RuntimeError(f"the local cloud did not start; see {project.LOCAL_DIR / 'cloud.log'}")
     yield DemoCloud(endpoint=str(record["endpoint"]), state_dir=project.LOCAL_DIR, pid=int(record["pid"]))
-
-
-def _quiet(_: str) -> None:
-    return None
 
 
 def job_alerts(state_dir: Path, job_id: str, wait_seconds: float = 10.0) -> list[dict[str, Any]]:

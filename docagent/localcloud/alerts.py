@@ -43,6 +43,10 @@ class _Sink:
     original: Callable[[BaseExecutionWorkerCommunication], None] | None = None
 
 
+def discard(_: str) -> None:
+    """A printer for callers that show alerts themselves (the demo) or expect them (the crash matrix)."""
+
+
 def install(state_dir: Path, printer: Printer | None = None) -> None:
     """Emit status-change events from now on; alerts go to ``state_dir/alerts.jsonl`` (and ``printer``)."""
     with _Sink.lock:

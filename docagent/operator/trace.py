@@ -315,6 +315,8 @@ def _label(span: dict[str, Any]) -> str:
             f"out {genai.get('gen_ai.usage.output_tokens')} tokens[/dim]"
         )
     where = attempt if span["parent_span_id"] is None else ""
+    if span["attributes"].get("durable_record_reused"):
+        model += " [dim](its durable record: not run again)[/dim]"
     return f"{span['name']}{where}: [{colour.get(status, 'white')}]{status}[/]{duration}{outcome}{model}"
 
 

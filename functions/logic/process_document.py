@@ -333,15 +333,18 @@ def _process(
 
     ids = {"job_id": event.job_id, "document_id": entry.document_id}
     model = provider or get_model_provider(settings, versions.model_id)
+    ran: set[str] = set()  # the durable steps whose body ran in this invocation (else: their record reused)
+
+    def extract() -> ExtractionRecord:
+        ran.add("extract")
+        return _extract_once(event, manifest, text, model, context)
+
     with span("extract", job_id=event.job_id, step="extract") as extract_span:
         extraction = durable.run_step(
-            "extract",
-            ids=ids,
-            fn=lambda: _extract_once(event, manifest, text, model, context),
-            result_model=ExtractionRecord,
-            context=context,
+            "extract", ids=ids, fn=extract, result_model=ExtractionRecord, context=context
         )
         extract_span.outcome = "ok" if extraction.ok else extraction.error or "ExtractionFailed"
+        extract_span.set_attributes(durable_record_reused="extract" not in ran)
     if not extraction.ok or extraction.facts is None:
         return _store(
             result(
@@ -355,15 +358,17 @@ def _process(
         )
 
     facts = extraction.facts
+
+    def lookup_step() -> CustomerLookup:
+        ran.add("customer_lookup")
+        return lookup_customer(facts.customer_id, settings)
+
     with span("customer_lookup", job_id=event.job_id, step="customer_lookup") as lookup_span:
         lookup = durable.run_step(
-            "customer_lookup",
-            ids=ids,
-            fn=lambda: lookup_customer(facts.customer_id, settings),
-            result_model=CustomerLookup,
-            context=context,
+            "customer_lookup", ids=ids, fn=lookup_step, result_model=CustomerLookup, context=context
         )
         lookup_span.outcome = "found" if lookup.found else "UnknownCustomer"
+        lookup_span.set_attributes(durable_record_reused="customer_lookup" not in ran)
     if not lookup.found or lookup.customer is None:
         return _store(
             result(

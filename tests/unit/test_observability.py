@@ -66,4 +66,5 @@ def test_every_boundary_of_a_document_is_a_span_of_its_jobs_trace(cloud, caplog)
     assert call["attributes"]["gen_ai.usage.input_tokens"] > 0
     assert call["attributes"]["gen_ai.response.finish_reasons"] == ["stop"]
     assert ends[document["span_id"]]["outcome"] == "extracted"
+    assert ends[by_name["extract"]["span_id"]]["attributes"]["durable_record_reused"] is False
     assert call["end_time_unix_nano"] >= call["start_time_unix_nano"]
