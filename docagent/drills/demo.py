@@ -320,12 +320,18 @@ def demo_cloud(time_scale: float, keep: bool) -> Iterator[DemoCloud]:
             f"--keep starts its own local cloud, but one already runs at {running['endpoint']} "
             f"(pid {running['pid']}): stop it with `docagent local down` first"
         )
-    command = [sys.executable, "-m", "docagent.cli", "local", "up", "--detach", "--json"]
+    # `docagent local up` in its own session, as `local up --detach` starts it (one interpreter fewer).
+    command = [sys.executable, "-m", "docagent.cli", "local", "up"]
     command += ["--port", str(free_port()), "--time-scale", str(time_scale)]
-    subprocess.run(command, cwd=project.ROOT, check=True, capture_output=True)
-    record = project.running_cloud()
-    if record is None:
-        raise RuntimeError(f"the local cloud did not start; see {project.LOCAL_DIR / 'cloud.log'}")
+    project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
+    log_file = project.LOCAL_DIR / "cloud.log"
+    with log_file.open("ab") as log:
+        process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
+    deadline = time.time() + 90  # a loaded machine imports moto slowly
+    while (record := project.running_cloud()) is None:
+        if process.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"the local cloud did not start; see {log_file}")
+        time.sleep(0.1)
     yield DemoCloud(endpoint=str(record["endpoint"]), state_dir=project.LOCAL_DIR, pid=int(record["pid"]))
 
 
