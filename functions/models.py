@@ -16,9 +16,23 @@ from pydantic import (
     model_validator,
 )
 
-JOB_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
+# A job id is also the execution's name and a command-line argument: it may not start with '-', or the
+# operator's commands would take it for an option.
+JOB_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,79}$"
+JOB_ID_RULE = "letters, digits, '-' and '_', 1-80, not starting with '-'"
 DOCUMENT_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$"
 CUSTOMER_ID_PATTERN = r"^[A-Z0-9][A-Z0-9-]{0,39}$"
+
+# The document limits' defaults: the stack's config (stacks/config.py), the functions' settings and the
+# operator's checks before a job starts all start from these.
+DEFAULT_MAX_DOCUMENT_BYTES = 200_000
+DEFAULT_MAX_DOCUMENTS = 10_000
+
+
+def prompt_file_name(version: str) -> str:
+    """The file of a prompt version under functions/prompts/: ``extract-v1`` is ``extract_v1.txt``."""
+    return f"{version.replace('-', '_')}.txt"
+
 
 FaultPointName = Literal[
     "before_model_call",

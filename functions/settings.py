@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from functions.errors import ConfigurationError
+from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 
 
 class Settings(BaseModel):
@@ -27,8 +28,8 @@ class Settings(BaseModel):
     model_id: str = Field(alias="MODEL_ID", min_length=1)
     prompt_version: str = Field(alias="PROMPT_VERSION", pattern=r"^[a-z0-9-]+$")
     code_version: str = Field(alias="CODE_VERSION", min_length=1)
-    max_document_bytes: int = Field(200_000, alias="MAX_DOCUMENT_BYTES", ge=1)
-    max_documents: int = Field(10_000, alias="MAX_DOCUMENTS", ge=1)
+    max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, alias="MAX_DOCUMENT_BYTES", ge=1)
+    max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, alias="MAX_DOCUMENTS", ge=1)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", ge=60)
     ticket_adapter: Literal["ledger", "http"] = Field("ledger", alias="TICKET_ADAPTER")
     ticket_api_url: str = Field("", alias="TICKET_API_URL")

@@ -1,9 +1,11 @@
-"""The S3 layout of docs/design.md, as functions. Nothing else in the code builds an S3 key."""
+"""The S3 layout of docs/design.md, as functions. Nothing else in the code builds an S3 key
+(tests/unit/test_storage_owns_keys.py checks it): the Lambda steps, the stack's IAM grants, the operator
+and the drills all call these."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -14,10 +16,17 @@ from functions.models import DocumentResult, JobManifest, ModelCallRecord
 from functions.settings import get_settings
 
 if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.type_defs import ObjectTypeDef
 
+JOBS_ROOT = "jobs/"
 LEDGER_PREFIX = "ticket-ledger/"
-_NOT_FOUND_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+INCOMING_ROOT = "incoming/"
+# The Distributed Map's ResultWriter prefix (statemachines/document_review.asl.json): one folder per Map Run.
+MAP_RUNS_PREFIX = "map-runs"
+# Any job id, in an IAM resource pattern (``request_key(ANY_JOB)`` is ``jobs/*/request.json``).
+ANY_JOB = "*"
+NOT_FOUND_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
 class ObjectNotFound(LookupError):  # noqa: N818 (reads better at call sites than ObjectNotFoundError)
@@ -28,7 +37,7 @@ class ObjectNotFound(LookupError):  # noqa: N818 (reads better at call sites tha
 
 
 def job_prefix(job_id: str) -> str:
-    return f"jobs/{job_id}/"
+    return f"{JOBS_ROOT}{job_id}/"
 
 
 def request_key(job_id: str) -> str:
@@ -51,8 +60,13 @@ def result_key(job_id: str, document_id: str) -> str:
     return f"{results_prefix(job_id)}{document_id}.json"
 
 
+def model_calls_root(job_id: str) -> str:
+    """jobs/{job_id}/model-calls/: the journal of every document of the job."""
+    return f"{job_prefix(job_id)}model-calls/"
+
+
 def model_calls_prefix(job_id: str, document_id: str) -> str:
-    return f"{job_prefix(job_id)}model-calls/{document_id}/"
+    return f"{model_calls_root(job_id)}{document_id}/"
 
 
 def model_call_key(job_id: str, document_id: str, call_id: str) -> str:
@@ -75,8 +89,44 @@ def approval_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}approval.json"
 
 
+def drift_key(job_id: str) -> str:
+    """Every redrive the operator allowed to run with versions other than the pinned ones."""
+    return f"{job_prefix(job_id)}drift.json"
+
+
 def ledger_key(idempotency_key: str) -> str:
     return f"{LEDGER_PREFIX}{idempotency_key}.json"
+
+
+def map_run_manifest_key(map_run_arn: str, prefix: str = MAP_RUNS_PREFIX) -> str:
+    """The ResultWriter manifest of a Map Run: ``{prefix}/{map run id}/manifest.json``."""
+    return f"{prefix.rstrip('/')}/{map_run_arn.rsplit(':', 1)[-1]}/manifest.json"
+
+
+def incoming_prefix(batch: str) -> str:
+    """incoming/{batch}/: where the operator (``start --dir``) and the demo upload a job's documents."""
+    return f"{INCOMING_ROOT}{batch}/"
+
+
+def document_key(prefix: str, document_id: str) -> str:
+    """A generated text document uploaded under ``prefix`` (e.g. ``incoming_prefix(job_id)``)."""
+    return f"{prefix}{document_id}.txt"
+
+
+def everything_under(prefix: str) -> str:
+    """The IAM resource pattern of every key under ``prefix`` (``jobs/`` → ``jobs/*``)."""
+    return f"{prefix}*"
+
+
+def id_from_key(prefix: str, key: str) -> str | None:
+    """``{prefix}{id}.json`` → ``id``; None for any other key (a deeper one, another suffix)."""
+    name = key[len(prefix) :] if key.startswith(prefix) else ""
+    return name[: -len(".json")] if name.endswith(".json") and "/" not in name else None
+
+
+def model_call_document(job_id: str, key: str) -> str:
+    """The document id of a model-call journal key."""
+    return key[len(model_calls_root(job_id)) :].split("/", 1)[0]
 
 
 # ---------------------------------------------------------------------------------------- generic JSON
@@ -87,7 +137,7 @@ def _bucket(bucket: str | None) -> str:
 
 
 def is_not_found(error: ClientError) -> bool:
-    return error.response.get("Error", {}).get("Code", "") in _NOT_FOUND_CODES
+    return error.response.get("Error", {}).get("Code", "") in NOT_FOUND_CODES
 
 
 def to_json_bytes(data: BaseModel | Any) -> bytes:
@@ -96,16 +146,18 @@ def to_json_bytes(data: BaseModel | Any) -> bytes:
     return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
 
 
-def put_json(key: str, data: BaseModel | Any, *, bucket: str | None = None) -> None:
-    aws.s3_client().put_object(
+def put_json(
+    key: str, data: BaseModel | Any, *, bucket: str | None = None, client: S3Client | None = None
+) -> None:
+    (client or aws.s3_client()).put_object(
         Bucket=_bucket(bucket), Key=key, Body=to_json_bytes(data), ContentType="application/json"
     )
 
 
-def get_json(key: str, *, bucket: str | None = None) -> Any:
-    """The parsed object; ObjectNotFound if it does not exist."""
+def get_json(key: str, *, bucket: str | None = None, client: S3Client | None = None) -> Any:
+    """The parsed object; ObjectNotFound if it does not exist (``client``: the operator's own)."""
     try:
-        response = aws.s3_client().get_object(Bucket=_bucket(bucket), Key=key)
+        response = (client or aws.s3_client()).get_object(Bucket=_bucket(bucket), Key=key)
     except ClientError as error:
         if is_not_found(error):
             raise ObjectNotFound(key) from error
@@ -113,9 +165,9 @@ def get_json(key: str, *, bucket: str | None = None) -> Any:
     return json.loads(response["Body"].read())
 
 
-def get_json_or_none(key: str, *, bucket: str | None = None) -> Any:
+def get_json_or_none(key: str, *, bucket: str | None = None, client: S3Client | None = None) -> Any:
     try:
-        return get_json(key, bucket=bucket)
+        return get_json(key, bucket=bucket, client=client)
     except ObjectNotFound:
         return None
 
@@ -130,9 +182,11 @@ def exists(key: str, *, bucket: str | None = None) -> bool:
     return True
 
 
-def list_objects(prefix: str, *, bucket: str | None = None) -> Iterator[ObjectTypeDef]:
+def list_objects(
+    prefix: str, *, bucket: str | None = None, client: S3Client | None = None
+) -> Iterator[ObjectTypeDef]:
     """Every object under the prefix, in key order, across all pages."""
-    paginator = aws.s3_client().get_paginator("list_objects_v2")
+    paginator = (client or aws.s3_client()).get_paginator("list_objects_v2")
     for page in paginator.paginate(Bucket=_bucket(bucket), Prefix=prefix):
         yield from page.get("Contents", [])
 
@@ -162,13 +216,13 @@ def result_exists(job_id: str, document_id: str) -> bool:
 
 def list_result_ids(job_id: str) -> list[str]:
     """Document ids that have a result object."""
+    return result_ids_of(job_id, (obj["Key"] for obj in list_objects(results_prefix(job_id))))
+
+
+def result_ids_of(job_id: str, keys: Iterable[str]) -> list[str]:
+    """The document ids among ``keys`` that are result objects of the job."""
     prefix = results_prefix(job_id)
-    ids = []
-    for obj in list_objects(prefix):
-        name = obj["Key"][len(prefix) :]
-        if name.endswith(".json") and "/" not in name:
-            ids.append(name[: -len(".json")])
-    return ids
+    return [document_id for key in keys if (document_id := id_from_key(prefix, key)) is not None]
 
 
 def put_model_call(record: ModelCallRecord) -> str:

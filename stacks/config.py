@@ -7,6 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
+from stacks.outputs import STACK_NAME
+
 CONTEXT_KEY = "docagent"
 # A CloudFormation dynamic reference to a plain SSM parameter (optionally a version): resolved at deploy time.
 SSM_DYNAMIC_REFERENCE = r"\{\{resolve:ssm:[A-Za-z0-9_./-]{1,2048}(:[0-9]+)?\}\}"
@@ -23,7 +26,7 @@ class DocAgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    stack_name: str = Field("DocAgent", pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
+    stack_name: str = Field(STACK_NAME, pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
     model_provider: Literal["bedrock", "offline"] = "bedrock"
     model_id: str = Field("anthropic.claude-3-haiku-20240307-v1:0", min_length=1)
     prompt_version: str = Field("extract-v1", pattern=r"^[a-z0-9-]+$")
@@ -33,8 +36,8 @@ class DocAgentConfig(BaseModel):
     map_label: str = Field("documents", pattern=r"^[A-Za-z0-9_-]{1,40}$")
     function_timeout_seconds: int = Field(60, ge=3, le=900)
     function_memory_mb: int = Field(512, ge=128, le=10_240)
-    max_document_bytes: int = Field(200_000, ge=1, le=256_000)
-    max_documents: int = Field(10_000, ge=1, le=100_000)
+    max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=256_000)
+    max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, ge=1, le=100_000)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, ge=60)
     ticket_adapter: Literal["ledger", "http"] = "ledger"
     # An http(s) URL, or a CloudFormation dynamic reference to an SSM parameter holding it, resolved at deploy

@@ -7,6 +7,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
+from stacks import outputs
 from stacks.config import DocAgentConfig
 from stacks.functions import Functions
 from stacks.observability import Observability
@@ -38,11 +39,11 @@ class DocAgentStack(Stack):
             functions=self.functions.by_id,
         )
 
-        CfnOutput(self, "BucketName", value=self.storage.bucket.bucket_name)
-        CfnOutput(self, "StateMachineArn", value=self.workflow.state_machine.state_machine_arn)
-        CfnOutput(self, "IdempotencyTableName", value=self.storage.idempotency_table.table_name)
-        CfnOutput(self, "CustomersTableName", value=self.storage.customers_table.table_name)
-        CfnOutput(self, "AlertTopicArn", value=self.observability.topic.topic_arn)
-        CfnOutput(self, "DashboardName", value=self.observability.dashboard.dashboard_name)
+        CfnOutput(self, outputs.BUCKET, value=self.storage.bucket.bucket_name)
+        CfnOutput(self, outputs.STATE_MACHINE, value=self.workflow.state_machine.state_machine_arn)
+        CfnOutput(self, outputs.IDEMPOTENCY_TABLE, value=self.storage.idempotency_table.table_name)
+        CfnOutput(self, outputs.CUSTOMERS_TABLE, value=self.storage.customers_table.table_name)
+        CfnOutput(self, outputs.ALERT_TOPIC, value=self.observability.topic.topic_arn)
+        CfnOutput(self, outputs.DASHBOARD, value=self.observability.dashboard.dashboard_name)
         for function_id, function in self.functions.by_id.items():
-            CfnOutput(self, f"{function_id}FunctionName", value=function.function_name)
+            CfnOutput(self, outputs.function_name_output(function_id), value=function.function_name)

@@ -11,7 +11,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from stacks import nag
+from functions import storage as keys
+from stacks import nag, outputs
 from stacks.config import DocAgentConfig
 from stacks.log_groups import retained_log_group
 from stacks.storage import Storage
@@ -65,51 +66,62 @@ class FunctionSpec:
 
 FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
-        construct_id="PrepareJob",
+        construct_id=outputs.PREPARE_JOB,
         module="prepare_job",
         description="Validates a job request, hashes its documents and writes the manifest and map items.",
         reads=(ANY_KEY,),
-        writes=("jobs/*/request.json", "jobs/*/manifest.json", "jobs/*/items.json"),
+        writes=(
+            keys.request_key(keys.ANY_JOB),
+            keys.manifest_key(keys.ANY_JOB),
+            keys.items_key(keys.ANY_JOB),
+        ),
         uses_idempotency=True,
     ),
     FunctionSpec(
-        construct_id="ProcessDocument",
+        construct_id=outputs.PROCESS_DOCUMENT,
         module="process_document",
         description="Reviews one document: checks it, looks up the customer, extracts with the model.",
         reads=(ANY_KEY,),
-        writes=("jobs/*/results/*", "jobs/*/model-calls/*"),
+        writes=(
+            keys.everything_under(keys.results_prefix(keys.ANY_JOB)),
+            keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
+        ),
         uses_idempotency=True,
         reads_customers=True,
         invokes_model=True,
     ),
     FunctionSpec(
-        construct_id="BuildReport",
+        construct_id=outputs.BUILD_REPORT,
         module="build_report",
         description="Builds the job report from the Distributed Map results.",
-        reads=("jobs/*", "map-runs/*"),
-        writes=("jobs/*/report.json",),
+        reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(f"{keys.MAP_RUNS_PREFIX}/")),
+        writes=(keys.report_key(keys.ANY_JOB),),
     ),
     FunctionSpec(
-        construct_id="CreateTicket",
+        construct_id=outputs.CREATE_TICKET,
         module="create_ticket",
         description="Opens exactly one ticket for the job's report.",
-        reads=("jobs/*", "ticket-ledger/*"),
-        writes=("jobs/*/ticket.json", "jobs/*/ticket-attempt.json", "ticket-ledger/*"),
+        reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(keys.LEDGER_PREFIX)),
+        writes=(
+            keys.ticket_key(keys.ANY_JOB),
+            keys.ticket_attempt_key(keys.ANY_JOB),
+            keys.everything_under(keys.LEDGER_PREFIX),
+        ),
         uses_idempotency=True,
         calls_ticket_api=True,
     ),
     FunctionSpec(
-        construct_id="RequestApproval",
+        construct_id=outputs.REQUEST_APPROVAL,
         module="request_approval",
         description="Records a pending human approval before the ticket, then the decision in the report.",
-        reads=("jobs/*/approval.json", "jobs/*/report.json"),
-        writes=("jobs/*/approval.json", "jobs/*/report.json"),
+        reads=(keys.approval_key(keys.ANY_JOB), keys.report_key(keys.ANY_JOB)),
+        writes=(keys.approval_key(keys.ANY_JOB), keys.report_key(keys.ANY_JOB)),
     ),
     FunctionSpec(
-        construct_id="VerifyJob",
+        construct_id=outputs.VERIFY_JOB,
         module="verify_job",
         description="Checks that the job's artefacts agree with each other before it succeeds.",
-        reads=("jobs/*", "ticket-ledger/*"),
+        reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(keys.LEDGER_PREFIX)),
         calls_ticket_api=True,
     ),
 )

@@ -12,6 +12,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from functions import storage as keys
 from stacks import nag
 from stacks.config import DocAgentConfig
 from stacks.log_groups import retained_log_group
@@ -21,8 +22,8 @@ ASL_PATH = Path(__file__).resolve().parent.parent / "statemachines" / "document_
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 # ResultWriter prefix in the ASL; the ItemReader reads the items file prepare_job writes.
-MAP_RESULTS_PREFIX = "map-runs"
-MAP_ITEMS_KEY_PATTERN = "jobs/*/items.json"
+MAP_RESULTS_PREFIX = keys.MAP_RUNS_PREFIX
+MAP_ITEMS_KEY_PATTERN = keys.items_key(keys.ANY_JOB)
 
 
 def asl_placeholders(path: Path = ASL_PATH) -> set[str]:

@@ -56,8 +56,11 @@ from docagent.localcloud import alerts
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.distributed_map import deliver_twice
 from docagent.localcloud.server import LocalCloud
-from functions import durable
+from docagent.operator.definition import retry_rule
+from docagent.operator.records import JobRecords, document_step_key, job_step_key
+from functions import storage
 from functions.models import FaultPointName
+from stacks import outputs as names
 
 Mode = Literal["exit", "raise", "hang"]
 Recovery = Literal["retry", "redrive"]
@@ -70,8 +73,8 @@ RECOVERIES: tuple[str, ...] = get_args(Recovery)
 DEFAULT_DOCUMENTS = 3
 DEFAULT_TIME_SCALE = 0.1
 DEFAULT_PARALLEL = 6
-INPUT_PREFIX = "chaos/input/"
-STACK_NAME = "DocAgent"
+INPUT_PREFIX = storage.incoming_prefix("chaos")
+STACK_NAME = names.STACK_NAME
 EXPRESS_STACK_NAME = "DocAgentExpress"
 EXPRESS_PROFILE: dict[str, Any] = {"child_execution_type": "EXPRESS", "stack_name": EXPRESS_STACK_NAME}
 # Workers per function: AWS allows 1,000 concurrent executions per account; the local default of 16 would
@@ -207,27 +210,10 @@ REDUCED: tuple[Cell, ...] = (
 # ------------------------------------------------------------------------------------------ applicability
 
 
-def _retried_by(definition: dict[str, Any], state_name: str, error: str) -> list[str] | None:
-    """The ErrorEquals of the Retry rule of ``state_name`` (at any depth) that catches ``error``, if any."""
-    states = dict(definition.get("States", {}))
-    while states:
-        name, state = states.popitem()
-        processor = state.get("ItemProcessor") or state.get("Iterator")
-        if processor:
-            states.update(processor.get("States", {}))
-        if name != state_name:
-            continue
-        for rule in state.get("Retry", []):
-            names = rule.get("ErrorEquals", [])
-            if error in names or "States.ALL" in names or ("States.TaskFailed" in names):
-                return list(names)
-    return None
-
-
 def not_applicable(cell: Cell, definition: dict[str, Any]) -> str | None:
     """Why the cell cannot apply to this workflow, or None when it does."""
     state, error = POINT_STATES[cell.point], MODE_ERRORS[cell.mode]
-    if cell.recovery == "retry" and _retried_by(definition, state, error) is None:
+    if cell.recovery == "retry" and retry_rule(definition, state, error) is None:
         return (
             f"{error} is in no Retry rule of {state}: the first failure fails the state, so only a redrive "
             "recovers it (the redrive cell)"
@@ -350,25 +336,23 @@ class ChaosRun:
         self.poll_seconds = poll_seconds
         self.job_timeout_seconds = job_timeout_seconds
         self.document_index = documents // 2
-        self.base = LocalJob(cloud.endpoint, stack, f"chaos-{run_id}-seed")
+        self.base = LocalJob.on(cloud.endpoint, stack, f"chaos-{run_id}-seed")
         self.definition: dict[str, Any] = json.loads(
-            self.base.sfn.describe_state_machine(stateMachineArn=self.base.state_machine_arn)["definition"]
+            self.base.sfn.describe_state_machine(stateMachineArn=self.base.ctx.state_machine_arn)[
+                "definition"
+            ]
         )
         self.baseline: Observed | None = None
         self.baseline_ready = threading.Event()  # cells run alongside the baseline, checked after it
         self.stopping = threading.Event()  # set on Ctrl-C: waits end at once, the cloud can stop
-        self.tables = {stack.outputs["BucketName"]: stack.outputs["IdempotencyTableName"]}
 
     # -- running jobs ----------------------------------------------------------------------------
 
     def job(self, name: str, stack: LocalStack | None = None) -> LocalJob:
+        job_id = f"chaos-{self.run_id}-{name}"
         if stack is None or stack is self.stack:
-            job = copy.copy(self.base)
-            job.job_id = f"chaos-{self.run_id}-{name}"
-            job.execution_arn = ""
-            return job
-        self.tables[stack.outputs["BucketName"]] = stack.outputs["IdempotencyTableName"]
-        return LocalJob(self.cloud.endpoint, stack, f"chaos-{self.run_id}-{name}")
+            return self.base.renamed(job_id)
+        return LocalJob.on(self.cloud.endpoint, stack, job_id)
 
     def start(self, job: LocalJob, options: dict[str, Any] | None = None) -> None:
         request: dict[str, Any] = {"job_id": job.job_id, "prefix": INPUT_PREFIX}
@@ -402,71 +386,46 @@ class ChaosRun:
     # -- reading what a job left -------------------------------------------------------------------
 
     def observe(self, job: LocalJob) -> Observed:
-        prefix = f"jobs/{job.job_id}/"
-        manifest = self._read_or_none(job, f"{prefix}manifest.json") or {"entries": []}
-        manifest_ids = [entry["document_id"] for entry in manifest["entries"]]
-        results = {}
-        for key in job.keys(f"{prefix}results/"):
-            result = job.read_json(key)
-            results[key.removeprefix(f"{prefix}results/").removesuffix(".json")] = result
-        calls: dict[str, list[str]] = {}
-        for key in job.keys(f"{prefix}model-calls/"):
-            document_id, call_file = key.removeprefix(f"{prefix}model-calls/").split("/", 1)
-            calls.setdefault(document_id, []).append(call_file.removesuffix(".json"))
+        records = job.records
+        records.refresh()
+        manifest_ids = [entry.document_id for entry in records.entries()]
+        journal = records.model_calls
         repeats = {
             document_id: [
-                "{call_id} (retry {retry_count}, {duration_ms} ms, finished {finished_at})".format_map(
-                    job.read_json(f"{prefix}model-calls/{document_id}/{call_id}.json")
-                )
-                for call_id in call_ids
+                f"{call.call_id} (retry {call.retry_count}, {call.duration_ms} ms, "
+                f"finished {call.finished_at})"
+                for call in calls
             ]
-            for document_id, call_ids in calls.items()
-            if len(call_ids) > 1
+            for document_id, calls in journal.items()
+            if len(calls) > 1
         }
-        report = self._read_or_none(job, f"{prefix}report.json")
-        ticket_json = self._read_or_none(job, f"{prefix}ticket.json")
-        described = job.sfn.describe_execution(executionArn=job.execution_arn)
-        output = json.loads(described.get("output") or "{}")
-        in_progress, missing = self._in_progress(job, manifest_ids)
+        in_progress, missing = self._in_progress(records, manifest_ids)
         return Observed(
             job_id=job.job_id,
             manifest_ids=manifest_ids,
-            results=results,
-            calls=calls,
+            results={
+                document_id: result.model_dump(mode="json") for document_id, result in records.results.items()
+            },
+            calls={document_id: [call.call_id for call in calls] for document_id, calls in journal.items()},
             repeats=repeats,
-            report=report,
-            output=output,
-            ticket_json=ticket_json,
+            report=records.report.model_dump(mode="json") if records.report else None,
+            output=json.loads(records.require_execution().get("output") or "{}"),
+            ticket_json=records.ticket.model_dump(mode="json") if records.ticket else None,
             tickets=self.cloud.tickets.tickets(job.job_id),
             in_progress=in_progress,
             missing_records=missing,
         )
 
     @staticmethod
-    def _read_or_none(job: LocalJob, key: str) -> Any:
-        return job.read_json(key) if job.keys(key) else None
-
-    def _in_progress(self, job: LocalJob, document_ids: list[str]) -> tuple[list[str], list[str]]:
+    def _in_progress(records: JobRecords, document_ids: list[str]) -> tuple[list[str], list[str]]:
         """The job's idempotency records left INPROGRESS, and the completed steps with no record at all."""
-        ids = {"job_id": job.job_id}
-        keys = {
-            durable.record_key("prepare", ids, key_field="job_id"): "prepare",
-            durable.record_key("ticket", ids): "ticket",
-        }
+        job_id = records.job_id
+        keys = {job_step_key("prepare", job_id): "prepare", job_step_key("ticket", job_id): "ticket"}
         for document_id in document_ids:
             for step in ("extract", "customer_lookup"):
-                keys[durable.record_key(step, {**ids, "document_id": document_id})] = f"{step} {document_id}"
-        table = self.tables[job.bucket]
-        found: dict[str, str] = {}
-        pending: list[Any] = [{"id": {"S": key}} for key in keys]
-        while pending:
-            batch, pending = pending[:100], pending[100:]
-            response = job.dynamodb.batch_get_item(RequestItems={table: {"Keys": batch}})
-            for item in response["Responses"].get(table, []):
-                found[item["id"]["S"]] = item.get("status", {}).get("S", "")
-            unprocessed: Any = response.get("UnprocessedKeys") or {}
-            pending += unprocessed.get(table, {}).get("Keys", [])
-        in_progress = sorted(keys[key] for key, status in found.items() if status == "INPROGRESS")
+                keys[document_step_key(step, job_id, document_id)] = f"{step} {document_id}"
+        found = records.idempotency_records(list(keys))
+        in_progress = sorted(keys[key] for key, record in found.items() if record.status == "INPROGRESS")
         missing = sorted(step for key, step in keys.items() if key not in found)
         return in_progress, missing
 
@@ -652,7 +611,7 @@ class ChaosRun:
             status = self.wait(job)
         finally:
             deliver_twice(set())
-        function = stack.outputs["ProcessDocumentFunctionName"]
+        function = stack.outputs[names.function_name_output(names.PROCESS_DOCUMENT)]
         deliveries = {
             record.request_id
             for record in self.cloud.runtime.invocations_of(function)

@@ -21,18 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 from rich.console import Console
 
 from docagent import project
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud import alerts as local_alerts
 from docagent.localcloud.deploy import LocalStack, deploy
-from docagent.localcloud.server import REGION, LocalCloud, free_port
+from docagent.localcloud.server import LocalCloud, free_port
 from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER
 from docagent.operator.context import OperatorContext
-from docagent.operator.records import progress_bar
+from docagent.operator.progress import progress_bar
+from docagent.operator.records import JobRecords
 from docagent.operator.trace import build_trace, span_lines
+from functions import storage
+from functions.models import DocumentResult
+from stacks import outputs as names
 
 # The local profile changes only what cannot exist on a laptop: the model (an offline extractor
 # instead of Bedrock), the ticket system (the local cloud's ticket service over HTTP, its URL resolved
@@ -121,74 +124,73 @@ def synth_local_variants(variants: Sequence[tuple[Path, dict[str, Any] | None]])
 
 
 class LocalJob:
-    """Reads a job's progress and outcome from the local cloud's durable records."""
+    """A job on a local cloud's deployment: started here, read through the operator's one reader of a job's
+    records (docagent/operator/records.py)."""
 
-    def __init__(self, endpoint: str, stack: LocalStack, job_id: str) -> None:
-        session = boto3.session.Session(
-            aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
-        )
-        self.s3 = session.client("s3", endpoint_url=endpoint)
-        self.sfn = session.client("stepfunctions", endpoint_url=endpoint)
-        self.dynamodb = session.client("dynamodb", endpoint_url=endpoint)
-        self.lambda_ = session.client("lambda", endpoint_url=endpoint)
-        self.create_ticket_function = stack.outputs["CreateTicketFunctionName"]
-        self.bucket = stack.outputs["BucketName"]
-        self.state_machine_arn = stack.outputs["StateMachineArn"]
-        self.customers_table = stack.outputs["CustomersTableName"]
+    def __init__(self, ctx: OperatorContext, job_id: str) -> None:
+        self.ctx = ctx
         self.job_id = job_id
-        self.execution_arn = ""
+        self.records = JobRecords(ctx, job_id)
 
-    def keys(self, prefix: str) -> list[str]:
-        keys: list[str] = []
-        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
-            keys += [item["Key"] for item in page.get("Contents", [])]
-        return keys
+    @classmethod
+    def on(cls, endpoint: str, stack: LocalStack, job_id: str) -> LocalJob:
+        return cls(OperatorContext.of_local_stack(endpoint, stack.stack_name, stack.outputs), job_id)
 
-    def read_json(self, key: str) -> Any:
-        return json.loads(self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+    def renamed(self, job_id: str) -> LocalJob:
+        """Another job on the same deployment (the same clients)."""
+        return LocalJob(self.ctx, job_id)
+
+    @property
+    def s3(self) -> Any:
+        return self.ctx.client("s3")
+
+    @property
+    def sfn(self) -> Any:
+        return self.ctx.client("stepfunctions")
+
+    @property
+    def dynamodb(self) -> Any:
+        return self.ctx.client("dynamodb")
+
+    @property
+    def bucket(self) -> str:
+        return self.ctx.bucket
+
+    @property
+    def execution_arn(self) -> str:
+        return self.records.execution_arn
 
     def start(self, request: dict[str, Any]) -> None:
-        self.execution_arn = self.sfn.start_execution(
-            stateMachineArn=self.state_machine_arn, name=self.job_id, input=json.dumps(request)
-        )["executionArn"]
+        self.sfn.start_execution(
+            stateMachineArn=self.ctx.state_machine_arn, name=self.job_id, input=json.dumps(request)
+        )
 
     def status(self) -> str:
-        return str(self.sfn.describe_execution(executionArn=self.execution_arn)["status"])
-
-    def results(self) -> list[dict[str, Any]]:
-        return [self.read_json(key) for key in self.keys(f"jobs/{self.job_id}/results/")]
+        """The execution's status now (the reader's cached records are dropped first)."""
+        self.records.refresh()
+        return self.records.status
 
     def map_run_counts(self) -> dict[str, int] | None:
-        runs = self.sfn.list_map_runs(executionArn=self.execution_arn).get("mapRuns", [])
-        if not runs:
-            return None
-        counts = self.sfn.describe_map_run(mapRunArn=runs[0]["mapRunArn"])["itemCounts"]
-        return {name: int(str(value)) for name, value in counts.items()}
+        self.records.refresh()
+        return self.records.map_run_counts()
 
     def map_run_entries(self, group: str) -> list[dict[str, Any]]:
         """One group (SUCCEEDED, FAILED, PENDING) of the Map Run's ResultWriter files."""
-        runs = self.sfn.list_map_runs(executionArn=self.execution_arn).get("mapRuns", [])
-        if not runs:
-            return []
-        manifest_key = f"map-runs/{runs[0]['mapRunArn'].rsplit(':', 1)[-1]}/manifest.json"
-        if not self.keys(manifest_key):
-            return []
-        manifest = self.read_json(manifest_key)
-        return [entry for file in manifest["ResultFiles"][group] for entry in self.read_json(file["Key"])]
+        self.records.refresh()
+        return list((self.records.map_run_files or {}).get(group, []))
 
     def tickets(self) -> list[dict[str, Any]]:
         """The job's tickets in the ticket system the deployed CreateTicket function uses."""
-        environment = self.lambda_.get_function_configuration(FunctionName=self.create_ticket_function)[
-            "Environment"
-        ]["Variables"]
+        configuration = self.records.function_configuration(names.function_name_output(names.CREATE_TICKET))
+        environment = configuration["Environment"]["Variables"]
         if environment.get("TICKET_ADAPTER") == "http":
             query = urllib.parse.urlencode({"reference": self.job_id})
             url = f"{environment['TICKET_API_URL'].rstrip('/')}/tickets?{query}"
             with urllib.request.urlopen(url, timeout=10) as response:
                 found: list[dict[str, Any]] = json.loads(response.read())["tickets"]
             return found
-        tickets = [self.read_json(key) for key in self.keys("ticket-ledger/")]
-        return [ticket for ticket in tickets if ticket.get("reference") == self.job_id]
+        tickets = self.records.read_many(self.records.keys(storage.LEDGER_PREFIX))
+        return [ticket for ticket in tickets if ticket and ticket.get("reference") == self.job_id]
 
 
 def seed_inputs(job: LocalJob, documents: int, prefix: str) -> dict[str, dict[str, Any]]:
@@ -196,24 +198,24 @@ def seed_inputs(job: LocalJob, documents: int, prefix: str) -> dict[str, dict[st
     customers = generate_customers()
     generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
     for document in generated:
-        job.s3.put_object(
-            Bucket=job.bucket, Key=f"{prefix}{document.document_id}.txt", Body=document.text.encode()
-        )
+        key = storage.document_key(prefix, document.document_id)
+        job.s3.put_object(Bucket=job.bucket, Key=key, Body=document.text.encode())
     for customer in customers:
         item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
-        job.dynamodb.put_item(TableName=job.customers_table, Item=item)
+        job.dynamodb.put_item(TableName=job.ctx.output(names.CUSTOMERS_TABLE), Item=item)
     return {
-        f"{prefix}{document.document_id}.txt": document.truth.model_dump(mode="json")
+        storage.document_key(prefix, document.document_id): document.truth.model_dump(mode="json")
         for document in generated
     }
 
 
-def extraction_accuracy(results: list[dict[str, Any]], truth: dict[str, dict[str, Any]]) -> float:
+def extraction_accuracy(results: list[DocumentResult], truth: dict[str, dict[str, Any]]) -> float:
     """Share of scored fields, over every document with ground truth, that the job extracted correctly."""
-    by_key = {result["key"]: result for result in results}
+    by_key = {result.key: result for result in results}
     correct = total = 0
     for key, expected in truth.items():
-        facts = (by_key.get(key) or {}).get("facts") or {}
+        found = by_key.get(key)
+        facts = found.facts.model_dump(mode="json") if found is not None and found.facts else {}
         for name in SCORED_FIELDS:
             total += 1
             correct += str(facts.get(name)) == str(expected[name])
@@ -232,7 +234,8 @@ def follow(job: LocalJob, documents: int, show_progress: bool, description: str 
                 detail=f"failed {counts.get('failed', 0)} · in flight {counts.get('running', 0)}",
             )
             time.sleep(0.25)
-        progress.update(task, completed=len(job.keys(f"jobs/{job.job_id}/results/")), detail=status)
+        job.records.refresh()
+        progress.update(task, completed=len(job.records.result_ids), detail=status)
     return status
 
 
@@ -253,16 +256,14 @@ class Crash:
 
 def where_it_stopped(job: LocalJob) -> dict[str, Any]:
     """What the durable records say about a failed job: counts, failed documents, state and error."""
-    described = job.sfn.describe_execution(executionArn=job.execution_arn)
-    history = job.sfn.get_execution_history(executionArn=job.execution_arn, maxResults=1000)["events"]
-    entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     counts = job.map_run_counts() or {}
+    described = job.records.require_execution()
     failed = [
         {"index": json.loads(entry["Input"])["document"]["index"], "error": entry.get("Error")}
         for entry in job.map_run_entries("FAILED")
     ]
     return {
-        "failed_state": entered[-1] if entered else None,
+        "failed_state": job.records.current_state(),
         "error": described.get("error"),
         "documents_done": counts.get("succeeded", 0),
         "documents_failed": failed,
@@ -370,12 +371,12 @@ def run_demo(
     mark = lap("synth", started)
     job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     with demo_cloud(time_scale, keep) as where:
-        stack = deploy(out_dir, "DocAgent", where.endpoint)
+        stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         if keep:
             stack.save(project.LOCAL_STACK_FILE)  # so inspect, logs and trace find the deployment
         mark = lap("deploy", mark)
-        job = LocalJob(where.endpoint, stack, job_id)
-        prefix = f"incoming/{job_id}/"
+        job = LocalJob.on(where.endpoint, stack, job_id)
+        prefix = storage.incoming_prefix(job_id)
         truth = seed_inputs(job, documents, prefix)
         mark = lap("seed", mark)
         request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
@@ -453,13 +454,15 @@ def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, document
         return len(
             [
                 record
-                for record in where.cloud.runtime.invocations_of(stack.outputs["ProcessDocumentFunctionName"])
+                for record in where.cloud.runtime.invocations_of(
+                    stack.outputs[names.function_name_output(names.PROCESS_DOCUMENT)]
+                )
                 if record.error_type == "Runtime.ExitError"
                 and record.event.get("document", {}).get("index") == document_index
             ]
         )
     ctx = OperatorContext.local(where.endpoint)
-    started = job.sfn.describe_execution(executionArn=job.execution_arn)["startDate"]
+    started = job.records.require_execution()["startDate"]
     trace = build_trace(job.job_id, {}, [], [], span_lines(ctx, job.job_id, started))
     return sum(doc["killed_attempts"] for doc in trace["documents"] if doc["index"] == document_index)
 
@@ -478,20 +481,21 @@ def _print_stop(stopped: dict[str, Any]) -> None:
 
 
 def summarize(job: LocalJob, truth: dict[str, dict[str, Any]], documents: int, status: str) -> dict[str, Any]:
-    results = job.results()
-    model_calls = job.keys(f"jobs/{job.job_id}/model-calls/")
-    documents_called = {key.split("/")[3] for key in model_calls}
-    description = job.sfn.describe_execution(executionArn=job.execution_arn)
+    job.records.refresh()
+    results = list(job.records.results.values())
+    journal = job.records.model_calls
+    model_calls = sum(len(calls) for calls in journal.values())
+    description = job.records.require_execution()
     output = json.loads(description.get("output") or "{}")
     return {
         "job_id": job.job_id,
         "status": status,
         "documents": documents,
         "results": len(results),
-        "failed_documents": sum(result.get("status") != "extracted" for result in results),
+        "failed_documents": sum(result.status != "extracted" for result in results),
         "tickets": len(job.tickets()),
-        "model_calls": len(model_calls),
-        "repeated_model_calls": len(model_calls) - len(documents_called),
+        "model_calls": model_calls,
+        "repeated_model_calls": model_calls - len(journal),
         "redrive_count": int(description.get("redriveCount", 0)),
         "verified": bool(output.get("verification", {}).get("verified", False)),
         "extraction_accuracy": extraction_accuracy(results, truth),

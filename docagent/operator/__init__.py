@@ -13,7 +13,8 @@ import importlib
 COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operator.approval",
     "docagent.operator.jobs",
-    "docagent.operator.recovery",
+    "docagent.operator.inspect",
+    "docagent.operator.redrive",
     "docagent.operator.logs",
     "docagent.operator.trace",
 )

@@ -20,12 +20,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 
 from docagent import project
+from functions import storage
+from stacks import outputs as names
 
 # docagent.localcloud.server.REGION, not imported: that would load moto for every operator command.
 LOCAL_REGION = "us-east-1"
 
 EXIT_OK, EXIT_JOB_FAILED, EXIT_BAD_REQUEST, EXIT_NOT_FOUND = 0, 1, 2, 3
-DEFAULT_STACK_NAME = "DocAgent"
+EXIT_INTERRUPTED = 130  # Ctrl-C while following a job (128 + SIGINT, as shells report it); the job runs on
+DEFAULT_STACK_NAME = names.STACK_NAME
 
 console = Console(stderr=True)
 
@@ -164,11 +167,16 @@ class OperatorContext:
             raise OperatorError(
                 f"{stack_file} records stack {stack.get('stack_name')!r}, not {stack_name!r}", EXIT_NOT_FOUND
             )
+        recorded = {str(name): str(value) for name, value in stack.get("outputs", {}).items()}
+        return cls.of_local_stack(endpoint, stack_name, recorded)
+
+    @classmethod
+    def of_local_stack(cls, endpoint: str, stack_name: str, stack_outputs: dict[str, str]) -> OperatorContext:
+        """A local cloud's deployment known from its outputs (the drills deploy their own stacks)."""
         session = boto3.session.Session(
             aws_access_key_id="local", aws_secret_access_key="local", region_name=LOCAL_REGION
         )
-        outputs = {str(name): str(value) for name, value in stack.get("outputs", {}).items()}
-        return cls(endpoint=endpoint, stack_name=stack_name, outputs=outputs, session=session)
+        return cls(endpoint=endpoint, stack_name=stack_name, outputs=dict(stack_outputs), session=session)
 
     @classmethod
     def aws(cls, *, stack_name: str = DEFAULT_STACK_NAME) -> OperatorContext:
@@ -181,8 +189,8 @@ class OperatorContext:
         except BotoCoreError as error:
             raise OperatorError(f"cannot reach AWS: {error}") from None
         (stack,) = described["Stacks"]
-        outputs = {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
-        return cls(endpoint=None, stack_name=stack_name, outputs=outputs, session=session)
+        found = {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
+        return cls(endpoint=None, stack_name=stack_name, outputs=found, session=session)
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
@@ -199,30 +207,19 @@ class OperatorContext:
 
     @property
     def bucket(self) -> str:
-        return self.output("BucketName")
+        return self.output(names.BUCKET)
 
     @property
     def state_machine_arn(self) -> str:
-        return self.output("StateMachineArn")
+        return self.output(names.STATE_MACHINE)
 
     @property
     def where(self) -> str:
         return self.endpoint or f"AWS ({self.session.region_name})"
 
-    def read_json(self, key: str) -> Any:
-        """The parsed object in the job bucket, or None when it does not exist."""
-        try:
-            body = self.client("s3").get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404", "NotFound"}:
-                return None
-            raise
-        return json.loads(body)
+    def read_json(self, key: str, *, bucket: str | None = None) -> Any:
+        """The parsed object in the job bucket (or ``bucket``), or None when it does not exist."""
+        return storage.get_json_or_none(key, bucket=bucket or self.bucket, client=self.client("s3"))
 
     def write_json(self, key: str, data: Any) -> None:
-        self.client("s3").put_object(
-            Bucket=self.bucket,
-            Key=key,
-            Body=json.dumps(data, separators=(",", ":"), sort_keys=True).encode(),
-            ContentType="application/json",
-        )
+        storage.put_json(key, data, bucket=self.bucket, client=self.client("s3"))

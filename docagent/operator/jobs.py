@@ -9,11 +9,8 @@ input it is refused (JobConflict), as prepare_job would refuse it.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -21,37 +18,16 @@ from pydantic import ValidationError
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 
-from docagent.operator.context import (
-    EXIT_OK,
-    OperatorContext,
-    OperatorError,
-    RefusedError,
-    command,
-    emit,
-    target_arguments,
-)
-from docagent.operator.records import (
-    NOT_FOUND_CODES,
-    READ_WORKERS,
-    JobRecords,
-    Snapshot,
-    check_job_id,
-    client_error_code,
-    exit_code_for,
-    follow,
-    iso,
-    progress_detail,
-    snapshot,
-    wide_console,
-)
+from docagent.operator.context import EXIT_OK, OperatorContext, RefusedError, command, emit, target_arguments
+from docagent.operator.formats import iso, wide_console
+from docagent.operator.progress import Snapshot, exit_code_for, follow, progress_detail, snapshot
+from docagent.operator.records import READ_WORKERS, JobRecords, check_job_id, client_error_code
+from docagent.operator.sources import Document, Source, read_source
+from functions import storage
 from functions.logic.prepare_job import request_sha256
-from functions.models import JobRequest
+from functions.models import JOB_ID_RULE, JobRequest
 
-DEFAULT_MAX_DOCUMENT_BYTES = 200_000
-DEFAULT_MAX_DOCUMENTS = 10_000
-INCOMING_PREFIX = "incoming"
 EXECUTION_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE")
-SHOWN_OFFENDERS = 10
 
 
 def register(
@@ -64,12 +40,13 @@ def register(
         parents=[common, target],
         help="validate a job's documents and start it (the execution is named after the job id)",
     )
-    start.add_argument("--job-id", required=True, help="the job id: letters, digits, '-' and '_' (1-80)")
+    start.add_argument("--job-id", required=True, help=f"the job id: {JOB_ID_RULE}")
     source = start.add_mutually_exclusive_group(required=True)
     source.add_argument("--prefix", help="s3://bucket/prefix/ (or a prefix in the job bucket)")
     source.add_argument("--manifest", help="a file listing the documents: a JSON array of keys or s3:// URIs")
     source.add_argument(
-        "--from-dir", help="upload this directory's files under incoming/{job}/ and review them"
+        "--from-dir",
+        help=f"upload this directory's files under {storage.incoming_prefix('JOB')} and review them",
     )
     start.add_argument(
         "--require-approval", action="store_true", help="wait for `docagent approve` before the ticket"
@@ -98,259 +75,6 @@ def register(
 
 
 # ------------------------------------------------------------------------------------------------ start
-
-
-@dataclass
-class Document:
-    name: str  # an S3 key, or a path relative to --from-dir
-    size: int
-    md5: str | None = None
-    path: Path | None = None
-
-
-@dataclass
-class Source:
-    kind: str  # prefix | manifest | from_dir
-    bucket: str
-    prefix: str | None = None
-    keys: list[str] | None = None
-    documents: list[Document] = field(default_factory=list)
-
-    def request_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {"bucket": self.bucket}
-        if self.keys is not None:
-            fields["documents"] = self.keys
-        else:
-            fields["prefix"] = self.prefix
-        return fields
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_document_bytes: int
-    max_documents: int
-
-
-def deployed_limits(ctx: OperatorContext) -> Limits:
-    """MAX_DOCUMENT_BYTES / MAX_DOCUMENTS as the deployed prepare_job function has them."""
-    try:
-        name = ctx.output("PrepareJobFunctionName")
-        environment = (
-            ctx.client("lambda").get_function_configuration(FunctionName=name).get("Environment") or {}
-        ).get("Variables") or {}
-    except (ClientError, OperatorError):  # no such function or output: the documented defaults apply
-        environment = {}
-    return Limits(
-        max_document_bytes=int(environment.get("MAX_DOCUMENT_BYTES", DEFAULT_MAX_DOCUMENT_BYTES)),
-        max_documents=int(environment.get("MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS)),
-    )
-
-
-def parse_s3_location(text: str, default_bucket: str) -> tuple[str, str]:
-    """(bucket, prefix ending in '/') from ``s3://bucket/prefix/`` or a prefix in the job bucket."""
-    if text.startswith("s3://"):
-        bucket, _, prefix = text[len("s3://") :].partition("/")
-    else:
-        bucket, prefix = default_bucket, text
-    if not bucket:
-        raise RefusedError("InvalidPrefix", f"{text!r} names no bucket (s3://bucket/prefix/)")
-    if not prefix.strip("/"):
-        raise RefusedError("InvalidPrefix", f"{text!r} names no prefix: give the folder of the documents")
-    return bucket, prefix if prefix.endswith("/") else f"{prefix}/"
-
-
-def _refuse_offenders(error_type: str, what: str, offenders: list[str], hint: str) -> None:
-    if offenders:
-        shown = ", ".join(offenders[:SHOWN_OFFENDERS])
-        more = f" (+{len(offenders) - SHOWN_OFFENDERS} more)" if len(offenders) > SHOWN_OFFENDERS else ""
-        raise RefusedError(
-            error_type,
-            f"{len(offenders)} document(s) {what}: {shown}{more}. {hint}",
-            details={"documents": offenders},
-        )
-
-
-def _check_sizes(documents: list[Document], limits: Limits) -> None:
-    if not documents:
-        return
-    if len(documents) > limits.max_documents:
-        raise RefusedError(
-            "TooManyDocuments",
-            f"{len(documents)} documents is more than the deployed MAX_DOCUMENTS={limits.max_documents}: "
-            "split the job",
-        )
-    _refuse_offenders(
-        "DocumentTooLarge",
-        f"over MAX_DOCUMENT_BYTES={limits.max_document_bytes}",
-        [f"{doc.name} ({doc.size} bytes)" for doc in documents if doc.size > limits.max_document_bytes],
-        "Split or shrink them, or leave them out.",
-    )
-
-
-def _head_all(ctx: OperatorContext, bucket: str, keys: list[str]) -> dict[str, dict[str, Any] | str]:
-    """HeadObject every key (it needs the same permission as GetObject): metadata, or an error code."""
-    s3 = ctx.client("s3")
-
-    def head(key: str) -> dict[str, Any] | str:
-        try:
-            response: dict[str, Any] = s3.head_object(Bucket=bucket, Key=key)
-        except ClientError as error:
-            code = client_error_code(error)
-            return "missing" if code in NOT_FOUND_CODES else code or "error"
-        return response
-
-    if not keys:
-        return {}
-    with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
-        return dict(zip(keys, pool.map(head, keys), strict=True))
-
-
-def _documents_from_heads(heads: dict[str, dict[str, Any] | str]) -> list[Document]:
-    _refuse_offenders(
-        "DocumentMissing",
-        "do not exist",
-        [key for key, head in heads.items() if head == "missing"],
-        "Fix the list, or upload them first.",
-    )
-    _refuse_offenders(
-        "DocumentUnreadable",
-        "cannot be read",
-        [f"{key} ({head})" for key, head in heads.items() if isinstance(head, str)],
-        "Check the bucket's permissions and encryption keys.",
-    )
-    return [
-        Document(name=key, size=int(head.get("ContentLength", 0)))
-        for key, head in heads.items()
-        if isinstance(head, dict)
-    ]
-
-
-def source_from_prefix(ctx: OperatorContext, text: str, limits: Limits) -> Source:
-    bucket, prefix = parse_s3_location(text, ctx.bucket)
-    keys: list[str] = []
-    try:
-        for page in ctx.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-            keys += [str(item["Key"]) for item in page.get("Contents", [])]
-            if len(keys) > limits.max_documents * 2:
-                break
-    except ClientError as error:
-        code = client_error_code(error)
-        if code == "NoSuchBucket":
-            raise RefusedError("BucketNotFound", f"bucket {bucket} does not exist") from None
-        raise RefusedError("PrefixUnreadable", f"cannot list s3://{bucket}/{prefix}: {code}") from None
-    if not keys:
-        raise RefusedError(
-            "PrefixNotFound", f"s3://{bucket}/{prefix} does not exist: nothing is stored under that prefix"
-        )
-    documents = [key for key in keys if not key.endswith("/")]
-    if not documents:
-        raise RefusedError(
-            "NoDocuments",
-            f"s3://{bucket}/{prefix} holds only folder markers: the job would have no documents",
-        )
-    if len(documents) > limits.max_documents:
-        _check_sizes([Document(key, 0) for key in documents], limits)
-    source = Source("prefix", bucket, prefix=prefix)
-    source.documents = _documents_from_heads(_head_all(ctx, bucket, documents))
-    _check_sizes(source.documents, limits)
-    return source
-
-
-def _manifest_lines(path: Path) -> tuple[str | None, list[str]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RefusedError("ManifestNotFound", f"manifest file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise RefusedError("ManifestUnreadable", f"cannot read manifest file {path}: {error}") from None
-    stripped = text.strip()
-    if stripped.startswith(("[", "{")):
-        try:
-            data = json.loads(stripped)
-        except ValueError as error:
-            raise RefusedError("ManifestUnreadable", f"{path} is not valid JSON: {error}") from None
-        bucket = None
-        if isinstance(data, dict):
-            bucket, data = data.get("bucket"), data.get("documents")
-        if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
-            raise RefusedError(
-                "ManifestUnreadable",
-                f'{path} must be a JSON array of keys, or {{"bucket": ..., "documents": [keys]}}',
-            )
-        return bucket, [item.strip() for item in data if item.strip()]
-    lines = [line.strip() for line in stripped.splitlines()]
-    return None, [line for line in lines if line and not line.startswith("#")]
-
-
-def source_from_manifest(ctx: OperatorContext, file: str, limits: Limits) -> Source:
-    bucket, entries = _manifest_lines(Path(file))
-    if not entries:
-        raise RefusedError("NoDocuments", f"manifest {file} lists no documents")
-    buckets: set[str] = set()
-    keys: list[str] = []
-    for entry in entries:
-        if entry.startswith("s3://"):
-            entry_bucket, _, key = entry[len("s3://") :].partition("/")
-            buckets.add(entry_bucket)
-        else:
-            key = entry
-        if not key or key.endswith("/"):
-            raise RefusedError("InvalidJobRequest", f"manifest entry {entry!r} is not an object key")
-        keys.append(key)
-    if bucket:
-        buckets.add(bucket)
-    if len(buckets) > 1:
-        raise RefusedError(
-            "InvalidJobRequest", f"a job reads one bucket; the manifest names {sorted(buckets)}"
-        )
-    duplicates = sorted({key for key in keys if keys.count(key) > 1})
-    if duplicates:
-        raise RefusedError(
-            "InvalidJobRequest",
-            f"the manifest lists the same document more than once: {', '.join(duplicates[:SHOWN_OFFENDERS])}",
-            details={"documents": duplicates},
-        )
-    chosen = buckets.pop() if buckets else ctx.bucket
-    _check_sizes([Document(key, 0) for key in keys], limits)
-    source = Source("manifest", chosen, keys=keys)
-    source.documents = _documents_from_heads(_head_all(ctx, chosen, keys))
-    _check_sizes(source.documents, limits)
-    return source
-
-
-def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: Limits) -> Source:
-    root = Path(directory)
-    if not root.is_dir():
-        raise RefusedError("DirectoryNotFound", f"{directory} is not a directory")
-    files = sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
-    )
-    if not files:
-        raise RefusedError("NoDocuments", f"{directory} holds no files: the job would have no documents")
-    _check_sizes([Document(str(path), 0) for path in files], limits)
-    documents: list[Document] = []
-    unreadable: list[str] = []
-    for path in files:
-        relative = path.relative_to(root).as_posix()
-        try:
-            size = path.stat().st_size
-            data = path.read_bytes() if size <= limits.max_document_bytes else b""
-            if size <= limits.max_document_bytes:
-                data.decode("utf-8-sig")
-        except OSError as error:
-            unreadable.append(f"{relative} ({error.strerror or error})")
-            continue
-        except UnicodeDecodeError as error:
-            unreadable.append(f"{relative} (not UTF-8 text: byte 0x{error.object[error.start]:02x})")
-            continue
-        md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
-        documents.append(Document(name=relative, size=size, md5=md5, path=path))
-    _refuse_offenders("DocumentUnreadable", "cannot be read as UTF-8 text", unreadable, "Fix or remove them.")
-    _check_sizes(documents, limits)
-    prefix = f"{INCOMING_PREFIX}/{job_id}/"
-    return Source("from_dir", ctx.bucket, prefix=prefix, documents=documents)
 
 
 def _uploaded(ctx: OperatorContext, source: Source) -> dict[str, str]:
@@ -421,8 +145,9 @@ def cmd_start(args: argparse.Namespace) -> int:
         if not isinstance(theirs, dict) or _normalised_sha(theirs, ctx.bucket) != sha:
             raise _conflict(job_id, request, theirs, f"execution {existing['status']}")
     stored = records.request
-    if stored is not None and stored.get("request_sha256") not in (None, sha):
-        raise _conflict(job_id, request, stored.get("request"), "jobs/{job}/request.json")
+    if stored is not None and stored.request_sha256 != sha:
+        where = storage.request_key(job_id)
+        raise _conflict(job_id, request, stored.request.model_dump(mode="json", exclude_none=True), where)
 
     uploaded = 0
     if source.kind == "from_dir":
@@ -474,16 +199,6 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.json:
         emit(args, payload, lambda: None)
     return code
-
-
-def read_source(ctx: OperatorContext, args: argparse.Namespace, job_id: str) -> Source:
-    """The validated documents of --prefix, --manifest or --from-dir (nothing is written)."""
-    limits = deployed_limits(ctx)
-    if args.prefix:
-        return source_from_prefix(ctx, args.prefix, limits)
-    if args.manifest:
-        return source_from_manifest(ctx, args.manifest, limits)
-    return source_from_dir(ctx, args.from_dir, job_id, limits)
 
 
 def job_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -19,12 +19,8 @@ from botocore.exceptions import ClientError
 from rich.table import Table
 
 from docagent.operator.context import EXIT_OK, OperatorContext, RefusedError, command, emit, target_arguments
-from docagent.operator.records import (
-    JobRecords,
-    as_datetime,
-    client_error_code,
-    wide_console,
-)
+from docagent.operator.formats import as_datetime, wide_console
+from docagent.operator.records import JobRecords, client_error_code
 
 # Where the local deploy records a function's log group (docagent/localcloud/patches.py LOG_GROUP_TAG).
 LOG_GROUP_TAG = "docagent:log-group"

@@ -12,46 +12,39 @@ import datetime as dt
 import json
 import re
 import time
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from pydantic import BaseModel
 
-from docagent.operator.context import (
-    EXIT_JOB_FAILED,
-    EXIT_NOT_FOUND,
-    EXIT_OK,
-    OperatorContext,
-    RefusedError,
-)
+from docagent.operator.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
+from docagent.operator.definition import result_writer_prefix
+from docagent.operator.formats import error_message, iso, now
 from functions import durable, storage
-from functions.models import JOB_ID_PATTERN
+from functions.models import (
+    JOB_ID_PATTERN,
+    JOB_ID_RULE,
+    ApprovalRecord,
+    DocumentResult,
+    JobManifest,
+    JobTicket,
+    ManifestEntry,
+    ModelCallRecord,
+    Report,
+    StoredRequest,
+    TicketAttempt,
+)
 
-FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
-NOT_FOUND_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
-DEFAULT_RESULT_PREFIX = "map-runs"
 READ_WORKERS = 16
-
-console = Console(stderr=True)
-
-
-# ------------------------------------------------------------------------------------------- helpers
-
-
-def wide_console() -> Console:
-    """The terminal's width, or 140 columns when the output is not a terminal (a file, a pipe)."""
-    out = Console()
-    return out if out.is_terminal else Console(width=140)
+M = TypeVar("M", bound=BaseModel)
 
 
 def check_job_id(job_id: str) -> str:
     if not re.fullmatch(JOB_ID_PATTERN, job_id):
-        raise RefusedError("InvalidJobId", f"{job_id!r} is not a job id (letters, digits, '-' and '_', 1-80)")
+        raise RefusedError("InvalidJobId", f"{job_id!r} is not a job id ({JOB_ID_RULE})")
     return job_id
 
 
@@ -60,111 +53,8 @@ def execution_arn_for(state_machine_arn: str, job_id: str) -> str:
     return f"{state_machine_arn.replace(':stateMachine:', ':execution:', 1)}:{job_id}"
 
 
-def iso(value: Any) -> str | None:
-    """An ISO-8601 UTC string for a datetime (or the value itself when it is already a string)."""
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.UTC)
-        return str(value.astimezone(dt.UTC).isoformat(timespec="seconds")).replace("+00:00", "Z")
-    return str(value)
-
-
-def as_datetime(value: Any) -> dt.datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-    text = str(value).replace("Z", "+00:00").replace(" ", "T", 1)
-    try:
-        parsed = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
-
-
-def now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-def error_message(cause: str | None) -> str | None:
-    """A Lambda failure's cause is ``{"errorType", "errorMessage"}`` JSON: the message reads better."""
-    if not cause:
-        return cause
-    try:
-        parsed = json.loads(cause)
-    except ValueError:
-        return cause
-    if isinstance(parsed, dict) and "errorMessage" in parsed:
-        return str(parsed["errorMessage"])
-    return cause
-
-
 def client_error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
-
-
-def compress_ids(ids: list[str], limit: int = 6) -> str:
-    """``a, b, c ... (+n more)`` for a human line."""
-    if len(ids) <= limit:
-        return ", ".join(ids)
-    return f"{', '.join(ids[:limit])} ... (+{len(ids) - limit} more)"
-
-
-def states_from(definition: dict[str, Any], start: str, *, through_choices: bool = True) -> list[str]:
-    """``start`` and every top-level state reachable after it (Next, Default and, unless
-    ``through_choices`` is False, the Choice rules' Next), in flow order."""
-    states = definition.get("States", {})
-    order: list[str] = []
-    queue = [start]
-    while queue:
-        name = queue.pop(0)
-        if name in order or name not in states:
-            continue
-        order.append(name)
-        state = states[name]
-        following = [choice.get("Next") for choice in state.get("Choices", [])] if through_choices else []
-        following += [state.get("Default"), state.get("Next")]
-        queue += [name for name in following if name]
-    return order
-
-
-def conditional_states(definition: dict[str, Any], start: str) -> set[str]:
-    """The states after ``start`` that run only when a Choice rule picks them (not on the default path)."""
-    return set(states_from(definition, start)) - set(states_from(definition, start, through_choices=False))
-
-
-def retry_policy(definition: dict[str, Any], state_name: str, error: str | None) -> dict[str, Any] | None:
-    """The Retry rule of a state (top level or inside a Map's ItemProcessor) that matches ``error``."""
-    for state in _all_states(definition):
-        if state[0] != state_name:
-            continue
-        for rule in state[1].get("Retry", []):
-            names = rule.get("ErrorEquals", [])
-            if error in names or "States.ALL" in names:
-                return {
-                    "error_equals": names,
-                    "max_attempts": int(rule.get("MaxAttempts", 3)),
-                    "interval_seconds": rule.get("IntervalSeconds", 1),
-                    "backoff_rate": rule.get("BackoffRate", 2.0),
-                }
-    return None
-
-
-def _all_states(definition: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any]]]:
-    for name, state in definition.get("States", {}).items():
-        yield name, state
-        processor = state.get("ItemProcessor") or state.get("Iterator")
-        if processor:
-            yield from _all_states(processor)
-
-
-def map_state_name(definition: dict[str, Any]) -> str | None:
-    for name, state in definition.get("States", {}).items():
-        if state.get("Type") == "Map" and "ItemReader" in state:
-            return str(name)
-    return None
 
 
 def documents_of_input(raw: Any) -> list[dict[str, Any]]:
@@ -272,7 +162,7 @@ class JobRecords:
         return self.description
 
     def refresh(self) -> None:
-        for name in ("description", "history", "map_run", "map_run_files", "result_ids"):
+        for name in ("description", "history", "map_run", "map_run_files", "result_ids", "results"):
             self.__dict__.pop(name, None)
 
     @property
@@ -398,19 +288,13 @@ class JobRecords:
         counts = self.map_run.get("itemCounts") or {}
         return {str(name): int(value) for name, value in counts.items()}
 
-    def result_writer_prefix(self) -> str:
-        name = map_state_name(self.definition)
-        state = self.definition.get("States", {}).get(name or "", {})
-        prefix = ((state.get("ResultWriter") or {}).get("Parameters") or {}).get("Prefix")
-        return str(prefix or DEFAULT_RESULT_PREFIX).rstrip("/")
-
     @cached_property
     def map_run_files(self) -> dict[str, list[dict[str, Any]]] | None:
         """The ResultWriter entries by group (SUCCEEDED, FAILED, PENDING); None when none were written."""
         if self.map_run is None:
             return None
-        run_id = str(self.map_run["mapRunArn"]).rsplit(":", 1)[-1]
-        manifest = self.read_json(f"{self.result_writer_prefix()}/{run_id}/manifest.json")
+        prefix = result_writer_prefix(self.definition)
+        manifest = self.read_json(storage.map_run_manifest_key(str(self.map_run["mapRunArn"]), prefix))
         if manifest is None:
             return None
         bucket = manifest.get("DestinationBucket") or self.ctx.bucket
@@ -457,20 +341,12 @@ class JobRecords:
     # -- S3 ----------------------------------------------------------------------------------------
 
     def read_json(self, key: str, *, bucket: str | None = None) -> Any:
-        try:
-            body = self.ctx.client("s3").get_object(Bucket=bucket or self.ctx.bucket, Key=key)["Body"].read()
-        except ClientError as error:
-            if client_error_code(error) in NOT_FOUND_CODES:
-                return None
-            raise
-        return json.loads(body)
+        """The parsed object in the job bucket (or ``bucket``), or None when it does not exist."""
+        return self.ctx.read_json(key, bucket=bucket)
 
     def keys(self, prefix: str) -> list[str]:
-        found: list[str] = []
-        paginator = self.ctx.client("s3").get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.ctx.bucket, Prefix=prefix):
-            found += [str(item["Key"]) for item in page.get("Contents", [])]
-        return found
+        objects = storage.list_objects(prefix, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        return [str(item["Key"]) for item in objects]
 
     def read_many(self, keys: list[str]) -> list[Any]:
         if not keys:
@@ -479,58 +355,67 @@ class JobRecords:
         with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
             return list(pool.map(self.read_json, keys))
 
-    @cached_property
-    def request(self) -> dict[str, Any] | None:
-        return self.read_json(storage.request_key(self.job_id))  # type: ignore[no-any-return]
+    def _read_model(self, model: type[M], key: str) -> M | None:
+        data = self.read_json(key)
+        return None if data is None else model.model_validate(data)
 
     @cached_property
-    def manifest(self) -> dict[str, Any] | None:
-        return self.read_json(storage.manifest_key(self.job_id))  # type: ignore[no-any-return]
-
-    def entries(self) -> list[dict[str, Any]]:
-        return list((self.manifest or {}).get("entries", []))
+    def request(self) -> StoredRequest | None:
+        return self._read_model(StoredRequest, storage.request_key(self.job_id))
 
     @cached_property
-    def report(self) -> dict[str, Any] | None:
-        return self.read_json(storage.report_key(self.job_id))  # type: ignore[no-any-return]
+    def manifest(self) -> JobManifest | None:
+        return self._read_model(JobManifest, storage.manifest_key(self.job_id))
+
+    def entries(self) -> list[ManifestEntry]:
+        return list(self.manifest.entries) if self.manifest else []
 
     @cached_property
-    def ticket(self) -> dict[str, Any] | None:
-        return self.read_json(storage.ticket_key(self.job_id))  # type: ignore[no-any-return]
+    def report(self) -> Report | None:
+        return self._read_model(Report, storage.report_key(self.job_id))
 
     @cached_property
-    def ticket_attempt(self) -> dict[str, Any] | None:
-        return self.read_json(storage.ticket_attempt_key(self.job_id))  # type: ignore[no-any-return]
+    def ticket(self) -> JobTicket | None:
+        return self._read_model(JobTicket, storage.ticket_key(self.job_id))
 
     @cached_property
-    def approval(self) -> dict[str, Any] | None:
-        return self.read_json(storage.approval_key(self.job_id))  # type: ignore[no-any-return]
+    def ticket_attempt(self) -> TicketAttempt | None:
+        return self._read_model(TicketAttempt, storage.ticket_attempt_key(self.job_id))
+
+    @cached_property
+    def approval(self) -> ApprovalRecord | None:
+        return self._read_model(ApprovalRecord, storage.approval_key(self.job_id))
 
     @cached_property
     def drift(self) -> dict[str, Any] | None:
-        return self.read_json(drift_key(self.job_id))  # type: ignore[no-any-return]
+        """``{"job_id", "events"}``: the redrives allowed to run with other versions than the pinned ones
+        (the operator's own record, written by redrive --allow-version-drift)."""
+        data = self.read_json(storage.drift_key(self.job_id))
+        return None if data is None else dict(data)
 
     @cached_property
     def result_ids(self) -> set[str]:
-        prefix = storage.results_prefix(self.job_id)
-        names = (key[len(prefix) :] for key in self.keys(prefix))
-        return {name[: -len(".json")] for name in names if name.endswith(".json") and "/" not in name}
+        return set(storage.result_ids_of(self.job_id, self.keys(storage.results_prefix(self.job_id))))
 
     @cached_property
-    def results(self) -> dict[str, dict[str, Any]]:
+    def results(self) -> dict[str, DocumentResult]:
         ids = sorted(self.result_ids)
         loaded = self.read_many([storage.result_key(self.job_id, document_id) for document_id in ids])
-        return {document_id: result for document_id, result in zip(ids, loaded, strict=True) if result}
+        return {
+            document_id: DocumentResult.model_validate(result)
+            for document_id, result in zip(ids, loaded, strict=True)
+            if result
+        }
 
     @cached_property
-    def model_calls(self) -> dict[str, list[dict[str, Any]]]:
+    def model_calls(self) -> dict[str, list[ModelCallRecord]]:
         """The journal: per document, every model call really made, oldest first."""
-        prefix = f"{storage.job_prefix(self.job_id)}model-calls/"
-        keys = sorted(self.keys(prefix))
-        calls: dict[str, list[dict[str, Any]]] = {}
+        keys = sorted(self.keys(storage.model_calls_root(self.job_id)))
+        calls: dict[str, list[ModelCallRecord]] = {}
         for key, record in zip(keys, self.read_many(keys), strict=True):
             if record:
-                calls.setdefault(key[len(prefix) :].split("/", 1)[0], []).append(record)
+                document_id = storage.model_call_document(self.job_id, key)
+                calls.setdefault(document_id, []).append(ModelCallRecord.model_validate(record))
         return calls
 
     # -- DynamoDB ----------------------------------------------------------------------------------
@@ -592,157 +477,3 @@ def job_step_key(step: durable.StepName, job_id: str) -> str:
     if step == "prepare":
         return durable.record_key("prepare", {"job_id": job_id}, key_field="job_id")
     return durable.record_key(step, {"job_id": job_id})
-
-
-def drift_key(job_id: str) -> str:
-    """jobs/{job_id}/drift.json: every redrive allowed to run with versions other than the pinned ones."""
-    return f"{storage.job_prefix(job_id)}drift.json"
-
-
-# ----------------------------------------------------------------------------------- progress, status
-
-
-@dataclass
-class Snapshot:
-    """What `status` shows: the execution, its current state and the documents' progress."""
-
-    job_id: str
-    execution_arn: str
-    status: str
-    current_state: str | None
-    error: str | None
-    cause: str | None
-    started_at: Any
-    stopped_at: Any
-    redrive_count: int
-    redrive_date: Any
-    documents: dict[str, int]
-    map_run: dict[str, Any] | None
-    approval: str | None
-
-    def elapsed_seconds(self) -> float | None:
-        started = as_datetime(self.started_at)
-        if started is None:
-            return None
-        stopped = as_datetime(self.stopped_at) or now()
-        return round((stopped - started).total_seconds(), 1)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "job_id": self.job_id,
-            "execution_arn": self.execution_arn,
-            "status": self.status,
-            "current_state": self.current_state,
-            "error": self.error,
-            "cause": self.cause,
-            "started_at": iso(self.started_at),
-            "stopped_at": iso(self.stopped_at),
-            "elapsed_seconds": self.elapsed_seconds(),
-            "redrive_count": self.redrive_count,
-            "redrive_date": iso(self.redrive_date),
-            "documents": self.documents,
-            "map_run": self.map_run,
-            "approval": self.approval,
-        }
-
-
-def snapshot(records: JobRecords) -> Snapshot:
-    records.refresh()
-    described = records.require_execution()
-    counts = records.map_run_counts()
-    stored = len(records.result_ids)
-    if counts is not None:
-        total = counts.get("total", 0)
-        failed = counts.get("failed", 0) + counts.get("timedOut", 0) + counts.get("aborted", 0)
-        running = counts.get("running", 0)
-        succeeded = max(counts.get("succeeded", 0), 0)
-    else:
-        total = len(records.entries()) if records.manifest else 0
-        failed = running = 0
-        succeeded = stored
-    pending = max(total - succeeded - failed - running, 0)
-    map_run = None
-    if records.map_run is not None:
-        map_run = {
-            "map_run_arn": records.map_run.get("mapRunArn"),
-            "status": records.map_run.get("status"),
-            "redrive_count": int(records.map_run.get("redriveCount") or 0),
-        }
-    approval = (records.approval or {}).get("status") if records.approval else None
-    return Snapshot(
-        job_id=records.job_id,
-        execution_arn=records.execution_arn,
-        status=str(described["status"]),
-        current_state=records.current_state(),
-        error=described.get("error"),
-        cause=error_message(described.get("cause")),
-        started_at=described.get("startDate"),
-        stopped_at=described.get("stopDate"),
-        redrive_count=int(described.get("redriveCount") or 0),
-        redrive_date=described.get("redriveDate"),
-        documents={
-            "total": total,
-            "succeeded": succeeded,
-            "failed": failed,
-            "running": running,
-            "pending": pending,
-            "results_stored": stored,
-        },
-        map_run=map_run,
-        approval=approval,
-    )
-
-
-def exit_code_for(status: str) -> int:
-    return EXIT_JOB_FAILED if status in FAILED_STATUSES else EXIT_OK
-
-
-def progress_bar(show: bool) -> Progress:
-    """The documents bar every command that follows a job shows on stderr (hidden when not ``show``)."""
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not show,
-        transient=False,
-    )
-
-
-def follow(
-    records: JobRecords, *, show: bool, interval: float = 0.5, description: str | None = None
-) -> Snapshot:
-    """Poll until the execution is no longer RUNNING, with a live progress bar on stderr when ``show``."""
-    with progress_bar(show) as progress:
-        task = progress.add_task(description or records.job_id, total=None, detail="")
-        hinted = False
-        while True:
-            current = snapshot(records)
-            documents = current.documents
-            progress.update(
-                task,
-                total=documents["total"] or None,
-                completed=documents["succeeded"],
-                detail=progress_detail(current),
-            )
-            if current.status != "RUNNING":
-                return current
-            if show and not hinted and current.current_state == "RequestApproval":
-                console.print(f"waiting for approval: `docagent approve {records.job_id}` or `reject`")
-                hinted = True
-            time.sleep(interval)
-
-
-def progress_detail(current: Snapshot) -> str:
-    documents = current.documents
-    parts = [f"[green]{documents['succeeded']} ok[/green]"]
-    if documents["failed"]:
-        parts.append(f"[red]{documents['failed']} failed[/red]")
-    parts.append(f"{documents['running']} running · {documents['pending']} pending")
-    state = current.current_state or "-"
-    parts.append(f"{current.status} in {state}" if current.status == "RUNNING" else current.status)
-    if current.redrive_count:
-        parts.append(f"redrives {current.redrive_count}")
-    return " · ".join(parts)

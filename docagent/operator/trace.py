@@ -28,7 +28,9 @@ from docagent.operator.context import (
     emit,
     target_arguments,
 )
-from docagent.operator.records import JobRecords, as_datetime, exit_code_for, iso, wide_console
+from docagent.operator.formats import as_datetime, iso, wide_console
+from docagent.operator.progress import exit_code_for
+from docagent.operator.records import JobRecords
 from functions import storage
 from functions.spans import SPAN_END, SPAN_START, trace_id_for
 

@@ -13,7 +13,7 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from functions.errors import ExtractionFailed
-from functions.models import ExtractedFacts, ModelResponse
+from functions.models import ExtractedFacts, ModelResponse, prompt_file_name
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 _PROMPT_VERSION = re.compile(r"^[a-z0-9-]+$")
@@ -31,7 +31,7 @@ def load_prompt(version: str) -> Prompt:
     """The system prompt of a version: ``extract-v1`` is ``prompts/extract_v1.txt``."""
     if not _PROMPT_VERSION.match(version):
         raise ValueError(f"invalid prompt version {version!r}")
-    path = PROMPTS_DIR / f"{version.replace('-', '_')}.txt"
+    path = PROMPTS_DIR / prompt_file_name(version)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -36,7 +36,7 @@ def operator(cloud: LocalCloud, deployed, tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def start(cloud: LocalCloud, deployed, job_id: str, documents: int, options: dict[str, Any]) -> LocalJob:
-    job = LocalJob(cloud.endpoint, deployed, job_id)
+    job = LocalJob.on(cloud.endpoint, deployed, job_id)
     prefix = f"incoming/{job_id}/"
     seed_inputs(job, documents, prefix)
     job.start({"job_id": job_id, "prefix": prefix, "options": options})
@@ -47,8 +47,8 @@ def wait_for_pending_approval(job: LocalJob, timeout: float = 180) -> dict[str, 
     key = f"jobs/{job.job_id}/approval.json"
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if job.keys(key):
-            approval: dict[str, Any] = job.read_json(key)
+        if job.records.keys(key):
+            approval: dict[str, Any] = job.records.read_json(key)
             if approval["status"] == "pending":
                 return approval
         assert job.status() == "RUNNING", job.sfn.describe_execution(executionArn=job.execution_arn)
@@ -94,7 +94,7 @@ def test_approval_survives_the_worker_pool_and_the_decision_reaches_the_report(c
     assert output["verification"]["verified"] is True
     assert output["approval"]["decided_by"] == "alice"
     assert len(job.tickets()) == 1
-    report = job.read_json(output["report"]["report_key"])
+    report = job.records.read_json(output["report"]["report_key"])
     assert report["approval"] == {
         "decision": "approved",
         "decided_by": "alice",
@@ -102,7 +102,7 @@ def test_approval_survives_the_worker_pool_and_the_decision_reaches_the_report(c
         "reason": None,
         "requested_at": pending["requested_at"],
     }
-    approval = job.read_json("jobs/integration-approve/approval.json")
+    approval = job.records.read_json("jobs/integration-approve/approval.json")
     assert (approval["status"], approval["decided_by"], approval["decided_at"]) == (
         "approved", "alice", out["decided_at"],
     )  # fmt: skip
@@ -127,7 +127,7 @@ def test_a_rejection_fails_the_job_without_a_ticket(cloud, deployed, operator):
     assert (cause["decided_by"], cause["reason"]) == ("bob", "totals look wrong")
     assert job.tickets() == []
     assert "CreateTicket" not in entered_states(job)
-    approval = job.read_json("jobs/integration-reject/approval.json")
+    approval = job.records.read_json("jobs/integration-reject/approval.json")
     assert (approval["status"], approval["decided_by"], approval["reason"]) == (
         "rejected", "bob", "totals look wrong",
     )  # fmt: skip
@@ -151,7 +151,7 @@ def test_redriving_a_rejected_job_asks_again(cloud, deployed, operator):
     described = wait_until_done(job)
     assert described["status"] == "SUCCEEDED", described.get("cause")
     assert len(job.tickets()) == 1
-    assert job.read_json("jobs/approval-redrive/report.json")["approval"]["decided_by"] == "carol"
+    assert job.records.read_json("jobs/approval-redrive/report.json")["approval"]["decided_by"] == "carol"
 
 
 def test_a_job_without_require_approval_never_waits(cloud, deployed, operator):
@@ -159,8 +159,8 @@ def test_a_job_without_require_approval_never_waits(cloud, deployed, operator):
     described = wait_until_done(job)
     assert described["status"] == "SUCCEEDED", described.get("cause")
     assert "RequestApproval" not in entered_states(job)
-    assert job.keys("jobs/integration-no-approval/approval.json") == []
-    assert job.read_json("jobs/integration-no-approval/report.json")["approval"] is None
+    assert job.records.keys("jobs/integration-no-approval/approval.json") == []
+    assert job.records.read_json("jobs/integration-no-approval/report.json")["approval"] is None
 
     code, out = operator("approve", "integration-no-approval")
     assert code == 3 and "no approval request" in out["error"]
@@ -172,7 +172,7 @@ def test_l3_no_decision_within_timeout_seconds_fails_with_states_timeout(cloud, 
     """The deployed definition with RequestApproval's TimeoutSeconds (config approval_timeout_seconds) set to
     2. moto honours TimeoutSeconds on a waitForTaskToken task in real seconds: the local cloud's time scale
     applies to retry intervals, Wait states and Lambda timeouts, not to task timeouts."""
-    states = LocalJob(cloud.endpoint, deployed, "unused").sfn
+    states = LocalJob.on(cloud.endpoint, deployed, "unused").sfn
     machine = states.describe_state_machine(stateMachineArn=deployed.outputs["StateMachineArn"])
     definition = json.loads(machine["definition"])
     assert definition["States"]["RequestApproval"]["TimeoutSeconds"] == 86_400  # the default config
@@ -197,4 +197,4 @@ def test_l3_no_decision_within_timeout_seconds_fails_with_states_timeout(cloud, 
 
     code, out = operator("approve", "integration-timeout")
     assert code == 2 and "States.Timeout" in out["error"]
-    assert job.read_json("jobs/integration-timeout/approval.json")["status"] == "expired"
+    assert job.records.read_json("jobs/integration-timeout/approval.json")["status"] == "expired"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from docagent.operator.records import drift_key
+from functions.storage import drift_key
 
 CRASHED = "doc-00020.txt"
 FAULT = {"point": "before_store_result", "document_index": 20, "mode": "exit", "until_redrive": 1}

@@ -23,7 +23,7 @@ def run_job(
     options: dict[str, Any] | None = None,
     during=None,
 ) -> tuple[LocalJob, dict[str, Any]]:
-    job = LocalJob(cloud.endpoint, deployed, job_id)
+    job = LocalJob.on(cloud.endpoint, deployed, job_id)
     prefix = f"incoming/{job_id}/"
     truth = seed_inputs(job, documents, prefix)
     request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
@@ -44,12 +44,13 @@ def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed
     assert description["status"] == "SUCCEEDED", description.get("cause")
     output = json.loads(description["output"])
     assert output["verification"]["verified"] is True
-    results = job.results()
-    assert len(results) == 24 and all(result["status"] == "extracted" for result in results)
+    job.records.refresh()
+    results = list(job.records.results.values())
+    assert len(results) == 24 and all(result.status == "extracted" for result in results)
     assert extraction_accuracy(results, truth) >= 0.95
     assert len(job.tickets()) == 1
-    assert len(job.keys("jobs/integration-clean/model-calls/")) == 24
-    report = job.read_json(output["report"]["report_key"])
+    assert len(job.records.keys("jobs/integration-clean/model-calls/")) == 24
+    report = job.records.read_json(output["report"]["report_key"])
     assert report["documents"] == 24
 
 
@@ -105,8 +106,11 @@ def test_a_worker_killed_mid_document_is_retried_by_the_workflow(cloud: LocalClo
     description = job.sfn.describe_execution(executionArn=job.execution_arn)
     assert killed, "a busy worker was found and killed"
     assert description["status"] == "SUCCEEDED", description.get("cause")
-    assert len(job.results()) == 8
-    assert len(job.keys("jobs/integration-kill/model-calls/")) == 8, "no completed model call was repeated"
+    job.records.refresh()
+    assert len(job.records.results) == 8
+    assert len(job.records.keys("jobs/integration-kill/model-calls/")) == 8, (
+        "no completed model call was repeated"
+    )
     assert len(job.tickets()) == 1
 
 
@@ -121,7 +125,7 @@ def test_the_aws_cli_redrives_a_crashed_job_and_only_unfinished_documents_run_ag
     job, _ = run_job(cloud, deployed, "integration-redrive", documents=10, options=crash)
     failed = job.sfn.describe_execution(executionArn=job.execution_arn)
     assert (failed["status"], failed["error"]) == ("FAILED", "States.ExceedToleratedFailureThreshold")
-    stored_before = set(job.keys("jobs/integration-redrive/results/"))
+    stored_before = set(job.records.keys("jobs/integration-redrive/results/"))
     function = deployed.outputs["ProcessDocumentFunctionName"]
     invocations_before = len(cloud.runtime.invocations_of(function))
 
@@ -139,5 +143,5 @@ def test_the_aws_cli_redrives_a_crashed_job_and_only_unfinished_documents_run_ag
     assert not rerun_indexes & {int(key.rsplit("-", 1)[-1].split(".")[0]) for key in stored_before}, (
         "a document whose result was stored is not run again"
     )
-    assert len(job.keys("jobs/integration-redrive/model-calls/")) == 10, "no model call was repeated"
+    assert len(job.records.keys("jobs/integration-redrive/model-calls/")) == 10, "no model call was repeated"
     assert len(job.tickets()) == 1

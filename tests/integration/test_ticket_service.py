@@ -265,5 +265,5 @@ def test_api_down_fails_the_job_at_create_ticket_and_a_redrive_settles_it(cloud,
     assert redriven["status"] == "SUCCEEDED", redriven.get("cause")
     assert json.loads(redriven["output"])["verification"]["verified"] is True
     assert len(job.tickets()) == 1
-    attempt = job.read_json(f"jobs/{job_id}/ticket-attempt.json")
+    attempt = job.records.read_json(f"jobs/{job_id}/ticket-attempt.json")
     assert {e["error"] for e in attempt["errors"]} == {"TicketApiUnavailable"}

@@ -12,17 +12,15 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent.operator.context import OperatorError, RefusedError, command
-from docagent.operator.jobs import Document, Source, _check_upload_conflict, parse_s3_location
-from docagent.operator.records import (
-    IdempotencyRecord,
-    conditional_states,
-    documents_of_input,
-    error_message,
-    execution_arn_for,
-    retry_policy,
-    states_from,
-)
-from docagent.operator.recovery import Inspector, _estimated_events, short_cause
+from docagent.operator.definition import conditional_states, error_matches, retry_policy, states_from
+from docagent.operator.formats import error_message
+from docagent.operator.inspect import Inspector
+from docagent.operator.inspect_documents import last_boundary
+from docagent.operator.inspect_print import short_cause
+from docagent.operator.jobs import _check_upload_conflict
+from docagent.operator.records import IdempotencyRecord, check_job_id, documents_of_input, execution_arn_for
+from docagent.operator.redrive import _estimated_events
+from docagent.operator.sources import Document, Problems, Source, parse_s3_location
 from functions import durable
 from functions.models import CustomerLookup
 from tests.fakes import FakeLambdaContext
@@ -150,9 +148,9 @@ def record(status: str, *, deadline: dt.datetime | None = None, data: Any = None
 
 
 def test_the_last_committed_boundary_of_a_document():
-    boundary = Inspector._boundary
+    boundary = last_boundary
     completed = record("COMPLETED", data={"ok": True})
-    assert boundary({"status": "extracted"}, [], completed, completed) == (
+    assert boundary(SimpleNamespace(status="extracted"), [], completed, completed) == (  # type: ignore[arg-type]
         "result_stored",
         "after store_result (returning the outcome)",
     )
@@ -201,7 +199,11 @@ def test_uncertain_records_are_flagged_with_what_to_do():
     assert "Redrive after" in flags[1]["action"] and "called again" in flags[1]["action"]
     assert inspector()._uncertain(documents[1:], None, None, "RUNNING") == [], "in flight, not uncertain"
 
-    attempt = {"adapter": "http", "attempts": 2, "errors": [{"error": "TicketOutcomeUnknown"}]}
+    attempt = SimpleNamespace(
+        adapter="http",
+        attempts=2,
+        errors=[SimpleNamespace(model_dump=lambda mode: {"error": "TicketOutcomeUnknown"})],
+    )
     unknown = inspector(attempt=attempt)
     ticket = unknown._ticket(None)
     assert ticket is not None and ticket["recorded"] is False and ticket["attempts"] == 2
@@ -236,3 +238,57 @@ def test_commands_turn_refusals_and_aws_errors_into_exit_codes(capsys):
         assert failing(error)(args) == code
         printed = json.loads(capsys.readouterr().out)
         assert (printed["exit_code"], printed["error_type"]) == (code, error_type) and printed["error"]
+
+
+def test_retry_rules_match_errors_as_step_functions_does():
+    """ASL: States.ALL matches any error but the terminal ones; States.TaskFailed any but States.Timeout."""
+    assert error_matches(["Runtime.ExitError"], "Runtime.ExitError")
+    assert not error_matches(["Runtime.ExitError"], "Sandbox.Timedout")
+    assert error_matches(["States.ALL"], "Sandbox.Timedout")
+    assert error_matches(["States.TaskFailed"], "Runtime.ExitError")
+    assert error_matches(["States.TaskFailed"], "InjectedFault")
+    assert not error_matches(["States.TaskFailed"], "States.Timeout")
+    assert error_matches(["States.ALL"], "States.Timeout")
+    assert error_matches(["States.Timeout"], "States.Timeout")
+    assert not error_matches(["States.ALL"], "States.Runtime")
+    assert not error_matches(["States.TaskFailed"], "States.DataLimitExceeded")
+    assert not error_matches(["States.ALL"], None)
+    definition = {
+        "StartAt": "T",
+        "States": {"T": {"Type": "Task", "Retry": [{"ErrorEquals": ["States.TaskFailed"]}], "End": True}},
+    }
+    assert retry_policy(definition, "T", "InjectedFault") == {
+        "error_equals": ["States.TaskFailed"],
+        "max_attempts": 3,
+        "interval_seconds": 1,
+        "backoff_rate": 2.0,
+    }
+    assert retry_policy(definition, "T", "States.Timeout") is None
+
+
+def test_a_job_id_may_not_look_like_an_option():
+    assert check_job_id("job-1") == "job-1" and check_job_id("_x") == "_x"
+    for bad in ("-job", "--json", "", "a/b", "x" * 81):
+        with pytest.raises(RefusedError) as refused:
+            check_job_id(bad)
+        assert refused.value.error_type == "InvalidJobId" and refused.value.exit_code == 2
+
+
+def test_every_kind_of_bad_document_is_refused_at_once():
+    problems = Problems()
+    problems.add("DocumentMissing", "do not exist", ["a.txt"], "Upload them.")
+    problems.add("DocumentTooLarge", "over the limit", ["b.txt (9 bytes)"], "Shrink them.")
+    with pytest.raises(RefusedError) as refused:
+        problems.refuse()
+    assert refused.value.error_type == "InvalidDocuments"
+    assert refused.value.details["problems"] == {
+        "DocumentMissing": ["a.txt"],
+        "DocumentTooLarge": ["b.txt (9 bytes)"],
+    }
+    assert "a.txt" in str(refused.value) and "b.txt" in str(refused.value)
+    one = Problems()
+    one.add("DocumentMissing", "do not exist", ["a.txt"], "Upload them.")
+    with pytest.raises(RefusedError) as refused:
+        one.refuse()
+    assert refused.value.error_type == "DocumentMissing"
+    Problems().refuse()  # nothing found: no refusal

@@ -1,0 +1,179 @@
+"""``docagent inspect``, per document: where each document stopped (its last committed boundary and the
+step after it), its error and Retry policy, who resumed it, what a redrive replays instead of re-running."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from docagent.operator.definition import retry_policy
+from docagent.operator.progress import FAILED_STATUSES
+from docagent.operator.records import IdempotencyRecord, JobRecords, document_step_key
+from functions.models import DocumentResult, ManifestEntry, ModelCallRecord
+
+
+def document_keys(job_id: str, document_ids: list[str]) -> dict[str, dict[str, str]]:
+    return {
+        document_id: {
+            "extract": document_step_key("extract", job_id, document_id),
+            "customer_lookup": document_step_key("customer_lookup", job_id, document_id),
+        }
+        for document_id in document_ids
+    }
+
+
+CALL_SUMMARY_FIELDS = {
+    "call_id",
+    "model_id",
+    "prompt_version",
+    "prompt_sha256",
+    "outcome",
+    "retry_count",
+    "finished_at",
+}
+
+
+def _call_summary(call: ModelCallRecord) -> dict[str, Any]:
+    return call.model_dump(mode="json", include=CALL_SUMMARY_FIELDS)
+
+
+def _step_status(record: IdempotencyRecord | None, at: dt.datetime) -> str | None:
+    return None if record is None else str(record.summary(at)["status"])
+
+
+def _execution_redrive(redrives: list[dict[str, Any]], number: int) -> dict[str, Any] | None:
+    """The execution redrive that started a child's ``number``-th Map Run redrive (the latest if fewer)."""
+    executions = [redrive for redrive in redrives if redrive["kind"] == "execution"]
+    return executions[min(number, len(executions)) - 1] if executions and number > 0 else None
+
+
+def document_view(
+    records: JobRecords,
+    at: dt.datetime,
+    entry: ManifestEntry,
+    *,
+    result: DocumentResult | None,
+    calls: list[ModelCallRecord],
+    steps: dict[str, IdempotencyRecord | None],
+    map_entry: dict[str, Any] | None,
+    redrives: list[dict[str, Any]],
+    processor_task: str | None,
+) -> dict[str, Any]:
+    document_id = entry.document_id
+    extract, lookup = steps.get("extract"), steps.get("customer_lookup")
+    child_failed = map_entry is not None and map_entry["status"] in FAILED_STATUSES
+    execution_status = str((records.description or {}).get("status"))
+
+    if result is not None:
+        status = "committed"
+    elif child_failed:
+        status = "failed"
+    elif map_entry is not None and map_entry["group"] == "PENDING":
+        status = "pending"
+    elif execution_status == "RUNNING":
+        status = "unfinished"
+    else:
+        status = "not_started"
+
+    last, active = last_boundary(result, calls, extract, lookup)
+    if status in {"pending", "not_started", "unfinished"} and active == "read_document":
+        active = None  # nothing says a worker ever started it
+    error = None
+    retries = None
+    if child_failed and map_entry is not None:
+        error = {"error": map_entry["error"], "cause": map_entry["cause"]}
+        policy = retry_policy(records.definition, processor_task or "", map_entry["error"])
+        history = records.child_history(map_entry.get("execution_arn"))
+        attempts = sum(1 for event in history if event.get("type") == "TaskScheduled") if history else None
+        retries = {"state": processor_task, "policy": policy, "attempts": attempts}
+
+    resumed_by = None
+    if map_entry is not None and map_entry["redrive_count"]:
+        redrive = _execution_redrive(redrives, int(map_entry["redrive_count"]))
+        resumed_by = f"Map Run redrive {map_entry['redrive_count']}" + (
+            f" (execution redriven at {redrive['at']})" if redrive else ""
+        )
+
+    replayed: list[str] = []
+    flags: list[str] = []
+    if result is not None and resumed_by and len(calls) == 1:
+        call = calls[0]
+        replayed.append(
+            f"model call {call.call_id} (finished {call.finished_at}) was reused "
+            "from its durable record, not made again"
+        )
+    if result is not None and child_failed:
+        flags.append("its result is stored but its worker died after storing it: a redrive returns it")
+    if len(calls) > 1:
+        flags.append(f"the model was called {len(calls)} times (only a call cut off mid-flight is repeated)")
+    if result is None and status != "not_started":
+        if extract is not None and extract.status == "COMPLETED":
+            both = lookup is not None and lookup.status == "COMPLETED"
+            replaying = "extract and customer_lookup replay" if both else "extract replays"
+            replayed.append(f"on redrive {replaying} the stored result (no new model call), then {active}")
+        elif calls:
+            replayed.append(
+                f"on redrive the journalled model call {calls[-1].call_id} is reused: no new model call"
+            )
+    result_view = None
+    if result is not None:
+        result_view = result.model_dump(
+            mode="json", include={"status", "error", "reason", "processed_at", "model_call_id"}
+        )
+    return {
+        "document_id": document_id,
+        "index": entry.index,
+        "key": entry.key,
+        "status": status,
+        "result": result_view,
+        "last_committed": last,
+        "active_step": None if status == "committed" and not child_failed else active,
+        "error": error,
+        "retries": retries,
+        "map_run": None
+        if map_entry is None
+        else {"status": map_entry["status"], "redrive_count": map_entry["redrive_count"]},
+        "steps": {
+            "extract": _step_status(extract, at),
+            "customer_lookup": _step_status(lookup, at),
+        },
+        "step_records": {name: record.summary(at) for name, record in steps.items() if record is not None},
+        "model_calls": [_call_summary(call) for call in calls],
+        "resumed_by": resumed_by,
+        "replayed": replayed,
+        "flags": flags,
+    }
+
+
+def last_boundary(
+    result: DocumentResult | None,
+    calls: list[ModelCallRecord],
+    extract: IdempotencyRecord | None,
+    lookup: IdempotencyRecord | None,
+) -> tuple[str, str | None]:
+    """(last committed boundary, the step after it) of one document."""
+    if result is not None:
+        return "result_stored", "after store_result (returning the outcome)"
+    if lookup is not None and lookup.status == "COMPLETED":
+        return "customer_lookup", "store_result"
+    if extract is not None and extract.status == "COMPLETED":
+        extraction = extract.data if isinstance(extract.data, dict) else {}
+        if extraction.get("ok") is False:
+            return "extract", "store_result"
+        return "extract", "customer_lookup"
+    if calls:
+        return "model_call_journalled", "extract"
+    if extract is not None and extract.status == "INPROGRESS":
+        return "none", "extract"
+    return "none", "read_document"
+
+
+def document_counts(documents: list[dict[str, Any]]) -> dict[str, int]:
+    counts = {"total": len(documents), "committed": 0, "extracted": 0, "rejected": 0}
+    counts.update({"failed": 0, "pending": 0, "unfinished": 0, "not_started": 0})
+    for document in documents:
+        counts[document["status"]] = counts.get(document["status"], 0) + 1
+        if document["result"]:
+            status = document["result"]["status"]
+            counts[status] = counts.get(status, 0) + 1
+    return counts

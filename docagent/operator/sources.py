@@ -1,0 +1,321 @@
+"""Where ``docagent start`` finds a job's documents (--prefix, --manifest, --from-dir), checked before
+anything is written: every missing, unreadable or too large document is named in one refusal, against the
+limits the deployed prepare_job function has."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from docagent.operator.context import OperatorContext, OperatorError, RefusedError
+from docagent.operator.records import READ_WORKERS, client_error_code
+from functions import storage
+from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
+from stacks import outputs as names
+
+SHOWN_OFFENDERS = 10
+
+
+@dataclass
+class Document:
+    name: str  # an S3 key, or a path relative to --from-dir
+    size: int
+    md5: str | None = None
+    path: Path | None = None
+
+
+@dataclass
+class Source:
+    kind: str  # prefix | manifest | from_dir
+    bucket: str
+    prefix: str | None = None
+    keys: list[str] | None = None
+    documents: list[Document] = field(default_factory=list)
+
+    def request_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {"bucket": self.bucket}
+        if self.keys is not None:
+            fields["documents"] = self.keys
+        else:
+            fields["prefix"] = self.prefix
+        return fields
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_document_bytes: int
+    max_documents: int
+
+
+def deployed_limits(ctx: OperatorContext) -> Limits:
+    """MAX_DOCUMENT_BYTES / MAX_DOCUMENTS as the deployed prepare_job function has them."""
+    try:
+        name = ctx.output(names.function_name_output(names.PREPARE_JOB))
+        environment = (
+            ctx.client("lambda").get_function_configuration(FunctionName=name).get("Environment") or {}
+        ).get("Variables") or {}
+    except (ClientError, OperatorError):  # no such function or output: the documented defaults apply
+        environment = {}
+    return Limits(
+        max_document_bytes=int(environment.get("MAX_DOCUMENT_BYTES", DEFAULT_MAX_DOCUMENT_BYTES)),
+        max_documents=int(environment.get("MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS)),
+    )
+
+
+def parse_s3_location(text: str, default_bucket: str) -> tuple[str, str]:
+    """(bucket, prefix ending in '/') from ``s3://bucket/prefix/`` or a prefix in the job bucket."""
+    if text.startswith("s3://"):
+        bucket, _, prefix = text[len("s3://") :].partition("/")
+    else:
+        bucket, prefix = default_bucket, text
+    if not bucket:
+        raise RefusedError("InvalidPrefix", f"{text!r} names no bucket (s3://bucket/prefix/)")
+    if not prefix.strip("/"):
+        raise RefusedError("InvalidPrefix", f"{text!r} names no prefix: give the folder of the documents")
+    return bucket, prefix if prefix.endswith("/") else f"{prefix}/"
+
+
+@dataclass
+class Problems:
+    """Every kind of bad document found, so one refusal names them all (missing, unreadable, too large)."""
+
+    found: list[tuple[str, str, list[str], str]] = field(default_factory=list)
+
+    def add(self, error_type: str, what: str, offenders: list[str], hint: str) -> None:
+        if offenders:
+            self.found.append((error_type, what, offenders, hint))
+
+    def refuse(self) -> None:
+        """One refusal naming every kind found (its error type if one kind, else InvalidDocuments)."""
+        if not self.found:
+            return
+        lines = []
+        for _, what, offenders, hint in self.found:
+            shown = ", ".join(offenders[:SHOWN_OFFENDERS])
+            more = f" (+{len(offenders) - SHOWN_OFFENDERS} more)" if len(offenders) > SHOWN_OFFENDERS else ""
+            lines.append(f"{len(offenders)} document(s) {what}: {shown}{more}. {hint}")
+        error_type = self.found[0][0] if len(self.found) == 1 else "InvalidDocuments"
+        raise RefusedError(
+            error_type,
+            " ".join(lines),
+            details={
+                "documents": [offender for _, _, offenders, _ in self.found for offender in offenders],
+                "problems": {kind: offenders for kind, _, offenders, _ in self.found},
+            },
+        )
+
+
+def _too_many(documents: list[Document], limits: Limits) -> None:
+    if len(documents) > limits.max_documents:
+        raise RefusedError(
+            "TooManyDocuments",
+            f"{len(documents)} documents is more than the deployed MAX_DOCUMENTS={limits.max_documents}: "
+            "split the job",
+        )
+
+
+def _too_large(problems: Problems, documents: list[Document], limits: Limits) -> None:
+    problems.add(
+        "DocumentTooLarge",
+        f"over MAX_DOCUMENT_BYTES={limits.max_document_bytes}",
+        [f"{doc.name} ({doc.size} bytes)" for doc in documents if doc.size > limits.max_document_bytes],
+        "Split or shrink them, or leave them out.",
+    )
+
+
+def _head_all(ctx: OperatorContext, bucket: str, keys: list[str]) -> dict[str, dict[str, Any] | str]:
+    """HeadObject every key (it needs the same permission as GetObject): metadata, or an error code."""
+    s3 = ctx.client("s3")
+
+    def head(key: str) -> dict[str, Any] | str:
+        try:
+            response: dict[str, Any] = s3.head_object(Bucket=bucket, Key=key)
+        except ClientError as error:
+            return "missing" if storage.is_not_found(error) else client_error_code(error) or "error"
+        return response
+
+    if not keys:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
+        return dict(zip(keys, pool.map(head, keys), strict=True))
+
+
+def _check_bucket(ctx: OperatorContext, bucket: str, named_by: str) -> None:
+    """BucketNotFound naming the bucket (a HeadObject in a missing bucket would look like a missing key)."""
+    try:
+        ctx.client("s3").head_bucket(Bucket=bucket)
+    except ClientError as error:
+        code = client_error_code(error)
+        if code in {"404", "NoSuchBucket", "NotFound"}:
+            raise RefusedError("BucketNotFound", f"bucket {bucket} ({named_by}) does not exist") from None
+        if code not in {"403", "AccessDenied"}:  # without ListBucket, HeadObject still tells
+            raise
+
+
+def _documents_from_heads(heads: dict[str, dict[str, Any] | str], limits: Limits) -> list[Document]:
+    """The documents that exist, once every missing, unreadable and too large one is refused together."""
+    documents = [
+        Document(name=key, size=int(head.get("ContentLength", 0)))
+        for key, head in heads.items()
+        if isinstance(head, dict)
+    ]
+    problems = Problems()
+    problems.add(
+        "DocumentMissing",
+        "do not exist",
+        [key for key, head in heads.items() if head == "missing"],
+        "Fix the list, or upload them first.",
+    )
+    problems.add(
+        "DocumentUnreadable",
+        "cannot be read",
+        [f"{key} ({head})" for key, head in heads.items() if isinstance(head, str) and head != "missing"],
+        "Check the bucket's permissions and encryption keys.",
+    )
+    _too_large(problems, documents, limits)
+    problems.refuse()
+    return documents
+
+
+def source_from_prefix(ctx: OperatorContext, text: str, limits: Limits) -> Source:
+    bucket, prefix = parse_s3_location(text, ctx.bucket)
+    keys: list[str] = []
+    try:
+        for page in ctx.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            keys += [str(item["Key"]) for item in page.get("Contents", [])]
+            if len(keys) > limits.max_documents * 2:
+                break
+    except ClientError as error:
+        code = client_error_code(error)
+        if code == "NoSuchBucket":
+            raise RefusedError("BucketNotFound", f"bucket {bucket} does not exist") from None
+        raise RefusedError("PrefixUnreadable", f"cannot list s3://{bucket}/{prefix}: {code}") from None
+    if not keys:
+        raise RefusedError(
+            "PrefixNotFound", f"s3://{bucket}/{prefix} does not exist: nothing is stored under that prefix"
+        )
+    documents = [key for key in keys if not key.endswith("/")]
+    if not documents:
+        raise RefusedError(
+            "NoDocuments",
+            f"s3://{bucket}/{prefix} holds only folder markers: the job would have no documents",
+        )
+    _too_many([Document(key, 0) for key in documents], limits)
+    source = Source("prefix", bucket, prefix=prefix)
+    source.documents = _documents_from_heads(_head_all(ctx, bucket, documents), limits)
+    return source
+
+
+def _manifest_lines(path: Path) -> tuple[str | None, list[str]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RefusedError("ManifestNotFound", f"manifest file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise RefusedError("ManifestUnreadable", f"cannot read manifest file {path}: {error}") from None
+    stripped = text.strip()
+    if stripped.startswith(("[", "{")):
+        try:
+            data = json.loads(stripped)
+        except ValueError as error:
+            raise RefusedError("ManifestUnreadable", f"{path} is not valid JSON: {error}") from None
+        bucket = None
+        if isinstance(data, dict):
+            bucket, data = data.get("bucket"), data.get("documents")
+        if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+            raise RefusedError(
+                "ManifestUnreadable",
+                f'{path} must be a JSON array of keys, or {{"bucket": ..., "documents": [keys]}}',
+            )
+        return bucket, [item.strip() for item in data if item.strip()]
+    lines = [line.strip() for line in stripped.splitlines()]
+    return None, [line for line in lines if line and not line.startswith("#")]
+
+
+def source_from_manifest(ctx: OperatorContext, file: str, limits: Limits) -> Source:
+    bucket, entries = _manifest_lines(Path(file))
+    if not entries:
+        raise RefusedError("NoDocuments", f"manifest {file} lists no documents")
+    buckets: set[str] = set()
+    keys: list[str] = []
+    for entry in entries:
+        if entry.startswith("s3://"):
+            entry_bucket, _, key = entry[len("s3://") :].partition("/")
+            buckets.add(entry_bucket)
+        else:
+            key = entry
+        if not key or key.endswith("/"):
+            raise RefusedError("InvalidJobRequest", f"manifest entry {entry!r} is not an object key")
+        keys.append(key)
+    if bucket:
+        buckets.add(bucket)
+    if len(buckets) > 1:
+        raise RefusedError(
+            "InvalidJobRequest", f"a job reads one bucket; the manifest names {sorted(buckets)}"
+        )
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise RefusedError(
+            "InvalidJobRequest",
+            f"the manifest lists the same document more than once: {', '.join(duplicates[:SHOWN_OFFENDERS])}",
+            details={"documents": duplicates},
+        )
+    chosen = buckets.pop() if buckets else ctx.bucket
+    _too_many([Document(key, 0) for key in keys], limits)
+    _check_bucket(ctx, chosen, f"named by manifest {file}" if buckets else "the job bucket")
+    source = Source("manifest", chosen, keys=keys)
+    source.documents = _documents_from_heads(_head_all(ctx, chosen, keys), limits)
+    return source
+
+
+def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: Limits) -> Source:
+    root = Path(directory)
+    if not root.is_dir():
+        raise RefusedError("DirectoryNotFound", f"{directory} is not a directory")
+    files = sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
+    )
+    if not files:
+        raise RefusedError("NoDocuments", f"{directory} holds no files: the job would have no documents")
+    _too_many([Document(str(path), 0) for path in files], limits)
+    documents: list[Document] = []
+    unreadable: list[str] = []
+    for path in files:
+        relative = path.relative_to(root).as_posix()
+        try:
+            size = path.stat().st_size
+            data = path.read_bytes() if size <= limits.max_document_bytes else b""
+            if size <= limits.max_document_bytes:
+                data.decode("utf-8-sig")
+        except OSError as error:
+            unreadable.append(f"{relative} ({error.strerror or error})")
+            continue
+        except UnicodeDecodeError as error:
+            unreadable.append(f"{relative} (not UTF-8 text: byte 0x{error.object[error.start]:02x})")
+            continue
+        md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        documents.append(Document(name=relative, size=size, md5=md5, path=path))
+    problems = Problems()
+    problems.add("DocumentUnreadable", "cannot be read as UTF-8 text", unreadable, "Fix or remove them.")
+    _too_large(problems, documents, limits)
+    problems.refuse()
+    return Source("from_dir", ctx.bucket, prefix=storage.incoming_prefix(job_id), documents=documents)
+
+
+def read_source(ctx: OperatorContext, args: argparse.Namespace, job_id: str) -> Source:
+    """The validated documents of --prefix, --manifest or --from-dir (nothing is written)."""
+    limits = deployed_limits(ctx)
+    if args.prefix:
+        return source_from_prefix(ctx, args.prefix, limits)
+    if args.manifest:
+        return source_from_manifest(ctx, args.manifest, limits)
+    return source_from_dir(ctx, args.from_dir, job_id, limits)

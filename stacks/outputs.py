@@ -1,0 +1,37 @@
+"""The stack's name and output names: the contract between the CDK app and whoever reads the deployed stack
+(the operator CLI, the local cloud's deploy, the drills). Plain strings: importing this module does not load
+aws-cdk-lib, so the CLI can use it without the CDK app's dependencies."""
+
+from __future__ import annotations
+
+from typing import Final
+
+STACK_NAME: Final = "DocAgent"
+
+BUCKET: Final = "BucketName"
+STATE_MACHINE: Final = "StateMachineArn"
+IDEMPOTENCY_TABLE: Final = "IdempotencyTableName"
+CUSTOMERS_TABLE: Final = "CustomersTableName"
+ALERT_TOPIC: Final = "AlertTopicArn"
+DASHBOARD: Final = "DashboardName"
+
+# The construct ids of stacks/functions.py FUNCTION_SPECS; a function's name is the output {id}FunctionName.
+PREPARE_JOB: Final = "PrepareJob"
+PROCESS_DOCUMENT: Final = "ProcessDocument"
+BUILD_REPORT: Final = "BuildReport"
+CREATE_TICKET: Final = "CreateTicket"
+REQUEST_APPROVAL: Final = "RequestApproval"
+VERIFY_JOB: Final = "VerifyJob"
+FUNCTION_IDS: Final = (
+    PREPARE_JOB,
+    PROCESS_DOCUMENT,
+    BUILD_REPORT,
+    CREATE_TICKET,
+    REQUEST_APPROVAL,
+    VERIFY_JOB,
+)
+
+
+def function_name_output(function_id: str) -> str:
+    """The output holding a function's name: ``ProcessDocument`` → ``ProcessDocumentFunctionName``."""
+    return f"{function_id}FunctionName"
