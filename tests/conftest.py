@@ -1,13 +1,23 @@
-"""Shared test helpers for every test suite: the JSON events under tests/events/."""
+"""Shared test helpers for every test suite: the JSON events under tests/events/, a fake ``os._exit``, and
+the jsii runtime told not to print its Node end-of-life banner (README: Tests)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.fakes import SimulatedCrash
+
+# jsii (aws-cdk-lib's runtime) prints a banner on every synth when Node is near or past its end of life (Node
+# 20: 2026-04-30). jsii's own switches, read from its runtime (jsii/_embedded/jsii/bin__jsii-runtime.js,
+# checkNode): a comma-separated list of silenced majors past end of life, and any value for deprecated ones.
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 
 EVENTS_DIR = Path(__file__).resolve().parent / "events"
 
@@ -20,3 +30,16 @@ def read_event(name: str) -> Any:
 @pytest.fixture
 def load_event() -> Callable[[str], Any]:
     return read_event
+
+
+@pytest.fixture
+def fake_exit(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """``os._exit`` raises SimulatedCrash instead of ending the test run; the list collects the exit codes."""
+    codes: list[int] = []
+
+    def exit_(code: int) -> None:
+        codes.append(code)
+        raise SimulatedCrash(f"os._exit({code})")
+
+    monkeypatch.setattr(os, "_exit", exit_)
+    return codes

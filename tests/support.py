@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from docagent.drills.synthetic import SyntheticDocument, generate_documents
@@ -29,6 +30,18 @@ BUCKET = "docagent-test-bucket"
 IDEMPOTENCY_TABLE = "docagent-idempotency"
 CUSTOMERS_TABLE = "docagent-customers"
 PREFIX = "incoming/batch-1/"
+
+
+def wait_for_execution(sfn: Any, execution_arn: str, *, timeout: float = 120.0) -> dict[str, Any]:
+    """DescribeExecution, polled until the execution leaves RUNNING; AssertionError after ``timeout``."""
+    deadline = time.time() + timeout
+    while True:
+        described: dict[str, Any] = sfn.describe_execution(executionArn=execution_arn)
+        if described["status"] != "RUNNING":
+            return described
+        if time.time() > deadline:
+            raise AssertionError(f"{execution_arn} still RUNNING after {timeout:.0f} s")
+        time.sleep(0.2)
 
 
 def s3() -> Any:

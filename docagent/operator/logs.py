@@ -18,7 +18,15 @@ from typing import Any
 from botocore.exceptions import ClientError
 from rich.table import Table
 
-from docagent.operator.context import EXIT_OK, OperatorContext, RefusedError, command, emit, target_arguments
+from docagent.operator.context import (
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    OperatorContext,
+    RefusedError,
+    command,
+    emit,
+    target_arguments,
+)
 from docagent.operator.formats import as_datetime, wide_console
 from docagent.operator.records import JobRecords, client_error_code
 
@@ -173,6 +181,15 @@ def cmd_logs(args: argparse.Namespace) -> int:
     ctx = OperatorContext.from_args(args)
     records = JobRecords(ctx, args.job_id)
     described = records.require_execution()
+    if args.document and records.manifest is not None:
+        known = {entry.document_id for entry in records.entries()}
+        if args.document not in known:
+            raise RefusedError(
+                "DocumentNotFound",
+                f"job {records.job_id} has no document {args.document!r} "
+                f"(its manifest lists {len(known)}: see `docagent inspect {records.job_id} --all`)",
+                EXIT_NOT_FOUND,
+            )
     since = as_datetime(described.get("startDate"))
     lines = collect(ctx, records.job_id, args.document, args.function, since)
     if args.limit >= 0:

@@ -16,6 +16,7 @@ import pytest
 from docagent import cli, project
 from docagent.drills.demo import LocalJob, seed_inputs
 from docagent.localcloud.server import LocalCloud
+from tests.support import wait_for_execution
 
 APPROVAL = {"require_approval": True}
 
@@ -57,11 +58,7 @@ def wait_for_pending_approval(job: LocalJob, timeout: float = 180) -> dict[str, 
 
 
 def wait_until_done(job: LocalJob, timeout: float = 180) -> dict[str, Any]:
-    deadline = time.time() + timeout
-    while job.status() == "RUNNING" and time.time() < deadline:
-        time.sleep(0.2)
-    described: dict[str, Any] = job.sfn.describe_execution(executionArn=job.execution_arn)
-    return described
+    return wait_for_execution(job.sfn, job.execution_arn, timeout=timeout)
 
 
 def entered_states(job: LocalJob) -> list[str]:

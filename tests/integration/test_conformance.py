@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import time
 import uuid
 from typing import Any
 
@@ -16,6 +15,7 @@ from docagent.localcloud import redrive
 from docagent.localcloud.distributed_map import MAP_RUN_REDRIVE_LIMIT, deliver_twice, memory_for_map_run
 from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import zip_source
+from tests.support import wait_for_execution
 
 # Fails the listed items until the execution has been redriven `fail_until_redrive` times.
 WORKER = """
@@ -96,13 +96,7 @@ class Machine:
         return self.sfn.start_execution(stateMachineArn=self.arn, input=json.dumps(payload))["executionArn"]
 
     def wait(self, execution_arn: str, timeout: float = 60) -> dict[str, Any]:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            described = self.sfn.describe_execution(executionArn=execution_arn)
-            if described["status"] != "RUNNING":
-                return described
-            time.sleep(0.1)
-        raise AssertionError("execution did not finish")
+        return wait_for_execution(self.sfn, execution_arn, timeout=timeout)
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         return self.sfn.get_execution_history(executionArn=execution_arn, maxResults=1000)["events"]

@@ -12,6 +12,7 @@ from typing import Any
 from docagent.drills.demo import LocalJob, extraction_accuracy, seed_inputs
 from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import aws_cli
+from tests.support import wait_for_execution
 
 
 def run_job(
@@ -32,9 +33,7 @@ def run_job(
     job.start(request)
     if during:
         during(job)
-    deadline = time.time() + 240
-    while job.status() == "RUNNING" and time.time() < deadline:
-        time.sleep(0.2)
+    wait_for_execution(job.sfn, job.execution_arn, timeout=240)
     return job, truth
 
 
@@ -130,11 +129,7 @@ def test_the_aws_cli_redrives_a_crashed_job_and_only_unfinished_documents_run_ag
     invocations_before = len(cloud.runtime.invocations_of(function))
 
     aws_cli(cloud, "stepfunctions", "redrive-execution", "--execution-arn", job.execution_arn)
-    deadline = time.time() + 120
-    while job.status() == "RUNNING" and time.time() < deadline:
-        time.sleep(0.2)
-
-    described = job.sfn.describe_execution(executionArn=job.execution_arn)
+    described = wait_for_execution(job.sfn, job.execution_arn)
     assert described["status"] == "SUCCEEDED" and described["redriveCount"] == 1
     assert json.loads(described["output"])["verification"]["verified"] is True
     redriven = cloud.runtime.invocations_of(function)[invocations_before:]

@@ -24,6 +24,7 @@ from functions.errors import (
 from functions.models import TicketPayload
 from functions.tickets import HttpTicketClient
 from tests.integration.test_local_job import run_job
+from tests.support import wait_for_execution
 
 PAYLOAD = TicketPayload(reference="job-1", title="Review of job-1", body="3 documents")
 
@@ -258,10 +259,7 @@ def test_api_down_fails_the_job_at_create_ticket_and_a_redrive_settles_it(cloud,
     assert cloud.tickets.tickets(job_id) == []
 
     job.sfn.redrive_execution(executionArn=job.execution_arn)
-    deadline = time.time() + 60
-    while job.status() == "RUNNING" and time.time() < deadline:
-        time.sleep(0.2)
-    redriven = job.sfn.describe_execution(executionArn=job.execution_arn)
+    redriven = wait_for_execution(job.sfn, job.execution_arn, timeout=60)
     assert redriven["status"] == "SUCCEEDED", redriven.get("cause")
     assert json.loads(redriven["output"])["verification"]["verified"] is True
     assert len(job.tickets()) == 1

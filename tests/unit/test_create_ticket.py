@@ -4,7 +4,6 @@ API that is down. The HTTP client against the real ticket service is tested in t
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
@@ -42,14 +41,9 @@ def event_of(load_event, **changes: Any) -> CreateTicketEvent:
 
 
 @pytest.fixture
-def faults_enabled(env, monkeypatch):
+def faults_enabled(env, fake_exit):
     env.setenv("FAULT_INJECTION_ENABLED", "true")
     get_settings.cache_clear()
-
-    def fake_exit(code: int) -> None:
-        raise SimulatedCrash(f"os._exit({code})")
-
-    monkeypatch.setattr(os, "_exit", fake_exit)
 
 
 def recorded(job_id: str = JOB) -> JobTicket:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -42,17 +41,10 @@ def test_document_index_and_until_retry_narrow_the_fault(enabled):
     fault_point("after_model_call", spec, 2, document_index=7)  # recovered after two retries
 
 
-def test_exit_mode_kills_the_process_with_137(enabled, monkeypatch):
-    codes = []
-
-    def fake_exit(code):
-        codes.append(code)
-        raise SimulatedCrash
-
-    monkeypatch.setattr(os, "_exit", fake_exit)
+def test_exit_mode_kills_the_process_with_137(enabled, fake_exit):
     with pytest.raises(SimulatedCrash):
         fault_point("before_ticket", options(point="before_ticket", mode="exit"), 0)
-    assert codes == [137]
+    assert fake_exit == [137]
 
 
 def test_hang_mode_sleeps_past_the_deadline(enabled, monkeypatch):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import boto3
@@ -138,18 +137,12 @@ def test_in_progress_record_of_a_dead_invocation_blocks_until_its_deadline(job):
     assert call.retry_count == 2
 
 
-def test_killed_after_the_model_call_before_the_step_completed_reuses_the_journal(job, env, monkeypatch):
+def test_killed_after_the_model_call_before_the_step_completed_reuses_the_journal(job, env, fake_exit):
     """A crash in the window between the model's answer and the step's COMPLETED record: after the dead
     invocation's deadline the step runs again, finds the journalled call and does not call the model."""
     env.setenv("FAULT_INJECTION_ENABLED", "true")
     get_settings.cache_clear()
-    exits = []
-
-    def fake_exit(code: int) -> None:
-        exits.append(code)
-        raise SimulatedCrash(f"os._exit({code})")
-
-    monkeypatch.setattr(os, "_exit", fake_exit)
+    exits = fake_exit
     prepared, entries, _ = job
     provider = CountingProvider()
     options = JobOptions(
