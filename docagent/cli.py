@@ -16,7 +16,16 @@ from rich.console import Console
 
 from docagent import project
 from docagent.operator import register_operator_commands
-from docagent.operator.context import EXIT_JOB_FAILED, EXIT_NOT_FOUND, EXIT_OK, OperatorError, command, emit
+from docagent.operator.context import (
+    EXIT_BAD_REQUEST,
+    EXIT_JOB_FAILED,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    OperatorError,
+    command,
+    emit,
+)
+from stacks import outputs as names
 
 console = Console(stderr=True)
 
@@ -244,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     deploy.add_argument(
         "--out-dir", help="a synthesized cloud assembly (default: the app synthesized with the local profile)"
     )
-    deploy.add_argument("--stack-name", default="DocAgent")
+    deploy.add_argument("--stack-name", default=names.STACK_NAME)
     deploy.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
     deploy.set_defaults(handler=cmd_local_deploy)
 
@@ -297,9 +306,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The extra (pyproject.toml) that brings each optional top-level module: the operator's commands need none.
+EXTRAS = {"moto": "local", "aws_cdk": "cdk", "constructs": "cdk", "cdk_nag": "cdk"}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(command(args.handler)(args))
+    try:
+        return int(command(args.handler)(args))
+    except ModuleNotFoundError as error:
+        extra = EXTRAS.get((error.name or "").split(".")[0])
+        if extra is None:
+            raise
+        Console(stderr=True).print(
+            f"error: this command needs {error.name}, which the CLI alone does not install: "
+            f"pip install 'docagent[{extra}]' (or `make setup`)",
+            markup=False,
+            soft_wrap=True,
+        )
+        return EXIT_BAD_REQUEST
 
 
 if __name__ == "__main__":

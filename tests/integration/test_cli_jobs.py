@@ -32,6 +32,11 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     missing.write_text(json.dumps(["incoming/nowhere/a.txt"]))
     nothing = tmp_path / "nothing.json"
     nothing.write_text("[]")
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps(["s3://no-such-bucket-here/a.txt"]))
+    mixed = documents_dir(2, name="mixed")
+    (mixed / "scan.pdf").write_bytes(b"%PDF-1.7\xff\xfe\x00binary")
+    (mixed / "huge.txt").write_text("x" * 200_001)
 
     refusals = {
         "cli-refused-empty": (["--from-dir", str(empty)], "NoDocuments"),
@@ -41,6 +46,8 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
         "cli-refused-large": (["--from-dir", str(large)], "DocumentTooLarge"),
         "cli-refused-missing": (["--manifest", str(missing)], "DocumentMissing"),
         "cli-refused-nothing": (["--manifest", str(nothing)], "NoDocuments"),
+        "cli-refused-elsewhere": (["--manifest", str(elsewhere)], "BucketNotFound"),
+        "cli-refused-mixed": (["--from-dir", str(mixed)], "InvalidDocuments"),
         "cli-refused-fault": (["--from-dir", str(binary), "--fault", "{not json"], "InvalidJobRequest"),
     }
     for job_id, (source, error_type) in refusals.items():
@@ -52,6 +59,12 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
         assert listed.get("KeyCount", 0) == 0, f"{job_id}: nothing may be uploaded"
     code, answer = docagent("start", "--job-id", "not a job id!", "--from-dir", str(empty))
     assert (code, answer["error_type"]) == (2, "InvalidJobId")
+    code, answer = docagent("start", "--job-id=-looks-like-an-option", "--from-dir", str(empty))
+    assert (code, answer["error_type"]) == (2, "InvalidJobId")
+    code, answer = docagent("start", "--job-id", "cli-refused-elsewhere", "--manifest", str(elsewhere))
+    assert "no-such-bucket-here" in answer["error"], "the missing bucket is named"
+    code, answer = docagent("start", "--job-id", "cli-refused-mixed", "--from-dir", str(mixed))
+    assert set(answer["problems"]) == {"DocumentUnreadable", "DocumentTooLarge"}, "both kinds at once"
     assert (
         "scan.pdf"
         in docagent("start", "--job-id", "cli-refused-binary", "--from-dir", str(binary))[1]["error"]
@@ -74,6 +87,7 @@ def test_a_job_starts_once_runs_and_is_reported(docagent, aws, deployed, documen
     assert started["final"]["documents"] == {
         "total": 6,
         "succeeded": 6,
+        "rejected": 0,
         "failed": 0,
         "running": 0,
         "pending": 0,
@@ -133,6 +147,10 @@ def test_a_job_starts_once_runs_and_is_reported(docagent, aws, deployed, documen
     assert code == 0 and one["count"] > 0
     assert {line["document_id"] for line in one["events"]} == {document_id}
     assert "document result stored" in [line["message"] for line in one["events"]]
+    code, unknown = docagent("logs", job_id, "--document", "no-such-document.txt")
+    assert (code, unknown["error_type"]) == (3, "DocumentNotFound") and "no-such-document.txt" in unknown[
+        "error"
+    ]
 
 
 def test_a_manifest_job_is_followed_by_status_watch(docagent, aws, deployed, documents_dir, tmp_path):

@@ -96,6 +96,7 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
     assert [doc["document_id"] for doc in plan["will_run"]["documents"]] == [CRASHED]
     assert plan["will_run"]["states"][:2] == ["ReviewDocuments", "BuildReport"]
     assert plan["rerun_all"] is False and plan["versions"]["drift"] is False
+    assert plan["armed_fault"] is None, "the drill's fault fires only until the first redrive"
 
     code, logs = docagent("logs", job_id, "--document", CRASHED)
     assert code == 0

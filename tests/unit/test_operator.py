@@ -11,6 +11,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from docagent import cli
+from docagent.operator import progress
 from docagent.operator.context import OperatorError, RefusedError, command
 from docagent.operator.definition import conditional_states, error_matches, retry_policy, states_from
 from docagent.operator.formats import error_message
@@ -18,11 +20,12 @@ from docagent.operator.inspect import Inspector
 from docagent.operator.inspect_documents import last_boundary
 from docagent.operator.inspect_print import short_cause
 from docagent.operator.jobs import _check_upload_conflict
+from docagent.operator.progress import progress_detail, snapshot
 from docagent.operator.records import IdempotencyRecord, check_job_id, documents_of_input, execution_arn_for
-from docagent.operator.redrive import _estimated_events
+from docagent.operator.redrive import _estimated_events, armed_fault
 from docagent.operator.sources import Document, Problems, Source, parse_s3_location
 from functions import durable
-from functions.models import CustomerLookup
+from functions.models import CustomerLookup, FaultSpec
 from tests.fakes import FakeLambdaContext
 from tests.support import IDEMPOTENCY_TABLE
 
@@ -292,3 +295,83 @@ def test_every_kind_of_bad_document_is_refused_at_once():
         one.refuse()
     assert refused.value.error_type == "DocumentMissing"
     Problems().refuse()  # nothing found: no refusal
+
+
+def fake_job(**fields: Any) -> Any:
+    """A JobRecords stand-in with just what a test reads."""
+    base: dict[str, Any] = {"job_id": "job-1", "execution_arn": "arn:job-1", "refresh": lambda: None}
+    return SimpleNamespace(**{**base, **fields})
+
+
+def test_status_counts_rejected_documents_apart_from_ok():
+    results = {
+        "a": SimpleNamespace(status="extracted"),
+        "b": SimpleNamespace(status="rejected"),
+        "c": SimpleNamespace(status="extracted"),
+    }
+    records = fake_job(
+        require_execution=lambda: {"status": "SUCCEEDED"},
+        map_run_counts=lambda: {"total": 3, "succeeded": 3},
+        result_ids=set(results),
+        results=results,
+        map_run=None,
+        approval=None,
+        current_state=lambda: "VerifyJob",
+    )
+    current = snapshot(records)
+    assert current.documents["succeeded"] == 3 and current.documents["rejected"] == 1
+    assert progress_detail(current).startswith("[green]2 ok[/green] · [yellow]1 rejected[/yellow]")
+    assert snapshot(records, count_rejected=False).documents["rejected"] == 0
+
+
+def test_ctrl_c_while_following_says_how_to_follow_again(monkeypatch, capsys):
+    def interrupted(records: Any, **_: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(progress, "snapshot", interrupted)
+
+    @command
+    def follow_job(args: Any) -> int:
+        progress.follow(fake_job(), show=False)
+        return 0
+
+    assert follow_job(SimpleNamespace(json=True)) == 130
+    printed = json.loads(capsys.readouterr().out)
+    assert (
+        printed["error_type"] == "StoppedFollowing"
+        and printed["follow_again"] == "docagent status job-1 --watch"
+    )
+    assert "keeps running" in printed["error"]
+
+
+def test_a_fault_still_armed_for_the_next_redrive_is_reported():
+    def records(fault: FaultSpec | None, redrives: int = 0, enabled: str = "true") -> Any:
+        return fake_job(
+            request=SimpleNamespace(request=SimpleNamespace(options=SimpleNamespace(fault=fault))),
+            description={"redriveCount": redrives},
+            function_configuration=lambda name: {
+                "Environment": {"Variables": {"FAULT_INJECTION_ENABLED": enabled}}
+            },
+        )
+
+    every_time = FaultSpec(point="before_store_result", document_index=3, mode="exit")
+    armed = armed_fault(records(every_time))
+    assert armed is not None and armed["next_redrive"] == 1 and "on every redrive" in armed["warning"]
+    until_two = FaultSpec(point="before_ticket", mode="raise", until_redrive=2)
+    assert armed_fault(records(until_two)) is not None, "redrive 1 is below until_redrive 2"
+    assert armed_fault(records(until_two, redrives=1)) is None, "redrive 2 is not"
+    assert armed_fault(records(FaultSpec(point="before_ticket", until_redrive=1))) is None
+    assert armed_fault(records(every_time, enabled="false")) is None, "fault injection is off"
+    assert armed_fault(records(None)) is None
+    assert armed_fault(fake_job(request=None)) is None
+
+
+def test_a_command_whose_extra_is_not_installed_says_which(monkeypatch, capsys):
+    def needs_moto(args: Any) -> int:
+        raise ModuleNotFoundError("No module named 'moto'", name="moto")
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv: SimpleNamespace(handler=needs_moto, json=False))
+    assert cli.main([]) == 2
+    assert "pip install 'docagent[local]'" in capsys.readouterr().err
