@@ -108,8 +108,8 @@ def _endpoint(args: argparse.Namespace) -> str:
 
 
 def cmd_local_deploy(args: argparse.Namespace) -> int:
-    from docagent.drills.demo import synth_local
     from docagent.localcloud.deploy import DeployError, deploy
+    from docagent.localcloud.synth import synth_local
 
     endpoint = _endpoint(args)
     out_dir = Path(args.out_dir) if args.out_dir else synth_local()

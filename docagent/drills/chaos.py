@@ -51,11 +51,12 @@ from rich.console import Console
 from rich.table import Table
 
 from docagent import project
-from docagent.drills.demo import LocalJob, seed_inputs, synth_local_variants
+from docagent.drills.demo import LocalJob, seed_inputs
 from docagent.localcloud import alerts
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.distributed_map import deliver_twice
 from docagent.localcloud.server import LocalCloud
+from docagent.localcloud.synth import synth_local_variants
 from docagent.operator.definition import retry_rule
 from docagent.operator.records import JobRecords, document_step_key, job_step_key
 from functions import storage

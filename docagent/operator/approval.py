@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import re
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -28,13 +27,8 @@ from docagent.operator.context import (
     emit,
     target_arguments,
 )
-from functions.models import (
-    APPROVAL_REJECTED_ERROR,
-    JOB_ID_PATTERN,
-    ApprovalDecision,
-    ApprovalRecord,
-    utc_now,
-)
+from docagent.operator.records import JobRecords, check_job_id
+from functions.models import APPROVAL_REJECTED_ERROR, ApprovalDecision, ApprovalRecord, utc_now
 from functions.storage import approval_key
 
 # What Step Functions answers for a token it no longer accepts.
@@ -80,9 +74,7 @@ def cmd_reject(args: argparse.Namespace) -> int:
 
 
 def _decide(args: argparse.Namespace, decision: str) -> int:
-    job_id = args.job_id
-    if not re.fullmatch(JOB_ID_PATTERN, job_id):
-        raise OperatorError(f"{job_id!r} is not a job id ({JOB_ID_PATTERN})")
+    job_id = check_job_id(args.job_id)
     try:
         chosen = ApprovalDecision.model_validate(
             {
@@ -125,8 +117,7 @@ def _decide(args: argparse.Namespace, decision: str) -> int:
 
 
 def _load(context: OperatorContext, job_id: str) -> ApprovalRecord | None:
-    data = context.read_json(approval_key(job_id))
-    return None if data is None else ApprovalRecord.model_validate(data)
+    return JobRecords(context, job_id).approval
 
 
 def _store(context: OperatorContext, record: ApprovalRecord) -> None:

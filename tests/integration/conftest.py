@@ -17,10 +17,10 @@ import pytest
 
 from docagent import project
 from docagent.cli import main
-from docagent.drills.demo import synth_local
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud.deploy import deploy
 from docagent.localcloud.server import REGION, LocalCloud
+from docagent.localcloud.synth import synth_local
 
 pytestmark = pytest.mark.integration
 
