@@ -108,9 +108,14 @@ def incoming_prefix(batch: str) -> str:
     return f"{INCOMING_ROOT}{batch}/"
 
 
+def uploaded_key(prefix: str, relative_path: str) -> str:
+    """A file uploaded under ``prefix`` (e.g. ``incoming_prefix(job_id)``) by its path in its folder."""
+    return f"{prefix}{relative_path}"
+
+
 def document_key(prefix: str, document_id: str) -> str:
-    """A generated text document uploaded under ``prefix`` (e.g. ``incoming_prefix(job_id)``)."""
-    return f"{prefix}{document_id}.txt"
+    """A generated text document uploaded under ``prefix``."""
+    return uploaded_key(prefix, f"{document_id}.txt")
 
 
 def everything_under(prefix: str) -> str:

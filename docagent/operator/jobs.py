@@ -92,7 +92,7 @@ def _check_upload_conflict(
 ) -> list[Document]:
     """The documents still to upload; JobConflict if incoming/{job}/ holds other documents, or (for a job
     that already started) lacks some of the directory's files."""
-    wanted = {f"{source.prefix}{doc.name}": doc for doc in source.documents}
+    wanted = {storage.uploaded_key(source.prefix or "", doc.name): doc for doc in source.documents}
     extra = sorted(set(existing) - set(wanted))
     changed = sorted(key for key, doc in wanted.items() if key in existing and existing[key] != doc.md5)
     missing = sorted(set(wanted) - set(existing)) if job_exists else []
@@ -234,7 +234,8 @@ def _upload(ctx: OperatorContext, source: Source, documents: list[Document]) -> 
 
     def put(doc: Document) -> None:
         assert doc.path is not None
-        s3.put_object(Bucket=source.bucket, Key=f"{source.prefix}{doc.name}", Body=doc.path.read_bytes())
+        key = storage.uploaded_key(source.prefix or "", doc.name)
+        s3.put_object(Bucket=source.bucket, Key=key, Body=doc.path.read_bytes())
 
     if documents:
         with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(documents))) as pool:
