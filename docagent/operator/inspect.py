@@ -235,12 +235,13 @@ class Inspector:
     def _ticket(self, record: IdempotencyRecord | None) -> dict[str, Any] | None:
         records = self.records
         ticket, attempt = records.ticket, records.ticket_attempt
-        ledger = records.read_json(storage.ledger_key(ticket_idempotency_key(self.job_id)))
+        ledger = records.ledger_ticket
+        known = ticket or ledger
         if ticket is None and attempt is None and record is None and ledger is None:
             return None
         return {
-            "ticket_id": ticket.ticket_id if ticket else (ledger or {}).get("ticket_id"),
-            "created_at": ticket.created_at if ticket else (ledger or {}).get("created_at"),
+            "ticket_id": known.ticket_id if known else None,
+            "created_at": known.created_at if known else None,
             "recorded": ticket is not None,
             "adapter": ticket.adapter if ticket else (attempt.adapter if attempt else None),
             "idempotency_key": ticket_idempotency_key(self.job_id),

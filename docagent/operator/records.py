@@ -36,7 +36,9 @@ from functions.models import (
     Report,
     StoredRequest,
     TicketAttempt,
+    TicketRecord,
 )
+from functions.tickets import ticket_idempotency_key
 
 READ_WORKERS = 16
 M = TypeVar("M", bound=BaseModel)
@@ -385,6 +387,11 @@ class JobRecords:
     @cached_property
     def approval(self) -> ApprovalRecord | None:
         return self._read_model(ApprovalRecord, storage.approval_key(self.job_id))
+
+    @cached_property
+    def ledger_ticket(self) -> TicketRecord | None:
+        """The job's ticket in the built-in ledger (``ticket_adapter: ledger``), by its idempotency key."""
+        return self._read_model(TicketRecord, storage.ledger_key(ticket_idempotency_key(self.job_id)))
 
     @cached_property
     def drift(self) -> dict[str, Any] | None:

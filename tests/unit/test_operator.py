@@ -171,7 +171,7 @@ def inspector(**records: Any) -> Inspector:
         read_at=dt.datetime.now(dt.UTC),
         ticket=records.get("ticket"),
         ticket_attempt=records.get("attempt"),
-        read_json=lambda key: records.get("ledger"),
+        ledger_ticket=records.get("ledger"),
     )
     return Inspector(fake)  # type: ignore[arg-type]
 
@@ -214,7 +214,7 @@ def test_uncertain_records_are_flagged_with_what_to_do():
     assert flag["step"] == "ticket" and "no recorded outcome" in flag["what"]
     assert "Search the ticket system for reference job-1" in flag["action"]
     in_ledger = inspector(
-        attempt=attempt, ledger={"ticket_id": "TKT-1", "created_at": "2026-01-01T00:00:00Z"}
+        attempt=attempt, ledger=SimpleNamespace(ticket_id="TKT-1", created_at="2026-01-01T00:00:00Z")
     )
     (flag,) = in_ledger._uncertain([], None, in_ledger._ticket(None), "FAILED")
     assert "holds ticket TKT-1" in flag["action"]
