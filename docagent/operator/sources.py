@@ -152,10 +152,9 @@ def _check_bucket(ctx: OperatorContext, bucket: str, named_by: str) -> None:
     try:
         ctx.client("s3").head_bucket(Bucket=bucket)
     except ClientError as error:
-        code = client_error_code(error)
-        if code in {"404", "NoSuchBucket", "NotFound"}:
+        if storage.is_not_found(error) or client_error_code(error) == "NoSuchBucket":
             raise RefusedError("BucketNotFound", f"bucket {bucket} ({named_by}) does not exist") from None
-        if code not in {"403", "AccessDenied"}:  # without ListBucket, HeadObject still tells
+        if client_error_code(error) not in {"403", "AccessDenied"}:  # without ListBucket, HeadObject tells
             raise
 
 
