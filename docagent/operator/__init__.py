@@ -21,7 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def register_operator_commands(
-    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
 ) -> None:
     for name in COMMAND_MODULES:

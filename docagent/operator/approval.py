@@ -36,7 +36,7 @@ TOKEN_REFUSED = frozenset({"InvalidToken", "TaskTimedOut", "TaskDoesNotExist"})
 
 
 def register(
-    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
 ) -> None:
     target = target_arguments()

@@ -400,7 +400,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def register(
-    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
 ) -> None:
     inspect = commands.add_parser(

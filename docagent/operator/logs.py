@@ -47,7 +47,7 @@ SHOWN_FIELDS = (
 
 
 def register(
-    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
 ) -> None:
     logs = commands.add_parser(

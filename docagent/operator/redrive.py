@@ -48,7 +48,7 @@ BLOCKING_DRIFT = ("model_id", "prompt_version", "prompt_sha256")
 
 
 def register(
-    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
 ) -> None:
     redrive = commands.add_parser(
