@@ -25,7 +25,7 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_funct
 from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import distributed_map, redrive
+from docagent.localcloud import distributed_map, executions, redrive, validation
 from docagent.localcloud.runtime import FunctionSpec, TooManyRequestsError
 
 if TYPE_CHECKING:
@@ -153,6 +153,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         vars(retrier_decl)["time"] = SimpleNamespace(sleep=_scaled_sleep)
         distributed_map.install()
         redrive.install()
+        executions.install()
+        validation.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

@@ -322,14 +322,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     executions = executions[: max(args.limit, 0)]
 
     def row(item: dict[str, Any]) -> dict[str, Any]:
-        records = JobRecords(ctx, str(item["name"])) if _is_job_id(str(item["name"])) else None
+        # Executions docagent did not start may have any name (or a generated UUID).
+        name = str(item.get("name") or str(item["executionArn"]).rsplit(":", 1)[-1])
+        records = JobRecords(ctx, name) if _is_job_id(name) else None
         described = (records.description if records else None) or {}
         counts = records.map_run_counts() if records else None
         documents = counts.get("total") if counts else None
         if documents is None and records is not None and records.manifest is not None:
             documents = len(records.entries())
         return {
-            "job_id": item["name"],
+            "job_id": name,
             "status": item["status"],
             "documents": documents,
             "started_at": iso(item.get("startDate")),

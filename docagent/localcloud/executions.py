@@ -1,0 +1,133 @@
+"""StartExecution as Step Functions answers it: generated names, validated names and ARNs, AWS error codes.
+
+As of 2026-11, AWS API reference "StartExecution": without a name, Step Functions generates a UUID as the
+execution name; a name is 1-80 characters and must not contain white space, brackets ``< > { } [ ]``,
+wildcards ``? *``, the special characters ``" # % \\ ^ | ~ ` $ & , ; : /``, control characters
+(U+0000-001F, U+007F-009F, U+FFFE-FFFF), surrogates or U+10FFFF. Breaking a rule is ``InvalidName``;
+a malformed state machine ARN is ``InvalidArn``.
+
+The same rules hold for state machine names (CreateStateMachine). Step Functions Local's test-case
+suffix (``stateMachineArn#TestCase``) is split off here and handed to the mock configuration.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from moto.core.exceptions import AWSError as ServiceException
+from moto.core.exceptions import JsonRESTError
+from moto.stepfunctions.parser import api as parser_api
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+NAME_MAX = 80
+_FORBIDDEN = set(' <>{}[]?*"#%\\^|~`$&,;:/')
+_STATE_MACHINE_ARN = re.compile(
+    r"^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:(?P<name>[^:#]+)(?::(?P<qualifier>[^:#]+))?$"
+)
+
+
+class AwsError(JsonRESTError):
+    """An error with its AWS error code, rendered as Step Functions renders it (HTTP 400, JSON body)."""
+
+    code = 400
+
+    def __init__(self, error_code: str, message: str) -> None:
+        super().__init__(error_code, message)
+
+
+def _forbidden_char(char: str) -> bool:
+    point = ord(char)
+    return (
+        char in _FORBIDDEN
+        or char.isspace()
+        or point <= 0x1F
+        or 0x7F <= point <= 0x9F
+        or 0xD800 <= point <= 0xDFFF
+        or point in (0xFFFE, 0xFFFF, 0x10FFFF)
+    )
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` is not a valid Step Functions name (execution or state machine), or None."""
+    if not 1 <= len(name) <= NAME_MAX:
+        return f"Invalid Name: '{name}' (a name is 1 to {NAME_MAX} characters long)"
+    bad = sorted({char for char in name if _forbidden_char(char)})
+    if bad:
+        shown = ", ".join(repr(char) for char in bad)
+        return f"Invalid Name: '{name}' (it must not contain {shown})"
+    return None
+
+
+def validate_name(name: str) -> None:
+    problem = name_problem(name)
+    if problem:
+        raise AwsError("InvalidName", problem)
+
+
+def split_test_case(state_machine_arn: str) -> tuple[str, str | None]:
+    """``arn...:stateMachine:NAME#CASE`` (Step Functions Local's mocked test cases) into ARN and case."""
+    arn, separator, case = state_machine_arn.partition("#")
+    return arn, (case if separator else None)
+
+
+def validate_state_machine_arn(arn: str) -> None:
+    if not _STATE_MACHINE_ARN.match(arn or ""):
+        raise AwsError("InvalidArn", f"Invalid Arn: 'Resource type not valid in this context: {arn}'")
+
+
+# Called with (execution ARN, test case) before an execution with a ``#TestCase`` suffix starts.
+TestCaseListener = Callable[[str, str, str], None]
+_test_case_listeners: list[TestCaseListener] = []
+
+
+def on_test_case(listener: TestCaseListener) -> None:
+    if listener not in _test_case_listeners:
+        _test_case_listeners.append(listener)
+
+
+def _start_execution(
+    self: StepFunctionsParserBackend,
+    state_machine_arn: str,
+    name: str | None = None,
+    execution_input: str | None = None,
+    trace_header: str | None = None,
+) -> Any:
+    arn, test_case = split_test_case(state_machine_arn)
+    validate_state_machine_arn(arn)
+    name = name if name is not None else str(uuid.uuid4())
+    validate_name(name)
+    if test_case is not None:
+        state_machine = self.describe_state_machine(arn)
+        prefix = f"arn:{self.partition}:states:{self.region_name}:{self.account_id}"
+        execution_arn = f"{prefix}:execution:{state_machine.name}:{name}"
+        for listener in _test_case_listeners:
+            listener(execution_arn, state_machine.name, test_case)
+    return _original_start_execution(self, arn, name, execution_input, trace_header)  # type: ignore[arg-type]
+
+
+def _create_state_machine(self: StepFunctionsParserBackend, name: str, *args: Any, **kwargs: Any) -> Any:
+    validate_name(name or "")
+    return _original_create_state_machine(self, name, *args, **kwargs)
+
+
+def _give_parser_errors_their_codes() -> None:
+    """moto's parser API errors (InvalidDefinition, ...) name their code in ``code``, which moto's
+    rendering ignores (it reads ``TYPE``): they reached clients with an empty error code. Belongs in moto."""
+    for value in vars(parser_api).values():
+        if isinstance(value, type) and issubclass(value, ServiceException) and value is not ServiceException:
+            declared = vars(value).get("code")
+            if isinstance(declared, str) and not value.TYPE:
+                value.TYPE = declared
+
+
+_original_start_execution = StepFunctionsParserBackend.start_execution
+_original_create_state_machine = StepFunctionsParserBackend.create_state_machine
+
+
+def install() -> None:
+    StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
+    StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]
+    _give_parser_errors_their_codes()

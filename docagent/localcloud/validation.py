@@ -1,0 +1,318 @@
+"""Definition checks: what Step Functions refuses at CreateStateMachine and reports from
+ValidateStateMachineDefinition.
+
+As of 2026-11, AWS API reference "ValidateStateMachineDefinition" and
+"ValidateStateMachineDefinitionDiagnostic": the answer is ``result`` OK | FAIL, ``diagnostics``
+(severity ERROR | WARNING, code, message, location as a JSON pointer such as ``/States/A/Next``) and
+``truncated``; codes include INVALID_JSON_DESCRIPTION, MISSING_DESCRIPTION, SCHEMA_VALIDATION_FAILED,
+MISSING_END_STATE, DUPLICATE_STATE_NAME, INVALID_STATE_NAME, and the warnings NO_DOLLAR, NO_PATH,
+PASS_RESULT_IS_STATIC. AWS says the codes and wording may change; only ``result`` is stable.
+
+moto only parses definitions (a StartAt or Next naming no state is accepted and fails at run time);
+this belongs in moto's parser backend (``StepFunctionsParserBackend._validate_definition``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from moto.core.responses import ActionResult
+from moto.stepfunctions.parser.api import InvalidDefinition
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+from moto.stepfunctions.responses import StepFunctionResponse
+
+STATE_TYPES = {"Pass", "Task", "Choice", "Wait", "Succeed", "Fail", "Parallel", "Map"}
+TERMINAL_TYPES = {"Succeed", "Fail"}
+STATE_NAME_MAX = 80
+# Fields that exist only in one query language (AWS "Transforming data with JSONata").
+JSONPATH_ONLY = {
+    "InputPath", "Parameters", "ResultSelector", "ResultPath", "OutputPath", "ItemsPath", "ItemSelector",
+    "TimeoutSecondsPath", "HeartbeatSecondsPath", "SecondsPath", "TimestampPath", "ErrorPath", "CausePath",
+    "ToleratedFailureCountPath", "ToleratedFailurePercentagePath", "MaxConcurrencyPath",
+}  # fmt: skip
+JSONATA_ONLY = {"Arguments", "Output", "Items"}
+RETRIER_FIELDS = {
+    "ErrorEquals",
+    "IntervalSeconds",
+    "MaxAttempts",
+    "BackoffRate",
+    "MaxDelaySeconds",
+    "JitterStrategy",
+    "Comment",
+}
+CATCHER_FIELDS = {"ErrorEquals", "Next", "ResultPath", "Output", "Assign", "Comment"}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: str
+    code: str
+    message: str
+    location: str
+
+    def as_api(self) -> dict[str, str]:
+        return {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "location": self.location,
+        }
+
+
+def _error(code: str, message: str, location: str) -> Diagnostic:
+    return Diagnostic("ERROR", code, message, location)
+
+
+def _schema(message: str, location: str) -> Diagnostic:
+    return _error("SCHEMA_VALIDATION_FAILED", message, location)
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKeyError(key)
+        seen[key] = value
+    return seen
+
+
+def diagnose(definition: str | None) -> list[Diagnostic]:
+    """Every problem found in ``definition``, errors first."""
+    if not definition or not definition.strip():
+        return [_error("MISSING_DESCRIPTION", "The definition is empty", "/")]
+    try:
+        document = json.loads(definition, object_pairs_hook=_no_duplicates)
+    except _DuplicateKeyError as duplicate:
+        return [_error("DUPLICATE_STATE_NAME", f"Duplicate field or state name '{duplicate}'", "/")]
+    except ValueError as error:
+        return [_error("INVALID_JSON_DESCRIPTION", f"The definition is not valid JSON: {error}", "/")]
+    if not isinstance(document, dict):
+        return [_schema("The definition must be a JSON object", "/")]
+    found = list(_machine(document, "", document.get("QueryLanguage", "JSONPath"), set()))
+    return sorted(found, key=lambda item: item.severity != "ERROR")
+
+
+def _machine(machine: dict[str, Any], at: str, language: str, names: set[str]) -> Iterator[Diagnostic]:
+    if language not in ("JSONPath", "JSONata"):
+        yield _schema(f"QueryLanguage must be JSONPath or JSONata, not {language!r}", f"{at}/QueryLanguage")
+        language = "JSONPath"
+    states = machine.get("States")
+    start = machine.get("StartAt")
+    if not isinstance(start, str):
+        yield _schema("StartAt is required and must be a state name", f"{at}/StartAt")
+    if not isinstance(states, dict) or not states:
+        yield _schema("States is required and must name at least one state", f"{at}/States")
+        return
+    if isinstance(start, str) and start not in states:
+        yield _error("MISSING_TRANSITION_TARGET", f"StartAt names no state: '{start}'", f"{at}/StartAt")
+    for name, state in states.items():
+        where = f"{at}/States/{name}"
+        if name in names:
+            yield _error("DUPLICATE_STATE_NAME", f"State name '{name}' is used more than once", where)
+        names.add(name)
+        if not 1 <= len(name) <= STATE_NAME_MAX:
+            yield _error(
+                "INVALID_STATE_NAME", f"State name '{name}' is not 1 to {STATE_NAME_MAX} characters", where
+            )
+        if not isinstance(state, dict):
+            yield _schema(f"State '{name}' must be a JSON object", where)
+            continue
+        yield from _state(name, state, where, states, language, names)
+    yield from _reachability(start, states, at)
+
+
+def _state(  # noqa: PLR0917 - one state, in its scope
+    name: str, state: dict[str, Any], at: str, states: dict[str, Any], outer: str, names: set[str]
+) -> Iterator[Diagnostic]:
+    kind = state.get("Type")
+    if kind not in STATE_TYPES:
+        yield _schema(f"State '{name}' has no valid Type (got {kind!r})", f"{at}/Type")
+        return
+    language = state.get("QueryLanguage", outer)
+    if outer == "JSONata" and language == "JSONPath":
+        yield _schema("A JSONPath state cannot be used in a JSONata state machine", f"{at}/QueryLanguage")
+    wrong = JSONPATH_ONLY if language == "JSONata" else JSONATA_ONLY
+    for field in sorted(wrong & state.keys()):
+        yield _schema(f"Field '{field}' is not supported in a {language} state", f"{at}/{field}")
+    if kind in TERMINAL_TYPES:
+        for field in ("Next", "End"):
+            if field in state:
+                yield _schema(f"A {kind} state cannot have '{field}'", f"{at}/{field}")
+    elif kind == "Choice":
+        yield from _choice(state, at, states, language)
+    else:
+        has_next, ends = "Next" in state, state.get("End") is True
+        if has_next == ends:
+            yield _schema(f"State '{name}' must have exactly one of 'Next' or 'End: true'", at)
+        if has_next:
+            yield from _target(state["Next"], states, f"{at}/Next")
+    for index, retrier in enumerate(_list(state.get("Retry"))):
+        yield from _retrier(retrier, f"{at}/Retry/{index}")
+    for index, catcher in enumerate(_list(state.get("Catch"))):
+        yield from _catcher(catcher, f"{at}/Catch/{index}", states)
+    if kind == "Parallel":
+        for index, branch in enumerate(_list(state.get("Branches"))):
+            if isinstance(branch, dict):
+                yield from _machine(branch, f"{at}/Branches/{index}", language, names)
+    if kind == "Map":
+        key = "ItemProcessor" if "ItemProcessor" in state else "Iterator"
+        processor = state.get(key)
+        if isinstance(processor, dict):
+            yield from _machine(processor, f"{at}/{key}", processor.get("QueryLanguage", language), names)
+        else:
+            yield _schema("A Map state needs an ItemProcessor", f"{at}/ItemProcessor")
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _target(target: Any, states: dict[str, Any], at: str) -> Iterator[Diagnostic]:
+    if not isinstance(target, str) or target not in states:
+        yield _error("MISSING_TRANSITION_TARGET", f"Missing 'Next' target: {target}", at)
+
+
+def _choice(state: dict[str, Any], at: str, states: dict[str, Any], language: str) -> Iterator[Diagnostic]:
+    if "End" in state or "Next" in state:
+        yield _schema("A Choice state cannot have 'Next' or 'End'", at)
+    choices = state.get("Choices")
+    if not isinstance(choices, list) or not choices:
+        yield _schema("A Choice state needs a non-empty Choices list", f"{at}/Choices")
+        choices = []
+    for index, rule in enumerate(choices):
+        where = f"{at}/Choices/{index}"
+        if not isinstance(rule, dict):
+            yield _schema("A choice rule must be a JSON object", where)
+            continue
+        yield from _target(rule.get("Next"), states, f"{where}/Next")
+        if language == "JSONata" and "Variable" in rule:
+            yield _schema(
+                "Field 'Variable' is not supported in a JSONata state (use Condition)", f"{where}/Variable"
+            )
+        if language == "JSONPath" and "Condition" in rule:
+            yield _schema("Field 'Condition' is not supported in a JSONPath state", f"{where}/Condition")
+    if "Default" in state:
+        yield from _target(state["Default"], states, f"{at}/Default")
+
+
+def _error_equals(rule: dict[str, Any], at: str) -> Iterator[Diagnostic]:
+    errors = rule.get("ErrorEquals")
+    if not isinstance(errors, list) or not errors or not all(isinstance(item, str) for item in errors):
+        yield _schema("ErrorEquals must be a non-empty list of error names", f"{at}/ErrorEquals")
+    elif "States.ALL" in errors and len(errors) > 1:
+        yield _schema("States.ALL must appear alone in ErrorEquals", f"{at}/ErrorEquals")
+
+
+def _retrier(rule: Any, at: str) -> Iterator[Diagnostic]:
+    if not isinstance(rule, dict):
+        yield _schema("A retrier must be a JSON object", at)
+        return
+    for field in sorted(rule.keys() - RETRIER_FIELDS):
+        yield _schema(f"Field '{field}' is not supported in a retrier", f"{at}/{field}")
+    yield from _error_equals(rule, at)
+    checks: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+        ("IntervalSeconds", lambda v: isinstance(v, int) and 1 <= v <= 99_999_999, "a positive integer"),
+        ("MaxAttempts", lambda v: isinstance(v, int) and 0 <= v <= 99_999_999, "a non-negative integer"),
+        ("BackoffRate", lambda v: isinstance(v, (int, float)) and v >= 1.0, "a number of at least 1.0"),
+        ("MaxDelaySeconds", lambda v: isinstance(v, int) and 0 < v < 31_622_401, "a positive integer"),
+        ("JitterStrategy", lambda v: v in ("FULL", "NONE"), "FULL or NONE"),
+    )
+    for field, ok, expected in checks:
+        if field in rule and (isinstance(rule[field], bool) or not ok(rule[field])):
+            yield _schema(f"{field} must be {expected}, not {rule[field]!r}", f"{at}/{field}")
+
+
+def _catcher(rule: Any, at: str, states: dict[str, Any]) -> Iterator[Diagnostic]:
+    if not isinstance(rule, dict):
+        yield _schema("A catcher must be a JSON object", at)
+        return
+    for field in sorted(rule.keys() - CATCHER_FIELDS):
+        yield _schema(f"Field '{field}' is not supported in a catcher", f"{at}/{field}")
+    yield from _error_equals(rule, at)
+    yield from _target(rule.get("Next"), states, f"{at}/Next")
+
+
+def _transitions(state: dict[str, Any]) -> Iterator[str]:
+    for target in [state.get("Next"), state.get("Default")]:
+        if isinstance(target, str):
+            yield target
+    for rule in _list(state.get("Choices")) + _list(state.get("Catch")):
+        if isinstance(rule, dict) and isinstance(rule.get("Next"), str):
+            yield rule["Next"]
+
+
+def _reachability(start: Any, states: dict[str, Any], at: str) -> Iterator[Diagnostic]:
+    if not isinstance(start, str) or start not in states:
+        return
+    seen, todo = {start}, [start]
+    while todo:
+        state = states[todo.pop()]
+        for target in _transitions(state) if isinstance(state, dict) else ():
+            if target in states and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    for name in states:
+        if name not in seen:
+            yield _schema(f"State '{name}' is not reachable", f"{at}/States/{name}")
+    terminal = any(
+        isinstance(state, dict) and (state.get("Type") in TERMINAL_TYPES or state.get("End") is True)
+        for name, state in states.items()
+        if name in seen
+    )
+    if not terminal:
+        yield _error("MISSING_END_STATE", "The workflow has no terminal state", f"{at}/States")
+
+
+def refusal(diagnostics: list[Diagnostic]) -> str | None:
+    """The InvalidDefinition message for the errors among ``diagnostics`` (None if there are none)."""
+    errors = [item for item in diagnostics if item.severity == "ERROR"]
+    if not errors:
+        return None
+    listed = ", ".join(f"{item.code}: {item.message} at {item.location}" for item in errors)
+    return f"Invalid State Machine Definition: '{listed}'"
+
+
+def check(definition: str | None) -> None:
+    message = refusal(diagnose(definition))
+    if message:
+        raise InvalidDefinition(message)
+
+
+# -- the API ------------------------------------------------------------------------------------------
+
+
+def _validate_state_machine_definition(self: StepFunctionResponse) -> ActionResult:
+    found = diagnose(self._get_param("definition"))
+    if self._get_param("severity") == "WARNING":
+        wanted = found
+    else:  # the default, ERROR, reports errors only
+        wanted = [item for item in found if item.severity == "ERROR"]
+    limit = int(self._get_param("maxResults") or 100)
+    result = "FAIL" if any(item.severity == "ERROR" for item in found) else "OK"
+    return ActionResult(
+        {
+            "result": result,
+            "diagnostics": [item.as_api() for item in wanted[:limit]],
+            "truncated": len(wanted) > limit,
+        }
+    )
+
+
+def _validate_definition(definition: str) -> None:
+    check(definition)
+    _original_validate_definition(definition)
+
+
+_original_validate_definition = StepFunctionsParserBackend._validate_definition
+
+
+def install() -> None:
+    StepFunctionResponse.validate_state_machine_definition = _validate_state_machine_definition  # type: ignore[attr-defined]
+    StepFunctionsParserBackend._validate_definition = staticmethod(_validate_definition)  # type: ignore[method-assign]

@@ -1,0 +1,188 @@
+"""The standard AWS CLI (awscli from PyPI) against the local cloud: what a new user tries first.
+
+Each case is a documented Step Functions behaviour (AWS API reference pages named in the tests). The CLI
+costs seconds per call on a loaded machine, so variations of one case go through boto3 and the CLI runs
+once per behaviour."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from docagent.localcloud.server import REGION, LocalCloud
+
+ROLE = "arn:aws:iam::123456789012:role/sfn"
+PASS_MACHINE = {"StartAt": "Hello", "States": {"Hello": {"Type": "Pass", "End": True}}}
+
+
+def cli(cloud: LocalCloud, *arguments: str) -> tuple[int, Any, str]:
+    """(exit code, parsed JSON output or None, stderr) of `aws --endpoint-url <cloud> ARGS`."""
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": REGION,
+    }
+    executable = os.path.join(os.path.dirname(sys.executable), "aws")
+    done = subprocess.run(
+        [executable, "--endpoint-url", cloud.endpoint, *arguments, "--output", "json"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done.returncode, (json.loads(done.stdout) if done.stdout.strip() else None), done.stderr
+
+
+def ok(cloud: LocalCloud, *arguments: str) -> Any:
+    code, output, stderr = cli(cloud, *arguments)
+    assert code == 0, stderr
+    return output
+
+
+def create(cloud: LocalCloud, name: str, definition: dict[str, Any]) -> str:
+    arn = ok(
+        cloud, "stepfunctions", "create-state-machine", "--name", name,
+        "--definition", json.dumps(definition), "--role-arn", ROLE,
+    )["stateMachineArn"]  # fmt: skip
+    return str(arn)
+
+
+def wait_closed(cloud: LocalCloud, execution_arn: str) -> dict[str, Any]:
+    for _ in range(200):
+        described: dict[str, Any] = ok(
+            cloud, "stepfunctions", "describe-execution", "--execution-arn", execution_arn
+        )
+        if described["status"] != "RUNNING":
+            return described
+        time.sleep(0.05)
+    raise AssertionError(f"{execution_arn} still running")
+
+
+@pytest.fixture(scope="module")
+def sfn(aws: Any) -> Any:
+    return aws("stepfunctions")
+
+
+@pytest.fixture(scope="module")
+def hello(sfn: Any) -> str:
+    return str(
+        sfn.create_state_machine(name="cli-hello", definition=json.dumps(PASS_MACHINE), roleArn=ROLE)[
+            "stateMachineArn"
+        ]
+    )
+
+
+def test_unnamed_starts_get_distinct_uuid_names(cloud: LocalCloud, hello: str) -> None:
+    """StartExecution: without a name, Step Functions generates a UUID as the execution name."""
+    first = ok(cloud, "stepfunctions", "start-execution", "--state-machine-arn", hello)["executionArn"]
+    second = ok(cloud, "stepfunctions", "start-execution", "--state-machine-arn", hello)["executionArn"]
+    names = [arn.rsplit(":", 1)[-1] for arn in (first, second)]
+    assert names[0] != names[1]
+    assert all(len(name) == 36 and name.count("-") == 4 for name in names)
+    listed = ok(cloud, "stepfunctions", "list-executions", "--state-machine-arn", hello)["executions"]
+    assert {item["name"] for item in listed} >= set(names)
+
+
+def test_an_invalid_execution_name_is_refused_with_invalid_name(cloud: LocalCloud, hello: str) -> None:
+    code, _, stderr = cli(
+        cloud, "stepfunctions", "start-execution", "--state-machine-arn", hello, "--name", "a/b"
+    )
+    assert code != 0
+    assert "InvalidName" in stderr
+
+
+@pytest.mark.parametrize(
+    "name", ["x" * 81, "has space", "hash#name", "tab\tname", "brace{", "semi;colon", "\u0085"]
+)
+def test_names_breaking_the_documented_rules_are_invalid_name(sfn: Any, hello: str, name: str) -> None:
+    with pytest.raises(ClientError) as refused:
+        sfn.start_execution(stateMachineArn=hello, name=name)
+    assert refused.value.response["Error"]["Code"] == "InvalidName"
+
+
+def test_an_eighty_character_name_is_accepted(sfn: Any, hello: str) -> None:
+    name = "n" * 80
+    assert sfn.start_execution(stateMachineArn=hello, name=name)["executionArn"].endswith(f":{name}")
+
+
+def test_a_malformed_state_machine_arn_is_invalid_arn(sfn: Any) -> None:
+    with pytest.raises(ClientError) as refused:
+        sfn.start_execution(stateMachineArn="arn:aws:states:nope")
+    assert refused.value.response["Error"]["Code"] == "InvalidArn"
+
+
+@pytest.mark.parametrize(
+    ("definition", "expected"),
+    [
+        ("not json at all", "INVALID_JSON_DESCRIPTION"),
+        (json.dumps({"StartAt": "Nowhere", "States": PASS_MACHINE["States"]}), "MISSING_TRANSITION_TARGET"),
+        (
+            json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "B"}}}),
+            "MISSING_TRANSITION_TARGET",
+        ),
+        (
+            json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass"}}}),
+            "exactly one of 'Next' or 'End: true'",
+        ),
+    ],
+)
+def test_an_invalid_definition_is_refused(sfn: Any, definition: str, expected: str) -> None:
+    """CreateStateMachine: InvalidDefinition, with the problem named."""
+    with pytest.raises(ClientError) as refused:
+        sfn.create_state_machine(name="invalid", definition=definition, roleArn=ROLE)
+    assert refused.value.response["Error"]["Code"] == "InvalidDefinition"
+    assert expected in refused.value.response["Error"]["Message"]
+
+
+def test_the_cli_sees_invalid_definition_on_create_and_update(cloud: LocalCloud, hello: str) -> None:
+    broken = json.dumps({"StartAt": "Hello", "States": {"Hello": {"Type": "Pass", "Next": "Gone"}}})
+    code, _, stderr = cli(
+        cloud,
+        "stepfunctions",
+        "create-state-machine",
+        "--name",
+        "cli-invalid",
+        "--definition",
+        broken,
+        "--role-arn",
+        ROLE,
+    )
+    assert code != 0
+    assert "InvalidDefinition" in stderr
+    code, _, stderr = cli(
+        cloud, "stepfunctions", "update-state-machine", "--state-machine-arn", hello, "--definition", broken
+    )
+    assert code != 0
+    assert "InvalidDefinition" in stderr
+
+
+def test_validate_state_machine_definition_reports_diagnostics(cloud: LocalCloud) -> None:
+    """ValidateStateMachineDefinition: result FAIL with diagnostics (severity, code, message, location)."""
+    definition = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "A",
+        "States": {
+            "A": {"Type": "Pass", "InputPath": "$.x", "Next": "Missing"},
+            "Orphan": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": True,
+                       "Retry": [{"ErrorEquals": ["States.ALL"], "BackoffRate": 0.5}]},
+        },
+    }  # fmt: skip
+    answer = ok(
+        cloud, "stepfunctions", "validate-state-machine-definition", "--definition", json.dumps(definition)
+    )
+    assert answer["result"] == "FAIL"
+    found = {(item["code"], item["location"]) for item in answer["diagnostics"]}
+    assert ("MISSING_TRANSITION_TARGET", "/States/A/Next") in found
+    assert ("SCHEMA_VALIDATION_FAILED", "/States/A/InputPath") in found
+    assert ("SCHEMA_VALIDATION_FAILED", "/States/Orphan") in found
+    assert ("SCHEMA_VALIDATION_FAILED", "/States/Orphan/Retry/0/BackoffRate") in found
+    assert all(item["severity"] == "ERROR" and item["message"] for item in answer["diagnostics"])
+    good = ok(
+        cloud, "stepfunctions", "validate-state-machine-definition", "--definition", json.dumps(PASS_MACHINE)
+    )
+    assert good == {"result": "OK", "diagnostics": [], "truncated": False}
