@@ -21,11 +21,12 @@ from moto.core.responses import EmptyResult
 from moto.settings import moto_server_port
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import TimeoutSeconds
+from moto.stepfunctions.parser.asl.component.state.choice.state_choice import StateChoice
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import distributed_map, executions, redrive, validation
+from docagent.localcloud import distributed_map, executions, jsonata, redrive, validation
 from docagent.localcloud.runtime import FunctionSpec, TooManyRequestsError
 
 if TYPE_CHECKING:
@@ -106,6 +107,42 @@ def _send_task_failure(self: StepFunctionResponse) -> EmptyResult:
     return EmptyResult()
 
 
+def _choice_eval_state(self: StateChoice, env: Any) -> None:
+    """Remember whether a rule matched: moto decided by name, so a rule whose Next equals the Default
+    had the state's default Output and Assign applied over its own (AWS "Choice state": the state's
+    Output and Assign apply only when no rule matches). Belongs in moto's ``StateChoice``."""
+    for rule in self.choices_decl.rules:
+        rule.eval(env)
+        if env.stack.pop() is True:
+            if not rule.next_stmt:
+                raise RuntimeError(f"Missing Next in a choice rule of '{self.name}'")
+            env.stack.append(rule.next_stmt.name)
+            vars(env)[_TOOK_DEFAULT] = False
+            return
+    if self.default_state is None:
+        raise RuntimeError(f"No choice rule matched in state '{self.name}' and it has no Default")
+    vars(env)[_TOOK_DEFAULT] = True
+    env.stack.append(self.default_state.state_name)
+
+
+def _choice_eval_state_output(self: StateChoice, env: Any) -> None:
+    next_state_name: str = env.stack.pop()
+    if vars(env).pop(_TOOK_DEFAULT, False):
+        if self.assign_decl:
+            self.assign_decl.eval(env=env)
+        if self.output:
+            self.output.eval(env=env)
+    if self._is_language_query_jsonpath():
+        if self.output_path:
+            self.output_path.eval(env=env)
+        else:
+            env.states.reset(input_value=env.stack.pop())
+    env.next_state_name = next_state_name
+
+
+_TOOK_DEFAULT = "_docagent_choice_took_default"
+
+
 class AlreadyRunningError(RuntimeError):
     """moto's backends are process-wide, so one process serves one local cloud at a time."""
 
@@ -149,12 +186,15 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         LambdaBackend.invoke = _invoke  # type: ignore[method-assign]
         WaitFunction._wait_interval = _scaled_wait_interval  # type: ignore[method-assign]
         StepFunctionResponse.send_task_failure = _send_task_failure  # type: ignore[method-assign]
+        StateChoice._eval_state = _choice_eval_state  # type: ignore[method-assign]
+        StateChoice._eval_state_output = _choice_eval_state_output  # type: ignore[method-assign]
         # Retry intervals: the retrier sleeps through its module's ``time``; give it a scaled one.
         vars(retrier_decl)["time"] = SimpleNamespace(sleep=_scaled_sleep)
         distributed_map.install()
         redrive.install()
         executions.install()
         validation.install()
+        jsonata.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

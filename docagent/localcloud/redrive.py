@@ -119,6 +119,8 @@ class RedriveWorker(ExecutionWorker):
         assert self._previous_env is not None
         env.event_manager = self._previous_env.event_manager  # one history across attempts
         env.map_run_record_pool_manager = self._previous_env.map_run_record_pool_manager
+        # Workflow variables assigned before the failure are still set when the failed state runs again.
+        vars(env)["variable_store"] = self._previous_env.variable_store
         _execution_context(env)["RedriveCount"] = self._redrive_count
         env.states.reset(input_value=self._state_input)
         self.env = env

@@ -186,3 +186,116 @@ def test_validate_state_machine_definition_reports_diagnostics(cloud: LocalCloud
         cloud, "stepfunctions", "validate-state-machine-definition", "--definition", json.dumps(PASS_MACHINE)
     )
     assert good == {"result": "OK", "diagnostics": [], "truncated": False}
+
+
+JSONATA_MACHINE = {
+    "QueryLanguage": "JSONata",
+    "StartAt": "Prepare",
+    "States": {
+        "Prepare": {
+            "Type": "Pass",
+            "Assign": {"customerName": "{% $states.input.customer %}"},
+            "Output": {
+                "static": "Hello",
+                "title": "{% $states.input.title %}",
+                "count": "{% $count($states.input.items) %}",
+                "not-evaluated": "$customerName",
+            },
+            "Next": "Route",
+        },
+        "Route": {
+            "Type": "Choice",
+            "Choices": [
+                {
+                    "Condition": "{% $states.input.count > 2 %}",
+                    "Output": {"greeting": "{% $states.input.title & ' ' & $customerName %}", "size": "big"},
+                    "Next": "Done",
+                }
+            ],
+            "Default": "Done",
+            "Output": {"greeting": "{% $customerName %}", "size": "small"},
+        },
+        "Done": {"Type": "Succeed"},
+    },
+}
+
+
+def test_a_jsonata_pass_and_choice_through_the_cli(cloud: LocalCloud) -> None:
+    """AWS "Transforming data with JSONata": Output, Assign, variables, Condition, $states.input."""
+    arn = create(cloud, "cli-jsonata", JSONATA_MACHINE)
+    document = {"customer": "María", "title": "Doctor", "items": [1, 2, 3]}
+    started = ok(
+        cloud, "stepfunctions", "start-execution", "--state-machine-arn", arn, "--input", json.dumps(document)
+    )
+    described = wait_closed(cloud, started["executionArn"])
+    assert described["status"] == "SUCCEEDED", described
+    assert json.loads(described["output"]) == {"greeting": "Doctor María", "size": "big"}
+
+
+def test_a_jsonata_choice_default_and_a_query_evaluation_error(sfn: Any) -> None:
+    arn = sfn.create_state_machine(
+        name="jsonata-default", definition=json.dumps(JSONATA_MACHINE), roleArn=ROLE
+    )
+    small = sfn.start_execution(
+        stateMachineArn=arn["stateMachineArn"],
+        input=json.dumps({"customer": "Bo", "title": "Mx", "items": []}),
+    )
+    described = wait_closed_boto(sfn, small["executionArn"])
+    assert json.loads(described["output"]) == {"greeting": "Bo", "size": "small"}
+    broken = sfn.start_execution(stateMachineArn=arn["stateMachineArn"], input=json.dumps({"customer": "Bo"}))
+    failed = wait_closed_boto(sfn, broken["executionArn"])
+    assert failed["status"] == "FAILED"
+    assert failed["error"] == "States.QueryEvaluationError"
+
+
+def wait_closed_boto(sfn: Any, execution_arn: str) -> dict[str, Any]:
+    for _ in range(200):
+        described: dict[str, Any] = sfn.describe_execution(executionArn=execution_arn)
+        if described["status"] != "RUNNING":
+            return described
+        time.sleep(0.05)
+    raise AssertionError(f"{execution_arn} still running")
+
+
+FIRST_ATTEMPT_FAILS = """
+def handler(event, context):
+    if event["attempt"] == 0:
+        raise RuntimeError("first attempt fails")
+    return {"greeting": "hello " + event["name"], "attempt": event["attempt"]}
+"""
+
+
+def test_redrive_of_a_jsonata_workflow_through_the_cli(
+    cloud: LocalCloud, sfn: Any, make_function: Any
+) -> None:
+    """RedriveExecution (shared spec R1, R6): the failed JSONata Task runs again; variables and
+    $states.context.Execution.RedriveCount are there."""
+    function = make_function(FIRST_ATTEMPT_FAILS)
+    definition = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "Remember",
+        "States": {
+            "Remember": {"Type": "Pass", "Assign": {"name": "{% $states.input.name %}"}, "Next": "Greet"},
+            "Greet": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke",
+                "Arguments": {
+                    "FunctionName": function,
+                    "Payload": {
+                        "attempt": "{% $states.context.Execution.RedriveCount %}",
+                        "name": "{% $name %}",
+                    },
+                },
+                "Output": "{% $states.result.Payload %}",
+                "End": True,
+            },
+        },
+    }
+    arn = sfn.create_state_machine(name="jsonata-redrive", definition=json.dumps(definition), roleArn=ROLE)
+    execution = sfn.start_execution(stateMachineArn=arn["stateMachineArn"], input=json.dumps({"name": "Ada"}))
+    assert wait_closed_boto(sfn, execution["executionArn"])["status"] == "FAILED"
+    ok(cloud, "stepfunctions", "redrive-execution", "--execution-arn", execution["executionArn"])
+    described = wait_closed_boto(sfn, execution["executionArn"])
+    assert described["status"] == "SUCCEEDED", described
+    assert json.loads(described["output"]) == {"greeting": "hello Ada", "attempt": 1}
+    assert described["redriveCount"] == 1
