@@ -26,7 +26,15 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_funct
 from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import distributed_map, executions, jsonata, mock_config, redrive, validation
+from docagent.localcloud import (
+    distributed_map,
+    executions,
+    jsonata,
+    mock_config,
+    redrive,
+    test_state,
+    validation,
+)
 from docagent.localcloud.runtime import FunctionSpec, TooManyRequestsError
 
 if TYPE_CHECKING:
@@ -196,6 +204,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         validation.install()
         jsonata.install()
         mock_config.install()
+        test_state.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

@@ -1,0 +1,96 @@
+"""TestState through boto3 against the local cloud (AWS API reference "TestState", as of 2026-11).
+
+The AWS CLI and SDKs send TestState to a `sync-` host prefix; with a local endpoint the prefix cannot
+resolve, so the client turns host prefixes off (docs/sfn-local.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from docagent.localcloud.server import REGION, LocalCloud
+
+TASK = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::lambda:invoke",
+    "Parameters": {"FunctionName": "any", "Payload.$": "$"},
+    "ResultSelector": {"total.$": "$.Payload.total"},
+    "ResultPath": "$.result",
+    "Retry": [{"ErrorEquals": ["Throttled"], "IntervalSeconds": 2, "BackoffRate": 3, "MaxAttempts": 2}],
+    "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Recover"}],
+    "Next": "Continue",
+}
+
+
+@pytest.fixture(scope="module")
+def sfn(cloud: LocalCloud) -> Any:
+    return boto3.client(
+        "stepfunctions", endpoint_url=cloud.endpoint, region_name=REGION,
+        aws_access_key_id="local", aws_secret_access_key="local", config=Config(inject_host_prefix=False),
+    )  # fmt: skip
+
+
+def test_a_mocked_result_goes_through_the_states_paths(sfn: Any) -> None:
+    answer = sfn.test_state(
+        definition=json.dumps(TASK), input=json.dumps({"order": 1}), inspectionLevel="DEBUG",
+        mock={"result": json.dumps({"StatusCode": 200, "Payload": {"total": 42}})},
+    )  # fmt: skip
+    assert answer["status"] == "SUCCEEDED"
+    assert answer["nextState"] == "Continue"
+    assert json.loads(answer["output"]) == {"order": 1, "result": {"total": 42}}
+    assert json.loads(answer["inspectionData"]["input"]) == {"order": 1}
+    assert json.loads(answer["inspectionData"]["afterParameters"]) == {
+        "FunctionName": "any",
+        "Payload": {"order": 1},
+    }
+
+
+def test_a_mocked_error_is_retriable_then_caught(sfn: Any) -> None:
+    """TestState does not retry: a matching retrier with attempts left is RETRIABLE (with its backoff);
+    once retrierRetryCount uses them up, the Catch takes the error."""
+    mock = {"errorOutput": {"error": "Throttled", "cause": "slow down"}}
+    first = sfn.test_state(definition=json.dumps(TASK), input="{}", mock=mock, inspectionLevel="DEBUG",
+                           stateConfiguration={"retrierRetryCount": 1})  # fmt: skip
+    assert first["status"] == "RETRIABLE"
+    assert first["inspectionData"]["errorDetails"] == {"retryIndex": 0, "retryBackoffIntervalSeconds": 6}
+    last = sfn.test_state(
+        definition=json.dumps(TASK), input="{}", mock=mock, stateConfiguration={"retrierRetryCount": 2}
+    )
+    assert (last["status"], last["nextState"], last["error"]) == ("CAUGHT_ERROR", "Recover", "Throttled")
+    assert json.loads(last["output"]) == {"Error": "Throttled", "Cause": "slow down"}
+
+
+def test_a_jsonata_state_of_a_whole_machine_with_variables(sfn: Any) -> None:
+    machine = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "Start",
+        "States": {
+            "Start": {"Type": "Pass", "Next": "Add"},
+            "Add": {"Type": "Pass", "Output": "{% $states.input.x + $bonus %}", "End": True},
+        },
+    }
+    answer = sfn.test_state(
+        definition=json.dumps(machine), stateName="Add", input='{"x": 1}', variables='{"bonus": 41}'
+    )
+    assert (answer["status"], json.loads(answer["output"])) == ("SUCCEEDED", 42)
+
+
+def test_an_unmocked_task_runs_the_projects_own_handler(sfn: Any, deployed: Any) -> None:
+    """PrepareJob's real handler refuses a prefix with no documents (NoDocuments, docs/design.md)."""
+    task = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": deployed.outputs["PrepareJobFunctionName"], "Payload.$": "$"},
+        "End": True,
+    }
+    event = {
+        "request": {"job_id": "teststate-empty", "prefix": "nothing-here/"},
+        "execution_name": "teststate-empty",
+    }
+    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(event))
+    assert answer["status"] == "FAILED"
+    assert answer["error"] == "NoDocuments"
