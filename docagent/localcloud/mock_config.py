@@ -100,7 +100,7 @@ class _StateMocks:
         self.answers = answers
 
 
-class TestCaseMocks:
+class CaseMocks:
     """The mocks of one execution, with one invocation counter per state (shared by Map iterations)."""
 
     def __init__(self, name: str, answers: dict[str, dict[int, MockedResponse]]) -> None:
@@ -121,7 +121,7 @@ class TestCaseMocks:
         return answer
 
     @classmethod
-    def from_config(cls, config: MockConfig, state_machine: str, case: str) -> TestCaseMocks:
+    def from_config(cls, config: MockConfig, state_machine: str, case: str) -> CaseMocks:
         machine = config.StateMachines.get(state_machine)
         if machine is None or case not in machine.TestCases:
             raise AwsError(
@@ -150,12 +150,12 @@ def to_moto(returned: Any, thrown: ThrowSpec | None, number: int = 0) -> MockedR
 
 # -- the interpreter seam -------------------------------------------------------------------------------
 
-_pending: dict[str, TestCaseMocks] = {}
+_pending: dict[str, CaseMocks] = {}
 _pending_lock = threading.Lock()
 
 
 def _on_test_case(execution_arn: str, state_machine: str, case: str) -> None:
-    mocks = TestCaseMocks.from_config(load(config_path()), state_machine, case)
+    mocks = CaseMocks.from_config(load(config_path()), state_machine, case)
     with _pending_lock:
         _pending[execution_arn] = mocks
 
@@ -171,7 +171,7 @@ def _start_worker(self: Execution) -> ExecutionWorker:
 
 def _current_mocked_response(self: Environment) -> MockedResponse:
     mocks = self.mock_test_case
-    if not isinstance(mocks, TestCaseMocks):
+    if not isinstance(mocks, CaseMocks):
         return _original_current_mocked_response(self)
     return mocks.next_response(str(self.next_state_name))
 

@@ -34,7 +34,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud import validation
 from docagent.localcloud.executions import AwsError
-from docagent.localcloud.mock_config import TestCaseMocks, ThrowSpec, to_moto
+from docagent.localcloud.mock_config import CaseMocks, ThrowSpec, to_moto
 
 STUB_PREFIX = "TestStateNext:"
 RUN_LIMIT_SECONDS = 300.0
@@ -108,7 +108,7 @@ def _run(
     machine: dict[str, Any],
     input_value: Any,
     *,
-    mocks: TestCaseMocks | None,
+    mocks: CaseMocks | None,
     variables: dict[str, Any],
     context: dict[str, Any],
     role_arn: str,
@@ -244,7 +244,7 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
             _json_field(mock.get("result"), "mock.result", None),
             ThrowSpec(Error=thrown.get("error", ""), Cause=thrown.get("cause", "")) if thrown else None,
         )
-        mocks = TestCaseMocks("TestState", {name: {0: mocked}})
+        mocks = CaseMocks("TestState", {name: {0: mocked}})
     elif context:
         raise AwsError("ValidationException", "context is only accepted together with a mock")
     role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
