@@ -4,20 +4,30 @@ moto is pinned to an exact version (pyproject.toml); nothing on disk is changed.
 small, named replacement of one seam, so a moto upgrade shows exactly what to re-check. The full list,
 with the behaviour each one fixes, its test, and whether the fix belongs in moto itself:
 
-| seam (moto 5.2.5) | behaviour | test | belongs in moto |
-| --- | --- | --- | --- |
-| ``LambdaBackend.invoke`` (here) | Lambda runs the project's handlers in local workers, not Docker | integration/test_lambda_runtime.py | no (local runtime) |
-| ``WaitFunction``, retrier ``time`` (here) | ``--time-scale`` for Wait states and Retry intervals | integration/test_conformance.py | no |
-| ``send_task_failure`` (here) | SendTaskFailure keeps its ``cause`` | integration/test_approval.py | yes |
-| ``StateChoice`` (here) | a Choice's default Output/Assign only when no rule matched | integration/test_sfn_cli.py (JSONata Pass and Choice) | yes |
-| ``boto_client_for`` (here) | one boto3 client per service, not one per call | the whole suite | yes |
-| distributed_map.py | threshold, ResultWriter files, Map Run redrive, EXPRESS children, ItemBatcher | integration/test_conformance.py | yes |
-| redrive.py | RedriveExecution (shared spec R1-R7), variables kept | integration/test_conformance.py, test_sfn_cli.py | yes |
-| executions.py | UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase`` | integration/test_sfn_cli.py | yes |
-| validation.py | definitions validated; ValidateStateMachineDefinition | integration/test_sfn_cli.py | yes |
-| jsonata.py | the JSONata evaluator and the Step Functions functions | unit/test_jsonata.py, integration/test_sfn_cli.py | yes |
-| mock_config.py | Step Functions Local mock files, one counter per state | unit/test_mock_config.py, integration/test_sfn_local_suite.py | yes |
-| test_state.py | the TestState API | integration/test_sfn_test_state.py | yes |
+- ``LambdaBackend.invoke`` (here): Lambda runs the project's handlers in local workers, not Docker.
+  Test: integration/test_lambda_runtime.py. Belongs in moto: no (local runtime).
+- ``WaitFunction``, retrier ``time`` (here): ``--time-scale`` for Wait states and Retry intervals.
+  Test: integration/test_conformance.py. Belongs in moto: no.
+- ``send_task_failure`` (here): SendTaskFailure keeps its ``cause``.
+  Test: integration/test_approval.py. Belongs in moto: yes.
+- ``StateChoice`` (here): a Choice's default Output/Assign only when no rule matched.
+  Test: integration/test_sfn_cli.py (JSONata Pass and Choice). Belongs in moto: yes.
+- ``boto_client_for`` (here): one boto3 client per service, not one per call.
+  Test: the whole suite. Belongs in moto: yes.
+- distributed_map.py: threshold, ResultWriter files, Map Run redrive, EXPRESS children, ItemBatcher.
+  Test: integration/test_conformance.py. Belongs in moto: yes.
+- redrive.py: RedriveExecution (shared spec R1-R7), variables kept.
+  Test: integration/test_conformance.py, test_sfn_cli.py. Belongs in moto: yes.
+- executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``.
+  Test: integration/test_sfn_cli.py. Belongs in moto: yes.
+- validation.py: definitions validated; ValidateStateMachineDefinition.
+  Test: integration/test_sfn_cli.py. Belongs in moto: yes.
+- jsonata.py: the JSONata evaluator and the Step Functions functions.
+  Test: unit/test_jsonata.py, integration/test_sfn_cli.py. Belongs in moto: yes.
+- mock_config.py: Step Functions Local mock files, one counter per state.
+  Test: unit/test_mock_config.py, integration/test_sfn_local_suite.py. Belongs in moto: yes.
+- test_state.py: the TestState API.
+  Test: integration/test_sfn_test_state.py. Belongs in moto: yes.
 """
 
 from __future__ import annotations
