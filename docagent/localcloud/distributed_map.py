@@ -52,6 +52,9 @@ from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
 from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, ProgramStopped
 from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+from moto.stepfunctions.parser.asl.utils.json_path import extract_json
+
+from docagent.localcloud import jsonata
 
 MAP_RUN_REDRIVE_LIMIT = 1000  # shared spec M3
 _BATCH_DEFAULT_BYTES = 256 * 1024
@@ -66,6 +69,7 @@ class MapExtras:
 
     express: bool = False
     batcher: dict[str, Any] | None = None
+    language: str = "JSONPath"
 
 
 class AtLeastOnce:
@@ -79,21 +83,23 @@ def deliver_twice(indexes: set[int]) -> None:
     AtLeastOnce.deliver_twice = set(indexes)
 
 
-def _strip_extras(states: dict[str, Any]) -> dict[str, MapExtras]:
+def _strip_extras(states: dict[str, Any], language: str = "JSONPath") -> dict[str, MapExtras]:
     """Remove what moto cannot parse from every (nested) Map state; return it by state name path."""
     extras: dict[str, MapExtras] = {}
     for name, state in states.items():
         processor = state.get("ItemProcessor") if state.get("Type") == "Map" else None
         if processor is None:
             continue
+        state_language = str(state.get("QueryLanguage", language))
         config = processor.get("ProcessorConfig", {})
         express = config.get("ExecutionType") == "EXPRESS"
         if express:
             config["ExecutionType"] = "STANDARD"
         batcher = state.pop("ItemBatcher", None)
         if express or batcher:
-            extras[name] = MapExtras(express=express, batcher=batcher)
-        for inner, value in _strip_extras(processor.get("States", {})).items():
+            extras[name] = MapExtras(express=express, batcher=batcher, language=state_language)
+        inner_language = str(processor.get("QueryLanguage", state_language))
+        for inner, value in _strip_extras(processor.get("States", {}), inner_language).items():
             extras[f"{name}/{inner}"] = value
     return extras
 
@@ -114,7 +120,11 @@ def _parse(definition: str) -> Any:
         document = json.loads(definition)
     except ValueError:
         return _original_parse(definition)
-    extras = _strip_extras(document.get("States", {})) if isinstance(document, dict) else {}
+    extras = (
+        _strip_extras(document.get("States", {}), str(document.get("QueryLanguage", "JSONPath")))
+        if isinstance(document, dict)
+        else {}
+    )
     if not extras:
         return _original_parse(definition)
     program, context = _original_parse(json.dumps(document))
@@ -386,14 +396,42 @@ def _prepare_child(
         env.states.reset(state_input)
         return program
     if extras.batcher:
+        map_input = env.states.get_input()  # the Map state's input, before the items replace it
         batch: dict[str, Any] = {"Items": [_select(self, env, job.job_index, item) for item in job.job_input]}
         if "BatchInput" in extras.batcher:
-            batch["BatchInput"] = extras.batcher["BatchInput"]
+            batch["BatchInput"] = batch_input(extras.batcher["BatchInput"], extras.language, map_input, env)
         env.states.reset(batch)
     else:
         env.states.reset(_select(self, env, job.job_index, job.job_input))
     outcome.input = env.states.get_input()
     return job.job_program
+
+
+def batch_input(template: Any, language: str, map_input: Any, env: Environment) -> Any:
+    """ItemBatcher.BatchInput evaluated against the Map state's input, as AWS does ("ItemBatcher":
+    JSONPath fields ending in ``.$`` (``$$.`` reads the context object), or JSONata ``{% %}``)."""
+    context = env.states.context_object.context_object_data
+    if isinstance(template, dict):
+        evaluated: dict[str, Any] = {}
+        for key, value in template.items():
+            if language == "JSONPath" and key.endswith(".$") and isinstance(value, str):
+                source = context if value.startswith("$$") else map_input
+                evaluated[key[:-2]] = extract_json(value[1:] if value.startswith("$$") else value, source)
+            else:
+                evaluated[key] = batch_input(value, language, map_input, env)
+        return evaluated
+    if isinstance(template, list):
+        return [batch_input(value, language, map_input, env) for value in template]
+    if (
+        language == "JSONata"
+        and isinstance(template, str)
+        and template.startswith("{%")
+        and template.endswith("%}")
+    ):
+        bindings = {"states": {"input": map_input, "context": context}}
+        value = jsonata.evaluate(template[2:-2].strip(), bindings)
+        return None if value is jsonata.UNDEFINED else value
+    return template
 
 
 def _last_entered_state(env: Environment, program: Any) -> tuple[str, Any] | None:

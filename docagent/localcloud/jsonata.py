@@ -23,7 +23,7 @@ import random
 import threading
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import jsonata as jsonata_python  # type: ignore[import-untyped]
 from jsonata import utils as jsonata_utils
@@ -39,8 +39,7 @@ from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name
 from moto.stepfunctions.parser.asl.component.common.query_language import QueryLanguageMode
 from moto.stepfunctions.parser.asl.component.common.string import string_expression
 from moto.stepfunctions.parser.asl.eval.environment import Environment
-
-from docagent.localcloud.distributed_map import event_details
+from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 
 HASH_ALGORITHMS = {
     "MD5": "md5",
@@ -202,10 +201,13 @@ def _fail(env: Environment, cause: str) -> FailureEventException:
         env=env,
         error_name=error_name,
         event_type=HistoryEventType.EvaluationFailed,
-        event_details=event_details(
-            evaluationFailedEventDetails=EvaluationFailedEventDetails(
-                error=error_name.error_name, cause=cause
-            )
+        event_details=cast(  # moto's EventDetails is a closed TypedDict of every event kind
+            EventDetails,
+            {
+                "evaluationFailedEventDetails": EvaluationFailedEventDetails(
+                    error=error_name.error_name, cause=cause
+                )
+            },
         ),
     )
     return FailureEventException(failure_event=failure_event)

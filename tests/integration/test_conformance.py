@@ -410,18 +410,24 @@ def test_m2_a_standard_child_is_redriven_from_its_failed_state(aws, role_arn, wo
 
 def test_d4_item_batcher_hands_a_child_a_batch(aws, role_arn, worker_arn):
     definition = distributed_map(worker_arn, put_items(aws, 5), End=True)
-    definition["ItemBatcher"] = {"MaxItemsPerBatch": 2, "BatchInput": {"batch": True}}
+    definition["ItemBatcher"] = {
+        "MaxItemsPerBatch": 2,
+        "BatchInput": {"batch": True, "failing.$": "$.fail_items", "execution.$": "$$.Execution.Name"},
+    }
     processor = definition["ItemProcessor"]
     processor["States"] = {"Work": {"Type": "Pass", "End": True}}
     processor["StartAt"] = "Work"
     machine = Machine(aws, role_arn, {"StartAt": "Map", "States": {"Map": definition}})
-    described = machine.wait(machine.start({"fail_items": []}))
+    execution_arn = machine.start({"fail_items": []})
+    described = machine.wait(execution_arn)
     assert described["status"] == "SUCCEEDED"
     batches = [
         json.loads(e["Output"]) for e in machine.result_files(json.loads(described["output"]))["SUCCEEDED"]
     ]
     assert [[item["item"] for item in batch["Items"]] for batch in batches] == [[0, 1], [2, 3], [4]]
-    assert all(batch["BatchInput"] == {"batch": True} for batch in batches)
+    # BatchInput's paths are evaluated against the Map state's input and the context object.
+    expected = {"batch": True, "failing": [], "execution": execution_arn.rsplit(":", 1)[-1]}
+    assert all(batch["BatchInput"] == expected for batch in batches)
 
 
 def test_d1_express_children_run_and_are_redriven_from_the_start(aws, role_arn, worker_arn, cloud):
