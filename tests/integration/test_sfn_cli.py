@@ -299,3 +299,15 @@ def test_redrive_of_a_jsonata_workflow_through_the_cli(
     assert described["status"] == "SUCCEEDED", described
     assert json.loads(described["output"]) == {"greeting": "hello Ada", "attempt": 1}
     assert described["redriveCount"] == 1
+
+
+def test_docagent_list_copes_with_executions_it_did_not_start(
+    cloud: LocalCloud, deployed: Any, docagent: Any
+) -> None:
+    """An unnamed start on the deployed workflow (a UUID name, no job records): `docagent list` shows it."""
+    arn = deployed.outputs["StateMachineArn"]
+    started = ok(cloud, "stepfunctions", "start-execution", "--state-machine-arn", arn, "--input", "{}")
+    name = started["executionArn"].rsplit(":", 1)[-1]
+    code, listed = docagent("list", "--limit", "1000")
+    assert code == 0
+    assert name in [job["job_id"] for job in listed["jobs"]]
