@@ -6,7 +6,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
 
 - ``LambdaBackend.invoke`` (here): Lambda runs the project's handlers in local workers, not Docker.
   Test: integration/test_lambda_runtime.py. Belongs in moto: no (local runtime).
-- ``WaitFunction``, retrier ``time`` (here): ``--time-scale`` for Wait states and Retry intervals.
+- ``WaitFunction``, retrier ``time``, ``execute_state`` timeouts (here): ``--time-scale`` for Wait
+  states, Retry intervals and TimeoutSeconds.
   Test: integration/test_conformance.py. Belongs in moto: no.
 - ``send_task_failure`` (here): SendTaskFailure keeps its ``cause``.
   Test: integration/test_approval.py. Belongs in moto: yes.
@@ -48,6 +49,10 @@ from moto.settings import moto_server_port
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import TimeoutSeconds
 from moto.stepfunctions.parser.asl.component.state.choice.state_choice import StateChoice
+from moto.stepfunctions.parser.asl.component.state.exec import execute_state
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_callback import (  # noqa: E501
+    StateTaskServiceCallback,
+)
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.responses import StepFunctionResponse
@@ -131,6 +136,23 @@ def _scaled_wait_interval(self: WaitFunction, env: Any, wait_seconds: int) -> No
 
 def _scaled_sleep(seconds: float) -> None:
     threading.Event().wait(seconds * _Installed.time_scale)
+
+
+class _ScaledEvent(threading.Event):
+    """moto waits for a state's TimeoutSeconds on an Event in ``execute_state``: scale that wait."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return super().wait(None if timeout is None else timeout * _Installed.time_scale)
+
+
+def _scaled_task_token_wait(
+    self: StateTaskServiceCallback, timeout_seconds: int, callback_endpoint: Any
+) -> Any:
+    """A .waitForTaskToken task's TimeoutSeconds, scaled like every other wait."""
+    return _original_task_token_wait(self, timeout_seconds * _Installed.time_scale, callback_endpoint)  # type: ignore[arg-type]
+
+
+_original_task_token_wait = StateTaskServiceCallback._wait_for_task_token_timeout
 
 
 def _send_task_failure(self: StepFunctionResponse) -> EmptyResult:
@@ -224,6 +246,9 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         StateChoice._eval_state_output = _choice_eval_state_output  # type: ignore[method-assign]
         # Retry intervals: the retrier sleeps through its module's ``time``; give it a scaled one.
         vars(retrier_decl)["time"] = SimpleNamespace(sleep=_scaled_sleep)
+        # TimeoutSeconds of Task, Parallel and Map states, and of .waitForTaskToken callbacks.
+        vars(execute_state)["threading"] = SimpleNamespace(Event=_ScaledEvent)
+        StateTaskServiceCallback._wait_for_task_token_timeout = _scaled_task_token_wait  # type: ignore[method-assign]
         distributed_map.install()
         redrive.install()
         executions.install()

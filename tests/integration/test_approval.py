@@ -167,13 +167,13 @@ def test_a_job_without_require_approval_never_waits(cloud, deployed, operator):
 
 def test_l3_no_decision_within_timeout_seconds_fails_with_states_timeout(cloud, deployed, operator):
     """The deployed definition with RequestApproval's TimeoutSeconds (config approval_timeout_seconds) set to
-    2. moto honours TimeoutSeconds on a waitForTaskToken task in real seconds: the local cloud's time scale
-    applies to retry intervals, Wait states and Lambda timeouts, not to task timeouts."""
+    24: the local cloud scales task timeouts like retry intervals, Wait states and Lambda timeouts, so at
+    this suite's time scale (0.25) the approval expires after 6 s."""
     states = LocalJob.on(cloud.endpoint, deployed, "unused").sfn
     machine = states.describe_state_machine(stateMachineArn=deployed.outputs["StateMachineArn"])
     definition = json.loads(machine["definition"])
     assert definition["States"]["RequestApproval"]["TimeoutSeconds"] == 86_400  # the default config
-    definition["States"]["RequestApproval"]["TimeoutSeconds"] = 2
+    definition["States"]["RequestApproval"]["TimeoutSeconds"] = 24
     short = states.create_state_machine(
         name="DocAgent-ApprovalTimeout", definition=json.dumps(definition), roleArn=machine["roleArn"]
     )["stateMachineArn"]
