@@ -29,7 +29,7 @@ TERMINAL_TYPES = {"Succeed", "Fail"}
 STATE_NAME_MAX = 80
 # Fields that exist only in one query language (AWS "Transforming data with JSONata").
 JSONPATH_ONLY = {
-    "InputPath", "Parameters", "ResultSelector", "ResultPath", "OutputPath", "ItemsPath", "ItemSelector",
+    "InputPath", "Parameters", "ResultSelector", "ResultPath", "OutputPath", "ItemsPath",
     "TimeoutSecondsPath", "HeartbeatSecondsPath", "SecondsPath", "TimestampPath", "ErrorPath", "CausePath",
     "ToleratedFailureCountPath", "ToleratedFailurePercentagePath", "MaxConcurrencyPath",
 }  # fmt: skip
