@@ -357,14 +357,37 @@ class DocumentResult(_Strict):
             raise ValueError("a rejected result needs an error name")
         return self
 
+    def report_row(self) -> ReportRow:
+        """This document's row of report.json (carried in the child's output, see DocumentOutcome)."""
+        facts = self.facts
+        return ReportRow(
+            document_id=self.document_id,
+            index=self.index,
+            key=self.key,
+            status=self.status,
+            error=self.error,
+            reason=self.reason,
+            customer_id=facts.customer_id if facts else None,
+            invoice_number=facts.invoice_number if facts else None,
+            amount=f"{facts.amount:.2f}" if facts else None,
+            currency=facts.currency if facts else None,
+            category=facts.category if facts else None,
+            model_call_id=self.model_call_id,
+        )
+
 
 class DocumentOutcome(_Strict):
-    """process_document's output: small, the Map's per-child result."""
+    """process_document's output: small, the Map's per-child result.
+
+    ``row`` is the document's report row: the ResultWriter's result files carry it to build_report and
+    verify_job, so neither reads one object per document. Null only in outputs of code from before it existed.
+    """
 
     document_id: str
     status: DocumentStatus
     result_key: str
     error: str | None = None
+    row: ReportRow | None = None
 
 
 # ---------------------------------------------------------------------------------------- build_report
@@ -421,11 +444,14 @@ class ReportRow(_Strict):
     amount: str | None = None
     currency: str | None = None
     category: str | None = None
+    model_call_id: str | None = None
 
 
 class MapRunSummary(_Strict):
     map_run_arn: str | None = None
     result_files_read: bool = False
+    result_writer_bucket: str | None = None
+    result_writer_key: str | None = None
     succeeded: int = 0
     failed: int = 0
     pending: int = 0

@@ -19,6 +19,7 @@ from functions.models import (
     DocumentOutcome,
     JobOptions,
     ManifestEntry,
+    MapRunInfo,
     PreparedJob,
     ProcessDocumentEvent,
     ReportSummary,
@@ -108,8 +109,53 @@ def process_all(job: PreparedJob, provider: ModelProvider | None = None) -> dict
     }
 
 
-def report(job: PreparedJob) -> ReportSummary:
-    return build_report(BuildReportEvent(job_id=job.job_id))
+def write_result_files(
+    job: PreparedJob, outcomes: dict[str, DocumentOutcome], run_id: str = "run-1"
+) -> MapRunInfo:
+    """What the Distributed Map's ResultWriter writes for these succeeded children (one SUCCEEDED_0.json in
+    the documented shape), and the Map's output that points at it."""
+    folder = f"map-runs/{run_id}/"
+    arn = f"arn:aws:states:us-east-1:123456789012:mapRun:DocumentReview/documents:{run_id}"
+    entries = []
+    for entry in items(job):
+        outcome = outcomes.get(entry.document_id)
+        if outcome is None:
+            continue
+        child_input = {
+            "job_id": job.job_id,
+            "options": job.options.model_dump(mode="json"),
+            "document": entry.model_dump(mode="json"),
+        }
+        entries.append(
+            {
+                "ExecutionArn": f"{arn.replace(':mapRun:', ':execution:')}:{entry.index}",
+                "Input": json.dumps(child_input),
+                "InputDetails": {"Included": True},
+                "Output": outcome.model_dump_json(),
+                "OutputDetails": {"Included": True},
+                "Status": "SUCCEEDED",
+            }
+        )
+    put_object(f"{folder}SUCCEEDED_0.json", json.dumps(entries), bucket=job.bucket)
+    manifest = {
+        "DestinationBucket": job.bucket,
+        "MapRunArn": arn,
+        "ResultFiles": {
+            "FAILED": [],
+            "PENDING": [],
+            "SUCCEEDED": [{"Key": f"{folder}SUCCEEDED_0.json", "Size": 0}],
+        },
+    }
+    put_object(f"{folder}manifest.json", json.dumps(manifest), bucket=job.bucket)
+    return MapRunInfo.model_validate(
+        {"MapRunArn": arn, "ResultWriterDetails": {"Bucket": job.bucket, "Key": f"{folder}manifest.json"}}
+    )
+
+
+def report(job: PreparedJob, outcomes: dict[str, DocumentOutcome] | None = None) -> ReportSummary:
+    """build_report over the ResultWriter's files for these outcomes (none given: no result files)."""
+    map_run = write_result_files(job, outcomes) if outcomes is not None else MapRunInfo()
+    return build_report(BuildReportEvent(job_id=job.job_id, map_run=map_run))
 
 
 def ticket(job: PreparedJob, summary: ReportSummary) -> TicketResult:

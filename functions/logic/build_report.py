@@ -1,14 +1,21 @@
-"""build_report: one row per manifest document from the stored results, plus child-failure details from the
-Distributed Map's result files for documents that have no result. Deterministic, so a repeat writes the same
-report and returns the same output."""
+"""build_report: one row per manifest document, from the Distributed Map's result files (each succeeded
+child's output carries its document's report row), plus child-failure details for documents that have none.
+
+Work per invocation: the manifest, the ResultWriter's manifest.json and result files (1 + F reads, F the
+number of result files), one read per document the result files do not cover (children that did not
+succeed, at most the tolerated failures; none in a clean run), one write.
+Deterministic, so a repeat writes the same report and returns the same output."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from functions import storage
 from functions.errors import InvalidJobRequest
@@ -16,6 +23,7 @@ from functions.faults import fault_point, job_options
 from functions.models import (
     BuildReportEvent,
     ChildFailure,
+    DocumentOutcome,
     DocumentResult,
     FaultPointName,
     MapRunInfo,
@@ -32,37 +40,73 @@ if TYPE_CHECKING:
 _READ_WORKERS = 16
 
 
-def _document_id_of(entry: dict[str, Any]) -> str | None:
-    """The document id of a result-file entry, from the child's input (a JSON string or an object)."""
-    raw = entry.get("Input")
+def _parsed(raw: Any) -> Any:
+    """A result-file field: JSON in a string (as Step Functions writes it) or already parsed."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            return json.loads(raw)
         except json.JSONDecodeError:
             return None
+    return raw
+
+
+def _document_ids_of(entry: dict[str, Any]) -> list[str]:
+    """The document ids of a result-file entry, from the child's input (one document, or a batch's Items)."""
+    raw = _parsed(entry.get("Input"))
     if not isinstance(raw, dict):
-        return None
-    document = raw.get("document")
-    if isinstance(document, dict) and isinstance(document.get("document_id"), str):
-        return str(document["document_id"])
-    return None
+        return []
+    items = raw.get("Items")
+    children: list[Any] = items if isinstance(items, list) else [raw]
+    ids = []
+    for child in children:
+        document = child.get("document") if isinstance(child, dict) else None
+        if isinstance(document, dict) and isinstance(document.get("document_id"), str):
+            ids.append(str(document["document_id"]))
+    return ids
 
 
-def read_map_run(map_run: MapRunInfo) -> tuple[MapRunSummary, dict[str, ChildFailure]]:
-    """Counts and failures from ResultWriter output (manifest.json, then the files it lists).
+def _outcomes_of(entry: dict[str, Any]) -> list[DocumentOutcome]:
+    """The DocumentOutcomes in a succeeded child's output (one, or a batch's list); malformed ones skipped."""
+    raw = _parsed(entry.get("Output"))
+    if isinstance(raw, dict) and isinstance(raw.get("outcomes"), list):
+        raw = raw["outcomes"]
+    outcomes = []
+    for item in raw if isinstance(raw, list) else [raw]:
+        try:
+            outcomes.append(DocumentOutcome.model_validate(item))
+        except ValidationError:
+            continue
+    return outcomes
 
-    Every part may be absent (a local interpreter writes only manifest.json); absence is tolerated and logged.
+
+@dataclass
+class MapRunRead:
+    """What the ResultWriter's files say: counts, each succeeded document's report row, each failure."""
+
+    summary: MapRunSummary
+    rows: dict[str, ReportRow] = field(default_factory=dict)
+    failures: dict[str, ChildFailure] = field(default_factory=dict)
+
+
+def read_map_run(map_run: MapRunInfo) -> MapRunRead:
+    """Counts, rows and failures from ResultWriter output (manifest.json, then the files it lists).
+
+    Reads 1 + F objects, F the number of result files (AWS starts a new file every 5 GB): never one per
+    document.
+    Every part may be absent (then the documents it would have covered are read one by one by the caller);
+    absence is tolerated and logged.
     """
-    summary = MapRunSummary(map_run_arn=map_run.MapRunArn)
-    failures: dict[str, ChildFailure] = {}
+    read = MapRunRead(MapRunSummary(map_run_arn=map_run.MapRunArn))
     details = map_run.ResultWriterDetails
     if details is None:
-        return summary, failures
+        return read
     manifest = storage.get_json_or_none(details.Key, bucket=details.Bucket)
     if not isinstance(manifest, dict):
         logger.warning("map run manifest not found", extra={"key": details.Key})
-        return summary, failures
+        return read
+    summary = read.summary
     summary.result_files_read = True
+    summary.result_writer_bucket, summary.result_writer_key = details.Bucket, details.Key
     bucket = str(manifest.get("DestinationBucket") or details.Bucket)
     files = manifest.get("ResultFiles") or {}
     for status in ("SUCCEEDED", "FAILED", "PENDING"):
@@ -77,36 +121,31 @@ def read_map_run(map_run: MapRunInfo) -> tuple[MapRunSummary, dict[str, ChildFai
                     continue
                 if status == "SUCCEEDED":
                     summary.succeeded += 1
+                    for outcome in _outcomes_of(entry):
+                        if outcome.row is not None and outcome.row.document_id == outcome.document_id:
+                            read.rows[outcome.document_id] = outcome.row
                     continue
                 summary.failed += status == "FAILED"
                 summary.pending += status == "PENDING"
-                document_id = _document_id_of(entry)
-                if document_id is not None:
-                    failures[document_id] = ChildFailure(
+                for document_id in _document_ids_of(entry):
+                    read.failures[document_id] = ChildFailure(
                         document_id=document_id,
                         status=str(entry.get("Status") or status),
                         error=entry.get("Error"),
                         cause=entry.get("Cause"),
                         execution_arn=entry.get("ExecutionArn"),
                     )
-    return summary, failures
+    return read
 
 
-def _row(result: DocumentResult) -> ReportRow:
-    facts = result.facts
-    return ReportRow(
-        document_id=result.document_id,
-        index=result.index,
-        key=result.key,
-        status=result.status,
-        error=result.error,
-        reason=result.reason,
-        customer_id=facts.customer_id if facts else None,
-        invoice_number=facts.invoice_number if facts else None,
-        amount=f"{facts.amount:.2f}" if facts else None,
-        currency=facts.currency if facts else None,
-        category=facts.category if facts else None,
-    )
+def _read_results(job_id: str, document_ids: list[str]) -> dict[str, DocumentResult | None]:
+    """Stored results of the documents the result files do not cover (children that did not succeed, outputs
+    of older code, a Map without ResultWriter): normally none."""
+    if not document_ids:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(document_ids))) as pool:
+        found = pool.map(lambda document_id: storage.get_result(job_id, document_id), document_ids)
+        return dict(zip(document_ids, found, strict=True))
 
 
 def build_report(event: BuildReportEvent, context: LambdaContext | None = None) -> ReportSummary:
@@ -123,22 +162,25 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
 
     entries = manifest.entries
-    with ThreadPoolExecutor(max_workers=max(1, min(_READ_WORKERS, len(entries)))) as pool:
-        results = list(pool.map(lambda entry: storage.get_result(job_id, entry.document_id), entries))
-    map_run, child_failures = read_map_run(event.map_run)
+    read = read_map_run(event.map_run)
+    uncovered = [entry.document_id for entry in entries if entry.document_id not in read.rows]
+    results = _read_results(job_id, uncovered)
+    logger.info(
+        "map run read", extra={"rows_from_result_files": len(read.rows), "results_read": len(results)}
+    )
 
     rows: list[ReportRow] = []
     failed: list[ChildFailure] = []
     totals: dict[str, Decimal] = {}
-    for entry, result in zip(entries, results, strict=True):
-        if result is not None:
-            rows.append(_row(result))
-            if result.status == "extracted" and result.facts is not None:
-                totals[result.facts.currency] = (
-                    totals.get(result.facts.currency, Decimal(0)) + result.facts.amount
-                )
+    for entry in entries:
+        result = results.get(entry.document_id)
+        row = read.rows.get(entry.document_id) or (result.report_row() if result is not None else None)
+        if row is not None:
+            rows.append(row)
+            if row.status == "extracted" and row.currency is not None and row.amount is not None:
+                totals[row.currency] = totals.get(row.currency, Decimal(0)) + Decimal(row.amount)
             continue
-        failure = child_failures.get(entry.document_id) or ChildFailure(
+        failure = read.failures.get(entry.document_id) or ChildFailure(
             document_id=entry.document_id,
             status="NO_RESULT",
             error="NoResult",
@@ -169,7 +211,7 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         rows=rows,
         rejected_documents=rejected_rows,
         failed_documents=failed,
-        map_run=map_run,
+        map_run=read.summary,
     )
     key = storage.report_key(job_id)
     storage.put_json(key, report)

@@ -73,6 +73,7 @@ def outcome_of(result: DocumentResult) -> DocumentOutcome:
         status=result.status,
         result_key=storage.result_key(result.job_id, result.document_id),
         error=result.error,
+        row=result.report_row(),
     )
 
 

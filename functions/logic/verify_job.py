@@ -1,11 +1,17 @@
 """verify_job: independent end-of-job checks, read straight from storage and the ticket system.
 
-Nothing here trusts the earlier steps' outputs: results, report and tickets are re-read and compared with the
-manifest. Any failed check raises JobVerificationFailed naming every failed check.
+Nothing here trusts the earlier steps' outputs: the result objects and the journal are listed, the report and
+tickets re-read, and all compared with the manifest; a fixed-size sample of results is read in full and
+compared with its report row. Any failed check raises JobVerificationFailed naming every failed check.
+
+Work per invocation (docs/design.md): manifest, report.json, ticket.json and the ticket lookup, one listing of
+the results and one of the journal (ceil(N / 1000) pages each), and SAMPLE_SIZE result reads: never one read
+per document.
 """
 
 from __future__ import annotations
 
+import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +21,7 @@ from functions import storage
 from functions.errors import JobVerificationFailed
 from functions.faults import fault_point, job_options
 from functions.logic.create_ticket import client_deadline
-from functions.models import DocumentResult, JobManifest, JobTicket, Report, Verification, VerifyJobEvent
+from functions.models import DocumentResult, JobTicket, Report, ReportRow, Verification, VerifyJobEvent
 from functions.observability import logger
 from functions.settings import get_settings
 from functions.tickets import TicketClient, get_ticket_client
@@ -24,6 +30,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 _READ_WORKERS = 16
+SAMPLE_SIZE = 16  # results read in full per job, whatever its size
 _SHOWN = 5
 
 
@@ -44,22 +51,31 @@ class _Checks:
         return {name: value for name, value in self.results.items() if value != "ok"}
 
 
-def _read_results(job_id: str, manifest: JobManifest) -> dict[str, Any]:
-    """Raw result JSON per manifest document (None when missing), read in parallel."""
+def sample_ids(job_id: str, document_ids: list[str], size: int = SAMPLE_SIZE) -> list[str]:
+    """A fixed-size sample of documents, the same on every attempt (ordered by a hash of job and document)."""
+
+    def rank(document_id: str) -> str:
+        return hashlib.sha256(f"{job_id}/{document_id}".encode()).hexdigest()
+
+    return sorted(sorted(document_ids, key=rank)[:size])
+
+
+def _read_sample(job_id: str, document_ids: list[str]) -> dict[str, Any]:
+    """Raw result JSON of the sampled documents, read in parallel."""
+    if not document_ids:
+        return {}
 
     def read(document_id: str) -> Any:
         return storage.get_json_or_none(storage.result_key(job_id, document_id))
 
-    ids = [entry.document_id for entry in manifest.entries]
-    with ThreadPoolExecutor(max_workers=max(1, min(_READ_WORKERS, len(ids)))) as pool:
-        return dict(zip(ids, pool.map(read, ids), strict=True))
+    with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(document_ids))) as pool:
+        return dict(zip(document_ids, pool.map(read, document_ids), strict=True))
 
 
-def _check_results(
-    job_id: str, manifest: JobManifest, raw: dict[str, Any], checks: _Checks
-) -> list[DocumentResult]:
-    missing = [document_id for document_id, data in raw.items() if data is None]
-    extra = sorted(set(storage.list_result_ids(job_id)) - set(raw))
+def _check_results(job_id: str, manifest_ids: list[str], stored: set[str], checks: _Checks) -> list[str]:
+    """Every manifest document has a result object and nothing else does (one listing). Returns the sample."""
+    missing = [document_id for document_id in manifest_ids if document_id not in stored]
+    extra = sorted(stored - set(manifest_ids))
     problem = None
     if missing or extra:
         problem = "; ".join(
@@ -71,12 +87,14 @@ def _check_results(
             if part
         )
     checks.record("one_result_per_document", problem)
+    return sample_ids(job_id, [document_id for document_id in manifest_ids if document_id in stored])
 
-    valid: list[DocumentResult] = []
+
+def _check_sample(job_id: str, raw: dict[str, Any], rows: dict[str, ReportRow], checks: _Checks) -> None:
+    """The sampled results are valid, belong to their document and say what their report row says."""
     invalid: list[str] = []
+    differing: list[str] = []
     for document_id, data in raw.items():
-        if data is None:
-            continue
         try:
             result = DocumentResult.model_validate(data)
         except ValidationError:
@@ -85,48 +103,54 @@ def _check_results(
         if result.job_id != job_id or result.document_id != document_id:
             invalid.append(document_id)
             continue
-        valid.append(result)
-    checks.record("results_valid", f"invalid results: {_some(invalid)}" if invalid else None)
-    return valid
+        row = rows.get(document_id)
+        if row is not None and row.status != "failed" and row != result.report_row():
+            differing.append(document_id)
+    problems = [f"invalid results: {_some(invalid)}" if invalid else ""]
+    problems.append(f"results that differ from their report row: {_some(differing)}" if differing else "")
+    checks.record("results_valid", "; ".join(part for part in problems if part) or None)
 
 
-def _check_journal(job_id: str, results: list[DocumentResult], checks: _Checks) -> None:
-    """Every model call a result refers to is in the journal."""
-
-    def journalled(result: DocumentResult) -> bool:
-        if result.model_call_id is None:
-            return True
-        return storage.exists(storage.model_call_key(job_id, result.document_id, result.model_call_id))
-
-    with ThreadPoolExecutor(max_workers=max(1, min(_READ_WORKERS, len(results)))) as pool:
-        flags = list(pool.map(journalled, results))
-    unjournalled = [result.document_id for result, ok in zip(results, flags, strict=True) if not ok]
+def _check_journal(job_id: str, rows: list[ReportRow], checks: _Checks) -> None:
+    """Every model call the report's rows refer to is in the journal (one listing of the job's journal)."""
+    prefix = storage.model_calls_root(job_id)
+    journalled = {obj["Key"][len(prefix) :] for obj in storage.list_objects(prefix)}
+    unjournalled = [
+        row.document_id
+        for row in rows
+        if row.model_call_id is not None and f"{row.document_id}/{row.model_call_id}.json" not in journalled
+    ]
     checks.record(
         "model_calls_journalled",
         f"results without a journalled model call: {_some(unjournalled)}" if unjournalled else None,
     )
 
 
-def _check_report(
-    event: VerifyJobEvent, manifest: JobManifest, results: list[DocumentResult], checks: _Checks
-) -> None:
-    data = storage.get_json_or_none(storage.report_key(event.job_id))
+def _read_report(job_id: str) -> tuple[Report | None, str | None]:
+    data = storage.get_json_or_none(storage.report_key(job_id))
     if data is None:
-        checks.record("report_matches", "report.json is missing")
-        return
+        return None, "report.json is missing"
     try:
-        report = Report.model_validate(data)
+        return Report.model_validate(data), None
     except ValidationError:
-        checks.record("report_matches", "report.json is not a valid report")
-        return
+        return None, "report.json is not a valid report"
+
+
+def _check_report(
+    event: VerifyJobEvent, manifest_ids: list[str], report: Report, stored: set[str], checks: _Checks
+) -> None:
     problems = []
-    manifest_ids = [entry.document_id for entry in manifest.entries]
     if sorted(row.document_id for row in report.rows) != sorted(manifest_ids):
         problems.append("its rows do not cover exactly the manifest's documents")
+    without = [
+        row.document_id for row in report.rows if row.status != "failed" and row.document_id not in stored
+    ]
+    if without:
+        problems.append(f"{len(without)} row(s) without a stored result: {_some(without)}")
     expected = {
         "documents": len(manifest_ids),
-        "extracted": sum(result.status == "extracted" for result in results),
-        "rejected": sum(result.status == "rejected" for result in results),
+        "extracted": sum(row.status == "extracted" and row.document_id in stored for row in report.rows),
+        "rejected": sum(row.status == "rejected" and row.document_id in stored for row in report.rows),
     }
     for name, value in expected.items():
         if getattr(report, name) != value:
@@ -177,10 +201,17 @@ def verify_job(
         raise JobVerificationFailed(
             f"job {event.job_id} failed verification: manifest: manifest.json is missing"
         )
-    raw = _read_results(event.job_id, manifest)
-    results = _check_results(event.job_id, manifest, raw, checks)
-    _check_journal(event.job_id, results, checks)
-    _check_report(event, manifest, results, checks)
+    manifest_ids = [entry.document_id for entry in manifest.entries]
+    stored = set(storage.list_result_ids(event.job_id))
+    sample = _check_results(event.job_id, manifest_ids, stored, checks)
+    report, report_problem = _read_report(event.job_id)
+    rows = {row.document_id: row for row in report.rows} if report is not None else {}
+    _check_sample(event.job_id, _read_sample(event.job_id, sample), rows, checks)
+    _check_journal(event.job_id, list(rows.values()), checks)
+    if report is None:
+        checks.record("report_matches", report_problem)
+    else:
+        _check_report(event, manifest_ids, report, stored, checks)
     deadline = None if context is None else client_deadline(context)
     _check_ticket(event, client or get_ticket_client(settings, deadline=deadline), checks)
 

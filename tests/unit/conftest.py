@@ -89,26 +89,31 @@ def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
     # be parsed again for every test (most of the suite's time). Backends are still reset per test.
     core = {**default_user_config.get("core", {}), "reset_boto3_session": False}
     with mock_aws(config={"core": core}):  # type: ignore[call-overload]
-        boto3.client("s3").create_bucket(Bucket=BUCKET)
-        dynamodb = boto3.client("dynamodb")
-        dynamodb.create_table(
-            TableName=IDEMPOTENCY_TABLE,
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        dynamodb.update_time_to_live(
-            TableName=IDEMPOTENCY_TABLE,
-            TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"},
-        )
-        dynamodb.create_table(
-            TableName=CUSTOMERS_TABLE,
-            KeySchema=[{"AttributeName": "customer_id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "customer_id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        table = boto3.resource("dynamodb").Table(CUSTOMERS_TABLE)
-        with table.batch_writer() as batch:
-            for customer in generate_customers(50):
-                batch.put_item(Item=customer.model_dump(exclude_none=True))
+        create_stack_resources()
         yield
+
+
+def create_stack_resources() -> None:
+    """The job bucket, the idempotency table (id, TTL expiration), the customers table with 50 customers."""
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    dynamodb = boto3.client("dynamodb")
+    dynamodb.create_table(
+        TableName=IDEMPOTENCY_TABLE,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.update_time_to_live(
+        TableName=IDEMPOTENCY_TABLE,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"},
+    )
+    dynamodb.create_table(
+        TableName=CUSTOMERS_TABLE,
+        KeySchema=[{"AttributeName": "customer_id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "customer_id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    table = boto3.resource("dynamodb").Table(CUSTOMERS_TABLE)
+    with table.batch_writer() as batch:
+        for customer in generate_customers(50):
+            batch.put_item(Item=customer.model_dump(exclude_none=True))

@@ -8,7 +8,17 @@ from functions.handlers.build_report import handler
 from functions.models import PreparedJob, Report
 from tests.conftest import read_event
 from tests.fakes import FakeLambdaContext
-from tests.support import BUCKET, PREFIX, get_json, items, prepare, process_all, put_object, seed_documents
+from tests.support import (
+    BUCKET,
+    PREFIX,
+    get_json,
+    items,
+    prepare,
+    process_all,
+    put_object,
+    seed_documents,
+    write_result_files,
+)
 
 
 def mixed_job() -> PreparedJob:
@@ -104,3 +114,19 @@ def test_a_map_output_without_result_writer_details_is_tolerated(cloud):
     children = [{"document_id": "doc-00000.txt", "status": "extracted"}]  # the Map's plain output list
     output = handler({"job_id": job.job_id, "map_run": children}, FakeLambdaContext())
     assert (output["documents"], output["extracted"], output["rejected"]) == (5, 3, 2)
+
+
+def test_rows_come_from_the_result_files_not_from_one_read_per_document(cloud):
+    job = mixed_job()
+    outcomes = process_all(job)
+    map_run = write_result_files(job, outcomes)
+    doomed = outcomes["doc-00001.txt"]
+    boto3.client("s3").delete_object(
+        Bucket=BUCKET, Key=doomed.result_key
+    )  # not read: its row is in the files
+    output = handler({"job_id": job.job_id, "map_run": map_run.model_dump()}, FakeLambdaContext())
+    report = Report.model_validate(get_json(output["report_key"]))
+    assert (report.documents, report.extracted, report.rejected, report.failed) == (5, 3, 2, 0)
+    assert next(row for row in report.rows if row.document_id == "doc-00001.txt") == doomed.row
+    assert (report.map_run.result_files_read, report.map_run.succeeded) == (True, 5)
+    assert report.map_run.result_writer_key == map_run.ResultWriterDetails.Key  # type: ignore[union-attr]

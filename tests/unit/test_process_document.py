@@ -44,6 +44,7 @@ def test_handler_extracts_a_document(job, load_event):
 
     outcome = handler(event, FakeLambdaContext())
 
+    row = outcome.pop("row")
     assert outcome == {
         "document_id": "doc-00000.txt",
         "status": "extracted",
@@ -52,6 +53,8 @@ def test_handler_extracts_a_document(job, load_event):
     }
     result = storage.get_result("job-doc", "doc-00000.txt")
     assert result is not None
+    assert row == result.report_row().model_dump(mode="json")  # the report's row travels in the output
+    assert (row["status"], row["model_call_id"]) == ("extracted", result.model_call_id)
     assert result.facts is not None
     truth = documents[0].truth
     assert result.facts.model_dump(exclude={"summary"}) == truth.model_dump(exclude={"summary"})

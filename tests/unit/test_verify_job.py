@@ -18,8 +18,7 @@ def finished_job() -> tuple[PreparedJob, dict[str, Any]]:
     seed_documents(3)
     put_object(f"{PREFIX}empty.txt", b"")
     job = prepare("job-verify")
-    process_all(job)
-    summary = report(job)
+    summary = report(job, process_all(job))
     opened = ticket(job, summary)
     event = {
         "job_id": job.job_id,
