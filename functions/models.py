@@ -26,7 +26,7 @@ CUSTOMER_ID_PATTERN = r"^[A-Z0-9][A-Z0-9-]{0,39}$"
 # The document limits' defaults: the stack's config (stacks/config.py), the functions' settings and the
 # operator's checks before a job starts all start from these.
 DEFAULT_MAX_DOCUMENT_BYTES = 200_000
-DEFAULT_MAX_DOCUMENTS = 10_000
+DEFAULT_MAX_DOCUMENTS = 100_000
 
 
 def prompt_file_name(version: str) -> str:
@@ -120,13 +120,17 @@ class JobRequest(_Strict):
 
 
 class ManifestEntry(_Strict):
-    """One item of items.json; ``size``/``sha256`` are null when the object was missing or too large."""
+    """One item of items.json, pinned without reading the document: ``version_id`` (versioned bucket) or
+    ``etag`` (the object's ETag at listing time); ``size``/``version_id``/``etag`` are null when the object
+    was missing. ``sha256`` is set only by manifests from before pinning (the child hashes what it reads)."""
 
     document_id: str = Field(pattern=DOCUMENT_ID_PATTERN)
     key: str = Field(min_length=1)
     index: int = Field(ge=0)
     size: int | None = Field(None, ge=0)
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    version_id: str | None = Field(None, min_length=1, max_length=1024)
+    etag: str | None = Field(None, min_length=1, max_length=1024)
 
 
 class JobVersions(_Strict):
@@ -348,6 +352,9 @@ class DocumentResult(_Strict):
     model_call_id: str | None = None
     versions: JobVersions
     processed_at: str
+    sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="of the bytes read (null: not read)"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> DocumentResult:

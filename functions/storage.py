@@ -17,7 +17,7 @@ from functions.settings import get_settings
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
-    from mypy_boto3_s3.type_defs import ObjectTypeDef
+    from mypy_boto3_s3.type_defs import ObjectTypeDef, ObjectVersionTypeDef
 
 JOBS_ROOT = "jobs/"
 LEDGER_PREFIX = "ticket-ledger/"
@@ -194,6 +194,14 @@ def list_objects(
     paginator = (client or aws.s3_client()).get_paginator("list_objects_v2")
     for page in paginator.paginate(Bucket=_bucket(bucket), Prefix=prefix):
         yield from page.get("Contents", [])
+
+
+def list_versions(prefix: str, *, bucket: str | None = None) -> Iterator[ObjectVersionTypeDef]:
+    """Every object version under the prefix (``IsLatest`` marks the current one), in key order, across all
+    pages; delete markers are left out. On a bucket without versioning every VersionId is "null"."""
+    paginator = aws.s3_client().get_paginator("list_object_versions")
+    for page in paginator.paginate(Bucket=_bucket(bucket), Prefix=prefix):
+        yield from page.get("Versions", [])
 
 
 # ------------------------------------------------------------------------------------------ job objects

@@ -36,6 +36,9 @@ class DocAgentConfig(BaseModel):
     map_label: str = Field("documents", pattern=r"^[A-Za-z0-9_-]{1,40}$")
     function_timeout_seconds: int = Field(60, ge=3, le=900)
     function_memory_mb: int = Field(512, ge=128, le=10_240)
+    # PrepareJob, BuildReport, VerifyJob hold a job's listing or result files (about 1.5 KB per document in
+    # the ResultWriter's files: ~150 MB of JSON at 100,000 documents) in memory: docs/scale.md.
+    aggregate_memory_mb: int = Field(2048, ge=128, le=10_240)
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=256_000)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, ge=1, le=100_000)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, ge=60)

@@ -58,6 +58,8 @@ class FunctionSpec:
     reads_customers: bool = False
     invokes_model: bool = False
     calls_ticket_api: bool = False
+    # Holds a whole job's listing or result files in memory (O(N) bytes, a bounded number of requests).
+    aggregates: bool = False
 
     @property
     def handler(self) -> str:
@@ -68,7 +70,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         construct_id=outputs.PREPARE_JOB,
         module="prepare_job",
-        description="Validates a job request, hashes its documents and writes the manifest and map items.",
+        description="Validates a job request, pins each document's version, writes the manifest and items.",
         reads=(ANY_KEY,),
         writes=(
             keys.request_key(keys.ANY_JOB),
@@ -76,6 +78,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.items_key(keys.ANY_JOB),
         ),
         uses_idempotency=True,
+        aggregates=True,
     ),
     FunctionSpec(
         construct_id=outputs.PROCESS_DOCUMENT,
@@ -96,6 +99,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         description="Builds the job report from the Distributed Map results.",
         reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(f"{keys.MAP_RUNS_PREFIX}/")),
         writes=(keys.report_key(keys.ANY_JOB),),
+        aggregates=True,
     ),
     FunctionSpec(
         construct_id=outputs.CREATE_TICKET,
@@ -123,6 +127,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         description="Checks that the job's artefacts agree with each other before it succeeds.",
         reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(keys.LEDGER_PREFIX)),
         calls_ticket_api=True,
+        aggregates=True,
     ),
 )
 
@@ -176,7 +181,9 @@ class Functions(Construct):
             architecture=ARCHITECTURE,
             layers=[layer],
             timeout=Duration.seconds(self._config.function_timeout_seconds),
-            memory_size=self._config.function_memory_mb,
+            memory_size=self._config.aggregate_memory_mb
+            if spec.aggregates
+            else self._config.function_memory_mb,
             environment=dict(environment),
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
@@ -193,6 +200,7 @@ class Functions(Construct):
 
     def _role(self, spec: FunctionSpec, *, log_group_arn: str) -> iam.Role:
         bucket = self._storage.bucket
+        reads_documents = ANY_KEY in spec.reads
         statements = [
             iam.PolicyStatement(
                 sid="WriteOwnLogs",
@@ -206,11 +214,14 @@ class Functions(Construct):
             ),
             # With ListBucket a missing key reads as NoSuchKey instead of AccessDenied.
             iam.PolicyStatement(
-                sid="ListJobBucket", actions=["s3:ListBucket"], resources=[bucket.bucket_arn]
+                sid="ListJobBucket",
+                # Documents are pinned by version (prepare_job lists versions, process_document reads one).
+                actions=["s3:ListBucket", *(["s3:ListBucketVersions"] if reads_documents else [])],
+                resources=[bucket.bucket_arn],
             ),
             iam.PolicyStatement(
                 sid="ReadJobObjects",
-                actions=["s3:GetObject"],
+                actions=["s3:GetObject", *(["s3:GetObjectVersion"] if reads_documents else [])],
                 resources=[bucket.arn_for_objects(pattern) for pattern in spec.reads],
             ),
         ]

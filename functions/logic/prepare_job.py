@@ -1,5 +1,9 @@
 """prepare_job: validate the request, list the documents, pin versions, write request/manifest/items.
 
+No document is read: each is pinned by its VersionId (versioned bucket) or its ETag, from the listing
+(ListObjectVersions, 1,000 per call) or, for a ``documents`` request, one HEAD per listed key (bounded by the
+256 KiB execution input); ProcessDocument reads exactly that version and hashes what it reads.
+
 Durable step ``prepare`` keyed by the job id, with payload validation on the request's sha256: the same job id
 with the same request returns the same PreparedJob without rewriting anything; with another request it is
 refused (JobConflict). The stored request.json is compared too, so the refusal outlives the idempotency TTL.
@@ -11,6 +15,7 @@ import hashlib
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyValidationError
@@ -83,61 +88,97 @@ def unique_document_ids(relative_keys: list[str]) -> list[str]:
     return ids
 
 
-def _list_keys(request: JobRequest, settings: Settings) -> tuple[list[str], list[str]]:
-    """(keys, relative keys) in a stable order."""
-    bucket = request.bucket or settings.bucket_name
-    if request.documents is not None:
-        keys = list(request.documents)
-        return keys, [key.rsplit("/", 1)[-1] or key for key in keys]
-    prefix = request.prefix or ""
-    keys = []
+@dataclass(frozen=True)
+class Listed:
+    """A document as the listing (or a HEAD) saw it: the version or ETag it is pinned to, or missing."""
+
+    key: str
+    size: int | None = None
+    version_id: str | None = None
+    etag: str | None = None
+
+
+def _version(raw: str | None) -> str | None:
+    return None if raw in (None, "", "null") else raw  # "null": the bucket is not versioned
+
+
+def _list_prefix(bucket: str, prefix: str, max_documents: int) -> list[Listed]:
+    """The current version of every object under the prefix, in key order: ceil(V / 1000) ListObjectVersions
+    calls, V the versions under the prefix (noncurrent ones included); no document is read."""
+    listed: list[Listed] = []
+    for version in storage.list_versions(prefix, bucket=bucket):
+        if not version.get("IsLatest") or version["Key"].endswith("/"):
+            continue  # an older version, or a "folder" marker
+        listed.append(
+            Listed(
+                key=version["Key"],
+                size=int(version.get("Size", 0)),
+                version_id=_version(version.get("VersionId")),
+                etag=version.get("ETag"),
+            )
+        )
+        if len(listed) > max_documents:
+            break
+    return listed
+
+
+def _head(bucket: str, key: str) -> Listed:
+    """One listed document of a ``documents`` request (their number is bounded by the 256 KiB input)."""
     try:
-        for obj in storage.list_objects(prefix, bucket=bucket):
-            if obj["Key"].endswith("/"):
-                continue  # a "folder" marker, not a document
-            keys.append(obj["Key"])
-            if len(keys) > settings.max_documents:
-                break
+        response = aws.s3_client().head_object(Bucket=bucket, Key=key)
+    except ClientError as error:
+        if storage.is_not_found(error):
+            return Listed(key=key)
+        raise
+    return Listed(
+        key=key,
+        size=int(response["ContentLength"]),
+        version_id=_version(response.get("VersionId")),
+        etag=response.get("ETag"),
+    )
+
+
+def _list_documents(request: JobRequest, settings: Settings) -> tuple[list[Listed], list[str]]:
+    """(documents, relative keys) in a stable order."""
+    bucket = request.bucket or settings.bucket_name
+    prefix = request.prefix or ""
+    try:
+        if request.documents is None:
+            listed = _list_prefix(bucket, prefix, settings.max_documents)
+            return listed, [document.key[len(prefix) :] for document in listed]
+        keys = list(request.documents)
+        if len(keys) > settings.max_documents:
+            return [Listed(key=key) for key in keys], keys
+        aws.s3_client()  # create the shared client before the threads do (client creation is not thread-safe)
+        with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, max(1, len(keys)))) as pool:
+            listed = list(pool.map(lambda key: _head(bucket, key), keys))
+        return listed, [key.rsplit("/", 1)[-1] or key for key in keys]
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
         if code in {"NoSuchBucket", "AccessDenied"}:
             raise InvalidJobRequest(f"cannot list s3://{bucket}/{prefix}: {code}") from None
         raise
-    return keys, [key[len(prefix) :] for key in keys]
-
-
-def _describe(bucket: str, key: str, max_bytes: int) -> tuple[int | None, str | None]:
-    """(size, sha256) by reading the object; sha256 is None when it is too large, both None when missing."""
-    try:
-        response = aws.s3_client().get_object(Bucket=bucket, Key=key)
-    except ClientError as error:
-        if storage.is_not_found(error):
-            return None, None
-        raise
-    size = int(response["ContentLength"])
-    body = response["Body"]
-    if size > max_bytes:
-        body.close()
-        return size, None
-    return size, hashlib.sha256(body.read()).hexdigest()
 
 
 def build_entries(request: JobRequest, settings: Settings) -> list[ManifestEntry]:
-    keys, relative = _list_keys(request, settings)
-    if not keys:
+    listed, relative = _list_documents(request, settings)
+    if not listed:
         raise NoDocuments(f"job {request.job_id}: the request selects no documents")
-    if len(keys) > settings.max_documents:
+    if len(listed) > settings.max_documents:
         raise InvalidJobRequest(
             f"job {request.job_id}: more than MAX_DOCUMENTS={settings.max_documents} documents"
         )
-    bucket = request.bucket or settings.bucket_name
-    aws.s3_client()  # create the shared client before the threads do (client creation is not thread-safe)
-    with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(keys))) as pool:
-        described = list(pool.map(lambda key: _describe(bucket, key, settings.max_document_bytes), keys))
     return [
-        ManifestEntry(document_id=document_id, key=key, index=index, size=size, sha256=sha)
-        for index, (document_id, key, (size, sha)) in enumerate(
-            zip(unique_document_ids(relative), keys, described, strict=True)
+        ManifestEntry(
+            document_id=document_id,
+            key=document.key,
+            index=index,
+            size=document.size,
+            version_id=document.version_id,
+            etag=document.etag,
+        )
+        for index, (document_id, document) in enumerate(
+            zip(unique_document_ids(relative), listed, strict=True)
         )
     ]
 

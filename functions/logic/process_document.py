@@ -12,6 +12,7 @@ import functools
 import hashlib
 import time
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from boto3.dynamodb.types import TypeDeserializer
@@ -50,6 +51,7 @@ from functions.spans import span
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from mypy_boto3_s3.type_defs import GetObjectOutputTypeDef
 
 _deserializer = TypeDeserializer()
 
@@ -80,20 +82,43 @@ def outcome_of(result: DocumentResult) -> DocumentOutcome:
 # ------------------------------------------------------------------------------------ document checks
 
 
-def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> str:
-    """The document's text, or a DocumentRejected subclass naming what is wrong with it."""
+@dataclass(frozen=True)
+class ReadDocument:
+    text: str
+    sha256: str
+
+
+def _get_pinned(bucket: str, entry: ManifestEntry) -> GetObjectOutputTypeDef:
+    """Exactly the version the manifest pinned: by VersionId, else only while the ETag still matches."""
+    where = f"s3://{bucket}/{entry.key}"
+    if entry.size is None and entry.version_id is None and entry.etag is None and entry.sha256 is None:
+        raise DocumentMissing(f"{where} did not exist when the job was prepared")
     try:
-        response = aws.s3_client().get_object(Bucket=bucket, Key=entry.key)
+        if entry.version_id is not None:
+            return aws.s3_client().get_object(Bucket=bucket, Key=entry.key, VersionId=entry.version_id)
+        if entry.etag is not None:
+            return aws.s3_client().get_object(Bucket=bucket, Key=entry.key, IfMatch=entry.etag)
+        return aws.s3_client().get_object(Bucket=bucket, Key=entry.key)
     except ClientError as error:
-        if storage.is_not_found(error):
-            raise DocumentMissing(f"s3://{bucket}/{entry.key} does not exist") from None
+        code = error.response.get("Error", {}).get("Code", "")
+        if code in {"PreconditionFailed", "412"}:
+            raise DocumentChanged(f"{where} changed since the job was prepared (ETag differs)") from None
+        if storage.is_not_found(error) or code == "NoSuchVersion":
+            pinned = f" (version {entry.version_id})" if entry.version_id else ""
+            raise DocumentMissing(f"{where}{pinned} does not exist") from None
         raise
+
+
+def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocument:
+    """The text and the sha256 of the pinned bytes, or a DocumentRejected subclass naming what is wrong."""
+    response = _get_pinned(bucket, entry)
     size = int(response["ContentLength"])
     if size > max_bytes:
         response["Body"].close()
         raise DocumentTooLarge(f"{size} bytes is over the limit of {max_bytes} bytes (MAX_DOCUMENT_BYTES)")
     data = response["Body"].read()
-    if entry.sha256 is not None and hashlib.sha256(data).hexdigest() != entry.sha256:
+    digest = hashlib.sha256(data).hexdigest()
+    if entry.sha256 is not None and digest != entry.sha256:
         raise DocumentChanged(f"sha256 of s3://{bucket}/{entry.key} differs from the manifest's")
     try:
         text = data.decode("utf-8-sig")
@@ -105,7 +130,7 @@ def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> str:
         raise DocumentEmpty(
             "the document has no text" if not data else "the document contains only whitespace"
         )
-    return text
+    return ReadDocument(text=text, sha256=digest)
 
 
 # ------------------------------------------------------------------------------------------ model step
@@ -312,6 +337,8 @@ def _process(
     manifest = load_manifest(event.job_id)
     versions = manifest.versions
 
+    digest: str | None = None
+
     def result(**fields: object) -> DocumentResult:
         return DocumentResult.model_validate(
             {
@@ -321,17 +348,19 @@ def _process(
                 "index": entry.index,
                 "versions": versions,
                 "processed_at": utc_now(),
+                "sha256": digest,
                 **fields,
             }
         )
 
     try:
-        text = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
+        document = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
     except DocumentRejected as rejection:
         return _store(
             result(status="rejected", error=rejection.error_name, reason=rejection.reason), event, context
         )
 
+    text, digest = document.text, document.sha256
     ids = {"job_id": event.job_id, "document_id": entry.document_id}
     model = provider or get_model_provider(settings, versions.model_id)
     ran: set[str] = set()  # the durable steps whose body ran in this invocation (else: their record reused)

@@ -53,7 +53,10 @@ def test_function_runs_python_3_13_traced_with_the_powertools_layer(
     assert properties["Architectures"] == ["x86_64"]
     assert properties["TracingConfig"] == {"Mode": "Active"}
     assert properties["Timeout"] == config.function_timeout_seconds
-    assert properties["MemorySize"] == config.function_memory_mb
+    aggregates = handler.split(".")[2] in {"prepare_job", "build_report", "verify_job"}
+    assert properties["MemorySize"] == (
+        config.aggregate_memory_mb if aggregates else config.function_memory_mb
+    )
     assert properties["Layers"] == [
         {
             "Fn::Join": [
@@ -197,10 +200,19 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     approval_objects = {f"{bucket}/jobs/*/approval.json", f"{bucket}/jobs/*/report.json"}
     assert s3("request_approval", "s3:GetObject") == approval_objects
     assert s3("request_approval", "s3:PutObject") == approval_objects
-    for function in by_handler.values():
+    document_readers = {
+        f"functions.handlers.{module}.handler" for module in ("prepare_job", "process_document")
+    }
+    for handler, function in by_handler.items():
         role = role_of(synthesized, function)
-        assert s3_actions(template_role_grants(role)) <= {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}
+        granted = s3_actions(template_role_grants(role))
+        assert granted <= {"s3:GetObject", "s3:PutObject", "s3:ListBucket"} | DOCUMENT_VERSION_ACTIONS
         assert ("s3:ListBucket", bucket) in template_role_grants(role)
+        # Only the functions that read documents may read (and list) their pinned versions.
+        assert bool(granted & DOCUMENT_VERSION_ACTIONS) == (handler in document_readers)
+
+
+DOCUMENT_VERSION_ACTIONS = {"s3:ListBucketVersions", "s3:GetObjectVersion"}
 
 
 def s3_actions(granted: set[tuple[str, str]]) -> set[str]:

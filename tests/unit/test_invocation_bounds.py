@@ -84,10 +84,10 @@ def _job_calls(size: int, counter: CallCounter) -> dict[str, Calls]:
 def test_prepare_report_and_verify_make_the_same_calls_at_20_and_200_documents(cloud, counter):
     small, large = (_job_calls(size, counter) for size in SIZES)
 
-    for step in ("report", "verify"):
+    for step in ("prepare", "report", "verify"):
         assert large[step] == small[step], step
     # The bound itself, by operation.
-    # assert large["prepare"][("s3", "GetObject")] <= 2  # request.json, manifest.json: no document is read
+    assert large["prepare"][("s3", "GetObject")] <= 2  # request.json, manifest.json: no document is read
     assert large["report"][("s3", "GetObject")] == 3  # manifest, result-writer manifest, SUCCEEDED_0.json
     assert large["report"][("s3", "PutObject")] == 1  # report.json
     assert large["verify"][("s3", "GetObject")] <= 3 + SAMPLE_SIZE + 1  # + one ledger ticket

@@ -10,6 +10,7 @@ from functions import storage
 from functions.errors import InvalidJobRequest, JobConflict, NoDocuments
 from functions.handlers.prepare_job import handler
 from functions.logic.prepare_job import document_id_for, unique_document_ids
+from functions.logic.process_document import read_document
 from functions.model import load_prompt
 from functions.models import JobManifest, ManifestEntry
 from tests.fakes import FakeLambdaContext
@@ -52,7 +53,8 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
     for entry, document in zip(entries, documents, strict=True):
         assert entry["key"] == f"{PREFIX}{document.document_id}.txt"
         assert entry["size"] == len(document.text.encode())
-        assert entry["sha256"] == hashlib.sha256(document.text.encode()).hexdigest()
+        assert entry["etag"] == f'"{hashlib.md5(document.text.encode()).hexdigest()}"'
+        assert (entry["sha256"], entry["version_id"]) == (None, None)  # not read; the bucket is not versioned
 
     manifest = JobManifest.model_validate(get_json(job["manifest_key"]))
     assert manifest.entries == items_of(job)
@@ -70,9 +72,9 @@ def test_a_document_list_job_keeps_the_listed_order_and_lists_missing_keys(cloud
     job = prepare("job-list", documents=["in/b.txt", "other/a.txt", "in/a.txt", "gone.txt"])
     entries = items(job)
     assert [entry.document_id for entry in entries] == ["b.txt", "a.txt", "a.txt-2", "gone.txt"]
-    assert (entries[1].size, entries[1].sha256) == (7, hashlib.sha256(b"Invoice").hexdigest())
-    assert (entries[2].size, entries[2].sha256) == (None, None)
-    assert (entries[3].size, entries[3].sha256) == (None, None)  # rejected later as DocumentMissing
+    assert (entries[1].size, entries[1].etag) == (7, f'"{hashlib.md5(b"Invoice").hexdigest()}"')
+    assert (entries[2].size, entries[2].etag) == (None, None)
+    assert (entries[3].size, entries[3].etag) == (None, None)  # rejected later as DocumentMissing
 
 
 def test_an_oversized_document_is_listed_not_refused(cloud):
@@ -80,8 +82,26 @@ def test_an_oversized_document_is_listed_not_refused(cloud):
     put_object(f"{PREFIX}small.txt", "Invoice")
     job = prepare("job-big")
     big, small = items(job)
-    assert (big.document_id, big.size, big.sha256) == ("big.txt", 5000, None)
-    assert small.sha256 is not None
+    assert (big.document_id, big.size) == ("big.txt", 5000)
+    assert small.size == 7 and small.etag is not None
+
+
+def test_a_versioned_bucket_pins_each_document_to_its_version_and_the_child_reads_it(cloud):
+    s3 = boto3.client("s3")
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    put_object(f"{PREFIX}a.txt", "first draft")
+    put_object(f"{PREFIX}a.txt", "the version the job sees")
+    job = prepare("job-versions")
+    [entry] = items(job)
+    current = s3.head_object(Bucket=BUCKET, Key=entry.key)["VersionId"]
+    assert entry.version_id == current
+    put_object(f"{PREFIX}a.txt", "edited while the job runs")  # a newer version: the job keeps its own
+
+    got = read_document(BUCKET, entry, max_bytes=4000)
+    assert (got.text, got.sha256) == (
+        "the version the job sees",
+        hashlib.sha256(b"the version the job sees").hexdigest(),
+    )
 
 
 def test_same_job_twice_returns_the_same_result_without_rewriting(cloud, monkeypatch):
