@@ -21,6 +21,9 @@ LogRetentionDays = Literal[
 ]
 
 
+QUOTA_HEADROOM = 0.8
+
+
 class DocAgentConfig(BaseModel):
     """Every knob of the DocAgent stack. Unknown keys are refused so a typo never passes silently."""
 
@@ -52,6 +55,17 @@ class DocAgentConfig(BaseModel):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     powertools_layer_version: int = Field(27, ge=1)
     fault_injection_enabled: bool = False
+    # The model's quotas in this account and Region (Service Quotas: "On-demand InvokeModel requests per
+    # minute for <model>", "... tokens per minute for <model>"; as of 2026-11 the bedrock-runtime quotas count
+    # input + output tokens together and reserve maxTokens at request start: docs.aws.amazon.com/bedrock/
+    # latest/userguide/quotas-runtime.html). The defaults are placeholders: set the account's own values.
+    model_requests_per_minute: int = Field(500, ge=1)
+    model_tokens_per_minute: int = Field(1_000_000, ge=1)
+    # What one document costs: the prompt plus a document near MAX_DOCUMENT_BYTES averages far less; measured
+    # on the synthetic corpus the offline extractor counts ~300 input tokens (docagent cost prints the count).
+    model_input_tokens_per_document: int = Field(1_500, ge=1)
+    model_max_output_tokens: int = Field(800, ge=1)  # maxTokens of functions/model/bedrock.py
+    seconds_per_document: float = Field(3.0, gt=0)
     # How long RequestApproval waits for `docagent approve`/`reject` (States.Timeout after); at most the one
     # year a Standard execution may run.
     approval_timeout_seconds: int = Field(86_400, ge=1, le=365 * 24 * 3600)
@@ -76,6 +90,27 @@ class DocAgentConfig(BaseModel):
                 "'{{resolve:ssm:<parameter name>}}'"
             )
         return self
+
+    @property
+    def quota_concurrency(self) -> int:
+        """The most children that keep the model under its quotas (docs/scale.md, "Bedrock quotas").
+
+        Bedrock reserves input + maxTokens against the tokens-per-minute quota when a request starts, so a
+        document costs ``model_input_tokens_per_document + model_max_output_tokens`` of it. Documents per
+        minute = min(requests quota, tokens quota / tokens per document); children in flight = that rate times
+        the seconds one document takes, with 20% headroom for retries. At least 1.
+        """
+        tokens = self.model_input_tokens_per_document + self.model_max_output_tokens
+        per_minute = min(self.model_requests_per_minute, self.model_tokens_per_minute / tokens)
+        return max(1, int(per_minute * self.seconds_per_document / 60 * QUOTA_HEADROOM))
+
+    @property
+    def effective_max_concurrency(self) -> int:
+        """MaxConcurrency of the Distributed Map: ``max_concurrency`` capped by the model's quotas (0 in
+        max_concurrency means "the service maximum", so the quota bound alone)."""
+        if self.max_concurrency == 0:
+            return self.quota_concurrency
+        return min(self.max_concurrency, self.quota_concurrency)
 
     @property
     def in_progress_retry_interval_seconds(self) -> int:

@@ -56,7 +56,7 @@ class Workflow(Construct):
                 for function_id, function in functions.items()
             },
             "BucketName": storage.bucket.bucket_name,
-            "MaxConcurrency": str(config.max_concurrency),
+            "MaxConcurrency": str(config.effective_max_concurrency),
             "ToleratedFailurePercentage": str(config.tolerated_failure_percentage),
             "MapLabel": config.map_label,
             "ChildExecutionType": config.child_execution_type,

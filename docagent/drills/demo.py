@@ -26,6 +26,7 @@ from docagent import project
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud import alerts as local_alerts
 from docagent.localcloud.deploy import LocalStack, deploy
+from docagent.localcloud.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
 from docagent.localcloud.synth import synth_local
 from docagent.operator.context import OperatorContext
@@ -300,6 +301,7 @@ def run_demo(
         request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
         if crash is not None:
             request["options"] = crash.job_options()
+        invocations_before = start_counting(where)
         job.start(request)
         status = follow(job, documents, show_progress)
         mark = lap("job", mark)
@@ -325,18 +327,76 @@ def run_demo(
         summary = summarize(job, truth, documents, status)
         summary["alerts"] = alerts
         if crash is not None:
-            summary["crash"] = {
-                "document_index": crash.document_index,
-                "fault_point": crash.point,
-                "mode": crash.mode,
-                "attempts_killed": attempts_killed(where, stack, job, crash.document_index),
-            }
-            summary["stopped_at"] = stopped_at
-            summary["redrive_to_first_progress_seconds"] = redrive_to_progress
+            summary.update(
+                crash=crash_summary(crash, attempts_killed(where, stack, job, crash.document_index)),
+                stopped_at=stopped_at,
+                redrive_to_first_progress_seconds=redrive_to_progress,
+            )
         summary["wall_seconds"] = round(time.time() - started, 2)
         summary["phase_seconds"] = phases
         summary["kept"] = kept(where, job_id) if keep else None
+        summary["usage"] = counted_usage(where, job, stack, invocations_before)
         return summary
+
+
+def crash_summary(crash: Crash, killed: int) -> dict[str, Any]:
+    return {
+        "document_index": crash.document_index,
+        "fault_point": crash.point,
+        "mode": crash.mode,
+        "attempts_killed": killed,
+    }
+
+
+def start_counting(where: DemoCloud) -> int:
+    """Reset the endpoint's request counts; the number of invocations so far (in-process clouds only)."""
+    if where.cloud is None:
+        return 0
+    where.cloud.requests.reset()
+    return len(where.cloud.runtime.invocations)
+
+
+def counted_usage(where: DemoCloud, job: LocalJob, stack: LocalStack, since: int) -> dict[str, Any] | None:
+    """The job's usage (a redrive included); None for a kept cloud, which counts in its own process."""
+    if where.cloud is None:
+        return None
+    return job_usage(job, stack, where.cloud.requests.snapshot(), where.cloud.runtime.invocations[since:])
+
+
+def job_usage(
+    job: LocalJob, stack: LocalStack, requests: dict[str, dict[str, int]], invocations: list[InvocationRecord]
+) -> dict[str, Any]:
+    """What the job used, counted by the local cloud: requests by service and operation, Lambda invocations
+    and durations by function (construct id), state transitions (the parent's history, one per child state),
+    and the bytes the job left in the bucket (its jobs/ prefix and Map Run files). The operator's own
+    requests (the progress polling, these reads) are marked and not counted."""
+    names = {
+        value: key.removesuffix("FunctionName")
+        for key, value in stack.outputs.items()
+        if key.endswith("FunctionName")
+    }
+    functions: dict[str, dict[str, float]] = {}
+    for record in invocations:
+        entry = functions.setdefault(
+            names.get(record.function, record.function), {"invocations": 0, "ms": 0.0}
+        )
+        entry["invocations"] += 1
+        entry["ms"] = round(entry["ms"] + record.duration_ms, 1)
+    history = job.sfn.get_execution_history(executionArn=job.execution_arn, maxResults=1000)["events"]
+    parent = sum(1 for event in history if str(event["type"]).endswith("StateEntered"))
+    counts = job.map_run_counts() or {}
+    children = sum(counts.get(name, 0) for name in ("succeeded", "failed", "timedOut", "aborted"))
+    stored = 0
+    bucket = stack.outputs["BucketName"]
+    for prefix in (storage.job_prefix(job.job_id), f"{storage.MAP_RUNS_PREFIX}/"):
+        for page in job.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            stored += sum(int(item["Size"]) for item in page.get("Contents", []))
+    return {
+        "requests": requests,
+        "lambda": functions,
+        "state_transitions": parent + children,
+        "stored_bytes": stored,
+    }
 
 
 def _checked_time_scale(documents: int, time_scale: float | None, crash: Crash | None) -> float:

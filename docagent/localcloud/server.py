@@ -17,8 +17,11 @@ from moto.core.config import default_user_config
 from moto.logs.models import logs_backends
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from werkzeug.serving import make_server
 
 from docagent.localcloud import alerts, distributed_map, patches, redrive
+from docagent.localcloud.requests import RequestCounter
 from docagent.localcloud.runtime import LambdaRuntime
 from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
 
@@ -63,6 +66,22 @@ class CloudWatchLogsSink:
             backend.put_log_events(group, stream, [{"timestamp": int(time.time() * 1000), "message": line}])
 
 
+class CountingMotoServer(ThreadedMotoServer):
+    """moto's threaded server with every request counted by service and operation (docagent cost)."""
+
+    def __init__(self, counter: RequestCounter, ip_address: str, port: int) -> None:
+        super().__init__(ip_address=ip_address, port=port, verbose=False)
+        self._counter = counter
+
+    def _server_entry(self) -> None:
+        app = self._counter.wrap(DomainDispatcherApplication(create_backend_app))
+        self._server = make_server(
+            self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+        )
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
+
 class LocalCloud:
     """Start with ``start()``, stop with ``stop()`` (or use as a context manager)."""
 
@@ -87,6 +106,7 @@ class LocalCloud:
             time_scale=time_scale,
         )
         self._server: ThreadedMotoServer | None = None
+        self.requests = RequestCounter()
         # The external ticket API of local runs; its store outlives the cloud (and the service's restarts).
         self.tickets = TicketService(state_dir / "ticket-service" / "tickets.sqlite3")
 
@@ -102,7 +122,7 @@ class LocalCloud:
         os.environ["MOTO_PORT"] = str(self.port)
         for name in ("moto", "werkzeug"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
-        self._server = ThreadedMotoServer(ip_address=HOST, port=self.port, verbose=False)
+        self._server = CountingMotoServer(self.requests, HOST, self.port)
         self._server.start()
         self.tickets.start()
         self.publish_ticket_api_url()

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 
 from docagent import project
+from docagent.localcloud.requests import OPERATOR_USER_AGENT
 from functions import storage
 from stacks import outputs as names
 
@@ -194,8 +196,9 @@ class OperatorContext:
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
+            # Marked as the operator's: a local cloud does not count them as the job's (docagent cost).
             self._clients[service] = self.session.client(  # type: ignore[call-overload]
-                service, endpoint_url=self.endpoint
+                service, endpoint_url=self.endpoint, config=Config(user_agent_extra=OPERATOR_USER_AGENT)
             )
         return self._clients[service]
 

@@ -34,7 +34,7 @@ PLAUSIBLE_VALUES = {
         )
     },
     "BucketName": "docagent-jobbucket-1a2b3c",
-    "MaxConcurrency": str(CONFIG.max_concurrency),
+    "MaxConcurrency": str(CONFIG.effective_max_concurrency),
     "ToleratedFailurePercentage": str(CONFIG.tolerated_failure_percentage),
     "MapLabel": CONFIG.map_label,
     "ChildExecutionType": CONFIG.child_execution_type,
@@ -117,7 +117,7 @@ def test_d1_map_is_distributed_with_configured_children(definition: Any) -> None
         "Mode": "DISTRIBUTED",
         "ExecutionType": CONFIG.child_execution_type,
     }
-    assert map_state["MaxConcurrency"] == CONFIG.max_concurrency
+    assert map_state["MaxConcurrency"] == CONFIG.effective_max_concurrency
     assert map_state["ToleratedFailurePercentage"] == CONFIG.tolerated_failure_percentage
     assert map_state["Label"] == CONFIG.map_label
 

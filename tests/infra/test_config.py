@@ -61,3 +61,19 @@ def test_build_app_refuses_a_bad_context_before_building_anything(tmp_path: Path
 def test_http_adapter_with_a_url_is_accepted() -> None:
     config = load_config({"ticket_adapter": "http", "ticket_api_url": "https://tickets.example.com"})
     assert config.ticket_api_url == "https://tickets.example.com"
+
+
+def test_max_concurrency_is_capped_by_the_model_quotas() -> None:
+    # 2,300 tokens reserved per document: 100,000 TPM carries 43 documents a minute (the 500 RPM do not
+    # bind); 43 a minute at 3 s each is 2.2 in flight, 1.7 with headroom: 1 child.
+    tight = load_config({"max_concurrency": 10, "model_tokens_per_minute": 100_000})
+    assert (tight.quota_concurrency, tight.effective_max_concurrency) == (1, 1)
+    # Requests bind: 60 a minute at 10 s each is 10 in flight, 8 with headroom.
+    by_requests = load_config(
+        {"max_concurrency": 50, "model_requests_per_minute": 60, "seconds_per_document": 10}
+    )
+    assert by_requests.effective_max_concurrency == 8
+    # Quotas that carry more than max_concurrency leave it; 0 ("service maximum") takes the quota bound.
+    roomy = load_config({"max_concurrency": 10})
+    assert roomy.quota_concurrency > 10 and roomy.effective_max_concurrency == 10
+    assert load_config({"max_concurrency": 0}).effective_max_concurrency == roomy.quota_concurrency

@@ -58,7 +58,7 @@ def test_definition_is_the_asl_file_with_a_substitution_for_every_placeholder(
 def test_substitutions_carry_the_config(synthesized: Synthesized) -> None:
     substitutions = state_machine(synthesized)["Properties"]["DefinitionSubstitutions"]
     config = synthesized.stack.config
-    assert substitutions["MaxConcurrency"] == str(config.max_concurrency)
+    assert substitutions["MaxConcurrency"] == str(config.effective_max_concurrency)
     assert substitutions["ToleratedFailurePercentage"] == str(config.tolerated_failure_percentage)
     assert substitutions["MapLabel"] == config.map_label
     assert substitutions["ChildExecutionType"] == config.child_execution_type
@@ -83,7 +83,9 @@ def test_express_child_execution_type_flows_into_the_substitution(
     machine = cast(sfn.CfnStateMachine, stack.workflow.state_machine.node.default_child)
     substitutions = stack.resolve(machine.definition_substitutions)
     assert substitutions["ChildExecutionType"] == "EXPRESS"
-    assert substitutions["MaxConcurrency"] == "25"
+    assert substitutions["MaxConcurrency"] == str(
+        stack.config.effective_max_concurrency
+    )  # 25, capped by quotas
     assert stack.resolve(machine.state_machine_name) == "DocAgentExpress-DocumentReview"
 
 

@@ -1,0 +1,110 @@
+"""Counts the requests the local endpoint serves, by service and operation (``docagent cost``, ``bench``).
+
+A WSGI middleware in front of moto's dispatcher: it reads only the request line and headers (never the
+body), so it changes nothing it counts. The service comes from the SigV4 credential scope, the operation
+from ``X-Amz-Target`` (JSON protocols: DynamoDB, Step Functions, Logs, SSM) or from the REST shape (S3,
+Lambda). Requests the Step Functions interpreter makes itself (Lambda Invoke, the ItemReader's GetObject,
+the ResultWriter's PutObject) go through the endpoint too, and are counted, as AWS bills them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import parse_qs
+
+# Requests from clients whose User-Agent carries this (the operator's: status, the demo's progress polling)
+# are not counted: they watch the job, they are not part of it.
+OPERATOR_USER_AGENT = "docagent-operator"
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+_SCOPE = re.compile(r"Credential=[^/]+/\d{8}/[^/]+/([^/]+)/aws4_request")
+_S3_BUCKET_QUERIES = (
+    ("versions", "ListObjectVersions"),
+    ("versioning", "BucketVersioning"),
+    ("delete", "DeleteObjects"),
+    ("uploads", "MultipartUploads"),
+)
+
+
+def _s3_operation(method: str, path: str, query: dict[str, list[str]]) -> str:
+    parts = [part for part in path.split("/") if part]
+    if len(parts) <= 1:  # the bucket itself (path-style addressing, as the local endpoint is called)
+        for name, operation in _S3_BUCKET_QUERIES:
+            if name in query:
+                return operation if method == "GET" or name == "delete" else f"{method}{operation}"
+        if method == "GET":
+            return "ListObjectsV2" if query.get("list-type") == ["2"] else "ListObjects"
+        return {"PUT": "CreateBucket", "HEAD": "HeadBucket", "DELETE": "DeleteBucket"}.get(method, method)
+    if "partNumber" in query:
+        return "UploadPart"
+    if "uploadId" in query:
+        return "CompleteMultipartUpload" if method == "POST" else f"{method}MultipartUpload"
+    return {
+        "GET": "GetObject",
+        "HEAD": "HeadObject",
+        "PUT": "PutObject",
+        "DELETE": "DeleteObject",
+        "POST": "CreateMultipartUpload",
+    }.get(method, method)
+
+
+def _lambda_operation(method: str, path: str) -> str:
+    if path.endswith("/invocations"):
+        return "Invoke"
+    return f"{method} {re.sub(r'/functions/[^/]+', '/functions/{name}', path)}"
+
+
+def classify(environ: dict[str, Any]) -> tuple[str, str]:
+    """(service, operation) of one request, from its method, path, query and headers."""
+    method = str(environ.get("REQUEST_METHOD", "GET"))
+    path = str(environ.get("PATH_INFO", "/"))
+    match = _SCOPE.search(str(environ.get("HTTP_AUTHORIZATION", "")))
+    service = match.group(1) if match else "unsigned"
+    target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
+    if target:
+        return service, target.rsplit(".", 1)[-1]
+    if service == "s3":
+        return service, _s3_operation(method, path, parse_qs(str(environ.get("QUERY_STRING", ""))))
+    if service == "lambda":
+        return service, _lambda_operation(method, path)
+    return service, method
+
+
+class RequestCounter:
+    """Thread-safe counts by (service, operation); ``snapshot`` and ``reset`` bracket a measurement."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[tuple[str, str]] = Counter()
+
+    def count(self, environ: dict[str, Any]) -> None:
+        if OPERATOR_USER_AGENT in str(environ.get("HTTP_USER_AGENT", "")):
+            return
+        key = classify(environ)
+        with self._lock:
+            self._counts[key] += 1
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        """{service: {operation: count}}, sorted."""
+        with self._lock:
+            items = sorted(self._counts.items())
+        by_service: dict[str, dict[str, int]] = {}
+        for (service, operation), count in items:
+            by_service.setdefault(service, {})[operation] = count
+        return by_service
+
+    def reset(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+    def wrap(self, app: WsgiApp) -> WsgiApp:
+        def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            self.count(environ)
+            return app(environ, start_response)
+
+        return counted
