@@ -167,6 +167,51 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_cost(args: argparse.Namespace) -> int:
+    from docagent.drills.cost import UsageModel, cost_report, deployed_config, measure
+
+    if args.documents < 1:
+        raise OperatorError("--documents must be at least 1")
+    config = deployed_config()
+    if args.usage:
+        try:
+            saved = json.loads(Path(args.usage).read_text())
+            model = UsageModel(tuple(saved["sizes"]), saved["per_document"], saved["per_job"])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise OperatorError(
+                f"--usage {args.usage}: not a usage file written by --save-usage ({error})"
+            ) from None
+    else:
+        model = measure()
+    try:
+        report = cost_report(args.documents, model, config)
+    except LookupError as error:
+        raise OperatorError(str(error)) from None
+    if args.save_usage:
+        Path(args.save_usage).write_text(json.dumps(model.to_json(), indent=2))
+    emit(args, report, lambda: _print_cost(report))
+    return EXIT_OK
+
+
+def _print_cost(report: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(
+        title=f"docagent cost: {report['documents']:,} documents (prices as of {report['prices_as_of']})"
+    )
+    for column in ("service", "per 1,000 documents", "this job", "what"):
+        table.add_column(column, justify="left" if column in ("service", "what") else "right")
+    for service, figures in report["by_service"].items():
+        what = ", ".join(
+            f"{name} {value:,}" if isinstance(value, (int, float)) else f"{name} {value}"
+            for name, value in figures.items()
+            if name not in ("usd", "per_1000_usd")
+        )
+        table.add_row(service, f"${figures['per_1000_usd']:,.4f}", f"${figures['usd']:,.2f}", what)
+    table.add_row("total", f"${report['per_1000_usd']:,.4f}", f"${report['total_usd']:,.2f}", "")
+    Console().print(table)
+
+
 def cmd_chaos(args: argparse.Namespace) -> int:
     from docagent.drills.chaos import CellOutcome, print_matrix, run_chaos, select_cells
 
@@ -284,6 +329,18 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--documents", type=int, nargs="*", default=[200], help="demo sizes to time")
     bench.add_argument("--time-scale", type=float, help="as for demo (default: by job size)")
     bench.set_defaults(handler=cmd_bench)
+
+    cost = commands.add_parser(
+        "cost",
+        parents=[common],
+        help="what a job of N documents costs on AWS",
+        description="Runs two small clean jobs on the local cloud, counts their requests by service and "
+        "operation, and prices a job of N documents with the dated table in docagent/drills/prices.py.",
+    )
+    cost.add_argument("--documents", type=int, default=1000, help="job size to price (default 1000)")
+    cost.add_argument("--usage", help="price a usage measurement saved by --save-usage instead of measuring")
+    cost.add_argument("--save-usage", help="write the measured usage per document and per job to this file")
+    cost.set_defaults(handler=cmd_cost)
 
     chaos = commands.add_parser(
         "chaos",

@@ -69,7 +69,9 @@ def classify(environ: dict[str, Any]) -> tuple[str, str]:
     if target:
         return service, target.rsplit(".", 1)[-1]
     if service == "s3":
-        return service, _s3_operation(method, path, parse_qs(str(environ.get("QUERY_STRING", ""))))
+        return service, _s3_operation(
+            method, path, parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True)
+        )
     if service == "lambda":
         return service, _lambda_operation(method, path)
     return service, method

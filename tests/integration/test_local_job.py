@@ -38,7 +38,9 @@ def run_job(
 
 
 def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed):
+    cloud.requests.reset()
     job, truth = run_job(cloud, deployed, "integration-clean", documents=24)
+    requests = cloud.requests.snapshot()  # the job's own requests: LocalJob's are marked as an observer's
     description = job.sfn.describe_execution(executionArn=job.execution_arn)
     assert description["status"] == "SUCCEEDED", description.get("cause")
     output = json.loads(description["output"])
@@ -51,6 +53,12 @@ def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed
     assert len(job.records.keys("jobs/integration-clean/model-calls/")) == 24
     report = job.records.read_json(output["report"]["report_key"])
     assert report["documents"] == 24
+    # The endpoint counted the job's requests by service and operation: one invocation per document and per
+    # job step, one version listing to pin the documents, a result and a journal record written per document.
+    assert requests["lambda"]["Invoke"] == 24 + 4
+    assert requests["s3"]["ListObjectVersions"] == 1
+    assert requests["s3"]["PutObject"] >= 2 * 24
+    assert requests["dynamodb"]["GetItem"] >= 24  # the customer lookups
 
 
 def test_standard_aws_cli_reads_the_execution(cloud: LocalCloud, deployed):
