@@ -53,6 +53,7 @@ from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, Progr
 from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 from moto.stepfunctions.parser.asl.utils.json_path import extract_json
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
 from docagent.localcloud import jsonata
 
@@ -548,7 +549,18 @@ def _describe_map_run(self: MapRunRecord) -> Any:
     return described
 
 
+def _list_map_runs(self: StepFunctionsParserBackend, execution_arn: str) -> dict[str, Any]:
+    """No Map Run yet while the execution's interpreter is still starting (moto reads its environment before
+    the worker thread has created it, and answered 500): AWS lists none until the Map state starts."""
+    execution = self.describe_execution(execution_arn=execution_arn)
+    worker = getattr(execution, "exec_worker", None)
+    if worker is None or getattr(worker, "env", None) is None:
+        return {"mapRuns": []}
+    return _original_list_map_runs(self, execution_arn)
+
+
 _original_parse = AmazonStateLanguageParser.parse
+_original_list_map_runs = StepFunctionsParserBackend.list_map_runs
 _original_eval_body = DistributedIterationComponent._eval_body
 _original_state_map_eval_execution = StateMap._eval_execution
 _original_describe_map_run = MapRunRecord.describe
@@ -562,3 +574,4 @@ def install() -> None:
     ResourceEvalS3._handle_put_object = staticmethod(_handle_put_object)  # type: ignore[method-assign]
     StateMap._eval_execution = _state_map_eval_execution  # type: ignore[method-assign]
     MapRunRecord.describe = _describe_map_run  # type: ignore[method-assign]
+    StepFunctionsParserBackend.list_map_runs = _list_map_runs  # type: ignore[method-assign]
