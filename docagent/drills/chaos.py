@@ -16,7 +16,8 @@ baseline job, and is checked against the baseline:
 - ``exactly_one_ticket``: the ticket service holds exactly one ticket with the job's reference, the one in
   ticket.json and in the execution's output;
 - ``report_covers_every_document`` / ``verified``: report.json has a row per document, none failed, and equals
-  the baseline's report (without ``IGNORED_REPORT_FIELDS``); the execution's output says
+  the baseline's report (without ``IGNORED_REPORT_FIELDS``: the job id, the Map Run, the creation time and
+  each row's model call id); the execution's output says
   ``verification.verified``;
 - ``nothing_in_progress``: none of the job's idempotency records (prepare, extract and customer_lookup per
   document, ticket) is left INPROGRESS;
@@ -122,7 +123,13 @@ IN_STEP_POINTS = frozenset(
 )
 MODE_WORDS: dict[str, str] = {"exit": "process exit", "raise": "raised InjectedFault", "hang": "timeout"}
 IGNORED_RESULT_FIELDS = ("job_id", "processed_at", "model_call_id", "versions.created_at")
-IGNORED_REPORT_FIELDS = ("job_id", "map_run", "versions.created_at")
+IGNORED_REPORT_FIELDS = (
+    "job_id",
+    "map_run",
+    "versions.created_at",
+    "rows.model_call_id",
+    "rejected_documents.model_call_id",
+)
 CHECKS = (
     "expected_path",
     "one_result_per_document",
@@ -283,15 +290,22 @@ class CellOutcome:
         }
 
 
+def _drop(node: Any, parts: list[str]) -> None:
+    """Remove the field at ``parts`` below ``node``; a list applies the rest of the path to every item."""
+    if isinstance(node, list):
+        for item in node:
+            _drop(item, parts)
+    elif isinstance(node, dict):
+        if len(parts) == 1:
+            node.pop(parts[0], None)
+        else:
+            _drop(node.get(parts[0]), parts[1:])
+
+
 def _without(value: Any, dotted: Sequence[str]) -> Any:
     value = copy.deepcopy(value)
     for path in dotted:
-        *parents, last = path.split(".")
-        node = value
-        for part in parents:
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            node.pop(last, None)
+        _drop(value, path.split("."))
     return value
 
 
