@@ -40,7 +40,7 @@ def run_job(
 def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed):
     cloud.requests.reset()
     job, truth = run_job(cloud, deployed, "integration-clean", documents=24)
-    requests = cloud.requests.snapshot()  # the job's own requests: LocalJob's are marked as an observer's
+    requests = cloud.requests.snapshot()  # the job's own requests: the operator's are marked
     description = job.sfn.describe_execution(executionArn=job.execution_arn)
     assert description["status"] == "SUCCEEDED", description.get("cause")
     output = json.loads(description["output"])

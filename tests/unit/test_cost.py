@@ -13,7 +13,7 @@ from botocore.config import Config
 
 from docagent.drills import prices
 from docagent.drills.cost import UsageModel, cost_report
-from docagent.localcloud.requests import OBSERVER_USER_AGENT, RequestCounter, classify
+from docagent.localcloud.requests import OPERATOR_USER_AGENT, RequestCounter, classify
 from stacks.config import load_config
 
 
@@ -63,10 +63,10 @@ def test_the_endpoint_names_each_request_by_service_and_operation(env, service, 
     assert classify(environ_of(service, call)) == expected
 
 
-def test_an_observer_s_requests_are_not_counted(env):
+def test_the_operator_s_requests_are_not_counted(env):
     counter = RequestCounter()
     counter.count(environ_of("s3", lambda c: c.get_object(Bucket="b", Key="k")))
-    watching = Config(user_agent_extra=OBSERVER_USER_AGENT)
+    watching = Config(user_agent_extra=OPERATOR_USER_AGENT)
     counter.count(environ_of("s3", lambda c: c.get_object(Bucket="b", Key="k"), config=watching))
     assert counter.snapshot() == {"s3": {"GetObject": 1}}
 
