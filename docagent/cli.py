@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -30,43 +31,106 @@ from stacks import outputs as names
 console = Console(stderr=True)
 
 
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        # As the server binds: connections of a cloud that just died (TIME_WAIT) do not hold the port.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _restored_line(record: dict[str, Any]) -> str:
+    restored = record.get("restored") or {}
+    if not restored.get("executions") and not restored.get("requests"):
+        return "nothing to restore: the local cloud starts empty"
+    running, jobs = restored.get("running", 0), restored.get("executions", 0)
+    line = f"restored {jobs} job{'' if jobs == 1 else 's'}, {running} running"
+    line += ", resuming" if running else ""
+    changes = restored.get("requests", 0)
+    return line + (
+        f" ({changes} change{'' if changes == 1 else 's'} replayed from {restored.get('state_dir')} "
+        f"in {restored.get('seconds', 0):.1f} s)"
+    )
+
+
 def cmd_local_up(args: argparse.Namespace) -> int:
-    from docagent.localcloud.distributed_map import deliver_twice
-    from docagent.localcloud.server import LocalCloud
+    from docagent.localcloud.persistence import load_settings
 
     existing = project.running_cloud()
     if existing:
         raise OperatorError(f"the local cloud already runs at {existing['endpoint']} (pid {existing['pid']})")
+    if not _port_free(args.port):
+        raise OperatorError(f"port {args.port} is taken by another program: pick another with --port", 1)
+    saved = {} if args.fresh else load_settings(project.LOCAL_DIR)
+    time_scale = args.time_scale or float(saved.get("time_scale", 1.0))
     if args.detach:
-        command = [sys.executable, "-m", "docagent.cli", "local", "up", "--port", str(args.port)]
-        command += ["--time-scale", str(args.time_scale)]
-        command += [argument for index in args.deliver_twice for argument in ("--deliver-twice", str(index))]
-        project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
-        log = (project.LOCAL_DIR / "cloud.log").open("ab")
-        process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
-        deadline = time.time() + 90  # a loaded machine imports moto slowly
-        while time.time() < deadline and not project.running_cloud():
-            if process.poll() is not None:
-                log_file = project.LOCAL_DIR / "cloud.log"
-                raise OperatorError(f"the local cloud did not start; see {log_file}", 1)
-            time.sleep(0.1)
-        record = project.running_cloud() or {}
-        emit(
-            args,
-            record,
-            lambda: console.print(f"local cloud up at {record.get('endpoint')} (pid {process.pid})"),
-        )
-        return EXIT_OK
-    cloud = LocalCloud(project.LOCAL_DIR, port=args.port, time_scale=args.time_scale).start()
+        return _up_detached(args, time_scale)
+    return _serve(args, time_scale)
+
+
+def _up_detached(args: argparse.Namespace, time_scale: float) -> int:
+    command = [sys.executable, "-m", "docagent.cli", "local", "up", "--port", str(args.port)]
+    command += ["--time-scale", str(time_scale)] + (["--fresh"] if args.fresh else [])
+    command += [argument for index in args.deliver_twice for argument in ("--deliver-twice", str(index))]
+    project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
+    log_file = project.LOCAL_DIR / "cloud.log"
+    log = log_file.open("ab")
+    process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
+    deadline = time.time() + 180  # a loaded machine imports moto slowly; a big journal takes a while
+    while not project.running_cloud():
+        if process.poll() is not None:
+            raise OperatorError(f"the local cloud did not start; see {log_file}", 1)
+        if time.time() > deadline:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise OperatorError(f"the local cloud did not start within 180 s; see {log_file}", 1)
+        time.sleep(0.1)
+    record = project.running_cloud() or {}
+
+    def human() -> None:
+        console.print(_restored_line(record))
+        console.print(f"local cloud up at {record.get('endpoint')} (pid {process.pid})")
+
+    emit(args, record, human)
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace, time_scale: float) -> int:
+    from docagent.localcloud.distributed_map import deliver_twice
+    from docagent.localcloud.persistence import PortTakenError
+    from docagent.localcloud.server import LocalCloud
+
+    if args.fresh:
+        project.LOCAL_STACK_FILE.unlink(missing_ok=True)  # what it deployed is forgotten with the rest
+    cloud = LocalCloud(project.LOCAL_DIR, port=args.port, time_scale=time_scale, fresh=args.fresh)
+    try:
+        cloud.start()
+    except PortTakenError as error:
+        cloud.stop()
+        raise OperatorError(str(error), 1) from None
     deliver_twice(set(args.deliver_twice))
     record = {
         "pid": os.getpid(),
         "port": cloud.port,
         "endpoint": cloud.endpoint,
-        "time_scale": args.time_scale,
+        "time_scale": time_scale,
+        "started_at": time.time(),
+        "state_dir": str(project.LOCAL_DIR),
+        "restored": {
+            "executions": cloud.restored.executions,
+            "running": cloud.restored.running,
+            "skipped": cloud.restored.skipped,
+            "requests": cloud.replayed_requests,
+            "seconds": round(cloud.restore_seconds, 2),
+            "state_dir": str(project.LOCAL_DIR),
+        },
     }
+    console.print(_restored_line(record))
     project.LOCAL_CLOUD_FILE.write_text(json.dumps(record))
-    console.print(f"local cloud serving at {cloud.endpoint} (time scale {args.time_scale}); Ctrl-C stops it")
+    console.print(f"local cloud serving at {cloud.endpoint} (time scale {time_scale}); Ctrl-C stops it")
     stop = False
 
     def request_stop(*_: Any) -> None:
@@ -81,6 +145,43 @@ def cmd_local_up(args: argparse.Namespace) -> int:
     finally:
         cloud.stop()
         project.LOCAL_CLOUD_FILE.unlink(missing_ok=True)
+    return EXIT_OK
+
+
+def cmd_local_status(args: argparse.Namespace) -> int:
+    record = project.running_cloud()
+    journal = project.LOCAL_JOURNAL
+    tickets = project.LOCAL_DIR / "ticket-service" / "tickets.sqlite3"
+    sizes: dict[str, int] = {
+        "journal_bytes": journal.stat().st_size if journal.exists() else 0,
+        "tickets_bytes": tickets.stat().st_size if tickets.exists() else 0,
+    }
+    status: dict[str, Any] = {
+        "up": record is not None,
+        "cloud": record,
+        "state_dir": str(project.LOCAL_DIR),
+        "journal": str(journal),
+        **sizes,
+        "state_bytes": sum(sizes.values()),
+        "deployed": project.LOCAL_STACK_FILE.exists(),
+    }
+
+    def human() -> None:
+        if record:
+            console.print(
+                f"local cloud up at {record['endpoint']} (pid {record['pid']}, time scale "
+                f"{record.get('time_scale')}); at its start: {_restored_line(record)}"
+            )
+        else:
+            console.print("local cloud down: start it with `docagent local up --detach`")
+        size = sum(sizes.values()) / 1e6
+        console.print(
+            f"state in {project.LOCAL_DIR}: {size:.1f} MB (journal {sizes['journal_bytes'] / 1e6:.1f} MB, "
+            f"tickets {sizes['tickets_bytes'] / 1e6:.1f} MB); "
+            + ("a deployment is recorded" if status["deployed"] else "nothing deployed")
+        )
+
+    emit(args, status, human)
     return EXIT_OK
 
 
@@ -101,9 +202,7 @@ def _endpoint(args: argparse.Namespace) -> str:
         return str(args.endpoint)
     record = project.running_cloud()
     if record is None:
-        raise OperatorError(
-            "no local cloud is running: start one with `docagent local up --detach`", EXIT_NOT_FOUND
-        )
+        raise OperatorError(project.cloud_down_message(), EXIT_NOT_FOUND, "LocalCloudDown")
     return str(record["endpoint"])
 
 
@@ -130,7 +229,20 @@ def cmd_local_deploy(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from docagent.drills.demo import Crash, default_crash_index, run_demo
+    from docagent.drills.demo import Crash, default_crash_index, default_time_scale, run_demo
+
+    if args.crash_cloud:
+        from docagent.drills.cloud_crash import run_cloud_crash_demo
+
+        if args.documents < 1:
+            raise OperatorError("--documents must be at least 1")
+        index = default_crash_index(args.documents) if args.crash_at is None else args.crash_at
+        if not 0 <= index < args.documents:
+            raise OperatorError(f"--crash-at must be a document index from 0 to {args.documents - 1}")
+        time_scale = args.time_scale or default_time_scale(args.documents)
+        summary = run_cloud_crash_demo(args.documents, time_scale, index, show_progress=not args.json)
+        emit(args, summary, lambda: _print_summary(summary))
+        return EXIT_OK if summary["status"] == "SUCCEEDED" and summary["verified"] else EXIT_JOB_FAILED
 
     crash = None
     if not args.no_crash:
@@ -143,6 +255,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             show_progress=not args.json,
             crash=crash,
             keep=args.keep,
+            persist=not args.no_persistence,
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -213,7 +326,27 @@ def _print_cost(report: dict[str, Any]) -> None:
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
-    from docagent.drills.chaos import CellOutcome, print_matrix, run_chaos, select_cells
+    from docagent.drills.chaos import (
+        POINTS,
+        CellOutcome,
+        parse_choices,
+        print_matrix,
+        run_chaos,
+        select_cells,
+    )
+
+    if args.cloud:
+        from docagent.drills.cloud_chaos import REDUCED_CLOUD_POINTS, print_cloud_cells, run_cloud_chaos
+
+        try:
+            points = (
+                REDUCED_CLOUD_POINTS if args.reduced else parse_choices(args.points, POINTS, "fault points")
+            )
+            found = run_cloud_chaos(points, documents=args.documents, time_scale=args.time_scale)
+        except ValueError as error:
+            raise OperatorError(str(error)) from None
+        emit(args, found, lambda: print_cloud_cells(found, Console()))
+        return EXIT_OK if found["passed"] else EXIT_JOB_FAILED
 
     try:
         cells = select_cells(args.points, args.modes, args.recoveries, reduced=args.reduced)
@@ -279,7 +412,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     up = local.add_parser("up", parents=[common], help="serve the local cloud on 127.0.0.1")
     up.add_argument("--port", type=int, default=4566)
-    up.add_argument("--time-scale", type=float, default=1.0, help="scale retry intervals, waits and timeouts")
+    up.add_argument(
+        "--time-scale",
+        type=float,
+        help="scale retry intervals, waits and timeouts (default: the last one used here, else 1)",
+    )
+    up.add_argument(
+        "--fresh",
+        action="store_true",
+        help="forget the kept state (jobs, buckets, tables, tickets) and start empty",
+    )
     up.add_argument("--detach", action="store_true", help="run in the background (stop with `local down`)")
     up.add_argument(
         "--deliver-twice",
@@ -292,6 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     up.set_defaults(handler=cmd_local_up)
     down = local.add_parser("down", parents=[common], help="stop a detached local cloud")
     down.set_defaults(handler=cmd_local_down)
+    status = local.add_parser(
+        "status", parents=[common], help="whether the local cloud is up, where its state lives, how big it is"
+    )
+    status.set_defaults(handler=cmd_local_status)
     deploy = local.add_parser(
         "deploy", parents=[common], help="deploy the synthesized app to the local cloud"
     )
@@ -320,6 +466,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep",
         action="store_true",
         help="leave the local cloud up with the job in it (inspect, logs, trace work; local down stops it)",
+    )
+    demo.add_argument(
+        "--no-persistence",
+        action="store_true",
+        help="keep the local cloud's state in memory only",
+    )
+    demo.add_argument(
+        "--crash-cloud",
+        action="store_true",
+        help="kill -9 the local cloud itself (and its workers) at the crash document, restart it, finish",
     )
     demo.set_defaults(handler=cmd_demo)
 
@@ -354,6 +510,11 @@ def build_parser() -> argparse.ArgumentParser:
     chaos.add_argument("--modes", help="comma-separated modes: exit,raise,hang (default: all)")
     chaos.add_argument("--recoveries", help="comma-separated recoveries: retry,redrive (default: both)")
     chaos.add_argument("--reduced", action="store_true", help="only the reduced matrix the test suite runs")
+    chaos.add_argument(
+        "--cloud",
+        action="store_true",
+        help="kill the local cloud itself (not a worker) at each fault point, restart it, check the job",
+    )
     chaos.add_argument(
         "--no-at-least-once", action="store_true", help="skip the EXPRESS at-least-once delivery cell"
     )

@@ -14,6 +14,21 @@ LOCAL_DIR = STATE_DIR / "local"
 LOCAL_CLOUD_FILE = LOCAL_DIR / "cloud.json"
 LOCAL_STACK_FILE = LOCAL_DIR / "stack.json"
 LOCAL_CDK_OUT = STATE_DIR / "cdk.out.local"
+# The local cloud's journal (docagent/localcloud/persistence.py: STATE_FOLDER / JOURNAL_NAME).
+LOCAL_JOURNAL = LOCAL_DIR / "cloud-state" / "journal.log"
+
+
+def local_state_exists() -> bool:
+    """Whether a local cloud has kept state here (a journal, or a deployment record)."""
+    journal = LOCAL_JOURNAL.exists() and LOCAL_JOURNAL.stat().st_size > 0
+    return journal or LOCAL_STACK_FILE.exists()
+
+
+def cloud_down_message() -> str:
+    return (
+        f"the local cloud is down (its state is kept in {LOCAL_DIR}): start it with "
+        "`docagent local up --detach` (it resumes what was running), or pass --aws to use AWS"
+    )
 
 
 def running_cloud() -> dict[str, Any] | None:

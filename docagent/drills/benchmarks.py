@@ -5,6 +5,8 @@
 - for each requested document count (e.g. 200 2000 20000: the 20,000-document run takes hours on 2 shared
   cores, run it on a quiet machine): the clean job's wall time, ``job_seconds_per_document`` and the requests
   per document by service and operation, counted by the local endpoint (flat when nothing grows with N).
+- persistence: median latency of a journaled change (S3 PutObject, DynamoDB PutItem) with the state kept
+  on disk and without, and the time a restart takes to replay those changes.
 """
 
 from __future__ import annotations
@@ -67,8 +69,56 @@ def lambda_overhead(invocations: int = 300) -> dict[str, float]:
     }
 
 
+def _median_ms(timings: list[float]) -> float:
+    return round(statistics.median(timings) * 1000, 3)
+
+
+def _changes(cloud: LocalCloud, count: int) -> dict[str, float]:
+    """Median latency of ``count`` S3 PutObject and ``count`` DynamoDB PutItem calls."""
+    session = boto3.session.Session(
+        aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
+    )
+    s3 = session.client("s3", endpoint_url=cloud.endpoint)
+    dynamodb = session.client("dynamodb", endpoint_url=cloud.endpoint)
+    s3.create_bucket(Bucket="bench")
+    dynamodb.create_table(
+        TableName="bench",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    puts, items = [], []
+    for index in range(count):
+        started = time.perf_counter()
+        s3.put_object(Bucket="bench", Key=f"k/{index}.json", Body=b"x" * 1024)
+        puts.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        dynamodb.put_item(TableName="bench", Item={"id": {"S": str(index)}, "v": {"S": "x" * 200}})
+        items.append(time.perf_counter() - started)
+    return {"s3_put_median_ms": _median_ms(puts), "dynamodb_put_median_ms": _median_ms(items)}
+
+
+def persistence_cost(changes: int = 300) -> dict[str, Any]:
+    """What keeping the state on disk costs per change, and what a restart costs per kept change."""
+    figures: dict[str, Any] = {"changes_each": changes}
+    with tempfile.TemporaryDirectory() as state:
+        with LocalCloud(Path(state), persist=False) as cloud:
+            figures["in_memory"] = _changes(cloud, changes)
+        with LocalCloud(Path(state), fresh=True) as cloud:
+            figures["on_disk"] = _changes(cloud, changes)
+            assert cloud.journal is not None
+            figures["journal"] = {"records": cloud.journal.appended, "syncs": cloud.journal.syncs}
+        with LocalCloud(Path(state)) as cloud:
+            figures["restart"] = {
+                "changes_replayed": cloud.replayed_requests,
+                "seconds": round(cloud.restore_seconds, 3),
+                "ms_per_change": round(cloud.restore_seconds * 1000 / max(cloud.replayed_requests, 1), 3),
+            }
+    return figures
+
+
 def run_benchmarks(document_counts: list[int], time_scale: float | None) -> dict[str, Any]:
-    figures: dict[str, Any] = {"lambda_overhead": lambda_overhead()}
+    figures: dict[str, Any] = {"lambda_overhead": lambda_overhead(), "persistence": persistence_cost()}
     figures["demo"] = []
     for documents in document_counts:
         summary = run_demo(documents=documents, time_scale=time_scale, show_progress=False, crash=None)

@@ -707,7 +707,10 @@ def run_chaos(
     phases["synth"] = round(time.time() - started, 1)
     # Redrive cells fail their jobs on purpose: their alerts go to the sink's file, not the console.
     with LocalCloud(
-        state_dir or project.LOCAL_DIR / "chaos", time_scale=time_scale, alert_printer=alerts.discard
+        state_dir or project.LOCAL_DIR / "chaos",
+        time_scale=time_scale,
+        alert_printer=alerts.discard,
+        fresh=True,  # each run starts empty (the state of an earlier run is not replayed)
     ) as cloud:
         cloud.runtime.max_workers = max(cloud.runtime.max_workers, MAX_WORKERS_PER_FUNCTION)
         mark = time.time()

@@ -226,11 +226,16 @@ class DemoCloud:
 
 
 @contextmanager
-def demo_cloud(time_scale: float, keep: bool) -> Iterator[DemoCloud]:
+def demo_cloud(time_scale: float, keep: bool, persist: bool = True) -> Iterator[DemoCloud]:
     if not keep:
-        # The demo prints the alert itself, after the progress bar; the sink still records it.
+        # The demo prints the alert itself, after the progress bar; the sink still records it. Each demo
+        # starts empty (fresh); persist=False measures the cost of keeping the state on disk.
         with LocalCloud(
-            project.LOCAL_DIR / "demo", time_scale=time_scale, alert_printer=local_alerts.discard
+            project.LOCAL_DIR / "demo",
+            time_scale=time_scale,
+            alert_printer=local_alerts.discard,
+            fresh=True,
+            persist=persist,
         ) as cloud:
             yield DemoCloud(endpoint=cloud.endpoint, state_dir=cloud.state_dir, cloud=cloud)
         return
@@ -242,7 +247,7 @@ def demo_cloud(time_scale: float, keep: bool) -> Iterator[DemoCloud]:
         )
     # `docagent local up` in its own session, as `local up --detach` starts it (one interpreter fewer).
     command = [sys.executable, "-m", "docagent.cli", "local", "up"]
-    command += ["--port", str(free_port()), "--time-scale", str(time_scale)]
+    command += ["--port", str(free_port()), "--time-scale", str(time_scale), "--fresh"]
     project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
     log_file = project.LOCAL_DIR / "cloud.log"
     with log_file.open("ab") as log:
@@ -276,6 +281,8 @@ def run_demo(
     show_progress: bool = True,
     crash: Crash | None = None,
     keep: bool = False,
+    *,
+    persist: bool = True,
 ) -> dict[str, Any]:
     time_scale = _checked_time_scale(documents, time_scale, crash)
     started = time.time()
@@ -289,7 +296,7 @@ def run_demo(
     out_dir = synth_local()
     mark = lap("synth", started)
     job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    with demo_cloud(time_scale, keep) as where:
+    with demo_cloud(time_scale, keep, persist) as where:
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         if keep:
             stack.save(project.LOCAL_STACK_FILE)  # so inspect, logs and trace find the deployment
@@ -336,6 +343,7 @@ def run_demo(
         summary["phase_seconds"] = phases
         summary["kept"] = kept(where, job_id) if keep else None
         summary["usage"] = counted_usage(where, job, stack, invocations_before)
+        summary["persistence"] = _persistence_figures(where.cloud) if where.cloud is not None else None
         return summary
 
 
@@ -447,6 +455,14 @@ def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, document
 
 def _short(message: str) -> str:
     return "\n".join(line if len(line) <= 160 else f"{line[:160]}..." for line in message.splitlines())
+
+
+def _persistence_figures(cloud: LocalCloud) -> dict[str, Any] | None:
+    """What keeping the state on disk cost: journal records, disk syncs and bytes."""
+    journal = cloud.journal
+    if journal is None:
+        return None
+    return {"journal_records": journal.appended, "disk_syncs": journal.syncs, "journal_bytes": journal.size()}
 
 
 def _print_stop(stopped: dict[str, Any]) -> None:

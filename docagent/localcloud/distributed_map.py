@@ -53,7 +53,6 @@ from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, Progr
 from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 from moto.stepfunctions.parser.asl.utils.json_path import extract_json
-from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
 from docagent.localcloud import jsonata
 
@@ -193,6 +192,9 @@ class MapRunMemory:
     tolerated_failure_count: int = 0
     tolerated_failure_percentage: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Set by a restart of the local cloud (resume.py): the Map state runs again to continue this run,
+    # not to redrive it: children that ended keep their outcome, the others run (again).
+    resuming: bool = False
 
     def failures(self) -> int:
         return sum(outcome.status in ("FAILED", "TIMED_OUT") for outcome in self.outcomes.values())
@@ -211,6 +213,33 @@ class MapRunMemory:
         # Stable across redrives: a redriven child keeps its ARN (shared spec M2).
         name = uuid.uuid5(uuid.NAMESPACE_URL, f"{self.map_run_arn}#{index}")
         return f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{name}"
+
+
+class Observer:
+    """Told of every Map Run change worth keeping (resume.py records them on disk); does nothing here."""
+
+    def map_run_started(self, key: tuple[str, str], memory: MapRunMemory, record: MapRunRecord) -> None:
+        """A new Map Run, or one that runs again (redrive or resume)."""
+
+    def outcomes_changed(self, memory: MapRunMemory, outcomes: list[ChildOutcome], durable: bool) -> None:
+        """Children that are now pending, or ended."""
+
+    def child_started(self, memory: MapRunMemory, outcome: ChildOutcome, events: EventManager) -> None:
+        """A child execution starts: ``events`` is its own history."""
+
+
+class _Observers:
+    current = Observer()
+
+
+def observe(observer: Observer | None) -> None:
+    _Observers.current = observer or Observer()
+
+
+def register(key: tuple[str, str], memory: MapRunMemory) -> None:
+    """Put a Map Run restored from disk back where the Map state finds it."""
+    with _Registry.lock:
+        _Registry.by_state[key] = _Registry.by_arn[memory.map_run_arn] = memory
 
 
 class _Registry:
@@ -242,7 +271,12 @@ def _eval_body(self: DistributedIterationComponent, env: Environment) -> None:
     record: MapRunRecord = eval_input.map_run_record
     key = (_execution_arn(env), eval_input.state_name)
     memory = _Registry.by_state.get(key)
-    if memory is not None:  # the Map state runs again: this is a redrive of its Map Run
+    if memory is not None and memory.resuming:  # the local cloud restarted: the same run continues
+        pool = env.map_run_record_pool_manager._pool
+        pool.pop(record.map_run_arn, None)
+        record.map_run_arn = memory.map_run_arn  # type: ignore[misc]
+        pool[record.map_run_arn] = record
+    elif memory is not None:  # the Map state runs again: this is a redrive of its Map Run
         if memory.redrive_count >= MAP_RUN_REDRIVE_LIMIT:
             raise _failure(
                 env, StatesErrorNameType.StatesRuntime, "The Map Run redrive limit of 1000 is reached."
@@ -280,24 +314,31 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
     memory.tolerated_failure_count = int(eval_input.tolerated_failure_count or 0)
     memory.tolerated_failure_percentage = float(eval_input.tolerated_failure_percentage or 0)
     items = memory.items  # a redrive reuses the original items (M5); with ItemBatcher, the batches
+    resuming, memory.resuming = memory.resuming, False
+    _Observers.current.map_run_started(key, memory, record)
 
     succeeded = {i for i, outcome in memory.outcomes.items() if outcome.status == "SUCCEEDED"}
-    to_run = [index for index in range(len(items)) if index not in succeeded]
+    ended = {i for i, outcome in memory.outcomes.items() if outcome.status in ("FAILED", "TIMED_OUT")}
+    kept = succeeded | ended if resuming else succeeded
+    to_run = [index for index in range(len(items)) if index not in kept]
     for counter in (record.item_counter, record.execution_counter):
         counter.total.count(len(items))
         counter.succeeded.count(len(succeeded))
         counter.results_written.count(len(succeeded))
         counter.pending.count(len(to_run))
+        if resuming:
+            counter.failed.count(len(ended))
     for index in to_run:  # not started yet: pending until a worker takes it
         previous = memory.outcomes.get(index)
         memory.outcomes[index] = ChildOutcome(
             index,
             "PENDING",
             previous.input if previous else items[index],
-            redrive_count=(previous.redrive_count + 1) if previous else 0,
+            redrive_count=(previous.redrive_count + (not resuming)) if previous else 0,
             # EXPRESS children start again from the first state (M2).
             resume_from=previous.resume_from if previous and not extras.express else None,
         )
+    _Observers.current.outcomes_changed(memory, [memory.outcomes[index] for index in to_run], durable=False)
 
     deliveries = to_run
     if extras.express:  # at-least-once: chosen items are delivered twice, concurrently
@@ -343,6 +384,7 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
     outcome.status, outcome.started = "RUNNING", _now()
     extras: MapExtras = vars(self._job_pool)["docagent_extras"]
     env.event_manager = EventManager()  # the child's own history, to know where it stopped
+    _Observers.current.child_started(memory, outcome, env.event_manager)
     program = job.job_program
     try:
         program = _prepare_child(self, env, job, outcome, extras)
@@ -373,6 +415,7 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
                 counter.results_written.count()
     job.job_output = outcome.output
     outcome.resume_from = _last_entered_state(env, program) if outcome.status in NOT_SUCCEEDED else None
+    _Observers.current.outcomes_changed(memory, [outcome], durable=True)
     if outcome.status in NOT_SUCCEEDED:
         with memory.lock:
             if memory.threshold_exceeded():
@@ -549,18 +592,7 @@ def _describe_map_run(self: MapRunRecord) -> Any:
     return described
 
 
-def _list_map_runs(self: StepFunctionsParserBackend, execution_arn: str) -> dict[str, Any]:
-    """No Map Run yet while the execution's interpreter is still starting (moto reads its environment before
-    the worker thread has created it, and answered 500): AWS lists none until the Map state starts."""
-    execution = self.describe_execution(execution_arn=execution_arn)
-    worker = getattr(execution, "exec_worker", None)
-    if worker is None or getattr(worker, "env", None) is None:
-        return {"mapRuns": []}
-    return _original_list_map_runs(self, execution_arn)
-
-
 _original_parse = AmazonStateLanguageParser.parse
-_original_list_map_runs = StepFunctionsParserBackend.list_map_runs
 _original_eval_body = DistributedIterationComponent._eval_body
 _original_state_map_eval_execution = StateMap._eval_execution
 _original_describe_map_run = MapRunRecord.describe
@@ -574,4 +606,3 @@ def install() -> None:
     ResourceEvalS3._handle_put_object = staticmethod(_handle_put_object)  # type: ignore[method-assign]
     StateMap._eval_execution = _state_map_eval_execution  # type: ignore[method-assign]
     MapRunRecord.describe = _describe_map_run  # type: ignore[method-assign]
-    StepFunctionsParserBackend.list_map_runs = _list_map_runs  # type: ignore[method-assign]

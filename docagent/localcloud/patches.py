@@ -55,6 +55,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 )
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from moto.stepfunctions.parser.asl.utils import boto_client
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud import (
@@ -199,6 +200,27 @@ def _choice_eval_state_output(self: StateChoice, env: Any) -> None:
 _TOOK_DEFAULT = "_docagent_choice_took_default"
 
 
+def _started(executions: list[Any]) -> list[Any]:
+    """Executions whose run has its environment (a just-started one gets it a moment after StartExecution
+    returns; moto's Map Run calls read it and failed with HTTP 500 in that moment)."""
+    return [e for e in executions if e.exec_worker is not None and e.exec_worker.env is not None]
+
+
+def _list_map_runs(self: StepFunctionsParserBackend, execution_arn: str) -> dict[str, Any]:
+    execution = self.describe_execution(execution_arn=execution_arn)
+    if not _started([execution]):
+        return {"mapRuns": []}
+    return _original_list_map_runs(self, execution_arn)
+
+
+def _get_executions(self: StepFunctionsParserBackend, execution_status: Any = None) -> list[Any]:
+    return _started(_original_get_executions(self, execution_status))
+
+
+_original_list_map_runs = StepFunctionsParserBackend.list_map_runs
+_original_get_executions = StepFunctionsParserBackend._get_executions
+
+
 class AlreadyRunningError(RuntimeError):
     """moto's backends are process-wide, so one process serves one local cloud at a time."""
 
@@ -244,6 +266,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         StepFunctionResponse.send_task_failure = _send_task_failure  # type: ignore[method-assign]
         StateChoice._eval_state = _choice_eval_state  # type: ignore[method-assign]
         StateChoice._eval_state_output = _choice_eval_state_output  # type: ignore[method-assign]
+        StepFunctionsParserBackend.list_map_runs = _list_map_runs  # type: ignore[method-assign]
+        StepFunctionsParserBackend._get_executions = _get_executions  # type: ignore[method-assign]
         # Retry intervals: the retrier sleeps through its module's ``time``; give it a scaled one.
         vars(retrier_decl)["time"] = SimpleNamespace(sleep=_scaled_sleep)
         # TimeoutSeconds of Task, Parallel and Map states, and of .waitForTaskToken callbacks.

@@ -98,18 +98,28 @@ def _failed_state(execution: Execution) -> tuple[str, Any] | None:
 class RedriveWorker(ExecutionWorker):
     """Runs the definition again from the failed state, appending to the execution's history."""
 
-    def __init__(self, execution: Execution, previous: ExecutionWorker, redrive_count: int) -> None:
+    def __init__(
+        self,
+        execution: Execution,
+        previous: ExecutionWorker,
+        redrive_count: int,
+        *,
+        start: tuple[str, Any] | None = None,
+        announce: bool = True,
+    ) -> None:
+        """``start`` and ``announce=False``: continue a RUNNING execution after a restart (resume.py)."""
         super().__init__(
             evaluation_details=previous._evaluation_details,
             exec_comm=previous._execution_communication,
             cloud_watch_logging_session=previous._cloud_watch_logging_session,
             activity_store=previous._activity_store,
         )
-        failed = _failed_state(execution)
+        failed = start or _failed_state(execution)
         assert failed is not None
         self._state_name, self._state_input = failed
         self._previous_env = previous.env
         self._redrive_count = redrive_count
+        self._announce = announce
 
     def _execution_logic(self) -> None:
         definition = json.loads(self._evaluation_details.state_machine_details.definition)
@@ -124,12 +134,15 @@ class RedriveWorker(ExecutionWorker):
         _execution_context(env)["RedriveCount"] = self._redrive_count
         env.states.reset(input_value=self._state_input)
         self.env = env
-        env.event_manager.add_event(
-            context=env.event_history_context,
-            event_type=HistoryEventType.ExecutionRedriven,
-            event_details=event_details(executionRedrivenEventDetails={"redriveCount": self._redrive_count}),
-            update_source_event_id=False,
-        )
+        if self._announce:
+            env.event_manager.add_event(
+                context=env.event_history_context,
+                event_type=HistoryEventType.ExecutionRedriven,
+                event_details=event_details(
+                    executionRedrivenEventDetails={"redriveCount": self._redrive_count}
+                ),
+                update_source_event_id=False,
+            )
         program.eval(env)
         self._execution_communication.terminated()
 
@@ -167,6 +180,13 @@ def redrive(execution: Execution, client_token: str | None) -> datetime.datetime
 
 def _find_execution(response: StepFunctionResponse, execution_arn: str) -> Execution:
     return response.stepfunction_backend.describe_execution(execution_arn)  # type: ignore[return-value]
+
+
+def restore_redrives(execution_arn: str, count: int, date: datetime.datetime | None) -> None:
+    """Redrives of an execution read back from disk (resume.py)."""
+    with _Redrives.lock:
+        record = _Redrives.of(execution_arn)
+        record["count"], record["date"] = count, date
 
 
 def _redrive_execution(self: StepFunctionResponse) -> ActionResult:

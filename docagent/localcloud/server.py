@@ -16,11 +16,10 @@ import boto3
 from moto.core.config import default_user_config
 from moto.logs.models import logs_backends
 from moto.moto_api._internal.models import moto_api_backend
-from moto.moto_server.threaded_moto_server import ThreadedMotoServer
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
-from werkzeug.serving import make_server
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-from docagent.localcloud import alerts, distributed_map, patches, redrive
+from docagent.localcloud import alerts, distributed_map, patches, persistence, redrive, resume
+from docagent.localcloud.journal import Journal
 from docagent.localcloud.requests import RequestCounter
 from docagent.localcloud.runtime import LambdaRuntime
 from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
@@ -54,16 +53,25 @@ class CloudWatchLogsSink:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._streams: set[tuple[str, str]] = set()
+        self.journal: Journal | None = None  # log lines are kept too, without waiting for the disk
 
-    def __call__(self, group: str, stream: str, line: str) -> None:
+    def __call__(self, group: str, stream: str, line: str, timestamp: int | None = None) -> None:
         backend = logs_backends[ACCOUNT_ID][REGION]
+        timestamp = timestamp or int(time.time() * 1000)
         with self._lock:
             if group not in backend.groups:
                 backend.create_log_group(group, tags={})
-            if (group, stream) not in self._streams:
+            if (group, stream) not in self._streams and stream not in backend.groups[group].streams:
                 backend.create_log_stream(group, stream)
-                self._streams.add((group, stream))
-            backend.put_log_events(group, stream, [{"timestamp": int(time.time() * 1000), "message": line}])
+            self._streams.add((group, stream))
+            backend.put_log_events(group, stream, [{"timestamp": timestamp, "message": line}])
+            if self.journal is not None:
+                record = {"t": "log", "group": group, "stream": stream, "line": line, "at": timestamp}
+                self.journal.append(record, durable=False)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._streams.clear()
 
 
 class CachedDispatcher(DomainDispatcherApplication):
@@ -82,22 +90,6 @@ class CachedDispatcher(DomainDispatcherApplication):
         return self._backend_by_host[host]
 
 
-class CountingMotoServer(ThreadedMotoServer):
-    """moto's threaded server with every request counted by service and operation (docagent cost)."""
-
-    def __init__(self, counter: RequestCounter, ip_address: str, port: int) -> None:
-        super().__init__(ip_address=ip_address, port=port, verbose=False)
-        self._counter = counter
-
-    def _server_entry(self) -> None:
-        app = self._counter.wrap(CachedDispatcher(create_backend_app))
-        self._server = make_server(
-            self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
-        )
-        self._server_ready_event.set()
-        self._server.serve_forever()
-
-
 class LocalCloud:
     """Start with ``start()``, stop with ``stop()`` (or use as a context manager)."""
 
@@ -107,7 +99,12 @@ class LocalCloud:
         port: int | None = None,
         time_scale: float = 1.0,
         alert_printer: alerts.Printer | None = None,
+        *,
+        persist: bool = True,
+        fresh: bool = False,
     ) -> None:
+        """``persist``: keep state in ``state_dir`` (persistence.py) and restore it at start; ``fresh``:
+        forget what is there first."""
         if time_scale <= 0:
             raise ValueError("time scale must be positive")
         self.port = port or free_port()
@@ -115,37 +112,88 @@ class LocalCloud:
         self.state_dir = state_dir
         self.time_scale = time_scale
         self.alert_printer = alert_printer or _print_alert
+        self.logs = CloudWatchLogsSink()
         self.runtime = LambdaRuntime(
             state_dir=state_dir,
             base_env={**_inherited_environment(), **client_environment(self.endpoint)},
-            log=CloudWatchLogsSink(),
+            log=self.logs,
             time_scale=time_scale,
         )
-        self._server: ThreadedMotoServer | None = None
+        self.persist = persist
+        self.fresh = fresh
+        self.journal: Journal | None = None
+        self.restored = resume.Restored()
+        self.restore_seconds = 0.0
+        self.replayed_requests = 0
+        self._server: persistence.JournaledMotoServer | None = None
         self.requests = RequestCounter()
         # The external ticket API of local runs; its store outlives the cloud (and the service's restarts).
-        self.tickets = TicketService(state_dir / "ticket-service" / "tickets.sqlite3")
+        self.tickets_path = state_dir / "ticket-service" / "tickets.sqlite3"
+        self.tickets = TicketService(self.tickets_path)
 
     def start(self) -> LocalCloud:
+        if self.fresh:
+            self.tickets.stop()
+            persistence.wipe(self.state_dir, [self.tickets_path.parent])
+            self.tickets = TicketService(self.tickets_path)
+        settings = persistence.load_settings(self.state_dir) if self.persist else {}
+        # The deployed functions hold the ticket API's URL: a restarted cloud serves it on the same port.
+        if not self.tickets.running:
+            self.tickets.port = int(settings.get("ticket_port", 0))
         patches.install(self.runtime, self.time_scale)
-        # moto's backends live as long as the process: a new local cloud starts empty.
+        # moto's backends live as long as the process: a new local cloud starts empty (then restores).
         moto_api_backend.reset()
         distributed_map.reset()
         redrive.reset()
+        self.logs.forget()
         self.state_dir.mkdir(parents=True, exist_ok=True)
         default_user_config["stepfunctions"]["execute_state_machine"] = True
         # The interpreter calls S3 and Lambda through boto3 at localhost:MOTO_PORT.
         os.environ["MOTO_PORT"] = str(self.port)
         for name in ("moto", "werkzeug"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
-        self._server = CountingMotoServer(self.requests, HOST, self.port)
-        self._server.start()
+        if self.persist:
+            self.journal = Journal(persistence.state_folder(self.state_dir) / persistence.JOURNAL_NAME)
+        server = persistence.JournaledMotoServer(
+            self.journal, HOST, self.port, app=CachedDispatcher(create_backend_app), count=self.requests.wrap
+        )
+        server.bind()  # a taken port fails here, before anything is restored
+        self._server = server
+        resume.install(None)  # restoring records nothing
+        if self.journal is not None:
+            self._restore(server)
+        resume.install(self.journal)
+        self.logs.journal = self.journal
+        server.serve()
         self.tickets.start()
+        if self.persist:
+            persistence.save_settings(
+                self.state_dir, {**settings, "ticket_port": self.tickets.port, "time_scale": self.time_scale}
+            )
         self.publish_ticket_api_url()
-        # Status-change events to the deployed EventBridge rules; SNS messages to the local alert sink.
-        (self.state_dir / alerts.ALERTS_FILE).unlink(missing_ok=True)
+        # Status-change events to the deployed EventBridge rules; SNS messages to the local alert sink
+        # (kept across a restart with the rest of the state, unless the cloud starts fresh or keeps nothing).
+        if self.fresh or not self.persist:
+            (self.state_dir / alerts.ALERTS_FILE).unlink(missing_ok=True)
         alerts.install(self.state_dir, self.alert_printer)
+        resume.resume(self.restored)
         return self
+
+    def _restore(self, server: persistence.JournaledMotoServer) -> None:
+        assert self.journal is not None
+        started = time.perf_counter()
+        engine = resume.EngineRecords()
+        for record in self.journal.records():
+            kind = record.get("t")
+            if kind == "api":
+                persistence.replay_request(server.app, record)
+                self.replayed_requests += 1
+            elif kind == "log":
+                self.logs(record["group"], record["stream"], record["line"], record["at"])
+            else:
+                engine.add(record)
+        self.restored = engine.restore(ACCOUNT_ID, REGION)
+        self.restore_seconds = time.perf_counter() - started
 
     def publish_ticket_api_url(self) -> None:
         """The SSM parameter that the local profile's ticket_api_url resolves at deploy time."""
@@ -164,6 +212,11 @@ class LocalCloud:
         patches.uninstall(self.runtime)
         alerts.uninstall()
         self.tickets.stop()
+        resume.install(None)
+        self.logs.journal = None
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
 
     def __enter__(self) -> LocalCloud:
         return self.start()

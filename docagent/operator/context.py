@@ -1,8 +1,9 @@
 """What every operator command needs: the stack's outputs and AWS clients, for a local cloud or for AWS.
 
 Local: ``--endpoint URL`` (or the running local cloud, ``docagent local up``) with the outputs that
-``docagent local deploy`` saved in ``.docagent/local/stack.json``. AWS (``--aws``, or no local cloud
-running): the default credentials and the outputs of the CloudFormation stack (``--stack-name``, default
+``docagent local deploy`` saved in ``.docagent/local/stack.json``. A local cloud that is down, with state
+kept on disk, is an error that says how to start it. AWS (``--aws``, or no local state at all): the
+default credentials and the outputs of the CloudFormation stack (``--stack-name``, default
 DocAgent).
 """
 
@@ -136,9 +137,7 @@ class OperatorContext:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> OperatorContext:
         if getattr(args, "local", False) and project.running_cloud() is None:
-            raise OperatorError(
-                "no local cloud is running: start one with `docagent local up --detach`", EXIT_NOT_FOUND
-            )
+            raise OperatorError(project.cloud_down_message(), EXIT_NOT_FOUND, "LocalCloudDown")
         return cls.resolve(
             getattr(args, "endpoint", None),
             stack_name=getattr(args, "stack_name", DEFAULT_STACK_NAME),
@@ -151,6 +150,10 @@ class OperatorContext:
     ) -> OperatorContext:
         if endpoint is None and not use_aws:
             running = project.running_cloud()
+            if running is None and project.local_state_exists():
+                # A local cloud that is down is not a reason to talk to AWS: only --aws (or no local
+                # state at all) goes there.
+                raise OperatorError(project.cloud_down_message(), EXIT_NOT_FOUND, "LocalCloudDown")
             endpoint = str(running["endpoint"]) if running else None
         if endpoint is not None:
             return cls.local(endpoint, stack_name=stack_name)

@@ -1,0 +1,285 @@
+"""The local cloud's state on disk: a journal of every change, replayed into a fresh moto at start.
+
+moto keeps S3, DynamoDB, Lambda, IAM, SSM, CloudWatch Logs and Step Functions in memory. The endpoint
+here journals every mutating API request that succeeded (method, path, headers, body) before it answers:
+an answered change is on disk, an unanswered one may be lost, as a client of any service must assume
+when the connection drops. At start the requests are replayed, in order, straight into moto's WSGI
+application (no network). Step Functions executions are not replayed as requests (running them again
+would run every task again): the engine records them itself (see ``resume.py``) in the same journal.
+
+Writers of journaled requests are ordered by one lock around "apply, then append", so the journal's
+order is the order the changes were applied; the disk sync happens after the lock is released and is
+shared between concurrent requests (journal.py: group commit).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from docagent.localcloud.journal import Journal
+from docagent.localcloud.requests import WsgiApp
+
+JOURNAL_NAME = "journal.log"
+STATE_FOLDER = "cloud-state"
+SETTINGS_NAME = "settings.json"
+
+_READ_PREFIXES = ("Get", "Describe", "List", "Query", "Scan", "BatchGet", "Filter", "Test", "Validate")
+# Executions are the engine's to record (resume.py): replaying these would run their tasks again.
+_ENGINE_ACTIONS = {
+    "StartExecution",
+    "StartSyncExecution",
+    "RedriveExecution",
+    "StopExecution",
+    "SendTaskSuccess",
+    "SendTaskFailure",
+    "SendTaskHeartbeat",
+}
+_ENVIRON_KEYS = (
+    "REQUEST_METHOD",
+    "SCRIPT_NAME",
+    "PATH_INFO",
+    "QUERY_STRING",
+    "CONTENT_TYPE",
+    "SERVER_NAME",
+    "SERVER_PORT",
+    "SERVER_PROTOCOL",
+    "REQUEST_URI",
+    "RAW_URI",
+)
+_PRESERVED_NAMES = "moto.preserved_header_names"
+
+
+def state_folder(state_dir: Path) -> Path:
+    return state_dir / STATE_FOLDER
+
+
+def _action(environ: dict[str, Any], body: bytes) -> str | None:
+    """The API action of a JSON (X-Amz-Target) or query (Action=) request; None for REST APIs."""
+    target = environ.get("HTTP_X_AMZ_TARGET")
+    if target:
+        return str(target).rsplit(".", 1)[-1]
+    if str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded"):
+        form = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
+        if "Action" in form:
+            return form["Action"][0]
+    query = urllib.parse.parse_qs(str(environ.get("QUERY_STRING", "")))
+    return query["Action"][0] if "Action" in query else None
+
+
+def is_journaled(environ: dict[str, Any], body: bytes) -> bool:
+    """Whether a request changes state that the journal keeps (reads and executions do not)."""
+    method = str(environ.get("REQUEST_METHOD", "GET")).upper()
+    if method in ("GET", "HEAD", "OPTIONS"):
+        return False
+    path = str(environ.get("PATH_INFO", ""))
+    if path.endswith("/invocations") or path.endswith("/invoke-async") or "/invoke-async/" in path:
+        return False  # a Lambda invocation: its effects arrive as requests of their own
+    action = _action(environ, body)
+    if action is None:
+        return True  # REST (S3, Lambda's control plane): every non-read method changes something
+    return action not in _ENGINE_ACTIONS and not action.startswith(_READ_PREFIXES)
+
+
+def _read_body(environ: dict[str, Any]) -> bytes:
+    stream = environ["wsgi.input"]
+    length = environ.get("CONTENT_LENGTH")
+    body: bytes = stream.read(int(length)) if length else stream.read()
+    environ["wsgi.input"] = io.BytesIO(body)
+    environ["CONTENT_LENGTH"] = str(len(body))
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    return body
+
+
+def _request_record(environ: dict[str, Any], body: bytes) -> dict[str, Any]:
+    saved = {key: environ[key] for key in _ENVIRON_KEYS if isinstance(environ.get(key), str)}
+    saved.update({key: value for key, value in environ.items() if key.startswith("HTTP_")})
+    if isinstance(environ.get(_PRESERVED_NAMES), dict):
+        saved[_PRESERVED_NAMES] = environ[_PRESERVED_NAMES]
+    return {"t": "api", "environ": saved, "body": body}
+
+
+class JournalingApp:
+    """WSGI middleware: journal each mutating request that succeeded, before its answer leaves."""
+
+    def __init__(self, app: Callable[..., Any], journal: Journal) -> None:
+        self.app = app
+        self.journal = journal
+        self._apply_lock = threading.Lock()
+        self.requests = 0
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if str(environ.get("REQUEST_METHOD", "GET")).upper() in ("GET", "HEAD", "OPTIONS"):
+            return self.app(environ, start_response)  # type: ignore[no-any-return]
+        body = _read_body(environ)
+        if not is_journaled(environ, body):
+            return self.app(environ, start_response)  # type: ignore[no-any-return]
+        statuses: list[str] = []
+
+        def capture(status: str, headers: Any, exc_info: Any = None) -> Any:
+            statuses.append(status)
+            return start_response(status, headers, exc_info)
+
+        with self._apply_lock:  # the journal's order is the order moto applied the changes
+            chunks = list(self.app(environ, capture))
+            sequence = self.journal.write(_request_record(environ, body)) if _succeeded(statuses) else 0
+        if sequence:
+            self.journal.sync(sequence)
+            self.requests += 1
+        return chunks
+
+
+def _succeeded(statuses: list[str]) -> bool:
+    return bool(statuses) and statuses[-1][:1] == "2"
+
+
+def replay_request(app: Callable[..., Any], record: dict[str, Any]) -> str:
+    """Apply one journaled request to moto's application; returns the HTTP status."""
+    body: bytes = record["body"]
+    environ: dict[str, Any] = dict(record["environ"])
+    environ.update(
+        {
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+            "CONTENT_LENGTH": str(len(body)),
+        }
+    )
+    statuses: list[str] = []
+
+    def start_response(status: str, headers: Any, exc_info: Any = None) -> Callable[[bytes], None]:
+        statuses.append(status)
+        return lambda _: None
+
+    for _ in app(environ, start_response):
+        pass
+    return statuses[-1] if statuses else "500"
+
+
+class PortTakenError(OSError):
+    """The local cloud's port is held by another program."""
+
+
+class JournaledMotoServer(ThreadedMotoServer):
+    """moto's threaded server with the journal in front, bound before ``start`` returns (a taken port is
+    an error at once, not a thread that dies while ``start`` waits for it)."""
+
+    def __init__(
+        self,
+        journal: Journal | None,
+        ip_address: str,
+        port: int,
+        app: WsgiApp | None = None,
+        count: Callable[[WsgiApp], WsgiApp] | None = None,
+    ) -> None:
+        super().__init__(ip_address=ip_address, port=port, verbose=False)
+        # ``app`` serves requests (moto's dispatcher by default) and replays the journal, uncounted;
+        # ``count`` wraps what clients reach (docagent cost counts their requests).
+        self.app: WsgiApp = app or DomainDispatcherApplication(create_backend_app)
+        served = JournalingApp(self.app, journal) if journal is not None else self.app
+        self.served: Callable[..., Any] = count(served) if count is not None else served
+
+    def start(self) -> None:
+        self.bind()
+        self.serve()
+
+    def bind(self) -> None:
+        """Listen on the port (connections wait in the backlog until ``serve``)."""
+        try:
+            server: BaseWSGIServer = make_server(
+                self._ip_address,
+                self._port,
+                self.served,
+                True,
+                request_handler=MotoRequestHandler,
+            )
+        except OSError as error:
+            where = f"{self._ip_address}:{self._port}"
+            raise PortTakenError(f"port {self._port} is taken ({where}: {error.strerror})") from None
+        self._server = server
+
+    def serve(self) -> None:
+        assert self._server is not None, "bind() first"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self._server_ready_event.set()
+
+
+@dataclass
+class StoreInfo:
+    """Where a local cloud's state lives and how big it is."""
+
+    folder: str
+    journal_bytes: int
+    tickets_bytes: int
+    records: int | None = None
+
+    @property
+    def total_bytes(self) -> int:
+        return self.journal_bytes + self.tickets_bytes
+
+
+def store_info(state_dir: Path, tickets_path: Path) -> StoreInfo:
+    journal = state_folder(state_dir) / JOURNAL_NAME
+    return StoreInfo(
+        folder=str(state_folder(state_dir)),
+        journal_bytes=journal.stat().st_size if journal.exists() else 0,
+        tickets_bytes=tickets_path.stat().st_size if tickets_path.exists() else 0,
+    )
+
+
+def has_state(state_dir: Path) -> bool:
+    journal = state_folder(state_dir) / JOURNAL_NAME
+    return journal.exists() and journal.stat().st_size > 0
+
+
+def wipe(state_dir: Path, extra: Iterable[Path] = ()) -> None:
+    """Forget everything (``local up --fresh``)."""
+    shutil.rmtree(state_folder(state_dir), ignore_errors=True)
+    for path in extra:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def save_settings(state_dir: Path, settings: dict[str, Any]) -> None:
+    """Local settings (time scale, ...): written whole to a temporary file, then renamed over the old."""
+    folder = state_folder(state_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = folder / f".{SETTINGS_NAME}.{os.getpid()}"
+    with temporary.open("w") as file:
+        file.write(json.dumps({**settings, "saved_at": time.time()}))
+        file.flush()
+        os.fsync(file.fileno())
+    temporary.replace(folder / SETTINGS_NAME)
+
+
+def load_settings(state_dir: Path) -> dict[str, Any]:
+    path = state_folder(state_dir) / SETTINGS_NAME
+    if not path.exists():
+        return {}
+    loaded = json.loads(path.read_text())
+    return loaded if isinstance(loaded, dict) else {}

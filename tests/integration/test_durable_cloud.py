@@ -1,0 +1,258 @@
+"""The local cloud survives its own kill -9: state on disk, a restart resumes what was running."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from docagent.drills.cloud_crash import CloudProcess
+from docagent.localcloud.server import REGION, free_port
+from tests.integration.conftest import zip_source
+
+HANDLER = """
+import boto3
+
+def handler(event, context):
+    boto3.client("s3").put_object(Bucket=event["bucket"], Key="token", Body=event["token"].encode())
+    return {}
+"""
+BUCKET = "durable-bucket"
+
+
+def _definition(function_arn: str) -> str:
+    return json.dumps(
+        {
+            "StartAt": "Prepare",
+            "States": {
+                "Prepare": {"Type": "Pass", "Result": {"bucket": BUCKET}, "Next": "Approve"},
+                "Approve": {
+                    "Type": "Task",
+                    "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+                    "Parameters": {
+                        "FunctionName": function_arn,
+                        "Payload": {"bucket.$": "$.bucket", "token.$": "$$.Task.Token"},
+                    },
+                    "Next": "Done",
+                },
+                "Done": {"Type": "Pass", "Result": {"done": True}, "End": True},
+            },
+        }
+    )
+
+
+@pytest.fixture
+def cloud(tmp_path: Path) -> Iterator[CloudProcess]:
+    process = CloudProcess(tmp_path, free_port(), time_scale=0.25)
+    yield process
+    process.stop()
+
+
+def _client(cloud: CloudProcess, service: str) -> Any:
+    session = boto3.session.Session(aws_access_key_id="l", aws_secret_access_key="l", region_name=REGION)
+    return session.client(service, endpoint_url=cloud.endpoint)
+
+
+def _cli(cloud: CloudProcess, *arguments: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DOCAGENT_STATE_DIR": str(cloud.state_root)}
+    return subprocess.run(
+        [sys.executable, "-m", "docagent.cli", *arguments, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _wait_for(check: Any, timeout: float = 60.0) -> Any:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def _token(s3: Any) -> str | None:
+    try:
+        return str(s3.get_object(Bucket=BUCKET, Key="token")["Body"].read().decode())
+    except s3.exceptions.NoSuchKey:
+        return None
+
+
+def test_a_killed_cloud_restarts_with_everything_and_resumes_the_waiting_job(cloud: CloudProcess) -> None:
+    assert cloud.start(fresh=True).startswith("nothing to restore")
+    s3, dynamodb, sfn = _client(cloud, "s3"), _client(cloud, "dynamodb"), _client(cloud, "stepfunctions")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_object(Bucket=BUCKET, Key="kept.txt", Body=b"kept")
+    dynamodb.create_table(
+        TableName="kept",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.put_item(TableName="kept", Item={"id": {"S": "a"}, "n": {"N": "1"}})
+    role = _client(cloud, "iam").create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    function = _client(cloud, "lambda").create_function(
+        FunctionName="hand-out-token",
+        Runtime="python3.13",
+        Role=role,
+        Handler="index.handler",
+        Code={"ZipFile": zip_source({"index.py": HANDLER})},
+        Timeout=30,
+    )["FunctionArn"]
+    machine = sfn.create_state_machine(name="durable", definition=_definition(function), roleArn=role)
+    execution = sfn.start_execution(stateMachineArn=machine["stateMachineArn"], name="job-1", input="{}")
+    token = _wait_for(lambda: _token(s3))
+    history_before = sfn.get_execution_history(executionArn=execution["executionArn"])["events"]
+
+    cloud.kill()  # kill -9: its process group and its Lambda workers
+
+    status = json.loads(_cli(cloud, "local", "status").stdout)
+    assert status["up"] is False and status["journal_bytes"] > 0
+    down = _cli(cloud, "list")  # an operator command: the cloud is down, not a reason to try AWS
+    assert down.returncode == 3, down.stdout + down.stderr
+    assert json.loads(down.stdout)["error_type"] == "LocalCloudDown"
+
+    assert cloud.start().startswith("restored 1 job, 1 running, resuming")
+    assert s3.get_object(Bucket=BUCKET, Key="kept.txt")["Body"].read() == b"kept"
+    assert dynamodb.get_item(TableName="kept", Key={"id": {"S": "a"}})["Item"]["n"] == {"N": "1"}
+    described = sfn.describe_execution(executionArn=execution["executionArn"])
+    assert described["status"] == "RUNNING"
+    history = sfn.get_execution_history(executionArn=execution["executionArn"])["events"]
+    assert [event["type"] for event in history[: len(history_before)]] == [
+        event["type"] for event in history_before
+    ]
+    # The token handed out before the crash is still the one that completes the task.
+    sfn.send_task_success(taskToken=token, output=json.dumps({"approved": True}))
+    done = _wait_for(
+        lambda: (
+            (d := sfn.describe_execution(executionArn=execution["executionArn"]))["status"] != "RUNNING" and d
+        )
+    )
+    assert done["status"] == "SUCCEEDED" and json.loads(done["output"]) == {"done": True}
+    assert _token(s3) == token, "the resumed task handed out the same token again"
+
+
+def test_up_on_a_taken_port_fails_at_once_naming_it(cloud: CloudProcess) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        started = time.time()
+        refused = _cli(cloud, "local", "up", "--detach", "--port", str(port))
+        assert refused.returncode != 0
+        assert str(port) in json.loads(refused.stdout)["error"]
+        assert time.time() - started < 60
+    assert not (cloud.state_root / "local" / "cloud.json").exists(), "no cloud was left behind"
+
+
+def test_up_fresh_starts_empty(cloud: CloudProcess) -> None:
+    cloud.start(fresh=True)
+    _client(cloud, "s3").create_bucket(Bucket=BUCKET)
+    cloud.stop()
+    assert cloud.start().startswith("restored 0 jobs")
+    assert [b["Name"] for b in _client(cloud, "s3").list_buckets()["Buckets"]] == [BUCKET]
+    cloud.stop()
+    cloud.start(fresh=True)
+    assert _client(cloud, "s3").list_buckets()["Buckets"] == []
+
+
+CHILD = """
+import boto3, uuid
+
+def handler(event, context):
+    s3 = boto3.client("s3")
+    s3.put_object(Bucket=event["bucket"], Key=f"calls/{event['index']}/{uuid.uuid4().hex}", Body=b"")
+    if event["index"] == 1:
+        try:
+            s3.head_object(Bucket=event["bucket"], Key="fixed")
+        except Exception:
+            raise RuntimeError("not fixed yet") from None
+    return {"index": event["index"]}
+"""
+
+
+def _map_definition(function_arn: str) -> str:
+    worker = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": function_arn, "Payload.$": "$"},
+        "OutputPath": "$.Payload",
+        "End": True,
+    }
+    return json.dumps(
+        {
+            "StartAt": "Review",
+            "States": {
+                "Review": {
+                    "Type": "Map",
+                    "ItemReader": {
+                        "Resource": "arn:aws:states:::s3:getObject",
+                        "ReaderConfig": {"InputType": "JSON"},
+                        "Parameters": {"Bucket": BUCKET, "Key": "items.json"},
+                    },
+                    "ItemProcessor": {
+                        "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                        "StartAt": "Work",
+                        "States": {"Work": worker},
+                    },
+                    "End": True,
+                }
+            },
+        }
+    )
+
+
+def test_redrive_after_a_restart_runs_only_what_had_failed(cloud: CloudProcess) -> None:
+    cloud.start(fresh=True)
+    s3, sfn = _client(cloud, "s3"), _client(cloud, "stepfunctions")
+    s3.create_bucket(Bucket=BUCKET)
+    items = [{"bucket": BUCKET, "index": index} for index in range(3)]
+    s3.put_object(Bucket=BUCKET, Key="items.json", Body=json.dumps(items).encode())
+    role = _client(cloud, "iam").create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    function = _client(cloud, "lambda").create_function(
+        FunctionName="child",
+        Runtime="python3.13",
+        Role=role,
+        Handler="index.handler",
+        Code={"ZipFile": zip_source({"index.py": CHILD})},
+        Timeout=30,
+    )["FunctionArn"]
+    machine = sfn.create_state_machine(name="mapped", definition=_map_definition(function), roleArn=role)
+    arn = sfn.start_execution(stateMachineArn=machine["stateMachineArn"], name="job-2", input="{}")[
+        "executionArn"
+    ]
+    failed = _wait_for(lambda: (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d)
+    assert failed["status"] == "FAILED"
+    map_runs = sfn.list_map_runs(executionArn=arn)["mapRuns"]
+
+    cloud.kill()
+    assert cloud.start().startswith("restored 1 job, 0 running")
+
+    assert sfn.describe_execution(executionArn=arn)["redriveStatus"] == "REDRIVABLE"
+    restored_runs = sfn.list_map_runs(executionArn=arn)["mapRuns"]
+    same = ("mapRunArn", "stateMachineArn", "startDate")
+    assert [{name: run[name] for name in same} for run in restored_runs] == [
+        {name: run[name] for name in same} for run in map_runs
+    ]
+    s3.put_object(Bucket=BUCKET, Key="fixed", Body=b"")
+    sfn.redrive_execution(executionArn=arn)
+    done = _wait_for(lambda: (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d)
+    assert done["status"] == "SUCCEEDED" and done["redriveCount"] == 1
+    assert json.loads(done["output"]) == [{"index": 0}, {"index": 1}, {"index": 2}]
+    calls = [
+        key["Key"].split("/")[1] for key in s3.list_objects_v2(Bucket=BUCKET, Prefix="calls/")["Contents"]
+    ]
+    assert sorted(calls) == ["0", "1", "1", "2"], "only the failed child ran again"
