@@ -29,6 +29,7 @@ from docagent.drills.demo import LocalJob, follow, seed_inputs, summarize
 from docagent.localcloud.deploy import deploy
 from docagent.localcloud.server import REGION, free_port
 from docagent.localcloud.synth import synth_local
+from functions import storage
 
 CLOUD_STATE = project.STATE_DIR / "demo-cloud"
 
@@ -163,7 +164,7 @@ def run_cloud_crash_demo(
         stack = deploy(out_dir, "DocAgent", cloud.endpoint)
         lap("deploy")
         job = LocalJob.on(cloud.endpoint, stack, job_id)
-        prefix = f"incoming/{job_id}/"
+        prefix = storage.incoming_prefix(job_id)
         truth = seed_inputs(job, documents, prefix)
         lap("seed")
         fault = {"point": "before_store_result", "document_index": document_index, "mode": "hang"}
