@@ -401,12 +401,9 @@ def _readable(value: Any) -> str:
     return str(value)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="docagent", description=__doc__)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print one JSON object instead of the human view")
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def _add_local_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     local = commands.add_parser("local", help="the local cloud").add_subparsers(
         dest="local_command", required=True
     )
@@ -448,6 +445,10 @@ def build_parser() -> argparse.ArgumentParser:
     deploy.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
     deploy.set_defaults(handler=cmd_local_deploy)
 
+
+def _add_demo_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     demo = commands.add_parser("demo", parents=[common], help="run the main job on the local cloud")
     demo.add_argument("--documents", type=int, default=200)
     demo.add_argument(
@@ -479,6 +480,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(handler=cmd_demo)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="docagent", description=__doc__)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print one JSON object instead of the human view")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_local_commands(commands, common)
+    _add_demo_command(commands, common)
     register_operator_commands(commands, common)
 
     bench = commands.add_parser("bench", parents=[common], help="print the local cloud's speed figures")
