@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo chaos test lint synth deploy destroy clean
+.PHONY: setup demo chaos experiment test lint synth deploy destroy clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,12 @@ demo: $(STAMP)
 # The full crash matrix (README: Crash matrix); the test suite runs a reduced one (tests/chaos/).
 chaos: $(STAMP)
 	$(BIN)/docagent chaos
+
+# The checkpoint-strategy experiment (docs/experiment.md): installs the experiment extra (LangGraph,
+# matplotlib), runs every strategy and writes the table and plots to docs/experiment/.
+experiment: $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiment]'
+	$(BIN)/docagent experiment
 
 test: lint
 	$(BIN)/python -m pytest -n 2

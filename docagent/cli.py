@@ -374,6 +374,12 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     return EXIT_OK if summary["passed"] else EXIT_JOB_FAILED
 
 
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from docagent.drills.experiment.cli import run_command
+
+    return run_command(args)
+
+
 def _print_summary(summary: dict[str, Any]) -> None:
     from rich.table import Table
 
@@ -530,6 +536,10 @@ def build_parser() -> argparse.ArgumentParser:
     chaos.add_argument("--time-scale", type=float, default=0.1, help="local cloud time scale (default 0.1)")
     chaos.add_argument("--parallel", type=int, default=6, help="cells run at once (default 6)")
     chaos.set_defaults(handler=cmd_chaos)
+
+    from docagent.drills.experiment.cli import add_parser as add_experiment_parser
+
+    add_experiment_parser(commands, common, cmd_experiment)
     return parser
 
 

@@ -1,0 +1,261 @@
+"""The strategies that run on the local cloud, through the product's synthesized workflow:
+
+- ``per document`` (the product): the Distributed Map runs ProcessDocument once per document, with durable
+  steps (Powertools idempotency on DynamoDB) and the model call journalled in S3 before its step completes;
+- ``per batch``: the same workflow with an ``ItemBatcher`` on the Distributed Map and a child that reviews its
+  batch and stores the batch's results together at the end (batch_handler.py); PrepareJob, BuildReport,
+  CreateTicket and VerifyJob are the product's own.
+
+The kill is the product's fault point (demo.py's ``Crash``): the Lambda worker process dies
+(``os._exit(137)``, as an out-of-memory kill) after document K's model call and before its result is
+stored, or after the ticket was opened for K equal to the job's size. ``redrive`` recovery (the demo's): it
+dies on every attempt until the job fails and is redriven; ``retry``: it dies once and the child's Retry
+recovers it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from docagent import project
+from docagent.drills.demo import LocalJob, seed_inputs, synth_local
+from docagent.drills.experiment.measures import Run, comparable, repeats_of
+from docagent.localcloud.deploy import LocalStack, deploy
+from docagent.localcloud.server import LocalCloud
+
+BATCH_HANDLER = Path(__file__).with_name("batch_handler.py")
+BATCH_MODULE = "experiment_batch_handler"
+JOB_TIMEOUT_SECONDS = 1800.0
+POLL_SECONDS = 0.02
+
+
+def batch_code() -> bytes:
+    """The product's Lambda code (functions/) plus the batch handler at the root of the zip."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted((project.ROOT / "functions").rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                archive.write(path, path.relative_to(project.ROOT).as_posix())
+        archive.write(BATCH_HANDLER, f"{BATCH_MODULE}.py")
+    return buffer.getvalue()
+
+
+def batched_definition(definition: str, function_arn: str, batch_size: int) -> str:
+    """The product's workflow with an ItemBatcher on its Distributed Map, the batch function as the child."""
+    document = json.loads(definition)
+    review = document["States"]["ReviewDocuments"]
+    review["ItemBatcher"] = {"MaxItemsPerBatch": batch_size}
+    child = review["ItemProcessor"]["States"]["ProcessDocument"]
+    child["Parameters"] = {
+        "FunctionName": function_arn,
+        "Payload": {
+            "items.$": "$.Items",
+            "retry_count.$": "$$.State.RetryCount",
+            "redrive_count.$": "$$.Execution.RedriveCount",
+        },
+    }
+    return json.dumps(document)
+
+
+class CloudJobError(RuntimeError):
+    """A job that did not succeed, or not in time."""
+
+
+class CloudSession:
+    """One local cloud with the product deployed and the per-batch variant next to it."""
+
+    def __init__(self, state_dir: Path, time_scale: float, batch_size: int) -> None:
+        self.cloud = LocalCloud(state_dir, time_scale=time_scale)
+        self.batch_size = batch_size
+        self.stack: LocalStack | None = None
+        self.batch_function = ""
+        self.batch_state_machine = ""
+
+    def __enter__(self) -> CloudSession:
+        self.cloud.start()
+        try:
+            self.stack = deploy(synth_local(), "DocAgent", self.cloud.endpoint)
+            self._deploy_batch_variant()
+        except BaseException:
+            self.cloud.stop()
+            raise
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.cloud.stop()
+
+    def _job(self, job_id: str) -> LocalJob:
+        assert self.stack is not None
+        return LocalJob(self.cloud.endpoint, self.stack, job_id)
+
+    def _deploy_batch_variant(self) -> None:
+        assert self.stack is not None
+        job = self._job("setup")
+        product = job.lambda_.get_function_configuration(
+            FunctionName=self.stack.outputs["ProcessDocumentFunctionName"]
+        )
+        self.batch_function = f"{self.stack.stack_name}-ExperimentPerBatch"
+        created = job.lambda_.create_function(
+            FunctionName=self.batch_function,
+            Runtime=product["Runtime"],
+            Role=product["Role"],
+            Handler=f"{BATCH_MODULE}.handler",
+            Code={"ZipFile": batch_code()},
+            # A batch does the work of ``batch_size`` documents.
+            Timeout=product["Timeout"] * self.batch_size,
+            MemorySize=product["MemorySize"],
+            Environment={"Variables": product["Environment"]["Variables"]},
+        )
+        described = job.sfn.describe_state_machine(stateMachineArn=job.state_machine_arn)
+        self.batch_state_machine = job.sfn.create_state_machine(
+            name=f"{self.stack.stack_name}-ExperimentPerBatch",
+            definition=batched_definition(described["definition"], created["FunctionArn"], self.batch_size),
+            roleArn=described["roleArn"],
+            type="STANDARD",
+        )["stateMachineArn"]
+
+    def run(
+        self,
+        strategy: str,
+        documents: int,
+        kill_at: int | None,
+        expected: dict[str, tuple[str, tuple[str, ...]]] | None,
+        recovery: str = "redrive",
+    ) -> tuple[Run, dict[str, tuple[str, tuple[str, ...]]]]:
+        """One job of ``strategy`` ("per document" or "per batch"), killed at ``kill_at`` and recovered."""
+        assert self.stack is not None
+        batched = strategy == "per batch"
+        job_id = f"exp-{'batch' if batched else 'doc'}-{uuid.uuid4().hex[:10]}"
+        job = self._job(job_id)
+        if batched:
+            job.state_machine_arn = self.batch_state_machine
+        prefix = f"incoming/{job_id}/"
+        seed_inputs(job, documents, prefix)
+        request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
+        until = {"until_redrive": 1} if recovery == "redrive" else {"until_retry": 1}
+        if kill_at is not None and kill_at < documents:
+            fault = {"point": "before_store_result", "document_index": kill_at, "mode": "exit", **until}
+            request["options"] = {"fault": fault}
+            target = self.batch_function if batched else self.stack.outputs["ProcessDocumentFunctionName"]
+        elif kill_at is not None:
+            request["options"] = {"fault": {"point": "after_ticket", "mode": "exit", **until}}
+            target = self.stack.outputs["CreateTicketFunctionName"]
+        else:
+            target = ""
+        idempotency_before = self._idempotency_items(job)
+        timings = self._follow(
+            job, request, target=target, kill_at=kill_at, documents=documents, redrive=recovery == "redrive"
+        )
+        called = [key.split("/")[3] for key in job.keys(f"jobs/{job_id}/model-calls/")]
+        calls, repeated, repeated_documents = repeats_of(called)
+        results = comparable(job.results())
+        storage_bytes, records = self._storage(job, idempotency_before, include_journal=not batched)
+        run = Run(
+            strategy=strategy,
+            documents=documents,
+            kill_at=kill_at,
+            job_seconds=timings["job"],
+            recovery_first_progress_seconds=timings.get("first"),
+            recovery_seconds=timings.get("recovery"),
+            recovery=f"Step Functions {recovery}" + (", journal reused" if not batched else ", batch rerun"),
+            model_calls=calls,
+            repeated_model_calls=repeated,
+            repeated_documents=repeated_documents,
+            tickets=len(job.tickets()),
+            results=len(results),
+            correct=results == (expected if expected is not None else results),
+            storage_bytes=storage_bytes,
+            checkpoint_records=records,
+        )
+        return run, results
+
+    def _follow(
+        self,
+        job: LocalJob,
+        request: dict[str, Any],
+        *,
+        target: str,
+        kill_at: int | None,
+        documents: int,
+        redrive: bool,
+    ) -> dict[str, float]:
+        """Runs the job to its end; times the kill, the killed unit's recovery and the end."""
+        runtime = self.cloud.runtime
+        seen = len(runtime.invocations_of(target)) if target else 0
+        started = time.monotonic()
+        job.start(request)
+        killed = first = None
+        redriven = False
+        deadline = started + JOB_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            status = job.status()
+            now = time.monotonic()
+            if target:
+                records = runtime.invocations_of(target)[seen:]
+                if killed is None and any(r.error_type == "Runtime.ExitError" for r in records):
+                    killed = now
+                if (
+                    killed is not None
+                    and first is None
+                    and any(r.error_type is None and _covers(r.event, kill_at, documents) for r in records)
+                ):
+                    first = now
+            if status == "FAILED" and redrive and not redriven and killed is not None:
+                job.sfn.redrive_execution(executionArn=job.execution_arn)
+                redriven = True
+            elif status != "RUNNING" and (status != "FAILED" or not redrive or redriven):
+                break
+            time.sleep(POLL_SECONDS)
+        ended = time.monotonic()
+        if job.status() != "SUCCEEDED":
+            described = job.sfn.describe_execution(executionArn=job.execution_arn)
+            raise CloudJobError(f"job {job.job_id} ended {described['status']}: {described.get('error')}")
+        timings = {"job": round(ended - started, 4)}
+        if killed is not None:
+            timings["recovery"] = round(ended - killed, 4)
+            timings["first"] = round((first or ended) - killed, 4)
+        return timings
+
+    def _idempotency_items(self, job: LocalJob) -> dict[str, int]:
+        """Every idempotency record's id and size (attribute names and values, as DynamoDB counts them)."""
+        assert self.stack is not None
+        items: dict[str, int] = {}
+        paginator = job.dynamodb.get_paginator("scan")
+        for page in paginator.paginate(TableName=self.stack.outputs["IdempotencyTableName"]):
+            for item in page["Items"]:
+                size = sum(len(name) + len(str(next(iter(value.values())))) for name, value in item.items())
+                items[json.dumps(item.get("id"))] = size
+        return items
+
+    def _storage(self, job: LocalJob, before: dict[str, int], include_journal: bool) -> tuple[int, int]:
+        """Bytes and records the job wrote to S3 and DynamoDB, apart from its inputs, its report and (for the
+        per-batch child, whose records nothing reads back) the model-call records kept for counting."""
+        sizes: list[int] = []
+        prefixes = [f"jobs/{job.job_id}/"]
+        runs = job.sfn.list_map_runs(executionArn=job.execution_arn).get("mapRuns", [])
+        prefixes += [f"map-runs/{run['mapRunArn'].rsplit(':', 1)[-1]}/" for run in runs]
+        for prefix in prefixes:
+            for page in job.s3.get_paginator("list_objects_v2").paginate(Bucket=job.bucket, Prefix=prefix):
+                for item in page.get("Contents", []):
+                    key = item["Key"]
+                    if key.endswith("/report.json") or (not include_journal and "/model-calls/" in key):
+                        continue
+                    sizes.append(int(item["Size"]))
+        added = [size for key, size in self._idempotency_items(job).items() if key not in before]
+        return sum(sizes) + sum(added), len(sizes) + len(added)
+
+
+def _covers(event: Any, kill_at: int | None, documents: int) -> bool:
+    """Whether an invocation's event holds the killed unit: document ``kill_at``, its batch, or the ticket."""
+    if not isinstance(event, dict) or kill_at is None:
+        return False
+    if kill_at >= documents:
+        return True
+    items = event.get("items") or [event]
+    return any(isinstance(item, dict) and item.get("document", {}).get("index") == kill_at for item in items)
