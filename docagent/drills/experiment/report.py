@@ -99,7 +99,8 @@ def _overhead(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
     values = [by_name[name]["overhead_ratio"] or 0.0 for name in names]
     bars = axes.barh(names, values, color=[colours(i) for i in range(len(names))])
     axes.bar_label(bars, labels=[f"{value:.2f}x" for value in values], fontsize=8, padding=3)
-    axes.set_xscale("log")
+    if any(value > 0 for value in values):
+        axes.set_xscale("log")
     axes.axvline(1.0, color="grey", linewidth=0.8)
     axes.set_xlabel('crash-free job time relative to "none" (log scale)')
     axes.set_title(f"Checkpoint overhead, crash-free {summary['documents']}-document job (median)")
@@ -120,8 +121,9 @@ def _storage(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
                 label=name,
                 color=colours(index),
             )
-    axes.set_xscale("log")
-    axes.set_yscale("log")
+    if summary["storage_growth"]:
+        axes.set_xscale("log")
+        axes.set_yscale("log")
     axes.set_xlabel("documents in the job (log scale)")
     axes.set_ylabel("checkpoint bytes per document (log scale)")
     axes.set_title('Checkpoint storage against job size (crash-free runs; "none" stores nothing)')
@@ -134,14 +136,17 @@ def _recovery(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
     figure, axes = plt.subplots(figsize=(10, 5.5))
     kill_points = sorted({row["kill_at"] for row in summary["strategies"]})
     width = 0.8 / max(1, len(kill_points))
+    longest = 0.0
     for offset, kill_at in enumerate(kill_points):
         by_name = {row["name"]: row for row in summary["strategies"] if row["kill_at"] == kill_at}
         positions = [i + offset * width for i in range(len(names))]
         seconds = [by_name[name]["recovery_seconds"] if name in by_name else 0.0 for name in names]
         label = "after the ticket" if kill_at >= summary["documents"] else f"kill at {kill_at}"
         axes.barh(positions, seconds, height=width, label=label)
+        longest = max([longest, *seconds])
     axes.set_yticks([i + width * (len(kill_points) - 1) / 2 for i in range(len(names))], names)
-    axes.set_xscale("log")
+    if longest > 0:
+        axes.set_xscale("log")
     axes.set_xlabel("seconds from the kill to the end of the job (median, log scale)")
     axes.set_title("Recovery time")
     axes.invert_yaxis()
