@@ -73,9 +73,32 @@ def add_parser(
         help="sleep this long in every model call of the worker-process strategies (default 0)",
     )
     experiment.add_argument("--time-scale", type=float, help="local cloud time scale (default: as the demo)")
+    experiment.add_argument(
+        "--merge",
+        nargs="+",
+        default=[],
+        metavar="JSON",
+        help="also aggregate the runs of earlier experiment.json files (a later file's runs of a strategy "
+        "replace an earlier one's; strategies run now replace both); without --strategies nothing runs",
+    )
     experiment.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     experiment.add_argument("--no-plots", action="store_true", help="write the table only (no matplotlib)")
     experiment.set_defaults(handler=handler)
+
+
+def merged_runs(files: list[Path]) -> list[Any]:
+    """The runs of earlier experiments; a later file's runs of a strategy replace an earlier file's."""
+    from docagent.drills.experiment.measures import Run  # noqa: PLC0415
+
+    runs: list[Run] = []
+    for path in files:
+        try:
+            found = [Run.model_validate(run) for run in json.loads(path.read_text())["runs"]]
+        except (OSError, ValueError, KeyError) as error:
+            raise ValueError(f"--merge {path}: not an experiment.json ({error})") from None
+        replaced = {run.strategy for run in found}
+        runs = [run for run in runs if run.strategy not in replaced] + found
+    return runs
 
 
 def _print_table(summary: dict[str, Any]) -> None:
@@ -106,6 +129,7 @@ def run_command(args: argparse.Namespace) -> int:
         )
 
     try:
+        previous = merged_runs([Path(name) for name in args.merge])
         summary = run_experiment(
             documents=args.documents,
             kill_points=kill_points,
@@ -117,6 +141,7 @@ def run_command(args: argparse.Namespace) -> int:
             recovery=args.cloud_recovery,
             time_scale=args.time_scale,
             latency_ms=args.model_latency_ms,
+            previous=previous,
             on_run=None if args.json else progress,
         )
     except ValueError as error:

@@ -23,6 +23,7 @@ import sqlite3
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
@@ -89,10 +90,16 @@ def build(shape: str, workload: Workload, job_id: str, checkpointer: SqliteSaver
 
 def run(shape: str, durability: str, workload: Workload, job_id: str, resume: bool) -> None:
     connection = sqlite3.connect(workload.run_dir / CHECKPOINT_FILE, check_same_thread=False)
-    graph = build(shape, workload, job_id, SqliteSaver(connection))
-    config = {"configurable": {"thread_id": job_id}, "recursion_limit": 10 * workload.documents + 100}
+    saver = SqliteSaver(connection)
+    graph = build(shape, workload, job_id, saver)
+    config: RunnableConfig = {
+        "configurable": {"thread_id": job_id},
+        "recursion_limit": 10 * workload.documents + 100,
+    }
     workload.prepare()
-    resumable = resume and bool(graph.get_state(config).next)
+    # Any checkpoint on the thread is resumed with None. (Not ``get_state(config).next``: once the tasks of
+    # the last saved checkpoint have saved their writes, it is empty although the graph has not finished.)
+    resumable = resume and saver.get_tuple(config) is not None
     say("start" if not resume else ("resume" if resumable else "restart"))
     job_input = None if resumable else {"documents": workload.documents, "next": 0, "results": []}
     graph.invoke(job_input, config, durability=durability)

@@ -71,13 +71,14 @@ def run_experiment(
     recovery: str = "redrive",
     time_scale: float | None = None,
     latency_ms: int = 0,
+    previous: Sequence[Run] = (),
     work_dir: Path | None = None,
     on_run: Callable[[Run], None] | None = None,
 ) -> dict[str, Any]:
     check_kill_points(documents, kill_points)
     if repeat < 1:
         raise ValueError("--repeat must be at least 1")
-    names = select_strategies(strategies)
+    names = select_strategies(strategies) if strategies is not None or not previous else []
     skipped: dict[str, str] = {}
     if any(name.startswith("langgraph") for name in names) and not langgraph_available():
         skipped = {name: LANGGRAPH_MISSING for name in names if name.startswith("langgraph")}
@@ -88,7 +89,8 @@ def run_experiment(
     shutil.rmtree(work_dir, ignore_errors=True)
     work_dir.mkdir(parents=True)
     started = time.time()
-    runs: list[Run] = []
+    # Runs measured earlier (``--merge``), except those of the strategies run now.
+    runs: list[Run] = [run for run in previous if run.strategy not in names]
     counter = iter(range(1_000_000))
 
     def record(run: Run) -> None:
