@@ -209,10 +209,12 @@ class CloudSession:
             if status == "FAILED" and redrive and not redriven and killed is not None:
                 job.sfn.redrive_execution(executionArn=job.execution_arn)
                 redriven = True
-            elif status != "RUNNING" and (status != "FAILED" or not redrive or redriven):
-                break
+            elif status != "RUNNING":
+                break  # SUCCEEDED, or failed for another reason than the kill (reported by the caller)
             time.sleep(POLL_SECONDS)
         ended = time.monotonic()
+        if killed is None and kill_at is not None and job.status() == "SUCCEEDED":
+            raise CloudJobError(f"job {job.job_id}: the fault at {kill_at} never killed a worker")
         if job.status() != "SUCCEEDED":
             described = job.sfn.describe_execution(executionArn=job.execution_arn)
             raise CloudJobError(f"job {job.job_id} ended {described['status']}: {described.get('error')}")
