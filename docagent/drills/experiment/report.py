@@ -71,36 +71,60 @@ def markdown_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p", "d")
+
+
+def _style(plt: Any, index: int) -> dict[str, Any]:
+    """A distinct colour and marker per strategy (13 strategies: colours alone would repeat)."""
+    return {"color": plt.get_cmap("tab10")(index % 10), "marker": MARKERS[index % len(MARKERS)]}
+
+
+def _log_axis(axis: Any) -> None:
+    from matplotlib.ticker import ScalarFormatter  # noqa: PLC0415
+
+    axis.set_major_formatter(ScalarFormatter())
+
+
 def _repeated_work(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
     documents = summary["documents"]
-    figure, axes = plt.subplots(figsize=(10, 5.5))
-    colours = plt.get_cmap("tab20")
+    kill_points = sorted({row["kill_at"] for row in summary["strategies"]})
+    position = {kill_at: index for index, kill_at in enumerate(kill_points)}
+    figure, axes = plt.subplots(figsize=(10, 6))
     for index, name in enumerate(names):
         rows = [row for row in summary["strategies"] if row["name"] == name]
         axes.plot(
-            [row["kill_at"] for row in rows],
+            [position[row["kill_at"]] + (index - len(names) / 2) * 0.012 for row in rows],
             [row["repeated_model_calls"] for row in rows],
-            marker="o",
             label=name,
-            color=colours(index),
+            linewidth=1.2,
+            markersize=6,
+            **_style(plt, index),
         )
-    axes.set_xlabel(f"kill point (document index; {documents} = after the ticket)")
-    axes.set_ylabel("repeated model calls (median)")
+    axes.set_xticks(
+        range(len(kill_points)),
+        ["after the ticket" if k >= documents else f"document {k}" for k in kill_points],
+    )
+    axes.set_yscale("symlog", linthresh=1)
+    axes.set_ylim(-0.3, documents * 1.6)
+    axes.set_yticks([0, 1, 10, 100, documents])
+    _log_axis(axes.yaxis)
+    axes.set_xlabel("kill point")
+    axes.set_ylabel("repeated model calls (median; symmetric log scale)")
     axes.set_title(f"Work repeated after a SIGKILL, {documents}-document job")
-    axes.legend(fontsize=8, ncol=2)
+    axes.legend(fontsize=8, ncol=2, loc="center left", bbox_to_anchor=(1.01, 0.5))
     axes.grid(alpha=0.3)
     return figure
 
 
 def _overhead(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
     figure, axes = plt.subplots(figsize=(10, 5.5))
-    colours = plt.get_cmap("tab20")
     by_name = {row["name"]: row for row in summary["strategies"]}
     values = [by_name[name]["overhead_ratio"] or 0.0 for name in names]
-    bars = axes.barh(names, values, color=[colours(i) for i in range(len(names))])
+    bars = axes.barh(names, values, color=[_style(plt, i)["color"] for i in range(len(names))])
     axes.bar_label(bars, labels=[f"{value:.2f}x" for value in values], fontsize=8, padding=3)
     if any(value > 0 for value in values):
         axes.set_xscale("log")
+        _log_axis(axes.xaxis)
     axes.axvline(1.0, color="grey", linewidth=0.8)
     axes.set_xlabel('crash-free job time relative to "none" (log scale)')
     axes.set_title(f"Checkpoint overhead, crash-free {summary['documents']}-document job (median)")
@@ -110,16 +134,14 @@ def _overhead(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
 
 def _storage(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
     figure, axes = plt.subplots(figsize=(10, 5.5))
-    colours = plt.get_cmap("tab20")
     for index, name in enumerate(names):
         rows = [row for row in summary["storage_growth"] if row["name"] == name and row["storage_bytes"] > 0]
         if rows:
             axes.plot(
                 [row["documents"] for row in rows],
                 [row["storage_bytes_per_document"] for row in rows],
-                marker="o",
                 label=name,
-                color=colours(index),
+                **_style(plt, index),
             )
     if summary["storage_growth"]:
         axes.set_xscale("log")
@@ -127,6 +149,7 @@ def _storage(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
     axes.set_xlabel("documents in the job (log scale)")
     axes.set_ylabel("checkpoint bytes per document (log scale)")
     axes.set_title('Checkpoint storage against job size (crash-free runs; "none" stores nothing)')
+    _log_axis(axes.xaxis)
     axes.legend(fontsize=8, ncol=2)
     axes.grid(alpha=0.3, which="both")
     return figure
@@ -147,6 +170,7 @@ def _recovery(plt: Any, summary: dict[str, Any], names: list[str]) -> Any:
     axes.set_yticks([i + width * (len(kill_points) - 1) / 2 for i in range(len(names))], names)
     if longest > 0:
         axes.set_xscale("log")
+        _log_axis(axes.xaxis)
     axes.set_xlabel("seconds from the kill to the end of the job (median, log scale)")
     axes.set_title("Recovery time")
     axes.invert_yaxis()
