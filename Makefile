@@ -26,7 +26,7 @@ chaos: $(STAMP)
 # The checkpoint-strategy experiment (docs/experiment.md): installs the experiment extra (LangGraph,
 # matplotlib), runs every strategy and writes the table and plots to docs/experiment/.
 experiment: $(STAMP)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiment]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[cdk,local,dev,experiment]'
 	$(BIN)/docagent experiment
 
 test: lint

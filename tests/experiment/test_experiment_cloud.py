@@ -1,6 +1,6 @@
 """The experiment's local-cloud strategies on a small job: the product (durable per document) and the
-Distributed Map with an ItemBatcher (durable per batch), the Lambda worker killed after document 4's model call
-until the job is redriven."""
+Distributed Map with an ItemBatcher (durable per batch), the Lambda worker killed after document 4's model
+call until the job is redriven."""
 
 from __future__ import annotations
 

@@ -24,10 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from docagent import project
-from docagent.drills.demo import LocalJob, seed_inputs, synth_local
+from docagent.drills.demo import LocalJob, seed_inputs
 from docagent.drills.experiment.measures import Run, comparable, repeats_of
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import LocalCloud
+from docagent.localcloud.synth import synth_local
+from docagent.operator.records import execution_arn_for
+from functions import storage
+from stacks import outputs as names
 
 BATCH_HANDLER = Path(__file__).with_name("batch_handler.py")
 BATCH_MODULE = "experiment_batch_handler"
@@ -92,16 +96,17 @@ class CloudSession:
 
     def _job(self, job_id: str) -> LocalJob:
         assert self.stack is not None
-        return LocalJob(self.cloud.endpoint, self.stack, job_id)
+        return LocalJob.on(self.cloud.endpoint, self.stack, job_id)
 
     def _deploy_batch_variant(self) -> None:
         assert self.stack is not None
         job = self._job("setup")
-        product = job.lambda_.get_function_configuration(
-            FunctionName=self.stack.outputs["ProcessDocumentFunctionName"]
+        lambda_ = job.ctx.client("lambda")
+        product = lambda_.get_function_configuration(
+            FunctionName=self.stack.outputs[names.function_name_output(names.PROCESS_DOCUMENT)]
         )
         self.batch_function = f"{self.stack.stack_name}-ExperimentPerBatch"
-        created = job.lambda_.create_function(
+        created = lambda_.create_function(
             FunctionName=self.batch_function,
             Runtime=product["Runtime"],
             Role=product["Role"],
@@ -112,7 +117,7 @@ class CloudSession:
             MemorySize=product["MemorySize"],
             Environment={"Variables": product["Environment"]["Variables"]},
         )
-        described = job.sfn.describe_state_machine(stateMachineArn=job.state_machine_arn)
+        described = job.sfn.describe_state_machine(stateMachineArn=job.ctx.state_machine_arn)
         self.batch_state_machine = job.sfn.create_state_machine(
             name=f"{self.stack.stack_name}-ExperimentPerBatch",
             definition=batched_definition(described["definition"], created["FunctionArn"], self.batch_size),
@@ -133,29 +138,42 @@ class CloudSession:
         batched = strategy == "per batch"
         job_id = f"exp-{'batch' if batched else 'doc'}-{uuid.uuid4().hex[:10]}"
         job = self._job(job_id)
-        if batched:
-            job.state_machine_arn = self.batch_state_machine
-        prefix = f"incoming/{job_id}/"
+        state_machine = self.batch_state_machine if batched else job.ctx.state_machine_arn
+        execution = execution_arn_for(state_machine, job_id)
+        prefix = storage.incoming_prefix(job_id)
         seed_inputs(job, documents, prefix)
         request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
         until = {"until_redrive": 1} if recovery == "redrive" else {"until_retry": 1}
         if kill_at is not None and kill_at < documents:
             fault = {"point": "before_store_result", "document_index": kill_at, "mode": "exit", **until}
             request["options"] = {"fault": fault}
-            target = self.batch_function if batched else self.stack.outputs["ProcessDocumentFunctionName"]
+            product = self.stack.outputs[names.function_name_output(names.PROCESS_DOCUMENT)]
+            target = self.batch_function if batched else product
         elif kill_at is not None:
             request["options"] = {"fault": {"point": "after_ticket", "mode": "exit", **until}}
-            target = self.stack.outputs["CreateTicketFunctionName"]
+            target = self.stack.outputs[names.function_name_output(names.CREATE_TICKET)]
         else:
             target = ""
         idempotency_before = self._idempotency_items(job)
+        started = time.monotonic()
+        job.sfn.start_execution(stateMachineArn=state_machine, name=job_id, input=json.dumps(request))
         timings = self._follow(
-            job, request, target=target, kill_at=kill_at, documents=documents, redrive=recovery == "redrive"
+            job,
+            execution,
+            started=started,
+            target=target,
+            kill_at=kill_at,
+            documents=documents,
+            redrive=recovery == "redrive",
         )
-        called = [key.split("/")[3] for key in job.keys(f"jobs/{job_id}/model-calls/")]
+        journal = storage.model_calls_root(job_id)
+        called = [storage.model_call_document(job_id, key) for key, _ in _objects(job, journal)]
         calls, repeated, repeated_documents = repeats_of(called)
-        results = comparable(job.results())
-        storage_bytes, records = self._storage(job, idempotency_before, include_journal=not batched)
+        job.records.refresh()
+        results = comparable(result.model_dump(mode="json") for result in job.records.results.values())
+        storage_bytes, records = self._storage(
+            job, execution, idempotency_before, include_journal=not batched
+        )
         run = Run(
             strategy=strategy,
             documents=documents,
@@ -178,8 +196,9 @@ class CloudSession:
     def _follow(
         self,
         job: LocalJob,
-        request: dict[str, Any],
+        execution: str,
         *,
+        started: float,
         target: str,
         kill_at: int | None,
         documents: int,
@@ -188,13 +207,15 @@ class CloudSession:
         """Runs the job to its end; times the kill, the killed unit's recovery and the end."""
         runtime = self.cloud.runtime
         seen = len(runtime.invocations_of(target)) if target else 0
-        started = time.monotonic()
-        job.start(request)
+
+        def status() -> str:
+            return str(job.sfn.describe_execution(executionArn=execution)["status"])
+
         killed = first = None
         redriven = False
         deadline = started + JOB_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
-            status = job.status()
+            now_status = status()
             now = time.monotonic()
             if target:
                 records = runtime.invocations_of(target)[seen:]
@@ -206,17 +227,17 @@ class CloudSession:
                     and any(r.error_type is None and _covers(r.event, kill_at, documents) for r in records)
                 ):
                     first = now
-            if status == "FAILED" and redrive and not redriven and killed is not None:
-                job.sfn.redrive_execution(executionArn=job.execution_arn)
+            if now_status == "FAILED" and redrive and not redriven and killed is not None:
+                job.sfn.redrive_execution(executionArn=execution)
                 redriven = True
-            elif status != "RUNNING":
+            elif now_status != "RUNNING":
                 break  # SUCCEEDED, or failed for another reason than the kill (reported by the caller)
             time.sleep(POLL_SECONDS)
         ended = time.monotonic()
-        if killed is None and kill_at is not None and job.status() == "SUCCEEDED":
+        if killed is None and kill_at is not None and status() == "SUCCEEDED":
             raise CloudJobError(f"job {job.job_id}: the fault at {kill_at} never killed a worker")
-        if job.status() != "SUCCEEDED":
-            described = job.sfn.describe_execution(executionArn=job.execution_arn)
+        if status() != "SUCCEEDED":
+            described = job.sfn.describe_execution(executionArn=execution)
             raise CloudJobError(f"job {job.job_id} ended {described['status']}: {described.get('error')}")
         timings = {"job": round(ended - started, 4)}
         if killed is not None:
@@ -229,28 +250,37 @@ class CloudSession:
         assert self.stack is not None
         items: dict[str, int] = {}
         paginator = job.dynamodb.get_paginator("scan")
-        for page in paginator.paginate(TableName=self.stack.outputs["IdempotencyTableName"]):
+        for page in paginator.paginate(TableName=self.stack.outputs[names.IDEMPOTENCY_TABLE]):
             for item in page["Items"]:
                 size = sum(len(name) + len(str(next(iter(value.values())))) for name, value in item.items())
                 items[json.dumps(item.get("id"))] = size
         return items
 
-    def _storage(self, job: LocalJob, before: dict[str, int], include_journal: bool) -> tuple[int, int]:
+    def _storage(
+        self, job: LocalJob, execution: str, before: dict[str, int], include_journal: bool
+    ) -> tuple[int, int]:
         """Bytes and records the job wrote to S3 and DynamoDB, apart from its inputs, its report and (for the
         per-batch child, whose records nothing reads back) the model-call records kept for counting."""
-        sizes: list[int] = []
-        prefixes = [f"jobs/{job.job_id}/"]
-        runs = job.sfn.list_map_runs(executionArn=job.execution_arn).get("mapRuns", [])
-        prefixes += [f"map-runs/{run['mapRunArn'].rsplit(':', 1)[-1]}/" for run in runs]
-        for prefix in prefixes:
-            for page in job.s3.get_paginator("list_objects_v2").paginate(Bucket=job.bucket, Prefix=prefix):
-                for item in page.get("Contents", []):
-                    key = item["Key"]
-                    if key.endswith("/report.json") or (not include_journal and "/model-calls/" in key):
-                        continue
-                    sizes.append(int(item["Size"]))
+        runs = job.sfn.list_map_runs(executionArn=execution).get("mapRuns", [])
+        prefixes = [storage.job_prefix(job.job_id)]
+        prefixes += [storage.map_run_manifest_key(run["mapRunArn"]).rsplit("/", 1)[0] + "/" for run in runs]
+        journal = storage.model_calls_root(job.job_id)
+        sizes = [
+            size
+            for prefix in prefixes
+            for key, size in _objects(job, prefix)
+            if key != storage.report_key(job.job_id) and (include_journal or not key.startswith(journal))
+        ]
         added = [size for key, size in self._idempotency_items(job).items() if key not in before]
         return sum(sizes) + sum(added), len(sizes) + len(added)
+
+
+def _objects(job: LocalJob, prefix: str) -> list[tuple[str, int]]:
+    """Every (key, size) under ``prefix`` in the job bucket."""
+    found: list[tuple[str, int]] = []
+    for page in job.s3.get_paginator("list_objects_v2").paginate(Bucket=job.bucket, Prefix=prefix):
+        found += [(item["Key"], int(item["Size"])) for item in page.get("Contents", [])]
+    return found
 
 
 def _covers(event: Any, kill_at: int | None, documents: int) -> bool:
