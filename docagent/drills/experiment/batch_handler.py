@@ -37,7 +37,7 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
         "processed_at": utc_now(),
     }
     try:
-        text = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
+        text = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes).text
     except DocumentRejected as rejection:
         return DocumentResult.model_validate(
             {**fields, "status": "rejected", "error": rejection.error_name, "reason": rejection.reason}
