@@ -18,8 +18,11 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 _DEFAULT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
-# Model calls are slow and throttled: more patient retries, a longer read timeout.
-_BEDROCK_CONFIG = Config(retries={"mode": "adaptive", "max_attempts": 8}, connect_timeout=5, read_timeout=120)
+# Model calls: one attempt per call, no SDK retries. Step Functions retries a throttled or unavailable call
+# (ModelThrottled, ModelUnavailable) with backoff and full jitter, which costs nothing while it waits
+# and lets the journal record every attempt. The read timeout is set per call from the invocation's
+# remaining time (see functions/model/bedrock.py): a hung call ends as ModelUnavailable, not a timeout.
+BEDROCK_CONNECT_TIMEOUT_SECONDS = 3
 
 
 @functools.cache
@@ -32,9 +35,15 @@ def dynamodb_client() -> DynamoDBClient:
     return boto3.client("dynamodb", config=_DEFAULT_CONFIG)
 
 
-@functools.cache
-def bedrock_runtime_client() -> BedrockRuntimeClient:
-    return boto3.client("bedrock-runtime", config=_BEDROCK_CONFIG)
+@functools.lru_cache(maxsize=16)
+def bedrock_runtime_client(read_timeout: int = 60) -> BedrockRuntimeClient:
+    """One client per read timeout (whole seconds), so a warm container reuses its connections."""
+    config = Config(
+        retries={"mode": "standard", "total_max_attempts": 1},
+        connect_timeout=min(BEDROCK_CONNECT_TIMEOUT_SECONDS, read_timeout),
+        read_timeout=read_timeout,
+    )
+    return boto3.client("bedrock-runtime", config=config)
 
 
 @functools.cache

@@ -60,6 +60,42 @@ class ApprovalRejected(DocAgentError):
     No function raises it, except RecordApproval for a token completed with success but a rejection."""
 
 
+class ModelError(DocAgentError):
+    """A model call that did not finish (no reply to journal as a completed call)."""
+
+
+class ModelThrottled(ModelError):
+    """Bedrock refused the call for quota (ThrottlingException, ServiceQuotaExceededException: HTTP 429).
+    Nothing was produced; ProcessDocument retries it with exponential backoff and full jitter, long enough
+    to ride out a quota minute."""
+
+
+class ModelUnavailable(ModelError):
+    """A transient Bedrock failure: ServiceUnavailableException, ModelTimeoutException,
+    ModelNotReadyException, InternalServerException, ModelErrorException, a 5xx, a read timeout or a
+    dropped connection. Retried like ModelThrottled."""
+
+
+class ModelCallRefused(ModelError):
+    """A permanent refusal: every document would get the same answer, so the job stops fast. The first
+    one opens the job's model breaker (jobs/{job}/model-breaker.json); later documents fail without
+    calling the model. The message says the fix. Subclasses name the cause."""
+
+
+class ModelAccessDenied(ModelCallRefused):
+    """AccessDeniedException: model access is not granted for this account and region, or the function's role
+    may not invoke the model (or inference profile)."""
+
+
+class ModelNotAvailable(ModelCallRefused):
+    """ResourceNotFoundException, or a ValidationException about the model id: the model (or inference
+    profile) does not exist in this region, is past its end of life, or needs an inference profile id."""
+
+
+class ModelRequestInvalid(ModelCallRefused):
+    """Any other ValidationException or 4xx about the request itself (max tokens, temperature, the prompt)."""
+
+
 class InjectedFault(DocAgentError):
     """Raised by a fault point in mode ``raise`` (fault injection, tests and demos only)."""
 

@@ -318,6 +318,42 @@ class ModelCallRecord(_Strict):
         )
 
 
+class ModelAttemptRecord(_Strict):
+    """jobs/{job}/model-attempts/{document_id}/{call_id}.json: one per model call that did not finish
+    (throttled, unavailable, refused). With model-calls/ (the finished calls) the journal holds every
+    attempt."""
+
+    call_id: str
+    job_id: str
+    document_id: str
+    provider: str
+    model_id: str
+    error: str
+    message: str
+    retryable: bool
+    retry_count: int
+    redrive_count: int = 0
+    started_at: str
+    finished_at: str
+    duration_ms: int
+
+
+class ModelBreaker(_Strict):
+    """jobs/{job}/model-breaker.json: the job's model circuit breaker, opened by the first permanent refusal.
+
+    While it is open (until ``open_until``), a document that would call the model fails at once with the same
+    error instead. It closes by itself after the cool-down (the next document probes the model again), and
+    ``docagent redrive`` removes it before it redrives (the operator has fixed the cause)."""
+
+    job_id: str
+    model_id: str
+    error: str
+    message: str
+    document_id: str
+    opened_at: str
+    open_until: str
+
+
 class CustomerLookup(_Strict):
     """Result of the durable ``customer_lookup`` step."""
 

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from functions import aws
-from functions.models import DocumentResult, JobManifest, ModelCallRecord
+from functions.models import DocumentResult, JobManifest, ModelAttemptRecord, ModelBreaker, ModelCallRecord
 from functions.settings import get_settings
 
 if TYPE_CHECKING:
@@ -71,6 +71,23 @@ def model_calls_prefix(job_id: str, document_id: str) -> str:
 
 def model_call_key(job_id: str, document_id: str, call_id: str) -> str:
     return f"{model_calls_prefix(job_id, document_id)}{call_id}.json"
+
+
+def model_attempts_root(job_id: str) -> str:
+    """jobs/{job_id}/model-attempts/: the model calls of the job that did not finish."""
+    return f"{job_prefix(job_id)}model-attempts/"
+
+
+def model_attempts_prefix(job_id: str, document_id: str) -> str:
+    return f"{model_attempts_root(job_id)}{document_id}/"
+
+
+def model_attempt_key(job_id: str, document_id: str, call_id: str) -> str:
+    return f"{model_attempts_prefix(job_id, document_id)}{call_id}.json"
+
+
+def model_breaker_key(job_id: str) -> str:
+    return f"{job_prefix(job_id)}model-breaker.json"
 
 
 def report_key(job_id: str) -> str:
@@ -242,6 +259,21 @@ def put_model_call(record: ModelCallRecord) -> str:
     key = model_call_key(record.job_id, record.document_id, record.call_id)
     put_json(key, record)
     return key
+
+
+def put_model_attempt(record: ModelAttemptRecord) -> str:
+    key = model_attempt_key(record.job_id, record.document_id, record.call_id)
+    put_json(key, record)
+    return key
+
+
+def get_model_breaker(job_id: str) -> ModelBreaker | None:
+    data = get_json_or_none(model_breaker_key(job_id))
+    return None if data is None else ModelBreaker.model_validate(data)
+
+
+def put_model_breaker(breaker: ModelBreaker) -> None:
+    put_json(model_breaker_key(breaker.job_id), breaker)
 
 
 def list_model_calls(job_id: str, document_id: str) -> list[ModelCallRecord]:

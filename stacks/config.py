@@ -16,6 +16,27 @@ SSM_DYNAMIC_REFERENCE = r"\{\{resolve:ssm:[A-Za-z0-9_./-]{1,2048}(:[0-9]+)?\}\}"
 SECRET_ARN_PATTERN = r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+)?$"
 
 # The retention periods CloudWatch Logs accepts; anything else fails at deploy, so refuse it at synth.
+# The default model: an Active model through a cross-Region inference profile. As of 2026-11, AWS docs
+# (https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-anthropic-claude-haiku-4-5.html) list
+# Claude Haiku 4.5 with "Model lifecycle: Active" and the geo inference profile id below; the earlier default,
+# anthropic.claude-3-haiku-20240307-v1:0, is past its end of life (Model lifecycle (Legacy) page,
+# https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle-legacy.html). Lifecycles move:
+# `docagent preflight --aws` reads the live status (GetFoundationModel's modelLifecycle) before a deploy.
+DEFAULT_MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+# Cross-Region inference profile ids carry a geography prefix: `us.anthropic.claude-...` (as of 2026-11, AWS
+# docs: "Supported Regions and models for inference profiles", inference-profiles-support.html).
+INFERENCE_PROFILE_PREFIXES = frozenset({"us", "us-gov", "eu", "apac", "jp", "au", "ca", "global"})
+# A foundation model id (`anthropic.claude-haiku-4-5-20251001-v1:0`, `amazon.nova-lite-v1:0`), the same with a
+# geography prefix (an inference profile id), or the ARN of a foundation model or (application) inference
+# profile. Checked at synth, so a typo fails `cdk synth` instead of every model call.
+BEDROCK_MODEL_ID_PATTERN = re.compile(
+    r"^(?:(?:" + "|".join(sorted(INFERENCE_PROFILE_PREFIXES)) + r")\.)?"
+    r"[a-z0-9-]+\.[a-z0-9][a-z0-9.-]*(?::[0-9]+){0,2}$"
+    r"|^arn:aws[a-z-]*:bedrock:[a-z0-9-]+:[0-9]{0,12}:"
+    r"(?:foundation-model|inference-profile|application-inference-profile)/[A-Za-z0-9.:-]+$"
+)
+
 LogRetentionDays = Literal[
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653
 ]
@@ -31,7 +52,12 @@ class DocAgentConfig(BaseModel):
 
     stack_name: str = Field(STACK_NAME, pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
     model_provider: Literal["bedrock", "offline"] = "bedrock"
-    model_id: str = Field("anthropic.claude-3-haiku-20240307-v1:0", min_length=1)
+    model_id: str = Field(DEFAULT_MODEL_ID, min_length=1)
+    # The Converse inferenceConfig: an extraction is well under 800 tokens; temperature 0 repeats best.
+    model_max_tokens: int = Field(800, ge=1, le=64_000)
+    model_temperature: float = Field(0.0, ge=0.0, le=1.0)
+    # How long the job's model breaker stays open after a permanent refusal (docs/design.md, "Model calls").
+    model_breaker_seconds: int = Field(300, ge=0, le=86_400)
     prompt_version: str = Field("extract-v1", pattern=r"^[a-z0-9-]+$")
     child_execution_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
     max_concurrency: int = Field(10, ge=0, le=10_000)
@@ -78,6 +104,16 @@ class DocAgentConfig(BaseModel):
     approval_alarm_seconds: int = Field(4 * 3600, ge=300, le=86_400)
     # Jobs started but none succeeded within this window alarms (the silent failure).
     silent_failure_window_minutes: int = Field(360, ge=5, le=1440)
+
+    @model_validator(mode="after")
+    def _bedrock_model_id_has_a_valid_form(self) -> DocAgentConfig:
+        if self.model_provider == "bedrock" and not BEDROCK_MODEL_ID_PATTERN.match(self.model_id):
+            raise ValueError(
+                f"model_id {self.model_id!r} is not a Bedrock model id: use a foundation model id "
+                "('anthropic.claude-haiku-4-5-20251001-v1:0'), a cross-Region inference profile id "
+                f"('{DEFAULT_MODEL_ID}') or an inference profile ARN"
+            )
+        return self
 
     @model_validator(mode="after")
     def _http_adapter_needs_a_url(self) -> DocAgentConfig:

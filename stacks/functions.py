@@ -13,7 +13,7 @@ from constructs import Construct
 
 from functions import storage as keys
 from stacks import nag, outputs
-from stacks.config import DocAgentConfig
+from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.log_groups import retained_log_group
 from stacks.storage import Storage
 
@@ -34,9 +34,6 @@ RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.X86_64
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_NAME = "AWSLambdaPowertoolsPythonV3-python313-x86_64"
-
-# Cross-region inference profile ids carry a geography prefix: `us.anthropic.claude-...`.
-INFERENCE_PROFILE_PREFIXES = frozenset({"us", "us-gov", "eu", "apac", "jp", "au", "ca", "global"})
 
 ANY_KEY = "*"
 
@@ -88,6 +85,8 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         writes=(
             keys.everything_under(keys.results_prefix(keys.ANY_JOB)),
             keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
+            keys.everything_under(keys.model_attempts_root(keys.ANY_JOB)),
+            keys.model_breaker_key(keys.ANY_JOB),
         ),
         uses_idempotency=True,
         reads_customers=True,
@@ -308,6 +307,8 @@ def powertools_layer_arn(region: str, version: int) -> str:
 
 def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:
     """ARNs that `bedrock:InvokeModel` needs for a model id or a cross-region inference profile id."""
+    if model_id.startswith("arn:"):
+        return [model_id]
     geography, _, base_model_id = model_id.partition(".")
     if base_model_id and geography in INFERENCE_PROFILE_PREFIXES:
         return [
@@ -333,6 +334,9 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "CUSTOMERS_TABLE_NAME": storage.customers_table.table_name,
         "MODEL_PROVIDER": config.model_provider,
         "MODEL_ID": config.model_id,
+        "MODEL_MAX_TOKENS": str(config.model_max_tokens),
+        "MODEL_TEMPERATURE": str(config.model_temperature),
+        "MODEL_BREAKER_SECONDS": str(config.model_breaker_seconds),
         "PROMPT_VERSION": config.prompt_version,
         "CODE_VERSION": code_version,
         "MAX_DOCUMENT_BYTES": str(config.max_document_bytes),

@@ -8,6 +8,7 @@ invocation, and the retry then resumes from the durable steps: a finished model 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import time
@@ -28,6 +29,11 @@ from functions.errors import (
     DocumentTooLarge,
     ExtractionFailed,
     InvalidJobRequest,
+    ModelAccessDenied,
+    ModelCallRefused,
+    ModelError,
+    ModelNotAvailable,
+    ModelRequestInvalid,
     UnknownCustomer,
 )
 from functions.faults import fault_point
@@ -41,6 +47,8 @@ from functions.models import (
     ExtractionRecord,
     JobManifest,
     ManifestEntry,
+    ModelAttemptRecord,
+    ModelBreaker,
     ModelCallRecord,
     ProcessDocumentEvent,
     utc_now,
@@ -135,6 +143,68 @@ def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocu
 
 # ------------------------------------------------------------------------------------------ model step
 
+_REFUSALS: dict[str, type[ModelCallRefused]] = {
+    cls.__name__: cls for cls in (ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid)
+}
+
+
+def _check_breaker(job_id: str, model_id: str) -> None:
+    """Fail at once, without a model call, while the job's model breaker is open (docs/design.md)."""
+    breaker = storage.get_model_breaker(job_id)
+    if breaker is None or breaker.model_id != model_id or breaker.open_until <= utc_now():
+        return
+    refusal = _REFUSALS.get(breaker.error, ModelCallRefused)
+    raise refusal(
+        f"not called: the job's model breaker is open until {breaker.open_until} (opened by document "
+        f"{breaker.document_id}): {breaker.message}"
+    )
+
+
+def _open_breaker(event: ProcessDocumentEvent, model_id: str, refusal: ModelCallRefused) -> None:
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    until = now + dt.timedelta(seconds=get_settings().model_breaker_seconds)
+    storage.put_model_breaker(
+        ModelBreaker(
+            job_id=event.job_id,
+            model_id=model_id,
+            error=type(refusal).__name__,
+            message=str(refusal),
+            document_id=event.document.document_id,
+            opened_at=now.isoformat().replace("+00:00", "Z"),
+            open_until=until.isoformat().replace("+00:00", "Z"),
+        )
+    )
+    logger.error("model breaker opened", extra={"error": type(refusal).__name__, "model_id": model_id})
+
+
+def _journal_attempt(
+    event: ProcessDocumentEvent,
+    provider: ModelProvider,
+    error: ModelError,
+    *,
+    call_id: str,
+    started_at: str,
+    duration_ms: int,
+) -> None:
+    """A call that did not finish is journalled too (model-attempts/): the journal holds every attempt."""
+    storage.put_model_attempt(
+        ModelAttemptRecord(
+            call_id=call_id,
+            job_id=event.job_id,
+            document_id=event.document.document_id,
+            provider=provider.system,
+            model_id=provider.model_id,
+            error=type(error).__name__,
+            message=str(error),
+            retryable=not isinstance(error, ModelCallRefused),
+            retry_count=event.retry_count,
+            redrive_count=event.redrive_count,
+            started_at=started_at,
+            finished_at=utc_now(),
+            duration_ms=duration_ms,
+        )
+    )
+
 
 def _extract_once(
     event: ProcessDocumentEvent,
@@ -157,6 +227,7 @@ def _extract_once(
             replayed.set_attributes(model_call_id=journal[-1].call_id, replayed=True)
         return journal[-1].to_extraction()
     versions = manifest.versions
+    _check_breaker(event.job_id, provider.model_id)
     prompt = load_prompt(versions.prompt_version)
     if prompt.sha256 != versions.prompt_sha256:
         logger.warning(
@@ -187,6 +258,18 @@ def _extract_once(
                 input_tokens=response.input_tokens,
                 output_tokens=response.output_tokens,
             )
+        except ModelError as error:
+            duration_ms = int((time.monotonic() - started) * 1000)
+            _journal_attempt(
+                event, provider, error, call_id=call_id, started_at=started_at, duration_ms=duration_ms
+            )
+            logger.warning(
+                "model call did not finish",
+                extra={"model_call_id": call_id, "outcome": type(error).__name__, "duration_ms": duration_ms},
+            )
+            if isinstance(error, ModelCallRefused):
+                _open_breaker(event, provider.model_id, error)
+            raise  # the span ends as ERROR with the error's name
         except ExtractionFailed as failure:
             record = ExtractionRecord(
                 call_id=call_id,
@@ -362,7 +445,9 @@ def _process(
 
     text, digest = document.text, document.sha256
     ids = {"job_id": event.job_id, "document_id": entry.document_id}
-    model = provider or get_model_provider(settings, versions.model_id)
+    model = provider or get_model_provider(
+        settings, versions.model_id, time_left=lambda: context.get_remaining_time_in_millis() / 1000
+    )
     ran: set[str] = set()  # the durable steps whose body ran in this invocation (else: their record reused)
 
     def extract() -> ExtractionRecord:

@@ -1,49 +1,161 @@
-"""Amazon Bedrock through the Converse API."""
+"""Amazon Bedrock through the Converse API, with its failures named (docs/design.md, "Model calls")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
+from botocore.parsers import ResponseParserError
+
 from functions import aws
-from functions.errors import ExtractionFailed
+from functions.errors import (
+    ExtractionFailed,
+    ModelAccessDenied,
+    ModelError,
+    ModelNotAvailable,
+    ModelRequestInvalid,
+    ModelThrottled,
+    ModelUnavailable,
+)
 from functions.model.base import parse_facts
 from functions.models import ModelResponse
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
 
-MAX_OUTPUT_TOKENS = 800
+DEFAULT_MAX_TOKENS = 800
+# The read timeout of a call: this share of the invocation's remaining time, at most
+# MAX_READ_TIMEOUT_SECONDS, so the journal write and the result still fit before the function's timeout.
+READ_TIMEOUT_SHARE = 0.7
+MAX_READ_TIMEOUT_SECONDS = 60
+# Below this much remaining time no call is started: it is retried as ModelUnavailable in a fresh invocation.
+MIN_SECONDS_FOR_A_CALL = 1.5
+
+# Error codes of the Converse API (as of 2026-11, AWS docs: Bedrock API Reference, "Converse", Errors).
+THROTTLED_CODES = frozenset(
+    {"ThrottlingException", "ServiceQuotaExceededException", "TooManyRequestsException"}
+)
+UNAVAILABLE_CODES = frozenset(
+    {
+        "ServiceUnavailableException",
+        "ModelTimeoutException",
+        "ModelNotReadyException",
+        "InternalServerException",
+        "ModelErrorException",
+        "InternalFailure",
+        "ServiceUnavailable",
+    }
+)
+# A ValidationException with one of these in its message is about the model id, not the request: an EOL model
+# answers "The provided model identifier is invalid"; a model that needs a profile says "inference profile".
+_MODEL_ID_PHRASES = ("model identifier", "inference profile", "end of its life", "end-of-life", "model id")
+
+
+def classify(error: ClientError, model_id: str) -> ModelError:
+    """The named docagent error for a Bedrock ClientError; a permanent one says what to do."""
+    details = error.response.get("Error", {})
+    code = str(details.get("Code", ""))
+    message = str(details.get("Message", "")) or code
+    status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+    said = f"Bedrock {code or status}: {message}"
+    if code in THROTTLED_CODES or status == 429:
+        return ModelThrottled(f"{said} (retried with backoff; raise the model's quota if it persists)")
+    if code in UNAVAILABLE_CODES or status >= 500:
+        return ModelUnavailable(f"{said} (transient; retried with backoff)")
+    if code == "AccessDeniedException" or status == 403:
+        return ModelAccessDenied(
+            f"{said}. Fix: enable access to {model_id} in the Bedrock console (Model access) for this "
+            "account and region, and check the ProcessDocument role may call bedrock:InvokeModel on it; "
+            "`docagent preflight --aws --invoke` checks both. Then `docagent redrive` the job."
+        )
+    if (
+        code == "ResourceNotFoundException"
+        or status == 404
+        or (code == "ValidationException" and any(phrase in message.lower() for phrase in _MODEL_ID_PHRASES))
+    ):
+        return ModelNotAvailable(
+            f"{said}. Fix: {model_id} is not offered here (wrong region, past its end of life, or it needs "
+            "an inference profile id): pick an Active model (`docagent preflight --aws` shows its "
+            "lifecycle), set model_id in cdk.json, deploy, and start the job again (a job keeps the model "
+            "it was prepared with)."
+        )
+    return ModelRequestInvalid(
+        f"{said}. Fix: the request does not suit {model_id}: check model_max_tokens and model_temperature in "
+        "cdk.json against the model's limits, deploy, and start the job again."
+    )
 
 
 class BedrockConverseProvider:
-    """Asks for JSON only (the system prompt), then parses and validates the reply against ExtractedFacts."""
+    """Asks for JSON only (the system prompt), then parses and validates the reply against ExtractedFacts.
+
+    ``time_left`` (seconds remaining in the invocation) sets each call's read timeout; a call that fails
+    raises a ``ModelError`` subclass, a finished call with a bad reply raises ``ExtractionFailed``.
+    """
 
     system = "aws.bedrock"
     operation = "chat"
 
-    def __init__(self, model_id: str, client: BedrockRuntimeClient | None = None) -> None:
+    def __init__(
+        self,
+        model_id: str,
+        client: BedrockRuntimeClient | None = None,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        time_left: Callable[[], float] | None = None,
+    ) -> None:
         self._model_id = model_id
         self._client = client
+        self._max_tokens = max_tokens
+        self._temperature = temperature
+        self._time_left = time_left
 
     @property
     def model_id(self) -> str:
         return self._model_id
 
+    def read_timeout(self) -> int:
+        """Whole seconds for the call's read timeout, below the invocation's remaining time."""
+        if self._time_left is None:
+            return MAX_READ_TIMEOUT_SECONDS
+        remaining = self._time_left()
+        if remaining < MIN_SECONDS_FOR_A_CALL:
+            raise ModelUnavailable(
+                f"only {remaining:.1f} s left in this invocation: not enough for a model call (retried)"
+            )
+        return max(1, min(MAX_READ_TIMEOUT_SECONDS, int(remaining * READ_TIMEOUT_SHARE)))
+
     def extract(self, text: str, prompt: str) -> ModelResponse:
-        client = self._client or aws.bedrock_runtime_client()
-        response = client.converse(
-            modelId=self._model_id,
-            system=[{"text": prompt}],
-            messages=[
-                {
-                    "role": "user",
-                    "content": [
-                        {"text": f"<document>\n{text}\n</document>\n\nReply with the JSON object only."}
-                    ],
-                }
-            ],
-            inferenceConfig={"maxTokens": MAX_OUTPUT_TOKENS, "temperature": 0.0},
-        )
+        client = self._client or aws.bedrock_runtime_client(self.read_timeout())
+        try:
+            response = client.converse(
+                modelId=self._model_id,
+                system=[{"text": prompt}],
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"text": f"<document>\n{text}\n</document>\n\nReply with the JSON object only."}
+                        ],
+                    }
+                ],
+                inferenceConfig={"maxTokens": self._max_tokens, "temperature": self._temperature},
+            )
+        except ClientError as error:
+            raise classify(error, self._model_id) from None
+        except (ReadTimeoutError, ConnectTimeoutError) as error:
+            raise ModelUnavailable(f"Bedrock did not answer in time ({error}); retried") from None
+        except (EndpointConnectionError, ConnectionClosedError) as error:
+            raise ModelUnavailable(f"Bedrock could not be reached ({error}); retried") from None
+        except ResponseParserError as error:
+            raise ModelUnavailable(f"Bedrock's answer could not be read ({error}); retried") from None
         usage = response.get("usage", {})
         input_tokens = int(usage.get("inputTokens", 0))
         output_tokens = int(usage.get("outputTokens", 0))
@@ -53,7 +165,7 @@ class BedrockConverseProvider:
         )
         if response.get("stopReason") == "max_tokens":
             raise ExtractionFailed(
-                f"model reply was cut off at {MAX_OUTPUT_TOKENS} tokens (stopReason max_tokens)",
+                f"model reply was cut off at {self._max_tokens} tokens (stopReason max_tokens)",
                 model_id=self._model_id,
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,

@@ -10,7 +10,7 @@ import pytest
 from aws_cdk import aws_iam as iam
 
 from functions.settings import ENV_VARS
-from stacks.config import DocAgentConfig
+from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.docagent_stack import DocAgentStack
 from stacks.functions import POWERTOOLS_LAYER_ACCOUNT, POWERTOOLS_LAYER_NAME, REPO_ROOT, function_environment
 from tests.infra.conftest import Synthesized, grants, resolved_policy_statements, template_role_grants
@@ -188,6 +188,8 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     assert s3("process_document", "s3:PutObject") == {
         f"{bucket}/jobs/*/results/*",
         f"{bucket}/jobs/*/model-calls/*",
+        f"{bucket}/jobs/*/model-attempts/*",
+        f"{bucket}/jobs/*/model-breaker.json",
     }
     assert s3("build_report", "s3:GetObject") == {f"{bucket}/jobs/*", f"{bucket}/map-runs/*"}
     assert s3("build_report", "s3:PutObject") == {f"{bucket}/jobs/*/report.json"}
@@ -247,12 +249,16 @@ def test_only_process_document_may_invoke_the_model(synthesized: Synthesized) ->
             if grant[0].startswith("bedrock:")
         }
         if handler == "functions.handlers.process_document.handler":
+            model_id = synthesized.stack.config.model_id
+            geography, _, base_model = model_id.partition(".")
+            assert geography in INFERENCE_PROFILE_PREFIXES  # the default is a cross-Region inference profile
             assert model_grants == {
                 (
                     "bedrock:InvokeModel",
-                    "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/"
-                    + synthesized.stack.config.model_id,
-                )
+                    "arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/"
+                    + model_id,
+                ),
+                ("bedrock:InvokeModel", "arn:<AWS::Partition>:bedrock:*::foundation-model/" + base_model),
             }
         else:
             assert model_grants == set()

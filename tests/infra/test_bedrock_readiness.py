@@ -1,0 +1,109 @@
+"""Ready for a real account: the model id, Bedrock's retries, in-progress retries of every durable step."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from functions.errors import ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid
+from stacks.config import DEFAULT_MODEL_ID, INFERENCE_PROFILE_PREFIXES, ConfigError, load_config
+from stacks.functions import FUNCTION_SPECS
+from tests.infra.test_asl import CONFIG, PLAUSIBLE_VALUES, substituted, walk_states
+
+TRANSIENT_MODEL_ERRORS = {"ModelThrottled", "ModelUnavailable"}
+PERMANENT_MODEL_ERRORS = {cls.__name__ for cls in (ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid)}
+FUNCTION_ARN = re.compile(r"DocAgent-(?P<name>[A-Za-z]+)$")
+
+
+@pytest.fixture(scope="module")
+def definition() -> Any:
+    return substituted(PLAUSIBLE_VALUES)
+
+
+def _task_function(state: dict[str, Any]) -> str | None:
+    """The construct id of the function a Lambda task invokes (PLAUSIBLE_VALUES names it in the ARN)."""
+    name = str(state.get("Parameters", {}).get("FunctionName", ""))
+    match = FUNCTION_ARN.search(name)
+    return match.group("name") if match else None
+
+
+def test_every_durable_step_retries_in_progress_longer_than_its_function_timeout(definition: Any) -> None:
+    """P4: a retry after a crash meets the dead invocation's INPROGRESS record until its deadline."""
+    durable = {spec.construct_id for spec in FUNCTION_SPECS if spec.uses_idempotency}
+    checked = set()
+    for name, state, _ in walk_states(definition["States"]):
+        function = _task_function(state)
+        if function not in durable:
+            continue
+        retriers = [
+            r for r in state.get("Retry", []) if "IdempotencyAlreadyInProgressError" in r["ErrorEquals"]
+        ]
+        assert retriers, f"{name} ({function}) does not retry IdempotencyAlreadyInProgressError"
+        assert all(r["IntervalSeconds"] > CONFIG.function_timeout_seconds for r in retriers), name
+        checked.add(function)
+    assert checked == durable  # PrepareJob included: every durable function is invoked by some state
+
+
+def _expected_wait(retrier: dict[str, Any]) -> float:
+    """Mean total wait of a retrier with full jitter: half of each capped interval."""
+    caps = [
+        min(retrier["IntervalSeconds"] * retrier.get("BackoffRate", 2.0) ** n, retrier["MaxDelaySeconds"])
+        for n in range(retrier["MaxAttempts"])
+    ]
+    return sum(caps) / 2
+
+
+def test_throttled_and_unavailable_model_calls_back_off_with_full_jitter_past_a_quota_minute(
+    definition: Any,
+) -> None:
+    state = next(s for name, s, _ in walk_states(definition["States"]) if name == "ProcessDocument")
+    retriers = [r for r in state["Retry"] if set(r["ErrorEquals"]) & TRANSIENT_MODEL_ERRORS]
+    assert len(retriers) == 1
+    retrier = retriers[0]
+    assert set(retrier["ErrorEquals"]) == TRANSIENT_MODEL_ERRORS
+    assert retrier["JitterStrategy"] == "FULL"
+    assert 0 < retrier["MaxDelaySeconds"] <= 120
+    assert _expected_wait(retrier) > 60  # Bedrock quotas are per minute
+
+
+def test_permanent_model_refusals_are_never_retried(definition: Any) -> None:
+    for name, state, _ in walk_states(definition["States"]):
+        for retrier in state.get("Retry", []):
+            assert not set(retrier["ErrorEquals"]) & (PERMANENT_MODEL_ERRORS | {"States.ALL"}), name
+
+
+def test_the_default_model_is_a_cross_region_inference_profile() -> None:
+    config = load_config({})
+    assert config.model_id == DEFAULT_MODEL_ID
+    assert config.model_id.split(".", 1)[0] in INFERENCE_PROFILE_PREFIXES
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    [
+        "anthropic.claude-haiku-4-5-20251001-v1:0",
+        "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "amazon.nova-lite-v1:0",
+        "arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/a1b2c3d4",
+    ],
+)
+def test_model_id_forms_bedrock_accepts(model_id: str) -> None:
+    assert load_config({"model_id": model_id}).model_id == model_id
+
+
+@pytest.mark.parametrize("model_id", ["claude haiku", "anthropic", "xx.anthropic.claude:1:0:0", "claude-3"])
+def test_a_model_id_of_no_bedrock_form_fails_synth_with_its_name(model_id: str) -> None:
+    with pytest.raises(ConfigError, match="is not a Bedrock model id"):
+        load_config({"model_id": model_id})
+
+
+def test_any_model_id_goes_with_the_offline_provider() -> None:
+    assert load_config({"model_provider": "offline", "model_id": "offline-regex-v1"}).model_id
+
+
+@pytest.mark.parametrize(("key", "value"), [("model_max_tokens", 0), ("model_temperature", 1.5)])
+def test_inference_settings_are_bounded(key: str, value: float) -> None:
+    with pytest.raises(ConfigError, match=key):
+        load_config({key: value})
