@@ -74,6 +74,8 @@ def cmd_local_up(args: argparse.Namespace) -> int:
 def _up_detached(args: argparse.Namespace, time_scale: float) -> int:
     command = [sys.executable, "-m", "docagent.cli", "local", "up", "--port", str(args.port)]
     command += ["--time-scale", str(time_scale)] + (["--fresh"] if args.fresh else [])
+    if args.model_faults:
+        command += ["--model-faults", args.model_faults]
     command += [argument for index in args.deliver_twice for argument in ("--deliver-twice", str(index))]
     project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
     log_file = project.LOCAL_DIR / "cloud.log"
@@ -105,7 +107,13 @@ def _serve(args: argparse.Namespace, time_scale: float) -> int:
 
     if args.fresh:
         project.LOCAL_STACK_FILE.unlink(missing_ok=True)  # what it deployed is forgotten with the rest
-    cloud = LocalCloud(project.LOCAL_DIR, port=args.port, time_scale=time_scale, fresh=args.fresh)
+    cloud = LocalCloud(
+        project.LOCAL_DIR,
+        port=args.port,
+        time_scale=time_scale,
+        fresh=args.fresh,
+        model_faults=_model_faults(args),
+    )
     try:
         cloud.start()
     except PortTakenError as error:
@@ -197,6 +205,30 @@ def cmd_local_down(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _model_faults(args: argparse.Namespace) -> Any:
+    from docagent.localcloud.bedrock import parse_model_faults
+
+    if not getattr(args, "model_faults", None):
+        return None
+    try:
+        return parse_model_faults(args.model_faults)
+    except ValueError as error:
+        raise OperatorError(str(error)) from None
+
+
+def cmd_local_model_faults(args: argparse.Namespace) -> int:
+    from docagent.localcloud.bedrock import model_faults_of, set_model_faults
+
+    endpoint = _endpoint(args)
+    if args.faults is None:
+        answer = model_faults_of(endpoint)
+    else:
+        faults = _model_faults(argparse.Namespace(model_faults=args.faults))
+        answer = set_model_faults(endpoint, faults)
+    emit(args, answer, lambda: Console().print_json(data=answer))
+    return EXIT_OK
+
+
 def _endpoint(args: argparse.Namespace) -> str:
     if getattr(args, "endpoint", None):
         return str(args.endpoint)
@@ -256,6 +288,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             crash=crash,
             keep=args.keep,
             persist=not args.no_persistence,
+            model_faults=_model_faults(args),
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -407,6 +440,12 @@ def _readable(value: Any) -> str:
     return str(value)
 
 
+MODEL_FAULTS_HELP = (
+    "local Bedrock faults, e.g. throttle=0.3,unavailable=0.05,timeout=0.01,malformed=0.02,cutoff=0.02,"
+    "latency=0.05,deny=MODEL_ID,missing=MODEL_ID,seed=7"
+)
+
+
 def _add_local_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
@@ -434,7 +473,16 @@ def _add_local_commands(
         metavar="INDEX",
         help="deliver this item twice to EXPRESS Distributed Map children (AWS runs them at least once)",
     )
+    up.add_argument("--model-faults", metavar="SPEC", help=MODEL_FAULTS_HELP)
     up.set_defaults(handler=cmd_local_up)
+    faults = local.add_parser(
+        "model-faults",
+        parents=[common],
+        help="show or change the local Bedrock's fault switches while the cloud runs",
+    )
+    faults.add_argument("faults", nargs="?", metavar="SPEC", help=MODEL_FAULTS_HELP + " ('none' resets)")
+    faults.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
+    faults.set_defaults(handler=cmd_local_model_faults)
     down = local.add_parser("down", parents=[common], help="stop a detached local cloud")
     down.set_defaults(handler=cmd_local_down)
     status = local.add_parser(
@@ -484,6 +532,7 @@ def _add_demo_command(
         action="store_true",
         help="kill -9 the local cloud itself (and its workers) at the crash document, restart it, finish",
     )
+    demo.add_argument("--model-faults", metavar="SPEC", help=MODEL_FAULTS_HELP)
     demo.set_defaults(handler=cmd_demo)
 
 

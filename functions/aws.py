@@ -36,8 +36,8 @@ def dynamodb_client() -> DynamoDBClient:
 
 
 @functools.lru_cache(maxsize=16)
-def bedrock_runtime_client(read_timeout: int = 60) -> BedrockRuntimeClient:
-    """One client per read timeout (whole seconds), so a warm container reuses its connections."""
+def bedrock_runtime_client(read_timeout: float = 60) -> BedrockRuntimeClient:
+    """One client per read timeout (tenths of a second), so a warm container reuses its connections."""
     config = Config(
         retries={"mode": "standard", "total_max_attempts": 1},
         connect_timeout=min(BEDROCK_CONNECT_TIMEOUT_SECONDS, read_timeout),

@@ -61,7 +61,11 @@ class ApprovalRejected(DocAgentError):
 
 
 class ModelError(DocAgentError):
-    """A model call that did not finish (no reply to journal as a completed call)."""
+    """A model call that did not finish (no reply to journal as a completed call).
+
+    ``call_made`` is False when no request was sent (not enough time left): nothing to journal."""
+
+    call_made = True
 
 
 class ModelThrottled(ModelError):

@@ -14,6 +14,7 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from rich.console import Console
 from docagent import project
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud import alerts as local_alerts
+from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
@@ -97,6 +99,14 @@ class LocalJob:
         """One group (SUCCEEDED, FAILED, PENDING) of the Map Run's ResultWriter files."""
         self.records.refresh()
         return list((self.records.map_run_files or {}).get(group, []))
+
+    def model_path(self) -> str:
+        """How the deployed ProcessDocument reaches its model: "bedrock-converse" or "offline"."""
+        configuration = self.records.function_configuration(
+            names.function_name_output(names.PROCESS_DOCUMENT)
+        )
+        environment = configuration["Environment"]["Variables"]
+        return "bedrock-converse" if environment.get("MODEL_PROVIDER") == "bedrock" else "offline"
 
     def tickets(self) -> list[dict[str, Any]]:
         """The job's tickets in the ticket system the deployed CreateTicket function uses."""
@@ -226,7 +236,9 @@ class DemoCloud:
 
 
 @contextmanager
-def demo_cloud(time_scale: float, keep: bool, persist: bool = True) -> Iterator[DemoCloud]:
+def demo_cloud(
+    time_scale: float, keep: bool, persist: bool = True, model_faults: ModelFaults | None = None
+) -> Iterator[DemoCloud]:
     if not keep:
         # The demo prints the alert itself, after the progress bar; the sink still records it. Each demo
         # starts empty (fresh); persist=False measures the cost of keeping the state on disk.
@@ -236,6 +248,7 @@ def demo_cloud(time_scale: float, keep: bool, persist: bool = True) -> Iterator[
             alert_printer=local_alerts.discard,
             fresh=True,
             persist=persist,
+            model_faults=model_faults,
         ) as cloud:
             yield DemoCloud(endpoint=cloud.endpoint, state_dir=cloud.state_dir, cloud=cloud)
         return
@@ -248,6 +261,8 @@ def demo_cloud(time_scale: float, keep: bool, persist: bool = True) -> Iterator[
     # `docagent local up` in its own session, as `local up --detach` starts it (one interpreter fewer).
     command = [sys.executable, "-m", "docagent.cli", "local", "up"]
     command += ["--port", str(free_port()), "--time-scale", str(time_scale), "--fresh"]
+    if model_faults is not None:
+        command += ["--model-faults", model_faults_spec(model_faults)]
     project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
     log_file = project.LOCAL_DIR / "cloud.log"
     with log_file.open("ab") as log:
@@ -280,9 +295,10 @@ def run_demo(
     time_scale: float | None = None,
     show_progress: bool = True,
     crash: Crash | None = None,
-    keep: bool = False,
     *,
+    keep: bool = False,
     persist: bool = True,
+    model_faults: ModelFaults | None = None,
 ) -> dict[str, Any]:
     time_scale = _checked_time_scale(documents, time_scale, crash)
     started = time.time()
@@ -296,7 +312,7 @@ def run_demo(
     out_dir = synth_local()
     mark = lap("synth", started)
     job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    with demo_cloud(time_scale, keep, persist) as where:
+    with demo_cloud(time_scale, keep, persist, model_faults) as where:
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         if keep:
             stack.save(project.LOCAL_STACK_FILE)  # so inspect, logs and trace find the deployment
@@ -333,6 +349,7 @@ def run_demo(
             mark = lap("redrive", mark)
         summary = summarize(job, truth, documents, status)
         summary["alerts"] = alerts
+        summary["model_faults"] = model_faults.model_dump(exclude_defaults=True) if model_faults else None
         if crash is not None:
             summary.update(
                 crash=crash_summary(crash, attempts_killed(where, stack, job, crash.document_index)),
@@ -480,6 +497,7 @@ def summarize(job: LocalJob, truth: dict[str, dict[str, Any]], documents: int, s
     journal = job.records.model_calls
     model_calls = sum(len(calls) for calls in journal.values())
     description = job.records.require_execution()
+    attempts = job.records.read_many(job.records.keys(storage.model_attempts_root(job.job_id)))
     output = json.loads(description.get("output") or "{}")
     return {
         "job_id": job.job_id,
@@ -488,8 +506,11 @@ def summarize(job: LocalJob, truth: dict[str, dict[str, Any]], documents: int, s
         "results": len(results),
         "failed_documents": sum(result.status != "extracted" for result in results),
         "tickets": len(job.tickets()),
+        "model_path": job.model_path(),
         "model_calls": model_calls,
         "repeated_model_calls": model_calls - len(journal),
+        "model_calls_throttled": sum(attempt["error"] == "ModelThrottled" for attempt in attempts),
+        "model_calls_unfinished": dict(sorted(Counter(attempt["error"] for attempt in attempts).items())),
         "redrive_count": int(description.get("redriveCount", 0)),
         "verified": bool(output.get("verification", {}).get("verified", False)),
         "extraction_accuracy": extraction_accuracy(results, truth),

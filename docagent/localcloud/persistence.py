@@ -93,6 +93,8 @@ def is_journaled(environ: dict[str, Any], body: bytes) -> bool:
     path = str(environ.get("PATH_INFO", ""))
     if path.endswith("/invocations") or path.endswith("/invoke-async") or "/invoke-async/" in path:
         return False  # a Lambda invocation: its effects arrive as requests of their own
+    if path.endswith("/converse"):
+        return False  # a model call (the local Bedrock Runtime) keeps nothing
     action = _action(environ, body)
     if action is None:
         return True  # REST (S3, Lambda's control plane): every non-read method changes something

@@ -18,7 +18,8 @@ from moto.logs.models import logs_backends
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-from docagent.localcloud import alerts, distributed_map, patches, persistence, redrive, resume
+from docagent.localcloud import alerts, bedrock, distributed_map, patches, persistence, redrive, resume
+from docagent.localcloud.bedrock import ModelFaults
 from docagent.localcloud.journal import Journal
 from docagent.localcloud.requests import RequestCounter
 from docagent.localcloud.runtime import LambdaRuntime
@@ -99,6 +100,7 @@ class LocalCloud:
         port: int | None = None,
         time_scale: float = 1.0,
         alert_printer: alerts.Printer | None = None,
+        model_faults: ModelFaults | None = None,
         *,
         persist: bool = True,
         fresh: bool = False,
@@ -113,6 +115,7 @@ class LocalCloud:
         self.time_scale = time_scale
         self.alert_printer = alert_printer or _print_alert
         self.logs = CloudWatchLogsSink()
+        self.model_faults = model_faults
         self.runtime = LambdaRuntime(
             state_dir=state_dir,
             base_env={**_inherited_environment(), **client_environment(self.endpoint)},
@@ -146,6 +149,8 @@ class LocalCloud:
         distributed_map.reset()
         redrive.reset()
         self.logs.forget()
+        # Bedrock Runtime's Converse, with the fault switches it starts with (changed at run time over HTTP).
+        bedrock.install(self.model_faults)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         default_user_config["stepfunctions"]["execute_state_machine"] = True
         # The interpreter calls S3 and Lambda through boto3 at localhost:MOTO_PORT.
@@ -205,6 +210,7 @@ class LocalCloud:
         )
 
     def stop(self) -> None:
+        bedrock.stop()
         if self._server is not None:
             self._server.stop()
             self._server = None

@@ -260,9 +260,10 @@ def _extract_once(
             )
         except ModelError as error:
             duration_ms = int((time.monotonic() - started) * 1000)
-            _journal_attempt(
-                event, provider, error, call_id=call_id, started_at=started_at, duration_ms=duration_ms
-            )
+            if error.call_made:
+                _journal_attempt(
+                    event, provider, error, call_id=call_id, started_at=started_at, duration_ms=duration_ms
+                )
             logger.warning(
                 "model call did not finish",
                 extra={"model_call_id": call_id, "outcome": type(error).__name__, "duration_ms": duration_ms},

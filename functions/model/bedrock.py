@@ -36,7 +36,7 @@ DEFAULT_MAX_TOKENS = 800
 READ_TIMEOUT_SHARE = 0.7
 MAX_READ_TIMEOUT_SECONDS = 60
 # Below this much remaining time no call is started: it is retried as ModelUnavailable in a fresh invocation.
-MIN_SECONDS_FOR_A_CALL = 1.5
+MIN_SECONDS_FOR_A_CALL = 0.5
 
 # Error codes of the Converse API (as of 2026-11, AWS docs: Bedrock API Reference, "Converse", Errors).
 THROTTLED_CODES = frozenset(
@@ -121,16 +121,18 @@ class BedrockConverseProvider:
     def model_id(self) -> str:
         return self._model_id
 
-    def read_timeout(self) -> int:
-        """Whole seconds for the call's read timeout, below the invocation's remaining time."""
+    def read_timeout(self) -> float:
+        """Seconds (a tenth at least) for the call's read timeout, below the invocation's remaining time."""
         if self._time_left is None:
             return MAX_READ_TIMEOUT_SECONDS
         remaining = self._time_left()
         if remaining < MIN_SECONDS_FOR_A_CALL:
-            raise ModelUnavailable(
+            error = ModelUnavailable(
                 f"only {remaining:.1f} s left in this invocation: not enough for a model call (retried)"
             )
-        return max(1, min(MAX_READ_TIMEOUT_SECONDS, int(remaining * READ_TIMEOUT_SHARE)))
+            error.call_made = False
+            raise error
+        return max(0.1, min(MAX_READ_TIMEOUT_SECONDS, round(remaining * READ_TIMEOUT_SHARE, 1)))
 
     def extract(self, text: str, prompt: str) -> ModelResponse:
         client = self._client or aws.bedrock_runtime_client(self.read_timeout())

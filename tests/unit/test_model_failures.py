@@ -81,7 +81,7 @@ def test_inference_config_comes_from_the_settings(stubbed) -> None:
     BedrockConverseProvider(MODEL, client, max_tokens=321, temperature=0.25).extract("x", "p")
 
 
-@pytest.mark.parametrize(("remaining", "expected"), [(60.0, 42), (500.0, 60), (3.0, 2), (1.6, 1)])
+@pytest.mark.parametrize(("remaining", "expected"), [(60.0, 42), (500.0, 60), (3.0, 2.1), (0.6, 0.4)])
 def test_the_read_timeout_stays_below_the_invocation_s_remaining_time(remaining, expected) -> None:
     provider = BedrockConverseProvider(MODEL, time_left=lambda: remaining)
     assert provider.read_timeout() == expected
@@ -89,8 +89,9 @@ def test_the_read_timeout_stays_below_the_invocation_s_remaining_time(remaining,
 
 
 def test_no_call_is_started_without_time_for_it() -> None:
-    with pytest.raises(ModelUnavailable, match="not enough for a model call"):
-        BedrockConverseProvider(MODEL, time_left=lambda: 0.5).read_timeout()
+    with pytest.raises(ModelUnavailable, match="not enough for a model call") as raised:
+        BedrockConverseProvider(MODEL, time_left=lambda: 0.4).read_timeout()
+    assert raised.value.call_made is False  # nothing sent: nothing to journal
 
 
 # ------------------------------------------------------------------------------ in process_document

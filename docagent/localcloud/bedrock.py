@@ -1,0 +1,278 @@
+"""A local Bedrock Runtime: the ``Converse`` operation at the local cloud's endpoint.
+
+boto3's ``bedrock-runtime`` client with ``endpoint_url`` (or ``AWS_ENDPOINT_URL``) reaches it: moto routes
+``POST /model/{modelId}/converse`` (signing name ``bedrock``) to its Bedrock Runtime responses, which
+implement no Converse; ``install()`` adds one. Replies come from the deterministic offline extractor with
+token usage, so the production provider (``BedrockConverseProvider``) runs end to end. Fault switches
+(``ModelFaults``) make it answer as Bedrock does when busy or refusing: ThrottlingException (429),
+ServiceUnavailableException (503), a hang past the client's read timeout, a malformed or cut-off reply
+(``stopReason`` max_tokens), AccessDeniedException or ResourceNotFoundException for chosen model ids. They
+are set when the cloud starts (``docagent local up --model-faults ...``) and changed while it runs through
+``/_docagent/bedrock/faults`` (``docagent local model-faults ...``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from moto.bedrockruntime.responses import BedrockRuntimeResponse
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from functions.model.base import estimate_tokens
+from functions.model.offline import OfflineProvider
+
+ADMIN_PATH = "/_docagent/bedrock/faults"
+_FRACTIONS = ("throttle", "unavailable", "timeout", "malformed", "cutoff")
+_DOCUMENT_START, _DOCUMENT_END = "<document>\n", "\n</document>"
+MALFORMED_REPLY = "I'm sorry, I can only describe this invoice in prose: it looks like a bill."
+
+
+class ModelFaults(BaseModel):
+    """How the local Bedrock misbehaves. Fractions are per call, drawn in the order listed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    throttle: float = Field(0.0, ge=0, le=1, description="ThrottlingException (HTTP 429)")
+    unavailable: float = Field(0.0, ge=0, le=1, description="ServiceUnavailableException (HTTP 503)")
+    timeout: float = Field(0.0, ge=0, le=1, description="no answer until the client's read timeout")
+    malformed: float = Field(0.0, ge=0, le=1, description="a reply that is not the JSON asked for")
+    cutoff: float = Field(0.0, ge=0, le=1, description="a reply cut off at max tokens")
+    latency: float = Field(0.0, ge=0, le=60, description="seconds before every answer")
+    deny: list[str] = Field(default_factory=list, description="model ids answered AccessDeniedException")
+    missing: list[str] = Field(
+        default_factory=list, description="model ids answered ResourceNotFoundException"
+    )
+    seed: int | None = None
+
+    def model_post_init(self, _: Any) -> None:
+        if sum(getattr(self, name) for name in ("throttle", "unavailable", "timeout")) > 1:
+            raise ValueError("throttle + unavailable + timeout must not exceed 1")
+
+
+def parse_model_faults(spec: str) -> ModelFaults:
+    """``throttle=0.3,latency=0.05,deny=MODEL_ID`` (repeat deny/missing for several ids); ``none`` clears."""
+    values: dict[str, Any] = {}
+    for part in (p.strip() for p in spec.split(",")):
+        if not part or part == "none":
+            continue
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"model fault {part!r} is not NAME=VALUE")
+        if name in {"deny", "missing"}:
+            values.setdefault(name, []).append(value)
+        else:
+            values[name] = value
+    try:
+        return ModelFaults.model_validate(values)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'faults'}: {e['msg']}" for e in error.errors()
+        )
+        raise ValueError(f"invalid model faults {spec!r}: {problems}") from None
+
+
+def model_faults_spec(faults: ModelFaults) -> str:
+    """The ``--model-faults`` text of ``faults`` (parse_model_faults reads it back)."""
+    parts = []
+    for name, value in faults.model_dump(exclude_defaults=True).items():
+        values = value if isinstance(value, list) else [value]
+        parts += [f"{name}={item}" for item in values]
+    return ",".join(parts) or "none"
+
+
+class LocalBedrock:
+    """The process-wide state of the local Bedrock Runtime (moto's backends are process-wide too)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.faults = ModelFaults()
+        self.stats: Counter[str] = Counter()
+        self._random = random.Random()
+        self.stopping = threading.Event()
+        self._extractor = OfflineProvider("local-bedrock")
+
+    def configure(self, faults: ModelFaults) -> None:
+        with self.lock:
+            self.faults = faults
+            self._random = random.Random(faults.seed)
+
+    def reset(self) -> None:
+        self.configure(ModelFaults())
+        with self.lock:
+            self.stats.clear()
+        self.stopping.clear()
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"faults": self.faults.model_dump(), "stats": dict(self.stats)}
+
+    def _draw(self) -> float:
+        with self.lock:
+            return self._random.random()
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self.lock:
+            self.stats[name] += amount
+
+    def converse(
+        self,
+        model_id: str,
+        system: Iterable[dict[str, Any]],
+        messages: Iterable[dict[str, Any]],
+        max_tokens: int,
+    ) -> tuple[int, dict[str, str], str]:
+        """One Converse call: (HTTP status, headers, body), as Bedrock answers it."""
+        faults = self.faults
+        self._count("calls")
+        started = time.monotonic()
+        if faults.latency:
+            self.stopping.wait(faults.latency)
+        if model_id in faults.deny:
+            self._count("access_denied")
+            return _error(
+                403,
+                "AccessDeniedException",
+                "You don't have access to the model with the specified model ID.",
+            )
+        if model_id in faults.missing:
+            self._count("not_found")
+            return _error(404, "ResourceNotFoundException", "Model not found.")
+        draw = self._draw()
+        if draw < faults.throttle:
+            self._count("throttled")
+            return _error(429, "ThrottlingException", "Too many requests, please wait before trying again.")
+        if draw < faults.throttle + faults.unavailable:
+            self._count("unavailable")
+            return _error(503, "ServiceUnavailableException", "Service unavailable. Try your request again.")
+        if draw < faults.throttle + faults.unavailable + faults.timeout:
+            self._count("timed_out")
+            self.stopping.wait(600)  # past any client's read timeout; ends when the cloud stops
+            return _error(503, "ServiceUnavailableException", "The local cloud stopped.")
+
+        user_text = "".join(
+            block.get("text", "") for message in messages for block in message.get("content", [])
+        )
+        document = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
+        prompt = "".join(block.get("text", "") for block in system)
+        reply = self._extractor.reply(document)
+        stop_reason = "end_turn"
+        shape = self._draw()
+        if shape < faults.malformed:
+            self._count("malformed")
+            reply = MALFORMED_REPLY
+        elif shape < faults.malformed + faults.cutoff or estimate_tokens(reply) > max_tokens:
+            self._count("cut_off")
+            words = reply.split(" ")
+            reply, stop_reason = " ".join(words[: max(1, min(max_tokens, len(words) // 2))]), "max_tokens"
+        input_tokens = estimate_tokens(prompt) + estimate_tokens(user_text)
+        output_tokens = estimate_tokens(reply)
+        self._count("answered")
+        self._count("input_tokens", input_tokens)
+        self._count("output_tokens", output_tokens)
+        body = {
+            "output": {"message": {"role": "assistant", "content": [{"text": reply}]}},
+            "stopReason": stop_reason,
+            "usage": {
+                "inputTokens": input_tokens,
+                "outputTokens": output_tokens,
+                "totalTokens": input_tokens + output_tokens,
+            },
+            "metrics": {"latencyMs": int((time.monotonic() - started) * 1000)},
+        }
+        return 200, {"Content-Type": "application/json"}, json.dumps(body)
+
+
+def _error(status: int, code: str, message: str) -> tuple[int, dict[str, str], str]:
+    headers = {"Content-Type": "application/json", "x-amzn-ErrorType": code}
+    return status, headers, json.dumps({"message": message})
+
+
+STATE = LocalBedrock()
+
+
+def _converse(self: BedrockRuntimeResponse) -> tuple[int, dict[str, str], str]:
+    """BedrockRuntimeResponse.converse: moto's parsed request, answered by the local Bedrock."""
+    config = self._get_param("inferenceConfig") or {}
+    status, headers, body = STATE.converse(
+        str(self._get_param("modelId")),
+        self._get_param("system") or [],
+        self._get_param("messages") or [],
+        int(config.get("maxTokens") or 4096),
+    )
+    return status, {**headers, "status": str(status)}, body
+
+
+def _admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    """GET the faults and counters; PUT/POST new faults (the JSON of ModelFaults); DELETE resets both."""
+    method = environ.get("REQUEST_METHOD", "GET")
+    status = "200 OK"
+    if method in {"PUT", "POST"}:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        try:
+            STATE.configure(ModelFaults.model_validate_json(environ["wsgi.input"].read(length) or b"{}"))
+        except (ValidationError, ValueError) as error:
+            status = "400 Bad Request"
+            payload = json.dumps({"message": str(error)}).encode()
+            start_response(status, [("Content-Type", "application/json")])
+            return [payload]
+    elif method == "DELETE":
+        STATE.reset()
+    start_response(status, [("Content-Type", "application/json")])
+    return [json.dumps(STATE.snapshot()).encode()]
+
+
+class _Installed:
+    done = False
+    call: Callable[..., Any] | None = None
+
+
+def install(faults: ModelFaults | None = None) -> None:
+    """Serve Converse and the admin route from moto's server; start with ``faults`` (none by default)."""
+    STATE.reset()
+    STATE.configure(faults or ModelFaults())
+    if _Installed.done:
+        return
+    BedrockRuntimeResponse.converse = _converse  # type: ignore[attr-defined]
+    original = DomainDispatcherApplication.__call__
+    _Installed.call = original
+
+    def dispatch(self: DomainDispatcherApplication, environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO", "") == ADMIN_PATH:
+            return _admin(environ, start_response)
+        return original(self, environ, start_response)
+
+    DomainDispatcherApplication.__call__ = dispatch  # type: ignore[method-assign]
+    _Installed.done = True
+
+
+def stop() -> None:
+    """Wake every call held by a ``timeout`` fault (the server is stopping)."""
+    STATE.stopping.set()
+
+
+def set_model_faults(endpoint: str, faults: ModelFaults | None) -> dict[str, Any]:
+    """Change a running local cloud's model faults (None resets them and the counters)."""
+    data = None if faults is None else faults.model_dump_json().encode()
+    request = urllib.request.Request(
+        endpoint.rstrip("/") + ADMIN_PATH,
+        data=data,
+        method="DELETE" if faults is None else "PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+    return answer
+
+
+def model_faults_of(endpoint: str) -> dict[str, Any]:
+    with urllib.request.urlopen(endpoint.rstrip("/") + ADMIN_PATH, timeout=10) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+    return answer
