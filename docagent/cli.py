@@ -277,9 +277,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return EXIT_OK if summary["status"] == "SUCCEEDED" and summary["verified"] else EXIT_JOB_FAILED
 
     crash = None
-    if not args.no_crash:
+    # With --model-faults the story is the model's (throttling ridden out by Retry): no crash unless asked.
+    asked = args.crash_at is not None or args.crash_mode is not None
+    if not args.no_crash and (asked or not args.model_faults):
         index = default_crash_index(args.documents) if args.crash_at is None else args.crash_at
-        crash = Crash(document_index=index, mode=args.crash_mode)
+        crash = Crash(document_index=index, mode=args.crash_mode or "redrive")
     try:
         summary = run_demo(
             documents=args.documents,
@@ -512,8 +514,7 @@ def _add_demo_command(
     demo.add_argument(
         "--crash-mode",
         choices=["redrive", "transient"],
-        default="redrive",
-        help="redrive: the worker dies on every attempt until the job is redriven; "
+        help="(default redrive) redrive: the worker dies on every attempt until the job is redriven; "
         "transient: only the first attempt dies and Retry recovers it",
     )
     demo.add_argument("--no-crash", action="store_true", help="run the job without a fault")

@@ -42,6 +42,20 @@ class Settings(BaseModel):
         pattern=r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+)?$",
     )
     fault_injection_enabled: bool = Field(False, alias="FAULT_INJECTION_ENABLED")
+    # Where documents may come from (docs/design.md, "Source locations"): comma-separated, each a prefix of
+    # the job bucket ("incoming/") or "s3://bucket/prefix/" in another bucket.
+    source_locations: str = Field("incoming/", alias="SOURCE_LOCATIONS", min_length=1)
+
+    def sources(self) -> list[tuple[str, str]]:
+        """The source locations as (bucket, prefix); a job-bucket prefix gets the job bucket's name."""
+        located = []
+        for entry in (part.strip() for part in self.source_locations.split(",")):
+            if entry.startswith("s3://"):
+                bucket, _, prefix = entry[len("s3://") :].partition("/")
+                located.append((bucket, prefix))
+            elif entry:
+                located.append((self.bucket_name, entry))
+        return located
 
     @model_validator(mode="after")
     def _http_adapter_needs_a_url(self) -> Settings:

@@ -37,6 +37,30 @@ BEDROCK_MODEL_ID_PATTERN = re.compile(
     r"(?:foundation-model|inference-profile|application-inference-profile)/[A-Za-z0-9.:-]+$"
 )
 
+# Key prefixes of the job bucket the product writes (docs/design.md, "S3 layout"): never a document source.
+PRODUCT_PREFIXES = ("jobs/", "map-runs/", "ticket-ledger/")
+_BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+def source_location_problem(location: str) -> str | None:
+    """Why a source location is not acceptable, or None: "prefix/" of the job bucket, "s3://bucket/prefix/"."""
+    if location.startswith("s3://"):
+        bucket, _, prefix = location[len("s3://") :].partition("/")
+        if not _BUCKET_NAME.match(bucket):
+            return f"{location!r}: {bucket!r} is not an S3 bucket name"
+        if prefix and not prefix.endswith("/"):
+            return f"{location!r}: a prefix must end with '/'"
+        return None
+    if not location.endswith("/"):
+        return f"{location!r}: a job-bucket prefix must end with '/' (another bucket: 's3://bucket/prefix/')"
+    overlap = [p for p in PRODUCT_PREFIXES if p.startswith(location) or location.startswith(p)]
+    if overlap:
+        return (
+            f"{location!r} overlaps {overlap[0]!r}, which docagent writes: documents cannot come from there"
+        )
+    return None
+
+
 LogRetentionDays = Literal[
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653
 ]
@@ -79,7 +103,6 @@ class DocAgentConfig(BaseModel):
     ticket_api_secret_arn: str = Field("", pattern=SECRET_ARN_PATTERN)
     log_retention_days: LogRetentionDays = 30
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    powertools_layer_version: int = Field(27, ge=1)
     fault_injection_enabled: bool = False
     # The model's quotas in this account and Region (Service Quotas: "On-demand InvokeModel requests per
     # minute for <model>", "... tokens per minute for <model>"; as of 2026-11 the bedrock-runtime quotas count
@@ -92,6 +115,9 @@ class DocAgentConfig(BaseModel):
     model_input_tokens_per_document: int = Field(1_500, ge=1)
     model_max_output_tokens: int = Field(800, ge=1)  # maxTokens of functions/model/bedrock.py
     seconds_per_document: float = Field(3.0, gt=0)
+    # Where documents may come from: prefixes of the job bucket, or "s3://bucket/prefix/" elsewhere (each
+    # granted read-only to PrepareJob and ProcessDocument). Anything else is refused as InvalidJobRequest.
+    source_locations: tuple[str, ...] = Field(("incoming/",), min_length=1)
     # How long RequestApproval waits for `docagent approve`/`reject` (States.Timeout after); at most the one
     # year a Standard execution may run.
     approval_timeout_seconds: int = Field(86_400, ge=1, le=365 * 24 * 3600)
@@ -113,6 +139,13 @@ class DocAgentConfig(BaseModel):
                 "('anthropic.claude-haiku-4-5-20251001-v1:0'), a cross-Region inference profile id "
                 f"('{DEFAULT_MODEL_ID}') or an inference profile ARN"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _source_locations_are_valid(self) -> DocAgentConfig:
+        problems = [p for p in map(source_location_problem, self.source_locations) if p]
+        if problems:
+            raise ValueError("source_locations: " + "; ".join(problems))
         return self
 
     @model_validator(mode="after")

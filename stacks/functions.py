@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,16 +35,20 @@ RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.X86_64
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_NAME = "AWSLambdaPowertoolsPythonV3-python313-x86_64"
-
-ANY_KEY = "*"
+# The layer that holds exactly the Powertools the code is pinned to (constraints.txt, installed here).
+# Powertools publishes each release's layer ARN as a public SSM parameter in every region it serves, named
+# /aws/service/powertools/python/{arch}/{runtime}/{version} (as of 2026-11, Powertools docs "Lambda Layers"
+# and its update_ssm workflow, github.com/aws-powertools/powertools-lambda-python). CloudFormation resolves it
+# in the deploying region and partition: the stack hard-codes no layer version number and no partition.
+POWERTOOLS_VERSION = importlib.metadata.version("aws-lambda-powertools")
 
 
 @dataclass(frozen=True)
 class FunctionSpec:
     """One function of the design contract and exactly what it may touch.
 
-    Key patterns are relative to the job bucket (docs/design.md, "S3 layout"). Documents may sit at
-    any key a request names, so the two functions that read them get ``*`` for reads only.
+    Key patterns are relative to the job bucket (docs/design.md, "S3 layout"). The two functions that read
+    documents (``reads_sources``) may also read the configured source locations, and nothing else.
     """
 
     construct_id: str
@@ -52,6 +57,7 @@ class FunctionSpec:
     reads: tuple[str, ...]
     writes: tuple[str, ...] = ()
     uses_idempotency: bool = False
+    reads_sources: bool = False
     reads_customers: bool = False
     invokes_model: bool = False
     calls_ticket_api: bool = False
@@ -68,7 +74,8 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         construct_id=outputs.PREPARE_JOB,
         module="prepare_job",
         description="Validates a job request, pins each document's version, writes the manifest and items.",
-        reads=(ANY_KEY,),
+        reads=(keys.request_key(keys.ANY_JOB), keys.manifest_key(keys.ANY_JOB)),
+        reads_sources=True,
         writes=(
             keys.request_key(keys.ANY_JOB),
             keys.manifest_key(keys.ANY_JOB),
@@ -81,7 +88,13 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         construct_id=outputs.PROCESS_DOCUMENT,
         module="process_document",
         description="Reviews one document: checks it, looks up the customer, extracts with the model.",
-        reads=(ANY_KEY,),
+        reads=(
+            keys.manifest_key(keys.ANY_JOB),
+            keys.everything_under(keys.results_prefix(keys.ANY_JOB)),
+            keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
+            keys.model_breaker_key(keys.ANY_JOB),
+        ),
+        reads_sources=True,
         writes=(
             keys.everything_under(keys.results_prefix(keys.ANY_JOB)),
             keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
@@ -147,9 +160,7 @@ class Functions(Construct):
         code = lambda_.Code.from_asset(str(REPO_ROOT), exclude=list(CODE_ASSET_EXCLUDES))
         self.code_version = FileSystem.fingerprint(str(REPO_ROOT), exclude=list(CODE_ASSET_EXCLUDES))[:12]
         powertools = lambda_.LayerVersion.from_layer_version_arn(
-            self,
-            "PowertoolsLayer",
-            powertools_layer_arn(Stack.of(self).region, config.powertools_layer_version),
+            self, "PowertoolsLayer", powertools_layer_reference()
         )
         environment = function_environment(config, storage, code_version=self.code_version)
 
@@ -197,9 +208,24 @@ class Functions(Construct):
         )
         return function
 
+    def _sources(self) -> tuple[list[str], list[str]]:
+        """(object ARNs, other buckets' ARNs) of the configured source locations."""
+        stack = Stack.of(self)
+        objects: list[str] = []
+        buckets: list[str] = []
+        for location in self._config.source_locations:
+            if not location.startswith("s3://"):
+                objects.append(self._storage.bucket.arn_for_objects(f"{location}*"))
+                continue
+            name, _, prefix = location[len("s3://") :].partition("/")
+            bucket_arn = stack.format_arn(service="s3", region="", account="", resource=name)
+            objects.append(f"{bucket_arn}/{prefix}*")
+            buckets.append(bucket_arn)
+        return objects, sorted(set(buckets))
+
     def _role(self, spec: FunctionSpec, *, log_group_arn: str) -> iam.Role:
         bucket = self._storage.bucket
-        reads_documents = ANY_KEY in spec.reads
+        reads_documents = spec.reads_sources
         statements = [
             iam.PolicyStatement(
                 sid="WriteOwnLogs",
@@ -220,10 +246,28 @@ class Functions(Construct):
             ),
             iam.PolicyStatement(
                 sid="ReadJobObjects",
-                actions=["s3:GetObject", *(["s3:GetObjectVersion"] if reads_documents else [])],
+                actions=["s3:GetObject"],
                 resources=[bucket.arn_for_objects(pattern) for pattern in spec.reads],
             ),
         ]
+        source_objects: list[str] = []
+        if spec.reads_sources:
+            source_objects, other_buckets = self._sources()
+            statements.append(
+                iam.PolicyStatement(
+                    sid="ReadDocuments",
+                    actions=["s3:GetObject", "s3:GetObjectVersion"],
+                    resources=source_objects,
+                )
+            )
+            if other_buckets:
+                statements.append(
+                    iam.PolicyStatement(
+                        sid="ListDocumentBuckets",
+                        actions=["s3:ListBucket", "s3:ListBucketVersions"],
+                        resources=other_buckets,
+                    )
+                )
         if spec.writes:
             statements.append(
                 iam.PolicyStatement(
@@ -277,17 +321,13 @@ class Functions(Construct):
         )
         nag.acknowledge_wildcard_resources(
             role,
-            [bucket.arn_for_objects(pattern) for pattern in spec.reads if pattern == ANY_KEY],
-            f"{spec.module} reads the job's documents, which may sit at any key a request names "
-            "(docs/design.md, JobRequest); read only, and only in the job bucket.",
+            source_objects,
+            f"{spec.module} reads the job's documents, which sit under the configured source locations "
+            "(config source_locations; docs/design.md, Source locations): read only, those prefixes only.",
         )
         nag.acknowledge_wildcard_resources(
             role,
-            [
-                bucket.arn_for_objects(pattern)
-                for pattern in (*spec.reads, *spec.writes)
-                if pattern != ANY_KEY
-            ],
+            [bucket.arn_for_objects(pattern) for pattern in (*spec.reads, *spec.writes)],
             f"Keys carry the job id (and document id), so {spec.module} is limited to the key patterns of "
             "the docs/design.md S3 layout it reads or writes.",
         )
@@ -300,9 +340,15 @@ class Functions(Construct):
         return role
 
 
-def powertools_layer_arn(region: str, version: int) -> str:
-    """The public Powertools for AWS Lambda (Python) v3 layer for the pinned runtime."""
-    return f"arn:aws:lambda:{region}:{POWERTOOLS_LAYER_ACCOUNT}:layer:{POWERTOOLS_LAYER_NAME}:{version}"
+def powertools_layer_parameter(version: str = POWERTOOLS_VERSION) -> str:
+    """The public SSM parameter holding the Powertools (Python) v3 layer ARN of ``version``."""
+    runtime = RUNTIME.name  # python3.13
+    return f"/aws/service/powertools/python/{ARCHITECTURE.name}/{runtime}/{version}"
+
+
+def powertools_layer_reference(version: str = POWERTOOLS_VERSION) -> str:
+    """A CloudFormation dynamic reference to that layer ARN, resolved at deploy time in the stack's region."""
+    return "{{resolve:ssm:" + powertools_layer_parameter(version) + "}}"
 
 
 def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:
@@ -346,6 +392,7 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "TICKET_API_URL": config.ticket_api_url,
         "TICKET_API_SECRET_ARN": config.ticket_api_secret_arn,
         "FAULT_INJECTION_ENABLED": "true" if config.fault_injection_enabled else "false",
+        "SOURCE_LOCATIONS": ",".join(config.source_locations),
         "POWERTOOLS_SERVICE_NAME": "docagent",
         "POWERTOOLS_METRICS_NAMESPACE": "DocAgent",
         "POWERTOOLS_LOG_LEVEL": config.log_level,

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from aws_cdk import ArnFormat, Stack
+from aws_cdk import ArnFormat, Aws, Fn, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
@@ -29,6 +29,15 @@ MAP_ITEMS_KEY_PATTERN = keys.items_key(keys.ANY_JOB)
 def asl_placeholders(path: Path = ASL_PATH) -> set[str]:
     """Every `${Name}` the ASL expects CloudFormation to substitute."""
     return set(PLACEHOLDER.findall(path.read_text(encoding="utf-8")))
+
+
+def workflow_log_group_name(state_machine: str) -> str:
+    """``/aws/vendedlogs/states/<state machine>-<stack uuid>``: the vended-logs prefix Step Functions
+    recommends, made unique per stack by the UUID in the stack's id. The group is retained on delete (logs are
+    evidence), so a fixed name would make the next create of the stack (after `cdk destroy`, or a first
+    create that rolled back) fail with AlreadyExists; each stack creation gets a new UUID and group."""
+    stack_uuid = Fn.select(2, Fn.split("/", Aws.STACK_ID))
+    return Fn.join("", [f"/aws/vendedlogs/states/{state_machine}-", stack_uuid])
 
 
 def state_machine_name(config: DocAgentConfig) -> str:
@@ -68,7 +77,7 @@ class Workflow(Construct):
         log_group = retained_log_group(
             self,
             "LogGroup",
-            log_group_name=f"/aws/vendedlogs/states/{name}",
+            log_group_name=workflow_log_group_name(name),
             retention_days=config.log_retention_days,
         )
         role = self._role(name, storage=storage, functions=functions)

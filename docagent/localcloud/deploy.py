@@ -7,9 +7,11 @@ template and its assets, so the local run uses exactly what ``cdk deploy`` would
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
 import json
 import re
+import uuid
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +27,25 @@ from docagent.localcloud.server import ACCOUNT_ID, REGION
 # The public Powertools layer is not in the local cloud's account: its contents come from the
 # local interpreter's site-packages (pinned to the same Powertools version in pyproject.toml).
 POWERTOOLS_LAYER = re.compile(r"^arn:aws:lambda:[^:]+:017000801446:layer:AWSLambdaPowertoolsPython")
+
+# Powertools' public SSM parameters (/aws/service/powertools/python/{arch}/{runtime}/{version}) name the layer
+# of a release. Locally the layer is the interpreter's own Powertools, so a parameter resolves only when it
+# names the installed version: a template wanting another release fails the deploy, as the layer would differ.
+POWERTOOLS_PARAMETER_PREFIX = "/aws/service/powertools/python/"
+
+
+def _local_powertools_layer(parameter: str) -> str:
+    wanted = parameter.rsplit("/", 1)[-1]
+    installed = importlib.metadata.version("aws-lambda-powertools")
+    if wanted != installed:
+        raise DeployError(
+            f"{{{{resolve:ssm:{parameter}}}}}: the template wants Powertools {wanted}; the local runtime "
+            f"provides the installed {installed} (pin both to one version)"
+        )
+    arch, runtime = parameter[len(POWERTOOLS_PARAMETER_PREFIX) :].split("/")[:2]
+    name = f"AWSLambdaPowertoolsPythonV3-{runtime.replace('.', '')}-{arch}"
+    return f"arn:aws:lambda:{REGION}:017000801446:layer:{name}:local"
+
 
 # Resource types with no behaviour in a local run (IAM is not enforced locally; CDK metadata is inert).
 # The alert topic's KMS key and TLS-only policy, the email subscription (no mail leaves a laptop: the local
@@ -70,6 +91,8 @@ PSEUDO_PARAMETERS = {
     "AWS::Partition": "aws",
     "AWS::URLSuffix": "amazonaws.com",
     "AWS::NoValue": None,
+    # A stack's id ends in a UUID that CloudFormation makes per stack creation (one local deploy here).
+    "AWS::StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT_ID}:stack/DocAgent/{uuid.uuid4()}",
 }
 
 
@@ -260,6 +283,8 @@ class Deployer:
         """``{{resolve:ssm:NAME}}`` or ``{{resolve:ssm:NAME:VERSION}}``, read from the local cloud's SSM at
         deploy time as CloudFormation does; other services' references are not supported locally."""
         service, reference = match[1], match[2]
+        if service == "ssm" and reference.startswith(POWERTOOLS_PARAMETER_PREFIX):
+            return _local_powertools_layer(reference)
         if service != "ssm":
             raise DeployError(f"dynamic reference {match[0]}: only 'ssm' references are supported locally")
         try:

@@ -88,6 +88,25 @@ def unique_document_ids(relative_keys: list[str]) -> list[str]:
     return ids
 
 
+def check_source_location(request: JobRequest, settings: Settings) -> None:
+    """Documents come only from the configured source locations (SOURCE_LOCATIONS), never from the records,
+    map-run results or ticket ledger the product writes: anything else is refused, naming the location and the
+    setting that would allow it."""
+    bucket = request.bucket or settings.bucket_name
+    allowed = [prefix for source_bucket, prefix in settings.sources() if source_bucket == bucket]
+    configured = ", ".join(f"s3://{b}/{p}" for b, p in settings.sources())
+    fix = (
+        f"documents come only from the configured source locations ({configured}); to use it, add it to "
+        "source_locations in cdk.json (that grants the functions read access to it) and deploy"
+    )
+    wanted = [request.prefix] if request.prefix is not None else list(request.documents or [])
+    outside = [key for key in wanted if not any(key.startswith(prefix) for prefix in allowed)]
+    if outside:
+        shown = ", ".join(f"s3://{bucket}/{key}" for key in outside[:3])
+        more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
+        raise InvalidJobRequest(f"job {request.job_id}: {shown}{more} is outside the source locations: {fix}")
+
+
 @dataclass(frozen=True)
 class Listed:
     """A document as the listing (or a HEAD) saw it: the version or ETag it is pinned to, or missing."""
@@ -247,6 +266,7 @@ def prepare_job(event: dict[str, Any], context: LambdaContext) -> PreparedJob:
     if execution_name != request.job_id:
         raise InvalidJobRequest(f"execution name {execution_name!r} must equal the job id {request.job_id!r}")
     request = request.model_copy(update={"bucket": request.bucket or settings.bucket_name})
+    check_source_location(request, settings)
     sha = request_sha256(request)
     logger.append_keys(job_id=request.job_id)
     try:

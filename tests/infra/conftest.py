@@ -83,6 +83,7 @@ def express_inference_profile_stack(tmp_path_factory: pytest.TempPathFactory) ->
         ticket_api_url="https://tickets.example.com/api",
         log_level="DEBUG",
         max_concurrency=25,
+        source_locations=["incoming/", "s3://partner-drop/invoices/"],
     )
 
 

@@ -107,3 +107,26 @@ def test_any_model_id_goes_with_the_offline_provider() -> None:
 def test_inference_settings_are_bounded(key: str, value: float) -> None:
     with pytest.raises(ConfigError, match=key):
         load_config({key: value})
+
+
+@pytest.mark.parametrize(
+    ("locations", "problem"),
+    [
+        (["jobs/"], "overlaps 'jobs/'"),
+        (["j"], "must end with '/'"),
+        (["ma"], "must end with '/'"),
+        (["map-runs/2026/"], "overlaps 'map-runs/'"),
+        ([""], "must end with '/'"),
+        (["s3://Bad_Bucket/x/"], "not an S3 bucket name"),
+        (["s3://partner-drop/x"], "must end with '/'"),
+    ],
+)
+def test_source_locations_never_include_what_the_product_writes(locations: list[str], problem: str) -> None:
+    with pytest.raises(ConfigError, match="source_locations") as refused:
+        load_config({"source_locations": locations})
+    assert problem in str(refused.value)
+
+
+def test_source_locations_default_to_the_incoming_prefix() -> None:
+    assert load_config({}).source_locations == ("incoming/",)
+    assert load_config({"source_locations": ["batches/", "s3://partner-drop/"]}).source_locations

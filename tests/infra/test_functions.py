@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 from pathlib import Path
 from typing import Any, cast
@@ -12,12 +13,15 @@ from aws_cdk import aws_iam as iam
 from functions.settings import ENV_VARS
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.docagent_stack import DocAgentStack
-from stacks.functions import POWERTOOLS_LAYER_ACCOUNT, POWERTOOLS_LAYER_NAME, REPO_ROOT, function_environment
+from stacks.functions import REPO_ROOT, function_environment, powertools_layer_parameter
 from tests.infra.conftest import Synthesized, grants, resolved_policy_statements, template_role_grants
 
 DESIGN = (REPO_ROOT / "docs" / "design.md").read_text(encoding="utf-8")
 DESIGN_HANDLERS = sorted(set(re.findall(r"functions\.handlers\.\w+\.handler", DESIGN)))
 _ENV_SECTION = DESIGN.split("## Environment variables", 1)[1].split("\n## ", 1)[0]
+PINNED_POWERTOOLS = re.search(
+    r"^aws_lambda_powertools==(\S+)$", (REPO_ROOT / "constraints.txt").read_text(), re.MULTILINE
+).group(1)  # type: ignore[union-attr]
 DESIGN_ENV = dict(re.findall(r"`([A-Z][A-Z0-9_]+)(?:=([^`]*))?`", _ENV_SECTION))
 
 
@@ -58,18 +62,15 @@ def test_function_runs_python_3_13_traced_with_the_powertools_layer(
         config.aggregate_memory_mb if aggregates else config.function_memory_mb
     )
     assert properties["Layers"] == [
-        {
-            "Fn::Join": [
-                "",
-                [
-                    "arn:aws:lambda:",
-                    {"Ref": "AWS::Region"},
-                    f":{POWERTOOLS_LAYER_ACCOUNT}:layer:{POWERTOOLS_LAYER_NAME}:"
-                    f"{config.powertools_layer_version}",
-                ],
-            ]
-        }
+        "{{resolve:ssm:/aws/service/powertools/python/x86_64/python3.13/" + PINNED_POWERTOOLS + "}}"
     ]
+
+
+def test_the_powertools_layer_is_the_pinned_library_version() -> None:
+    """The layer and the library move together: constraints.txt, the installed package, the layer."""
+    assert importlib.metadata.version("aws-lambda-powertools") == PINNED_POWERTOOLS
+    assert powertools_layer_parameter().endswith(f"/{PINNED_POWERTOOLS}")
+    assert f"aws-lambda-powertools[tracer]=={PINNED_POWERTOOLS}" in (REPO_ROOT / "pyproject.toml").read_text()
 
 
 @pytest.mark.parametrize("handler", DESIGN_HANDLERS)
@@ -288,6 +289,23 @@ def test_inference_profile_grants_the_profile_and_its_model_in_any_region(
             "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
         ),
     }
+
+
+def test_documents_are_readable_only_in_the_source_locations(
+    express_inference_profile_stack: DocAgentStack,
+) -> None:
+    stack = express_inference_profile_stack
+    bucket = f"<{stack.resolve(stack.storage.bucket.bucket_arn)['Fn::GetAtt'][0]}.Arn>"
+    for function in ("PrepareJob", "ProcessDocument"):
+        role = cast(iam.CfnRole, stack.functions.node.find_child(f"{function}Role").node.default_child)
+        granted = grants(list(resolved_policy_statements(stack, role)))
+        reads = {resource for action, resource in granted if action == "s3:GetObject"}
+        assert {f"{bucket}/incoming/*", "arn:<AWS::Partition>:s3:::partner-drop/invoices/*"} <= reads
+        assert f"{bucket}/*" not in reads  # not any key of the job bucket: never another job's records
+        assert not {r for r in reads if r.startswith(f"{bucket}/jobs/*/approval")}
+        assert ("s3:ListBucket", "arn:<AWS::Partition>:s3:::partner-drop") in granted
+    variables = function_environment(stack.config, stack.storage, code_version="0")
+    assert variables["SOURCE_LOCATIONS"] == "incoming/,s3://partner-drop/invoices/"
 
 
 def test_offline_provider_grants_no_model_access(offline_stack: DocAgentStack) -> None:

@@ -39,8 +39,29 @@ def test_state_machine_logs_everything_to_a_vended_log_group(synthesized: Synthe
     log_group_id = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
     log_group = synthesized.template_json["Resources"][log_group_id]
     stack_name = synthesized.stack.config.stack_name
-    assert log_group["Properties"]["LogGroupName"] == f"/aws/vendedlogs/states/{stack_name}-DocumentReview"
+    # A name unique per stack creation: retained on delete, it never blocks the next create (deploy, destroy,
+    # deploy; or a first create that rolled back).
+    assert log_group["DeletionPolicy"] == "Retain"
+    assert log_group["Properties"]["LogGroupName"] == {
+        "Fn::Join": [
+            "",
+            [
+                f"/aws/vendedlogs/states/{stack_name}-DocumentReview-",
+                {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]},
+            ],
+        ]
+    }
     assert log_group["Properties"]["RetentionInDays"] == synthesized.stack.config.log_retention_days
+
+
+def test_no_retained_resource_has_a_fixed_name(synthesized: Synthesized) -> None:
+    """Deploy, destroy, deploy: a retained resource with a fixed name would make the second create fail."""
+    names = {"LogGroupName", "BucketName", "TableName", "RoleName", "FunctionName", "StateMachineName"}
+    for logical_id, resource in synthesized.template_json["Resources"].items():
+        if resource.get("DeletionPolicy") != "Retain":
+            continue
+        for name in names & resource.get("Properties", {}).keys():
+            assert not isinstance(resource["Properties"][name], str), f"{logical_id} keeps the fixed {name}"
 
 
 def test_state_machine_is_traced(synthesized: Synthesized) -> None:

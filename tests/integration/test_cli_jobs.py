@@ -158,7 +158,7 @@ def test_a_manifest_job_is_followed_by_status_watch(docagent, aws, deployed, doc
     documents = documents_dir(3, seed=11)
     keys = []
     for path in sorted(documents.iterdir()):
-        keys.append(f"batches/cli-manifest/{path.name}")
+        keys.append(f"incoming/cli-manifest/{path.name}")
         aws("s3").put_object(Bucket=bucket, Key=keys[-1], Body=path.read_bytes())
     manifest = tmp_path / "manifest.json"
     manifest.write_text(json.dumps([f"s3://{bucket}/{key}" for key in keys]))
@@ -168,7 +168,7 @@ def test_a_manifest_job_is_followed_by_status_watch(docagent, aws, deployed, doc
     code, watched = docagent("status", "cli-manifest", "--watch", "--interval", "0.2")
     assert code == 0 and watched["status"] == "SUCCEEDED" and watched["documents"]["results_stored"] == 3
     code, by_prefix = docagent(
-        "start", "--job-id", "cli-prefix", "--prefix", f"s3://{bucket}/batches/cli-manifest"
+        "start", "--job-id", "cli-prefix", "--prefix", f"s3://{bucket}/incoming/cli-manifest"
     )
-    assert code == 0 and by_prefix["request"]["prefix"] == "batches/cli-manifest/"
+    assert code == 0 and by_prefix["request"]["prefix"] == "incoming/cli-manifest/"
     assert by_prefix["source"]["documents"] == 3

@@ -13,6 +13,7 @@ from functions.logic.prepare_job import document_id_for, unique_document_ids
 from functions.logic.process_document import read_document
 from functions.model import load_prompt
 from functions.models import JobManifest, ManifestEntry
+from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import (
     BUCKET,
@@ -67,9 +68,12 @@ def items_of(job: dict[str, Any]) -> list[ManifestEntry]:
 
 
 def test_a_document_list_job_keeps_the_listed_order_and_lists_missing_keys(cloud):
-    put_object("in/b.txt", "Invoice")
-    put_object("other/a.txt", "Invoice")
-    job = prepare("job-list", documents=["in/b.txt", "other/a.txt", "in/a.txt", "gone.txt"])
+    put_object("incoming/in/b.txt", "Invoice")
+    put_object("incoming/other/a.txt", "Invoice")
+    job = prepare(
+        "job-list",
+        documents=["incoming/in/b.txt", "incoming/other/a.txt", "incoming/in/a.txt", "incoming/gone.txt"],
+    )
     entries = items(job)
     assert [entry.document_id for entry in entries] == ["b.txt", "a.txt", "a.txt-2", "gone.txt"]
     assert (entries[1].size, entries[1].etag) == (7, f'"{hashlib.md5(b"Invoice").hexdigest()}"')
@@ -120,29 +124,29 @@ def test_same_job_twice_returns_the_same_result_without_rewriting(cloud, monkeyp
 
 def test_same_job_id_with_another_request_is_a_conflict(cloud):
     seed_documents(2)
-    put_object("elsewhere/x.txt", "Invoice")
+    put_object("incoming/elsewhere/x.txt", "Invoice")
     prepare("job-conflict")
     with pytest.raises(JobConflict, match="job-conflict"):
-        prepare("job-conflict", prefix="elsewhere/")
+        prepare("job-conflict", prefix="incoming/elsewhere/")
     with pytest.raises(JobConflict):
         prepare("job-conflict", options={"fault": {"point": "before_ticket"}})
 
 
 def test_conflict_is_still_refused_after_the_idempotency_record_expired(cloud):
     seed_documents(2)
-    put_object("elsewhere/x.txt", "Invoice")
+    put_object("incoming/elsewhere/x.txt", "Invoice")
     prepare("job-old")
     dynamodb = boto3.client("dynamodb")
     for item in dynamodb.scan(TableName=IDEMPOTENCY_TABLE)["Items"]:
         dynamodb.delete_item(TableName=IDEMPOTENCY_TABLE, Key={"id": item["id"]})
     with pytest.raises(JobConflict):
-        prepare("job-old", prefix="elsewhere/")
+        prepare("job-old", prefix="incoming/elsewhere/")
     assert prepare("job-old").document_count == 2  # the same request is still fine
 
 
 def test_a_prefix_without_documents_is_no_documents(cloud):
     with pytest.raises(NoDocuments):
-        prepare("job-empty", prefix="nothing-here/")
+        prepare("job-empty", prefix="incoming/nothing-here/")
 
 
 def test_an_empty_document_list_is_no_documents(cloud):
@@ -173,10 +177,36 @@ def test_malformed_requests_are_invalid_job_requests(cloud, event, message):
         handler(event, FakeLambdaContext())
 
 
-def test_a_missing_bucket_is_an_invalid_request(cloud):
+def test_a_missing_bucket_is_an_invalid_request(cloud, env):
+    env.setenv("SOURCE_LOCATIONS", "incoming/,s3://no-such-bucket/a/")
+    get_settings.cache_clear()
     event = {"request": {"job_id": "j1", "prefix": "a/", "bucket": "no-such-bucket"}, "execution_name": "j1"}
     with pytest.raises(InvalidJobRequest, match="NoSuchBucket"):
         handler(event, FakeLambdaContext())
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "named"),
+    [
+        ({"prefix": "jobs/"}, "s3://docagent-test-bucket/jobs/"),
+        (
+            {"documents": ["incoming/batch-1/doc-00000.txt", "jobs/other/approval.json"]},
+            "jobs/other/approval.json",
+        ),
+        ({"prefix": "map-runs/"}, "s3://docagent-test-bucket/map-runs/"),
+        ({"prefix": "a/", "bucket": "another-bucket"}, "s3://another-bucket/a/"),
+    ],
+)
+def test_documents_come_only_from_the_source_locations(cloud, request_fields, named):
+    """Never the job records (another job's approval.json holds its task token) nor any other prefix."""
+    seed_documents(1)
+    event = {"request": {"job_id": "j1", **request_fields}, "execution_name": "j1"}
+    with pytest.raises(InvalidJobRequest) as refused:
+        handler(event, FakeLambdaContext())
+    message = str(refused.value)
+    assert named in message
+    assert "outside the source locations" in message and "source_locations in cdk.json" in message
+    assert not storage.exists("jobs/j1/request.json")  # refused before anything is written
 
 
 def test_too_many_documents_is_an_invalid_request(cloud, env):
