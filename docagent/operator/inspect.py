@@ -16,6 +16,8 @@ from docagent.operator.definition import conditional_states, map_state_name, sta
 from docagent.operator.formats import iso
 from docagent.operator.inspect_documents import document_counts, document_keys, document_view
 from docagent.operator.inspect_print import flow_text, print_report
+from docagent.operator.model_breaker import model_breaker
+from docagent.operator.model_breaker import next_step as model_breaker_step
 from docagent.operator.progress import exit_code_for
 from docagent.operator.records import IdempotencyRecord, JobRecords, StateEntry, job_step_key
 from docagent.operator.redrive import armed_fault
@@ -119,6 +121,7 @@ class Inspector:
             else None,
             "armed_fault": armed_fault(records),
             "drift": records.drift,
+            "model_breaker": model_breaker(records),
         }
         report["last_committed_boundary"] = next(
             (boundary["name"] for boundary in reversed(report["boundaries"]) if boundary["committed"]), None
@@ -377,6 +380,8 @@ class Inspector:
             if (report.get("approval") or {}).get("status") == "pending":
                 return f"the job waits for approval: `docagent approve {job}` (or `docagent reject {job}`)"
             return f"the job is running: `docagent status {job} --watch`"
+        if report.get("model_breaker"):
+            return model_breaker_step(job, report["model_breaker"])
         blocking = [flag for flag in report["uncertain"] if "Redrive after" in flag["action"]]
         if blocking:
             return str(blocking[0]["action"])

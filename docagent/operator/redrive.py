@@ -33,6 +33,7 @@ from docagent.operator.context import (
 from docagent.operator.definition import conditional_states, map_state_name, states_from
 from docagent.operator.formats import as_datetime, iso, now, wide_console
 from docagent.operator.inspect_print import flow_text
+from docagent.operator.model_breaker import clear_model_breaker
 from docagent.operator.progress import FAILED_STATUSES, follow
 from docagent.operator.records import JobRecords, client_error_code
 from functions import storage
@@ -412,6 +413,7 @@ def cmd_redrive(args: argparse.Namespace) -> int:
     if plan["versions"].get("drift"):
         plan["drift_recorded"] = record_drift(records, plan, "redriving")
     try:
+        plan["model_breaker_cleared"] = clear_model_breaker(records)
         response = ctx.client("stepfunctions").redrive_execution(
             executionArn=records.execution_arn,
             clientToken=_client_token(records.job_id, plan["redrive_count"] + 1),

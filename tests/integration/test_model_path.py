@@ -1,0 +1,83 @@
+"""The production model path on the local cloud: BedrockConverseProvider over the local Bedrock Runtime, with
+its faults switched on while the cloud runs (the admin route `docagent local model-faults` uses)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from docagent.drills.demo import LocalJob
+from docagent.localcloud.bedrock import ModelFaults, model_faults_of, set_model_faults
+from docagent.localcloud.server import LocalCloud
+from functions import storage
+from stacks import outputs as names
+from tests.integration.test_local_job import run_job
+
+
+@pytest.fixture
+def faults(cloud: LocalCloud) -> Iterator[None]:
+    """Whatever a test switches on is reset afterwards: the session's cloud serves the other tests too."""
+    yield
+    set_model_faults(cloud.endpoint, None)
+
+
+def _attempts(job, job_id: str) -> list[dict]:
+    return job.records.read_many(job.records.keys(storage.model_attempts_root(job_id)))
+
+
+def _model_calls(job, job_id: str) -> list[str]:
+    return job.records.keys(storage.model_calls_root(job_id))
+
+
+def test_throttling_is_ridden_out_by_retry_without_repeating_a_finished_call(cloud, deployed, faults):
+    set_model_faults(cloud.endpoint, ModelFaults(throttle=0.5, seed=11))
+    job, _ = run_job(cloud, deployed, "model-throttled", documents=12)
+    description = job.sfn.describe_execution(executionArn=job.execution_arn)
+    assert description["status"] == "SUCCEEDED", description.get("cause")
+    assert job.model_path() == "bedrock-converse"
+    calls = _model_calls(job, "model-throttled")
+    assert len(calls) == 12  # one finished call per document, never repeated
+    throttled = [a for a in _attempts(job, "model-throttled") if a["error"] == "ModelThrottled"]
+    served = model_faults_of(cloud.endpoint)["stats"]
+    assert throttled and len(throttled) == served["throttled"]  # every attempt journalled
+    assert all(attempt["retryable"] for attempt in throttled)
+
+
+def test_a_model_without_access_stops_the_job_fast_and_inspect_says_what_to_do(
+    cloud, deployed, faults, docagent
+):
+    deployed_job = LocalJob.on(cloud.endpoint, deployed, "model-denied")
+    configuration = deployed_job.records.function_configuration(
+        names.function_name_output(names.PROCESS_DOCUMENT)
+    )
+    model_id = configuration["Environment"]["Variables"]["MODEL_ID"]
+    set_model_faults(cloud.endpoint, ModelFaults(deny=[model_id]))
+    documents = 40
+    job, _ = run_job(cloud, deployed, "model-denied", documents=documents)
+    assert job.status() == "FAILED"
+    refused = _attempts(job, "model-denied")
+    state_machine = deployed.outputs["StateMachineArn"]
+    definition = job.sfn.describe_state_machine(stateMachineArn=state_machine)["definition"]
+    max_concurrency = json.loads(definition)["States"]["ReviewDocuments"]["MaxConcurrency"]
+    # Bounded by the children already in flight, not one failing call per document.
+    assert 1 <= len(refused) <= max_concurrency < documents
+    assert {attempt["error"] for attempt in refused} == {"ModelAccessDenied"}
+    assert model_faults_of(cloud.endpoint)["stats"]["access_denied"] == len(refused)
+
+    code, report = docagent("inspect", "model-denied")
+    assert code == 1
+    assert report["model_breaker"]["error"] == "ModelAccessDenied"
+    assert "ModelAccessDenied" in report["next_step"] and "enable access" in report["next_step"]
+    assert "docagent redrive model-denied" in report["next_step"]
+
+    set_model_faults(cloud.endpoint, None)  # the operator enabled model access
+    code, redriven = docagent("redrive", "model-denied")
+    assert code == 0 and redriven["model_breaker_cleared"] is True
+    deadline = time.time() + 240
+    while job.status() == "RUNNING" and time.time() < deadline:
+        time.sleep(0.2)
+    assert job.status() == "SUCCEEDED"
+    assert len(_model_calls(job, "model-denied")) == documents
