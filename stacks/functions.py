@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from functions import storage as keys
 from stacks import nag, outputs
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.log_groups import retained_log_group
+from stacks.powertools import LAYER_ARCHITECTURE, LAYER_RUNTIME, powertools_layer_reference
 from stacks.storage import Storage
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -33,14 +33,10 @@ CODE_ASSET_EXCLUDES = (
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.X86_64
+# The layer parameter names the runtime and architecture (stacks/powertools.py): they move together.
+assert (RUNTIME.name, ARCHITECTURE.name) == (LAYER_RUNTIME, LAYER_ARCHITECTURE)
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_NAME = "AWSLambdaPowertoolsPythonV3-python313-x86_64"
-# The layer that holds exactly the Powertools the code is pinned to (constraints.txt, installed here).
-# Powertools publishes each release's layer ARN as a public SSM parameter in every region it serves, named
-# /aws/service/powertools/python/{arch}/{runtime}/{version} (as of 2026-11, Powertools docs "Lambda Layers"
-# and its update_ssm workflow, github.com/aws-powertools/powertools-lambda-python). CloudFormation resolves it
-# in the deploying region and partition: the stack hard-codes no layer version number and no partition.
-POWERTOOLS_VERSION = importlib.metadata.version("aws-lambda-powertools")
 
 
 @dataclass(frozen=True)
@@ -338,17 +334,6 @@ class Functions(Construct):
             "geography, so the model is granted in every region, this model id only.",
         )
         return role
-
-
-def powertools_layer_parameter(version: str = POWERTOOLS_VERSION) -> str:
-    """The public SSM parameter holding the Powertools (Python) v3 layer ARN of ``version``."""
-    runtime = RUNTIME.name  # python3.13
-    return f"/aws/service/powertools/python/{ARCHITECTURE.name}/{runtime}/{version}"
-
-
-def powertools_layer_reference(version: str = POWERTOOLS_VERSION) -> str:
-    """A CloudFormation dynamic reference to that layer ARN, resolved at deploy time in the stack's region."""
-    return "{{resolve:ssm:" + powertools_layer_parameter(version) + "}}"
 
 
 def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:

@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operator.redrive",
     "docagent.operator.logs",
     "docagent.operator.trace",
+    "docagent.operator.preflight",
 )
 
 

@@ -13,7 +13,8 @@ from aws_cdk import aws_iam as iam
 from functions.settings import ENV_VARS
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.docagent_stack import DocAgentStack
-from stacks.functions import REPO_ROOT, function_environment, powertools_layer_parameter
+from stacks.functions import REPO_ROOT, function_environment
+from stacks.powertools import powertools_layer_parameter
 from tests.infra.conftest import Synthesized, grants, resolved_policy_statements, template_role_grants
 
 DESIGN = (REPO_ROOT / "docs" / "design.md").read_text(encoding="utf-8")

@@ -81,3 +81,29 @@ def test_a_model_without_access_stops_the_job_fast_and_inspect_says_what_to_do(
         time.sleep(0.2)
     assert job.status() == "SUCCEEDED"
     assert len(_model_calls(job, "model-denied")) == documents
+
+
+def test_preflight_against_the_local_cloud_prints_every_check(cloud, deployed, faults, docagent):
+    code, report = docagent("preflight", "--invoke")
+    checked = [check["name"] for check in report["checks"]]
+    assert checked == [
+        "credentials",
+        "bootstrap",
+        "model_lifecycle",
+        "model_offered",
+        "model_access",
+        "powertools_layer",
+        "lambda_concurrency",
+        "bedrock_quotas",
+        "stack_outputs",
+    ]
+    assert (code, report["ok"], report["target"]) == (0, True, "local")
+    by_name = {check["name"]: check for check in report["checks"]}
+    assert "answered" in by_name["model_access"]["detail"]  # one tiny Converse call, over the local Bedrock
+    assert "StateMachineArn" in by_name["stack_outputs"]["detail"]
+
+    set_model_faults(cloud.endpoint, ModelFaults(deny=[report["model_id"]]))
+    code, report = docagent("preflight", "--invoke")
+    denied = next(check for check in report["checks"] if check["name"] == "model_access")
+    assert (code, report["ok"], denied["status"]) == (1, False, "fail")
+    assert "Model access" in denied["fix"]

@@ -1,0 +1,226 @@
+"""`docagent preflight --aws`: the AWS-only checks against botocore Stubbers (nothing calls AWS)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from docagent.operator.preflight import Preflight
+from stacks.config import load_config
+from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
+
+REGION = "us-east-1"
+MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+BASE = "anthropic.claude-haiku-4-5-20251001-v1:0"
+SERVICES = ("sts", "cloudformation", "bedrock", "ssm", "lambda", "service-quotas", "bedrock-runtime")
+
+
+class Account:
+    """One stubbed client per service; ``preflight()`` runs the checks with them."""
+
+    def __init__(self) -> None:
+        self.clients = {
+            name: boto3.client(name, region_name=REGION, aws_access_key_id="a", aws_secret_access_key="b")  # type: ignore[call-overload]
+            for name in SERVICES
+        }
+        self.stubs = {name: Stubber(client) for name, client in self.clients.items()}
+
+    def preflight(self, *, invoke: bool = False, **config: Any) -> dict[str, Any]:
+        for stub in self.stubs.values():
+            stub.activate()
+        checks = Preflight(
+            load_config({"model_id": MODEL, **config}),
+            self.clients.__getitem__,
+            region=REGION,
+            on_aws=True,
+            invoke=invoke,
+            required_bootstrap=6,
+        ).run()
+        for stub in self.stubs.values():
+            stub.assert_no_pending_responses()
+        return {check.name: check for check in checks}
+
+    def healthy(self, *, lifecycle: str = "ACTIVE", bootstrap: int = 21, rpm: int = 400) -> Account:
+        self.stubs["sts"].add_response(
+            "get_caller_identity", {"Account": "123456789012", "Arn": "arn:aws:iam::123456789012:user/op"}
+        )
+        self.stubs["cloudformation"].add_response(
+            "describe_stacks",
+            {"Stacks": [_stack("CDKToolkit", {"BootstrapVersion": str(bootstrap)})]},
+            {"StackName": "CDKToolkit"},
+        )
+        eol = dt.datetime(2027, 3, 1, tzinfo=dt.UTC)
+        self.stubs["bedrock"].add_response(
+            "get_foundation_model",
+            {
+                "modelDetails": {
+                    "modelArn": f"arn:aws:bedrock:{REGION}::foundation-model/{BASE}",
+                    "modelId": BASE,
+                    "inferenceTypesSupported": ["INFERENCE_PROFILE"],
+                    "modelLifecycle": {"status": lifecycle, "endOfLifeTime": eol},
+                }
+            },
+            {"modelIdentifier": BASE},
+        )
+        self.stubs["bedrock"].add_response(
+            "get_inference_profile",
+            {
+                "inferenceProfileName": "US Claude Haiku 4.5",
+                "inferenceProfileArn": f"arn:aws:bedrock:{REGION}:123456789012:inference-profile/{MODEL}",
+                "inferenceProfileId": MODEL,
+                "status": "ACTIVE",
+                "type": "SYSTEM_DEFINED",
+                "models": [
+                    {"modelArn": f"arn:aws:bedrock:{region}::foundation-model/{BASE}"}
+                    for region in ("us-east-1", "us-east-2", "us-west-2")
+                ],
+            },
+            {"inferenceProfileIdentifier": MODEL},
+        )
+        self.stubs["ssm"].add_response(
+            "get_parameter",
+            {
+                "Parameter": {
+                    "Name": powertools_layer_parameter(),
+                    "Value": f"arn:aws:lambda:{REGION}:017000801446:layer:"
+                    "AWSLambdaPowertoolsPythonV3-python313-x86_64:31",
+                    "Type": "String",
+                }
+            },
+            {"Name": powertools_layer_parameter()},
+        )
+        self.stubs["lambda"].add_response(
+            "get_account_settings",
+            {"AccountLimit": {"ConcurrentExecutions": 1000, "UnreservedConcurrentExecutions": 1000}},
+        )
+        self.stubs["service-quotas"].add_response(
+            "list_service_quotas",
+            {
+                "Quotas": [
+                    _quota(
+                        "Cross-region model inference requests per minute for Anthropic Claude Haiku 4.5", rpm
+                    ),
+                    _quota(
+                        "Cross-region model inference tokens per minute for Anthropic Claude Haiku 4.5",
+                        2_000_000,
+                    ),
+                    _quota("On-demand model inference requests per minute for Anthropic Claude 3 Haiku", 9),
+                ]
+            },
+            {"ServiceCode": "bedrock"},
+        )
+        self.stubs["cloudformation"].add_response(
+            "describe_stacks",
+            {"Stacks": [_stack("DocAgent", {"BucketName": "docagent-jobbucket-1"})]},
+            {"StackName": "DocAgent"},
+        )
+        return self
+
+
+def _stack(name: str, outputs: dict[str, str]) -> dict[str, Any]:
+    return {
+        "StackName": name,
+        "CreationTime": dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+        "StackStatus": "CREATE_COMPLETE",
+        "Outputs": [{"OutputKey": key, "OutputValue": value} for key, value in outputs.items()],
+    }
+
+
+def _quota(name: str, value: int) -> dict[str, Any]:
+    return {"ServiceCode": "bedrock", "QuotaName": name, "QuotaCode": "L-1", "Value": float(value)}
+
+
+@pytest.fixture
+def account() -> Iterator[Account]:
+    yield Account()
+
+
+def test_a_ready_account_passes_every_check(account: Account) -> None:
+    checks = account.healthy().preflight()
+    assert {name: check.status for name, check in checks.items()} == {
+        "credentials": "ok",
+        "bootstrap": "ok",
+        "model_lifecycle": "ok",
+        "model_offered": "ok",
+        "model_access": "ok",  # skipped without --invoke
+        "powertools_layer": "ok",
+        "lambda_concurrency": "ok",
+        "bedrock_quotas": "ok",
+        "stack_outputs": "ok",
+    }
+    assert "skipped" in checks["model_access"].detail
+    assert POWERTOOLS_VERSION in checks["powertools_layer"].detail
+    assert "us-east-2" in checks["model_offered"].detail
+    assert "documents per minute" in checks["bedrock_quotas"].detail
+
+
+def test_a_legacy_model_is_a_warning_with_its_end_of_life(account: Account) -> None:
+    check = account.healthy(lifecycle="LEGACY").preflight()["model_lifecycle"]
+    assert (check.status, "2027-03-01" in check.detail) == ("warn", True)
+
+
+def test_an_end_of_life_model_fails_with_the_fix(account: Account) -> None:
+    check = account.healthy(lifecycle="EOL").preflight()["model_lifecycle"]
+    assert check.status == "fail" and "Active model" in check.fix
+
+
+def test_an_old_bootstrap_stack_fails(account: Account) -> None:
+    check = account.healthy(bootstrap=4).preflight()["bootstrap"]
+    assert check.status == "fail" and "cdk bootstrap" in check.fix
+
+
+def test_a_low_request_quota_warns_of_throttling(account: Account) -> None:
+    check = account.healthy(rpm=20).preflight()["bedrock_quotas"]
+    assert check.status == "warn" and "ModelThrottled" in check.detail
+
+
+def test_invoke_proves_model_access_or_says_how_to_enable_it(account: Account) -> None:
+    account.healthy()
+    account.stubs["bedrock-runtime"].add_client_error(
+        "converse", "AccessDeniedException", "You don't have access to the model", http_status_code=403
+    )
+    check = account.preflight(invoke=True)["model_access"]
+    assert check.status == "fail" and "Model access" in check.fix
+
+
+def test_a_missing_layer_for_the_pinned_powertools_fails(account: Account) -> None:
+    stubs = account.stubs
+    stubs["sts"].add_response(
+        "get_caller_identity", {"Account": "123456789012", "Arn": "arn:aws:iam::1:user/o"}
+    )
+    stubs["cloudformation"].add_response(
+        "describe_stacks", {"Stacks": [_stack("CDKToolkit", {"BootstrapVersion": "21"})]}
+    )
+    checks = Preflight(
+        load_config({"model_provider": "offline", "model_id": "offline-regex-v1"}),
+        account.clients.__getitem__,
+        region=REGION,
+        on_aws=True,
+        invoke=False,
+    )
+    for stub in stubs.values():
+        stub.activate()
+    stubs["ssm"].add_client_error("get_parameter", "ParameterNotFound", "not found", http_status_code=400)
+    stubs["lambda"].add_response(
+        "get_account_settings", {"AccountLimit": {"UnreservedConcurrentExecutions": 5}}
+    )
+    stubs["cloudformation"].add_client_error(
+        "describe_stacks", "ValidationError", "Stack with id DocAgent does not exist", http_status_code=400
+    )
+    by_name = {check.name: check for check in checks.run()}
+    assert by_name["powertools_layer"].status == "fail"
+    assert powertools_layer_parameter().rsplit("/", 1)[0] in by_name["powertools_layer"].fix
+    assert by_name["lambda_concurrency"].status == "fail"
+    assert by_name["stack_outputs"].status == "warn"
+    assert by_name["model_lifecycle"].detail.startswith("skipped")
+
+
+def test_no_credentials_stops_at_the_first_check(account: Account) -> None:
+    account.stubs["sts"].add_client_error("get_caller_identity", "InvalidClientTokenId", "bad token", 403)
+    checks = account.preflight()
+    assert list(checks) == ["credentials"] and checks["credentials"].status == "fail"
