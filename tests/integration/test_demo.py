@@ -59,6 +59,8 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
     assert summary["status"] == "SUCCEEDED" and summary["verified"] is True
     assert summary["results"] == summary["documents"] == 30
     assert summary["tickets"] == 1
+    assert summary["model_path"] == "bedrock-converse"  # BedrockConverseProvider over the local endpoint
+    assert summary["model_calls_throttled"] == 0  # no --model-faults
     assert summary["repeated_model_calls"] == 0, "the crashed document's model output was already durable"
     assert summary["crash"]["document_index"] == 20
     if mode == "redrive":
