@@ -40,7 +40,8 @@ def bedrock_runtime_client(read_timeout: float = 60) -> BedrockRuntimeClient:
     """One client per read timeout (tenths of a second), so a warm container reuses its connections."""
     config = Config(
         retries={"mode": "standard", "total_max_attempts": 1},
-        connect_timeout=min(BEDROCK_CONNECT_TIMEOUT_SECONDS, read_timeout),
+        # Connect plus read stay below the time the caller had: connect takes at most a third of the read.
+        connect_timeout=min(BEDROCK_CONNECT_TIMEOUT_SECONDS, round(read_timeout / 3, 1)),
         read_timeout=read_timeout,
     )
     return boto3.client("bedrock-runtime", config=config)
