@@ -44,18 +44,8 @@ class Settings(BaseModel):
     fault_injection_enabled: bool = Field(False, alias="FAULT_INJECTION_ENABLED")
     # Where documents may come from (docs/design.md, "Source locations"): comma-separated, each a prefix of
     # the job bucket ("incoming/") or "s3://bucket/prefix/" in another bucket.
-    source_locations: str = Field("incoming/", alias="SOURCE_LOCATIONS", min_length=1)
-
-    def sources(self) -> list[tuple[str, str]]:
-        """The source locations as (bucket, prefix); a job-bucket prefix gets the job bucket's name."""
-        located = []
-        for entry in (part.strip() for part in self.source_locations.split(",")):
-            if entry.startswith("s3://"):
-                bucket, _, prefix = entry[len("s3://") :].partition("/")
-                located.append((bucket, prefix))
-            elif entry:
-                located.append((self.bucket_name, entry))
-        return located
+    # Empty: the default, the job bucket's incoming root (functions/storage.py INCOMING_ROOT).
+    source_locations: str = Field("", alias="SOURCE_LOCATIONS")
 
     @model_validator(mode="after")
     def _http_adapter_needs_a_url(self) -> Settings:

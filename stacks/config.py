@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from functions import storage
 from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks.outputs import STACK_NAME
 
@@ -38,7 +39,7 @@ BEDROCK_MODEL_ID_PATTERN = re.compile(
 )
 
 # Key prefixes of the job bucket the product writes (docs/design.md, "S3 layout"): never a document source.
-PRODUCT_PREFIXES = ("jobs/", "map-runs/", "ticket-ledger/")
+PRODUCT_PREFIXES = (storage.JOBS_ROOT, f"{storage.MAP_RUNS_PREFIX}/", storage.LEDGER_PREFIX)
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 
@@ -117,7 +118,7 @@ class DocAgentConfig(BaseModel):
     seconds_per_document: float = Field(3.0, gt=0)
     # Where documents may come from: prefixes of the job bucket, or "s3://bucket/prefix/" elsewhere (each
     # granted read-only to PrepareJob and ProcessDocument). Anything else is refused as InvalidJobRequest.
-    source_locations: tuple[str, ...] = Field(("incoming/",), min_length=1)
+    source_locations: tuple[str, ...] = Field((storage.INCOMING_ROOT,), min_length=1)
     # How long RequestApproval waits for `docagent approve`/`reject` (States.Timeout after); at most the one
     # year a Standard execution may run.
     approval_timeout_seconds: int = Field(86_400, ge=1, le=365 * 24 * 3600)

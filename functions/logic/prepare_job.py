@@ -88,13 +88,26 @@ def unique_document_ids(relative_keys: list[str]) -> list[str]:
     return ids
 
 
+def configured_sources(settings: Settings) -> list[tuple[str, str]]:
+    """SOURCE_LOCATIONS as (bucket, prefix); a job-bucket prefix gets the job bucket's name, and an empty
+    setting means the job bucket's incoming root."""
+    located = []
+    for entry in (part.strip() for part in (settings.source_locations or storage.INCOMING_ROOT).split(",")):
+        if entry.startswith("s3://"):
+            bucket, _, prefix = entry[len("s3://") :].partition("/")
+            located.append((bucket, prefix))
+        elif entry:
+            located.append((settings.bucket_name, entry))
+    return located
+
+
 def check_source_location(request: JobRequest, settings: Settings) -> None:
     """Documents come only from the configured source locations (SOURCE_LOCATIONS), never from the records,
     map-run results or ticket ledger the product writes: anything else is refused, naming the location and the
     setting that would allow it."""
     bucket = request.bucket or settings.bucket_name
-    allowed = [prefix for source_bucket, prefix in settings.sources() if source_bucket == bucket]
-    configured = ", ".join(f"s3://{b}/{p}" for b, p in settings.sources())
+    allowed = [prefix for source_bucket, prefix in configured_sources(settings) if source_bucket == bucket]
+    configured = ", ".join(f"s3://{b}/{p}" for b, p in configured_sources(settings))
     fix = (
         f"documents come only from the configured source locations ({configured}); to use it, add it to "
         "source_locations in cdk.json (that grants the functions read access to it) and deploy"

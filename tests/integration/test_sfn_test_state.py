@@ -88,7 +88,7 @@ def test_an_unmocked_task_runs_the_projects_own_handler(sfn: Any, deployed: Any)
         "End": True,
     }
     event = {
-        "request": {"job_id": "teststate-empty", "prefix": "nothing-here/"},
+        "request": {"job_id": "teststate-empty", "prefix": "incoming/nothing-here/"},
         "execution_name": "teststate-empty",
     }
     answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(event))
