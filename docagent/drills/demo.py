@@ -330,14 +330,7 @@ def run_demo(
         mark = lap("job", mark)
         stopped_at: dict[str, Any] | None = None
         redrive_to_progress = None
-        alerts: list[dict[str, Any]] = []
-        if status != "SUCCEEDED":
-            alerts = job_alerts(where.state_dir, job_id)
-            if show_progress:
-                for alert in alerts:
-                    console.print(
-                        f"[bold red]ALERT[/bold red] to {alert['topic_arn']}:\n{_short(alert['message'])}"
-                    )
+        alerts = _alerts_of_failure(where, job_id, show_progress) if status != "SUCCEEDED" else []
         if status != "SUCCEEDED" and crash is not None and crash.mode == "redrive":
             stopped_at = where_it_stopped(job)
             if show_progress:
@@ -362,6 +355,15 @@ def run_demo(
         summary["usage"] = counted_usage(where, job, stack, invocations_before)
         summary["persistence"] = _persistence_figures(where.cloud) if where.cloud is not None else None
         return summary
+
+
+def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> list[dict[str, Any]]:
+    """The alerts the failed job raised, shown as they arrive on the topic."""
+    alerts = job_alerts(where.state_dir, job_id)
+    if show_progress:
+        for alert in alerts:
+            console.print(f"[bold red]ALERT[/bold red] to {alert['topic_arn']}:\n{_short(alert['message'])}")
+    return alerts
 
 
 def crash_summary(crash: Crash, killed: int) -> dict[str, Any]:
