@@ -22,11 +22,13 @@ import sys
 import threading
 import time
 import urllib.parse
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from moto.moto_api._internal import mock_random
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
@@ -66,6 +68,7 @@ _ENVIRON_KEYS = (
     "RAW_URI",
 )
 _PRESERVED_NAMES = "moto.preserved_header_names"
+_VERSION_HEADER = "x-amz-version-id"
 
 
 def state_folder(state_dir: Path) -> Path:
@@ -93,8 +96,10 @@ def is_journaled(environ: dict[str, Any], body: bytes) -> bool:
     path = str(environ.get("PATH_INFO", ""))
     if path.endswith("/invocations") or path.endswith("/invoke-async") or "/invoke-async/" in path:
         return False  # a Lambda invocation: its effects arrive as requests of their own
-    if path.endswith("/converse"):
-        return False  # a model call (the local Bedrock Runtime) keeps nothing
+    if path.endswith("/converse") or path.startswith("/_docagent/"):
+        # A model call keeps nothing; the local cloud's own switches (the local Bedrock's faults) are set
+        # again by `local up --model-faults`, not replayed over them.
+        return False
     action = _action(environ, body)
     if action is None:
         return True  # REST (S3, Lambda's control plane): every non-read method changes something
@@ -104,7 +109,12 @@ def is_journaled(environ: dict[str, Any], body: bytes) -> bool:
 def _read_body(environ: dict[str, Any]) -> bytes:
     stream = environ["wsgi.input"]
     length = environ.get("CONTENT_LENGTH")
-    body: bytes = stream.read(int(length)) if length else stream.read()
+    if length:
+        body: bytes = stream.read(int(length))
+    elif str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower() == "chunked":
+        body = stream.read()
+    else:
+        body = b""  # no length and not chunked: no body (reading would wait for the client to close)
     environ["wsgi.input"] = io.BytesIO(body)
     environ["CONTENT_LENGTH"] = str(len(body))
     environ.pop("HTTP_TRANSFER_ENCODING", None)
@@ -135,14 +145,19 @@ class JournalingApp:
         if not is_journaled(environ, body):
             return self.app(environ, start_response)  # type: ignore[no-any-return]
         statuses: list[str] = []
+        versions: list[str] = []
 
         def capture(status: str, headers: Any, exc_info: Any = None) -> Any:
             statuses.append(status)
+            versions.extend(value for name, value in headers if name.lower() == _VERSION_HEADER)
             return start_response(status, headers, exc_info)
 
         with self._apply_lock:  # the journal's order is the order moto applied the changes
             chunks = list(self.app(environ, capture))
-            sequence = self.journal.write(_request_record(environ, body)) if _succeeded(statuses) else 0
+            record = _request_record(environ, body)
+            if versions and versions[-1] != "null":
+                record["version_id"] = versions[-1]
+            sequence = self.journal.write(record) if _succeeded(statuses) else 0
         if sequence:
             self.journal.sync(sequence)
             self.requests += 1
@@ -175,8 +190,16 @@ def replay_request(app: Callable[..., Any], record: dict[str, Any]) -> str:
         statuses.append(status)
         return lambda _: None
 
-    for _ in app(environ, start_response):
-        pass
+    version_id = record.get("version_id")
+    if version_id:
+        # The S3 object version this request created keeps its id (manifests pin documents by VersionId):
+        # moto draws it from mock_random.uuid4, so the replay draws the recorded one.
+        vars(mock_random)["uuid4"] = lambda: uuid.UUID(version_id)
+    try:
+        for _ in app(environ, start_response):
+            pass
+    finally:
+        vars(mock_random).pop("uuid4", None)
     return statuses[-1] if statuses else "500"
 
 

@@ -145,6 +145,24 @@ def test_a_killed_cloud_restarts_with_everything_and_resumes_the_waiting_job(clo
     assert _token(s3) == token, "the resumed task handed out the same token again"
 
 
+def test_object_versions_keep_their_ids_across_a_restart(cloud: CloudProcess) -> None:
+    """Manifests pin documents by VersionId: a replayed PutObject must recreate the same version."""
+    cloud.start(fresh=True)
+    s3 = _client(cloud, "s3")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    first = s3.put_object(Bucket=BUCKET, Key="doc.txt", Body=b"one")["VersionId"]
+    second = s3.put_object(Bucket=BUCKET, Key="doc.txt", Body=b"two")["VersionId"]
+
+    cloud.kill()
+    cloud.start()
+
+    assert s3.get_object(Bucket=BUCKET, Key="doc.txt", VersionId=first)["Body"].read() == b"one"
+    assert s3.get_object(Bucket=BUCKET, Key="doc.txt", VersionId=second)["Body"].read() == b"two"
+    listed = s3.list_object_versions(Bucket=BUCKET, Prefix="doc.txt")["Versions"]
+    assert {(v["VersionId"], v["IsLatest"]) for v in listed} == {(first, False), (second, True)}
+
+
 def test_up_on_a_taken_port_fails_at_once_naming_it(cloud: CloudProcess) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
