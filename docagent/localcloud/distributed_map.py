@@ -396,8 +396,10 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
             outcome.cause = (end_state.error or {}).get("cause")
         elif isinstance(end_state, ProgramStopped):
             outcome.status = "ABORTED"
-        else:
+        elif _left_last_state(env, program):
             outcome.status, outcome.output = "SUCCEEDED", env.states.get_input()
+        else:  # ended from outside (the Map Run stopped) while a state ran: its input is no output
+            outcome.status = "ABORTED"
     except EvalTimeoutError:
         outcome.status, outcome.error = "TIMED_OUT", "States.Timeout"
     except FailureEventException as failure:
@@ -485,6 +487,19 @@ def _last_entered_state(env: Environment, program: Any) -> tuple[str, Any] | Non
         if details and details["name"] in names:
             return details["name"], json.loads(details.get("input") or "null")
     return None
+
+
+def _left_last_state(env: Environment, program: Any) -> bool:
+    """Whether the child's last state exited (it reached its end), rather than being cut off after it entered:
+    moto ends every frame of an ended Map, and a cut-off child ends with its state's input, not its output."""
+    names = set(program.states.states)
+    for event in reversed(env.event_manager.get_event_history()):
+        details = cast(dict[str, Any], event)
+        if (entered := details.get("stateEnteredEventDetails")) and entered["name"] in names:
+            return False
+        if (exited := details.get("stateExitedEventDetails")) and exited["name"] in names:
+            return True
+    return False
 
 
 def _select(self: DistributedItemProcessorWorker, env: Environment, index: int, item: Any) -> Any:

@@ -188,12 +188,13 @@ def test_up_fresh_starts_empty(cloud: CloudProcess) -> None:
 
 
 CHILD = """
-import boto3, uuid
+import boto3, time, uuid
 
 def handler(event, context):
     s3 = boto3.client("s3")
     s3.put_object(Bucket=event["bucket"], Key=f"calls/{event['index']}/{uuid.uuid4().hex}", Body=b"")
     if event["index"] == 1:
+        time.sleep(1)  # the others finish first: a failure past the threshold aborts children still running
         try:
             s3.head_object(Bucket=event["bucket"], Key="fixed")
         except Exception:
