@@ -275,6 +275,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         summary = run_cloud_crash_demo(args.documents, time_scale, index, show_progress=not args.json)
         emit(args, summary, lambda: _print_summary(summary))
         return EXIT_OK if summary["status"] == "SUCCEEDED" and summary["verified"] else EXIT_JOB_FAILED
+    from docagent.drills.formats import parse_formats
 
     crash = None
     # With --model-faults the story is the model's (throttling ridden out by Retry): no crash unless asked.
@@ -291,6 +292,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             keep=args.keep,
             persist=not args.no_persistence,
             model_faults=_model_faults(args),
+            formats=parse_formats(args.formats),
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -534,6 +536,12 @@ def _add_demo_command(
         help="kill -9 the local cloud itself (and its workers) at the crash document, restart it, finish",
     )
     demo.add_argument("--model-faults", metavar="SPEC", help=MODEL_FAULTS_HELP)
+    demo.add_argument(
+        "--formats",
+        default="pdf,docx,html,txt,md",
+        help="document formats of the corpus, in the default mix renormalised over them "
+        "(pdf 50%%, docx 20%%, html 15%%, txt 8%%, md 7%%)",
+    )
     demo.set_defaults(handler=cmd_demo)
 
 

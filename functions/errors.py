@@ -128,7 +128,18 @@ class DocumentEmpty(DocumentRejected):
 
 
 class DocumentNotUtf8(DocumentRejected):
-    """The document is not valid UTF-8 text."""
+    """The document is text (no known binary format) but not valid UTF-8."""
+
+
+class DocumentFormatUnsupported(DocumentRejected):
+    """The document's content (not its name) is a format the Converse API does not take: an image, an archive,
+    an executable, another office format. The reason names the format found."""
+
+
+class DocumentUnreadable(DocumentRejected):
+    """The document is in a supported format but cannot be read: a corrupt or encrypted PDF, a PDF with no
+    pages, a zip bomb, a broken DOCX. Raised before the call (the zip checks) or from the model's
+    ValidationException about the document (Bedrock refuses to parse it); the reason says which."""
 
 
 class DocumentChanged(DocumentRejected):

@@ -51,6 +51,9 @@ CATEGORIES: tuple[str, ...] = ("hardware", "software", "services", "travel", "ut
 Category = Literal["hardware", "software", "services", "travel", "utilities", "other"]
 
 DocumentStatus = Literal["extracted", "rejected"]
+# The Converse document formats (functions/documents.py); ModelCallOutcome: a finished call's outcome.
+DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"]
+ModelCallOutcome = Literal["ok", "ExtractionFailed", "DocumentUnreadable"]
 
 
 def utc_now() -> str:
@@ -297,7 +300,7 @@ class ModelCallRecord(_Strict):
     prompt_sha256: str
     input_tokens: int
     output_tokens: int
-    outcome: Literal["ok", "ExtractionFailed"]
+    outcome: ModelCallOutcome
     facts: ExtractedFacts | None = None
     reason: str | None = None
     retry_count: int
@@ -387,6 +390,7 @@ class DocumentResult(_Strict):
     reason: str | None = None
     model_call_id: str | None = None
     versions: JobVersions
+    format: DocumentFormat | None = None
     processed_at: str
     sha256: str | None = Field(
         None, pattern=r"^[0-9a-f]{64}$", description="of the bytes read (null: not read)"

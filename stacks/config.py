@@ -83,7 +83,7 @@ class DocAgentConfig(BaseModel):
     model_temperature: float = Field(0.0, ge=0.0, le=1.0)
     # How long the job's model breaker stays open after a permanent refusal (docs/design.md, "Model calls").
     model_breaker_seconds: int = Field(300, ge=0, le=86_400)
-    prompt_version: str = Field("extract-v1", pattern=r"^[a-z0-9-]+$")
+    prompt_version: str = Field("extract-v2", pattern=r"^[a-z0-9-]+$")
     child_execution_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
     max_concurrency: int = Field(10, ge=0, le=10_000)
     tolerated_failure_percentage: int = Field(0, ge=0, le=100)

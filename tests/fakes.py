@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.documents import DocumentInput
 from functions.errors import TicketApiUnavailable, TicketOutcomeUnknown
 from functions.model.base import parse_facts
-from functions.model.offline import OfflineProvider
+from functions.model.offline import OfflineProvider, local_document_text
 from functions.models import ModelResponse, TicketPayload, TicketRecord, utc_now
 
 
@@ -66,7 +67,8 @@ class CountingProvider:
     def model_id(self) -> str:
         return self._model_id
 
-    def extract(self, text: str, prompt: str) -> ModelResponse:
+    def extract(self, document: DocumentInput, prompt: str) -> ModelResponse:
+        text = local_document_text(document)
         self.calls.append(text)
         if len(self.calls) in self._crash_on_calls:
             raise SimulatedCrash(f"process died during model call {len(self.calls)}")

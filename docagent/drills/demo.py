@@ -15,7 +15,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +24,7 @@ from typing import Any
 from rich.console import Console
 
 from docagent import project
+from docagent.drills.formats import RENDERED_FORMATS, render_corpus
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud import alerts as local_alerts
 from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
@@ -36,7 +37,7 @@ from docagent.operator.progress import progress_bar
 from docagent.operator.records import JobRecords
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
-from functions.models import DocumentResult
+from functions.models import DocumentFormat, DocumentResult
 from stacks import outputs as names
 
 SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
@@ -122,24 +123,51 @@ class LocalJob:
         return [ticket for ticket in tickets if ticket and ticket.get("reference") == self.job_id]
 
 
-def seed_inputs(job: LocalJob, documents: int, prefix: str) -> dict[str, dict[str, Any]]:
-    """Upload generated documents and customers; return the ground truth by S3 key."""
+@dataclass(frozen=True)
+class Truth:
+    """What a seeded document really says, and the format it was rendered in."""
+
+    format: str
+    facts: dict[str, Any]
+
+
+def seed_inputs(
+    job: LocalJob, documents: int, prefix: str, formats: Sequence[DocumentFormat] = RENDERED_FORMATS
+) -> dict[str, Truth]:
+    """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key."""
     customers = generate_customers()
     generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
-    for document in generated:
-        key = storage.document_key(prefix, document.document_id)
-        job.s3.put_object(Bucket=job.bucket, Key=key, Body=document.text.encode())
+    rendered = render_corpus(generated, formats, seed=7)
+    for document in rendered:
+        key = storage.uploaded_key(prefix, document.file_name)
+        job.s3.put_object(Bucket=job.bucket, Key=key, Body=document.data)
     for customer in customers:
         item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
         job.dynamodb.put_item(TableName=job.ctx.output(names.CUSTOMERS_TABLE), Item=item)
     return {
-        storage.document_key(prefix, document.document_id): document.truth.model_dump(mode="json")
-        for document in generated
+        storage.uploaded_key(prefix, document.file_name): Truth(
+            document.format, document.truth.model_dump(mode="json")
+        )
+        for document in rendered
     }
 
 
-def extraction_accuracy(results: list[DocumentResult], truth: dict[str, dict[str, Any]]) -> float:
+def extraction_accuracy(results: list[DocumentResult], truth: dict[str, Truth]) -> float:
     """Share of scored fields, over every document with ground truth, that the job extracted correctly."""
+    correct, total = _scored(results, truth)
+    return round(correct / total, 4) if total else 0.0
+
+
+def extraction_accuracy_by_format(results: list[DocumentResult], truth: dict[str, Truth]) -> dict[str, float]:
+    """extraction_accuracy per rendered format (one entry per format in the corpus)."""
+    by_format: dict[str, float] = {}
+    for fmt in sorted({item.format for item in truth.values()}):
+        correct, total = _scored(results, {key: item for key, item in truth.items() if item.format == fmt})
+        by_format[fmt] = round(correct / total, 4) if total else 0.0
+    return by_format
+
+
+def _scored(results: list[DocumentResult], truth: dict[str, Truth]) -> tuple[int, int]:
     by_key = {result.key: result for result in results}
     correct = total = 0
     for key, expected in truth.items():
@@ -147,8 +175,8 @@ def extraction_accuracy(results: list[DocumentResult], truth: dict[str, dict[str
         facts = found.facts.model_dump(mode="json") if found is not None and found.facts else {}
         for name in SCORED_FIELDS:
             total += 1
-            correct += str(facts.get(name)) == str(expected[name])
-    return round(correct / total, 4) if total else 0.0
+            correct += str(facts.get(name)) == str(expected.facts[name])
+    return correct, total
 
 
 def follow(job: LocalJob, documents: int, show_progress: bool, description: str = "documents") -> str:
@@ -299,6 +327,7 @@ def run_demo(
     keep: bool = False,
     persist: bool = True,
     model_faults: ModelFaults | None = None,
+    formats: Sequence[DocumentFormat] = RENDERED_FORMATS,
 ) -> dict[str, Any]:
     time_scale = _checked_time_scale(documents, time_scale, crash)
     started = time.time()
@@ -319,7 +348,7 @@ def run_demo(
         mark = lap("deploy", mark)
         job = LocalJob.on(where.endpoint, stack, job_id)
         prefix = storage.incoming_prefix(job_id)
-        truth = seed_inputs(job, documents, prefix)
+        truth = seed_inputs(job, documents, prefix, formats)
         mark = lap("seed", mark)
         request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
         if crash is not None:
@@ -493,7 +522,7 @@ def _print_stop(stopped: dict[str, Any]) -> None:
     )
 
 
-def summarize(job: LocalJob, truth: dict[str, dict[str, Any]], documents: int, status: str) -> dict[str, Any]:
+def summarize(job: LocalJob, truth: dict[str, Truth], documents: int, status: str) -> dict[str, Any]:
     job.records.refresh()
     results = list(job.records.results.values())
     journal = job.records.model_calls
@@ -516,5 +545,7 @@ def summarize(job: LocalJob, truth: dict[str, dict[str, Any]], documents: int, s
         "redrive_count": int(description.get("redriveCount", 0)),
         "verified": bool(output.get("verification", {}).get("verified", False)),
         "extraction_accuracy": extraction_accuracy(results, truth),
+        "extraction_accuracy_by_format": extraction_accuracy_by_format(results, truth),
+        "documents_by_format": dict(sorted(Counter(item.format for item in truth.values()).items())),
         "error": description.get("error"),
     }

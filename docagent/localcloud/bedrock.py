@@ -13,6 +13,8 @@ are set when the cloud starts (``docagent local up --model-faults ...``) and cha
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import random
 import threading
@@ -26,6 +28,9 @@ from moto.bedrockruntime.responses import BedrockRuntimeResponse
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from docagent.localcloud.documents import extract_text
+from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, name_problem
+from functions.errors import DocumentUnreadable
 from functions.model.base import estimate_tokens
 from functions.model.offline import OfflineProvider
 
@@ -157,12 +162,16 @@ class LocalBedrock:
             self.stopping.wait(600)  # past any client's read timeout; ends when the cloud stops
             return _error(503, "ServiceUnavailableException", "The local cloud stopped.")
 
-        user_text = "".join(
-            block.get("text", "") for message in messages for block in message.get("content", [])
-        )
-        document = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
+        blocks = [block for message in messages for block in message.get("content", [])]
+        user_text = "".join(block.get("text", "") for block in blocks)
+        read = read_documents(blocks)
+        if isinstance(read, tuple):
+            self._count("invalid_documents")
+            return read
+        if read is None:  # no document block: the text between <document> markers, or all of it
+            read = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
         prompt = "".join(block.get("text", "") for block in system)
-        reply = self._extractor.reply(document)
+        reply = self._extractor.reply(read)
         stop_reason = "end_turn"
         shape = self._draw()
         if shape < faults.malformed:
@@ -172,7 +181,7 @@ class LocalBedrock:
             self._count("cut_off")
             words = reply.split(" ")
             reply, stop_reason = " ".join(words[: max(1, min(max_tokens, len(words) // 2))]), "max_tokens"
-        input_tokens = estimate_tokens(prompt) + estimate_tokens(user_text)
+        input_tokens = estimate_tokens(prompt) + estimate_tokens(user_text) + estimate_tokens(read)
         output_tokens = estimate_tokens(reply)
         self._count("answered")
         self._count("input_tokens", input_tokens)
@@ -188,6 +197,47 @@ class LocalBedrock:
             "metrics": {"latencyMs": int((time.monotonic() - started) * 1000)},
         }
         return 200, {"Content-Type": "application/json"}, json.dumps(body)
+
+
+def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, str], str] | None:
+    """The text of the message's document blocks, None when it has none, or the ValidationException Bedrock
+    answers for them (as of 2026-11, AWS docs "Message" and "DocumentBlock": at most five documents of 4.5 MB,
+    a text block beside them, a known format, a name of 1 to 200 allowed characters; a document it cannot
+    parse is refused). The text comes from docagent/localcloud/documents.py (pypdf, python-docx, stdlib)."""
+    documents = [(index, block["document"]) for index, block in enumerate(blocks) if "document" in block]
+    if not documents:
+        return None
+    if len(documents) > MAX_CONVERSE_DOCUMENTS:
+        return _invalid(
+            f"messages.0.content: at most {MAX_CONVERSE_DOCUMENTS} documents, got {len(documents)}"
+        )
+    if not any("text" in block for block in blocks):
+        return _invalid("messages.0.content: a message with a document needs a text block too")
+    texts = []
+    for index, document in documents:
+        where = f"messages.0.content.{index}.document"
+        problem = name_problem(str(document.get("name", "")))
+        if problem is not None:
+            return _invalid(f"{where}.name: the document name is invalid: {problem}")
+        declared = str(document.get("format", "txt"))
+        if declared not in CONVERSE_FORMATS:
+            return _invalid(f"{where}.format: {declared!r} is not one of {', '.join(CONVERSE_FORMATS)}")
+        raw = (document.get("source") or {}).get("bytes", b"")
+        try:  # moto's request parsing decodes the blob; a raw JSON body would still hold base64
+            data = raw if isinstance(raw, bytes) else base64.b64decode(str(raw), validate=True)
+        except binascii.Error:
+            return _invalid(f"{where}.source.bytes: the document bytes are not valid base64")
+        try:
+            texts.append(extract_text(data, declared))
+        except DocumentUnreadable as refused:
+            return _invalid(
+                f"The model returned the following errors: {where}.source.bytes: {refused.reason}"
+            )
+    return "\n\n".join(texts)
+
+
+def _invalid(message: str) -> tuple[int, dict[str, str], str]:
+    return _error(400, "ValidationException", message)
 
 
 def _error(status: int, code: str, message: str) -> tuple[int, dict[str, str], str]:

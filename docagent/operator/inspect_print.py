@@ -79,6 +79,12 @@ def _print_states(out: Console, report: dict[str, Any]) -> None:
     out.print(table)
 
 
+def _rejection(doc: dict[str, Any]) -> str:
+    """``Error: reason`` of a document rejected with a stored result (a bad document, not a failure)."""
+    result = doc.get("result") or {}
+    return f"{result.get('error')}: {result.get('reason')}" if result.get("status") == "rejected" else ""
+
+
 def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> None:
     documents = report["document_details"]
     counts = report["documents"]
@@ -90,10 +96,10 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
     shown = [
         doc
         for doc in documents
-        if show_all or doc["status"] != "committed" or doc["flags"] or doc["resumed_by"]
+        if show_all or doc["status"] != "committed" or doc["flags"] or doc["resumed_by"] or _rejection(doc)
     ]
     if shown:
-        title = "Documents" if show_all else "Documents not committed, flagged or resumed"
+        title = "Documents" if show_all else "Documents not committed, rejected, flagged or resumed"
         table = Table(title=title, title_justify="left")
         for column in ("document", "#", "status", "last committed", "active step", "error", "calls", "notes"):
             table.add_column(column, overflow="fold")
@@ -105,7 +111,7 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
                 doc["status"],
                 doc["last_committed"],
                 doc["active_step"] or "-",
-                f"{error['error']} ({short_cause(error['cause'])})" if error else "",
+                f"{error['error']} ({short_cause(error['cause'])})" if error else _rejection(doc),
                 str(len(doc["model_calls"])),
                 "; ".join(filter(None, [doc["resumed_by"], *doc["replayed"], *doc["flags"]])),
             )

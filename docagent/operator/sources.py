@@ -17,6 +17,8 @@ from botocore.exceptions import ClientError
 from docagent.operator.context import OperatorContext, OperatorError, RefusedError
 from docagent.operator.records import READ_WORKERS, client_error_code
 from functions import storage
+from functions.documents import CONVERSE_FORMATS, detect_format
+from functions.errors import DocumentFormatUnsupported, DocumentNotUtf8, DocumentRejected
 from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks import outputs as names
 
@@ -274,6 +276,19 @@ def source_from_manifest(ctx: OperatorContext, file: str, limits: Limits) -> Sou
     return source
 
 
+def unsupported_format(data: bytes) -> str | None:
+    """Why a file is no document the model reads (an image, an archive, binary, text that is not UTF-8), or
+    None. A file in a supported format that is broken (corrupt, encrypted, empty) is uploaded: the job rejects
+    it per document, with the reason, as it would any such object under a prefix."""
+    try:
+        detect_format(data)
+    except (DocumentFormatUnsupported, DocumentNotUtf8) as problem:
+        return problem.reason
+    except DocumentRejected:
+        return None
+    return None
+
+
 def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: Limits) -> Source:
     root = Path(directory)
     if not root.is_dir():
@@ -293,18 +308,22 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
         try:
             size = path.stat().st_size
             data = path.read_bytes() if size <= limits.max_document_bytes else b""
-            if size <= limits.max_document_bytes:
-                data.decode("utf-8-sig")
         except OSError as error:
             unreadable.append(f"{relative} ({error.strerror or error})")
             continue
-        except UnicodeDecodeError as error:
-            unreadable.append(f"{relative} (not UTF-8 text: byte 0x{error.object[error.start]:02x})")
+        problem = unsupported_format(data) if size <= limits.max_document_bytes else None
+        if problem is not None:
+            unreadable.append(f"{relative} ({problem})")
             continue
         md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
         documents.append(Document(name=relative, size=size, md5=md5, path=path))
     problems = Problems()
-    problems.add("DocumentUnreadable", "cannot be read as UTF-8 text", unreadable, "Fix or remove them.")
+    problems.add(
+        "DocumentUnreadable",
+        f"are not in a format the model reads ({', '.join(CONVERSE_FORMATS)}; detected from the content)",
+        unreadable,
+        "Convert or remove them.",
+    )
     _too_large(problems, documents, limits)
     problems.refuse()
     return Source("from_dir", ctx.bucket, prefix=storage.incoming_prefix(job_id), documents=documents)

@@ -20,13 +20,13 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from functions import aws, durable, storage
+from functions.documents import MAX_CONVERSE_DOCUMENT_BYTES, DocumentInput, block_name, detect_format
 from functions.errors import (
     DocumentChanged,
-    DocumentEmpty,
     DocumentMissing,
-    DocumentNotUtf8,
     DocumentRejected,
     DocumentTooLarge,
+    DocumentUnreadable,
     ExtractionFailed,
     InvalidJobRequest,
     ModelAccessDenied,
@@ -42,6 +42,7 @@ from functions.model.telemetry import genai_attributes, record_model_call
 from functions.models import (
     CustomerLookup,
     CustomerRecord,
+    DocumentFormat,
     DocumentOutcome,
     DocumentResult,
     ExtractionRecord,
@@ -49,6 +50,7 @@ from functions.models import (
     ManifestEntry,
     ModelAttemptRecord,
     ModelBreaker,
+    ModelCallOutcome,
     ModelCallRecord,
     ProcessDocumentEvent,
     utc_now,
@@ -92,7 +94,7 @@ def outcome_of(result: DocumentResult) -> DocumentOutcome:
 
 @dataclass(frozen=True)
 class ReadDocument:
-    text: str
+    document: DocumentInput
     sha256: str
 
 
@@ -118,27 +120,25 @@ def _get_pinned(bucket: str, entry: ManifestEntry) -> GetObjectOutputTypeDef:
 
 
 def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocument:
-    """The text and the sha256 of the pinned bytes, or a DocumentRejected subclass naming what is wrong."""
+    """The pinned bytes as the model receives them (format from content, neutral name) and their sha256, or a
+    DocumentRejected subclass naming what is wrong. The limit: MAX_DOCUMENT_BYTES, never above Converse's."""
     response = _get_pinned(bucket, entry)
     size = int(response["ContentLength"])
-    if size > max_bytes:
+    if size > min(max_bytes, MAX_CONVERSE_DOCUMENT_BYTES):
         response["Body"].close()
-        raise DocumentTooLarge(f"{size} bytes is over the limit of {max_bytes} bytes (MAX_DOCUMENT_BYTES)")
+        if size > MAX_CONVERSE_DOCUMENT_BYTES:
+            limit = f"Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes per document"
+        else:
+            limit = f"the limit of {max_bytes} bytes (MAX_DOCUMENT_BYTES)"
+        raise DocumentTooLarge(f"{size} bytes is over {limit}")
     data = response["Body"].read()
     digest = hashlib.sha256(data).hexdigest()
     if entry.sha256 is not None and digest != entry.sha256:
         raise DocumentChanged(f"sha256 of s3://{bucket}/{entry.key} differs from the manifest's")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DocumentNotUtf8(
-            f"not valid UTF-8: byte 0x{data[error.start]:02x} at offset {error.start}"
-        ) from None
-    if not text.strip():
-        raise DocumentEmpty(
-            "the document has no text" if not data else "the document contains only whitespace"
-        )
-    return ReadDocument(text=text, sha256=digest)
+    return ReadDocument(
+        document=DocumentInput(data=data, format=detect_format(data), name=block_name(entry.index)),
+        sha256=digest,
+    )
 
 
 # ------------------------------------------------------------------------------------------ model step
@@ -209,7 +209,7 @@ def _journal_attempt(
 def _extract_once(
     event: ProcessDocumentEvent,
     manifest: JobManifest,
-    text: str,
+    document: DocumentInput,
     provider: ModelProvider,
     context: LambdaContext,
 ) -> ExtractionRecord:
@@ -249,7 +249,7 @@ def _extract_once(
     started_at, started = utc_now(), time.monotonic()
     with span("model call", job_id=event.job_id, step="model_call") as call_span:
         try:
-            response = provider.extract(text, prompt.text)
+            response = provider.extract(document, prompt.text)
             record = ExtractionRecord(
                 call_id=call_id,
                 ok=True,
@@ -281,6 +281,16 @@ def _extract_once(
                 input_tokens=failure.input_tokens,
                 output_tokens=failure.output_tokens,
             )
+        except DocumentUnreadable as refused:
+            # The model refused the document itself (Bedrock's ValidationException about it): a finished
+            # call, journalled like any other, and this document's rejection, not the job's failure.
+            record = ExtractionRecord(
+                call_id=call_id,
+                ok=False,
+                error=refused.error_name,
+                reason=refused.reason,
+                model_id=provider.model_id,
+            )
         duration_ms = int((time.monotonic() - started) * 1000)
 
         attributes = genai_attributes(
@@ -290,7 +300,11 @@ def _extract_once(
             input_tokens=record.input_tokens,
             output_tokens=record.output_tokens,
         )
-        outcome = "ok" if record.ok else "ExtractionFailed"
+        outcome: ModelCallOutcome = "ok"
+        if not record.ok:
+            outcome = (
+                "DocumentUnreadable" if record.error == DocumentUnreadable.__name__ else "ExtractionFailed"
+            )
         call_span.outcome = outcome
         call_span.set_attributes(
             **attributes,
@@ -422,6 +436,7 @@ def _process(
     versions = manifest.versions
 
     digest: str | None = None
+    detected: DocumentFormat | None = None
 
     def result(**fields: object) -> DocumentResult:
         return DocumentResult.model_validate(
@@ -431,6 +446,7 @@ def _process(
                 "key": entry.key,
                 "index": entry.index,
                 "versions": versions,
+                "format": detected,
                 "processed_at": utc_now(),
                 "sha256": digest,
                 **fields,
@@ -438,13 +454,13 @@ def _process(
         )
 
     try:
-        document = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
+        pinned = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
     except DocumentRejected as rejection:
         return _store(
             result(status="rejected", error=rejection.error_name, reason=rejection.reason), event, context
         )
 
-    text, digest = document.text, document.sha256
+    read, digest, detected = pinned.document, pinned.sha256, pinned.document.format
     ids = {"job_id": event.job_id, "document_id": entry.document_id}
     model = provider or get_model_provider(
         settings, versions.model_id, time_left=lambda: context.get_remaining_time_in_millis() / 1000
@@ -453,7 +469,7 @@ def _process(
 
     def extract() -> ExtractionRecord:
         ran.add("extract")
-        return _extract_once(event, manifest, text, model, context)
+        return _extract_once(event, manifest, read, model, context)
 
     with span("extract", job_id=event.job_id, step="extract") as extract_span:
         extraction = durable.run_step(

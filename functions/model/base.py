@@ -12,6 +12,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
+from functions.documents import DocumentInput
 from functions.errors import ExtractionFailed
 from functions.models import ExtractedFacts, ModelResponse, prompt_file_name
 
@@ -40,7 +41,7 @@ def load_prompt(version: str) -> Prompt:
 
 
 class ModelProvider(Protocol):
-    """Extracts ExtractedFacts from a document's text with one model call."""
+    """Extracts ExtractedFacts from a document (its bytes, format and neutral name) with one model call."""
 
     @property
     def system(self) -> str:
@@ -55,9 +56,18 @@ class ModelProvider(Protocol):
     @property
     def model_id(self) -> str: ...
 
-    def extract(self, text: str, prompt: str) -> ModelResponse:
-        """One model call. Raises ExtractionFailed when the reply is not valid JSON for the schema."""
+    def extract(self, document: DocumentInput, prompt: str) -> ModelResponse:
+        """One model call. Raises ExtractionFailed when the reply is not valid JSON for the schema, and
+        DocumentUnreadable when the model refuses the document itself (corrupt, encrypted, no pages)."""
         ...
+
+
+def user_instruction(document: DocumentInput) -> str:
+    """The text block beside the document block (Converse requires one): it names the block, nothing else."""
+    return (
+        f"Extract the invoice facts from the attached document {document.name}. "
+        "Reply with the JSON object only."
+    )
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)

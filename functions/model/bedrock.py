@@ -15,7 +15,9 @@ from botocore.exceptions import (
 from botocore.parsers import ResponseParserError
 
 from functions import aws
+from functions.documents import DocumentInput, is_document_refusal
 from functions.errors import (
+    DocumentUnreadable,
     ExtractionFailed,
     ModelAccessDenied,
     ModelError,
@@ -24,7 +26,7 @@ from functions.errors import (
     ModelThrottled,
     ModelUnavailable,
 )
-from functions.model.base import parse_facts
+from functions.model.base import parse_facts, user_instruction
 from functions.models import ModelResponse
 
 if TYPE_CHECKING:
@@ -92,6 +94,16 @@ def classify(error: ClientError, model_id: str) -> ModelError:
     )
 
 
+def document_refusal(error: ClientError, document: DocumentInput) -> DocumentUnreadable | None:
+    """Bedrock refusing to parse the document (a ValidationException about the document block): that
+    document's rejection, not the job's (docs/design.md, "Documents"). None for any other error."""
+    details = error.response.get("Error", {})
+    message = str(details.get("Message", ""))
+    if details.get("Code") == "ValidationException" and is_document_refusal(message):
+        return DocumentUnreadable(f"Bedrock refused the {document.format} document: {message}")
+    return None
+
+
 class BedrockConverseProvider:
     """Asks for JSON only (the system prompt), then parses and validates the reply against ExtractedFacts.
 
@@ -134,7 +146,7 @@ class BedrockConverseProvider:
             raise error
         return max(0.1, min(MAX_READ_TIMEOUT_SECONDS, round(remaining * READ_TIMEOUT_SHARE, 1)))
 
-    def extract(self, text: str, prompt: str) -> ModelResponse:
+    def extract(self, document: DocumentInput, prompt: str) -> ModelResponse:
         client = self._client or aws.bedrock_runtime_client(self.read_timeout())
         try:
             response = client.converse(
@@ -143,14 +155,15 @@ class BedrockConverseProvider:
                 messages=[
                     {
                         "role": "user",
-                        "content": [
-                            {"text": f"<document>\n{text}\n</document>\n\nReply with the JSON object only."}
-                        ],
+                        "content": [document.converse_block(), {"text": user_instruction(document)}],
                     }
                 ],
                 inferenceConfig={"maxTokens": self._max_tokens, "temperature": self._temperature},
             )
         except ClientError as error:
+            refused = document_refusal(error, document)
+            if refused is not None:
+                raise refused from None
             raise classify(error, self._model_id) from None
         except (ReadTimeoutError, ConnectTimeoutError) as error:
             raise ModelUnavailable(f"Bedrock did not answer in time ({error}); retried") from None

@@ -10,8 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable
 from decimal import Decimal
 
+from functions.documents import DocumentInput
+from functions.errors import DocumentUnreadable
 from functions.model.base import estimate_tokens, parse_facts
 from functions.models import CATEGORIES, ModelResponse
 
@@ -214,14 +217,35 @@ def find_category(text: str) -> str:
     return "other"
 
 
+def local_document_text(document: DocumentInput) -> str:
+    """The document's text through the local cloud's extractor (pypdf, python-docx, the standard library).
+
+    The offline provider runs only on this machine (unit tests and the local profile), where the ``docagent``
+    package is installed; the Lambda asset itself carries no extraction library (docs/design.md).
+    """
+    try:
+        from docagent.localcloud.documents import extract_text  # noqa: PLC0415 (local only, see above)
+    except ImportError:  # pragma: no cover - the asset alone, outside the project's environment
+        raise DocumentUnreadable(
+            "the offline provider needs the docagent package (pip install -e '.[local]') to read documents"
+        ) from None
+    return extract_text(document.data, document.format)
+
+
 class OfflineProvider:
-    """Deterministic regex extraction; produces the same JSON reply a model would, then validates it."""
+    """Deterministic regex extraction over the document's text; produces the same JSON reply a model
+    would, then validates it. An unreadable document raises DocumentUnreadable, as Bedrock refuses it."""
 
     system = "docagent.offline"
     operation = "extract"
 
-    def __init__(self, model_id: str = "offline-regex-v1") -> None:
+    def __init__(
+        self,
+        model_id: str = "offline-regex-v1",
+        read_text: Callable[[DocumentInput], str] = local_document_text,
+    ) -> None:
         self._model_id = model_id
+        self._read_text = read_text
 
     @property
     def model_id(self) -> str:
@@ -245,7 +269,8 @@ class OfflineProvider:
         }
         return json.dumps(facts)
 
-    def extract(self, text: str, prompt: str) -> ModelResponse:
+    def extract(self, document: DocumentInput, prompt: str) -> ModelResponse:
+        text = self._read_text(document)
         reply = self.reply(text)
         input_tokens = estimate_tokens(prompt) + estimate_tokens(text)
         output_tokens = estimate_tokens(reply)

@@ -7,7 +7,10 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
+from docagent.cli import main
+from docagent.drills.formats import render
 from docagent.operator.records import execution_arn_for
+from tests import documents as files
 
 
 def execution_exists(aws, deployed, job_id: str) -> bool:
@@ -25,7 +28,7 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     empty = tmp_path / "empty"
     empty.mkdir()
     binary = documents_dir(2, name="binary")
-    (binary / "scan.pdf").write_bytes(b"%PDF-1.7\xff\xfe\x00binary")
+    (binary / "photo.pdf").write_bytes(files.PNG)
     large = documents_dir(2, name="large")
     (large / "huge.txt").write_text("x" * 200_001)
     missing = tmp_path / "missing.json"
@@ -35,7 +38,7 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_text(json.dumps(["s3://no-such-bucket-here/a.txt"]))
     mixed = documents_dir(2, name="mixed")
-    (mixed / "scan.pdf").write_bytes(b"%PDF-1.7\xff\xfe\x00binary")
+    (mixed / "scan.pdf").write_bytes(files.PNG)  # an image named .pdf: no format the model reads
     (mixed / "huge.txt").write_text("x" * 200_001)
 
     refusals = {
@@ -65,10 +68,8 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     assert "no-such-bucket-here" in answer["error"], "the missing bucket is named"
     code, answer = docagent("start", "--job-id", "cli-refused-mixed", "--from-dir", str(mixed))
     assert set(answer["problems"]) == {"DocumentUnreadable", "DocumentTooLarge"}, "both kinds at once"
-    assert (
-        "scan.pdf"
-        in docagent("start", "--job-id", "cli-refused-binary", "--from-dir", str(binary))[1]["error"]
-    )
+    refused = docagent("start", "--job-id", "cli-refused-binary", "--from-dir", str(binary))[1]["error"]
+    assert "photo.pdf (the content is a PNG image" in refused
 
 
 @pytest.mark.parametrize("command", ["status", "inspect", "redrive", "logs"])
@@ -172,3 +173,68 @@ def test_a_manifest_job_is_followed_by_status_watch(docagent, aws, deployed, doc
     )
     assert code == 0 and by_prefix["request"]["prefix"] == "incoming/cli-manifest/"
     assert by_prefix["source"]["documents"] == 3
+
+
+def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 (pytest fixtures)
+    docagent, aws, deployed, documents_dir, cloud, capsys, monkeypatch
+):
+    """Through the deployed workflow (started as the console would: `docagent start` refuses an oversized file
+    up front): every bad document is its own rejection with its reason, the job succeeds, inspect says why."""
+    bucket, job_id = deployed.outputs["BucketName"], "cli-bad-documents"
+    prefix = f"incoming/{job_id}/"
+    good = documents_dir(2)
+    uploads = {path.name: path.read_bytes() for path in good.iterdir()}
+    uploads |= {
+        "good.pdf": render(files.INVOICE, "pdf"),
+        "good.docx": render(files.INVOICE.replace("00421", "00422"), "docx"),
+        "corrupt.pdf": files.corrupt_pdf(),
+        "encrypted.pdf": files.encrypted_pdf(),
+        "scanned.pdf": files.scanned_pdf(),
+        "empty.pdf": files.empty_pdf(),
+        "bomb.docx": files.docx_zip_bomb(),
+        "photo.pdf": files.PNG,
+        "oversized.txt": (files.INVOICE + "x" * 200_001).encode(),
+        "../../etc/passwd.txt": files.INVOICE.replace("00421", "00423").encode(),
+        "ctl\x01\x1b[31m.txt": files.INVOICE.replace("00421", "00424").encode(),
+        "n" * 1000 + ".txt": files.INVOICE.replace("00421", "00425").encode(),
+    }
+    for name, data in uploads.items():
+        aws("s3").put_object(Bucket=bucket, Key=f"{prefix}{name}", Body=data)
+
+    aws("stepfunctions").start_execution(
+        stateMachineArn=deployed.outputs["StateMachineArn"],
+        name=job_id,
+        input=json.dumps({"job_id": job_id, "prefix": prefix}),
+    )
+    code, watched = docagent("status", job_id, "--watch", "--interval", "0.5")
+
+    assert code == 0 and watched["status"] == "SUCCEEDED", watched
+    code, report = docagent("inspect", job_id, "--all")
+    assert code == 0
+    results = {doc["key"][len(prefix) :]: doc["result"] for doc in report["document_details"]}
+    rejected = {
+        name: (result["error"], result["reason"])
+        for name, result in results.items()
+        if result["status"] == "rejected"
+    }
+    expected = {
+        "corrupt.pdf": ("DocumentUnreadable", "the PDF is corrupt"),
+        "encrypted.pdf": ("DocumentUnreadable", "encrypted or password-protected"),
+        "empty.pdf": ("DocumentUnreadable", "has no pages"),
+        "bomb.docx": ("DocumentUnreadable", "zip bomb"),
+        "scanned.pdf": ("ExtractionFailed", "does not match the extraction schema"),
+        "photo.pdf": ("DocumentFormatUnsupported", "the content is a PNG image"),
+        "oversized.txt": ("DocumentTooLarge", "over the limit of 200000 bytes"),
+    }
+    assert {name: error for name, (error, _) in rejected.items()} == {
+        name: error for name, (error, _) in expected.items()
+    }
+    for name, (_, reason) in expected.items():
+        assert reason in rejected[name][1], (name, rejected[name])
+    assert len(results) - len(rejected) == 7, "the good documents and the hostile names are all extracted"
+    monkeypatch.setenv("COLUMNS", "400")
+    capsys.readouterr()
+    assert main(["inspect", job_id, "--endpoint", cloud.endpoint]) == 0
+    table = capsys.readouterr().out
+    for name, (error, _) in expected.items():  # the table folds long reasons: the JSON above has them whole
+        assert name in table and f"{error}: " in table, table

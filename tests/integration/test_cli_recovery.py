@@ -39,7 +39,7 @@ def assert_crash_report(report: dict, job_id: str) -> None:
     assert crashed["last_committed"] == "customer_lookup"
     assert crashed["steps"] == {"extract": "COMPLETED", "customer_lookup": "COMPLETED"}
     assert crashed["retries"]["policy"]["max_attempts"] == 3
-    assert [call["prompt_version"] for call in crashed["model_calls"]] == ["extract-v1"]
+    assert [call["prompt_version"] for call in crashed["model_calls"]] == ["extract-v2"]
     assert len(documents) == 29
     assert all(doc["status"] == "committed" for doc in documents.values())
     assert all(doc["last_committed"] == "result_stored" for doc in documents.values())
@@ -106,7 +106,7 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
 
     # A deploy with another prompt version: the redrive refuses, unless the drift is allowed (and recorded).
     function = deployed.outputs["ProcessDocumentFunctionName"]
-    previous = set_prompt_version(aws, function, "extract-v2")
+    previous = set_prompt_version(aws, function, "extract-v1")
     try:
         code, refused = docagent("redrive", job_id)
         assert code == 2 and refused["eligible"] is False and refused["redriven"] is False
@@ -114,8 +114,8 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
         drift = refused["versions"]["differences"]
         assert {
             "field": "prompt_version",
-            "pinned": "extract-v1",
-            "deployed": "extract-v2",
+            "pinned": "extract-v2",
+            "deployed": "extract-v1",
             "blocking": True,
         } in drift
         assert (

@@ -32,6 +32,7 @@ def demo(tmp_path, *arguments: str) -> dict:
 def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(tmp_path, mode):
     # Time scale 0.1 (6 s function timeouts) leaves room for a loaded CI machine.
     keep = ["--keep"] if mode == "redrive" else []
+    formats = "pdf,docx,html,txt,md" if mode == "redrive" else "pdf,md"
     try:
         summary = demo(
             tmp_path,
@@ -43,6 +44,8 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
             mode,
             "--time-scale",
             "0.1",
+            "--formats",
+            formats,
             *keep,
         )
         if keep:
@@ -80,6 +83,10 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
         assert summary["crash"]["attempts_killed"] == 1, "Retry recovers the one killed attempt"
         assert summary["alerts"] == [], "the job never failed: no alert"
         assert summary["kept"] is None
+    by_format = summary["extraction_accuracy_by_format"]
+    assert set(by_format) == set(formats.split(",")), "one entry per format of the corpus"
+    assert all(accuracy >= 0.9 for accuracy in by_format.values()), by_format
+    assert sum(summary["documents_by_format"].values()) == 30
 
 
 def check_the_kept_job(tmp_path, summary: dict) -> None:

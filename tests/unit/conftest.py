@@ -36,7 +36,7 @@ TEST_ENV = {
     "CUSTOMERS_TABLE_NAME": CUSTOMERS_TABLE,
     "MODEL_PROVIDER": "offline",
     "MODEL_ID": "offline-regex-v1",
-    "PROMPT_VERSION": "extract-v1",
+    "PROMPT_VERSION": "extract-v2",
     "CODE_VERSION": "test-0000000",
     "MAX_DOCUMENT_BYTES": "4000",
     "MAX_DOCUMENTS": "300",

@@ -17,6 +17,8 @@ from functions.logic.create_ticket import ticket_attempt
 from functions.model.base import MAX_REPLY_CHARS, parse_facts
 from functions.model.offline import OfflineProvider
 from functions.models import DocumentResult
+from functions.settings import get_settings
+from tests import documents
 from tests.fakes import CountingProvider
 from tests.support import PREFIX, items, list_keys, prepare, process_all, put_object, report, ticket
 
@@ -78,12 +80,13 @@ class ObedientModel(CountingProvider):
         super().__init__()
         self._hostile = reply_for_injection
 
-    def extract(self, text: str, prompt: str):  # type: ignore[no-untyped-def]
+    def extract(self, document, prompt):  # type: ignore[no-untyped-def]
+        text = document.data.decode()
         if "ignore previous instructions" in text:
             self.calls.append(text)
             facts = parse_facts(self._hostile, model_id=self.model_id, input_tokens=100, output_tokens=400)
             raise AssertionError(f"an obedient reply passed validation: {facts}")  # pragma: no cover
-        return super().extract(text, prompt)
+        return super().extract(document, prompt)
 
 
 @pytest.mark.parametrize(
@@ -132,3 +135,35 @@ def test_oversized_and_malformed_replies_each_have_their_own_reason(reply, reaso
 def test_the_offline_reply_never_carries_document_text_as_keys():
     reply = json.loads(OfflineProvider().reply(INJECTION))
     assert sorted(reply) == sorted(GOOD_FACTS)
+
+
+def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_result(
+    cloud, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "200000")  # the deployed default: a DOCX is ~37 KB
+    get_settings.cache_clear()
+    put_object(f"{PREFIX}hostile.pdf", documents.hostile_pdf())
+    put_object(f"{PREFIX}hostile.docx", documents.hostile_docx())
+    put_object(f"{PREFIX}ordinary.txt", INJECTION.split("\n\n", 1)[0].replace("00421", "00422") + "\n")
+    job = prepare("job-hostile-files")
+    model = CountingProvider()
+    outcomes = process_all(job, model)
+    ticket(job, report(job))
+
+    assert {doc_id: (outcome.status, outcome.error) for doc_id, outcome in outcomes.items()} == {
+        "hostile.pdf": ("extracted", None),
+        "hostile.docx": ("extracted", None),
+        "ordinary.txt": ("extracted", None),
+    }
+    for doc_id in ("hostile.pdf", "hostile.docx"):
+        result = storage.get_result("job-hostile-files", doc_id)
+        assert result is not None and result.facts is not None
+        facts = result.facts.model_dump(mode="json")
+        assert facts | {"summary": ""} == GOOD_FACTS | {"summary": ""}, (
+            "the visible invoice, not the hidden text"
+        )
+    # metadata never reaches the model: only the document's text does (hidden text included, as Bedrock's
+    # text extraction would read it; the closed schema is what keeps it harmless)
+    assert not any("maintenance mode" in text or "tickets_to_open" in text for text in model.calls)
+    assert any("ignore previous instructions" in text.lower() for text in model.calls)
+    assert list_keys("ticket-ledger/") == ["ticket-ledger/docagent-ticket-job-hostile-files.json"]

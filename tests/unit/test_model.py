@@ -12,7 +12,8 @@ import pytest
 from botocore.stub import Stubber
 
 from docagent.drills.synthetic import generate_documents
-from functions.errors import ExtractionFailed
+from functions.documents import DocumentInput
+from functions.errors import DocumentUnreadable, ExtractionFailed, ModelRequestInvalid
 from functions.model import BedrockConverseProvider, OfflineProvider, get_model_provider, load_prompt
 from functions.model.base import PROMPTS_DIR
 from functions.settings import get_settings
@@ -29,6 +30,10 @@ GOOD_REPLY = {
 }
 
 
+def text_document(text: str) -> DocumentInput:
+    return DocumentInput(data=text.encode(), format="txt", name="document-00000")
+
+
 def test_offline_extraction_accuracy_on_200_synthetic_documents():
     documents = generate_documents(200, seed=42)
     provider = OfflineProvider()
@@ -36,7 +41,7 @@ def test_offline_extraction_accuracy_on_200_synthetic_documents():
     misses: dict[str, int] = dict.fromkeys(FIELDS, 0)
     for document in documents:
         try:
-            facts = provider.extract(document.text, load_prompt("extract-v1").text).facts
+            facts = provider.extract(text_document(document.text), load_prompt("extract-v2").text).facts
         except ExtractionFailed:
             failed_documents += 1  # every field of a rejected extraction counts as wrong
             continue
@@ -61,7 +66,7 @@ Net 1.000,00 €, tax 190,00 €
 Amount payable: 1.190,00 € - due 13.04.2026
 Order ref PO-55555
 """
-    facts = OfflineProvider().extract(text, "").facts
+    facts = OfflineProvider().extract(text_document(text), "").facts
     assert (facts.customer_id, facts.invoice_number, facts.invoice_date) == (
         "CUST-00042", "2026/0042", dt.date(2026, 3, 14),
     )  # fmt: skip
@@ -70,7 +75,7 @@ Order ref PO-55555
 
 def test_offline_extractor_counts_tokens_by_words():
     text = "Invoice number: A-1\nDate: 2026-01-02\nCustomer ID: CUST-00001\nTotal: EUR 10.00\n"
-    response = OfflineProvider("offline-x").extract(text, "two words")
+    response = OfflineProvider("offline-x").extract(text_document(text), "two words")
     assert response.model_id == "offline-x"
     assert response.input_tokens == 2 + 11
     assert response.facts.category == "other"
@@ -78,7 +83,7 @@ def test_offline_extractor_counts_tokens_by_words():
 
 def test_offline_extractor_rejects_a_document_without_facts():
     with pytest.raises(ExtractionFailed, match="does not match the extraction schema") as raised:
-        OfflineProvider().extract("Dear team, see you on Monday.", "")
+        OfflineProvider().extract(text_document("Dear team, see you on Monday."), "")
     assert raised.value.output_tokens > 0
 
 
@@ -101,7 +106,7 @@ def bedrock():
 
 def test_bedrock_provider_sends_the_prompt_and_parses_the_reply(bedrock):
     client, stubber = bedrock
-    prompt = load_prompt("extract-v1").text
+    prompt = load_prompt("extract-v2").text
     stubber.add_response(
         "converse",
         converse_response(json.dumps(GOOD_REPLY)),
@@ -112,7 +117,17 @@ def test_bedrock_provider_sends_the_prompt_and_parses_the_reply(bedrock):
                 {
                     "role": "user",
                     "content": [
-                        {"text": "<document>\nINVOICE 42\n</document>\n\nReply with the JSON object only."}
+                        {
+                            "document": {
+                                "format": "txt",
+                                "name": "document-00000",
+                                "source": {"bytes": b"INVOICE 42"},
+                            }
+                        },
+                        {
+                            "text": "Extract the invoice facts from the attached document document-00000. "
+                            "Reply with the JSON object only."
+                        },
                     ],
                 }
             ],
@@ -120,7 +135,7 @@ def test_bedrock_provider_sends_the_prompt_and_parses_the_reply(bedrock):
         },
     )
     response = BedrockConverseProvider("anthropic.claude-3-haiku-20240307-v1:0", client).extract(
-        "INVOICE 42", prompt
+        text_document("INVOICE 42"), prompt
     )
     assert response.facts.amount == Decimal("1234.56")
     assert (response.input_tokens, response.output_tokens) == (812, 64)
@@ -130,7 +145,10 @@ def test_bedrock_provider_sends_the_prompt_and_parses_the_reply(bedrock):
 def test_bedrock_reply_in_a_code_fence_is_accepted(bedrock):
     client, stubber = bedrock
     stubber.add_response("converse", converse_response(f"```json\n{json.dumps(GOOD_REPLY)}\n```"))
-    assert BedrockConverseProvider("m", client).extract("x", "p").facts.customer_id == "CUST-00042"
+    assert (
+        BedrockConverseProvider("m", client).extract(text_document("x"), "p").facts.customer_id
+        == "CUST-00042"
+    )
 
 
 @pytest.mark.parametrize(
@@ -153,8 +171,34 @@ def test_bedrock_bad_replies_are_extraction_failures(bedrock, reply, stop_reason
     client, stubber = bedrock
     stubber.add_response("converse", converse_response(reply, stop_reason))
     with pytest.raises(ExtractionFailed, match=message) as raised:
-        BedrockConverseProvider("m", client).extract("x", "p")
+        BedrockConverseProvider("m", client).extract(text_document("x"), "p")
     assert (raised.value.input_tokens, raised.value.output_tokens, raised.value.model_id) == (812, 64, "m")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "The model returned the following errors: messages.0.content.0.source.bytes: "
+        "The document source bytes could not be parsed as the specified format.",
+        "The PDF specified was not valid",
+    ],
+)
+def test_bedrock_refusing_the_document_is_that_documents_rejection(bedrock, message):
+    client, stubber = bedrock
+    stubber.add_client_error("converse", "ValidationException", message, http_status_code=400)
+    with pytest.raises(DocumentUnreadable, match="Bedrock refused the pdf document"):
+        BedrockConverseProvider("m", client).extract(
+            DocumentInput(data=b"%PDF-1.7 broken", format="pdf", name="document-00007"), "p"
+        )
+
+
+def test_bedrock_validation_errors_about_the_request_stay_errors(bedrock):
+    client, stubber = bedrock
+    stubber.add_client_error(
+        "converse", "ValidationException", "temperature: must be <= 1", http_status_code=400
+    )
+    with pytest.raises(ModelRequestInvalid):  # the job's problem, not the document's (issue 10's breaker)
+        BedrockConverseProvider("m", client).extract(text_document("x"), "p")
 
 
 def test_provider_is_chosen_by_settings(env):
@@ -167,8 +211,9 @@ def test_provider_is_chosen_by_settings(env):
 
 
 def test_prompt_versions_map_to_files_with_a_sha256():
-    prompt = load_prompt("extract-v1")
-    assert prompt.text == (PROMPTS_DIR / "extract_v1.txt").read_text()
+    prompt = load_prompt("extract-v2")
+    assert prompt.text == (PROMPTS_DIR / "extract_v2.txt").read_text()
+    assert "document block" in prompt.text and load_prompt("extract-v1").sha256 != prompt.sha256
     assert len(prompt.sha256) == 64
     assert "JSON" in prompt.text
     with pytest.raises(ValueError, match="no prompt file"):

@@ -10,6 +10,7 @@ import pytest
 from botocore.stub import Stubber
 
 from functions import storage
+from functions.documents import DocumentInput
 from functions.errors import (
     ModelAccessDenied,
     ModelCallRefused,
@@ -21,10 +22,11 @@ from functions.errors import (
 )
 from functions.logic.process_document import process_document
 from functions.model import BedrockConverseProvider
+from functions.model.base import user_instruction
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext
 from tests.support import document_event, items, prepare, seed_documents
-from tests.unit.test_model import GOOD_REPLY, converse_response
+from tests.unit.test_model import GOOD_REPLY, converse_response, text_document
 
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 
@@ -55,7 +57,7 @@ def test_each_bedrock_error_has_a_docagent_name(stubbed, code, status, message, 
     client, stubber = stubbed
     stubber.add_client_error("converse", code, message, http_status_code=status)
     with pytest.raises(expected) as raised:
-        BedrockConverseProvider(MODEL, client).extract("x", "p")
+        BedrockConverseProvider(MODEL, client).extract(text_document("x"), "p")
     assert code in str(raised.value)
     if issubclass(expected, ModelCallRefused):
         assert "Fix:" in str(raised.value) and MODEL in str(raised.value)
@@ -72,13 +74,16 @@ def test_inference_config_comes_from_the_settings(stubbed) -> None:
             "messages": [
                 {
                     "role": "user",
-                    "content": [{"text": "<document>\nx\n</document>\n\nReply with the JSON object only."}],
+                    "content": [
+                        {"document": {"format": "txt", "name": "document-00000", "source": {"bytes": b"x"}}},
+                        {"text": user_instruction(text_document("x"))},
+                    ],
                 }
             ],
             "inferenceConfig": {"maxTokens": 321, "temperature": 0.25},
         },
     )
-    BedrockConverseProvider(MODEL, client, max_tokens=321, temperature=0.25).extract("x", "p")
+    BedrockConverseProvider(MODEL, client, max_tokens=321, temperature=0.25).extract(text_document("x"), "p")
 
 
 @pytest.mark.parametrize(("remaining", "expected"), [(60.0, 42), (500.0, 60), (3.0, 2.1), (0.6, 0.4)])
@@ -104,11 +109,11 @@ class RefusingProvider(CountingProvider):
         super().__init__(model_id=MODEL)
         self._errors = list(errors)
 
-    def extract(self, text: str, prompt: str) -> Any:
+    def extract(self, document: DocumentInput, prompt: str) -> Any:
         if self._errors:
-            self.calls.append(text)
+            self.calls.append(document.data.decode())
             raise self._errors.pop(0)
-        return super().extract(text, prompt)
+        return super().extract(document, prompt)
 
 
 @pytest.fixture

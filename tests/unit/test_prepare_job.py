@@ -44,8 +44,8 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
     }
     versions = job["versions"]
     assert versions["model_id"] == "offline-regex-v1"
-    assert versions["prompt_version"] == "extract-v1"
-    assert versions["prompt_sha256"] == load_prompt("extract-v1").sha256
+    assert versions["prompt_version"] == "extract-v2"
+    assert versions["prompt_sha256"] == load_prompt("extract-v2").sha256
     assert versions["code_version"] == "test-0000000"
 
     entries = get_json(job["items_key"])
@@ -102,8 +102,8 @@ def test_a_versioned_bucket_pins_each_document_to_its_version_and_the_child_read
     put_object(f"{PREFIX}a.txt", "edited while the job runs")  # a newer version: the job keeps its own
 
     got = read_document(BUCKET, entry, max_bytes=4000)
-    assert (got.text, got.sha256) == (
-        "the version the job sees",
+    assert (got.document.data, got.sha256) == (
+        b"the version the job sees",
         hashlib.sha256(b"the version the job sees").hexdigest(),
     )
 

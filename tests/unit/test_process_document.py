@@ -63,7 +63,7 @@ def test_handler_extracts_a_document(job, load_event):
     [call] = journal("job-doc", "doc-00000.txt")
     assert call.call_id == result.model_call_id
     assert (call.model_id, call.prompt_version, call.retry_count, call.outcome) == (
-        "offline-regex-v1", "extract-v1", 0, "ok",
+        "offline-regex-v1", "extract-v2", 0, "ok",
     )  # fmt: skip
     assert call.input_tokens > 0 and call.output_tokens > 0
 

@@ -37,7 +37,7 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
         "processed_at": utc_now(),
     }
     try:
-        text = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes).text
+        document = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes).document
     except DocumentRejected as rejection:
         return DocumentResult.model_validate(
             {**fields, "status": "rejected", "error": rejection.error_name, "reason": rejection.reason}
@@ -47,7 +47,7 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
     call_id, started_at, started = f"batch-{uuid.uuid4().hex[:12]}", utc_now(), time.monotonic()
     facts, reason, tokens = None, None, (0, 0)
     try:
-        response = provider.extract(text, prompt.text)
+        response = provider.extract(document, prompt.text)
         facts, tokens = response.facts, (response.input_tokens, response.output_tokens)
     except ExtractionFailed as failure:
         reason = failure.reason

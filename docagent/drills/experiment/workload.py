@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from docagent.drills.synthetic import SyntheticDocument, generate_customers, generate_documents
+from functions.documents import DocumentInput, block_name
 from functions.errors import ExtractionFailed
 from functions.model.base import load_prompt
 from functions.model.offline import OfflineProvider
@@ -92,7 +93,9 @@ class Workload:
         if self.latency_ms:  # a hosted model's latency (the offline extractor answers in about a millisecond)
             time.sleep(self.latency_ms / 1000)
         try:
-            facts = self.provider.extract(document.text, self.prompt).facts
+            facts = self.provider.extract(
+                DocumentInput(document.text.encode(), "txt", block_name(index)), self.prompt
+            ).facts
             error = None
         except ExtractionFailed as failure:
             facts, error = None, failure.error_name

@@ -1,0 +1,140 @@
+"""The synthetic invoices as real files: PDF (fpdf2), DOCX (python-docx), HTML, Markdown and text, in a mix
+that looks like an inbox (PDF 50 %, DOCX 20 %, HTML 15 %, text and Markdown 15 %), each with its ground truth.
+
+The file's extension is the format's, but docagent never trusts it: ProcessDocument detects the format from
+the content (functions/documents.py).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import random
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import docx
+from fpdf import FPDF
+
+from docagent.drills.synthetic import SyntheticDocument
+from functions.models import DocumentFormat, ExtractedFacts
+
+# The default mix: share of the corpus per format.
+DEFAULT_MIX: dict[DocumentFormat, float] = {"pdf": 0.50, "docx": 0.20, "html": 0.15, "txt": 0.08, "md": 0.07}
+RENDERED_FORMATS: tuple[DocumentFormat, ...] = tuple(DEFAULT_MIX)
+EXTENSIONS: dict[DocumentFormat, str] = {
+    "pdf": ".pdf",
+    "docx": ".docx",
+    "html": ".html",
+    "txt": ".txt",
+    "md": ".md",
+}
+
+
+class RenderedDocument(NamedTuple):
+    document_id: str
+    format: DocumentFormat
+    file_name: str
+    data: bytes
+    truth: ExtractedFacts
+
+
+def parse_formats(value: str) -> list[DocumentFormat]:
+    """``pdf,docx,html`` as a list of rendered formats; a format docagent cannot render is a ValueError."""
+    chosen: list[DocumentFormat] = []
+    for part in (item.strip().lower() for item in value.split(",")):
+        if not part:
+            continue
+        matching = [fmt for fmt in RENDERED_FORMATS if fmt == part]
+        if not matching:
+            raise ValueError(f"unknown format {part!r}: choose from {', '.join(RENDERED_FORMATS)}")
+        if matching[0] not in chosen:
+            chosen.append(matching[0])
+    if not chosen:
+        raise ValueError("--formats names no format")
+    return chosen
+
+
+def assign_formats(n: int, formats: Sequence[DocumentFormat], seed: int) -> list[DocumentFormat]:
+    """Exactly proportional to the default mix renormalised over ``formats`` (largest remainder), shuffled
+    deterministically for the seed."""
+    weights = {fmt: DEFAULT_MIX[fmt] for fmt in formats}
+    total = sum(weights.values())
+    quotas = {fmt: n * weight / total for fmt, weight in weights.items()}
+    counts = {fmt: int(quota) for fmt, quota in quotas.items()}
+    by_remainder = sorted(formats, key=lambda fmt: (quotas[fmt] - counts[fmt], weights[fmt]), reverse=True)
+    for fmt in by_remainder[: n - sum(counts.values())]:
+        counts[fmt] += 1
+    assigned = [fmt for fmt in formats for _ in range(counts[fmt])]
+    random.Random(seed).shuffle(assigned)
+    return assigned
+
+
+def render_pdf(text: str, *, title: str = "Invoice", author: str = "docagent synthetic") -> bytes:
+    """One A4 page per 60 lines, Courier 9 pt (the columns stay aligned), cp1252 so € and £ survive."""
+    pdf = FPDF(format="A4")
+    pdf.core_fonts_encoding = "cp1252"
+    pdf.set_title(title)
+    pdf.set_author(author)
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.add_page()
+    pdf.set_font("Courier", size=9)
+    for line in text.splitlines():
+        pdf.cell(text=line or " ", new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def render_docx(text: str) -> bytes:
+    document = docx.Document()
+    for line in text.splitlines():
+        document.add_paragraph(line)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def render_html(text: str) -> bytes:
+    paragraphs = "\n".join(f"<p>{html.escape(line)}</p>" for line in text.splitlines() if line.strip())
+    page = (
+        '<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8"><title>Invoice</title>'
+        f"<style>p {{ margin: 0 }}</style></head>\n<body>\n{paragraphs}\n</body>\n</html>\n"
+    )
+    return page.encode()
+
+
+def render_markdown(text: str) -> bytes:
+    lines = text.splitlines()
+    heading = next((line for line in lines if line.strip()), "Invoice")
+    body = "\n".join(f"{line}  " if line.strip() else "" for line in lines[lines.index(heading) + 1 :])
+    return f"# {heading}\n\n{body}\n".encode()
+
+
+def render(text: str, fmt: DocumentFormat) -> bytes:
+    if fmt == "pdf":
+        return render_pdf(text)
+    if fmt == "docx":
+        return render_docx(text)
+    if fmt == "html":
+        return render_html(text)
+    if fmt == "md":
+        return render_markdown(text)
+    return text.encode()
+
+
+def render_corpus(
+    documents: Sequence[SyntheticDocument],
+    formats: Sequence[DocumentFormat] = RENDERED_FORMATS,
+    seed: int = 7,
+) -> list[RenderedDocument]:
+    """Each document in its assigned format, named ``doc-NNNNN.<ext>``."""
+    assigned = assign_formats(len(documents), formats, seed)
+    return [
+        RenderedDocument(
+            document.document_id,
+            fmt,
+            f"{document.document_id}{EXTENSIONS[fmt]}",
+            render(document.text, fmt),
+            document.truth,
+        )
+        for document, fmt in zip(documents, assigned, strict=True)
+    ]

@@ -1,0 +1,228 @@
+"""What a document is, from its content: the format (magic bytes and structure, never the file name), the
+Converse ``document`` block's limits, and the neutral name the model sees. Standard library only: the Lambda
+asset carries no text-extraction library (Bedrock reads the document; the local cloud extracts its text with
+``docagent.localcloud.documents``).
+
+Converse rules (as of 2026-11, AWS docs: Bedrock API Reference, "DocumentBlock" and "Message"):
+- ``format`` is one of pdf | csv | doc | docx | xls | xlsx | html | txt | md;
+- each document is at most 4.5 MB, at most five documents per message, and a message with a document also
+  needs a text block;
+- ``name`` is 1 to 200 characters of letters and digits, single whitespace characters, hyphens, parentheses
+  and square brackets. The model reads it ("vulnerable to prompt injections ... specify a neutral name"), so
+  docagent never derives it from the object key: it is ``document-NNNNN`` from the manifest index.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from functions.errors import DocumentEmpty, DocumentFormatUnsupported, DocumentNotUtf8, DocumentUnreadable
+from functions.models import DocumentFormat
+
+if TYPE_CHECKING:
+    from mypy_boto3_bedrock_runtime.type_defs import ContentBlockTypeDef
+
+CONVERSE_FORMATS = ("pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md")
+TEXT_FORMATS = frozenset({"csv", "html", "txt", "md"})
+MAX_CONVERSE_DOCUMENT_BYTES = 4_500_000  # "no more than 4.5 MB" per document (AWS docs, Message, 2026-11)
+MAX_CONVERSE_DOCUMENTS = 5
+MAX_NAME_LENGTH = 200
+NAME_PATTERN = re.compile(r"^(?:[A-Za-z0-9\-()\[\]]|\s(?!\s))+$")
+
+# A zip container (DOCX, XLSX) is refused unread when its central directory promises more than this, or a
+# member expands more than MAX_ZIP_RATIO times: a zip bomb. Real invoices are far below both.
+MAX_ZIP_UNCOMPRESSED_BYTES = 50_000_000
+MAX_ZIP_RATIO = 200
+MAX_ZIP_MEMBERS = 2_000
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+# Formats Converse does not take, by magic bytes: (prefix, offset, name as the rejection reason says it).
+_UNSUPPORTED_MAGIC: tuple[tuple[bytes, int, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", 0, "a PNG image"),
+    (b"\xff\xd8\xff", 0, "a JPEG image"),
+    (b"GIF87a", 0, "a GIF image"),
+    (b"GIF89a", 0, "a GIF image"),
+    (b"II*\x00", 0, "a TIFF image"),
+    (b"MM\x00*", 0, "a TIFF image"),
+    (b"BM", 0, "a BMP image"),
+    (b"\x1f\x8b", 0, "a gzip archive"),
+    (b"BZh", 0, "a bzip2 archive"),
+    (b"\xfd7zXZ\x00", 0, "an xz archive"),
+    (b"7z\xbc\xaf\x27\x1c", 0, "a 7-Zip archive"),
+    (b"Rar!\x1a\x07", 0, "a RAR archive"),
+    (b"ustar", 257, "a tar archive"),
+    (b"\x7fELF", 0, "an ELF executable"),
+    (b"MZ", 0, "a Windows executable"),
+    (b"\xcf\xfa\xed\xfe", 0, "a Mach-O executable"),
+    (b"\xfe\xed\xfa\xcf", 0, "a Mach-O executable"),
+    (b"\xca\xfe\xba\xbe", 0, "a Java class or Mach-O executable"),
+    (b"\x00asm", 0, "a WebAssembly module"),
+    (b"ID3", 0, "an MP3 audio file"),
+    (b"OggS", 0, "an Ogg media file"),
+    (b"{\\rtf", 0, "an RTF document"),
+    (b"SQLite format 3\x00", 0, "an SQLite database"),
+)
+_HTML_START = re.compile(
+    rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
+)
+_HTML_ANYWHERE = re.compile(rb"<(?:html|body)\b[^>]*>", re.I)
+_MARKDOWN = (
+    re.compile(r"^#{1,6} \S", re.M),  # ATX heading
+    re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M),  # table separator row
+    re.compile(r"\*\*[^*\n]+\*\*"),  # strong emphasis
+    re.compile(r"\[[^\]\n]+\]\([^)\s]+\)"),  # inline link
+    re.compile(r"^```", re.M),  # fenced code
+)
+
+
+@dataclass(frozen=True)
+class DocumentInput:
+    """What the model receives: the bytes as stored, the detected Converse format and the neutral name."""
+
+    data: bytes
+    format: DocumentFormat
+    name: str
+
+    def converse_block(self) -> ContentBlockTypeDef:
+        """The Converse ``document`` content block (the bytes are sent as they are; boto3 base64-encodes)."""
+        return {"document": {"format": self.format, "name": self.name, "source": {"bytes": self.data}}}
+
+
+# Bedrock refuses a document it cannot parse with a ValidationException whose message names the document
+# block, e.g. "messages.0.content.0.source.bytes: The document source bytes could not be parsed as the
+# specified format" or "The PDF specified was not valid" (messages seen in public bug reports, 2026).
+_DOCUMENT_REFUSAL = re.compile(r"\bdocument\b|\bpdf\b|source\.bytes|\.document\b|\bpassword|\bencrypt", re.I)
+
+
+def is_document_refusal(message: str) -> bool:
+    """True when a ValidationException's message is about the document, not about the model or request."""
+    return bool(_DOCUMENT_REFUSAL.search(message))
+
+
+def block_name(index: int) -> str:
+    """The neutral name of a manifest entry's document block: never the key, which the model would read."""
+    name = f"document-{index:05d}"
+    assert NAME_PATTERN.match(name) and len(name) <= MAX_NAME_LENGTH
+    return name
+
+
+def name_problem(name: str) -> str | None:
+    """Why Converse would refuse a block ``name`` (the local Bedrock Runtime checks it), or None."""
+    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+        return f"length {len(name)} is outside 1 to {MAX_NAME_LENGTH}"
+    if not NAME_PATTERN.match(name):
+        return (
+            "it may contain only letters, digits, single whitespace characters, hyphens, parentheses and "
+            "square brackets"
+        )
+    return None
+
+
+def _zip_format(data: bytes) -> DocumentFormat:
+    """docx or xlsx for an Office Open XML package; a zip bomb or another zip is refused, naming why."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
+        raise DocumentUnreadable(f"the document starts as a zip container but is corrupt ({error})") from None
+    names = {member.filename for member in members}
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise DocumentUnreadable(f"zip bomb: {len(members)} members, over the limit of {MAX_ZIP_MEMBERS}")
+    declared = sum(member.file_size for member in members)
+    if declared > MAX_ZIP_UNCOMPRESSED_BYTES:
+        raise DocumentUnreadable(
+            f"zip bomb: the archive expands to {declared} bytes, "
+            f"over the limit of {MAX_ZIP_UNCOMPRESSED_BYTES}"
+        )
+    for member in members:
+        ratio = member.file_size // max(1, member.compress_size)
+        if member.file_size > 1_000_000 and ratio > MAX_ZIP_RATIO:
+            raise DocumentUnreadable(
+                f"zip bomb: {member.filename} expands {ratio} times (over {MAX_ZIP_RATIO})"
+            )
+    if "[Content_Types].xml" in names and "word/document.xml" in names:
+        return "docx"
+    if "[Content_Types].xml" in names and "xl/workbook.xml" in names:
+        return "xlsx"
+    if "[Content_Types].xml" in names and "ppt/presentation.xml" in names:
+        raise DocumentFormatUnsupported(
+            "the content is a PowerPoint presentation (pptx), not a Converse format"
+        )
+    if "mimetype" in names and archive.read("mimetype").startswith(b"application/vnd.oasis.opendocument"):
+        raise DocumentFormatUnsupported("the content is an OpenDocument file, not a Converse format")
+    raise DocumentFormatUnsupported("the content is a zip archive, not a Converse format")
+
+
+def _ole_format(data: bytes) -> DocumentFormat:
+    """doc or xls for an OLE compound file, from the stream names in its directory (UTF-16 in the file)."""
+    if "WordDocument".encode("utf-16-le") in data:
+        return "doc"
+    if "Workbook".encode("utf-16-le") in data or "Book".encode("utf-16-le") in data:
+        return "xls"
+    raise DocumentFormatUnsupported(
+        "the content is an OLE compound file that is neither a Word nor an Excel document"
+    )
+
+
+def _looks_binary(data: bytes) -> bool:
+    sample = data[:8192]
+    if b"\x00" in sample:
+        return True
+    controls = sum(byte < 32 and byte not in (9, 10, 12, 13) for byte in sample)
+    return controls > len(sample) // 20
+
+
+def _is_csv(text: str) -> bool:
+    """At least two lines with the same number (>= 2) of comma-, semicolon- or tab-separated fields."""
+    lines = [line for line in text.splitlines()[:50] if line.strip()]
+    if len(lines) < 2:
+        return False
+    for separator in (",", ";", "\t"):
+        counts = {line.count(separator) for line in lines}
+        if len(counts) == 1 and counts.pop() >= 1:
+            return True
+    return False
+
+
+def detect_format(data: bytes) -> DocumentFormat:
+    """The Converse format of ``data`` from its content; else a DocumentRejected naming what it is."""
+    if not data.strip():
+        raise DocumentEmpty(
+            "the document has no content" if not data else "the document contains only whitespace"
+        )
+    head = data[:1024]
+    if b"%PDF-" in head:
+        return "pdf"
+    if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
+        return _zip_format(data)
+    if data.startswith(_OLE_MAGIC):
+        return _ole_format(data)
+    for magic, offset, described in _UNSUPPORTED_MAGIC:
+        if data[offset : offset + len(magic)] == magic:
+            raise DocumentFormatUnsupported(f"the content is {described}, not a Converse format")
+    if head[:12].startswith(b"RIFF") and head[8:12] in (b"WEBP", b"WAVE", b"AVI "):
+        kind = {b"WEBP": "a WebP image", b"WAVE": "a WAV audio file", b"AVI ": "an AVI video"}[head[8:12]]
+        raise DocumentFormatUnsupported(f"the content is {kind}, not a Converse format")
+    if head[4:8] == b"ftyp":
+        raise DocumentFormatUnsupported(
+            "the content is an ISO media file (MP4, MOV, HEIC), not a Converse format"
+        )
+    if _looks_binary(data):
+        raise DocumentFormatUnsupported("the content is binary data of no known document format")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DocumentNotUtf8(
+            f"not valid UTF-8: byte 0x{data[error.start]:02x} at offset {error.start}"
+        ) from None
+    if _HTML_START.match(data) or _HTML_ANYWHERE.search(head):
+        return "html"
+    if _is_csv(text):
+        return "csv"
+    if sum(bool(pattern.search(text)) for pattern in _MARKDOWN) >= 1:
+        return "md"
+    return "txt"

@@ -1,0 +1,94 @@
+"""The local Bedrock Runtime reads Converse document blocks as Bedrock does: through boto3 and the AWS CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from botocore.exceptions import ClientError
+
+from docagent.drills.formats import render
+from functions.documents import DocumentInput
+from functions.errors import DocumentUnreadable
+from functions.model import BedrockConverseProvider, load_prompt
+from tests import documents as files
+from tests.integration.conftest import aws_cli
+
+MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+def message(*blocks: dict) -> list[dict]:
+    return [
+        {
+            "role": "user",
+            "content": [*blocks, {"text": "Extract the facts. Reply with the JSON object only."}],
+        }
+    ]
+
+
+def document(data: bytes, fmt: str = "pdf", name: str = "document-00001") -> dict:
+    return {"document": {"format": fmt, "name": name, "source": {"bytes": data}}}
+
+
+@pytest.mark.parametrize("fmt", ["pdf", "docx", "html", "md", "txt"])
+def test_the_production_provider_reads_each_format_through_the_endpoint(aws, fmt):
+    provider = BedrockConverseProvider(MODEL, aws("bedrock-runtime"))
+    data = render(files.INVOICE, fmt)
+    response = provider.extract(DocumentInput(data, fmt, "document-00042"), load_prompt("extract-v2").text)
+    assert (response.facts.customer_id, response.facts.invoice_number) == ("CUST-00007", "INV-2026-00421")
+    assert str(response.facts.amount) == "1234.56" and response.input_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (files.encrypted_pdf(), "encrypted or password-protected"),
+        (files.corrupt_pdf(), "the PDF is corrupt"),
+        (files.empty_pdf(), "no pages"),
+        (render(files.INVOICE, "docx"), "not a valid pdf document"),
+    ],
+    ids=["encrypted", "corrupt", "no-pages", "docx-declared-pdf"],
+)
+def test_a_document_bedrock_cannot_parse_is_that_documents_rejection(aws, data, reason):
+    provider = BedrockConverseProvider(MODEL, aws("bedrock-runtime"))
+    with pytest.raises(DocumentUnreadable, match=reason) as raised:
+        provider.extract(DocumentInput(data, "pdf", "document-00001"), "p")
+    assert "Bedrock refused the pdf document" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("messages", "problem"),
+    [
+        (message(document(b"x", "txt", "../../etc/passwd")), "name is invalid"),
+        (message(document(b"x", "txt", "a" * 201)), "outside 1 to 200"),
+        (message(*(document(b"x", "txt", f"d{i}") for i in range(6))), "at most 5 documents"),
+        ([{"role": "user", "content": [document(b"x", "txt")]}], "needs a text block"),
+    ],
+    ids=["traversal-name", "long-name", "six-documents", "no-text-block"],
+)
+def test_requests_bedrock_refuses_are_validation_exceptions(aws, messages, problem):
+    with pytest.raises(ClientError) as raised:
+        aws("bedrock-runtime").converse(modelId=MODEL, messages=messages)
+    error = raised.value.response["Error"]
+    assert error["Code"] == "ValidationException" and problem in error["Message"]
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_the_aws_cli_sends_a_document_block(cloud, tmp_path):
+    """awscli v1 sends a blob given in JSON as the string's bytes (not base64-decoded): a text document."""
+    blocks = [
+        {"document": {"format": "txt", "name": "document-00007", "source": {"bytes": files.INVOICE}}},
+        {"text": "Extract the facts. Reply with the JSON object only."},
+    ]
+    (tmp_path / "messages.json").write_text(json.dumps([{"role": "user", "content": blocks}]))
+    answer = aws_cli(
+        cloud,
+        "bedrock-runtime",
+        "converse",
+        "--model-id",
+        MODEL,
+        "--messages",
+        f"file://{tmp_path / 'messages.json'}",
+    )
+    reply = json.loads(answer["output"]["message"]["content"][0]["text"])
+    assert reply["invoice_number"] == "INV-2026-00421" and reply["amount"] == "1234.56"
