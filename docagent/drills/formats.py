@@ -7,9 +7,11 @@ the content (functions/documents.py).
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import io
 import random
+import zipfile
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -19,6 +21,7 @@ from fpdf import FPDF
 from docagent.drills.synthetic import SyntheticDocument
 from functions.models import DocumentFormat, ExtractedFacts
 
+FIXED_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 # The default mix: share of the corpus per format.
 DEFAULT_MIX: dict[DocumentFormat, float] = {"pdf": 0.50, "docx": 0.20, "html": 0.15, "txt": 0.08, "md": 0.07}
 RENDERED_FORMATS: tuple[DocumentFormat, ...] = tuple(DEFAULT_MIX)
@@ -71,8 +74,10 @@ def assign_formats(n: int, formats: Sequence[DocumentFormat], seed: int) -> list
 
 
 def render_pdf(text: str, *, title: str = "Invoice", author: str = "docagent synthetic") -> bytes:
-    """One A4 page per 60 lines, Courier 9 pt (the columns stay aligned), cp1252 so € and £ survive."""
+    """One A4 page per 60 lines, Courier 9 pt (the columns stay aligned), cp1252 so € and £ survive.
+    Byte-stable: the creation date is fixed, so the same text always gives the same sha256."""
     pdf = FPDF(format="A4")
+    pdf.set_creation_date(FIXED_TIME)
     pdf.core_fonts_encoding = "cp1252"
     pdf.set_title(title)
     pdf.set_author(author)
@@ -85,12 +90,25 @@ def render_pdf(text: str, *, title: str = "Invoice", author: str = "docagent syn
 
 
 def render_docx(text: str) -> bytes:
+    """Byte-stable: fixed core-property dates and zip member times (python-docx stamps the current time)."""
     document = docx.Document()
+    document.core_properties.created = document.core_properties.modified = FIXED_TIME.replace(tzinfo=None)
     for line in text.splitlines():
         document.add_paragraph(line)
     buffer = io.BytesIO()
     document.save(buffer)
-    return buffer.getvalue()
+    return _fixed_zip_times(buffer.getvalue())
+
+
+def _fixed_zip_times(data: bytes) -> bytes:
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for member in source.infolist():
+            info = zipfile.ZipInfo(member.filename, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            target.writestr(info, source.read(member.filename))
+    return out.getvalue()
 
 
 def render_html(text: str) -> bytes:

@@ -195,7 +195,7 @@ def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 
         "photo.pdf": files.PNG,
         "oversized.txt": (files.INVOICE + "x" * 200_001).encode(),
         "../../etc/passwd.txt": files.INVOICE.replace("00421", "00423").encode(),
-        "ctl\x01\x1b[31m.txt": files.INVOICE.replace("00421", "00424").encode(),
+        "ctl\tred\x7f\u202eexe.txt": files.INVOICE.replace("00421", "00424").encode(),
         "n" * 1000 + ".txt": files.INVOICE.replace("00421", "00425").encode(),
     }
     for name, data in uploads.items():
