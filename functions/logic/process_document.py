@@ -38,6 +38,7 @@ from functions.errors import (
 )
 from functions.faults import fault_point
 from functions.model import ModelProvider, get_model_provider, load_prompt
+from functions.model.base import Prompt
 from functions.model.telemetry import genai_attributes, record_model_call
 from functions.models import (
     CustomerLookup,
@@ -206,6 +207,39 @@ def _journal_attempt(
     )
 
 
+def journal_call(
+    event: ProcessDocumentEvent,
+    provider: ModelProvider,
+    prompt: Prompt,
+    record: ExtractionRecord,
+    outcome: ModelCallOutcome,
+    *,
+    started_at: str,
+    duration_ms: int,
+) -> None:
+    """A finished model call into the journal (model-calls/), with its output."""
+    storage.put_model_call(
+        ModelCallRecord(
+            call_id=record.call_id,
+            job_id=event.job_id,
+            document_id=event.document.document_id,
+            provider=provider.system,
+            model_id=record.model_id,
+            prompt_version=prompt.version,
+            prompt_sha256=prompt.sha256,
+            input_tokens=record.input_tokens,
+            output_tokens=record.output_tokens,
+            outcome=outcome,
+            facts=record.facts,
+            reason=record.reason,
+            retry_count=event.retry_count,
+            started_at=started_at,
+            finished_at=utc_now(),
+            duration_ms=duration_ms,
+        )
+    )
+
+
 def _extract_once(
     event: ProcessDocumentEvent,
     manifest: JobManifest,
@@ -315,26 +349,7 @@ def _extract_once(
             },
         )
     record_model_call(attributes, outcome=outcome, duration_ms=duration_ms, call_id=call_id)
-    storage.put_model_call(
-        ModelCallRecord(
-            call_id=call_id,
-            job_id=event.job_id,
-            document_id=entry.document_id,
-            provider=provider.system,
-            model_id=record.model_id,
-            prompt_version=prompt.version,
-            prompt_sha256=prompt.sha256,
-            input_tokens=record.input_tokens,
-            output_tokens=record.output_tokens,
-            outcome=outcome,
-            facts=record.facts,
-            reason=record.reason,
-            retry_count=event.retry_count,
-            started_at=started_at,
-            finished_at=utc_now(),
-            duration_ms=duration_ms,
-        )
-    )
+    journal_call(event, provider, prompt, record, outcome, started_at=started_at, duration_ms=duration_ms)
     fault_point(
         "after_model_call",
         event.options,

@@ -18,9 +18,9 @@ from typing import Any
 from functions import storage
 from functions.errors import DocumentRejected, ExtractionFailed
 from functions.faults import fault_point
-from functions.logic.process_document import load_manifest, lookup_customer, read_document
+from functions.logic.process_document import journal_call, load_manifest, lookup_customer, read_document
 from functions.model import get_model_provider, load_prompt
-from functions.models import DocumentResult, ModelCallRecord, ProcessDocumentEvent, utc_now
+from functions.models import DocumentResult, ExtractionRecord, ProcessDocumentEvent, utc_now
 from functions.settings import get_settings
 
 
@@ -45,32 +45,34 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
     prompt = load_prompt(manifest.versions.prompt_version)
     provider = get_model_provider(settings, manifest.versions.model_id)
     call_id, started_at, started = f"batch-{uuid.uuid4().hex[:12]}", utc_now(), time.monotonic()
-    facts, reason, tokens = None, None, (0, 0)
     try:
         response = provider.extract(document, prompt.text)
-        facts, tokens = response.facts, (response.input_tokens, response.output_tokens)
-    except ExtractionFailed as failure:
-        reason = failure.reason
-    storage.put_model_call(
-        ModelCallRecord(
+        record = ExtractionRecord(
             call_id=call_id,
-            job_id=event.job_id,
-            document_id=entry.document_id,
-            provider=provider.system,
+            ok=True,
+            facts=response.facts,
             model_id=provider.model_id,
-            prompt_version=prompt.version,
-            prompt_sha256=prompt.sha256,
-            input_tokens=tokens[0],
-            output_tokens=tokens[1],
-            outcome="ok" if facts is not None else "ExtractionFailed",
-            facts=facts,
-            reason=reason,
-            retry_count=event.retry_count,
-            started_at=started_at,
-            finished_at=utc_now(),
-            duration_ms=int((time.monotonic() - started) * 1000),
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
         )
+    except ExtractionFailed as failure:
+        record = ExtractionRecord(
+            call_id=call_id,
+            ok=False,
+            error="ExtractionFailed",
+            reason=failure.reason,
+            model_id=provider.model_id,
+        )
+    journal_call(
+        event,
+        provider,
+        prompt,
+        record,
+        "ok" if record.ok else "ExtractionFailed",
+        started_at=started_at,
+        duration_ms=int((time.monotonic() - started) * 1000),
     )
+    facts, reason = record.facts, record.reason
     # The product's fault point, at the same place: after the model call, before the result is stored.
     fault_point(
         "before_store_result",
