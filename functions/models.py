@@ -27,6 +27,9 @@ CUSTOMER_ID_PATTERN = r"^[A-Z0-9][A-Z0-9-]{0,39}$"
 # operator's checks before a job starts all start from these.
 DEFAULT_MAX_DOCUMENT_BYTES = 200_000
 DEFAULT_MAX_DOCUMENTS = 100_000
+# S3's minimum multipart part size (as of 2026-11, AWS docs "Amazon S3 multipart upload limits": 5 MiB to
+# 5 GiB, no minimum for the last part): each part of a job's items but the last holds at least this much.
+DEFAULT_ITEMS_PART_MIN_BYTES = 5 * 1024 * 1024
 
 
 def prompt_file_name(version: str) -> str:
@@ -166,11 +169,62 @@ class JobInfo(_Strict):
 
 
 class JobManifest(_Strict):
-    """jobs/{job_id}/manifest.json: written last by prepare_job, never changed afterwards."""
+    """jobs/{job_id}/manifest.json: written last (by SealJob), never changed afterwards. A summary: the
+    entries are in ``parts`` (JSON Lines, storage.manifest_entries reads them); manifests from before the
+    paged listing carry them inline in ``entries`` instead."""
 
     job: JobInfo
     versions: JobVersions
-    entries: list[ManifestEntry]
+    entries: list[ManifestEntry] = Field(default_factory=list)
+    parts: list[str] = Field(default_factory=list)
+    document_count: int | None = Field(None, ge=0)
+    items_key: str | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.entries) if self.document_count is None else self.document_count
+
+
+class ListingCursor(_Strict):
+    """Where the listing of a job stands, carried by the state machine between ListDocuments steps: the part
+    the next step writes (or continues), the documents listed before it, and whether the listing is done."""
+
+    part: int = Field(0, ge=0)
+    documents: int = Field(0, ge=0)
+    done: bool = False
+
+
+class ListingPart(_Strict):
+    """jobs/{job_id}/listing/part-NNNNN.json: the durable record of one part of the items. Written after the
+    part's JSONL (``bytes`` of it are the part); ``complete`` once the part holds at least the minimum part
+    size or the listing ended (``last``); ``next_*``: where the listing goes on after the part."""
+
+    part: int = Field(ge=0)
+    first_index: int = Field(ge=0)
+    count: int = Field(ge=0)
+    bytes: int = Field(ge=0)
+    pages: int = Field(ge=0)
+    complete: bool
+    last: bool
+    next_key_marker: str | None = None
+    next_version_id_marker: str | None = None
+
+
+class StartedJob(_Strict):
+    """PrepareJob's output: the request is validated and stored, the listing starts at ``listing``."""
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    bucket: str
+    options: JobOptions
+    listing: ListingCursor = Field(default_factory=ListingCursor)
+
+
+class ListingEvent(_Strict):
+    """ListDocuments (``action: list``) and SealJob (``action: seal``): the job and the cursor."""
+
+    action: Literal["list", "seal"]
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    listing: ListingCursor
 
 
 class StoredRequest(_Strict):

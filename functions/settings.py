@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from functions.errors import ConfigurationError
-from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
+from functions.models import DEFAULT_ITEMS_PART_MIN_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 
 
 class Settings(BaseModel):
@@ -33,6 +33,9 @@ class Settings(BaseModel):
     code_version: str = Field(alias="CODE_VERSION", min_length=1)
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, alias="MAX_DOCUMENT_BYTES", ge=1)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, alias="MAX_DOCUMENTS", ge=1)
+    # A listing step ends its part of the items at this size (S3's minimum multipart part size, 5 MiB, so
+    # the parts can be joined with UploadPartCopy): docs/scale.md. Tests lower it.
+    items_part_min_bytes: int = Field(DEFAULT_ITEMS_PART_MIN_BYTES, alias="ITEMS_PART_MIN_BYTES", ge=1)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", ge=60)
     ticket_adapter: Literal["ledger", "http"] = Field("ledger", alias="TICKET_ADAPTER")
     ticket_api_url: str = Field("", alias="TICKET_API_URL")

@@ -5,14 +5,23 @@ and the drills all call these."""
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from functions import aws
-from functions.models import DocumentResult, JobManifest, ModelAttemptRecord, ModelBreaker, ModelCallRecord
+from functions.models import (
+    DocumentResult,
+    JobManifest,
+    ManifestEntry,
+    ModelAttemptRecord,
+    ModelBreaker,
+    ModelCallRecord,
+)
 from functions.settings import get_settings
 
 if TYPE_CHECKING:
@@ -48,8 +57,33 @@ def manifest_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}manifest.json"
 
 
+def items_prefix(job_id: str) -> str:
+    """jobs/{job_id}/items/: the JSONL parts the listing steps write, and the object the Map reads."""
+    return f"{job_prefix(job_id)}items/"
+
+
+def items_part_key(job_id: str, part: int) -> str:
+    """One part of the job's items, written by one listing step (JSON Lines, one ManifestEntry a line)."""
+    return f"{items_prefix(job_id)}part-{part:05d}.jsonl"
+
+
 def items_key(job_id: str) -> str:
+    """The parts joined server-side (a multipart upload of UploadPartCopy) when there are several."""
+    return f"{items_prefix(job_id)}items.jsonl"
+
+
+def legacy_items_key(job_id: str) -> str:
+    """items.json (a JSON array): jobs prepared before the paged listing, still read by their executions."""
     return f"{job_prefix(job_id)}items.json"
+
+
+def listing_prefix(job_id: str) -> str:
+    return f"{job_prefix(job_id)}listing/"
+
+
+def listing_part_key(job_id: str, part: int) -> str:
+    """The listing's durable record of one part: where it starts and ends, and whether it is complete."""
+    return f"{listing_prefix(job_id)}part-{part:05d}.json"
 
 
 def results_prefix(job_id: str) -> str:
@@ -213,12 +247,63 @@ def list_objects(
         yield from page.get("Contents", [])
 
 
+@dataclass(frozen=True)
+class VersionsPage:
+    """One ListObjectVersions page: its versions (delete markers left out; ``IsLatest`` marks the current
+    one; VersionId "null" in a bucket without versioning), keys decoded, and where the next page starts
+    (None: this was the last)."""
+
+    versions: list[ObjectVersionTypeDef]
+    next_key_marker: str | None
+    next_version_id_marker: str | None
+
+
+def list_versions_page(
+    prefix: str,
+    *,
+    bucket: str | None = None,
+    key_marker: str | None = None,
+    version_id_marker: str | None = None,
+    max_keys: int = 1000,
+) -> VersionsPage:
+    """One page of versions under the prefix, from a marker. EncodingType=url: a key may hold characters an
+    XML 1.0 listing cannot carry (control characters), so S3 sends keys URL-encoded and they are decoded here
+    (as of 2026-11, AWS docs "ListObjectVersions": EncodingType encodes Key, KeyMarker, NextKeyMarker,
+    Prefix and Delimiter)."""
+    params: dict[str, Any] = {"Bucket": _bucket(bucket), "Prefix": prefix, "MaxKeys": max_keys}
+    params["EncodingType"] = "url"
+    if key_marker is not None:
+        params["KeyMarker"] = key_marker
+        if version_id_marker is not None:
+            params["VersionIdMarker"] = version_id_marker
+    response = aws.s3_client().list_object_versions(**params)
+    encoded = response.get("EncodingType") == "url"
+
+    def decoded(value: str) -> str:
+        return urllib.parse.unquote(value) if encoded else value
+
+    versions = [{**version, "Key": decoded(version["Key"])} for version in response.get("Versions", [])]
+    truncated = bool(response.get("IsTruncated"))
+    next_key = response.get("NextKeyMarker") if truncated else None
+    return VersionsPage(
+        versions=cast("list[ObjectVersionTypeDef]", versions),
+        next_key_marker=None if next_key is None else decoded(next_key),
+        next_version_id_marker=response.get("NextVersionIdMarker") if truncated else None,
+    )
+
+
 def list_versions(prefix: str, *, bucket: str | None = None) -> Iterator[ObjectVersionTypeDef]:
-    """Every object version under the prefix (``IsLatest`` marks the current one), in key order, across all
-    pages; delete markers are left out. On a bucket without versioning every VersionId is "null"."""
-    paginator = aws.s3_client().get_paginator("list_object_versions")
-    for page in paginator.paginate(Bucket=_bucket(bucket), Prefix=prefix):
-        yield from page.get("Versions", [])
+    """Every object version under the prefix, in key order, across all pages (``list_versions_page``)."""
+    key_marker: str | None = None
+    version_marker: str | None = None
+    while True:
+        page = list_versions_page(
+            prefix, bucket=bucket, key_marker=key_marker, version_id_marker=version_marker
+        )
+        yield from page.versions
+        if page.next_key_marker is None:
+            return
+        key_marker, version_marker = page.next_key_marker, page.next_version_id_marker
 
 
 # ------------------------------------------------------------------------------------------ job objects
@@ -227,6 +312,29 @@ def list_versions(prefix: str, *, bucket: str | None = None) -> Iterator[ObjectV
 def get_manifest(job_id: str) -> JobManifest | None:
     data = get_json_or_none(manifest_key(job_id))
     return None if data is None else JobManifest.model_validate(data)
+
+
+def parse_items(body: bytes) -> list[ManifestEntry]:
+    """The entries of an items object: JSON Lines (one entry a line), or a JSON array (items.json of jobs
+    prepared before the paged listing)."""
+    text = body.decode()
+    if text.lstrip().startswith("["):
+        return [ManifestEntry.model_validate(item) for item in json.loads(text)]
+    return [ManifestEntry.model_validate_json(line) for line in text.splitlines() if line.strip()]
+
+
+def manifest_entries(
+    manifest: JobManifest, *, bucket: str | None = None, client: S3Client | None = None
+) -> list[ManifestEntry]:
+    """Every entry of a job, in index order: inline in manifests from before the paged listing, else read
+    from the manifest's parts (one GetObject per part: ~20,000 entries each at the 5 MiB part size)."""
+    if manifest.entries or not manifest.parts:
+        return list(manifest.entries)
+    s3 = client or aws.s3_client()
+    entries: list[ManifestEntry] = []
+    for key in manifest.parts:
+        entries.extend(parse_items(s3.get_object(Bucket=_bucket(bucket), Key=key)["Body"].read()))
+    return entries
 
 
 def put_result(result: DocumentResult) -> str:

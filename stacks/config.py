@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from functions import storage
-from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
+from functions.models import DEFAULT_ITEMS_PART_MIN_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks.outputs import STACK_NAME
 
 CONTEXT_KEY = "docagent"
@@ -95,6 +95,9 @@ class DocAgentConfig(BaseModel):
     aggregate_memory_mb: int = Field(2048, ge=128, le=10_240)
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=256_000)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, ge=1, le=100_000)
+    # Each listing step's part of the items ends at this size (docs/scale.md); below S3's 5 MiB minimum part
+    # size the parts cannot be joined (S3 and moto refuse them), so only tests lower it.
+    items_part_min_bytes: int = Field(DEFAULT_ITEMS_PART_MIN_BYTES, ge=1, le=5 * 1024**3)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, ge=60)
     ticket_adapter: Literal["ledger", "http"] = "ledger"
     # An http(s) URL, or a CloudFormation dynamic reference to an SSM parameter holding it, resolved at deploy

@@ -56,6 +56,8 @@ class FunctionSpec:
     reads_sources: bool = False
     reads_customers: bool = False
     invokes_model: bool = False
+    # Keys of multipart uploads the function may abort (s3:AbortMultipartUpload).
+    aborts_uploads: tuple[str, ...] = ()
     calls_ticket_api: bool = False
     # Holds a whole job's listing or result files in memory (O(N) bytes, a bounded number of requests).
     aggregates: bool = False
@@ -69,14 +71,22 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         construct_id=outputs.PREPARE_JOB,
         module="prepare_job",
-        description="Validates a job request, pins each document's version, writes the manifest and items.",
-        reads=(keys.request_key(keys.ANY_JOB), keys.manifest_key(keys.ANY_JOB)),
+        description="Validates a job request, lists and pins its documents in parts, writes manifest, items.",
+        reads=(
+            keys.request_key(keys.ANY_JOB),
+            keys.manifest_key(keys.ANY_JOB),
+            keys.everything_under(keys.items_prefix(keys.ANY_JOB)),  # UploadPartCopy reads the parts
+            keys.everything_under(keys.listing_prefix(keys.ANY_JOB)),
+        ),
         reads_sources=True,
         writes=(
             keys.request_key(keys.ANY_JOB),
             keys.manifest_key(keys.ANY_JOB),
-            keys.items_key(keys.ANY_JOB),
+            keys.everything_under(keys.items_prefix(keys.ANY_JOB)),
+            keys.everything_under(keys.listing_prefix(keys.ANY_JOB)),
         ),
+        # The join of the parts is a multipart upload (PutObject covers Create/UploadPartCopy/Complete).
+        aborts_uploads=(keys.items_key(keys.ANY_JOB),),
         uses_idempotency=True,
         aggregates=True,
     ),
@@ -272,6 +282,14 @@ class Functions(Construct):
                     resources=[bucket.arn_for_objects(pattern) for pattern in spec.writes],
                 )
             )
+        if spec.aborts_uploads:
+            statements.append(
+                iam.PolicyStatement(
+                    sid="AbortJobUploads",
+                    actions=["s3:AbortMultipartUpload"],
+                    resources=[bucket.arn_for_objects(pattern) for pattern in spec.aborts_uploads],
+                )
+            )
         if spec.uses_idempotency:
             statements.append(
                 iam.PolicyStatement(
@@ -372,6 +390,7 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "CODE_VERSION": code_version,
         "MAX_DOCUMENT_BYTES": str(config.max_document_bytes),
         "MAX_DOCUMENTS": str(config.max_documents),
+        "ITEMS_PART_MIN_BYTES": str(config.items_part_min_bytes),
         "IDEMPOTENCY_TTL_SECONDS": str(config.idempotency_ttl_seconds),
         "TICKET_ADAPTER": config.ticket_adapter,
         "TICKET_API_URL": config.ticket_api_url,

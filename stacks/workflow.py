@@ -21,9 +21,15 @@ from stacks.storage import Storage
 ASL_PATH = Path(__file__).resolve().parent.parent / "statemachines" / "document_review.asl.json"
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
-# ResultWriter prefix in the ASL; the ItemReader reads the items file prepare_job writes.
+# ResultWriter prefix in the ASL; the ItemReader reads the items SealJob names: JSON Lines (InputType JSONL,
+# as of 2026-11 AWS docs https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemreader.html:
+# InputType is one of CSV, JSON, JSONL, PARQUET, MANIFEST), one part or the parts joined, under items/; and
+# items.json (InputType JSON) for executions of jobs prepared before the paged listing.
 MAP_RESULTS_PREFIX = keys.MAP_RUNS_PREFIX
-MAP_ITEMS_KEY_PATTERN = keys.items_key(keys.ANY_JOB)
+MAP_ITEMS_KEY_PATTERNS = (
+    keys.everything_under(keys.items_prefix(keys.ANY_JOB)),
+    keys.legacy_items_key(keys.ANY_JOB),
+)
 
 
 def asl_placeholders(path: Path = ASL_PATH) -> set[str]:
@@ -125,7 +131,7 @@ class Workflow(Construct):
         )
         function_arns = [function.function_arn for function in functions.values()]
         qualified_function_arns = [f"{arn}:*" for arn in function_arns]
-        items = storage.bucket.arn_for_objects(MAP_ITEMS_KEY_PATTERN)
+        items = [storage.bucket.arn_for_objects(pattern) for pattern in MAP_ITEMS_KEY_PATTERNS]
         map_results = storage.bucket.arn_for_objects(f"{MAP_RESULTS_PREFIX}/*")
 
         statements = [
@@ -147,7 +153,7 @@ class Workflow(Construct):
             iam.PolicyStatement(
                 sid="RedriveMapRun", actions=["states:RedriveExecution"], resources=[child_executions]
             ),
-            iam.PolicyStatement(sid="ReadMapItems", actions=["s3:GetObject"], resources=[items]),
+            iam.PolicyStatement(sid="ReadMapItems", actions=["s3:GetObject"], resources=items),
             iam.PolicyStatement(
                 sid="WriteMapResults",
                 actions=[
@@ -214,7 +220,7 @@ class Workflow(Construct):
         )
         nag.acknowledge_wildcard_resources(
             role,
-            [items, map_results],
+            [*items, map_results],
             "The Distributed Map reads each job's items file (job id in the key) and its ResultWriter "
             f"writes one folder per Map Run under {MAP_RESULTS_PREFIX}/; both are limited to those keys.",
         )

@@ -10,6 +10,7 @@ from docagent.drills.synthetic import SyntheticDocument, generate_documents
 from functions import aws
 from functions.logic.build_report import build_report
 from functions.logic.create_ticket import create_ticket
+from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
 from functions.logic.process_document import process_document
 from functions.model import ModelProvider
@@ -18,6 +19,8 @@ from functions.models import (
     CreateTicketEvent,
     DocumentOutcome,
     JobOptions,
+    ListingCursor,
+    ListingEvent,
     ManifestEntry,
     MapRunInfo,
     PreparedJob,
@@ -25,6 +28,8 @@ from functions.models import (
     ReportSummary,
     TicketResult,
 )
+from functions.settings import get_settings
+from functions.storage import parse_items
 from tests.fakes import FakeLambdaContext
 
 BUCKET = "docagent-test-bucket"
@@ -85,11 +90,21 @@ def prepare(
         request["prefix"] = prefix
     if options is not None:
         request["options"] = options
-    return prepare_job({"request": request, "execution_name": job_id}, context or FakeLambdaContext())
+    started = prepare_job({"request": request, "execution_name": job_id}, context or FakeLambdaContext())
+    return list_and_seal(started.job_id, started.listing)
+
+
+def list_and_seal(job_id: str, cursor: ListingCursor | None = None) -> PreparedJob:
+    """What the state machine does after PrepareJob: ListDocuments until the listing is done, then SealJob."""
+    cursor = cursor or ListingCursor()
+    settings = get_settings()
+    while not cursor.done:
+        cursor = list_step(ListingEvent(action="list", job_id=job_id, listing=cursor), settings)
+    return seal(ListingEvent(action="seal", job_id=job_id, listing=cursor), settings)
 
 
 def items(job: PreparedJob) -> list[ManifestEntry]:
-    return [ManifestEntry.model_validate(item) for item in get_json(job.items_key, job.bucket)]
+    return parse_items(s3().get_object(Bucket=job.bucket, Key=job.items_key)["Body"].read())
 
 
 def document_event(

@@ -29,6 +29,10 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: unit/test_mock_config.py, integration/test_sfn_local_suite.py. Belongs in moto: yes.
 - test_state.py: the TestState API.
   Test: integration/test_sfn_test_state.py. Belongs in moto: yes.
+- item_reader.py: the ItemReader reads JSONL (InputType JSONL).
+  Test: localcloud/test_item_reader.py. Belongs in moto: yes.
+- s3_listing.py: ListObjectVersions honours EncodingType=url (keys with control characters).
+  Test: localcloud/test_item_reader.py. Belongs in moto: yes.
 """
 
 from __future__ import annotations
@@ -61,9 +65,11 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from docagent.localcloud import (
     distributed_map,
     executions,
+    item_reader,
     jsonata,
     mock_config,
     redrive,
+    s3_listing,
     test_state,
     validation,
 )
@@ -280,6 +286,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         jsonata.install()
         mock_config.install()
         test_state.install()
+        item_reader.install()
+        s3_listing.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

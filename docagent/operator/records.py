@@ -370,7 +370,14 @@ class JobRecords:
         return self._read_model(JobManifest, storage.manifest_key(self.job_id))
 
     def entries(self) -> list[ManifestEntry]:
-        return list(self.manifest.entries) if self.manifest else []
+        """Every document of the job: inline in older manifests, else read from the manifest's parts."""
+        return self._entries
+
+    @cached_property
+    def _entries(self) -> list[ManifestEntry]:
+        if self.manifest is None:
+            return []
+        return storage.manifest_entries(self.manifest, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
 
     @cached_property
     def report(self) -> Report | None:

@@ -31,7 +31,6 @@ from docagent.operator.context import (
 from docagent.operator.formats import as_datetime, iso, wide_console
 from docagent.operator.progress import exit_code_for
 from docagent.operator.records import JobRecords
-from functions import storage
 from functions.spans import SPAN_END, SPAN_START, trace_id_for
 
 JOB_STEPS = ("prepare", "report", "ticket", "verify")
@@ -284,7 +283,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     records = JobRecords(ctx, args.job_id)
     described = records.require_execution()
     started = as_datetime(described.get("startDate"))
-    items = ctx.read_json(storage.items_key(records.job_id)) or []
+    items = [entry.model_dump(mode="json") for entry in records.entries()]
     if args.document and items and args.document not in {item["document_id"] for item in items}:
         raise RefusedError(
             "DocumentNotFound", f"job {records.job_id} has no document {args.document!r}", EXIT_NOT_FOUND

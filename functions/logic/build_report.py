@@ -161,7 +161,7 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
 
-    entries = manifest.entries
+    entries = storage.manifest_entries(manifest)
     read = read_map_run(event.map_run)
     uncovered = [entry.document_id for entry in entries if entry.document_id not in read.rows]
     results = _read_results(job_id, uncovered)

@@ -201,7 +201,7 @@ def verify_job(
         raise JobVerificationFailed(
             f"job {event.job_id} failed verification: manifest: manifest.json is missing"
         )
-    manifest_ids = [entry.document_id for entry in manifest.entries]
+    manifest_ids = [entry.document_id for entry in storage.manifest_entries(manifest)]
     stored = set(storage.list_result_ids(event.job_id))
     sample = _check_results(event.job_id, manifest_ids, stored, checks)
     report, report_problem = _read_report(event.job_id)

@@ -1,22 +1,44 @@
-"""The work of one PrepareJob, BuildReport or VerifyJob invocation does not grow with the job (docs/design.md,
-"Reports and verification"): every S3 and DynamoDB call they make is counted at two job sizes, each in a fresh
-moto, and the counts are the same (all listings fit in one page of 1,000 at both sizes)."""
+"""The work of one PrepareJob, ListDocuments, SealJob, BuildReport or VerifyJob invocation does not grow with
+the job (docs/design.md, "Reports and verification"): every S3 and DynamoDB call they make is counted at two
+job sizes, each in a fresh moto. Report and verify: the counts are the same (all listings fit in one page of
+1,000 at both sizes). The listing: at 1,000 and 5,000 documents (small pages and parts, so that many steps
+run; moto lists versions in time linear in the bucket, so bigger sizes only cost suite time), no ListDocuments
+invocation makes more calls than the bound, at either size; SealJob makes a fixed number of calls per part."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
+import moto.s3.models
 import pytest
 from botocore.client import BaseClient
+from moto.core import DEFAULT_ACCOUNT_ID
 from moto.moto_api._internal.models import moto_api_backend
+from moto.s3.models import s3_backends
 
+from functions import storage
+from functions.logic import list_documents
 from functions.logic.build_report import build_report
+from functions.logic.list_documents import list_step, seal
+from functions.logic.prepare_job import prepare_job
 from functions.logic.verify_job import SAMPLE_SIZE, verify_job
-from functions.models import BuildReportEvent, VerifyJobEvent
+from functions.models import BuildReportEvent, ListingCursor, ListingEvent, PreparedJob, VerifyJobEvent
+from functions.settings import Settings, get_settings
 from tests.fakes import FakeLambdaContext
-from tests.support import PREFIX, prepare, process_all, seed_documents, ticket, write_result_files
+from tests.support import (
+    BUCKET,
+    PREFIX,
+    list_and_seal,
+    prepare,
+    process_all,
+    s3,
+    seed_documents,
+    ticket,
+    write_result_files,
+)
 from tests.unit.conftest import clear_all_caches, create_stack_resources
 
 SIZES = (20, 200)
@@ -86,9 +108,158 @@ def test_prepare_report_and_verify_make_the_same_calls_at_20_and_200_documents(c
 
     for step in ("prepare", "report", "verify"):
         assert large[step] == small[step], step
-    # The bound itself, by operation.
-    assert large["prepare"][("s3", "GetObject")] <= 2  # request.json, manifest.json: no document is read
-    assert large["report"][("s3", "GetObject")] == 3  # manifest, result-writer manifest, SUCCEEDED_0.json
+    # The bound itself, by operation (prepare: PrepareJob, one ListDocuments, SealJob of one part).
+    assert (
+        large["prepare"][("s3", "GetObject")] <= 6
+    )  # request.json (x3), part records, manifest: no document
+    assert large["prepare"][("s3", "ListObjectVersions")] == 2  # the bucket check, one page
+    assert (
+        large["report"][("s3", "GetObject")] == 4
+    )  # manifest, its part, result-writer manifest, SUCCEEDED_0
     assert large["report"][("s3", "PutObject")] == 1  # report.json
-    assert large["verify"][("s3", "GetObject")] <= 3 + SAMPLE_SIZE + 1  # + one ledger ticket
-    assert sum(large["verify"].values()) <= 6 + SAMPLE_SIZE + 2
+    assert large["verify"][("s3", "GetObject")] <= 4 + SAMPLE_SIZE + 1  # + one ledger ticket
+    assert sum(large["verify"].values()) <= 7 + SAMPLE_SIZE + 2
+
+
+# -- the listing, spread over steps -------------------------------------------------------------------------
+
+LISTING_SIZES = (1_000, 5_000)
+PAGE_SIZE = 500
+MAX_PAGES = 1
+PART_MIN_BYTES = 128 * 1024  # ~870 entries of ~150 B: each part takes two steps (the first leaves it open)
+
+
+def seed_fast(count: int) -> None:
+    """``count`` small objects put straight into moto's backend (seeding through the API would take longer);
+    the listing reads them through the API like any others."""
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
+    for number in range(count):
+        backend.put_object(BUCKET, f"{PREFIX}doc-{number:06d}.txt", b"Invoice")
+
+
+@pytest.fixture
+def small_listing(env: pytest.MonkeyPatch) -> None:
+    env.setenv("ITEMS_PART_MIN_BYTES", str(PART_MIN_BYTES))
+    env.setenv("MAX_DOCUMENTS", "100000")
+    env.setattr(list_documents, "PAGE_SIZE", PAGE_SIZE)
+    env.setattr(list_documents, "MAX_PAGES_PER_STEP", MAX_PAGES)
+    # moto refuses parts under S3's 5 MiB minimum like S3; these parts are smaller on purpose.
+    env.setattr(moto.s3.models, "S3_UPLOAD_PART_MIN_SIZE", 1)
+    get_settings.cache_clear()
+
+
+def _listing_calls(size: int, counter: CallCounter) -> tuple[list[Calls], Calls, PreparedJob]:
+    """The calls of every ListDocuments invocation of a job of ``size`` documents, and SealJob's."""
+    moto_api_backend.reset()
+    clear_all_caches()
+    create_stack_resources()
+    seed_fast(size)
+    job_id = f"job-listing-{size}"
+    started = prepare_job({"request": {"job_id": job_id, "prefix": PREFIX}, "execution_name": job_id},
+                          FakeLambdaContext())  # fmt: skip
+    settings = get_settings()
+    cursor, steps = started.listing, []
+    while not cursor.done:
+        event = ListingEvent(action="list", job_id=job_id, listing=cursor)
+        results: list[ListingCursor] = []
+        steps.append(counter.measure(partial(_append_step, results, event, settings)))
+        [cursor] = results
+    jobs: list[PreparedJob] = []
+    sealing = ListingEvent(action="seal", job_id=job_id, listing=cursor)
+    sealed = counter.measure(lambda: jobs.append(seal(sealing, settings)))
+    return steps, sealed, jobs[0]
+
+
+def _append_step(results: list[ListingCursor], event: ListingEvent, settings: Settings) -> None:
+    results.append(list_step(event, settings))
+
+
+def _step_bound(calls: Calls) -> None:
+    assert calls[("s3", "ListObjectVersions")] <= MAX_PAGES
+    assert calls[("s3", "GetObject")] <= 3  # request.json, this part's record (or the one before), open part
+    assert calls[("s3", "PutObject")] == 2  # the part, then its record
+    assert sum(calls.values()) <= MAX_PAGES + 5
+
+
+def test_each_listing_step_is_bounded_at_1000_and_5000_documents(cloud, counter, small_listing):
+    for size in LISTING_SIZES:
+        steps, sealed, job = _listing_calls(size, counter)
+        for calls in steps:
+            _step_bound(calls)
+        # The whole listing was read once: ceil(V / PAGE_SIZE) pages over all steps, none twice.
+        assert sum(calls[("s3", "ListObjectVersions")] for calls in steps) == -(-size // PAGE_SIZE)
+        assert job.document_count == size
+        manifest = storage.get_manifest(job.job_id)
+        assert manifest is not None
+        parts = len(manifest.parts)
+        assert parts == -(-size // (2 * PAGE_SIZE))  # parts grow with N: two pages each ...
+        # ... and SealJob's calls by the parts: request, manifest, one record per part, the join (exists?,
+        # create, one UploadPartCopy per part, complete; nothing for one part), the manifest write.
+        joins = 0 if parts == 1 else 1
+        assert sealed[("s3", "GetObject")] == 2 + parts
+        assert sealed[("s3", "UploadPartCopy")] == parts * joins
+        assert sealed[("s3", "CreateMultipartUpload")] == sealed[("s3", "CompleteMultipartUpload")] == joins
+        assert sealed[("s3", "PutObject")] == 1
+        assert (job.items_key == manifest.parts[0]) == (parts == 1)
+        entries = storage.parse_items(
+            s3().get_object(Bucket=BUCKET, Key=job.items_key)["Body"].read()
+        )  # the joined object the Map reads: every document once, in order
+        assert [entry.index for entry in entries] == list(range(size))
+        assert len({entry.document_id for entry in entries}) == size
+        assert entries[-1].document_id == f"doc-{size - 1:06d}.txt"
+
+
+def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, small_listing):
+    seed_fast(2_000)
+    job_id = "job-crash"
+    started = prepare_job({"request": {"job_id": job_id, "prefix": PREFIX}, "execution_name": job_id},
+                          FakeLambdaContext())  # fmt: skip
+    settings = get_settings()
+    cursor = started.listing
+    for _ in range(3):  # part 0 (two steps, complete), part 1 open after one page
+        cursor = list_step(ListingEvent(action="list", job_id=job_id, listing=cursor), settings)
+    assert (cursor.part, cursor.documents, cursor.done) == (1, 1_500, False)
+    written = storage.get_json(storage.listing_part_key(job_id, 1))
+    markers: list[str | None] = []
+    original_page, original_put = storage.list_versions_page, storage.put_json
+
+    def crash_while_listing(prefix: str, **kwargs: Any) -> storage.VersionsPage:
+        markers.append(kwargs.get("key_marker"))
+        raise RuntimeError("the worker died mid-listing")  # nothing of this step is written
+
+    def crash_before_the_record(key: str, data: Any, **kwargs: Any) -> None:
+        if key.startswith(storage.listing_prefix(job_id)):
+            raise RuntimeError("the worker died after writing the part, before its record")
+        original_put(key, data, **kwargs)
+
+    event = ListingEvent(action="list", job_id=job_id, listing=cursor)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(storage, "list_versions_page", crash_while_listing)
+        with pytest.raises(RuntimeError):
+            list_step(event, settings)
+    assert markers == [written["next_key_marker"]]  # it went on from the open part's record
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(storage, "put_json", crash_before_the_record)
+        with pytest.raises(RuntimeError):
+            list_step(event, settings)  # the part object now holds more than its record names
+    # The retry (same cursor) lists one page from the record's marker, no earlier page again, and reads back
+    # only the bytes the record names.
+    markers.clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            storage,
+            "list_versions_page",
+            lambda prefix, **kwargs: (
+                markers.append(kwargs.get("key_marker")) or original_page(prefix, **kwargs)
+            ),
+        )
+        retried = counter.measure(lambda: list_step(event, settings))
+    assert markers == [written["next_key_marker"]]
+    _step_bound(retried)
+    job = list_and_seal(job_id, cursor)
+    entries = storage.manifest_entries(storage.get_manifest(job_id))  # type: ignore[arg-type]
+    assert [entry.index for entry in entries] == list(range(2_000))
+    assert len({entry.key for entry in entries}) == 2_000 and job.document_count == 2_000
+    # A complete part is reused without listing: a repeat of the whole job lists and writes nothing.
+    repeat = counter.measure(lambda: list_and_seal(job_id))
+    assert repeat[("s3", "ListObjectVersions")] == 0 and repeat[("s3", "PutObject")] == 0

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from functions.handlers import build_report, create_ticket, prepare_job, process_document, verify_job
 from tests.fakes import FakeLambdaContext
-from tests.support import PREFIX, get_json, list_keys, put_object, seed_documents
+from tests.support import PREFIX, list_keys, put_object, s3, seed_documents
 
 
 def run_state_machine(execution_input: dict[str, Any]) -> dict[str, Any]:
     """The data flow of statemachines/document_review.asl.json, without the retries."""
-    job = prepare_job.handler({"request": execution_input, "execution_name": execution_input["job_id"]},
-                              FakeLambdaContext())  # fmt: skip
+    state = prepare_job.handler({"request": execution_input, "execution_name": execution_input["job_id"]},
+                                FakeLambdaContext())  # fmt: skip
+    while not state["listing"]["done"]:  # ListDocuments until ListingDone, then SealJob
+        listing = {"action": "list", "job_id": state["job_id"], "listing": state["listing"]}
+        state["listing"] = prepare_job.handler(listing, FakeLambdaContext())
+    sealing = {"action": "seal", "job_id": state["job_id"], "listing": state["listing"]}
+    job = prepare_job.handler(sealing, FakeLambdaContext())
+    body = s3().get_object(Bucket=job["bucket"], Key=job["items_key"])["Body"].read()
     outcomes = [
         process_document.handler(
             {"job_id": job["job_id"], "options": job["options"], "document": item, "retry_count": 0},
             FakeLambdaContext(),
         )
-        for item in get_json(job["items_key"], job["bucket"])
+        for item in (json.loads(line) for line in body.decode().splitlines())  # ItemReader InputType JSONL
     ]
     map_run = {"MapRunArn": "arn:aws:states:us-east-1:123456789012:mapRun:x/documents:1"}
     full_report = build_report.handler({"job_id": job["job_id"], "map_run": map_run}, FakeLambdaContext())

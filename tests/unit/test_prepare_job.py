@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import boto3
@@ -9,10 +10,10 @@ import pytest
 from functions import storage
 from functions.errors import InvalidJobRequest, JobConflict, NoDocuments
 from functions.handlers.prepare_job import handler
-from functions.logic.prepare_job import document_id_for, unique_document_ids
+from functions.logic.prepare_job import document_id_for
 from functions.logic.process_document import read_document
 from functions.model import load_prompt
-from functions.models import JobManifest, ManifestEntry
+from functions.models import DOCUMENT_ID_PATTERN, JobManifest, ManifestEntry
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import (
@@ -31,13 +32,23 @@ from tests.support import (
 def test_handler_prepares_a_prefix_job(cloud, load_event):
     documents = seed_documents(3)
     put_object(f"{PREFIX}sub/", b"")  # a folder marker is not a document
-    job = handler(load_event("prepare_job"), FakeLambdaContext())
+    started = handler(load_event("prepare_job"), FakeLambdaContext())
+    assert started == {
+        "job_id": "job-unit-1",
+        "bucket": BUCKET,
+        "options": {"fault": None, "require_approval": False},
+        "listing": {"part": 0, "documents": 0, "done": False},
+    }
+    list_event = {"action": "list", "job_id": "job-unit-1", "listing": started["listing"]}
+    listing = handler(list_event, FakeLambdaContext())
+    assert listing == {"part": 1, "documents": 3, "done": True}
+    job = handler({"action": "seal", "job_id": "job-unit-1", "listing": listing}, FakeLambdaContext())
 
     assert job == {
         "job_id": "job-unit-1",
         "bucket": BUCKET,
         "manifest_key": "jobs/job-unit-1/manifest.json",
-        "items_key": "jobs/job-unit-1/items.json",
+        "items_key": "jobs/job-unit-1/items/part-00000.jsonl",  # one part: the Map reads it as it is
         "document_count": 3,
         "options": {"fault": None, "require_approval": False},
         "versions": job["versions"],
@@ -48,23 +59,43 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
     assert versions["prompt_sha256"] == load_prompt("extract-v2").sha256
     assert versions["code_version"] == "test-0000000"
 
-    entries = get_json(job["items_key"])
-    assert [entry["document_id"] for entry in entries] == [f"{d.document_id}.txt" for d in documents]
-    assert [entry["index"] for entry in entries] == [0, 1, 2]
+    entries = items_of(job)
+    assert [entry.document_id for entry in entries] == [f"{d.document_id}.txt" for d in documents]
+    assert [entry.index for entry in entries] == [0, 1, 2]
     for entry, document in zip(entries, documents, strict=True):
-        assert entry["key"] == f"{PREFIX}{document.document_id}.txt"
-        assert entry["size"] == len(document.text.encode())
-        assert entry["etag"] == f'"{hashlib.md5(document.text.encode()).hexdigest()}"'
-        assert (entry["sha256"], entry["version_id"]) == (None, None)  # not read; the bucket is not versioned
+        assert entry.key == f"{PREFIX}{document.document_id}.txt"
+        assert entry.size == len(document.text.encode())
+        assert entry.etag == f'"{hashlib.md5(document.text.encode()).hexdigest()}"'
+        assert (entry.sha256, entry.version_id) == (None, None)  # not read; the bucket is not versioned
 
     manifest = JobManifest.model_validate(get_json(job["manifest_key"]))
-    assert manifest.entries == items_of(job)
+    assert manifest.entries == []  # a summary: the entries are in the parts
+    assert manifest.parts == [job["items_key"]] and manifest.document_count == 3
+    assert storage.manifest_entries(manifest) == entries
     assert manifest.job.source_bucket == BUCKET
     assert get_json("jobs/job-unit-1/request.json")["request"]["prefix"] == PREFIX
 
 
 def items_of(job: dict[str, Any]) -> list[ManifestEntry]:
-    return [ManifestEntry.model_validate(entry) for entry in get_json(job["items_key"])]
+    body = boto3.client("s3").get_object(Bucket=BUCKET, Key=job["items_key"])["Body"].read()
+    lines = body.decode().splitlines()
+    assert body.endswith(b"\n") and all(line.startswith("{") for line in lines)  # JSON Lines
+    return [ManifestEntry.model_validate_json(line) for line in lines]
+
+
+def test_a_manifest_from_before_the_paged_listing_still_reads(cloud):
+    entry = ManifestEntry(document_id="a.txt", key=f"{PREFIX}a.txt", index=0)
+    old = {
+        "job": {"job_id": "old", "source_bucket": BUCKET, "prefix": PREFIX, "request_sha256": "0" * 64},
+        "versions": {
+            "model_id": "m", "prompt_version": "extract-v1", "prompt_sha256": "1" * 64,
+            "code_version": "c", "created_at": "2026-11-01T00:00:00Z",
+        },
+        "entries": [entry.model_dump(mode="json")],
+    }  # fmt: skip
+    manifest = JobManifest.model_validate(old)
+    assert (storage.manifest_entries(manifest), manifest.count) == ([entry], 1)
+    assert storage.parse_items(b'[{"document_id": "a.txt", "key": "k", "index": 0}]')[0].key == "k"
 
 
 def test_a_document_list_job_keeps_the_listed_order_and_lists_missing_keys(cloud):
@@ -75,7 +106,14 @@ def test_a_document_list_job_keeps_the_listed_order_and_lists_missing_keys(cloud
         documents=["incoming/in/b.txt", "incoming/other/a.txt", "incoming/in/a.txt", "incoming/gone.txt"],
     )
     entries = items(job)
-    assert [entry.document_id for entry in entries] == ["b.txt", "a.txt", "a.txt-2", "gone.txt"]
+    # Two keys share the base name a.txt: both are named by their whole key, made safe and hashed.
+    assert [entry.document_id for entry in entries] == [
+        "b.txt",
+        document_id_for("incoming/other/a.txt"),
+        document_id_for("incoming/in/a.txt"),
+        "gone.txt",
+    ]
+    assert entries[1].document_id.startswith("incoming_other_a.txt-h")
     assert (entries[1].size, entries[1].etag) == (7, f'"{hashlib.md5(b"Invoice").hexdigest()}"')
     assert (entries[2].size, entries[2].etag) == (None, None)
     assert (entries[3].size, entries[3].etag) == (None, None)  # rejected later as DocumentMissing
@@ -216,11 +254,19 @@ def test_too_many_documents_is_an_invalid_request(cloud, env):
         prepare("job-many")
 
 
-def test_document_ids_are_safe_and_unique():
-    assert document_id_for("sub dir/ä b.txt") == "sub_dir___b.txt"
-    assert document_id_for(".hidden") == "_.hidden"
-    assert document_id_for("-x") == "_-x"
-    assert len(document_id_for("a" * 500)) == 180
-    assert unique_document_ids(["a/x.txt", "b/x.txt", "a_x.txt", "a/x.txt"]) == [
-        "a_x.txt", "b_x.txt", "a_x.txt-2", "a_x.txt-3",
-    ]  # fmt: skip
+def test_document_ids_come_from_the_key_alone_safe_keys_unchanged():
+    for safe in ("doc-00001.txt", "a_x.txt", "sub.dir.v2", "A" * 180):
+        assert document_id_for(safe) == safe  # the demo and test corpora keep their ids
+    hashed = {
+        key: document_id_for(key) for key in ("a/x.txt", "b/x.txt", "a x.txt", ".hidden", "-x", "a" * 500)
+    }
+    for key, document_id in hashed.items():
+        assert re.fullmatch(DOCUMENT_ID_PATTERN, document_id), document_id
+        assert document_id.endswith("-h" + hashlib.sha256(key.encode()).hexdigest()[:16])
+        assert len(document_id) <= 180
+    assert hashed["a/x.txt"].startswith("a_x.txt-h") and hashed[".hidden"].startswith("_.hidden-h")
+    assert len(set(hashed.values())) == len(hashed)  # "a/x.txt" and "a x.txt" sanitise alike, differ by hash
+    # A safe key that looks like a hashed id is hashed too, so it cannot take another key's id.
+    lookalike = hashed["a/x.txt"]
+    assert document_id_for(lookalike) != lookalike
+    assert document_id_for("sub dir/ä b.txt") == document_id_for("sub dir/ä b.txt")  # deterministic

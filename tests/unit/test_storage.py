@@ -13,7 +13,10 @@ from tests.support import BUCKET
 def test_s3_layout_matches_the_design():
     assert storage.request_key("j1") == "jobs/j1/request.json"
     assert storage.manifest_key("j1") == "jobs/j1/manifest.json"
-    assert storage.items_key("j1") == "jobs/j1/items.json"
+    assert storage.items_key("j1") == "jobs/j1/items/items.jsonl"
+    assert storage.items_part_key("j1", 3) == "jobs/j1/items/part-00003.jsonl"
+    assert storage.listing_part_key("j1", 3) == "jobs/j1/listing/part-00003.json"
+    assert storage.legacy_items_key("j1") == "jobs/j1/items.json"
     assert storage.result_key("j1", "d1") == "jobs/j1/results/d1.json"
     assert storage.model_call_key("j1", "d1", "c1") == "jobs/j1/model-calls/d1/c1.json"
     assert storage.report_key("j1") == "jobs/j1/report.json"
@@ -38,3 +41,17 @@ def test_list_objects_paginates(cloud):
     keys = [obj["Key"] for obj in storage.list_objects("many/")]
     assert len(keys) == 1003
     assert keys == sorted(keys)
+
+
+def test_a_version_listing_goes_on_from_its_markers(cloud):
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
+    for index in range(5):
+        backend.put_object(BUCKET, f"v/{index}.txt", b"x")
+    first = storage.list_versions_page("v/", max_keys=2)
+    assert [version["Key"] for version in first.versions] == ["v/0.txt", "v/1.txt"]
+    assert first.next_key_marker is not None
+    rest = storage.list_versions_page(
+        "v/", key_marker=first.next_key_marker, version_id_marker=first.next_version_id_marker, max_keys=10
+    )
+    assert [version["Key"] for version in rest.versions] == ["v/2.txt", "v/3.txt", "v/4.txt"]
+    assert (rest.next_key_marker, rest.next_version_id_marker) == (None, None)  # the last page
