@@ -341,7 +341,10 @@ class Functions(Construct):
         )
         nag.acknowledge_wildcard_resources(
             role,
-            [bucket.arn_for_objects(pattern) for pattern in (*spec.reads, *spec.writes)],
+            [
+                bucket.arn_for_objects(pattern)
+                for pattern in (*spec.reads, *spec.writes, *spec.aborts_uploads)
+            ],
             f"Keys carry the job id (and document id), so {spec.module} is limited to the key patterns of "
             "the docs/design.md S3 layout it reads or writes.",
         )

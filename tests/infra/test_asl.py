@@ -96,6 +96,8 @@ def test_substituted_definition_parses_and_starts_with_prepare_job(definition: A
     assert definition["StartAt"] == "PrepareJob"
     assert {name for name, _ in lambda_tasks(definition)} == {
         "PrepareJob",
+        "ListDocuments",
+        "SealJob",
         "ProcessDocument",
         "BuildReport",
         "RecordApproval",
@@ -128,11 +130,36 @@ def test_d5_map_results_go_to_the_job_bucket_under_the_granted_prefix(definition
     assert writer["Parameters"] == {"Bucket": PLAUSIBLE_VALUES["BucketName"], "Prefix": MAP_RESULTS_PREFIX}
 
 
-def test_d3_map_reads_the_items_file_prepare_job_wrote(definition: Any) -> None:
+def test_d3_map_reads_the_items_file_seal_job_named(definition: Any) -> None:
     reader = find_state(definition, "ReviewDocuments")["ItemReader"]
     assert reader["Resource"] == "arn:aws:states:::s3:getObject"
-    assert reader["ReaderConfig"] == {"InputType": "JSON"}
+    assert reader["ReaderConfig"] == {"InputType": "JSONL"}  # the parts are JSON Lines
     assert reader["Parameters"] == {"Bucket.$": "$.bucket", "Key.$": "$.items_key"}
+
+
+def test_the_listing_loops_over_bounded_steps_then_seals(definition: Any) -> None:
+    """PrepareJob → ListDocuments ↔ ListingDone → SealJob → ReviewDocuments; the cursor stays in $.listing and
+    SealJob's PreparedJob becomes the state the Map reads."""
+    states = definition["States"]
+    assert states["PrepareJob"]["Next"] == "ListDocuments"
+    listing = states["ListDocuments"]
+    assert listing["Parameters"]["FunctionName"] == states["PrepareJob"]["Parameters"]["FunctionName"]
+    assert listing["Parameters"]["Payload"] == {
+        "action": "list",
+        "job_id.$": "$.job_id",
+        "listing.$": "$.listing",
+    }
+    assert listing["ResultPath"] == "$.listing" and listing["Next"] == "ListingDone"
+    done = states["ListingDone"]
+    assert done["Type"] == "Choice" and done["Default"] == "ListDocuments"
+    assert done["Choices"] == [{"Variable": "$.listing.done", "BooleanEquals": True, "Next": "SealJob"}]
+    seal = states["SealJob"]
+    assert seal["Parameters"]["Payload"]["action"] == "seal"
+    assert (seal["ResultSelector"], seal["OutputPath"]) == ({"job.$": "$.Payload"}, "$.job")
+    assert seal["Next"] == "ReviewDocuments"
+    for name in ("ListDocuments", "SealJob"):  # a crashed step is retried: parts already written are reused
+        retried = {error for rule in states[name]["Retry"] for error in rule["ErrorEquals"]}
+        assert {"Runtime.ExitError", "Sandbox.Timedout", "Lambda.Unknown"} <= retried, name
 
 
 def test_m7_map_state_has_no_retry(definition: Any) -> None:

@@ -185,8 +185,11 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     assert s3("prepare_job", "s3:PutObject") == {
         f"{bucket}/jobs/*/request.json",
         f"{bucket}/jobs/*/manifest.json",
-        f"{bucket}/jobs/*/items.json",
+        f"{bucket}/jobs/*/items/*",  # the parts and their join (a multipart upload of UploadPartCopy)
+        f"{bucket}/jobs/*/listing/*",
     }
+    assert {f"{bucket}/jobs/*/items/*", f"{bucket}/jobs/*/listing/*"} <= s3("prepare_job", "s3:GetObject")
+    assert s3("prepare_job", "s3:AbortMultipartUpload") == {f"{bucket}/jobs/*/items/items.jsonl"}
     assert s3("process_document", "s3:PutObject") == {
         f"{bucket}/jobs/*/results/*",
         f"{bucket}/jobs/*/model-calls/*",
@@ -209,7 +212,7 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     }
     for handler, function in by_handler.items():
         role = role_of(synthesized, function)
-        granted = s3_actions(template_role_grants(role))
+        granted = s3_actions(template_role_grants(role)) - {"s3:AbortMultipartUpload"}  # prepare_job's, above
         assert granted <= {"s3:GetObject", "s3:PutObject", "s3:ListBucket"} | DOCUMENT_VERSION_ACTIONS
         assert ("s3:ListBucket", bucket) in template_role_grants(role)
         # Only the functions that read documents may read (and list) their pinned versions.

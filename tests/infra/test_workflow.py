@@ -152,7 +152,8 @@ def test_role_reads_map_items_and_writes_map_results(synthesized: Synthesized) -
     bucket = f"<{synthesized.logical_id(synthesized.stack.storage.bucket)}.Arn>"
     s3_grants = {grant for grant in state_machine_grants(synthesized) if grant[0].startswith("s3:")}
     assert s3_grants == {
-        ("s3:GetObject", f"{bucket}/jobs/*/items.json"),
+        ("s3:GetObject", f"{bucket}/jobs/*/items/*"),  # a part, or the parts joined (JSONL)
+        ("s3:GetObject", f"{bucket}/jobs/*/items.json"),  # executions of jobs prepared before the parts
         ("s3:PutObject", f"{bucket}/map-runs/*"),
         ("s3:GetObject", f"{bucket}/map-runs/*"),
         ("s3:ListMultipartUploadParts", f"{bucket}/map-runs/*"),
