@@ -36,6 +36,8 @@ class Settings(BaseModel):
     # A listing step ends its part of the items at this size (S3's minimum multipart part size, 5 MiB, so
     # the parts can be joined with UploadPartCopy): docs/scale.md. Tests lower it.
     items_part_min_bytes: int = Field(DEFAULT_ITEMS_PART_MIN_BYTES, alias="ITEMS_PART_MIN_BYTES", ge=1)
+    # Versions per ListObjectVersions page (MaxKeys; S3 returns at most 1,000).
+    listing_page_size: int = Field(1000, alias="LISTING_PAGE_SIZE", ge=1, le=1000)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", ge=60)
     ticket_adapter: Literal["ledger", "http"] = Field("ledger", alias="TICKET_ADAPTER")
     ticket_api_url: str = Field("", alias="TICKET_API_URL")

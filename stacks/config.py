@@ -98,6 +98,7 @@ class DocAgentConfig(BaseModel):
     # Each listing step's part of the items ends at this size (docs/scale.md); below S3's 5 MiB minimum part
     # size the parts cannot be joined (S3 and moto refuse them), so only tests lower it.
     items_part_min_bytes: int = Field(DEFAULT_ITEMS_PART_MIN_BYTES, ge=1, le=5 * 1024**3)
+    listing_page_size: int = Field(1000, ge=1, le=1000)  # ListObjectVersions MaxKeys (at most 1,000)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, ge=60)
     ticket_adapter: Literal["ledger", "http"] = "ledger"
     # An http(s) URL, or a CloudFormation dynamic reference to an SSM parameter holding it, resolved at deploy

@@ -394,6 +394,7 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "MAX_DOCUMENT_BYTES": str(config.max_document_bytes),
         "MAX_DOCUMENTS": str(config.max_documents),
         "ITEMS_PART_MIN_BYTES": str(config.items_part_min_bytes),
+        "LISTING_PAGE_SIZE": str(config.listing_page_size),
         "IDEMPOTENCY_TTL_SECONDS": str(config.idempotency_ttl_seconds),
         "TICKET_ADAPTER": config.ticket_adapter,
         "TICKET_API_URL": config.ticket_api_url,

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from functions.settings import Settings
 
 # ListObjectVersions returns at most 1,000 versions a page (as of 2026-11, AWS docs "ListObjectVersions":
-# MaxKeys). A step lists at most MAX_PAGES_PER_STEP pages: 100,000 versions, a few seconds.
-PAGE_SIZE = 1000
+# MaxKeys; the setting LISTING_PAGE_SIZE). A step lists at most MAX_PAGES_PER_STEP pages: 100,000 versions at
+# 1,000 a page, a few seconds.
 MAX_PAGES_PER_STEP = 100
 _READ_WORKERS = 16
 
@@ -163,7 +163,7 @@ def _list_pages(
             bucket=bucket,
             key_marker=key_marker,
             version_id_marker=version_marker,
-            max_keys=PAGE_SIZE,
+            max_keys=settings.listing_page_size,
         )
         pages += 1
         for version in page.versions:

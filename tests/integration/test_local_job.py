@@ -9,6 +9,8 @@ import threading
 import time
 from typing import Any
 
+import moto.s3.models
+
 from docagent.drills.demo import LocalJob, extraction_accuracy, seed_inputs
 from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import aws_cli
@@ -54,9 +56,10 @@ def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed
     report = job.records.read_json(output["report"]["report_key"])
     assert report["documents"] == 24
     # The endpoint counted the job's requests by service and operation: one invocation per document and per
-    # job step, one version listing to pin the documents, a result and a journal record written per document.
-    assert requests["lambda"]["Invoke"] == 24 + 4
-    assert requests["s3"]["ListObjectVersions"] == 1
+    # job step (PrepareJob, one ListDocuments, SealJob, report, ticket, verify), two version listings (the
+    # bucket check, one page that pins the documents), a result and a journal record written per document.
+    assert requests["lambda"]["Invoke"] == 24 + 6
+    assert requests["s3"]["ListObjectVersions"] == 2
     assert requests["s3"]["PutObject"] >= 2 * 24
     assert requests["dynamodb"]["GetItem"] >= 24  # the customer lookups
 
@@ -148,3 +151,39 @@ def test_the_aws_cli_redrives_a_crashed_job_and_only_unfinished_documents_run_ag
     )
     assert len(job.records.keys("jobs/integration-redrive/model-calls/")) == 10, "no model call was repeated"
     assert len(job.tickets()) == 1
+
+
+def test_a_job_listed_in_several_parts_joins_them_and_reviews_every_document_once(
+    cloud: LocalCloud, deployed, monkeypatch
+):
+    """Small pages and parts (the listing's config lowered on the deployed function, moto's 5 MiB part
+    minimum lowered in this process, where the local cloud runs): the listing loops over several
+    ListDocuments steps, SealJob joins the parts with UploadPartCopy, and the Map reads the JSONL."""
+    function = deployed.outputs["PrepareJobFunctionName"]
+    lambda_client = LocalJob.on(cloud.endpoint, deployed, "unused").ctx.client("lambda")
+    environment = lambda_client.get_function_configuration(FunctionName=function)["Environment"]["Variables"]
+    small = {**environment, "LISTING_PAGE_SIZE": "4", "ITEMS_PART_MIN_BYTES": "1000"}
+    monkeypatch.setattr(moto.s3.models, "S3_UPLOAD_PART_MIN_SIZE", 1)
+    lambda_client.update_function_configuration(FunctionName=function, Environment={"Variables": small})
+    try:
+        cloud.requests.reset()
+        job, _ = run_job(cloud, deployed, "integration-parts", documents=22)
+        requests = cloud.requests.snapshot()
+    finally:
+        lambda_client.update_function_configuration(
+            FunctionName=function, Environment={"Variables": environment}
+        )
+    description = job.sfn.describe_execution(executionArn=job.execution_arn)
+    assert description["status"] == "SUCCEEDED", description.get("cause")
+    output = json.loads(description["output"])
+    assert output["verification"]["verified"] is True
+    manifest = job.records.manifest
+    assert manifest is not None and len(manifest.parts) >= 3 and manifest.document_count == 22
+    assert manifest.items_key == "jobs/integration-parts/items/items.jsonl"  # the parts joined
+    # One UploadPartCopy per part (the endpoint counts it as UploadPart: same path and query).
+    assert requests["s3"]["UploadPart"] == len(manifest.parts)
+    assert requests["lambda"]["Invoke"] > 22 + 6  # several ListDocuments steps
+    job.records.refresh()
+    results = job.records.results
+    assert sorted(results) == sorted(entry.document_id for entry in job.records.entries())
+    assert len(results) == 22 and len(job.records.keys("jobs/integration-parts/model-calls/")) == 22

@@ -80,7 +80,8 @@ def test_a_jsonata_state_of_a_whole_machine_with_variables(sfn: Any) -> None:
 
 
 def test_an_unmocked_task_runs_the_projects_own_handler(sfn: Any, deployed: Any) -> None:
-    """PrepareJob's real handler refuses a prefix with no documents (NoDocuments, docs/design.md)."""
+    """PrepareJob's real handler stores the request; ListDocuments then refuses a prefix with no documents
+    (NoDocuments, docs/design.md)."""
     task = {
         "Type": "Task",
         "Resource": "arn:aws:states:::lambda:invoke",
@@ -92,5 +93,9 @@ def test_an_unmocked_task_runs_the_projects_own_handler(sfn: Any, deployed: Any)
         "execution_name": "teststate-empty",
     }
     answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(event))
+    assert answer["status"] == "SUCCEEDED"
+    started = json.loads(answer["output"])["Payload"]
+    listing = {"action": "list", "job_id": "teststate-empty", "listing": started["listing"]}
+    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(listing))
     assert answer["status"] == "FAILED"
     assert answer["error"] == "NoDocuments"

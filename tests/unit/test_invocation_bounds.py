@@ -141,7 +141,7 @@ def seed_fast(count: int) -> None:
 def small_listing(env: pytest.MonkeyPatch) -> None:
     env.setenv("ITEMS_PART_MIN_BYTES", str(PART_MIN_BYTES))
     env.setenv("MAX_DOCUMENTS", "100000")
-    env.setattr(list_documents, "PAGE_SIZE", PAGE_SIZE)
+    env.setenv("LISTING_PAGE_SIZE", str(PAGE_SIZE))
     env.setattr(list_documents, "MAX_PAGES_PER_STEP", MAX_PAGES)
     # moto refuses parts under S3's 5 MiB minimum like S3; these parts are smaller on purpose.
     env.setattr(moto.s3.models, "S3_UPLOAD_PART_MIN_SIZE", 1)
