@@ -342,6 +342,8 @@ def seal(event: ListingEvent, settings: Settings) -> PreparedJob:
     manifest = storage.get_manifest(job_id)
     if manifest is not None and manifest.job.request_sha256 == stored.request_sha256:
         logger.info("job already sealed; reusing its manifest", extra={"job_id": job_id})
+        if len(manifest.parts) > 1:
+            _join(job_id, manifest.parts, settings.bucket_name)  # one HEAD: the join is there (else redone)
         return prepared_job(manifest, stored, settings.bucket_name)
     records = [_get_part(job_id, part) for part in range(event.listing.part)]
     if any(record is None or not record.complete for record in records):

@@ -263,3 +263,10 @@ def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, 
     # A complete part is reused without listing: a repeat of the whole job lists and writes nothing.
     repeat = counter.measure(lambda: list_and_seal(job_id))
     assert repeat[("s3", "ListObjectVersions")] == 0 and repeat[("s3", "PutObject")] == 0
+    # The join is the parts' bytes in order; lost (a local cloud restored without it), it is joined again.
+    manifest = storage.get_manifest(job_id)
+    assert manifest is not None and len(manifest.parts) == 2
+    parts = b"".join(s3().get_object(Bucket=BUCKET, Key=key)["Body"].read() for key in manifest.parts)
+    s3().delete_object(Bucket=BUCKET, Key=job.items_key)
+    assert list_and_seal(job_id) == job
+    assert s3().get_object(Bucket=BUCKET, Key=job.items_key)["Body"].read() == parts
