@@ -329,7 +329,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         counts = records.map_run_counts() if records else None
         documents = counts.get("total") if counts else None
         if documents is None and records is not None and records.manifest is not None:
-            documents = len(records.entries())
+            documents = records.manifest.count
         return {
             "job_id": name,
             "status": item["status"],

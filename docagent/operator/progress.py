@@ -78,7 +78,7 @@ def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
         running = counts.get("running", 0)
         succeeded = max(counts.get("succeeded", 0), 0)
     else:
-        total = len(records.entries()) if records.manifest else 0
+        total = records.manifest.count if records.manifest else 0
         failed = running = 0
         succeeded = stored
     pending = max(total - succeeded - failed - running, 0)
