@@ -69,6 +69,17 @@ LogRetentionDays = Literal[
 
 QUOTA_HEADROOM = 0.8
 
+# Batching (docs/scale.md, "Batching"). As of 2026-11, AWS docs: ItemBatcher
+# (input-output-itembatcher.html) takes MaxItemsPerBatch and MaxInputBytesPerBatch, "up to 256 KiB": a
+# child's input (Items plus BatchInput) is at most 256 KiB (state-map-distributed.html; shared spec D3, D6).
+# The tolerated-failure percentage is failed (or timed-out) items / all items (maprun-fail-threshold.html):
+# a failed batch child counts every item in it.
+# A manifest entry is ~300-500 bytes (a key of up to 1,024 bytes, a version id): 100 of the usual size are
+# ~50 KB; MaxInputBytesPerBatch (240 KiB, room left for BatchInput) makes a batch of unusually long entries
+# smaller instead of failing it.
+MAX_DOCUMENTS_PER_CHILD = 100
+BATCH_MAX_INPUT_BYTES = 240 * 1024
+
 
 class DocAgentConfig(BaseModel):
     """Every knob of the DocAgent stack. Unknown keys are refused so a typo never passes silently."""
@@ -120,6 +131,12 @@ class DocAgentConfig(BaseModel):
     model_input_tokens_per_document: int = Field(1_500, ge=1)
     model_max_output_tokens: int = Field(800, ge=1)  # maxTokens of functions/model/bedrock.py
     seconds_per_document: float = Field(3.0, gt=0)
+    # Documents per Distributed Map child (ItemBatcher; 1: no batcher, one child per document). A batch runs
+    # its documents one after another in one ProcessDocument invocation, each with its own durable steps, so
+    # documents_per_child x document_budget_seconds (the most one document may take: read, model call near
+    # maxTokens, lookup, store) must fit function_timeout_seconds.
+    documents_per_child: int = Field(1, ge=1, le=MAX_DOCUMENTS_PER_CHILD)
+    document_budget_seconds: int = Field(6, ge=1, le=900)
     # Where documents may come from: prefixes of the job bucket, or "s3://bucket/prefix/" elsewhere (each
     # granted read-only to PrepareJob and ProcessDocument). Anything else is refused as InvalidJobRequest.
     source_locations: tuple[str, ...] = Field((storage.INCOMING_ROOT,), min_length=1)
@@ -162,6 +179,18 @@ class DocAgentConfig(BaseModel):
             raise ValueError(
                 "ticket_adapter 'http' needs ticket_api_url set to an http(s) URL or to "
                 "'{{resolve:ssm:<parameter name>}}'"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _batch_fits_the_function_timeout(self) -> DocAgentConfig:
+        k, budget = self.documents_per_child, self.document_budget_seconds
+        if k > 1 and k * budget > self.function_timeout_seconds:
+            raise ValueError(
+                f"documents_per_child {k} x document_budget_seconds {budget} = {k * budget} s does not fit "
+                f"function_timeout_seconds {self.function_timeout_seconds}: lower documents_per_child to "
+                f"{max(1, self.function_timeout_seconds // budget)} or raise function_timeout_seconds to "
+                f"{k * budget} (at most 900)"
             )
         return self
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,7 +15,7 @@ from constructs import Construct
 
 from functions import storage as keys
 from stacks import nag
-from stacks.config import DocAgentConfig
+from stacks.config import BATCH_MAX_INPUT_BYTES, DocAgentConfig
 from stacks.log_groups import retained_log_group
 from stacks.storage import Storage
 
@@ -37,6 +38,40 @@ def asl_placeholders(path: Path = ASL_PATH) -> set[str]:
     return set(PLACEHOLDER.findall(path.read_text(encoding="utf-8")))
 
 
+def batching_substitutions(documents_per_child: int) -> dict[str, str]:
+    """How ReviewDocuments hands documents to its children (docs/scale.md, "Batching").
+
+    1: no ItemBatcher, a child per document whose input is ``{"job_id", "options", "document"}`` (the
+    ProcessDocument payload of docs/design.md). K > 1: an ItemBatcher of at most K items; each item is
+    ``{"document"}`` and the batch's BatchInput carries ``job_id`` and ``options`` once, so a child's input
+    is ``{"Items": [{"document"}, ...], "BatchInput": {"job_id", "options"}}``; ProcessDocument gets
+    ``items``.
+    """
+    if documents_per_child == 1:
+        selector = {"job_id.$": "$.job_id", "options.$": "$.options", "document.$": "$$.Map.Item.Value"}
+        return {
+            "ItemSelector": json.dumps(selector),
+            "ItemBatcher": "",
+            "ChildJobIdPath": "$.job_id",
+            "ChildOptionsPath": "$.options",
+            "ChildDocumentsField": "document",
+            "ChildDocumentsPath": "$.document",
+        }
+    batcher = {
+        "MaxItemsPerBatch": documents_per_child,
+        "MaxInputBytesPerBatch": BATCH_MAX_INPUT_BYTES,
+        "BatchInput": {"job_id.$": "$.job_id", "options.$": "$.options"},
+    }
+    return {
+        "ItemSelector": json.dumps({"document.$": "$$.Map.Item.Value"}),
+        "ItemBatcher": f' "ItemBatcher": {json.dumps(batcher)},',
+        "ChildJobIdPath": "$.BatchInput.job_id",
+        "ChildOptionsPath": "$.BatchInput.options",
+        "ChildDocumentsField": "items",
+        "ChildDocumentsPath": "$.Items",
+    }
+
+
 def workflow_log_group_name(state_machine: str) -> str:
     """``/aws/vendedlogs/states/<state machine>-<stack uuid>``: the vended-logs prefix Step Functions
     recommends, made unique per stack by the UUID in the stack's id. The group is retained on delete (logs are
@@ -51,7 +86,8 @@ def state_machine_name(config: DocAgentConfig) -> str:
 
 
 class Workflow(Construct):
-    """A Standard state machine whose Distributed Map runs ProcessDocument once per document."""
+    """A Standard state machine whose Distributed Map runs ProcessDocument once per document (or per batch
+    of ``documents_per_child``)."""
 
     def __init__(
         self,
@@ -77,6 +113,7 @@ class Workflow(Construct):
             "ChildExecutionType": config.child_execution_type,
             "InProgressRetryIntervalSeconds": str(config.in_progress_retry_interval_seconds),
             "ApprovalTimeoutSeconds": str(config.approval_timeout_seconds),
+            **batching_substitutions(config.documents_per_child),
         }
         check_substitutions_cover_asl(substitutions)
 

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from stacks.config import DocAgentConfig
-from stacks.workflow import ASL_PATH, MAP_RESULTS_PREFIX, PLACEHOLDER, asl_placeholders
+from stacks.workflow import (
+    ASL_PATH,
+    MAP_RESULTS_PREFIX,
+    PLACEHOLDER,
+    asl_placeholders,
+    batching_substitutions,
+)
 
 LAMBDA_SERVICE_ERRORS = {  # L1
     "Lambda.ServiceException",
@@ -40,6 +46,7 @@ PLAUSIBLE_VALUES = {
     "ChildExecutionType": CONFIG.child_execution_type,
     "InProgressRetryIntervalSeconds": str(CONFIG.in_progress_retry_interval_seconds),
     "ApprovalTimeoutSeconds": str(CONFIG.approval_timeout_seconds),
+    **batching_substitutions(CONFIG.documents_per_child),
 }
 
 
@@ -282,3 +289,50 @@ def test_approval_timeout_substitutes(timeout: int) -> None:
         {**PLAUSIBLE_VALUES, "ApprovalTimeoutSeconds": str(config.approval_timeout_seconds)}
     )
     assert find_state(definition, "RequestApproval")["TimeoutSeconds"] == timeout
+
+
+# -- batching (docs/scale.md "Batching"; shared spec D4) ----------------------------------------------------
+
+
+def test_one_document_per_child_renders_the_per_document_map(definition: Any) -> None:
+    # documents_per_child 1 (the default) is the workflow as it was: no ItemBatcher, a child per document.
+    review = find_state(definition, "ReviewDocuments")
+    assert "ItemBatcher" not in review
+    assert review["ItemSelector"] == {
+        "job_id.$": "$.job_id",
+        "options.$": "$.options",
+        "document.$": "$$.Map.Item.Value",
+    }
+    assert find_state(definition, "ProcessDocument")["Parameters"]["Payload"] == {
+        "job_id.$": "$.job_id",
+        "options.$": "$.options",
+        "document.$": "$.document",
+        "retry_count.$": "$$.State.RetryCount",
+        "redrive_count.$": "$$.Execution.RedriveCount",
+    }
+
+
+def test_ten_documents_per_child_batch_with_job_and_options_once_per_batch() -> None:
+    definition = substituted({**PLAUSIBLE_VALUES, **batching_substitutions(10)})
+    review = find_state(definition, "ReviewDocuments")
+    batcher = review["ItemBatcher"]
+    assert batcher["MaxItemsPerBatch"] == 10
+    assert 0 < batcher["MaxInputBytesPerBatch"] < 256 * 1024  # D3/D6: room left for BatchInput
+    assert batcher["BatchInput"] == {"job_id.$": "$.job_id", "options.$": "$.options"}
+    assert review["ItemSelector"] == {"document.$": "$$.Map.Item.Value"}
+    payload = find_state(definition, "ProcessDocument")["Parameters"]["Payload"]
+    assert payload == {
+        "job_id.$": "$.BatchInput.job_id",
+        "options.$": "$.BatchInput.options",
+        "items.$": "$.Items",
+        "retry_count.$": "$$.State.RetryCount",
+        "redrive_count.$": "$$.Execution.RedriveCount",
+    }
+    # Everything else is the per-document workflow: the same retries, result writer and next state.
+    per_document = substituted(PLAUSIBLE_VALUES)
+    one = find_state(per_document, "ReviewDocuments")
+    for field in ("ItemReader", "ResultWriter", "ResultPath", "Next", "MaxConcurrency"):
+        assert review[field] == one[field]
+    assert retried_errors(find_state(definition, "ProcessDocument")) == retried_errors(
+        find_state(per_document, "ProcessDocument")
+    )

@@ -77,3 +77,28 @@ def test_max_concurrency_is_capped_by_the_model_quotas() -> None:
     roomy = load_config({"max_concurrency": 10})
     assert roomy.quota_concurrency > 10 and roomy.effective_max_concurrency == 10
     assert load_config({"max_concurrency": 0}).effective_max_concurrency == roomy.quota_concurrency
+
+
+def test_documents_per_child_defaults_to_one_document_per_child() -> None:
+    assert DocAgentConfig().documents_per_child == 1
+
+
+def test_a_batch_that_fits_the_function_timeout_is_accepted() -> None:
+    config = load_config(
+        {"documents_per_child": 10, "document_budget_seconds": 6, "function_timeout_seconds": 60}
+    )
+    assert config.documents_per_child == 10
+
+
+def test_a_batch_that_cannot_finish_in_the_function_timeout_is_refused_with_the_fix() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config({"documents_per_child": 20, "document_budget_seconds": 6, "function_timeout_seconds": 60})
+    message = str(raised.value)
+    assert "120 s does not fit function_timeout_seconds 60" in message
+    assert "lower documents_per_child to 10 or raise function_timeout_seconds to 120" in message
+
+
+@pytest.mark.parametrize("documents_per_child", [0, 101])
+def test_documents_per_child_outside_the_item_batcher_bounds_is_refused(documents_per_child: int) -> None:
+    with pytest.raises(ConfigError, match="documents_per_child"):
+        load_config({"documents_per_child": documents_per_child, "function_timeout_seconds": 900})
