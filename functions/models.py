@@ -430,6 +430,35 @@ class ProcessDocumentEvent(_Strict):
     redrive_count: int = Field(0, ge=0)
 
 
+class BatchItem(_Strict):
+    """One item of a batched child's ``Items`` (the ItemSelector's output): its document."""
+
+    document: ManifestEntry
+
+
+class ProcessBatchEvent(_Strict):
+    """process_document's payload with ``documents_per_child`` > 1: the batch's items, the job once."""
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    options: JobOptions = Field(default_factory=JobOptions)
+    items: list[BatchItem] = Field(min_length=1)
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
+
+    def document_events(self) -> list[ProcessDocumentEvent]:
+        """Each document as the per-document event it would be in a child of its own."""
+        return [
+            ProcessDocumentEvent(
+                job_id=self.job_id,
+                options=self.options,
+                document=item.document,
+                retry_count=self.retry_count,
+                redrive_count=self.redrive_count,
+            )
+            for item in self.items
+        ]
+
+
 class DocumentResult(_Strict):
     """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted or rejected."""
 
@@ -489,6 +518,12 @@ class DocumentOutcome(_Strict):
     result_key: str
     error: str | None = None
     row: ReportRow | None = None
+
+
+class BatchOutcome(_Strict):
+    """process_document's output for a batch: one DocumentOutcome per item, in the batch's order."""
+
+    outcomes: list[DocumentOutcome]
 
 
 # ---------------------------------------------------------------------------------------- build_report

@@ -1,4 +1,5 @@
-"""Lambda entry point: process_document (docs/design.md). Output DocumentOutcome."""
+"""Lambda entry point: process_document (docs/design.md). Output DocumentOutcome, or BatchOutcome for a batch
+(``items``: documents_per_child > 1)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,28 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.logic.process_batch import process_batch
 from functions.logic.process_document import process_document
-from functions.models import ProcessDocumentEvent
+from functions.models import DocumentOutcome, ProcessBatchEvent, ProcessDocumentEvent
 from functions.observability import MetricUnit, logger, metrics, tracer
+
+
+def _count(outcomes: list[DocumentOutcome]) -> None:
+    extracted = sum(outcome.status == "extracted" for outcome in outcomes)
+    if extracted:
+        metrics.add_metric(name="DocumentsExtracted", unit=MetricUnit.Count, value=extracted)
+    if len(outcomes) - extracted:
+        metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=len(outcomes) - extracted)
 
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if "items" in event:
+        batch = process_batch(ProcessBatchEvent.model_validate(event), context)
+        _count(batch.outcomes)
+        return batch.model_dump(mode="json")
     outcome = process_document(ProcessDocumentEvent.model_validate(event), context)
-    name = "DocumentsExtracted" if outcome.status == "extracted" else "DocumentsRejected"
-    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+    _count([outcome])
     return outcome.model_dump(mode="json")
