@@ -293,6 +293,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             persist=not args.no_persistence,
             model_faults=_model_faults(args),
             formats=parse_formats(args.formats),
+            documents_per_child=args.documents_per_child,
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -312,7 +313,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from docagent.drills.benchmarks import run_benchmarks
 
-    figures = run_benchmarks(args.documents, args.time_scale)
+    if args.documents_per_child < 1:
+        raise OperatorError("--documents-per-child must be at least 1")
+    try:
+        figures = run_benchmarks(
+            args.documents, args.time_scale, documents_per_child=args.documents_per_child
+        )
+    except ValueError as error:
+        raise OperatorError(str(error)) from None
     emit(args, figures, lambda: Console().print_json(data=figures))
     return EXIT_OK
 
@@ -326,15 +334,23 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if args.usage:
         try:
             saved = json.loads(Path(args.usage).read_text())
-            model = UsageModel(tuple(saved["sizes"]), saved["per_document"], saved["per_job"])
+            model = UsageModel(
+                tuple(saved["sizes"]),
+                saved["per_document"],
+                saved["per_job"],
+                int(saved.get("documents_per_child", 1)),
+            )
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise OperatorError(
                 f"--usage {args.usage}: not a usage file written by --save-usage ({error})"
             ) from None
     else:
         model = measure()
+    documents_per_child = args.documents_per_child or config.documents_per_child
+    if documents_per_child < 1:
+        raise OperatorError("--documents-per-child must be at least 1")
     try:
-        report = cost_report(args.documents, model, config)
+        report = cost_report(args.documents, model.batched(documents_per_child), config)
     except LookupError as error:
         raise OperatorError(str(error)) from None
     if args.save_usage:
@@ -542,6 +558,12 @@ def _add_demo_command(
         help="document formats of the corpus, in the default mix renormalised over them "
         "(pdf 50%%, docx 20%%, html 15%%, txt 8%%, md 7%%)",
     )
+    demo.add_argument(
+        "--documents-per-child",
+        type=int,
+        default=1,
+        help="documents per Distributed Map child (ItemBatcher; default 1)",
+    )
     demo.set_defaults(handler=cmd_demo)
 
 
@@ -557,6 +579,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", parents=[common], help="print the local cloud's speed figures")
     bench.add_argument("--documents", type=int, nargs="*", default=[200], help="demo sizes to time")
     bench.add_argument("--time-scale", type=float, help="as for demo (default: by job size)")
+    bench.add_argument(
+        "--documents-per-child",
+        type=int,
+        default=1,
+        help="documents per Distributed Map child (ItemBatcher; default 1)",
+    )
     bench.set_defaults(handler=cmd_bench)
 
     cost = commands.add_parser(
@@ -567,6 +595,11 @@ def build_parser() -> argparse.ArgumentParser:
         "operation, and prices a job of N documents with the dated table in docagent/drills/prices.py.",
     )
     cost.add_argument("--documents", type=int, default=1000, help="job size to price (default 1000)")
+    cost.add_argument(
+        "--documents-per-child",
+        type=int,
+        help="documents per Distributed Map child to price (default: the config's documents_per_child)",
+    )
     cost.add_argument("--usage", help="price a usage measurement saved by --save-usage instead of measuring")
     cost.add_argument("--save-usage", help="write the measured usage per document and per job to this file")
     cost.set_defaults(handler=cmd_cost)

@@ -117,14 +117,24 @@ def persistence_cost(changes: int = 300) -> dict[str, Any]:
     return figures
 
 
-def run_benchmarks(document_counts: list[int], time_scale: float | None) -> dict[str, Any]:
+def run_benchmarks(
+    document_counts: list[int], time_scale: float | None, *, documents_per_child: int = 1
+) -> dict[str, Any]:
     figures: dict[str, Any] = {"lambda_overhead": lambda_overhead(), "persistence": persistence_cost()}
     figures["demo"] = []
     for documents in document_counts:
-        summary = run_demo(documents=documents, time_scale=time_scale, show_progress=False, crash=None)
+        summary = run_demo(
+            documents=documents,
+            time_scale=time_scale,
+            show_progress=False,
+            crash=None,
+            documents_per_child=documents_per_child,
+        )
         figures["demo"].append(
             {
                 "documents": documents,
+                "documents_per_child": documents_per_child,
+                **totals(summary["usage"]),
                 "status": summary["status"],
                 "error": summary["error"],
                 "wall_seconds": summary["wall_seconds"],
@@ -134,6 +144,15 @@ def run_benchmarks(document_counts: list[int], time_scale: float | None) -> dict
             }
         )
     return figures
+
+
+def totals(usage: dict[str, Any]) -> dict[str, int]:
+    """The job's Lambda invocations and state transitions (docs/scale.md, "Batching": what K saves)."""
+    return {
+        "invocations": sum(int(figures["invocations"]) for figures in usage["lambda"].values()),
+        "process_document_invocations": int(usage["lambda"].get("ProcessDocument", {}).get("invocations", 0)),
+        "state_transitions": int(usage["state_transitions"]),
+    }
 
 
 def per_document(usage: dict[str, Any], documents: int) -> dict[str, Any]:

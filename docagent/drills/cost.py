@@ -21,6 +21,9 @@ from stacks.config import DocAgentConfig, load_config
 
 MEASURE_SIZES = (10, 30)
 AGGREGATE_FUNCTIONS = frozenset({"PrepareJob", "BuildReport", "VerifyJob"})
+# What a Distributed Map child costs once per child, whatever its number of documents (docs/scale.md,
+# "Batching"): its state transition and its ProcessDocument request; with K documents per child, 1/K each.
+PER_CHILD_COUNTERS = ("state_transitions", "invocations:ProcessDocument")
 
 
 def flatten(usage: dict[str, Any]) -> dict[str, float]:
@@ -45,6 +48,7 @@ class UsageModel:
     sizes: tuple[int, int]
     per_document: dict[str, float]
     per_job: dict[str, float]
+    documents_per_child: int = 1  # K of the measured jobs
 
     @classmethod
     def fit(cls, small: tuple[int, dict[str, Any]], large: tuple[int, dict[str, Any]]) -> UsageModel:
@@ -65,8 +69,23 @@ class UsageModel:
             for key in self.per_document.keys() | self.per_job.keys()
         }
 
+    def batched(self, documents_per_child: int) -> UsageModel:
+        """The usage with K documents per child: the per-child counters per document scaled by measured K / K
+        (the child's own transition and request; its S3 and DynamoDB requests are per document either way)."""
+        scale = self.documents_per_child / documents_per_child
+        per_document = {
+            key: round(value * scale, 4) if key in PER_CHILD_COUNTERS else value
+            for key, value in self.per_document.items()
+        }
+        return UsageModel(self.sizes, per_document, self.per_job, documents_per_child)
+
     def to_json(self) -> dict[str, Any]:
-        return {"sizes": list(self.sizes), "per_document": self.per_document, "per_job": self.per_job}
+        return {
+            "sizes": list(self.sizes),
+            "per_document": self.per_document,
+            "per_job": self.per_job,
+            "documents_per_child": self.documents_per_child,
+        }
 
 
 def _sum(counters: dict[str, float], prefix: str, operations: frozenset[str] | None = None) -> float:
@@ -78,7 +97,8 @@ def _sum(counters: dict[str, float], prefix: str, operations: frozenset[str] | N
 
 
 def price_job(documents: int, model: UsageModel, config: DocAgentConfig) -> dict[str, dict[str, Any]]:
-    """Cost by service of a job of ``documents`` documents: {service: {"usd", and the quantities priced}}."""
+    """Cost by service of a job of ``documents`` documents: {service: {"usd", and the quantities priced}},
+    with the model's documents per child (a ProcessDocument invocation then lasts K documents)."""
     usage = model.at(documents)
     transitions = usage.get("state_transitions", 0.0)
     invocations = {
@@ -87,7 +107,7 @@ def price_job(documents: int, model: UsageModel, config: DocAgentConfig) -> dict
     gb_seconds = 0.0
     for function, count in invocations.items():
         seconds = (
-            config.seconds_per_document
+            config.seconds_per_document * model.documents_per_child
             if function == "ProcessDocument"
             else prices.ASSUMED_SECONDS_PER_JOB_STEP
         )
@@ -151,7 +171,8 @@ def cost_report(documents: int, model: UsageModel, config: DocAgentConfig) -> di
         "assumptions": {
             "input_tokens_per_document": config.model_input_tokens_per_document,
             "output_tokens_per_document": prices.ASSUMED_OUTPUT_TOKENS_PER_DOCUMENT,
-            "process_document_seconds": config.seconds_per_document,
+            "process_document_seconds": config.seconds_per_document * model.documents_per_child,
+            "documents_per_child": model.documents_per_child,
             "job_step_seconds": prices.ASSUMED_SECONDS_PER_JOB_STEP,
             "storage_months": 1,
         },

@@ -31,14 +31,15 @@ from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
-from docagent.localcloud.synth import synth_local
+from docagent.localcloud.synth import local_context, synth_local, synth_local_variants
 from docagent.operator.context import OperatorContext
 from docagent.operator.progress import progress_bar
-from docagent.operator.records import JobRecords
+from docagent.operator.records import JobRecords, documents_of_input
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
 from functions.models import DocumentFormat, DocumentResult
 from stacks import outputs as names
+from stacks.config import CONTEXT_KEY, load_config
 
 SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 
@@ -215,9 +216,10 @@ def where_it_stopped(job: LocalJob) -> dict[str, Any]:
     """What the durable records say about a failed job: counts, failed documents, state and error."""
     counts = job.map_run_counts() or {}
     described = job.records.require_execution()
-    failed = [
-        {"index": json.loads(entry["Input"])["document"]["index"], "error": entry.get("Error")}
+    failed = [  # the documents of the failed children (a batch's: each of its documents)
+        {"index": document.get("index"), "error": entry.get("Error")}
         for entry in job.map_run_entries("FAILED")
+        for document in documents_of_input(entry.get("Input"))
     ]
     return {
         "failed_state": job.records.current_state(),
@@ -328,6 +330,7 @@ def run_demo(
     persist: bool = True,
     model_faults: ModelFaults | None = None,
     formats: Sequence[DocumentFormat] = RENDERED_FORMATS,
+    documents_per_child: int = 1,
 ) -> dict[str, Any]:
     time_scale = _checked_time_scale(documents, time_scale, crash)
     started = time.time()
@@ -338,7 +341,7 @@ def run_demo(
         phases[name] = round(now - since, 2)
         return now
 
-    out_dir = synth_local()
+    out_dir = synthesized(documents_per_child)
     mark = lap("synth", started)
     job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     with demo_cloud(time_scale, keep, persist, model_faults) as where:
@@ -440,8 +443,9 @@ def job_usage(
         entry["ms"] = round(entry["ms"] + record.duration_ms, 1)
     history = job.sfn.get_execution_history(executionArn=job.execution_arn, maxResults=1000)["events"]
     parent = sum(1 for event in history if str(event["type"]).endswith("StateEntered"))
-    counts = job.map_run_counts() or {}
-    children = sum(counts.get(name, 0) for name in ("succeeded", "failed", "timedOut", "aborted"))
+    # One transition per child (its one state): child executions, not items (a batch is one child).
+    counts = (job.records.map_run or {}).get("executionCounts") or {}
+    children = sum(int(counts.get(name, 0)) for name in ("succeeded", "failed", "timedOut", "aborted"))
     stored = 0
     bucket = stack.outputs["BucketName"]
     for prefix in (storage.job_prefix(job.job_id), f"{storage.MAP_RUNS_PREFIX}/"):
@@ -453,6 +457,22 @@ def job_usage(
         "state_transitions": parent + children,
         "stored_bytes": stored,
     }
+
+
+def synthesized(documents_per_child: int) -> Path:
+    """The local synthesis; with documents_per_child K > 1 a variant of it (its own cdk.out.local-kK)."""
+    if documents_per_child == 1:
+        return synth_local()
+    load_config(local_context({"documents_per_child": documents_per_child})[CONTEXT_KEY])  # a clear refusal
+    out_dir = project.LOCAL_CDK_OUT.with_name(f"{project.LOCAL_CDK_OUT.name}-k{documents_per_child}")
+    return synth_local_variants([(out_dir, {"documents_per_child": documents_per_child})])[0]
+
+
+def event_indexes(event: dict[str, Any]) -> set[int]:
+    """The indexes of the documents a ProcessDocument event carries (one ``document``, or a batch's items)."""
+    batch = event.get("items")
+    documents = documents_of_input({"Items": batch} if isinstance(batch, list) else event)
+    return {int(document["index"]) for document in documents if isinstance(document.get("index"), int)}
 
 
 def _checked_time_scale(documents: int, time_scale: float | None, crash: Crash | None) -> float:
@@ -491,8 +511,7 @@ def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, document
                 for record in where.cloud.runtime.invocations_of(
                     stack.outputs[names.function_name_output(names.PROCESS_DOCUMENT)]
                 )
-                if record.error_type == "Runtime.ExitError"
-                and record.event.get("document", {}).get("index") == document_index
+                if record.error_type == "Runtime.ExitError" and document_index in event_indexes(record.event)
             ]
         )
     ctx = OperatorContext.local(where.endpoint)

@@ -153,6 +153,12 @@ def _batches(items: list[Any], batcher: dict[str, Any]) -> list[list[Any]]:
 NOT_SUCCEEDED = ("FAILED", "TIMED_OUT", "ABORTED")
 
 
+def item_weights(items: list[Any], extras: MapExtras) -> list[int]:
+    """Items per child: with ItemBatcher a child's batch counts its items in the Map Run's itemCounts and in
+    the tolerated-failure threshold (AWS counts items; executionCounts counts children)."""
+    return [len(unit) for unit in items] if extras.batcher else [1] * len(items)
+
+
 def event_details(**details: Any) -> EventDetails:
     """moto types EventDetails as a closed TypedDict that lacks the redrive events; build it loosely."""
     return cast(EventDetails, details)
@@ -196,12 +202,18 @@ class MapRunMemory:
     # not to redrive it: children that ended keep their outcome, the others run (again).
     resuming: bool = False
 
-    def failures(self) -> int:
-        return sum(outcome.status in ("FAILED", "TIMED_OUT") for outcome in self.outcomes.values())
+    def failures(self, weights: list[int] | None = None) -> int:
+        return sum(
+            weights[index] if weights else 1
+            for index, outcome in self.outcomes.items()
+            if outcome.status in ("FAILED", "TIMED_OUT")
+        )
 
-    def threshold_exceeded(self) -> bool:
-        """Either declared threshold breached (an unset one does not count; both unset tolerate none)."""
-        failed, total = self.failures(), max(len(self.items), 1)
+    def threshold_exceeded(self, weights: list[int] | None = None) -> bool:
+        """Either declared threshold breached (an unset one does not count; both unset tolerate none).
+        ``weights``: items per child (ItemBatcher): AWS counts failed items, a failed batch all of its
+        items."""
+        failed, total = self.failures(weights), max(sum(weights) if weights else len(self.items), 1)
         count, percentage = self.tolerated_failure_count, self.tolerated_failure_percentage
         if not count and not percentage:
             return failed > 0
@@ -321,13 +333,14 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
     ended = {i for i, outcome in memory.outcomes.items() if outcome.status in ("FAILED", "TIMED_OUT")}
     kept = succeeded | ended if resuming else succeeded
     to_run = [index for index in range(len(items)) if index not in kept]
-    for counter in (record.item_counter, record.execution_counter):
-        counter.total.count(len(items))
-        counter.succeeded.count(len(succeeded))
-        counter.results_written.count(len(succeeded))
-        counter.pending.count(len(to_run))
+    weights = item_weights(items, extras)
+    for counter, weight in ((record.item_counter, weights), (record.execution_counter, [1] * len(items))):
+        counter.total.count(sum(weight))
+        counter.succeeded.count(sum(weight[i] for i in succeeded))
+        counter.results_written.count(sum(weight[i] for i in succeeded))
+        counter.pending.count(sum(weight[i] for i in to_run))
         if resuming:
-            counter.failed.count(len(ended))
+            counter.failed.count(sum(weight[i] for i in ended))
     for index in to_run:  # not started yet: pending until a worker takes it
         previous = memory.outcomes.get(index)
         memory.outcomes[index] = ChildOutcome(
@@ -377,12 +390,14 @@ def _failure(env: Environment, error: StatesErrorNameType, cause: str) -> Failur
 def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) -> None:
     """One child execution: run it, record its outcome, and stop the Map Run past the threshold."""
     record, memory = self._map_run_record, vars(self._job_pool)["docagent_memory"]
-    for counter in (record.item_counter, record.execution_counter):
-        counter.pending.offset(-1)
-        counter.running.count()
+    extras: MapExtras = vars(self._job_pool)["docagent_extras"]
+    weights = item_weights(memory.items, extras)
+    counted = ((record.item_counter, weights[job.job_index]), (record.execution_counter, 1))
+    for counter, weight in counted:
+        counter.pending.offset(-weight)
+        counter.running.count(weight)
     outcome = memory.outcomes[job.job_index]
     outcome.status, outcome.started = "RUNNING", _now()
-    extras: MapExtras = vars(self._job_pool)["docagent_extras"]
     env.event_manager = EventManager()  # the child's own history, to know where it stopped
     _Observers.current.child_started(memory, outcome, env.event_manager)
     program = job.job_program
@@ -410,17 +425,17 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
     finally:
         outcome.stopped = _now()
         status_counter = {"SUCCEEDED": "succeeded", "FAILED": "failed", "TIMED_OUT": "timed_out"}
-        for counter in (record.item_counter, record.execution_counter):
-            counter.running.offset(-1)
-            getattr(counter, status_counter.get(outcome.status, "aborted")).count()
+        for counter, weight in counted:
+            counter.running.offset(-weight)
+            getattr(counter, status_counter.get(outcome.status, "aborted")).count(weight)
             if outcome.status == "SUCCEEDED":
-                counter.results_written.count()
+                counter.results_written.count(weight)
     job.job_output = outcome.output
     outcome.resume_from = _last_entered_state(env, program) if outcome.status in NOT_SUCCEEDED else None
     _Observers.current.outcomes_changed(memory, [outcome], durable=True)
     if outcome.status in NOT_SUCCEEDED:
         with memory.lock:
-            if memory.threshold_exceeded():
+            if memory.threshold_exceeded(weights):
                 job.job_output = _failure(
                     env,
                     StatesErrorNameType.StatesExceedToleratedFailureThreshold,

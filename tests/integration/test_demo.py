@@ -136,3 +136,32 @@ def check_the_kept_job(tmp_path, summary: dict) -> None:
     assert [document["document_id"] for document in one["documents"]] == [crashed["document_id"]]
     inspected = docagent(tmp_path, "inspect", job_id)
     assert inspected["job_id"] == job_id
+
+
+def test_batches_of_five_crash_mid_batch_then_redrive_give_each_document_one_result(tmp_path):
+    """documents_per_child 5 (ItemBatcher): document 12 dies before its result in every attempt of its batch
+    (documents 10-14) until the redrive; the other batches finish. After the redrive every document has
+    exactly one result and no finished model call was repeated (10 and 11 were stored, 12's call durable)."""
+    summary = demo(
+        tmp_path,
+        "--documents",
+        "20",
+        "--documents-per-child",
+        "5",
+        "--crash-at",
+        "12",
+        "--crash-mode",
+        "redrive",
+        "--time-scale",
+        "0.1",
+        "--formats",
+        "txt,md",
+    )
+    assert summary["status"] == "SUCCEEDED" and summary["verified"] is True
+    assert summary["results"] == summary["documents"] == 20
+    assert summary["repeated_model_calls"] == 0
+    assert summary["redrive_count"] == 1
+    assert summary["crash"]["attempts_killed"] == 4  # the batch's first try and its three retries
+    assert sorted(doc["index"] for doc in summary["stopped_at"]["documents_failed"]) == [10, 11, 12, 13, 14]
+    # 4 batches, 3 retries of the crashed one, its redrive: invocations per batch, not per document.
+    assert summary["usage"]["lambda"]["ProcessDocument"]["invocations"] == 4 + 3 + 1
