@@ -122,3 +122,26 @@ def test_a_model_without_a_price_is_named(env):
     model = UsageModel.fit((10, usage(10)), (30, usage(30)))
     with pytest.raises(LookupError, match=r"no price for model 'acme\.tiny-v1'"):
         cost_report(1000, model, load_config({"model_id": "acme.tiny-v1"}))
+
+
+def test_k_documents_per_child_divide_the_per_child_counters_by_k() -> None:
+    measured = UsageModel(
+        (10, 30),
+        {"state_transitions": 1.0, "invocations:ProcessDocument": 1.0, "requests:s3:PutObject": 2.0},
+        {"state_transitions": 6.0, "invocations:PrepareJob": 1.0},
+    )
+    batched = measured.batched(10)
+    assert batched.per_document == {
+        "state_transitions": 0.1,
+        "invocations:ProcessDocument": 0.1,
+        "requests:s3:PutObject": 2.0,  # per document whatever the batch
+    }
+    assert batched.per_job == measured.per_job
+    assert batched.batched(1).per_document == measured.per_document  # back from K=10 to K=1
+    config = load_config({"model_provider": "offline"})
+    one, ten = (cost_report(100_000, model, config)["by_service"] for model in (measured, batched))
+    assert (
+        ten["stepfunctions"]["state_transitions"] == (one["stepfunctions"]["state_transitions"] - 6) // 10 + 6
+    )
+    assert ten["lambda"]["requests"] < one["lambda"]["requests"] / 9
+    assert ten["lambda"]["gb_seconds"] == one["lambda"]["gb_seconds"]  # K documents' time per invocation
