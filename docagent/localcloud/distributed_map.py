@@ -457,7 +457,7 @@ def _prepare_child(
         env.states.reset(state_input)
         return program
     if extras.batcher:
-        map_input = env.states.get_input()  # the Map state's input, before the items replace it
+        map_input = self._env.stack[-1]  # the Map state's input, where the ItemSelector reads it too
         batch: dict[str, Any] = {"Items": [_select(self, env, job.job_index, item) for item in job.job_input]}
         if "BatchInput" in extras.batcher:
             batch["BatchInput"] = batch_input(extras.batcher["BatchInput"], extras.language, map_input, env)

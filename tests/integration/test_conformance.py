@@ -417,8 +417,10 @@ def test_d4_item_batcher_hands_a_child_a_batch(aws, role_arn, worker_arn):
     processor = definition["ItemProcessor"]
     processor["States"] = {"Work": {"Type": "Pass", "End": True}}
     processor["StartAt"] = "Work"
-    machine = Machine(aws, role_arn, {"StartAt": "Map", "States": {"Map": definition}})
-    execution_arn = machine.start({"fail_items": []})
+    # A state before the Map makes its input differ from the execution's: BatchInput reads the Map's.
+    shape = {"Type": "Pass", "Parameters": {"fail_items.$": "$.outer"}, "Next": "Map"}
+    machine = Machine(aws, role_arn, {"StartAt": "Shape", "States": {"Shape": shape, "Map": definition}})
+    execution_arn = machine.start({"outer": []})
     described = machine.wait(execution_arn)
     assert described["status"] == "SUCCEEDED"
     batches = [
