@@ -430,6 +430,13 @@ def test_d4_item_batcher_hands_a_child_a_batch(aws, role_arn, worker_arn):
     # BatchInput's paths are evaluated against the Map state's input and the context object.
     expected = {"batch": True, "failing": [], "execution": execution_arn.rsplit(":", 1)[-1]}
     assert all(batch["BatchInput"] == expected for batch in batches)
+    # DescribeMapRun counts items in itemCounts and child executions (the batches) in executionCounts.
+    map_run_arn = machine.sfn.list_map_runs(executionArn=execution_arn)["mapRuns"][0]["mapRunArn"]
+    items, children = (
+        machine.sfn.describe_map_run(mapRunArn=map_run_arn)[n] for n in ("itemCounts", "executionCounts")
+    )
+    assert (items["total"], items["succeeded"]) == (5, 5)
+    assert (children["total"], children["succeeded"]) == (3, 3)
 
 
 def test_d1_express_children_run_and_are_redriven_from_the_start(aws, role_arn, worker_arn, cloud):
