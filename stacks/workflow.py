@@ -64,7 +64,8 @@ def batching_substitutions(documents_per_child: int) -> dict[str, str]:
     }
     return {
         "ItemSelector": json.dumps({"document.$": "$$.Map.Item.Value"}),
-        "ItemBatcher": f' "ItemBatcher": {json.dumps(batcher)},',
+        # Follows the ItemSelector object in the ASL ("ItemSelector": ${ItemSelector}${ItemBatcher},).
+        "ItemBatcher": f', "ItemBatcher": {json.dumps(batcher)}',
         "ChildJobIdPath": "$.BatchInput.job_id",
         "ChildOptionsPath": "$.BatchInput.options",
         "ChildDocumentsField": "items",
