@@ -173,4 +173,6 @@ def per_document(usage: dict[str, Any], documents: int) -> dict[str, Any]:
             sum(figures["invocations"] for figures in usage["lambda"].values()) / documents, 3
         ),
         "state_transitions_per_document": round(usage["state_transitions"] / documents, 3),
+        # The endpoint's own time per request (moto and the journal): flat when no operation grows with N.
+        "endpoint_ms_per_request": usage.get("endpoint_ms_per_request", {}),
     }

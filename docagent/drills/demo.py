@@ -419,7 +419,9 @@ def counted_usage(where: DemoCloud, job: LocalJob, stack: LocalStack, since: int
     """The job's usage (a redrive included); None for a kept cloud, which counts in its own process."""
     if where.cloud is None:
         return None
-    return job_usage(job, stack, where.cloud.requests.snapshot(), where.cloud.runtime.invocations[since:])
+    usage = job_usage(job, stack, where.cloud.requests.snapshot(), where.cloud.runtime.invocations[since:])
+    usage["endpoint_ms_per_request"] = where.cloud.requests.milliseconds()  # what the local cloud costs
+    return usage
 
 
 def job_usage(

@@ -15,7 +15,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_sfn_cli.py (JSONata Pass and Choice). Belongs in moto: yes.
 - ``boto_client_for`` (here): one boto3 client per service, not one per call.
   Test: the whole suite. Belongs in moto: yes.
-- distributed_map.py: threshold, ResultWriter files, Map Run redrive, EXPRESS children, ItemBatcher.
+- distributed_map.py (with map_run_memory.py, map_extras.py, result_writer.py): threshold, ResultWriter
+  files, Map Run redrive, EXPRESS children, ItemBatcher.
   Test: integration/test_conformance.py. Belongs in moto: yes.
 - redrive.py: RedriveExecution (shared spec R1-R7), variables kept.
   Test: integration/test_conformance.py, test_sfn_cli.py. Belongs in moto: yes.
@@ -33,6 +34,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_item_reader.py. Belongs in moto: yes.
 - s3_listing.py: ListObjectVersions honours EncodingType=url (keys with control characters).
   Test: localcloud/test_item_reader.py. Belongs in moto: yes.
+- s3_key_index.py: S3 listings by prefix cost what the prefix holds, not the whole bucket (sorted key index).
+  Test: localcloud/test_s3_key_index.py. Belongs in moto: yes.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from docagent.localcloud import (
     jsonata,
     mock_config,
     redrive,
+    s3_key_index,
     s3_listing,
     test_state,
     validation,
@@ -288,6 +292,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         test_state.install()
         item_reader.install()
         s3_listing.install()
+        s3_key_index.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

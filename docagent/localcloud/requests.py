@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import Counter
+import time
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qs
@@ -78,18 +79,22 @@ def classify(environ: dict[str, Any]) -> tuple[str, str]:
 
 
 class RequestCounter:
-    """Thread-safe counts by (service, operation); ``snapshot`` and ``reset`` bracket a measurement."""
+    """Thread-safe counts by (service, operation); ``snapshot`` and ``reset`` bracket a measurement.
+    Each counted request's time in the endpoint (moto and the journal, not the network) is summed too:
+    ``milliseconds`` shows what a request costs the local cloud, and whether that grows with the job."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: Counter[tuple[str, str]] = Counter()
+        self._seconds: defaultdict[tuple[str, str], float] = defaultdict(float)
 
-    def count(self, environ: dict[str, Any]) -> None:
+    def count(self, environ: dict[str, Any], seconds: float = 0.0) -> None:
         if OPERATOR_USER_AGENT in str(environ.get("HTTP_USER_AGENT", "")):
             return
         key = classify(environ)
         with self._lock:
             self._counts[key] += 1
+            self._seconds[key] += seconds
 
     def snapshot(self) -> dict[str, dict[str, int]]:
         """{service: {operation: count}}, sorted."""
@@ -100,13 +105,26 @@ class RequestCounter:
             by_service.setdefault(service, {})[operation] = count
         return by_service
 
+    def milliseconds(self) -> dict[str, float]:
+        """{"service:operation": mean time in the endpoint per request, in ms}."""
+        with self._lock:
+            return {
+                f"{service}:{operation}": round(self._seconds[service, operation] * 1000 / count, 3)
+                for (service, operation), count in sorted(self._counts.items())
+            }
+
     def reset(self) -> None:
         with self._lock:
             self._counts.clear()
+            self._seconds.clear()
 
     def wrap(self, app: WsgiApp) -> WsgiApp:
         def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-            self.count(environ)
-            return app(environ, start_response)
+            started = time.perf_counter()
+            try:
+                # moto answers with a list; a lazy answer's time would be spent after this returns
+                return app(environ, start_response)
+            finally:
+                self.count(environ, time.perf_counter() - started)
 
         return counted

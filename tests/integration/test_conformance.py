@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import sys
 import uuid
 from typing import Any
 
@@ -177,6 +178,20 @@ def test_d5_result_writer_writes_the_documented_result_files(aws, role_arn, work
     assert entry["Status"] == "SUCCEEDED" and ":execution:" in entry["ExecutionArn"]
     assert json.loads(entry["Output"])["item"] == json.loads(entry["Input"])["item"]
     assert {"StartDate", "StopDate", "RedriveCount", "RedriveStatus"} <= set(entry)
+
+
+def test_d2_one_worker_runs_more_children_than_pythons_recursion_limit(aws, role_arn, worker_arn):
+    """moto hands a worker its next child by recursing once per child: a Map Run of 20,000 documents at
+    MaxConcurrency 10 (2,000 children per worker) would end in RecursionError. Each worker loops here."""
+    count = sys.getrecursionlimit() + 100
+    definition = distributed_map(worker_arn, put_items(aws, count), End=True, MaxConcurrency=1)
+    definition["ItemSelector"] = {"item.$": "$$.Map.Item.Value"}
+    definition["ItemProcessor"]["States"] = {"Work": {"Type": "Pass", "End": True}}
+    machine = Machine(aws, role_arn, {"StartAt": "Map", "States": {"Map": definition}})
+    described = machine.wait(machine.start({}), timeout=300)
+    assert described["status"] == "SUCCEEDED", described.get("cause")
+    files = machine.result_files(json.loads(described["output"]))
+    assert [json.loads(entry["Output"])["item"] for entry in files["SUCCEEDED"]] == list(range(count))
 
 
 def test_d5_a_failed_map_run_still_writes_failed_and_pending_files(aws, role_arn, worker_arn):
