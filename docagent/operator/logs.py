@@ -56,7 +56,15 @@ def register(
     logs.add_argument("job_id", metavar="JOB")
     logs.add_argument("--document", help="only this document's lines (its document id)")
     logs.add_argument("--function", help="only this function (e.g. ProcessDocument)")
-    logs.add_argument("--limit", type=int, default=1000, help="at most this many lines, newest kept (1000)")
+    logs.add_argument(
+        "--limit", type=int, help="at most this many lines, newest kept (default: every line of the job)"
+    )
+    logs.add_argument(
+        "--per-document",
+        type=int,
+        metavar="N",
+        help="at most N lines of each document, newest kept; the job's other lines all kept (default: all)",
+    )
     logs.set_defaults(handler=cmd_logs)
 
 
@@ -147,6 +155,26 @@ def collect(
     return found
 
 
+def newest(lines: list[dict[str, Any]], limit: int | None, per_document: int | None) -> list[dict[str, Any]]:
+    """The lines kept, oldest first: every line of the job unless a limit is given (each document's newest
+    ``per_document`` lines, then the newest ``limit`` lines of those). A job's lines span every page of
+    every log group (``collect`` reads them all), so a job of any size is shown whole by default."""
+    if per_document is not None:
+        seen: dict[str, int] = {}
+        kept: list[dict[str, Any]] = []
+        for line in reversed(lines):
+            document = line.get("document_id")
+            if document is not None:
+                seen[document] = seen.get(document, 0) + 1
+                if seen[document] > per_document:
+                    continue
+            kept.append(line)
+        lines = kept[::-1]
+    if limit is not None:
+        lines = lines[-limit:] if limit > 0 else []
+    return lines
+
+
 def _json(message: str) -> dict[str, Any] | None:
     text = message.strip()
     if not text.startswith("{"):
@@ -191,9 +219,9 @@ def cmd_logs(args: argparse.Namespace) -> int:
                 EXIT_NOT_FOUND,
             )
     since = as_datetime(described.get("startDate"))
-    lines = collect(ctx, records.job_id, args.document, args.function, since)
-    if args.limit >= 0:
-        lines = lines[-args.limit :] if args.limit else []
+    lines = newest(
+        collect(ctx, records.job_id, args.document, args.function, since), args.limit, args.per_document
+    )
     payload = {
         "job_id": records.job_id,
         "document_id": args.document,
