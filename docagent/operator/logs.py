@@ -159,7 +159,7 @@ def newest(lines: list[dict[str, Any]], limit: int | None, per_document: int | N
     """The lines kept, oldest first: every line of the job unless a limit is given (each document's newest
     ``per_document`` lines, then the newest ``limit`` lines of those). A job's lines span every page of
     every log group (``collect`` reads them all), so a job of any size is shown whole by default."""
-    if per_document is not None:
+    if per_document is not None and per_document >= 0:
         seen: dict[str, int] = {}
         kept: list[dict[str, Any]] = []
         for line in reversed(lines):
@@ -170,7 +170,7 @@ def newest(lines: list[dict[str, Any]], limit: int | None, per_document: int | N
                     continue
             kept.append(line)
         lines = kept[::-1]
-    if limit is not None:
+    if limit is not None and limit >= 0:  # a negative limit: no limit, as before
         lines = lines[-limit:] if limit > 0 else []
     return lines
 

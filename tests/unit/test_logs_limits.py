@@ -37,4 +37,5 @@ def test_limit_keeps_the_newest_lines_and_zero_keeps_none():
     lines = _lines(documents=2, per_document=3)
     assert newest(lines, 3, None) == lines[-3:]
     assert newest(lines, 0, None) == []
+    assert newest(lines, -1, None) == lines
     assert newest(lines, 3, 1) == [lines[-3], lines[-2], lines[-1]]
