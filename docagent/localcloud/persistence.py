@@ -14,16 +14,18 @@ shared between concurrent requests (journal.py: group commit).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from moto.moto_server.werkzeug_app import (
     MotoRequestHandler,
     create_backend_app,
 )
+from moto.s3 import models as s3_models
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from docagent.localcloud.journal import Journal
@@ -69,6 +72,7 @@ _ENVIRON_KEYS = (
 )
 _PRESERVED_NAMES = "moto.preserved_header_names"
 _VERSION_HEADER = "x-amz-version-id"
+_UPLOAD_ID = re.compile(rb"<UploadId>([^<]+)</UploadId>")
 
 
 def state_folder(state_dir: Path) -> Path:
@@ -104,6 +108,16 @@ def is_journaled(environ: dict[str, Any], body: bytes) -> bool:
     if action is None:
         return True  # REST (S3, Lambda's control plane): every non-read method changes something
     return action not in _ENGINE_ACTIONS and not action.startswith(_READ_PREFIXES)
+
+
+def _created_upload_id(environ: dict[str, Any], chunks: list[bytes]) -> str | None:
+    """The UploadId a CreateMultipartUpload (``POST /bucket/key?uploads``) answered, else None."""
+    if str(environ.get("REQUEST_METHOD", "")).upper() != "POST":
+        return None
+    if "uploads" not in urllib.parse.parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True):
+        return None
+    found = _UPLOAD_ID.search(b"".join(chunks))
+    return found.group(1).decode() if found else None
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:
@@ -157,6 +171,9 @@ class JournalingApp:
             record = _request_record(environ, body)
             if versions and versions[-1] != "null":
                 record["version_id"] = versions[-1]
+            upload_id = _created_upload_id(environ, chunks)
+            if upload_id:
+                record["upload_id"] = upload_id
             sequence = self.journal.write(record) if _succeeded(statuses) else 0
         if sequence:
             self.journal.sync(sequence)
@@ -190,17 +207,37 @@ def replay_request(app: Callable[..., Any], record: dict[str, Any]) -> str:
         statuses.append(status)
         return lambda _: None
 
-    version_id = record.get("version_id")
-    if version_id:
-        # The S3 object version this request created keeps its id (manifests pin documents by VersionId):
-        # moto draws it from mock_random.uuid4, so the replay draws the recorded one.
-        vars(mock_random)["uuid4"] = lambda: uuid.UUID(version_id)
-    try:
+    with _recorded_ids(record.get("version_id"), record.get("upload_id")):
         for _ in app(environ, start_response):
             pass
+    return statuses[-1] if statuses else "500"
+
+
+@contextlib.contextmanager
+def _recorded_ids(version_id: str | None, upload_id: str | None) -> Iterator[None]:
+    """A replayed request recreates the ids its first run handed out (the replay runs alone, before serving).
+
+    - The S3 object version it created (manifests pin documents by VersionId): moto draws it from
+      mock_random.uuid4, so the replay draws the recorded one.
+    - The multipart upload it opened (SealJob joins a job's item parts with one; its UploadPartCopy and
+      CompleteMultipartUpload requests, replayed after it, name that upload, as may a client still holding
+      it): moto draws it from os.urandom in FakeMultipart, so the replay sets the recorded one.
+    """
+    original_init = s3_models.FakeMultipart.__init__
+    if version_id:
+        vars(mock_random)["uuid4"] = lambda: uuid.UUID(version_id)
+    if upload_id:
+
+        def init(multipart: s3_models.FakeMultipart, *args: Any, **kwargs: Any) -> None:
+            original_init(multipart, *args, **kwargs)
+            multipart.id = upload_id
+
+        s3_models.FakeMultipart.__init__ = init  # type: ignore[method-assign]
+    try:
+        yield
     finally:
         vars(mock_random).pop("uuid4", None)
-    return statuses[-1] if statuses else "500"
+        s3_models.FakeMultipart.__init__ = original_init  # type: ignore[method-assign]
 
 
 class PortTakenError(OSError):

@@ -163,6 +163,41 @@ def test_object_versions_keep_their_ids_across_a_restart(cloud: CloudProcess) ->
     assert {(v["VersionId"], v["IsLatest"]) for v in listed} == {(first, False), (second, True)}
 
 
+def test_a_multipart_upload_survives_restarts(cloud: CloudProcess) -> None:
+    """SealJob joins a job's item parts with a multipart upload: an upload opened before a restart goes on
+    after it (its UploadId kept), and the joined object comes back whole, with its version id."""
+    cloud.start(fresh=True)
+    s3 = _client(cloud, "s3")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object(Bucket=BUCKET, Key="part-2", Body=b"tail\n")
+    head = b"a" * (5 * 1024 * 1024)  # S3's (and moto's) least size for a part that is not the last
+    upload = s3.create_multipart_upload(Bucket=BUCKET, Key="joined")["UploadId"]
+    one = s3.upload_part(Bucket=BUCKET, Key="joined", UploadId=upload, PartNumber=1, Body=head)["ETag"]
+
+    cloud.kill()
+    cloud.start()
+
+    two = s3.upload_part_copy(
+        Bucket=BUCKET,
+        Key="joined",
+        UploadId=upload,
+        PartNumber=2,
+        CopySource={"Bucket": BUCKET, "Key": "part-2"},
+    )["CopyPartResult"]["ETag"]
+    parts = [{"PartNumber": 1, "ETag": one}, {"PartNumber": 2, "ETag": two}]
+    version = s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="joined", UploadId=upload, MultipartUpload={"Parts": parts}
+    )["VersionId"]
+
+    cloud.kill()
+    cloud.start()
+
+    joined = s3.get_object(Bucket=BUCKET, Key="joined")
+    assert joined["VersionId"] == version
+    assert joined["Body"].read() == head + b"tail\n"
+
+
 def test_up_on_a_taken_port_fails_at_once_naming_it(cloud: CloudProcess) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
