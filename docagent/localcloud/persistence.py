@@ -232,7 +232,7 @@ def _recorded_ids(version_id: str | None, upload_id: str | None) -> Iterator[Non
             original_init(multipart, *args, **kwargs)
             multipart.id = upload_id
 
-        s3_models.FakeMultipart.__init__ = init  # type: ignore[method-assign]
+        s3_models.FakeMultipart.__init__ = init  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
