@@ -37,6 +37,7 @@ S3_WRITE_OR_LIST_OPERATIONS = frozenset(
         "CopyObject",
         "CreateMultipartUpload",
         "UploadPart",
+        "UploadPartCopy",
         "CompleteMultipartUpload",
         "ListObjects",
         "ListObjectsV2",

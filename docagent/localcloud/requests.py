@@ -32,7 +32,8 @@ _S3_BUCKET_QUERIES = (
 )
 
 
-def _s3_operation(method: str, path: str, query: dict[str, list[str]]) -> str:
+def _s3_operation(method: str, path: str, query: dict[str, list[str]], copy: bool = False) -> str:
+    """The S3 operation of a path-style request; ``copy``: it names an ``x-amz-copy-source``."""
     parts = [part for part in path.split("/") if part]
     if len(parts) <= 1:  # the bucket itself (path-style addressing, as the local endpoint is called)
         for name, operation in _S3_BUCKET_QUERIES:
@@ -42,13 +43,13 @@ def _s3_operation(method: str, path: str, query: dict[str, list[str]]) -> str:
             return "ListObjectsV2" if query.get("list-type") == ["2"] else "ListObjects"
         return {"PUT": "CreateBucket", "HEAD": "HeadBucket", "DELETE": "DeleteBucket"}.get(method, method)
     if "partNumber" in query:
-        return "UploadPart"
+        return "UploadPartCopy" if copy else "UploadPart"
     if "uploadId" in query:
         return "CompleteMultipartUpload" if method == "POST" else f"{method}MultipartUpload"
     return {
         "GET": "GetObject",
         "HEAD": "HeadObject",
-        "PUT": "PutObject",
+        "PUT": "CopyObject" if copy else "PutObject",
         "DELETE": "DeleteObject",
         "POST": "CreateMultipartUpload",
     }.get(method, method)
@@ -70,9 +71,8 @@ def classify(environ: dict[str, Any]) -> tuple[str, str]:
     if target:
         return service, target.rsplit(".", 1)[-1]
     if service == "s3":
-        return service, _s3_operation(
-            method, path, parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True)
-        )
+        query = parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True)
+        return service, _s3_operation(method, path, query, copy="HTTP_X_AMZ_COPY_SOURCE" in environ)
     if service == "lambda":
         return service, _lambda_operation(method, path)
     return service, method

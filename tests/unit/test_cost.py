@@ -52,6 +52,31 @@ def environ_of(service: str, call: Callable[[Any], Any], **client_args: Any) -> 
         ("s3", lambda c: c.head_object(Bucket="b", Key="k"), ("s3", "HeadObject")),
         ("s3", lambda c: c.put_object(Bucket="b", Key="k", Body=b"x"), ("s3", "PutObject")),
         ("s3", lambda c: c.list_objects_v2(Bucket="b", Prefix="p/"), ("s3", "ListObjectsV2")),
+        (
+            "s3",
+            lambda c: c.copy_object(Bucket="b", Key="k", CopySource={"Bucket": "b", "Key": "s"}),
+            ("s3", "CopyObject"),
+        ),
+        ("s3", lambda c: c.create_multipart_upload(Bucket="b", Key="k"), ("s3", "CreateMultipartUpload")),
+        (
+            "s3",
+            lambda c: c.upload_part(Bucket="b", Key="k", UploadId="u", PartNumber=1, Body=b"x"),
+            ("s3", "UploadPart"),
+        ),
+        (
+            "s3",
+            lambda c: c.upload_part_copy(
+                Bucket="b", Key="k", UploadId="u", PartNumber=2, CopySource={"Bucket": "b", "Key": "p"}
+            ),
+            ("s3", "UploadPartCopy"),
+        ),
+        (
+            "s3",
+            lambda c: c.complete_multipart_upload(
+                Bucket="b", Key="k", UploadId="u", MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": "e"}]}
+            ),
+            ("s3", "CompleteMultipartUpload"),
+        ),
         ("s3", lambda c: c.list_object_versions(Bucket="b", Prefix="p/"), ("s3", "ListObjectVersions")),
         ("dynamodb", lambda c: c.get_item(TableName="t", Key={"id": {"S": "1"}}), ("dynamodb", "GetItem")),
         ("dynamodb", lambda c: c.put_item(TableName="t", Item={"id": {"S": "1"}}), ("dynamodb", "PutItem")),
