@@ -180,8 +180,9 @@ def test_a_job_listed_in_several_parts_joins_them_and_reviews_every_document_onc
     manifest = job.records.manifest
     assert manifest is not None and len(manifest.parts) >= 3 and manifest.document_count == 22
     assert manifest.items_key == "jobs/integration-parts/items/items.jsonl"  # the parts joined
-    # One UploadPartCopy per part (the endpoint counts it as UploadPart: same path and query).
-    assert requests["s3"]["UploadPart"] == len(manifest.parts)
+    # One UploadPartCopy per part: S3 copies the parts, no item passes through the function.
+    assert requests["s3"]["UploadPartCopy"] == len(manifest.parts)
+    assert "UploadPart" not in requests["s3"]
     assert requests["lambda"]["Invoke"] > 22 + 6  # several ListDocuments steps
     job.records.refresh()
     results = job.records.results
