@@ -19,6 +19,14 @@ Customer ID: CUST-00007
 Category: Hardware
 Total due: 1,234.56 EUR
 """
+# An invoice whose customer is in no record: the document is rejected (UnknownCustomer), not failed.
+UNKNOWN_CUSTOMER_INVOICE = """ACME SUPPLIES
+Invoice number: INV-2026-00777
+Invoice date: 2026-03-14
+Customer ID: CUST-99999
+Category: Hardware
+Total due: 1,234.56 EUR
+"""
 # A 1x1 PNG: an image is no Converse document, whatever its name says.
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

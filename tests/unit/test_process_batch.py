@@ -24,16 +24,9 @@ from functions.models import (
     ProcessBatchEvent,
     Report,
 )
+from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
 from tests.support import PREFIX, get_json, items, prepare, put_object, seed_documents
-
-UNKNOWN_CUSTOMER_INVOICE = """ACME SUPPLIES
-Invoice number: INV-2026-00777
-Invoice date: 2026-03-14
-Customer ID: CUST-99999
-Category: Hardware
-Total due: 1,234.56 EUR
-"""
 
 
 class ThrottledOnce(CountingProvider):

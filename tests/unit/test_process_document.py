@@ -13,16 +13,9 @@ from functions.handlers.process_document import handler
 from functions.logic.process_document import process_document
 from functions.models import DocumentResult, FaultSpec, JobOptions, ModelCallRecord
 from functions.settings import get_settings
+from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
 from tests.support import PREFIX, document_event, items, prepare, process_all, put_object, seed_documents
-
-UNKNOWN_CUSTOMER_INVOICE = """ACME SUPPLIES
-Invoice number: INV-2026-00777
-Invoice date: 2026-03-14
-Customer ID: CUST-99999
-Category: Hardware
-Total due: 1,234.56 EUR
-"""
 
 
 def journal(job_id: str, document_id: str) -> list[ModelCallRecord]:
