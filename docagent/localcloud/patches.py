@@ -26,6 +26,9 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_sfn_cli.py. Belongs in moto: yes.
 - jsonata.py: the JSONata evaluator and the Step Functions functions.
   Test: unit/test_jsonata.py, integration/test_sfn_cli.py. Belongs in moto: yes.
+- heartbeat.py: a heartbeat timeout is ``States.HeartbeatTimeout`` (and ``States.Timeout`` matches it);
+  ``HeartbeatEndpoint`` (here): HeartbeatSeconds scaled by ``--time-scale``.
+  Test: integration/test_heartbeat.py. Belongs in moto: yes (the name), no (the scale).
 - mock_config.py: Step Functions Local mock files, one counter per state.
   Test: unit/test_mock_config.py, integration/test_sfn_local_suite.py. Belongs in moto: yes.
 - test_state.py: the TestState API.
@@ -61,6 +64,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
     StateTaskServiceCallback,
 )
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+from moto.stepfunctions.parser.asl.eval.callback.callback import HeartbeatEndpoint
 from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
@@ -68,6 +72,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from docagent.localcloud import (
     distributed_map,
     executions,
+    heartbeat,
     item_reader,
     jsonata,
     mock_config,
@@ -164,6 +169,14 @@ def _scaled_task_token_wait(
 
 
 _original_task_token_wait = StateTaskServiceCallback._wait_for_task_token_timeout
+
+
+def _scaled_heartbeat(self: HeartbeatEndpoint, heartbeat_seconds: int) -> None:
+    """A .waitForTaskToken task's HeartbeatSeconds (the longest wait between heartbeats), scaled likewise."""
+    _original_heartbeat_init(self, heartbeat_seconds * _Installed.time_scale)  # type: ignore[arg-type]
+
+
+_original_heartbeat_init = HeartbeatEndpoint.__init__
 
 
 def _send_task_failure(self: StepFunctionResponse) -> EmptyResult:
@@ -283,6 +296,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         # TimeoutSeconds of Task, Parallel and Map states, and of .waitForTaskToken callbacks.
         vars(execute_state)["threading"] = SimpleNamespace(Event=_ScaledEvent)
         StateTaskServiceCallback._wait_for_task_token_timeout = _scaled_task_token_wait  # type: ignore[method-assign]
+        HeartbeatEndpoint.__init__ = _scaled_heartbeat  # type: ignore[method-assign]
         distributed_map.install()
         redrive.install()
         executions.install()
@@ -291,6 +305,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         mock_config.install()
         test_state.install()
         item_reader.install()
+        heartbeat.install()
         s3_listing.install()
         s3_key_index.install()
         boto_client.boto_client_for = _reused_client

@@ -1,0 +1,56 @@
+"""HeartbeatSeconds on the local cloud: a callback task that sends no heartbeat in time fails after
+HeartbeatSeconds, scaled by the cloud's time scale like every other wait, with States.HeartbeatTimeout,
+which a Catch naming States.HeartbeatTimeout or States.Timeout catches (shared spec L3)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+# The callback's function returns at once and never sends a heartbeat nor the token: the task waits.
+SILENT_WORKER = "def handler(event, context):\n    return {}\n"
+HEARTBEAT_SECONDS = 40  # scaled by the test cloud's 0.25: 10 s, within the wait below; unscaled: 40 s
+
+
+@pytest.mark.parametrize("caught_as", ["States.HeartbeatTimeout", "States.Timeout"])
+def test_heartbeat_timeout(caught_as: str, aws: Any, role_arn: str, make_function):
+    function = make_function(SILENT_WORKER)
+    definition = {
+        "StartAt": "Wait for the worker",
+        "States": {
+            "Wait for the worker": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+                "Parameters": {"FunctionName": function, "Payload": {"token.$": "$$.Task.Token"}},
+                "HeartbeatSeconds": HEARTBEAT_SECONDS,
+                "TimeoutSeconds": 3600,
+                "Catch": [
+                    {"ErrorEquals": ["States.HeartbeatTimeout"], "ResultPath": "$.error", "Next": "Caught"}
+                ],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        },
+    }
+    sfn = aws("stepfunctions")
+    machine = sfn.create_state_machine(
+        name=f"heartbeat-timeout-{caught_as.replace('.', '-')}",
+        definition=json.dumps(definition),
+        roleArn=role_arn,
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=machine)["executionArn"]
+
+    deadline = time.monotonic() + 30  # under the unscaled 40 s: only a scaled heartbeat ends it in time
+    description = sfn.describe_execution(executionArn=execution)
+    while description["status"] == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.5)
+        description = sfn.describe_execution(executionArn=execution)
+
+    assert description["status"] == "SUCCEEDED", description
+    assert json.loads(description["output"])["error"]["Error"] == "States.HeartbeatTimeout"
+    events = sfn.get_execution_history(executionArn=execution)["events"]
+    scheduled = next(event for event in events if event["type"] == "TaskScheduled")
+    assert scheduled["taskScheduledEventDetails"]["heartbeatInSeconds"] == HEARTBEAT_SECONDS
