@@ -242,7 +242,8 @@ def _first_new_progress(job: LocalJob, before: int, timeout: float = 30.0) -> fl
 
 def default_time_scale(documents: int) -> float:
     """0.05 for the 200-document demo, proportionally more for larger jobs (up to real time): compressed
-    function timeouts must still fit steps whose work grows with the job (PrepareJob reads every document)."""
+    function timeouts must still fit steps whose work grows with the job (BuildReport and VerifyJob read its
+    result files and listings; a ListDocuments step is bounded whatever the size)."""
     return min(1.0, 0.05 * max(1.0, documents / 200))
 
 
