@@ -556,7 +556,7 @@ def _add_demo_command(
         "--formats",
         default="pdf,docx,html,txt,md",
         help="document formats of the corpus, in the default mix renormalised over them "
-        "(pdf 50%%, docx 20%%, html 15%%, txt 8%%, md 7%%)",
+        "(pdf 50%%, docx 20%%, html 15%%, txt 8%%, md 7%%; xlsx 10%% only when named)",
     )
     demo.add_argument(
         "--documents-per-child",

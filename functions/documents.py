@@ -3,7 +3,11 @@ Converse ``document`` block's limits, and the neutral name the model sees. Stand
 asset carries no text-extraction library (Bedrock reads the document; the local cloud extracts its text with
 ``docagent.localcloud.documents``).
 
-Converse rules (as of 2026-11, AWS docs: Bedrock API Reference, "DocumentBlock" and "Message"):
+Converse rules (as of 2026-11, AWS docs: Bedrock API Reference, "DocumentBlock" and "Message"; checked
+again 2026-11-30 against the bedrock-runtime 2023-09-30 service model in botocore 1.44.8 and the SDK's
+DocumentFormat enum: the same nine formats, "You can include up to five documents. Each document's size must
+be no more than 4.5 MB", a name of 1 to 200 characters. That model also lets ``source`` be ``s3Location``,
+``text`` or ``content`` and ``format`` be omitted; docagent always sends ``bytes`` with the detected format):
 - ``format`` is one of pdf | csv | doc | docx | xls | xlsx | html | txt | md;
 - each document is at most 4.5 MB, at most five documents per message, and a message with a document also
   needs a text block;
@@ -158,7 +162,13 @@ def _zip_format(data: bytes) -> DocumentFormat:
 
 
 def _ole_format(data: bytes) -> DocumentFormat:
-    """doc or xls for an OLE compound file, from the stream names in its directory (UTF-16 in the file)."""
+    """doc or xls for an OLE compound file, from the stream names in its directory (UTF-16 in the file).
+    A password-protected DOCX or XLSX is an OLE file too (MS-OFFCRYPTO: EncryptionInfo and EncryptedPackage
+    streams): nobody can read it without the password, so it is refused as unreadable."""
+    if "EncryptedPackage".encode("utf-16-le") in data:
+        raise DocumentUnreadable(
+            "the document is an encrypted or password-protected Office file (DOCX or XLSX)"
+        )
     if "WordDocument".encode("utf-16-le") in data:
         return "doc"
     if "Workbook".encode("utf-16-le") in data or "Book".encode("utf-16-le") in data:

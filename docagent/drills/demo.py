@@ -24,7 +24,7 @@ from typing import Any
 from rich.console import Console
 
 from docagent import project
-from docagent.drills.formats import RENDERED_FORMATS, render_corpus
+from docagent.drills.formats import DEFAULT_FORMATS, render_corpus
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud import alerts as local_alerts
 from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
@@ -133,7 +133,7 @@ class Truth:
 
 
 def seed_inputs(
-    job: LocalJob, documents: int, prefix: str, formats: Sequence[DocumentFormat] = RENDERED_FORMATS
+    job: LocalJob, documents: int, prefix: str, formats: Sequence[DocumentFormat] = DEFAULT_FORMATS
 ) -> dict[str, Truth]:
     """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key."""
     customers = generate_customers()
@@ -330,7 +330,7 @@ def run_demo(
     keep: bool = False,
     persist: bool = True,
     model_faults: ModelFaults | None = None,
-    formats: Sequence[DocumentFormat] = RENDERED_FORMATS,
+    formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
     documents_per_child: int = 1,
 ) -> dict[str, Any]:
     time_scale = _checked_time_scale(documents, time_scale, crash)

@@ -1,5 +1,7 @@
 """The synthetic invoices as real files: PDF (fpdf2), DOCX (python-docx), HTML, Markdown and text, in a mix
 that looks like an inbox (PDF 50 %, DOCX 20 %, HTML 15 %, text and Markdown 15 %), each with its ground truth.
+XLSX (openpyxl) is rendered on request only (``--formats ...,xlsx``, weight 10 % before renormalising): the
+default demo corpus stays as it was.
 
 The file's extension is the format's, but docagent never trusts it: ProcessDocument detects the format from
 the content (functions/documents.py).
@@ -11,12 +13,15 @@ import datetime as dt
 import html
 import io
 import random
+import re
 import zipfile
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import docx
+import openpyxl
 from fpdf import FPDF
+from openpyxl.writer.excel import ExcelWriter
 
 from docagent.drills.synthetic import SyntheticDocument
 from functions.models import DocumentFormat, ExtractedFacts
@@ -24,14 +29,19 @@ from functions.models import DocumentFormat, ExtractedFacts
 FIXED_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 # The default mix: share of the corpus per format.
 DEFAULT_MIX: dict[DocumentFormat, float] = {"pdf": 0.50, "docx": 0.20, "html": 0.15, "txt": 0.08, "md": 0.07}
-RENDERED_FORMATS: tuple[DocumentFormat, ...] = tuple(DEFAULT_MIX)
+DEFAULT_FORMATS: tuple[DocumentFormat, ...] = tuple(DEFAULT_MIX)
+# The weight of each format docagent renders, for a mix of chosen formats (renormalised over them).
+WEIGHTS: dict[DocumentFormat, float] = {**DEFAULT_MIX, "xlsx": 0.10}
+RENDERED_FORMATS: tuple[DocumentFormat, ...] = tuple(WEIGHTS)
 EXTENSIONS: dict[DocumentFormat, str] = {
     "pdf": ".pdf",
     "docx": ".docx",
     "html": ".html",
     "txt": ".txt",
     "md": ".md",
+    "xlsx": ".xlsx",
 }
+_COLUMN_GAP = re.compile(r" {2,}")
 
 
 class RenderedDocument(NamedTuple):
@@ -61,7 +71,7 @@ def parse_formats(value: str) -> list[DocumentFormat]:
 def assign_formats(n: int, formats: Sequence[DocumentFormat], seed: int) -> list[DocumentFormat]:
     """Exactly proportional to the default mix renormalised over ``formats`` (largest remainder), shuffled
     deterministically for the seed."""
-    weights = {fmt: DEFAULT_MIX[fmt] for fmt in formats}
+    weights = {fmt: WEIGHTS[fmt] for fmt in formats}
     total = sum(weights.values())
     quotas = {fmt: n * weight / total for fmt, weight in weights.items()}
     counts = {fmt: int(quota) for fmt, quota in quotas.items()}
@@ -111,6 +121,22 @@ def _fixed_zip_times(data: bytes) -> bytes:
     return out.getvalue()
 
 
+def render_xlsx(text: str) -> bytes:
+    """One sheet, one row per line, a cell per column of the text (split where two or more spaces align
+    it), every cell a string as the invoice prints it. Byte-stable: fixed workbook dates and zip times."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.title = "Invoice"
+    for line in text.splitlines():
+        sheet.append([cell for cell in _COLUMN_GAP.split(line.strip()) if cell] or [None])
+    workbook.properties.created = workbook.properties.modified = FIXED_TIME.replace(tzinfo=None)
+    buffer = io.BytesIO()
+    # ExcelWriter, not Workbook.save: save stamps the modified date with the current time.
+    ExcelWriter(workbook, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED)).save()
+    return _fixed_zip_times(buffer.getvalue())
+
+
 def render_html(text: str) -> bytes:
     paragraphs = "\n".join(f"<p>{html.escape(line)}</p>" for line in text.splitlines() if line.strip())
     page = (
@@ -134,6 +160,8 @@ def render(text: str, fmt: DocumentFormat) -> bytes:
         return render_docx(text)
     if fmt == "html":
         return render_html(text)
+    if fmt == "xlsx":
+        return render_xlsx(text)
     if fmt == "md":
         return render_markdown(text)
     return text.encode()
@@ -141,7 +169,7 @@ def render(text: str, fmt: DocumentFormat) -> bytes:
 
 def render_corpus(
     documents: Sequence[SyntheticDocument],
-    formats: Sequence[DocumentFormat] = RENDERED_FORMATS,
+    formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
     seed: int = 7,
 ) -> list[RenderedDocument]:
     """Each document in its assigned format, named ``doc-NNNNN.<ext>``."""

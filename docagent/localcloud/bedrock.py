@@ -203,7 +203,8 @@ def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, s
     """The text of the message's document blocks, None when it has none, or the ValidationException Bedrock
     answers for them (as of 2026-11, AWS docs "Message" and "DocumentBlock": at most five documents of 4.5 MB,
     a text block beside them, a known format, a name of 1 to 200 allowed characters; a document it cannot
-    parse is refused). The text comes from docagent/localcloud/documents.py (pypdf, python-docx, stdlib)."""
+    parse is refused). The text comes from docagent/localcloud/documents.py (pypdf, python-docx, openpyxl,
+    xlrd, stdlib)."""
     documents = [(index, block["document"]) for index, block in enumerate(blocks) if "document" in block]
     if not documents:
         return None

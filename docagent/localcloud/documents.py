@@ -1,18 +1,20 @@
 """The text of a Converse document block, for the local cloud's deterministic extractor: pypdf for PDF,
-python-docx for DOCX, the standard library for HTML, CSV, Markdown and text.
+python-docx for DOCX, openpyxl for XLSX and xlrd for XLS (docagent/localcloud/spreadsheets.py), the standard
+library for HTML, CSV, Markdown and text.
 
 It refuses what Bedrock refuses, with a message shaped like Bedrock's ValidationException about a document
 ("... source.bytes: The document source bytes could not be parsed as the specified format"): a corrupt PDF,
-an encrypted PDF, a PDF without pages or over the page limit, a DOCX that is a zip bomb or broken, bytes that
-are not the declared format, a document over 4.5 MB.
+an encrypted PDF, a PDF without pages or over the page limit, a DOCX or XLSX that is a zip bomb or broken, an
+encrypted (password-protected) workbook, a workbook with no cell values or over the cell limit, bytes that are
+not the declared format, a document over 4.5 MB.
 
 A PDF with no text layer (a scan) is not refused: on AWS, Converse without citations reads a PDF by text
 extraction only (as of 2026-11, Anthropic docs "PDF support", Amazon Bedrock section: visual understanding
 needs citations enabled), so the model sees an empty document and its reply fails the extraction schema. The
 local extractor does the same: it returns no text, and the deterministic extractor's reply fails the same way.
 
-Deviations (README): doc, xls and xlsx are formats Bedrock reads; this module does not, and refuses them
-with a reason that says so.
+Deviation (README): doc (legacy Word binary) is a format Bedrock reads; this module does not (no maintained
+pure-Python reader of it exists), and refuses it with a reason that says so.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from docx.opc.exceptions import PackageNotFoundError
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
+from docagent.localcloud.spreadsheets import SpreadsheetError, xls_text, xlsx_text
 from functions.documents import MAX_CONVERSE_DOCUMENT_BYTES, detect_format
 from functions.errors import DocumentRejected, DocumentUnreadable
 
@@ -60,15 +63,20 @@ def extract_text(data: bytes, declared_format: str) -> str:
         return _pdf_text(data)
     if declared_format == "docx":
         return _docx_text(data)
+    if declared_format in {"xlsx", "xls"}:
+        try:
+            return xlsx_text(data) if declared_format == "xlsx" else xls_text(data)
+        except SpreadsheetError as problem:
+            raise refusal(str(problem)) from None
     if declared_format == "html":
         return html_text(data.decode("utf-8-sig"))
     if declared_format == "csv":
         return csv_text(data.decode("utf-8-sig"))
     if declared_format in {"txt", "md"}:
         return data.decode("utf-8-sig")
-    raise refusal(
+    raise refusal(  # doc: legacy Word binary, which no maintained pure-Python library reads
         f"the local Bedrock Runtime does not read {declared_format} documents "
-        "(Bedrock does: a local deviation)"
+        "(Bedrock does: a local deviation; no maintained reader of legacy Word files exists here)"
     )
 
 

@@ -218,7 +218,8 @@ def find_category(text: str) -> str:
 
 
 def local_document_text(document: DocumentInput) -> str:
-    """The document's text through the local cloud's extractor (pypdf, python-docx, the standard library).
+    """The document's text through the local cloud's extractor (pypdf, python-docx, openpyxl, xlrd, the
+    standard library).
 
     The offline provider runs only on this machine (unit tests and the local profile), where the ``docagent``
     package is installed; the Lambda asset itself carries no extraction library (docs/design.md).

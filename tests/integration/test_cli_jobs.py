@@ -81,6 +81,9 @@ def test_an_unknown_job_is_not_found(docagent, command):
 def test_a_job_starts_once_runs_and_is_reported(docagent, aws, deployed, documents_dir, tmp_path):
     job_id = "cli-clean"
     documents = documents_dir(6)
+    spreadsheet = documents / "doc-00005.txt"  # one invoice as Excel writes it: --from-dir takes .xlsx too
+    (documents / "doc-00005.xlsx").write_bytes(render(spreadsheet.read_text(), "xlsx"))
+    spreadsheet.unlink()
     code, started = docagent("start", "--job-id", job_id, "--from-dir", str(documents), "--wait")
     assert code == 0, started
     assert started["started"] is True and started["source"]["uploaded"] == 6

@@ -32,7 +32,7 @@ def demo(tmp_path, *arguments: str) -> dict:
 def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(tmp_path, mode):
     # Time scale 0.1 (6 s function timeouts) leaves room for a loaded CI machine.
     keep = ["--keep"] if mode == "redrive" else []
-    formats = "pdf,docx,html,txt,md" if mode == "redrive" else "pdf,md"
+    formats = "pdf,docx,html,txt,md" if mode == "redrive" else "pdf,md,xlsx"
     try:
         summary = demo(
             tmp_path,

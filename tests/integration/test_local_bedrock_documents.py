@@ -30,7 +30,7 @@ def document(data: bytes, fmt: str = "pdf", name: str = "document-00001") -> dic
     return {"document": {"format": fmt, "name": name, "source": {"bytes": data}}}
 
 
-@pytest.mark.parametrize("fmt", ["pdf", "docx", "html", "md", "txt"])
+@pytest.mark.parametrize("fmt", ["pdf", "docx", "html", "md", "txt", "xlsx"])
 def test_the_production_provider_reads_each_format_through_the_endpoint(aws, fmt):
     provider = BedrockConverseProvider(MODEL, aws("bedrock-runtime"))
     data = render(files.INVOICE, fmt)
@@ -54,6 +54,30 @@ def test_a_document_bedrock_cannot_parse_is_that_documents_rejection(aws, data, 
     with pytest.raises(DocumentUnreadable, match=reason) as raised:
         provider.extract(DocumentInput(data, "pdf", "document-00001"), "p")
     assert "Bedrock refused the pdf document" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "fmt", "reason"),
+    [
+        (files.encrypted_xlsx(), "xlsx", "encrypted or password-protected"),
+        (files.broken_xlsx(), "xlsx", "the XLSX is corrupt"),
+        (files.empty_xlsx(), "xlsx", "no cell values"),
+        (files.legacy_xls(), "xls", None),
+    ],
+    ids=["encrypted", "broken", "empty", "real-xls"],
+)
+def test_spreadsheets_are_read_or_refused_as_documents(aws, data, fmt, reason):
+    messages = message(document(data, fmt))
+    if reason is None:  # an Excel 97 invoice: read, its fields seen by the extractor
+        reply = aws("bedrock-runtime").converse(modelId=MODEL, messages=messages)
+        facts = json.loads(reply["output"]["message"]["content"][0]["text"])
+        assert (facts["invoice_number"], facts["invoice_date"]) == ("INV-2026-00421", "2026-03-14")
+        return
+    with pytest.raises(ClientError) as raised:
+        aws("bedrock-runtime").converse(modelId=MODEL, messages=messages)
+    error = raised.value.response["Error"]
+    assert error["Code"] == "ValidationException" and reason in error["Message"]
+    assert "source.bytes" in error["Message"], "worded as Bedrock's refusal of a document"
 
 
 @pytest.mark.parametrize(

@@ -3,13 +3,14 @@ rejection with its reason (never a failed job)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
-import zipfile
 from collections.abc import Iterator
 
+import openpyxl
 import pytest
 
-from docagent.drills.formats import assign_formats, parse_formats, render, render_corpus
+from docagent.drills.formats import DEFAULT_FORMATS, assign_formats, parse_formats, render, render_corpus
 from docagent.drills.synthetic import generate_documents
 from docagent.localcloud.documents import csv_text, extract_text, html_text
 from functions import storage
@@ -41,8 +42,10 @@ from tests.support import PREFIX, items, prepare, process_all, put_object
         (b"<div>Invoice</div><body>ok</body>", "html"),
         (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64 + "WordDocument".encode("utf-16-le"), "doc"),
         (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64 + "Workbook".encode("utf-16-le"), "xls"),
+        (render(files.INVOICE, "xlsx"), "xlsx"),
+        (files.legacy_xls(), "xls"),
     ],
-    ids=["pdf", "docx", "html", "md", "txt", "csv", "html-fragment", "doc", "xls"],
+    ids=["pdf", "docx", "html", "md", "txt", "csv", "html-fragment", "doc", "xls", "xlsx", "real-xls"],
 )
 def test_the_format_comes_from_the_content(data, expected):
     assert detect_format(data) == expected
@@ -60,8 +63,9 @@ def test_the_format_comes_from_the_content(data, expected):
         (b"", DocumentEmpty, "no content"),
         (b" \n\t", DocumentEmpty, "only whitespace"),
         (files.docx_zip_bomb(), DocumentUnreadable, "zip bomb"),
+        (files.encrypted_xlsx(), DocumentUnreadable, "encrypted or password-protected Office file"),
     ],
-    ids=["png", "elf", "gzip", "zip", "binary", "latin-1", "empty", "blank", "zip-bomb"],
+    ids=["png", "elf", "gzip", "zip", "binary", "latin-1", "empty", "blank", "zip-bomb", "encrypted-xlsx"],
 )
 def test_what_is_no_converse_document_is_named(data, error, reason):
     with pytest.raises(error, match=reason):
@@ -87,7 +91,7 @@ def test_bedrock_refusals_about_the_document_are_told_from_other_validation_erro
 
 
 def test_local_extraction_reads_each_format():
-    for fmt in ("pdf", "docx", "html", "md", "txt"):
+    for fmt in ("pdf", "docx", "html", "md", "txt", "xlsx"):
         text = extract_text(render(files.INVOICE, fmt), fmt)
         assert "Invoice number: INV-2026-00421" in text and "Total due: 1,234.56 EUR" in text, fmt
     assert (
@@ -97,16 +101,50 @@ def test_local_extraction_reads_each_format():
     assert csv_text("a;b\n1;2\n") == "a\tb\n1\t2"
     with pytest.raises(DocumentUnreadable, match="not a valid pdf document"):
         extract_text(render(files.INVOICE, "docx"), "pdf")
-    with pytest.raises(DocumentUnreadable, match="does not read xlsx"):
-        extract_text(_xlsx(), "xlsx")
+    word_97 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64 + "WordDocument".encode("utf-16-le")
+    with pytest.raises(DocumentUnreadable, match="does not read doc documents"):
+        extract_text(word_97, "doc")
 
 
-def _xlsx() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("[Content_Types].xml", "<Types/>")
-        archive.writestr("xl/workbook.xml", "<workbook/>")
-    return buffer.getvalue()
+def test_spreadsheets_are_read_as_rows_of_cell_text():
+    invoice = extract_text(render(files.INVOICE.replace("Total due:", "Total due:   "), "xlsx"), "xlsx")
+    assert "Customer ID: CUST-00007" in invoice and "Total due:\t1,234.56 EUR" in invoice, "a cell a column"
+    workbook = io.BytesIO()
+    book = openpyxl.Workbook()
+    first = book.active
+    assert first is not None
+    first.append(["Invoice number", "INV-7", None, None])
+    first.append([dt.date(2026, 3, 14), 1234.5, 12.0, True])
+    first["A5"] = "=1+1"  # never calculated (no cached value): an empty row 5, as rows 3 and 4
+    book.create_sheet("Second").append(["Customer ID", "CUST-00007"])
+    book.save(workbook)
+    assert extract_text(workbook.getvalue(), "xlsx") == (
+        "Invoice number\tINV-7\n2026-03-14\t1234.5\t12\tTRUE\n\n\n\n\nCustomer ID\tCUST-00007"
+    )
+    # an Excel 97 file: every sheet, dates as dates, numbers as Excel shows them
+    legacy = extract_text(files.legacy_xls(), "xls")
+    assert legacy.startswith("Invoice number\tINV-2026-00421\nInvoice date\t2026-03-14\n")
+    assert "Total due\t1234.56" in legacy and "MERGED CELLS" in legacy
+    assert legacy.endswith("CUST-00007")
+
+
+@pytest.mark.parametrize(
+    ("data", "fmt", "reason"),
+    [
+        (files.encrypted_xlsx(), "xlsx", "encrypted or password-protected"),
+        (files.broken_xlsx(), "xlsx", "the XLSX is corrupt"),
+        (files.empty_xlsx(), "xlsx", "the workbook has no cell values"),
+        (files.huge_xlsx(), "xlsx", "more than 100000 cells"),
+        (files.sparse_xlsx(), "xlsx", "more than 100000 cells"),
+        (files.entity_bomb_xlsx(), "xlsx", "the XLSX is corrupt"),
+        (files.legacy_xls()[:3000], "xls", "not a valid xls document|the XLS is corrupt"),
+        (render(files.INVOICE, "xlsx"), "xls", "not a valid xls document"),
+    ],
+    ids=["encrypted", "broken", "empty", "huge", "sparse", "entity-bomb", "truncated-xls", "xlsx-as-xls"],
+)
+def test_a_spreadsheet_the_model_cannot_read_is_refused_with_the_reason(data, fmt, reason):
+    with pytest.raises(DocumentUnreadable, match=reason):
+        extract_text(data, fmt)
 
 
 def test_the_corpus_mix_is_exact_and_deterministic():
@@ -118,8 +156,12 @@ def test_the_corpus_mix_is_exact_and_deterministic():
     assert set(assign_formats(10, ["pdf", "md"], seed=1)) == {"pdf", "md"}
     with pytest.raises(ValueError, match="unknown format 'png'"):
         parse_formats("pdf,png")
-    corpus = render_corpus(generate_documents(10, seed=3), ["pdf", "docx"], seed=3)
+    corpus = render_corpus(generate_documents(10, seed=3), ["pdf", "docx", "xlsx"], seed=3)
     assert all(detect_format(document.data) == document.format for document in corpus)
+    assert "xlsx" in {document.format for document in corpus}
+    assert "xlsx" not in assign_formats(200, DEFAULT_FORMATS, seed=7), "xlsx only when asked for"
+    again = render_corpus(generate_documents(10, seed=3), ["pdf", "docx", "xlsx"], seed=3)
+    assert [document.data for document in again] == [document.data for document in corpus], "byte-stable"
 
 
 # ------------------------------------------------------------------------------- through process_document
@@ -148,7 +190,7 @@ def larger_documents(cloud, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_every_bad_document_is_its_own_rejection_with_a_reason(larger_documents):
     good = {
         fmt: render(files.INVOICE.replace("00421", f"0042{i}"), fmt)
-        for i, fmt in enumerate(("pdf", "docx", "html", "md"))
+        for i, fmt in enumerate(("pdf", "docx", "html", "md", "xlsx"))
     }
     for fmt, data in good.items():
         put_object(f"{PREFIX}good.{fmt}", data)
@@ -159,6 +201,9 @@ def test_every_bad_document_is_its_own_rejection_with_a_reason(larger_documents)
         "empty.pdf": files.empty_pdf(),
         "bomb.docx": files.docx_zip_bomb(),
         "broken.docx": files.broken_docx(),
+        "encrypted.xlsx": files.encrypted_xlsx(),
+        "broken.xlsx": files.broken_xlsx(),
+        "empty.xlsx": files.empty_xlsx(),
         "photo.pdf": files.PNG,
         "really-a-pdf.txt": render(files.INVOICE.replace("00421", "00499"), "pdf"),
         "oversized.txt": files.INVOICE + "x" * 200_001,
@@ -176,12 +221,16 @@ def test_every_bad_document_is_its_own_rejection_with_a_reason(larger_documents)
         "good.docx": ("extracted", None),
         "good.html": ("extracted", None),
         "good.md": ("extracted", None),
+        "good.xlsx": ("extracted", None),
         "really-a-pdf.txt": ("extracted", None),
         "corrupt.pdf": ("rejected", "DocumentUnreadable"),
         "encrypted.pdf": ("rejected", "DocumentUnreadable"),
         "empty.pdf": ("rejected", "DocumentUnreadable"),
         "broken.docx": ("rejected", "DocumentUnreadable"),
         "bomb.docx": ("rejected", "DocumentUnreadable"),
+        "encrypted.xlsx": ("rejected", "DocumentUnreadable"),
+        "broken.xlsx": ("rejected", "DocumentUnreadable"),
+        "empty.xlsx": ("rejected", "DocumentUnreadable"),
         "scanned.pdf": ("rejected", "ExtractionFailed"),
         "photo.pdf": ("rejected", "DocumentFormatUnsupported"),
         "oversized.txt": ("rejected", "DocumentTooLarge"),
@@ -192,19 +241,21 @@ def test_every_bad_document_is_its_own_rejection_with_a_reason(larger_documents)
     assert "encrypted or password-protected" in reasons["encrypted.pdf"]
     assert "no pages" in reasons["empty.pdf"]
     assert "zip bomb" in reasons["bomb.docx"]
+    assert "encrypted or password-protected Office file" in reasons["encrypted.xlsx"]
+    assert "the XLSX is corrupt" in reasons["broken.xlsx"] and "no cell values" in reasons["empty.xlsx"]
     assert "the content is a PNG image" in reasons["photo.pdf"]
     assert "over the limit of 200000 bytes" in reasons["oversized.txt"]
     assert "does not match the extraction schema" in reasons["scanned.pdf"]  # as on AWS: no text layer
     # the format is the content's, recorded in the result; null where there is none
     assert {doc_id: result.format for doc_id, result in results.items() if result and result.format} == {
-        "good.pdf": "pdf", "good.docx": "docx", "good.html": "html", "good.md": "md",
-        "really-a-pdf.txt": "pdf", "corrupt.pdf": "pdf", "encrypted.pdf": "pdf", "empty.pdf": "pdf",
-        "scanned.pdf": "pdf", "broken.docx": "docx",
+        "good.pdf": "pdf", "good.docx": "docx", "good.html": "html", "good.md": "md", "good.xlsx": "xlsx",
+        "broken.xlsx": "xlsx", "empty.xlsx": "xlsx", "really-a-pdf.txt": "pdf", "corrupt.pdf": "pdf",
+        "encrypted.pdf": "pdf", "empty.pdf": "pdf", "scanned.pdf": "pdf", "broken.docx": "docx",
     }  # fmt: skip
     # refused by the model: a finished, journalled call; refused before it: no call at all
     [refused] = storage.list_model_calls(job.job_id, "encrypted.pdf")
     assert refused.outcome == "DocumentUnreadable"
-    for doc_id in ("bomb.docx", "photo.pdf", "oversized.txt"):
+    for doc_id in ("bomb.docx", "encrypted.xlsx", "photo.pdf", "oversized.txt"):
         assert storage.list_model_calls(job.job_id, doc_id) == []
     called = [doc_id for doc_id in outcomes if storage.list_model_calls(job.job_id, doc_id)]
     assert sorted(provider.blocks) == sorted(
