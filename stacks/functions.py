@@ -274,22 +274,18 @@ class Functions(Construct):
                         resources=other_buckets,
                     )
                 )
-        if spec.writes:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="WriteJobObjects",
-                    actions=["s3:PutObject"],
-                    resources=[bucket.arn_for_objects(pattern) for pattern in spec.writes],
+        for sid, action, patterns in (
+            ("WriteJobObjects", "s3:PutObject", spec.writes),
+            ("AbortJobUploads", "s3:AbortMultipartUpload", spec.aborts_uploads),
+        ):
+            if patterns:
+                statements.append(
+                    iam.PolicyStatement(
+                        sid=sid,
+                        actions=[action],
+                        resources=[bucket.arn_for_objects(pattern) for pattern in patterns],
+                    )
                 )
-            )
-        if spec.aborts_uploads:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="AbortJobUploads",
-                    actions=["s3:AbortMultipartUpload"],
-                    resources=[bucket.arn_for_objects(pattern) for pattern in spec.aborts_uploads],
-                )
-            )
         if spec.uses_idempotency:
             statements.append(
                 iam.PolicyStatement(
