@@ -207,6 +207,49 @@ def _journal_attempt(
     )
 
 
+def finished_call(
+    provider: ModelProvider, document: DocumentInput, prompt: Prompt, call_id: str
+) -> ExtractionRecord:
+    """One model call that finished: its facts, the extraction's failure, or the model's refusal of the
+    document itself (Bedrock's ValidationException about it: this document's rejection, not the job's
+    failure). A call that did not finish (a ModelError) propagates."""
+    try:
+        response = provider.extract(document, prompt.text)
+    except ExtractionFailed as failure:
+        return ExtractionRecord(
+            call_id=call_id,
+            ok=False,
+            error=failure.error_name,
+            reason=failure.reason,
+            model_id=failure.model_id or provider.model_id,
+            input_tokens=failure.input_tokens,
+            output_tokens=failure.output_tokens,
+        )
+    except DocumentUnreadable as refused:
+        return ExtractionRecord(
+            call_id=call_id,
+            ok=False,
+            error=refused.error_name,
+            reason=refused.reason,
+            model_id=provider.model_id,
+        )
+    return ExtractionRecord(
+        call_id=call_id,
+        ok=True,
+        facts=response.facts,
+        model_id=response.model_id,
+        input_tokens=response.input_tokens,
+        output_tokens=response.output_tokens,
+    )
+
+
+def call_outcome(record: ExtractionRecord) -> ModelCallOutcome:
+    """How a finished call is journalled: ok, or why it gave no facts."""
+    if record.ok:
+        return "ok"
+    return "DocumentUnreadable" if record.error == DocumentUnreadable.__name__ else "ExtractionFailed"
+
+
 def journal_call(
     event: ProcessDocumentEvent,
     provider: ModelProvider,
@@ -283,15 +326,7 @@ def _extract_once(
     started_at, started = utc_now(), time.monotonic()
     with span("model call", job_id=event.job_id, step="model_call") as call_span:
         try:
-            response = provider.extract(document, prompt.text)
-            record = ExtractionRecord(
-                call_id=call_id,
-                ok=True,
-                facts=response.facts,
-                model_id=response.model_id,
-                input_tokens=response.input_tokens,
-                output_tokens=response.output_tokens,
-            )
+            record = finished_call(provider, document, prompt, call_id)
         except ModelError as error:
             duration_ms = int((time.monotonic() - started) * 1000)
             if error.call_made:
@@ -305,26 +340,6 @@ def _extract_once(
             if isinstance(error, ModelCallRefused):
                 _open_breaker(event, provider.model_id, error)
             raise  # the span ends as ERROR with the error's name
-        except ExtractionFailed as failure:
-            record = ExtractionRecord(
-                call_id=call_id,
-                ok=False,
-                error=failure.error_name,
-                reason=failure.reason,
-                model_id=failure.model_id or provider.model_id,
-                input_tokens=failure.input_tokens,
-                output_tokens=failure.output_tokens,
-            )
-        except DocumentUnreadable as refused:
-            # The model refused the document itself (Bedrock's ValidationException about it): a finished
-            # call, journalled like any other, and this document's rejection, not the job's failure.
-            record = ExtractionRecord(
-                call_id=call_id,
-                ok=False,
-                error=refused.error_name,
-                reason=refused.reason,
-                model_id=provider.model_id,
-            )
         duration_ms = int((time.monotonic() - started) * 1000)
 
         attributes = genai_attributes(
@@ -334,11 +349,7 @@ def _extract_once(
             input_tokens=record.input_tokens,
             output_tokens=record.output_tokens,
         )
-        outcome: ModelCallOutcome = "ok"
-        if not record.ok:
-            outcome = (
-                "DocumentUnreadable" if record.error == DocumentUnreadable.__name__ else "ExtractionFailed"
-            )
+        outcome = call_outcome(record)
         call_span.outcome = outcome
         call_span.set_attributes(
             **attributes,

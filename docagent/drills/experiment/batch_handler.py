@@ -16,11 +16,18 @@ import uuid
 from typing import Any
 
 from functions import storage
-from functions.errors import DocumentRejected, ExtractionFailed
+from functions.errors import DocumentRejected
 from functions.faults import fault_point
-from functions.logic.process_document import journal_call, load_manifest, lookup_customer, read_document
+from functions.logic.process_document import (
+    call_outcome,
+    finished_call,
+    journal_call,
+    load_manifest,
+    lookup_customer,
+    read_document,
+)
 from functions.model import get_model_provider, load_prompt
-from functions.models import DocumentResult, ExtractionRecord, ProcessDocumentEvent, utc_now
+from functions.models import DocumentResult, ProcessDocumentEvent, utc_now
 from functions.settings import get_settings
 
 
@@ -45,30 +52,13 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
     prompt = load_prompt(manifest.versions.prompt_version)
     provider = get_model_provider(settings, manifest.versions.model_id)
     call_id, started_at, started = f"batch-{uuid.uuid4().hex[:12]}", utc_now(), time.monotonic()
-    try:
-        response = provider.extract(document, prompt.text)
-        record = ExtractionRecord(
-            call_id=call_id,
-            ok=True,
-            facts=response.facts,
-            model_id=provider.model_id,
-            input_tokens=response.input_tokens,
-            output_tokens=response.output_tokens,
-        )
-    except ExtractionFailed as failure:
-        record = ExtractionRecord(
-            call_id=call_id,
-            ok=False,
-            error="ExtractionFailed",
-            reason=failure.reason,
-            model_id=provider.model_id,
-        )
+    record = finished_call(provider, document, prompt, call_id)
     journal_call(
         event,
         provider,
         prompt,
         record,
-        "ok" if record.ok else "ExtractionFailed",
+        call_outcome(record),
         started_at=started_at,
         duration_ms=int((time.monotonic() - started) * 1000),
     )
@@ -84,7 +74,7 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
     )
     if facts is None:
         return DocumentResult.model_validate(
-            {**fields, "status": "rejected", "error": "ExtractionFailed", "reason": reason}
+            {**fields, "status": "rejected", "error": record.error, "reason": reason}
         )
     lookup = lookup_customer(facts.customer_id, settings)
     if not lookup.found or lookup.customer is None:
