@@ -40,8 +40,8 @@ def aws(cloud: LocalCloud):
     return lambda service: session.client(service, endpoint_url=cloud.endpoint)
 
 
-def aws_cli(cloud: LocalCloud, *arguments: str) -> Any:
-    """Run the standard AWS CLI against the local endpoint; return its JSON output."""
+def run_aws_cli(cloud: LocalCloud, *arguments: str) -> tuple[int, Any, str]:
+    """(exit code, parsed JSON output or None, stderr) of the standard AWS CLI against the local endpoint."""
     env = {
         **os.environ,
         "AWS_ACCESS_KEY_ID": "local",
@@ -49,15 +49,21 @@ def aws_cli(cloud: LocalCloud, *arguments: str) -> Any:
         "AWS_DEFAULT_REGION": REGION,
     }
     executable = os.path.join(os.path.dirname(sys.executable), "aws")
-    completed = subprocess.run(
+    done = subprocess.run(
         [executable, "--endpoint-url", cloud.endpoint, *arguments, "--output", "json"],
         env=env,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout)
+    return done.returncode, (json.loads(done.stdout) if done.stdout.strip() else None), done.stderr
+
+
+def aws_cli(cloud: LocalCloud, *arguments: str) -> Any:
+    """Run the standard AWS CLI against the local endpoint; it must succeed; return its JSON output."""
+    code, output, stderr = run_aws_cli(cloud, *arguments)
+    assert code == 0, stderr
+    return output
 
 
 def zip_source(files: dict[str, str]) -> bytes:

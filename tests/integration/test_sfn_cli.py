@@ -7,45 +7,21 @@ once per behaviour."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
-from docagent.localcloud.server import REGION, LocalCloud
+from docagent.localcloud.server import LocalCloud
+from tests.integration.conftest import aws_cli, run_aws_cli
 
 ROLE = "arn:aws:iam::123456789012:role/sfn"
 PASS_MACHINE = {"StartAt": "Hello", "States": {"Hello": {"Type": "Pass", "End": True}}}
 
 
-def cli(cloud: LocalCloud, *arguments: str) -> tuple[int, Any, str]:
-    """(exit code, parsed JSON output or None, stderr) of `aws --endpoint-url <cloud> ARGS`."""
-    env = {
-        **os.environ,
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": REGION,
-    }
-    executable = os.path.join(os.path.dirname(sys.executable), "aws")
-    done = subprocess.run(
-        [executable, "--endpoint-url", cloud.endpoint, *arguments, "--output", "json"],
-        env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    return done.returncode, (json.loads(done.stdout) if done.stdout.strip() else None), done.stderr
-
-
-def ok(cloud: LocalCloud, *arguments: str) -> Any:
-    code, output, stderr = cli(cloud, *arguments)
-    assert code == 0, stderr
-    return output
-
-
 def create(cloud: LocalCloud, name: str, definition: dict[str, Any]) -> str:
-    arn = ok(
+    arn = aws_cli(
         cloud, "stepfunctions", "create-state-machine", "--name", name,
         "--definition", json.dumps(definition), "--role-arn", ROLE,
     )["stateMachineArn"]  # fmt: skip
@@ -54,7 +30,7 @@ def create(cloud: LocalCloud, name: str, definition: dict[str, Any]) -> str:
 
 def wait_closed(cloud: LocalCloud, execution_arn: str) -> dict[str, Any]:
     for _ in range(200):
-        described: dict[str, Any] = ok(
+        described: dict[str, Any] = aws_cli(
             cloud, "stepfunctions", "describe-execution", "--execution-arn", execution_arn
         )
         if described["status"] != "RUNNING":
@@ -79,17 +55,17 @@ def hello(sfn: Any) -> str:
 
 def test_unnamed_starts_get_distinct_uuid_names(cloud: LocalCloud, hello: str) -> None:
     """StartExecution: without a name, Step Functions generates a UUID as the execution name."""
-    first = ok(cloud, "stepfunctions", "start-execution", "--state-machine-arn", hello)["executionArn"]
-    second = ok(cloud, "stepfunctions", "start-execution", "--state-machine-arn", hello)["executionArn"]
+    first = aws_cli(cloud, "stepfunctions", "start-execution", "--state-machine-arn", hello)["executionArn"]
+    second = aws_cli(cloud, "stepfunctions", "start-execution", "--state-machine-arn", hello)["executionArn"]
     names = [arn.rsplit(":", 1)[-1] for arn in (first, second)]
     assert names[0] != names[1]
     assert all(len(name) == 36 and name.count("-") == 4 for name in names)
-    listed = ok(cloud, "stepfunctions", "list-executions", "--state-machine-arn", hello)["executions"]
+    listed = aws_cli(cloud, "stepfunctions", "list-executions", "--state-machine-arn", hello)["executions"]
     assert {item["name"] for item in listed} >= set(names)
 
 
 def test_an_invalid_execution_name_is_refused_with_invalid_name(cloud: LocalCloud, hello: str) -> None:
-    code, _, stderr = cli(
+    code, _, stderr = run_aws_cli(
         cloud, "stepfunctions", "start-execution", "--state-machine-arn", hello, "--name", "a/b"
     )
     assert code != 0
@@ -141,7 +117,7 @@ def test_an_invalid_definition_is_refused(sfn: Any, definition: str, expected: s
 
 def test_the_cli_sees_invalid_definition_on_create_and_update(cloud: LocalCloud, hello: str) -> None:
     broken = json.dumps({"StartAt": "Hello", "States": {"Hello": {"Type": "Pass", "Next": "Gone"}}})
-    code, _, stderr = cli(
+    code, _, stderr = run_aws_cli(
         cloud,
         "stepfunctions",
         "create-state-machine",
@@ -154,7 +130,7 @@ def test_the_cli_sees_invalid_definition_on_create_and_update(cloud: LocalCloud,
     )
     assert code != 0
     assert "InvalidDefinition" in stderr
-    code, _, stderr = cli(
+    code, _, stderr = run_aws_cli(
         cloud, "stepfunctions", "update-state-machine", "--state-machine-arn", hello, "--definition", broken
     )
     assert code != 0
@@ -172,7 +148,7 @@ def test_validate_state_machine_definition_reports_diagnostics(cloud: LocalCloud
                        "Retry": [{"ErrorEquals": ["States.ALL"], "BackoffRate": 0.5}]},
         },
     }  # fmt: skip
-    answer = ok(
+    answer = aws_cli(
         cloud, "stepfunctions", "validate-state-machine-definition", "--definition", json.dumps(definition)
     )
     assert answer["result"] == "FAIL"
@@ -182,7 +158,7 @@ def test_validate_state_machine_definition_reports_diagnostics(cloud: LocalCloud
     assert ("SCHEMA_VALIDATION_FAILED", "/States/Orphan") in found
     assert ("SCHEMA_VALIDATION_FAILED", "/States/Orphan/Retry/0/BackoffRate") in found
     assert all(item["severity"] == "ERROR" and item["message"] for item in answer["diagnostics"])
-    good = ok(
+    good = aws_cli(
         cloud, "stepfunctions", "validate-state-machine-definition", "--definition", json.dumps(PASS_MACHINE)
     )
     assert good == {"result": "OK", "diagnostics": [], "truncated": False}
@@ -224,7 +200,7 @@ def test_a_jsonata_pass_and_choice_through_the_cli(cloud: LocalCloud) -> None:
     """AWS "Transforming data with JSONata": Output, Assign, variables, Condition, $states.input."""
     arn = create(cloud, "cli-jsonata", JSONATA_MACHINE)
     document = {"customer": "María", "title": "Doctor", "items": [1, 2, 3]}
-    started = ok(
+    started = aws_cli(
         cloud, "stepfunctions", "start-execution", "--state-machine-arn", arn, "--input", json.dumps(document)
     )
     described = wait_closed(cloud, started["executionArn"])
@@ -294,7 +270,7 @@ def test_redrive_of_a_jsonata_workflow_through_the_cli(
     arn = sfn.create_state_machine(name="jsonata-redrive", definition=json.dumps(definition), roleArn=ROLE)
     execution = sfn.start_execution(stateMachineArn=arn["stateMachineArn"], input=json.dumps({"name": "Ada"}))
     assert wait_closed_boto(sfn, execution["executionArn"])["status"] == "FAILED"
-    ok(cloud, "stepfunctions", "redrive-execution", "--execution-arn", execution["executionArn"])
+    aws_cli(cloud, "stepfunctions", "redrive-execution", "--execution-arn", execution["executionArn"])
     described = wait_closed_boto(sfn, execution["executionArn"])
     assert described["status"] == "SUCCEEDED", described
     assert json.loads(described["output"]) == {"greeting": "hello Ada", "attempt": 1}
@@ -306,7 +282,7 @@ def test_docagent_list_copes_with_executions_it_did_not_start(
 ) -> None:
     """An unnamed start on the deployed workflow (a UUID name, no job records): `docagent list` shows it."""
     arn = deployed.outputs["StateMachineArn"]
-    started = ok(cloud, "stepfunctions", "start-execution", "--state-machine-arn", arn, "--input", "{}")
+    started = aws_cli(cloud, "stepfunctions", "start-execution", "--state-machine-arn", arn, "--input", "{}")
     name = started["executionArn"].rsplit(":", 1)[-1]
     code, listed = docagent("list", "--limit", "1000")
     assert code == 0
