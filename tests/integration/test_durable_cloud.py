@@ -74,6 +74,20 @@ def _cli(cloud: CloudProcess, *arguments: str) -> subprocess.CompletedProcess[st
     )
 
 
+def _function(cloud: CloudProcess, name: str, source: str) -> tuple[str, str]:
+    """(role ARN, function ARN) of a function made from inline source, with a role for it and its machine."""
+    role = _client(cloud, "iam").create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    function = _client(cloud, "lambda").create_function(
+        FunctionName=name,
+        Runtime="python3.13",
+        Role=role,
+        Handler="index.handler",
+        Code={"ZipFile": zip_source({"index.py": source})},
+        Timeout=30,
+    )["FunctionArn"]
+    return str(role), str(function)
+
+
 def _wait_for(check: Any, timeout: float = 60.0) -> Any:
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -103,15 +117,7 @@ def test_a_killed_cloud_restarts_with_everything_and_resumes_the_waiting_job(clo
         BillingMode="PAY_PER_REQUEST",
     )
     dynamodb.put_item(TableName="kept", Item={"id": {"S": "a"}, "n": {"N": "1"}})
-    role = _client(cloud, "iam").create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-    function = _client(cloud, "lambda").create_function(
-        FunctionName="hand-out-token",
-        Runtime="python3.13",
-        Role=role,
-        Handler="index.handler",
-        Code={"ZipFile": zip_source({"index.py": HANDLER})},
-        Timeout=30,
-    )["FunctionArn"]
+    role, function = _function(cloud, "hand-out-token", HANDLER)
     machine = sfn.create_state_machine(name="durable", definition=_definition(function), roleArn=role)
     execution = sfn.start_execution(stateMachineArn=machine["stateMachineArn"], name="job-1", input="{}")
     token = _wait_for(lambda: _token(s3))
@@ -275,15 +281,7 @@ def test_redrive_after_a_restart_runs_only_what_had_failed(cloud: CloudProcess) 
     s3.create_bucket(Bucket=BUCKET)
     items = [{"bucket": BUCKET, "index": index} for index in range(3)]
     s3.put_object(Bucket=BUCKET, Key="items.json", Body=json.dumps(items).encode())
-    role = _client(cloud, "iam").create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-    function = _client(cloud, "lambda").create_function(
-        FunctionName="child",
-        Runtime="python3.13",
-        Role=role,
-        Handler="index.handler",
-        Code={"ZipFile": zip_source({"index.py": CHILD})},
-        Timeout=30,
-    )["FunctionArn"]
+    role, function = _function(cloud, "child", CHILD)
     machine = sfn.create_state_machine(name="mapped", definition=_map_definition(function), roleArn=role)
     arn = sfn.start_execution(stateMachineArn=machine["stateMachineArn"], name="job-2", input="{}")[
         "executionArn"
