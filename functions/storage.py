@@ -164,11 +164,6 @@ def uploaded_key(prefix: str, relative_path: str) -> str:
     return f"{prefix}{relative_path}"
 
 
-def document_key(prefix: str, document_id: str) -> str:
-    """A generated text document uploaded under ``prefix``."""
-    return uploaded_key(prefix, f"{document_id}.txt")
-
-
 def everything_under(prefix: str) -> str:
     """The IAM resource pattern of every key under ``prefix`` (``jobs/`` → ``jobs/*``)."""
     return f"{prefix}*"
@@ -292,20 +287,6 @@ def list_versions_page(
     )
 
 
-def list_versions(prefix: str, *, bucket: str | None = None) -> Iterator[ObjectVersionTypeDef]:
-    """Every object version under the prefix, in key order, across all pages (``list_versions_page``)."""
-    key_marker: str | None = None
-    version_marker: str | None = None
-    while True:
-        page = list_versions_page(
-            prefix, bucket=bucket, key_marker=key_marker, version_id_marker=version_marker
-        )
-        yield from page.versions
-        if page.next_key_marker is None:
-            return
-        key_marker, version_marker = page.next_key_marker, page.next_version_id_marker
-
-
 # ------------------------------------------------------------------------------------------ job objects
 
 
@@ -346,10 +327,6 @@ def put_result(result: DocumentResult) -> str:
 def get_result(job_id: str, document_id: str) -> DocumentResult | None:
     data = get_json_or_none(result_key(job_id, document_id))
     return None if data is None else DocumentResult.model_validate(data)
-
-
-def result_exists(job_id: str, document_id: str) -> bool:
-    return exists(result_key(job_id, document_id))
 
 
 def list_result_ids(job_id: str) -> list[str]:
