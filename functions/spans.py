@@ -140,7 +140,3 @@ def span(
                 attributes=opened.attributes,
             ),
         )
-
-
-def current_span() -> Span | None:
-    return _current.get()

@@ -499,11 +499,6 @@ def kept(where: DemoCloud, job_id: str) -> dict[str, Any]:
     }
 
 
-def _print_alerts(alerts: list[dict[str, Any]], show: bool) -> None:
-    for alert in alerts if show else []:
-        console.print(f"[bold red]ALERT[/bold red] to {alert['topic_arn']}:\n{_short(alert['message'])}")
-
-
 def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, document_index: int) -> int:
     """How many invocations of the crashed document died: the in-process runtime's records, or (a kept,
     detached cloud) the job's trace, where a killed attempt is a span the runtime reported dead."""

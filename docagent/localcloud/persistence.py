@@ -26,7 +26,6 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -287,34 +286,6 @@ class JournaledMotoServer(ThreadedMotoServer):
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         self._server_ready_event.set()
-
-
-@dataclass
-class StoreInfo:
-    """Where a local cloud's state lives and how big it is."""
-
-    folder: str
-    journal_bytes: int
-    tickets_bytes: int
-    records: int | None = None
-
-    @property
-    def total_bytes(self) -> int:
-        return self.journal_bytes + self.tickets_bytes
-
-
-def store_info(state_dir: Path, tickets_path: Path) -> StoreInfo:
-    journal = state_folder(state_dir) / JOURNAL_NAME
-    return StoreInfo(
-        folder=str(state_folder(state_dir)),
-        journal_bytes=journal.stat().st_size if journal.exists() else 0,
-        tickets_bytes=tickets_path.stat().st_size if tickets_path.exists() else 0,
-    )
-
-
-def has_state(state_dir: Path) -> bool:
-    journal = state_folder(state_dir) / JOURNAL_NAME
-    return journal.exists() and journal.stat().st_size > 0
 
 
 def wipe(state_dir: Path, extra: Iterable[Path] = ()) -> None:
