@@ -135,15 +135,15 @@ def batch_input(template: Any, language: str, map_input: Any, env: Environment) 
     return template
 
 
-def item_weights(items: list[Any], extras: MapExtras) -> list[int]:
-    """Items per child: with ItemBatcher a child's batch counts its items in the Map Run's itemCounts and in
-    the tolerated-failure threshold (AWS counts items; executionCounts counts children)."""
-    return [len(unit) for unit in items] if extras.batcher else [1] * len(items)
-
-
 def item_weight(items: list[Any], index: int, extras: MapExtras) -> int:
-    """One child's entry of ``item_weights``, without building the list (a child must not cost O(N))."""
+    """Items in child ``index``: with ItemBatcher a child's batch counts its items in the Map Run's itemCounts
+    and in the tolerated-failure threshold (AWS counts items; executionCounts counts children)."""
     return len(items[index]) if extras.batcher else 1
+
+
+def item_weights(items: list[Any], extras: MapExtras) -> list[int]:
+    """Every child's ``item_weight`` (a child's own step uses ``item_weight``: it must not cost O(N))."""
+    return [item_weight(items, index, extras) for index in range(len(items))]
 
 
 _original_parse = AmazonStateLanguageParser.parse
