@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from docagent.localcloud.server import LocalCloud
-from tests.integration.conftest import zip_source
-from tests.integration.test_sfn_cli import ok, wait_closed_boto
+from tests.integration.conftest import aws_cli, zip_source
+from tests.integration.test_sfn_cli import wait_closed_boto
 
 SUITE = Path(__file__).parent / "fixtures" / "sfn_local"
 
@@ -91,7 +91,7 @@ def test_states_left_out_of_the_test_case_run_for_real(
 
 
 def test_a_test_case_started_with_the_aws_cli(cloud: LocalCloud, sfn: Any, order_machine: str) -> None:
-    started = ok(
+    started = aws_cli(
         cloud, "stepfunctions", "start-execution", "--state-machine-arn", f"{order_machine}#HappyPath"
     )
     described = wait_closed_boto(sfn, started["executionArn"])
