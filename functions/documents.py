@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 CONVERSE_FORMATS = ("pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md")
 TEXT_FORMATS = frozenset({"csv", "html", "txt", "md"})
-MAX_CONVERSE_DOCUMENT_BYTES = 4_500_000  # "no more than 4.5 MB" per document (AWS docs, Message, 2026-11)
 MAX_CONVERSE_DOCUMENTS = 5
 MAX_NAME_LENGTH = 200
 NAME_PATTERN = re.compile(r"^(?:[A-Za-z0-9\-()\[\]]|\s(?!\s))+$")
@@ -102,9 +101,27 @@ class DocumentInput:
 _DOCUMENT_REFUSAL = re.compile(r"\bdocument\b|\bpdf\b|source\.bytes|\.document\b|\bpassword|\bencrypt", re.I)
 
 
+# Bedrock refuses an input longer than the model's context window with a ValidationException (HTTP 400) about
+# its length (looked up 2026-12-01 in public bug reports of Bedrock callers: Converse and InvokeModel answer
+# "Input is too long for requested model.", also wrapped as "The model returned the following errors: Input is
+# too long for requested model."; Anthropic's own wording, passed through for Claude, is "prompt is too long:
+# N tokens > M maximum" or "input length and `max_tokens` exceed context limit: N + M > L"). The input is the
+# prompt (fixed) and the one document: it is the document that is too long.
+_TOO_LONG = re.compile(
+    r"input is too long|prompt is too long|input length and .?max_tokens.? exceed|exceeds? (the )?context "
+    r"(window|limit)|too many input tokens",
+    re.I,
+)
+
+
 def is_document_refusal(message: str) -> bool:
     """True when a ValidationException's message is about the document, not about the model or request."""
     return bool(_DOCUMENT_REFUSAL.search(message))
+
+
+def is_too_long(message: str) -> bool:
+    """True when a ValidationException's message says the input is longer than the model's context window."""
+    return bool(_TOO_LONG.search(message))
 
 
 def block_name(index: int) -> str:

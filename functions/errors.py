@@ -97,7 +97,8 @@ class ModelNotAvailable(ModelCallRefused):
 
 
 class ModelRequestInvalid(ModelCallRefused):
-    """Any other ValidationException or 4xx about the request itself (max tokens, temperature, the prompt)."""
+    """Any other ValidationException or 4xx: about the request itself (max tokens, temperature, the prompt),
+    or a message docagent does not recognise (the safe default: it opens the breaker; docs/design.md)."""
 
 
 class InjectedFault(DocAgentError):
@@ -140,6 +141,12 @@ class DocumentUnreadable(DocumentRejected):
     """The document is in a supported format but cannot be read: a corrupt or encrypted PDF, a PDF with no
     pages, a zip bomb, a broken DOCX. Raised before the call (the zip checks) or from the model's
     ValidationException about the document (Bedrock refuses to parse it); the reason says which."""
+
+
+class DocumentTooLong(DocumentRejected):
+    """The document holds more text than the model's context window takes: Bedrock's ValidationException about
+    the input's length ("Input is too long for requested model."). Only this document would ever get it, and
+    a redrive would get it again: the document's rejection, not the job's failure (docs/design.md)."""
 
 
 class DocumentChanged(DocumentRejected):

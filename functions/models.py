@@ -23,9 +23,16 @@ JOB_ID_RULE = "letters, digits, '-' and '_', 1-80, not starting with '-'"
 DOCUMENT_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$"
 CUSTOMER_ID_PATTERN = r"^[A-Z0-9][A-Z0-9-]{0,39}$"
 
+# Converse's per-document limits (looked up 2026-12-01: AWS docs, Bedrock API Reference "Message": "You can
+# include up to five documents. Each document's size must be no more than 4.5 MB" and "up to 20 images. Each
+# image's size, height, and width must be no more than 3.75 MB, 8000 px, and 8000 px"; Bedrock User Guide
+# "API restrictions": "Claude requires PDF documents to be a maximum of 100 pages per request"). docagent
+# sends one document and no image per call; a PDF over 100 pages is Bedrock's refusal of that document.
+MAX_CONVERSE_DOCUMENT_BYTES = 4_500_000
+MAX_CONVERSE_PDF_PAGES = 100
 # The document limits' defaults: the stack's config (stacks/config.py), the functions' settings and the
-# operator's checks before a job starts all start from these.
-DEFAULT_MAX_DOCUMENT_BYTES = 200_000
+# operator's checks before a job starts all start from these. A document is as large as Converse takes one.
+DEFAULT_MAX_DOCUMENT_BYTES = MAX_CONVERSE_DOCUMENT_BYTES
 DEFAULT_MAX_DOCUMENTS = 100_000
 # S3's minimum multipart part size (as of 2026-11, AWS docs "Amazon S3 multipart upload limits": 5 MiB to
 # 5 GiB, no minimum for the last part): each part of a job's items but the last holds at least this much.
@@ -56,7 +63,7 @@ Category = Literal["hardware", "software", "services", "travel", "utilities", "o
 DocumentStatus = Literal["extracted", "rejected"]
 # The Converse document formats (functions/documents.py); ModelCallOutcome: a finished call's outcome.
 DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"]
-ModelCallOutcome = Literal["ok", "ExtractionFailed", "DocumentUnreadable"]
+ModelCallOutcome = Literal["ok", "ExtractionFailed", "DocumentUnreadable", "DocumentTooLong"]
 
 
 def utc_now() -> str:

@@ -8,7 +8,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from functions import storage
-from functions.models import DEFAULT_ITEMS_PART_MIN_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
+from functions.models import (
+    DEFAULT_ITEMS_PART_MIN_BYTES,
+    DEFAULT_MAX_DOCUMENT_BYTES,
+    DEFAULT_MAX_DOCUMENTS,
+    MAX_CONVERSE_DOCUMENT_BYTES,
+)
 from stacks.outputs import STACK_NAME
 
 CONTEXT_KEY = "docagent"
@@ -104,7 +109,8 @@ class DocAgentConfig(BaseModel):
     # PrepareJob, BuildReport, VerifyJob hold a job's listing or result files (about 1.5 KB per document in
     # the ResultWriter's files: ~150 MB of JSON at 100,000 documents) in memory: docs/scale.md.
     aggregate_memory_mb: int = Field(2048, ge=128, le=10_240)
-    max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=256_000)
+    # Larger documents are rejected, each in its own result (DocumentTooLarge); at most what Converse takes.
+    max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=MAX_CONVERSE_DOCUMENT_BYTES)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, ge=1, le=100_000)
     # Each listing step's part of the items ends at this size (docs/scale.md); below S3's 5 MiB minimum part
     # size the parts cannot be joined (S3 and moto refuse them), so only tests lower it.
@@ -120,12 +126,20 @@ class DocAgentConfig(BaseModel):
     log_retention_days: LogRetentionDays = 30
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     fault_injection_enabled: bool = False
-    # The model's quotas in this account and Region (Service Quotas: "On-demand InvokeModel requests per
-    # minute for <model>", "... tokens per minute for <model>"; as of 2026-11 the bedrock-runtime quotas count
-    # input + output tokens together and reserve maxTokens at request start: docs.aws.amazon.com/bedrock/
-    # latest/userguide/quotas-runtime.html). The defaults are placeholders: set the account's own values.
+    # The model's quotas in this account and Region, as Service Quotas names them (looked up 2026-12-01,
+    # docs.aws.amazon.com/bedrock/latest/userguide/quotas-runtime.html): a cross-Region inference profile (the
+    # default model) is bounded by "Cross-Region InvokeModel tokens per minute for <model>", a model called in
+    # one Region by "On-demand InvokeModel tokens per minute for <model>" (input + output together, shared by
+    # Converse and InvokeModel, maxTokens reserved at request start), and "Model invocation max tokens per day
+    # for <model>"; accounts that still list a requests-per-minute quota ("Cross-region model inference
+    # requests per minute for <model>") are bounded by it too. `docagent preflight --aws` reads the real
+    # values. The defaults are placeholders: set the account's own.
     model_requests_per_minute: int = Field(500, ge=1)
-    model_tokens_per_minute: int = Field(1_000_000, ge=1)
+    model_tokens_per_minute: int = Field(2_000_000, ge=1)
+    # How many quota tokens one output token burns (AWS docs "How tokens are counted in Amazon Bedrock",
+    # quotas-token-burndown.html, looked up 2026-12-01: 5 for Anthropic Claude 3.7 and later, Claude 4.x and
+    # Haiku 4.5 included; 1 for most other models). It counts against the TPM quota, never the bill.
+    model_output_token_burndown: int = Field(5, ge=1, le=10)
     # What one document costs: the prompt plus a document near MAX_DOCUMENT_BYTES averages far less; measured
     # on the synthetic corpus the offline extractor counts ~300 input tokens (docagent cost prints the count).
     model_input_tokens_per_document: int = Field(1_500, ge=1)
@@ -198,14 +212,24 @@ class DocAgentConfig(BaseModel):
     def quota_concurrency(self) -> int:
         """The most children that keep the model under its quotas (docs/scale.md, "Bedrock quotas").
 
-        Bedrock reserves input + maxTokens against the tokens-per-minute quota when a request starts, so a
-        document costs ``model_input_tokens_per_document + model_max_output_tokens`` of it. Documents per
-        minute = min(requests quota, tokens quota / tokens per document); children in flight = that rate times
-        the seconds one document takes, with 20% headroom for retries. At least 1.
+        Bedrock reserves input + maxTokens against the tokens-per-minute quota when a request starts, and an
+        output token burns ``model_output_token_burndown`` quota tokens, so a document costs
+        ``quota_tokens_per_document`` of it. Documents per minute = min(requests quota, tokens quota / tokens
+        per document); children in flight = that rate times the seconds one document takes, with 20% headroom
+        for retries. At least 1. ``docagent preflight --aws`` calls it with the account's real quotas.
         """
-        tokens = self.model_input_tokens_per_document + self.model_max_output_tokens
-        per_minute = min(self.model_requests_per_minute, self.model_tokens_per_minute / tokens)
+        per_minute = min(
+            self.model_requests_per_minute, self.model_tokens_per_minute / self.quota_tokens_per_document
+        )
         return max(1, int(per_minute * self.seconds_per_document / 60 * QUOTA_HEADROOM))
+
+    @property
+    def quota_tokens_per_document(self) -> int:
+        """What one document takes of the tokens-per-minute quota (input, plus maxTokens burned down)."""
+        return (
+            self.model_input_tokens_per_document
+            + self.model_max_output_tokens * self.model_output_token_burndown
+        )
 
     @property
     def effective_max_concurrency(self) -> int:

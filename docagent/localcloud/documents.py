@@ -30,12 +30,13 @@ from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
 from docagent.localcloud.spreadsheets import SpreadsheetError, xls_text, xlsx_text
-from functions.documents import MAX_CONVERSE_DOCUMENT_BYTES, detect_format
+from functions.documents import detect_format
 from functions.errors import DocumentRejected, DocumentUnreadable
+from functions.models import MAX_CONVERSE_DOCUMENT_BYTES, MAX_CONVERSE_PDF_PAGES
 
-# Claude reads at most 100 PDF pages per request on models with a 200k-token context (as of 2026-11,
-# Anthropic docs "PDF support"); the local runtime refuses more, as a request over the limit is refused.
-MAX_PDF_PAGES = 100
+# Claude reads at most 100 PDF pages per request on models with a 200k-token context (functions/models.py);
+# the local runtime refuses more, as a request over the limit is refused.
+MAX_PDF_PAGES = MAX_CONVERSE_PDF_PAGES
 _BLOCK_TAGS = frozenset(
     {"p", "div", "br", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "section", "header", "footer"}
 )

@@ -22,7 +22,7 @@ from rich.console import Console
 
 from docagent import project
 from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
-from functions.model.base import estimate_tokens, load_prompt
+from functions.model.bedrock import model_access_fix
 from stacks.config import INFERENCE_PROFILE_PREFIXES, ConfigError, DocAgentConfig, load_config
 from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
 
@@ -30,10 +30,6 @@ Status = Literal["ok", "warn", "fail"]
 # The bootstrap stack version the CDK v2 default synthesizer requires when cdk.out says nothing (as of
 # 2026-11, AWS CDK docs "Bootstrapping your environment": templates check BootstrapVersion >= 6).
 DEFAULT_REQUIRED_BOOTSTRAP = 6
-# A typical document in tokens, for the quota arithmetic (an invoice of ~1,000 words).
-TYPICAL_DOCUMENT_TOKENS = 1_500
-# Seconds a document takes end to end at MaxConcurrency, for the expected request rate.
-SECONDS_PER_DOCUMENT = 5.0
 
 
 @dataclass(frozen=True)
@@ -229,7 +225,7 @@ class Preflight:
             if code in {"ThrottlingException", "ServiceUnavailableException"}:
                 return Check("model_access", "warn", f"{model}: {code} (access not proven)", "retry later")
             fix = (
-                "enable access to the model in the Bedrock console (Model access) for this account and region"
+                model_access_fix(model)
                 if code == "AccessDeniedException"
                 else "pick a model offered in this region (model_id in cdk.json)"
             )
@@ -279,45 +275,52 @@ class Preflight:
             return Check("lambda_concurrency", "warn", detail + " (little room for other jobs)")
         return Check("lambda_concurrency", "ok", detail)
 
-    def tokens_per_document(self) -> int:
-        prompt = load_prompt(self.config.prompt_version).text
-        # Words are not tokens: about 4 tokens for 3 words in English.
-        return int(estimate_tokens(prompt) * 4 / 3) + TYPICAL_DOCUMENT_TOKENS + self.config.model_max_tokens
-
     def bedrock_quotas(self) -> Check:
+        """The account's real quotas through the stack's own function (DocAgentConfig.quota_concurrency):
+        the MaxConcurrency they carry, against the one the configured stack uses."""
         if self.config.model_provider != "bedrock":
             return _skipped("bedrock_quotas", f"model_provider is {self.config.model_provider}")
         if not self.on_aws:
             return _skipped("bedrock_quotas", "the local Bedrock has no quotas (throttle faults stand in)")
         rpm, tpm = self._model_quotas()
-        if rpm is None or tpm is None:
+        kind = "Cross-Region" if is_profile(self.config.model_id) else "On-demand"
+        if tpm is None:
             return Check(
                 "bedrock_quotas",
                 "warn",
-                f"no per-minute quotas found for {self.config.model_id}",
-                "check Service Quotas > Amazon Bedrock for the model's requests and tokens per minute",
+                f"no tokens-per-minute quota found for {self.config.model_id}",
+                f'see Service Quotas > Amazon Bedrock: "{kind} InvokeModel tokens per minute for <model>"',
             )
-        per_document = self.tokens_per_document()
-        capacity = min(rpm, tpm // per_document)
-        demand = int(self.config.max_concurrency * 60 / SECONDS_PER_DOCUMENT)
-        detail = (
-            f"{rpm:,} requests and {tpm:,} tokens per minute; ~{per_document:,} tokens a document: about "
-            f"{capacity:,} documents per minute (MaxConcurrency {self.config.max_concurrency} asks up to "
-            f"~{demand:,})"
+        real = self.config.model_copy(
+            update={"model_tokens_per_minute": tpm}
+            | ({"model_requests_per_minute": rpm} if rpm is not None else {})
         )
-        if capacity < 1:
-            return Check("bedrock_quotas", "fail", detail, "request a Bedrock quota increase for the model")
-        if capacity < demand:
+        carried, configured = real.effective_max_concurrency, self.config.effective_max_concurrency
+        detail = (
+            f"{kind} {tpm:,} tokens per minute"
+            + (f", {rpm:,} requests per minute" if rpm is not None else "")
+            + f"; {real.quota_tokens_per_document:,} quota tokens a document "
+            f"({real.model_input_tokens_per_document:,} in + {real.model_max_output_tokens:,} out x "
+            f"{real.model_output_token_burndown} burndown): "
+            f"MaxConcurrency {carried} with these quotas; the configured stack uses {configured}"
+        )
+        if configured > carried:
+            settings = f"model_tokens_per_minute={tpm}" + (
+                f", model_requests_per_minute={rpm}" if rpm is not None else ""
+            )
             return Check(
                 "bedrock_quotas",
                 "warn",
                 detail + ": expect throttling, ridden out by Retry (ModelThrottled)",
-                "lower max_concurrency or request a quota increase",
+                f"set {settings} in cdk.json and deploy (MaxConcurrency {carried}), or raise the quota",
             )
         return Check("bedrock_quotas", "ok", detail)
 
     def _model_quotas(self) -> tuple[int | None, int | None]:
-        """(requests, tokens) per minute of the model's on-demand or cross-Region quota, found by name."""
+        """(requests, tokens) per minute of the model's on-demand or cross-Region quota, found by name:
+        "Cross-Region InvokeModel tokens per minute for Anthropic Claude Haiku 4.5" (the names of 2026-12;
+        older accounts may list "Cross-region model inference requests per minute for ..." too). None where
+        there is none."""
         words = [w for w in re.split(r"[-.:]", base_model_id(self.config.model_id)) if w and not w.isdigit()]
         family = [w for w in words if not re.fullmatch(r"v\d+|\d{8}", w)][1:]  # drop the provider
         version = ".".join(re.findall(r"-(\d)(?=-|$)", base_model_id(self.config.model_id))[:2])

@@ -1,6 +1,7 @@
 """Where ``docagent start`` finds a job's documents (--prefix, --manifest, --from-dir), checked before
-anything is written: every missing, unreadable or too large document is named in one refusal, against the
-limits the deployed prepare_job function has."""
+anything is written: every missing or unreadable document is named in one refusal, and a job over the deployed
+MAX_DOCUMENTS is refused. A document over MAX_DOCUMENT_BYTES is no refusal: the workflow rejects it in its own
+result (DocumentTooLarge), as on every path, a console start included (docs/design.md, "Documents")."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ class Limits:
 
 
 def deployed_limits(ctx: OperatorContext) -> Limits:
-    """MAX_DOCUMENT_BYTES / MAX_DOCUMENTS as the deployed prepare_job function has them."""
+    """MAX_DOCUMENT_BYTES / MAX_DOCUMENTS as the deployed prepare_job function has them (the size limit
+    only says which documents `start` reports as to be rejected; it refuses nothing)."""
     try:
         name = ctx.output(names.function_name_output(names.PREPARE_JOB))
         environment = (
@@ -86,7 +88,7 @@ def parse_s3_location(text: str, default_bucket: str) -> tuple[str, str]:
 
 @dataclass
 class Problems:
-    """Every kind of bad document found, so one refusal names them all (missing, unreadable, too large)."""
+    """Every kind of bad document found, so one refusal names them all (missing, unreadable)."""
 
     found: list[tuple[str, str, list[str], str]] = field(default_factory=list)
 
@@ -123,15 +125,6 @@ def _too_many(documents: list[Document], limits: Limits) -> None:
         )
 
 
-def _too_large(problems: Problems, documents: list[Document], limits: Limits) -> None:
-    problems.add(
-        "DocumentTooLarge",
-        f"over MAX_DOCUMENT_BYTES={limits.max_document_bytes}",
-        [f"{doc.name} ({doc.size} bytes)" for doc in documents if doc.size > limits.max_document_bytes],
-        "Split or shrink them, or leave them out.",
-    )
-
-
 def _head_all(ctx: OperatorContext, bucket: str, keys: list[str]) -> dict[str, dict[str, Any] | str]:
     """HeadObject every key (it needs the same permission as GetObject): metadata, or an error code."""
     s3 = ctx.client("s3")
@@ -160,8 +153,8 @@ def _check_bucket(ctx: OperatorContext, bucket: str, named_by: str) -> None:
             raise
 
 
-def _documents_from_heads(heads: dict[str, dict[str, Any] | str], limits: Limits) -> list[Document]:
-    """The documents that exist, once every missing, unreadable and too large one is refused together."""
+def _documents_from_heads(heads: dict[str, dict[str, Any] | str]) -> list[Document]:
+    """The documents that exist, once every missing and unreadable one is refused together."""
     documents = [
         Document(name=key, size=int(head.get("ContentLength", 0)))
         for key, head in heads.items()
@@ -180,7 +173,6 @@ def _documents_from_heads(heads: dict[str, dict[str, Any] | str], limits: Limits
         [f"{key} ({head})" for key, head in heads.items() if isinstance(head, str) and head != "missing"],
         "Check the bucket's permissions and encryption keys.",
     )
-    _too_large(problems, documents, limits)
     problems.refuse()
     return documents
 
@@ -210,7 +202,7 @@ def source_from_prefix(ctx: OperatorContext, text: str, limits: Limits) -> Sourc
         )
     _too_many([Document(key, 0) for key in documents], limits)
     source = Source("prefix", bucket, prefix=prefix)
-    source.documents = _documents_from_heads(_head_all(ctx, bucket, documents), limits)
+    source.documents = _documents_from_heads(_head_all(ctx, bucket, documents))
     return source
 
 
@@ -272,7 +264,7 @@ def source_from_manifest(ctx: OperatorContext, file: str, limits: Limits) -> Sou
     _too_many([Document(key, 0) for key in keys], limits)
     _check_bucket(ctx, chosen, f"named by manifest {file}" if buckets else "the job bucket")
     source = Source("manifest", chosen, keys=keys)
-    source.documents = _documents_from_heads(_head_all(ctx, chosen, keys), limits)
+    source.documents = _documents_from_heads(_head_all(ctx, chosen, keys))
     return source
 
 
@@ -287,6 +279,11 @@ def unsupported_format(data: bytes) -> str | None:
     except DocumentRejected:
         return None
     return None
+
+
+def _streamed_md5(path: Path) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
 
 
 def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: Limits) -> Source:
@@ -307,15 +304,18 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
         relative = path.relative_to(root).as_posix()
         try:
             size = path.stat().st_size
-            data = path.read_bytes() if size <= limits.max_document_bytes else b""
+            # A file over the limit is uploaded unread (its md5 streamed) and rejected by the job, in its own
+            # result: DocumentTooLarge. Only a file the model may read has its format checked here.
+            oversized = size > limits.max_document_bytes
+            data = b"" if oversized else path.read_bytes()
+            md5 = _streamed_md5(path) if oversized else hashlib.md5(data, usedforsecurity=False).hexdigest()
         except OSError as error:
             unreadable.append(f"{relative} ({error.strerror or error})")
             continue
-        problem = unsupported_format(data) if size <= limits.max_document_bytes else None
+        problem = None if oversized else unsupported_format(data)
         if problem is not None:
             unreadable.append(f"{relative} ({problem})")
             continue
-        md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
         documents.append(Document(name=relative, size=size, md5=md5, path=path))
     problems = Problems()
     problems.add(
@@ -324,7 +324,6 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
         unreadable,
         "Convert or remove them.",
     )
-    _too_large(problems, documents, limits)
     problems.refuse()
     return Source("from_dir", ctx.bucket, prefix=storage.incoming_prefix(job_id), documents=documents)
 

@@ -20,12 +20,13 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from functions import aws, durable, storage
-from functions.documents import MAX_CONVERSE_DOCUMENT_BYTES, DocumentInput, block_name, detect_format
+from functions.documents import DocumentInput, block_name, detect_format
 from functions.errors import (
     DocumentChanged,
     DocumentMissing,
     DocumentRejected,
     DocumentTooLarge,
+    DocumentTooLong,
     DocumentUnreadable,
     ExtractionFailed,
     InvalidJobRequest,
@@ -41,6 +42,7 @@ from functions.model import ModelProvider, get_model_provider, load_prompt
 from functions.model.base import Prompt
 from functions.model.telemetry import genai_attributes, record_model_call
 from functions.models import (
+    MAX_CONVERSE_DOCUMENT_BYTES,
     CustomerLookup,
     CustomerRecord,
     DocumentFormat,
@@ -225,7 +227,7 @@ def finished_call(
             input_tokens=failure.input_tokens,
             output_tokens=failure.output_tokens,
         )
-    except DocumentUnreadable as refused:
+    except (DocumentUnreadable, DocumentTooLong) as refused:
         return ExtractionRecord(
             call_id=call_id,
             ok=False,
@@ -247,6 +249,8 @@ def call_outcome(record: ExtractionRecord) -> ModelCallOutcome:
     """How a finished call is journalled: ok, or why it gave no facts."""
     if record.ok:
         return "ok"
+    if record.error == DocumentTooLong.__name__:
+        return "DocumentTooLong"
     return "DocumentUnreadable" if record.error == DocumentUnreadable.__name__ else "ExtractionFailed"
 
 

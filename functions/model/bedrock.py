@@ -15,8 +15,9 @@ from botocore.exceptions import (
 from botocore.parsers import ResponseParserError
 
 from functions import aws
-from functions.documents import DocumentInput, is_document_refusal
+from functions.documents import DocumentInput, is_document_refusal, is_too_long
 from functions.errors import (
+    DocumentTooLong,
     DocumentUnreadable,
     ExtractionFailed,
     ModelAccessDenied,
@@ -60,6 +61,26 @@ UNAVAILABLE_CODES = frozenset(
 _MODEL_ID_PHRASES = ("model identifier", "inference profile", "end of its life", "end-of-life", "model id")
 
 
+def model_access_fix(model_id: str) -> str:
+    """What makes a model accessible now. Looked up 2026-12-01 (AWS docs, Bedrock User Guide "Access Amazon
+    Bedrock foundation models", model-access.html): the console's "Model access" page is retired; every
+    serverless model is enabled by default "with the correct AWS Marketplace permissions". The first call of
+    a third-party model subscribes the account through AWS Marketplace in the background (up to 15 minutes),
+    which needs the caller to hold aws-marketplace:Subscribe, Unsubscribe and ViewSubscriptions and the
+    account a valid payment method; Anthropic models also need the first-time-use form (use case details,
+    once per account or per organization's management account). After a denied subscription is fixed,
+    calls may be denied for up to 2 more minutes. IAM policies and SCPs restrict access."""
+    return (
+        f"{model_id} has no console 'Model access' switch any more (AWS retired that page; models are "
+        "enabled by default). For an Anthropic model, submit the first-time-use form once (Bedrock console "
+        "> Model catalog > the model: use case details); then have an administrator, whose identity may "
+        "call aws-marketplace:Subscribe, Unsubscribe and ViewSubscriptions in an account with a valid "
+        "payment method, run `docagent preflight --aws --invoke`: that first call subscribes the account "
+        "(allow up to 15 minutes). Check too that the ProcessDocument role may call bedrock:InvokeModel on "
+        "the inference profile and its foundation models and that no SCP denies it."
+    )
+
+
 def classify(error: ClientError, model_id: str) -> ModelError:
     """The named docagent error for a Bedrock ClientError; a permanent one says what to do."""
     details = error.response.get("Error", {})
@@ -72,11 +93,8 @@ def classify(error: ClientError, model_id: str) -> ModelError:
     if code in UNAVAILABLE_CODES or status >= 500:
         return ModelUnavailable(f"{said} (transient; retried with backoff)")
     if code == "AccessDeniedException" or status == 403:
-        return ModelAccessDenied(
-            f"{said}. Fix: enable access to {model_id} in the Bedrock console (Model access) for this "
-            "account and region, and check the ProcessDocument role may call bedrock:InvokeModel on it; "
-            "`docagent preflight --aws --invoke` checks both. Then `docagent redrive` the job."
-        )
+        fix = model_access_fix(model_id)
+        return ModelAccessDenied(f"{said}. Fix: {fix} Then `docagent redrive` the job.")
     if (
         code == "ResourceNotFoundException"
         or status == 404
@@ -94,12 +112,28 @@ def classify(error: ClientError, model_id: str) -> ModelError:
     )
 
 
-def document_refusal(error: ClientError, document: DocumentInput) -> DocumentUnreadable | None:
-    """Bedrock refusing to parse the document (a ValidationException about the document block): that
-    document's rejection, not the job's (docs/design.md, "Documents"). None for any other error."""
+def document_refusal(
+    error: ClientError, document: DocumentInput
+) -> DocumentTooLong | DocumentUnreadable | None:
+    """A ValidationException about this one document: longer than the model's context window
+    (DocumentTooLong), or a document block Bedrock cannot parse (DocumentUnreadable, e.g. a corrupt or
+    encrypted PDF, over 100 pages). That document's rejection, not the job's (docs/design.md, "Documents").
+
+    None for any other error: ``classify`` names it, and a ValidationException nobody recognises is
+    ModelRequestInvalid, which opens the job's breaker. That default is the safe one: a message docagent
+    does not know may be about its own request (a model setting, the request's shape), the same for every
+    document, and stopping after about MaxConcurrency calls loses nothing (redrive after the fix), while
+    rejecting per document would reject every document of a job, each with a stored result, silently."""
     details = error.response.get("Error", {})
     message = str(details.get("Message", ""))
-    if details.get("Code") == "ValidationException" and is_document_refusal(message):
+    if details.get("Code") != "ValidationException":
+        return None
+    if is_too_long(message):
+        return DocumentTooLong(
+            f"Bedrock refused the {document.format} document ({len(document.data)} bytes) as longer than "
+            f"the model's context window: {message}"
+        )
+    if is_document_refusal(message):
         return DocumentUnreadable(f"Bedrock refused the {document.format} document: {message}")
     return None
 

@@ -64,8 +64,8 @@ def test_http_adapter_with_a_url_is_accepted() -> None:
 
 
 def test_max_concurrency_is_capped_by_the_model_quotas() -> None:
-    # 2,300 tokens reserved per document: 100,000 TPM carries 43 documents a minute (the 500 RPM do not
-    # bind); 43 a minute at 3 s each is 2.2 in flight, 1.7 with headroom: 1 child.
+    # 5,500 quota tokens per document (1,500 in, 800 maxTokens burned down 5 times): 100,000 TPM carries 18
+    # documents a minute (the 500 RPM do not bind); 18 a minute at 3 s each is 0.9 in flight: 1 child.
     tight = load_config({"max_concurrency": 10, "model_tokens_per_minute": 100_000})
     assert (tight.quota_concurrency, tight.effective_max_concurrency) == (1, 1)
     # Requests bind: 60 a minute at 10 s each is 10 in flight, 8 with headroom.
@@ -77,6 +77,10 @@ def test_max_concurrency_is_capped_by_the_model_quotas() -> None:
     roomy = load_config({"max_concurrency": 10})
     assert roomy.quota_concurrency > 10 and roomy.effective_max_concurrency == 10
     assert load_config({"max_concurrency": 0}).effective_max_concurrency == roomy.quota_concurrency
+    # The output burndown counts: 2,000,000 TPM at 5,500 tokens a document is 14 children, at 2,300 (a
+    # model whose output burns 1:1) 41 (the 500 RPM bind: 500 x 3 / 60 x 0.8 = 20).
+    assert roomy.quota_tokens_per_document == 1_500 + 800 * 5 and roomy.quota_concurrency == 14
+    assert load_config({"model_output_token_burndown": 1}).quota_concurrency == 20
 
 
 def test_documents_per_child_defaults_to_one_document_per_child() -> None:

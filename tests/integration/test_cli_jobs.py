@@ -10,6 +10,7 @@ from botocore.exceptions import ClientError
 from docagent.cli import main
 from docagent.drills.formats import render
 from docagent.operator.records import execution_arn_for
+from functions.models import MAX_CONVERSE_DOCUMENT_BYTES
 from tests import documents as files
 
 
@@ -29,8 +30,6 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     empty.mkdir()
     binary = documents_dir(2, name="binary")
     (binary / "photo.pdf").write_bytes(files.PNG)
-    large = documents_dir(2, name="large")
-    (large / "huge.txt").write_text("x" * 200_001)
     missing = tmp_path / "missing.json"
     missing.write_text(json.dumps(["incoming/nowhere/a.txt"]))
     nothing = tmp_path / "nothing.json"
@@ -39,18 +38,17 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     elsewhere.write_text(json.dumps(["s3://no-such-bucket-here/a.txt"]))
     mixed = documents_dir(2, name="mixed")
     (mixed / "scan.pdf").write_bytes(files.PNG)  # an image named .pdf: no format the model reads
-    (mixed / "huge.txt").write_text("x" * 200_001)
+    (mixed / "notes.txt").write_bytes("caf\xe9".encode("latin-1"))  # text, not UTF-8
 
     refusals = {
         "cli-refused-empty": (["--from-dir", str(empty)], "NoDocuments"),
         "cli-refused-prefix": (["--prefix", f"s3://{bucket}/no-such-prefix/"], "PrefixNotFound"),
         "cli-refused-bucket": (["--prefix", "s3://no-such-bucket-here/x/"], "BucketNotFound"),
         "cli-refused-binary": (["--from-dir", str(binary)], "DocumentUnreadable"),
-        "cli-refused-large": (["--from-dir", str(large)], "DocumentTooLarge"),
         "cli-refused-missing": (["--manifest", str(missing)], "DocumentMissing"),
         "cli-refused-nothing": (["--manifest", str(nothing)], "NoDocuments"),
         "cli-refused-elsewhere": (["--manifest", str(elsewhere)], "BucketNotFound"),
-        "cli-refused-mixed": (["--from-dir", str(mixed)], "InvalidDocuments"),
+        "cli-refused-mixed": (["--from-dir", str(mixed)], "DocumentUnreadable"),
         "cli-refused-fault": (["--from-dir", str(binary), "--fault", "{not json"], "InvalidJobRequest"),
     }
     for job_id, (source, error_type) in refusals.items():
@@ -67,7 +65,9 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     code, answer = docagent("start", "--job-id", "cli-refused-elsewhere", "--manifest", str(elsewhere))
     assert "no-such-bucket-here" in answer["error"], "the missing bucket is named"
     code, answer = docagent("start", "--job-id", "cli-refused-mixed", "--from-dir", str(mixed))
-    assert set(answer["problems"]) == {"DocumentUnreadable", "DocumentTooLarge"}, "both kinds at once"
+    unreadable = sorted(answer["problems"]["DocumentUnreadable"])
+    assert [name.split(" ")[0] for name in unreadable] == ["notes.txt", "scan.pdf"], "every one at once"
+    assert "not valid UTF-8" in unreadable[0] and "PNG image" in unreadable[1]
     refused = docagent("start", "--job-id", "cli-refused-binary", "--from-dir", str(binary))[1]["error"]
     assert "photo.pdf (the content is a PNG image" in refused
 
@@ -181,8 +181,8 @@ def test_a_manifest_job_is_followed_by_status_watch(docagent, aws, deployed, doc
 def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 (pytest fixtures)
     docagent, aws, deployed, documents_dir, cloud, capsys, monkeypatch
 ):
-    """Through the deployed workflow (started as the console would: `docagent start` refuses an oversized file
-    up front): every bad document is its own rejection with its reason, the job succeeds, inspect says why."""
+    """Through the deployed workflow, started as the console would (no operator check at all): every bad
+    document is its own rejection with its reason, the job succeeds, inspect says why."""
     bucket, job_id = deployed.outputs["BucketName"], "cli-bad-documents"
     prefix = f"incoming/{job_id}/"
     good = documents_dir(2)
@@ -196,7 +196,7 @@ def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 
         "empty.pdf": files.empty_pdf(),
         "bomb.docx": files.docx_zip_bomb(),
         "photo.pdf": files.PNG,
-        "oversized.txt": (files.INVOICE + "x" * 200_001).encode(),
+        "oversized.txt": (files.INVOICE + "x" * MAX_CONVERSE_DOCUMENT_BYTES).encode(),
         "../../etc/passwd.txt": files.INVOICE.replace("00421", "00423").encode(),
         "ctl\tred\x7f\u202eexe.txt": files.INVOICE.replace("00421", "00424").encode(),
         "n" * 1000 + ".txt": files.INVOICE.replace("00421", "00425").encode(),
@@ -227,7 +227,10 @@ def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 
         "bomb.docx": ("DocumentUnreadable", "zip bomb"),
         "scanned.pdf": ("ExtractionFailed", "does not match the extraction schema"),
         "photo.pdf": ("DocumentFormatUnsupported", "the content is a PNG image"),
-        "oversized.txt": ("DocumentTooLarge", "over the limit of 200000 bytes"),
+        "oversized.txt": (
+            "DocumentTooLarge",
+            f"over Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes",
+        ),
     }
     assert {name: error for name, (error, _) in rejected.items()} == {
         name: error for name, (error, _) in expected.items()

@@ -13,7 +13,7 @@ from botocore.stub import Stubber
 
 from docagent.drills.synthetic import generate_documents
 from functions.documents import DocumentInput
-from functions.errors import DocumentUnreadable, ExtractionFailed, ModelRequestInvalid
+from functions.errors import DocumentTooLong, DocumentUnreadable, ExtractionFailed, ModelRequestInvalid
 from functions.model import BedrockConverseProvider, OfflineProvider, get_model_provider, load_prompt
 from functions.model.base import PROMPTS_DIR
 from functions.settings import get_settings
@@ -192,11 +192,36 @@ def test_bedrock_refusing_the_document_is_that_documents_rejection(bedrock, mess
         )
 
 
-def test_bedrock_validation_errors_about_the_request_stay_errors(bedrock):
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Input is too long for requested model.",
+        "The model returned the following errors: Input is too long for requested model.",
+        "prompt is too long: 215000 tokens > 200000 maximum",
+        "The model returned the following errors: input length and `max_tokens` exceed context limit: "
+        "199000 + 800 > 200000, decrease input length or `max_tokens` and try again",
+    ],
+)
+def test_bedrock_refusing_the_documents_length_is_that_documents_rejection(bedrock, message):
     client, stubber = bedrock
-    stubber.add_client_error(
-        "converse", "ValidationException", "temperature: must be <= 1", http_status_code=400
-    )
+    stubber.add_client_error("converse", "ValidationException", message, http_status_code=400)
+    with pytest.raises(DocumentTooLong, match="longer than the model's context window") as raised:
+        BedrockConverseProvider("m", client).extract(text_document("x " * 10), "p")
+    assert message in str(raised.value), "Bedrock's own words are kept in the reason"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "temperature: must be <= 1",
+        "The maximum tokens you requested exceeds the model limit of 64000.",
+        "Malformed input request: #: extraneous key [top_k] is not permitted, please reformat your input",
+        "Something Bedrock says that nobody listed yet.",  # unknown: the safe default, the breaker
+    ],
+)
+def test_bedrock_validation_errors_about_the_request_stay_errors(bedrock, message):
+    client, stubber = bedrock
+    stubber.add_client_error("converse", "ValidationException", message, http_status_code=400)
     with pytest.raises(ModelRequestInvalid):  # the job's problem, not the document's (issue 10's breaker)
         BedrockConverseProvider("m", client).extract(text_document("x"), "p")
 

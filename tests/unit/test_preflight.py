@@ -45,7 +45,9 @@ class Account:
             stub.assert_no_pending_responses()
         return {check.name: check for check in checks}
 
-    def healthy(self, *, lifecycle: str = "ACTIVE", bootstrap: int = 21, rpm: int = 400) -> Account:
+    def healthy(
+        self, *, lifecycle: str = "ACTIVE", bootstrap: int = 21, rpm: int | None = 400, tpm: int = 2_000_000
+    ) -> Account:
         self.stubs["sts"].add_response(
             "get_caller_identity", {"Account": "123456789012", "Arn": "arn:aws:iam::123456789012:user/op"}
         )
@@ -101,15 +103,22 @@ class Account:
         self.stubs["service-quotas"].add_response(
             "list_service_quotas",
             {
-                "Quotas": [
-                    _quota(
-                        "Cross-region model inference requests per minute for Anthropic Claude Haiku 4.5", rpm
+                "Quotas": [  # the names of 2026-12 (quotas-runtime.html); an older requests quota
+                    *(
+                        [
+                            _quota(
+                                "Cross-region model inference requests per minute for "
+                                "Anthropic Claude Haiku 4.5",
+                                rpm,
+                            )
+                        ]
+                        if rpm is not None
+                        else []
                     ),
-                    _quota(
-                        "Cross-region model inference tokens per minute for Anthropic Claude Haiku 4.5",
-                        2_000_000,
-                    ),
-                    _quota("On-demand model inference requests per minute for Anthropic Claude 3 Haiku", 9),
+                    _quota("On-demand InvokeModel tokens per minute for Anthropic Claude Haiku 4.5", 7),
+                    _quota("Model invocation max tokens per day for Anthropic Claude Haiku 4.5", 8),
+                    _quota("Cross-Region InvokeModel tokens per minute for Anthropic Claude Haiku 4.5", tpm),
+                    _quota("On-demand InvokeModel tokens per minute for Anthropic Claude 3 Haiku", 9),
                 ]
             },
             {"ServiceCode": "bedrock"},
@@ -156,7 +165,7 @@ def test_a_ready_account_passes_every_check(account: Account) -> None:
     assert "skipped" in checks["model_access"].detail
     assert POWERTOOLS_VERSION in checks["powertools_layer"].detail
     assert "us-east-2" in checks["model_offered"].detail
-    assert "documents per minute" in checks["bedrock_quotas"].detail
+    assert "MaxConcurrency 10 with these quotas" in checks["bedrock_quotas"].detail
 
 
 def test_a_legacy_model_is_a_warning_with_its_end_of_life(account: Account) -> None:
@@ -179,13 +188,34 @@ def test_a_low_request_quota_warns_of_throttling(account: Account) -> None:
     assert check.status == "warn" and "ModelThrottled" in check.detail
 
 
+@pytest.mark.parametrize(
+    ("tpm", "rpm"), [(100_000, None), (300_000, 400), (2_000_000, 400), (9_000_000, None)]
+)
+def test_the_quotas_give_the_max_concurrency_the_stack_would_use(
+    account: Account, tpm: int, rpm: int | None
+) -> None:
+    """The account's cross-Region tokens quota (not the on-demand or per-day one) through the stack's own
+    function: the MaxConcurrency preflight names is the one a stack stating these quotas synthesizes."""
+    check = account.healthy(tpm=tpm, rpm=rpm).preflight()["bedrock_quotas"]
+    stated = {"model_tokens_per_minute": tpm} | ({"model_requests_per_minute": rpm} if rpm else {})
+    expected = load_config({"model_id": MODEL, **stated}).effective_max_concurrency
+    assert f"Cross-Region {tpm:,} tokens per minute" in check.detail
+    assert f"MaxConcurrency {expected} with these quotas" in check.detail
+    assert "5,500 quota tokens a document" in check.detail, "maxTokens 800 burned down 5 times, plus 1,500 in"
+    if expected < load_config({"model_id": MODEL}).effective_max_concurrency:
+        assert check.status == "warn" and f"model_tokens_per_minute={tpm}" in check.fix
+    else:
+        assert check.status == "ok"
+
+
 def test_invoke_proves_model_access_or_says_how_to_enable_it(account: Account) -> None:
     account.healthy()
     account.stubs["bedrock-runtime"].add_client_error(
         "converse", "AccessDeniedException", "You don't have access to the model", http_status_code=403
     )
     check = account.preflight(invoke=True)["model_access"]
-    assert check.status == "fail" and "Model access" in check.fix
+    assert check.status == "fail" and "first-time-use form" in check.fix
+    assert "aws-marketplace:Subscribe" in check.fix and "retired" in check.fix
 
 
 def test_a_missing_layer_for_the_pinned_powertools_fails(account: Account) -> None:
