@@ -6,7 +6,8 @@ implement no Converse; ``install()`` adds one. Replies come from the determinist
 token usage, so the production provider (``BedrockConverseProvider``) runs end to end. Fault switches
 (``ModelFaults``) make it answer as Bedrock does when busy or refusing: ThrottlingException (429),
 ServiceUnavailableException (503), a hang past the client's read timeout, a malformed or cut-off reply
-(``stopReason`` max_tokens), AccessDeniedException or ResourceNotFoundException for chosen model ids. They
+(``stopReason`` max_tokens), AccessDeniedException or ResourceNotFoundException for chosen model ids. An input
+longer than the model's context window is refused as Bedrock refuses it (ValidationException, HTTP 400). They
 are set when the cloud starts (``docagent local up --model-faults ...``) and changed while it runs through
 ``/_docagent/bedrock/faults`` (``docagent local model-faults ...``).
 """
@@ -35,6 +36,16 @@ from functions.model.base import estimate_tokens
 from functions.model.offline import OfflineProvider
 
 ADMIN_PATH = "/_docagent/bedrock/faults"
+# The model's context window: Claude Haiku 4.5 (the default model, stacks/config.py) takes 200,000 tokens
+# (looked up 2026-12-01, AWS docs "Claude Haiku 4.5" model card: "Context window: 200K tokens"; the other
+# Claude models a local job would name have as much or more). The local endpoint holds every model to it.
+CONTEXT_WINDOW_TOKENS = 200_000
+# Tokens are estimated from characters (about 4 a token for English text; Anthropic's rule of thumb is ~3.5):
+# the local estimate errs on the short side, so a document it refuses is one Bedrock would refuse too.
+CHARACTERS_PER_TOKEN = 4
+# Bedrock's answer to an input over the window (HTTP 400 ValidationException; as Converse words it in public
+# bug reports, looked up 2026-12-01).
+TOO_LONG_MESSAGE = "Input is too long for requested model."
 _FRACTIONS = ("throttle", "unavailable", "timeout", "malformed", "cutoff")
 _DOCUMENT_START, _DOCUMENT_END = "<document>\n", "\n</document>"
 MALFORMED_REPLY = "I'm sorry, I can only describe this invoice in prose: it looks like a bill."
@@ -171,6 +182,9 @@ class LocalBedrock:
         if read is None:  # no document block: the text between <document> markers, or all of it
             read = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
         prompt = "".join(block.get("text", "") for block in system)
+        if estimate_input_tokens(prompt, user_text, read) + max_tokens > CONTEXT_WINDOW_TOKENS:
+            self._count("too_long")
+            return _invalid(TOO_LONG_MESSAGE)
         reply = self._extractor.reply(read)
         stop_reason = "end_turn"
         shape = self._draw()
@@ -197,6 +211,11 @@ class LocalBedrock:
             "metrics": {"latencyMs": int((time.monotonic() - started) * 1000)},
         }
         return 200, {"Content-Type": "application/json"}, json.dumps(body)
+
+
+def estimate_input_tokens(*texts: str) -> int:
+    """The input's tokens as the local endpoint counts them against the context window: characters / 4."""
+    return -(-sum(len(text) for text in texts) // CHARACTERS_PER_TOKEN)
 
 
 def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, str], str] | None:

@@ -70,7 +70,7 @@ def test_a_model_without_access_stops_the_job_fast_and_inspect_says_what_to_do(
     code, report = docagent("inspect", "model-denied")
     assert code == 1
     assert report["model_breaker"]["error"] == "ModelAccessDenied"
-    assert "ModelAccessDenied" in report["next_step"] and "enable access" in report["next_step"]
+    assert "ModelAccessDenied" in report["next_step"] and "first-time-use form" in report["next_step"]
     assert "docagent redrive model-denied" in report["next_step"]
 
     set_model_faults(cloud.endpoint, None)  # the operator enabled model access
@@ -81,6 +81,34 @@ def test_a_model_without_access_stops_the_job_fast_and_inspect_says_what_to_do(
         time.sleep(0.2)
     assert job.status() == "SUCCEEDED"
     assert len(_model_calls(job, "model-denied")) == documents
+
+
+def test_a_document_longer_than_the_context_window_is_rejected_and_the_job_succeeds(
+    cloud, deployed, faults, docagent, documents_dir
+):
+    """Bedrock's length refusal is about one document: that document is rejected DocumentTooLong, every other
+    one is extracted, the job SUCCEEDS and the model breaker stays closed (the local endpoint estimates the
+    tokens and answers as Bedrock does)."""
+    folder = documents_dir(5, name="too-long")
+    ordinary = sorted(path.name for path in folder.iterdir())
+    words = " ".join(f"line{index} of the appendix" for index in range(60_000))  # ~1.4 MB: ~350,000 tokens
+    (folder / "appendix.txt").write_text(ordinary_invoice(folder) + "\n" + words)
+    assert len((folder / "appendix.txt").read_bytes()) < 4_500_000, "under the size limit: only too long"
+    code, started = docagent("start", "--job-id", "too-long", "--from-dir", str(folder), "--wait")
+    assert code == 0 and started["final"]["status"] == "SUCCEEDED", started
+    assert started["final"]["documents"]["rejected"] == 1 and started["final"]["documents"]["failed"] == 0
+    code, report = docagent("inspect", "too-long", "--all")
+    results = {doc["key"].rsplit("/", 1)[-1]: doc["result"] for doc in report["document_details"]}
+    assert results["appendix.txt"]["status"] == "rejected"
+    assert results["appendix.txt"]["error"] == "DocumentTooLong"
+    assert "Input is too long for requested model." in results["appendix.txt"]["reason"]
+    assert {name: results[name]["status"] for name in ordinary} == dict.fromkeys(ordinary, "extracted")
+    assert report.get("model_breaker") is None, "the breaker stays closed"
+    assert model_faults_of(cloud.endpoint)["stats"]["too_long"] == 1, "one call, not retried nor redriven"
+
+
+def ordinary_invoice(folder) -> str:
+    return sorted(folder.iterdir())[0].read_text()
 
 
 def test_preflight_against_the_local_cloud_prints_every_check(cloud, deployed, faults, docagent):
@@ -106,4 +134,4 @@ def test_preflight_against_the_local_cloud_prints_every_check(cloud, deployed, f
     code, report = docagent("preflight", "--invoke")
     denied = next(check for check in report["checks"] if check["name"] == "model_access")
     assert (code, report["ok"], denied["status"]) == (1, False, "fail")
-    assert "Model access" in denied["fix"]
+    assert "first-time-use form" in denied["fix"] and "aws-marketplace:Subscribe" in denied["fix"]
