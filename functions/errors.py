@@ -70,8 +70,8 @@ class ModelError(DocAgentError):
 
 class ModelThrottled(ModelError):
     """Bedrock refused the call for quota (ThrottlingException, ServiceQuotaExceededException: HTTP 429).
-    Nothing was produced; ProcessDocument retries it with exponential backoff and full jitter, long enough
-    to ride out a quota minute."""
+    Nothing was produced; ProcessDocument retries it with exponential backoff and full jitter for about 47
+    minutes on average (at least 30: throttling is the normal state of a big job; docs/design.md)."""
 
 
 class ModelUnavailable(ModelError):

@@ -22,6 +22,7 @@ import docx
 import openpyxl
 from fpdf import FPDF
 from openpyxl.writer.excel import ExcelWriter
+from PIL import Image
 
 from docagent.drills.synthetic import SyntheticDocument
 from functions.models import DocumentFormat, ExtractedFacts
@@ -81,6 +82,29 @@ def assign_formats(n: int, formats: Sequence[DocumentFormat], seed: int) -> list
     assigned = [fmt for fmt in formats for _ in range(counts[fmt])]
     random.Random(seed).shuffle(assigned)
     return assigned
+
+
+def render_scanned_appendix_pdf(text: str, target_bytes: int, *, pages: int = 20, seed: int = 0) -> bytes:
+    """A real-looking large PDF: the invoice's text on page 1, then ``pages`` pages each carrying a noisy
+    photograph-like image (random pixels, so neither JPEG nor Flate shrinks them) sized so the file comes
+    to about ``target_bytes``: a manual or an invoice with scanned attachments, the ordinary 1-5 MB PDF."""
+    pdf = FPDF(format="A4")
+    pdf.set_creation_date(FIXED_TIME)
+    pdf.core_fonts_encoding = "cp1252"
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.add_page()
+    pdf.set_font("Courier", size=9)
+    for line in text.splitlines():
+        pdf.cell(text=line or " ", new_x="LMARGIN", new_y="NEXT")
+    per_page = max(1, (target_bytes - len(render_pdf(text))) // pages)
+    side = max(8, int((per_page / 3) ** 0.5))  # raw RGB, stored without compression loss: ~3 bytes a pixel
+    noise = random.Random(seed)
+    for page in range(pages):
+        image = Image.frombytes("RGB", (side, side), noise.randbytes(side * side * 3))
+        pdf.add_page()
+        pdf.cell(text=f"Attachment {page + 1} of {pages}", new_x="LMARGIN", new_y="NEXT")
+        pdf.image(image, x=15, y=25, w=180)
+    return bytes(pdf.output())
 
 
 def render_pdf(text: str, *, title: str = "Invoice", author: str = "docagent synthetic") -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -46,13 +47,22 @@ def test_every_durable_step_retries_in_progress_longer_than_its_function_timeout
     assert checked == durable  # PrepareJob included: every durable function is invoked by some state
 
 
-def _expected_wait(retrier: dict[str, Any]) -> float:
-    """Mean total wait of a retrier with full jitter: half of each capped interval."""
-    caps = [
+def _caps(retrier: dict[str, Any]) -> list[float]:
+    return [
         min(retrier["IntervalSeconds"] * retrier.get("BackoffRate", 2.0) ** n, retrier["MaxDelaySeconds"])
         for n in range(retrier["MaxAttempts"])
     ]
-    return sum(caps) / 2
+
+
+def _expected_wait(retrier: dict[str, Any]) -> float:
+    """Mean total wait of a retrier with full jitter: half of each capped interval."""
+    return sum(_caps(retrier)) / 2
+
+
+def _unlucky_wait(retrier: dict[str, Any]) -> float:
+    """A total wait that full jitter falls short of about once in 30,000 documents: the mean less four
+    standard deviations (each wait is uniform on 0..cap: variance cap^2 / 12)."""
+    return _expected_wait(retrier) - 4 * math.sqrt(sum(cap**2 / 12 for cap in _caps(retrier)))
 
 
 def test_throttled_and_unavailable_model_calls_back_off_with_full_jitter_past_a_quota_minute(
@@ -66,6 +76,13 @@ def test_throttled_and_unavailable_model_calls_back_off_with_full_jitter_past_a_
     assert retrier["JitterStrategy"] == "FULL"
     assert 0 < retrier["MaxDelaySeconds"] <= 120
     assert _expected_wait(retrier) > 60  # Bedrock quotas are per minute
+    # Throttling is the normal state of a big job: a document throttled for 30 minutes still finishes, with
+    # no redrive (issue 20). Waiting between attempts costs nothing; each attempt is a short invocation.
+    assert _unlucky_wait(retrier) >= 30 * 60
+    assert sum(_caps(retrier)) <= 2 * 3600, "and it gives up within two hours (README: Throttling)"
+    # A 200-document job at throttle=0.7 (`docagent demo --model-faults throttle=0.7`) fails a document
+    # only when all its attempts are throttled: 0.7^(retries + 1) each, under 1e-5 for the whole job.
+    assert 200 * 0.7 ** (retrier["MaxAttempts"] + 1) < 1e-5
 
 
 def test_permanent_model_refusals_are_never_retried(definition: Any) -> None:

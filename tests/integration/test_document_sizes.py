@@ -1,0 +1,79 @@
+"""Documents of real sizes (issue 20): PDFs of 263 KB to 4 MB are read, one over Converse's 4.5 MB is THAT
+document's rejection (`DocumentTooLarge`, named in its result), never a refusal of the job, whichever way the
+job starts: `--from-dir`, `--prefix`, a manifest (a console start: test_cli_jobs's bad-documents test)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from docagent.drills.formats import render_scanned_appendix_pdf
+from functions.models import MAX_CONVERSE_DOCUMENT_BYTES
+from tests import documents as files
+
+SIZES = {  # name -> target bytes: an attachment-laden invoice, a scan bundle, a manual, one too large
+    "invoice-263kb.pdf": 263_000,
+    "scans-1mb.pdf": 1_000_000,
+    "manual-4mb.pdf": 4_000_000,
+    "catalogue-4.7mb.pdf": MAX_CONVERSE_DOCUMENT_BYTES + 200_000,
+}
+
+
+def _folder(documents_dir) -> tuple[Path, list[str]]:
+    folder = documents_dir(3, name="sizes")
+    ordinary = sorted(path.name for path in folder.iterdir())
+    for index, (name, size) in enumerate(SIZES.items()):
+        text = files.INVOICE.replace("00421", f"0060{index}")
+        (folder / name).write_bytes(render_scanned_appendix_pdf(text, size, seed=index))
+    return folder, ordinary
+
+
+def _outcomes(docagent, job_id: str) -> dict[str, tuple[str, str | None, str | None]]:
+    code, report = docagent("inspect", job_id, "--all")
+    assert code == 0, report
+    return {
+        doc["key"].rsplit("/", 1)[-1]: (
+            doc["result"]["status"],
+            doc["result"].get("error"),
+            doc["result"].get("reason"),
+        )
+        for doc in report["document_details"]
+    }
+
+
+def _check(docagent, job_id: str, started: dict, ordinary: list[str]) -> None:
+    final = started["final"]
+    assert final["status"] == "SUCCEEDED", started
+    assert final["documents"]["rejected"] == 1 and final["documents"]["failed"] == 0
+    assert final["documents"]["total"] == len(ordinary) + len(SIZES)
+    outcomes = _outcomes(docagent, job_id)
+    status, error, reason = outcomes.pop("catalogue-4.7mb.pdf")
+    assert (status, error) == ("rejected", "DocumentTooLarge")
+    assert reason and f"over Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes" in reason
+    assert {name: outcome[0] for name, outcome in outcomes.items()} == dict.fromkeys(
+        [*ordinary, "invoice-263kb.pdf", "scans-1mb.pdf", "manual-4mb.pdf"], "extracted"
+    ), outcomes
+
+
+def test_pdfs_up_to_4_mb_are_read_and_one_too_large_is_its_own_rejection_on_every_path(
+    docagent, aws, deployed, documents_dir, tmp_path
+):
+    folder, ordinary = _folder(documents_dir)
+    bucket = deployed.outputs["BucketName"]
+
+    code, started = docagent("start", "--job-id", "sizes-dir", "--from-dir", str(folder), "--wait")
+    assert code == 0 and started["started"] is True, started
+    assert started["source"]["uploaded"] == len(ordinary) + len(SIZES), "the oversized file is uploaded too"
+    _check(docagent, "sizes-dir", started, ordinary)
+
+    prefix = f"s3://{bucket}/incoming/sizes-dir/"
+    code, started = docagent("start", "--job-id", "sizes-prefix", "--prefix", prefix, "--wait")
+    assert code == 0 and started["started"] is True, started
+    _check(docagent, "sizes-prefix", started, ordinary)
+
+    keys = [f"incoming/sizes-dir/{path.name}" for path in sorted(folder.iterdir())]
+    manifest = tmp_path / "sizes.json"
+    manifest.write_text(json.dumps(keys))
+    code, started = docagent("start", "--job-id", "sizes-manifest", "--manifest", str(manifest), "--wait")
+    assert code == 0 and started["started"] is True, started
+    _check(docagent, "sizes-manifest", started, ordinary)
