@@ -104,7 +104,11 @@ class DocAgentConfig(BaseModel):
     max_concurrency: int = Field(10, ge=0, le=10_000)
     tolerated_failure_percentage: int = Field(0, ge=0, le=100)
     map_label: str = Field("documents", pattern=r"^[A-Za-z0-9_-]{1,40}$")
-    function_timeout_seconds: int = Field(60, ge=3, le=900)
+    # Sized for the largest document (4.5 MB, up to the model's 200,000-token window): a model call's read
+    # timeout is 70% of the invocation's remaining time, at most 60 s (functions/model/bedrock.py), so 120 s
+    # gives the first call of an invocation the whole 60 s, and the S3 read, hashing and storing their share
+    # (measured for a 4 MB PDF on the local cloud: docs/scale.md, "One large document").
+    function_timeout_seconds: int = Field(120, ge=3, le=900)
     function_memory_mb: int = Field(512, ge=128, le=10_240)
     # PrepareJob, BuildReport, VerifyJob hold a job's listing or result files (about 1.5 KB per document in
     # the ResultWriter's files: ~150 MB of JSON at 100,000 documents) in memory: docs/scale.md.

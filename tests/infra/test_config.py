@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from app import build_app, cdk_json_context
+from functions.model.bedrock import MAX_READ_TIMEOUT_SECONDS, READ_TIMEOUT_SHARE
+from functions.models import MAX_CONVERSE_DOCUMENT_BYTES
 from stacks.config import CONTEXT_KEY, ConfigError, DocAgentConfig, load_config
 
 
@@ -106,3 +108,14 @@ def test_a_batch_that_cannot_finish_in_the_function_timeout_is_refused_with_the_
 def test_documents_per_child_outside_the_item_batcher_bounds_is_refused(documents_per_child: int) -> None:
     with pytest.raises(ConfigError, match="documents_per_child"):
         load_config({"documents_per_child": documents_per_child, "function_timeout_seconds": 900})
+
+
+def test_the_default_timeout_gives_a_call_on_the_largest_document_its_whole_read_timeout() -> None:
+    """A 4.5 MB document near the model's context window is the slowest call: the first call of an invocation
+    gets min(60 s, 70% of the time left), so the default function timeout leaves it the whole 60 s after the
+    S3 read and the hash (~0.5 s for a 4 MB PDF on the local cloud; docs/scale.md)."""
+    config = load_config({})
+    assert config.max_document_bytes == MAX_CONVERSE_DOCUMENT_BYTES
+    time_left_at_the_call = config.function_timeout_seconds - 5  # generous for reading and hashing
+    assert READ_TIMEOUT_SHARE * time_left_at_the_call >= MAX_READ_TIMEOUT_SECONDS
+    assert config.in_progress_retry_interval_seconds > config.function_timeout_seconds
