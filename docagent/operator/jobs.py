@@ -177,6 +177,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             "documents": len(source.documents),
             "bytes": sum(doc.size for doc in source.documents),
             "uploaded": uploaded,
+            "too_large": source.too_large,
         },
         "final": None,
     }
@@ -189,6 +190,12 @@ def cmd_start(args: argparse.Namespace) -> int:
             + (f", {uploaded} uploaded" if uploaded else "")
             + f"; status {described['status']}\n  execution {records.execution_arn}"
         )
+        if source.too_large:
+            human.print(
+                f"  {len(source.too_large)} document(s) over MAX_DOCUMENT_BYTES: the job rejects each "
+                "(DocumentTooLarge, in its result; `--json` names them in source.too_large)",
+                markup=False,
+            )
     code = EXIT_OK
     if args.wait:
         final = follow(records, show=not args.json)

@@ -2,7 +2,9 @@
 
 One line per check with the fix when it is not ok; exit 0 when no check fails, 1 otherwise. Without ``--aws``
 it checks the running local cloud (the AWS-only checks say so); with ``--aws`` the account and region of the
-standard AWS configuration. ``--invoke`` makes one tiny Converse call (maxTokens 5) to prove model access.
+standard AWS configuration. ``--invoke`` makes one tiny Converse call (maxTokens 5) to prove model access:
+run by an administrator before the first job, that first call of the model also subscribes the account to it
+(AWS Marketplace; see functions/model/bedrock.py ``model_access_fix``).
 """
 
 from __future__ import annotations
@@ -446,7 +448,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--aws", action="store_true", help="check the AWS account and region, not the local cloud"
     )
     parser.add_argument(
-        "--invoke", action="store_true", help="make one tiny Converse call to prove model access"
+        "--invoke",
+        action="store_true",
+        help="make one tiny Converse call to prove model access (run it as an administrator before the first "
+        "job: the first call subscribes the account to the model)",
     )
     parser.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
     parser.set_defaults(handler=cmd_preflight)

@@ -41,6 +41,8 @@ class Source:
     prefix: str | None = None
     keys: list[str] | None = None
     documents: list[Document] = field(default_factory=list)
+    # Over MAX_DOCUMENT_BYTES: started anyway, the job rejects each one (DocumentTooLarge, in its result).
+    too_large: list[str] = field(default_factory=list)
 
     def request_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"bucket": self.bucket}
@@ -332,7 +334,10 @@ def read_source(ctx: OperatorContext, args: argparse.Namespace, job_id: str) -> 
     """The validated documents of --prefix, --manifest or --from-dir (nothing is written)."""
     limits = deployed_limits(ctx)
     if args.prefix:
-        return source_from_prefix(ctx, args.prefix, limits)
-    if args.manifest:
-        return source_from_manifest(ctx, args.manifest, limits)
-    return source_from_dir(ctx, args.from_dir, job_id, limits)
+        source = source_from_prefix(ctx, args.prefix, limits)
+    elif args.manifest:
+        source = source_from_manifest(ctx, args.manifest, limits)
+    else:
+        source = source_from_dir(ctx, args.from_dir, job_id, limits)
+    source.too_large = [doc.name for doc in source.documents if doc.size > limits.max_document_bytes]
+    return source

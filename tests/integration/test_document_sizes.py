@@ -64,11 +64,13 @@ def test_pdfs_up_to_4_mb_are_read_and_one_too_large_is_its_own_rejection_on_ever
     code, started = docagent("start", "--job-id", "sizes-dir", "--from-dir", str(folder), "--wait")
     assert code == 0 and started["started"] is True, started
     assert started["source"]["uploaded"] == len(ordinary) + len(SIZES), "the oversized file is uploaded too"
+    assert started["source"]["too_large"] == ["catalogue-4.7mb.pdf"], "and named before the job runs"
     _check(docagent, "sizes-dir", started, ordinary)
 
     prefix = f"s3://{bucket}/incoming/sizes-dir/"
     code, started = docagent("start", "--job-id", "sizes-prefix", "--prefix", prefix, "--wait")
     assert code == 0 and started["started"] is True, started
+    assert started["source"]["too_large"] == ["incoming/sizes-dir/catalogue-4.7mb.pdf"]
     _check(docagent, "sizes-prefix", started, ordinary)
 
     keys = [f"incoming/sizes-dir/{path.name}" for path in sorted(folder.iterdir())]
