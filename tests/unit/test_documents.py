@@ -181,7 +181,7 @@ class NameRecorder(CountingProvider):
 
 @pytest.fixture
 def larger_documents(cloud, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "200000")  # the deployed default: a DOCX is ~37 KB
+    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "200000")  # below the deployed 4.5 MB; a DOCX is ~37 KB
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()

@@ -140,7 +140,7 @@ def test_the_offline_reply_never_carries_document_text_as_keys():
 def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_result(
     cloud, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "200000")  # the deployed default: a DOCX is ~37 KB
+    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "200000")  # below the deployed 4.5 MB; a DOCX is ~37 KB
     get_settings.cache_clear()
     put_object(f"{PREFIX}hostile.pdf", documents.hostile_pdf())
     put_object(f"{PREFIX}hostile.docx", documents.hostile_docx())

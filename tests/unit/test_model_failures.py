@@ -12,6 +12,8 @@ from botocore.stub import Stubber
 from functions import storage
 from functions.documents import DocumentInput
 from functions.errors import (
+    DocumentRejected,
+    DocumentTooLong,
     ModelAccessDenied,
     ModelCallRefused,
     ModelError,
@@ -105,7 +107,7 @@ def test_no_call_is_started_without_time_for_it() -> None:
 class RefusingProvider(CountingProvider):
     """Raises ``errors`` in turn (one per call), then answers like the offline extractor."""
 
-    def __init__(self, *errors: ModelError) -> None:
+    def __init__(self, *errors: ModelError | DocumentRejected) -> None:
         super().__init__(model_id=MODEL)
         self._errors = list(errors)
 
@@ -146,9 +148,26 @@ def test_a_throttled_attempt_is_journalled_and_the_retry_makes_the_one_finished_
     assert (attempt["error"], attempt["retryable"]) == ("ModelThrottled", True)
 
 
+def test_a_document_too_long_for_the_model_is_its_own_rejection_and_the_breaker_stays_closed(job) -> None:
+    prepared, entries = job
+    provider = RefusingProvider(DocumentTooLong("Bedrock: Input is too long for requested model."))
+    outcome = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
+    assert (outcome.status, outcome.error) == ("rejected", "DocumentTooLong")
+    [call] = storage.list_model_calls(prepared.job_id, entries[0].document_id)
+    assert call.outcome == "DocumentTooLong" and "Input is too long" in str(call.reason)
+    assert storage.get_model_breaker(prepared.job_id) is None
+    again = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
+    assert again == outcome and len(provider.calls) == 1, "a retry or redrive never calls the model again"
+    others = [
+        process_document(document_event(prepared, entry), FakeLambdaContext(), provider=provider).status
+        for entry in entries[1:]
+    ]
+    assert others == ["extracted"] * len(entries[1:])
+
+
 def test_a_permanent_refusal_opens_the_breaker_and_later_documents_fail_without_a_call(job) -> None:
     prepared, entries = job
-    refusing = RefusingProvider(ModelAccessDenied("Bedrock AccessDeniedException: no. Fix: enable access"))
+    refusing = RefusingProvider(ModelAccessDenied("Bedrock AccessDeniedException: no. Fix: use the form"))
     with pytest.raises(ModelAccessDenied):
         process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=refusing)
     breaker = storage.get_model_breaker(prepared.job_id)
@@ -157,7 +176,7 @@ def test_a_permanent_refusal_opens_the_breaker_and_later_documents_fail_without_
 
     untouched = CountingProvider(model_id=MODEL)
     for entry in entries[1:]:
-        with pytest.raises(ModelAccessDenied, match=r"breaker is open.*Fix: enable access"):
+        with pytest.raises(ModelAccessDenied, match=r"breaker is open.*Fix: use the form"):
             process_document(document_event(prepared, entry), FakeLambdaContext(), provider=untouched)
     assert untouched.calls == []
     [attempt] = _attempts(prepared.job_id, entries[0].document_id)
