@@ -8,8 +8,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent.drills.formats import render
+from docagent.localcloud.bedrock import CHARACTERS_PER_TOKEN, CONTEXT_WINDOW_TOKENS
 from functions.documents import DocumentInput
-from functions.errors import DocumentUnreadable
+from functions.errors import DocumentTooLong, DocumentUnreadable
 from functions.model import BedrockConverseProvider, load_prompt
 from tests import documents as files
 from tests.integration.conftest import aws_cli
@@ -116,3 +117,29 @@ def test_the_aws_cli_sends_a_document_block(cloud, tmp_path):
     )
     reply = json.loads(answer["output"]["message"]["content"][0]["text"])
     assert reply["invoice_number"] == "INV-2026-00421" and reply["amount"] == "1234.56"
+
+
+def test_an_input_over_the_context_window_is_answered_as_bedrock_answers_it(aws):
+    """HTTP 400, ValidationException, "Input is too long for requested model.": the same answer as Bedrock's,
+    just over the window by the local estimate (4 characters a token) and not under it."""
+    client = aws("bedrock-runtime")
+    window = CONTEXT_WINDOW_TOKENS * CHARACTERS_PER_TOKEN
+    fits = ("word " * (window // 5))[: window - 20_000].encode()  # room for maxTokens 800 and the rest
+    answered = client.converse(
+        modelId=MODEL, messages=message(document(fits, "txt")), inferenceConfig={"maxTokens": 800}
+    )
+    assert answered["stopReason"] in {"end_turn", "max_tokens"}
+    too_long = fits + b" more" * 5_000
+    with pytest.raises(ClientError) as raised:
+        client.converse(
+            modelId=MODEL, messages=message(document(too_long, "txt")), inferenceConfig={"maxTokens": 800}
+        )
+    error = raised.value.response
+    assert error["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert error["Error"] == {
+        "Code": "ValidationException",
+        "Message": "Input is too long for requested model.",
+    }
+    provider = BedrockConverseProvider(MODEL, client)
+    with pytest.raises(DocumentTooLong, match="longer than the model's context window"):
+        provider.extract(DocumentInput(too_long, "txt", "document-00001"), "p")
