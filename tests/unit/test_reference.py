@@ -12,6 +12,7 @@ import pytest
 
 from docagent import cli
 from docagent.operator.context import OperatorContext
+from docagent.operator.jobs import _reference_warnings
 from docagent.operator.preflight import Preflight
 from docagent.operator.reference import BATCH_SIZE, is_empty
 from stacks import outputs as names
@@ -180,3 +181,13 @@ def test_preflight_warns_about_an_empty_customers_table(context, empty_table):
         TableName=CUSTOMERS_TABLE, Item={"customer_id": {"S": "A-1"}, "name": {"S": "a"}}
     )
     assert check().status == "ok"
+
+
+def test_start_warns_before_a_job_when_the_customers_table_is_empty(context, empty_table):
+    warnings = _reference_warnings(context)
+    assert len(warnings) == 1 and "docagent reference load FILE --table customers" in warnings[0]
+    put = {"customer_id": {"S": "A-1"}, "name": {"S": "a"}}
+    boto3.client("dynamodb").put_item(TableName=CUSTOMERS_TABLE, Item=put)
+    assert _reference_warnings(context) == []
+    boto3.client("dynamodb").delete_table(TableName=CUSTOMERS_TABLE)
+    assert _reference_warnings(context) == ["could not check the customers table (ResourceNotFoundException)"]
