@@ -39,7 +39,12 @@ BEDROCK_MODEL_ID_PATTERN = re.compile(
 )
 
 # Key prefixes of the job bucket the product writes (docs/design.md, "S3 layout"): never a document source.
-PRODUCT_PREFIXES = (storage.JOBS_ROOT, f"{storage.MAP_RUNS_PREFIX}/", storage.LEDGER_PREFIX)
+PRODUCT_PREFIXES = (
+    storage.JOBS_ROOT,
+    f"{storage.MAP_RUNS_PREFIX}/",
+    storage.LEDGER_PREFIX,
+    storage.LEDGER_INDEX_PREFIX,
+)
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 

@@ -202,7 +202,11 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
         f"{bucket}/jobs/*/ticket.json",
         f"{bucket}/jobs/*/ticket-attempt.json",
         f"{bucket}/ticket-ledger/*",
+        f"{bucket}/ticket-ledger-index/*",  # the index by reference, written before the ticket
     }
+    assert {f"{bucket}/ticket-ledger/*", f"{bucket}/ticket-ledger-index/*"} <= s3(
+        "verify_job", "s3:GetObject"
+    )
     assert s3("verify_job", "s3:PutObject") == set()
     approval_objects = {f"{bucket}/jobs/*/approval.json", f"{bucket}/jobs/*/report.json"}
     assert s3("request_approval", "s3:GetObject") == approval_objects
