@@ -16,6 +16,7 @@ from stacks import nag, outputs
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.log_groups import retained_log_group
 from stacks.powertools import LAYER_ARCHITECTURE, LAYER_RUNTIME, powertools_layer_reference
+from stacks.sdk_layer import sdk_layer
 from stacks.storage import Storage
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -177,10 +178,13 @@ class Functions(Construct):
         powertools = lambda_.LayerVersion.from_layer_version_arn(
             self, "PowertoolsLayer", powertools_layer_reference()
         )
+        # The pinned SDK before the runtime's own (stacks/sdk_pins.py).
+        self.sdk_layer = sdk_layer(self, "SdkLayer")
         environment = function_environment(config, storage, code_version=self.code_version)
 
+        layers = (self.sdk_layer, powertools)
         self.by_id: Mapping[str, lambda_.Function] = {
-            spec.construct_id: self._function(spec, code=code, layer=powertools, environment=environment)
+            spec.construct_id: self._function(spec, code=code, layers=layers, environment=environment)
             for spec in FUNCTION_SPECS
         }
 
@@ -189,7 +193,7 @@ class Functions(Construct):
         spec: FunctionSpec,
         *,
         code: lambda_.Code,
-        layer: lambda_.ILayerVersion,
+        layers: tuple[lambda_.ILayerVersion, ...],
         environment: Mapping[str, str],
     ) -> lambda_.Function:
         log_group = retained_log_group(
@@ -204,7 +208,7 @@ class Functions(Construct):
             handler=spec.handler,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            layers=[layer],
+            layers=list(layers),
             timeout=Duration.seconds(self._config.function_timeout_seconds),
             memory_size=self._config.aggregate_memory_mb
             if spec.aggregates

@@ -62,9 +62,11 @@ def test_function_runs_python_3_13_traced_with_the_powertools_layer(
     assert properties["MemorySize"] == (
         config.aggregate_memory_mb if aggregates else config.function_memory_mb
     )
-    assert properties["Layers"] == [
-        "{{resolve:ssm:/aws/service/powertools/python/x86_64/python3.13/" + PINNED_POWERTOOLS + "}}"
-    ]
+    sdk = {"Ref": synthesized.logical_id(synthesized.stack.functions.sdk_layer)}
+    assert sorted(properties["Layers"], key=str) == sorted(
+        ["{{resolve:ssm:/aws/service/powertools/python/x86_64/python3.13/" + PINNED_POWERTOOLS + "}}", sdk],
+        key=str,
+    )
 
 
 def test_the_powertools_layer_is_the_pinned_library_version() -> None:
