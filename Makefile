@@ -35,7 +35,7 @@ test: lint
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy app.py stacks functions docagent
+	$(BIN)/mypy app.py stacks functions docagent scripts
 
 synth: $(STAMP)
 	npx --no-install cdk synth --quiet --no-notices

@@ -60,6 +60,11 @@ class ApprovalRejected(DocAgentError):
     No function raises it, except RecordApproval for a token completed with success but a rejection."""
 
 
+class ApprovalNotForThisJob(DocAgentError):
+    """RecordApproval got a decision naming another job or execution: a token completed from another job's
+    approval record. The workflow catches it and asks for approval again (docs/design.md, "Approval")."""
+
+
 class ModelError(DocAgentError):
     """A model call that did not finish (no reply to journal as a completed call).
 

@@ -657,6 +657,10 @@ class ApprovalDecision(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     decision: Literal["approved", "rejected"] = "approved"
+    # The job and execution the decision was made for (docagent approve/reject set them; a token completed by
+    # hand may not): RecordApproval refuses a decision naming another job or execution.
+    job_id: str | None = None
+    execution_arn: str | None = None
     decided_by: str = Field("unknown", min_length=1, max_length=200)
     decided_at: str | None = None
     reason: str | None = Field(None, max_length=2000)
@@ -707,6 +711,7 @@ class RecordApprovalEvent(_Strict):
 
     action: Literal["record"]
     job_id: str = Field(pattern=JOB_ID_PATTERN)
+    execution_arn: str | None = None
     report: ReportSummary
     approval: ApprovalDecision
 

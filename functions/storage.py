@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 JOBS_ROOT = "jobs/"
 LEDGER_PREFIX = "ticket-ledger/"
+# The ledger's index by reference: one empty object per ticket under its reference, so a lookup lists one
+# reference's tickets instead of reading every ticket ever written (a separate root: listing ticket-ledger/
+# still lists tickets only).
+LEDGER_INDEX_PREFIX = "ticket-ledger-index/"
 INCOMING_ROOT = "incoming/"
 # The Distributed Map's ResultWriter prefix (statemachines/document_review.asl.json): one folder per Map Run.
 MAP_RUNS_PREFIX = "map-runs"
@@ -147,6 +151,20 @@ def drift_key(job_id: str) -> str:
 
 def ledger_key(idempotency_key: str) -> str:
     return f"{LEDGER_PREFIX}{idempotency_key}.json"
+
+
+def ledger_reference_prefix(reference: str) -> str:
+    """``ticket-ledger-index/{reference, percent-encoded}/``: the index entries of one reference."""
+    return f"{LEDGER_INDEX_PREFIX}{urllib.parse.quote(reference, safe='')}/"
+
+
+def ledger_index_key(reference: str, idempotency_key: str) -> str:
+    """An index entry names the ticket: ``ledger_key(idempotency_key_of_index_key(...))``."""
+    return f"{ledger_reference_prefix(reference)}{idempotency_key}.json"
+
+
+def idempotency_key_of_index_key(index_key: str) -> str:
+    return index_key.rsplit("/", 1)[-1].removesuffix(".json")
 
 
 def map_run_manifest_key(map_run_arn: str, prefix: str = MAP_RUNS_PREFIX) -> str:

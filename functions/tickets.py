@@ -61,7 +61,9 @@ class TicketClient(Protocol):
 
 
 class LedgerTicketClient:
-    """The built-in ticket system: one S3 object per idempotency key, written with ``If-None-Match: *``."""
+    """The built-in ticket system: one S3 object per idempotency key, written with ``If-None-Match: *``, and
+    an index entry per ticket under its reference (written first: a crash between the two leaves an entry
+    without a ticket, which a lookup skips, never a ticket the lookup cannot find)."""
 
     name = "ledger"
 
@@ -80,6 +82,9 @@ class LedgerTicketClient:
             created_at=utc_now(),
         )
         key = storage.ledger_key(idempotency_key)
+        aws.s3_client().put_object(
+            Bucket=self._bucket, Key=storage.ledger_index_key(payload.reference, idempotency_key), Body=b""
+        )
         refused: ClientError | None = None
         try:
             aws.s3_client().put_object(
@@ -104,9 +109,14 @@ class LedgerTicketClient:
         return TicketRecord.model_validate(existing)
 
     def find_by_reference(self, reference: str) -> list[TicketRecord]:
+        """The reference's tickets through its index: one listing of its entries and a read per ticket."""
         tickets = []
-        for obj in storage.list_objects(storage.LEDGER_PREFIX, bucket=self._bucket):
-            record = TicketRecord.model_validate(storage.get_json(obj["Key"], bucket=self._bucket))
+        for entry in storage.list_objects(storage.ledger_reference_prefix(reference), bucket=self._bucket):
+            key = storage.ledger_key(storage.idempotency_key_of_index_key(entry["Key"]))
+            data = storage.get_json_or_none(key, bucket=self._bucket)
+            if data is None:
+                continue  # the creator stopped between the index entry and the ticket
+            record = TicketRecord.model_validate(data)
             if record.reference == reference:
                 tickets.append(record)
         return sorted(tickets, key=lambda ticket: ticket.created_at)

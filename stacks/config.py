@@ -44,7 +44,12 @@ BEDROCK_MODEL_ID_PATTERN = re.compile(
 )
 
 # Key prefixes of the job bucket the product writes (docs/design.md, "S3 layout"): never a document source.
-PRODUCT_PREFIXES = (storage.JOBS_ROOT, f"{storage.MAP_RUNS_PREFIX}/", storage.LEDGER_PREFIX)
+PRODUCT_PREFIXES = (
+    storage.JOBS_ROOT,
+    f"{storage.MAP_RUNS_PREFIX}/",
+    storage.LEDGER_PREFIX,
+    storage.LEDGER_INDEX_PREFIX,
+)
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 
@@ -161,6 +166,9 @@ class DocAgentConfig(BaseModel):
     # How long RequestApproval waits for `docagent approve`/`reject` (States.Timeout after); at most the one
     # year a Standard execution may run.
     approval_timeout_seconds: int = Field(86_400, ge=1, le=365 * 24 * 3600)
+    # The job's overall limit: the execution ends TIMED_OUT after this (the ExecutionsTimedOut alarm and the
+    # job alert). Longer than the approval wait; at most the one year a Standard execution may run.
+    job_timeout_seconds: int = Field(3 * 86_400, ge=60, le=365 * 24 * 3600)
     # Observability (stacks/observability.py): job alerts by email when set (the SNS topic exists either way).
     alert_email: str = Field("", pattern=r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$")
     # Alarms: model throttles (AWS/Bedrock InvocationThrottles) per 5 minutes, function errors per 5 minutes.
@@ -168,7 +176,8 @@ class DocAgentConfig(BaseModel):
     function_error_alarm_threshold: int = Field(1, ge=1)
     # An approval pending longer than this alarms (CloudWatch evaluates at most one day of data).
     approval_alarm_seconds: int = Field(4 * 3600, ge=300, le=86_400)
-    # Jobs started but none succeeded within this window alarms (the silent failure).
+    # Documents reviewed but none extracted within this window alarms (the silent failure: jobs that succeed
+    # with every document rejected, e.g. an empty customers table).
     silent_failure_window_minutes: int = Field(360, ge=5, le=1440)
 
     @model_validator(mode="after")
@@ -197,6 +206,15 @@ class DocAgentConfig(BaseModel):
             raise ValueError(
                 "ticket_adapter 'http' needs ticket_api_url set to an http(s) URL or to "
                 "'{{resolve:ssm:<parameter name>}}'"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _job_outlasts_its_approval(self) -> DocAgentConfig:
+        if self.job_timeout_seconds <= self.approval_timeout_seconds:
+            raise ValueError(
+                f"job_timeout_seconds {self.job_timeout_seconds} must exceed approval_timeout_seconds "
+                f"{self.approval_timeout_seconds}: a job that waits for approval would time out first"
             )
         return self
 

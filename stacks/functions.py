@@ -16,6 +16,7 @@ from stacks import nag, outputs
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.log_groups import retained_log_group
 from stacks.powertools import LAYER_ARCHITECTURE, LAYER_RUNTIME, powertools_layer_reference
+from stacks.sdk_layer import sdk_layer
 from stacks.storage import Storage
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -123,11 +124,16 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         construct_id=outputs.CREATE_TICKET,
         module="create_ticket",
         description="Opens exactly one ticket for the job's report.",
-        reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(keys.LEDGER_PREFIX)),
+        reads=(
+            keys.everything_under(keys.JOBS_ROOT),
+            keys.everything_under(keys.LEDGER_PREFIX),
+            keys.everything_under(keys.LEDGER_INDEX_PREFIX),
+        ),
         writes=(
             keys.ticket_key(keys.ANY_JOB),
             keys.ticket_attempt_key(keys.ANY_JOB),
             keys.everything_under(keys.LEDGER_PREFIX),
+            keys.everything_under(keys.LEDGER_INDEX_PREFIX),
         ),
         uses_idempotency=True,
         calls_ticket_api=True,
@@ -143,7 +149,11 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         construct_id=outputs.VERIFY_JOB,
         module="verify_job",
         description="Checks that the job's artefacts agree with each other before it succeeds.",
-        reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(keys.LEDGER_PREFIX)),
+        reads=(
+            keys.everything_under(keys.JOBS_ROOT),
+            keys.everything_under(keys.LEDGER_PREFIX),
+            keys.everything_under(keys.LEDGER_INDEX_PREFIX),
+        ),
         calls_ticket_api=True,
         aggregates=True,
     ),
@@ -168,10 +178,13 @@ class Functions(Construct):
         powertools = lambda_.LayerVersion.from_layer_version_arn(
             self, "PowertoolsLayer", powertools_layer_reference()
         )
+        # The pinned SDK before the runtime's own (stacks/sdk_pins.py).
+        self.sdk_layer = sdk_layer(self, "SdkLayer")
         environment = function_environment(config, storage, code_version=self.code_version)
 
+        layers = (self.sdk_layer, powertools)
         self.by_id: Mapping[str, lambda_.Function] = {
-            spec.construct_id: self._function(spec, code=code, layer=powertools, environment=environment)
+            spec.construct_id: self._function(spec, code=code, layers=layers, environment=environment)
             for spec in FUNCTION_SPECS
         }
 
@@ -180,7 +193,7 @@ class Functions(Construct):
         spec: FunctionSpec,
         *,
         code: lambda_.Code,
-        layer: lambda_.ILayerVersion,
+        layers: tuple[lambda_.ILayerVersion, ...],
         environment: Mapping[str, str],
     ) -> lambda_.Function:
         log_group = retained_log_group(
@@ -195,7 +208,7 @@ class Functions(Construct):
             handler=spec.handler,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            layers=[layer],
+            layers=list(layers),
             timeout=Duration.seconds(self._config.function_timeout_seconds),
             memory_size=self._config.aggregate_memory_mb
             if spec.aggregates

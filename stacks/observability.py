@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from aws_cdk import Duration
+from aws_cdk import ArnFormat, Aws, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_events as events
@@ -53,6 +53,10 @@ EMITTED_METRICS = (
     "ReportsBuilt",
     "JobsVerified",
 )
+# Functions whose Lambda Errors metric counts expected, retried errors (ModelThrottled, ModelUnavailable,
+# IdempotencyAlreadyInProgressError: the ASL retries them): no Errors alarm. A document that still fails after
+# its retries is a failed Map Run child, which MapRunFailuresAlarm counts.
+FUNCTIONS_WITH_EXPECTED_ERRORS = frozenset({"ProcessDocument"})
 FIVE_MINUTES = Duration.minutes(5)
 # The approval alarm's granularity: RUNNING_SUM over periods of this length.
 APPROVAL_PERIOD_SECONDS = 300
@@ -103,6 +107,7 @@ class Observability(Construct):
             master_key=key,
             enforce_ssl=True,
         )
+        self._allow_alarms_to_publish()
         if config.alert_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(config.alert_email))
 
@@ -113,6 +118,39 @@ class Observability(Construct):
         self.queries = self._saved_queries()
 
     # -- alerts -------------------------------------------------------------------------------------
+
+    @property
+    def alarm_name_prefix(self) -> str:
+        """Every alarm of the stack is named ``<stack>-<construct id>``: the topic policy and the smoke test
+        (scripts/smoke_test.py) find them by this prefix."""
+        return f"{self._config.stack_name}-"
+
+    def alarm_arn_pattern(self) -> str:
+        return Stack.of(self).format_arn(
+            service="cloudwatch",
+            resource="alarm",
+            resource_name=f"{self.alarm_name_prefix}*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+
+    def _allow_alarms_to_publish(self) -> None:
+        """The topic's policy replaces SNS's default one (which let the owner account publish), so CloudWatch
+        alarms need their own statement: the service principal, limited to this stack's alarms in this
+        account (as of 2026-12, AWS re:Post "Why didn't I receive an SNS notification for my CloudWatch
+        alarm trigger?": Principal cloudwatch.amazonaws.com, sns:Publish, ArnLike aws:SourceArn on the alarm
+        ARN). EventBridge gets its statement from the rule's target (targets.SnsTopic)."""
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowThisStacksAlarms",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                conditions={
+                    "ArnLike": {"aws:SourceArn": self.alarm_arn_pattern()},
+                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+                },
+            )
+        )
 
     def _status_change_rule(self) -> events.Rule:
         rule = events.Rule(
@@ -155,6 +193,7 @@ class Observability(Construct):
         alarm = cloudwatch.Alarm(
             self,
             construct_id,
+            alarm_name=f"{self.alarm_name_prefix}{construct_id}",
             metric=metric,
             threshold=threshold,
             evaluation_periods=evaluation_periods,
@@ -217,7 +256,8 @@ class Observability(Construct):
             "ExecutionsTimedOutAlarm",
             self._states_metric("ExecutionsTimedOut", parent),
             threshold=1,
-            description="a job execution timed out",
+            description=f"a job ran longer than job_timeout_seconds ({config.job_timeout_seconds} s) and "
+            "timed out",
         )
         children = self.map_children_arn
         self._add_alarm(
@@ -243,12 +283,13 @@ class Observability(Construct):
             f"{config.model_throttle_alarm_threshold} calls in 5 minutes",
         )
         for function_id, function in self._functions.items():
-            self._add_alarm(
-                f"{function_id}ErrorsAlarm",
-                function.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
-                threshold=config.function_error_alarm_threshold,
-                description=f"{function_id} reported errors (crashes and timeouts included)",
-            )
+            if function_id not in FUNCTIONS_WITH_EXPECTED_ERRORS:
+                self._add_alarm(
+                    f"{function_id}ErrorsAlarm",
+                    function.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
+                    threshold=config.function_error_alarm_threshold,
+                    description=f"{function_id} reported errors (crashes and timeouts included)",
+                )
             self._add_alarm(
                 f"{function_id}ThrottlesAlarm",
                 function.metric_throttles(period=FIVE_MINUTES, statistic="Sum"),
@@ -283,22 +324,24 @@ class Observability(Construct):
         )
 
     def _silent_failure_alarm(self) -> None:
+        """The failure nothing else reports: jobs that end SUCCEEDED with every document rejected (an empty
+        customers table, a prompt that no longer matches). Documents were reviewed in the window and none was
+        extracted; a long job that is still running and extracting does not breach it."""
         window = Duration.minutes(self._config.silent_failure_window_minutes)
-        parent = self._state_machine.state_machine_arn
         self._add_alarm(
-            "NoJobSucceededAlarm",
+            "NothingExtractedAlarm",
             cloudwatch.MathExpression(
-                expression="IF(FILL(started, 0) > 0 AND FILL(succeeded, 0) == 0, 1, 0)",
+                expression="IF(FILL(rejected, 0) > 0 AND FILL(extracted, 0) == 0, 1, 0)",
                 using_metrics={
-                    "started": self._states_metric("ExecutionsStarted", parent, window),
-                    "succeeded": self._states_metric("ExecutionsSucceeded", parent, window),
+                    "rejected": self._own_metric("DocumentsRejected", window),
+                    "extracted": self._own_metric("DocumentsExtracted", window),
                 },
-                label="jobs started, none succeeded",
+                label="documents rejected, none extracted",
                 period=window,
             ),
             threshold=1,
-            description=f"jobs started but none succeeded within {window.to_minutes()} minutes "
-            "(the silent failure)",
+            description=f"documents were reviewed but none extracted within {window.to_minutes()} minutes "
+            "(every document rejected: see the report's rejection_reasons)",
         )
 
     # -- dashboard ----------------------------------------------------------------------------------

@@ -33,6 +33,17 @@ MAP_ITEMS_KEY_PATTERNS = (
 )
 
 
+# What the workflow writes to CloudWatch Logs (README "Alerts, alarms and the dashboard", "Workflow logs"):
+# every event (ALL: state entered and exited, task scheduled, succeeded, failed, retried; cdk-nag's
+# AwsSolutions-SF1 asks for ALL) without execution data (looked up 2026-12, CloudFormation
+# LoggingConfiguration: "IncludeExecutionData ... When set to false, data is excluded"). With data, every
+# RequestApproval event would carry the task token (whoever holds it can approve the job) and every task's
+# input and output the extracted document fields. The execution history keeps the data, behind
+# states:GetExecutionHistory, for 90 days after an execution ends: that is what `docagent inspect` reads.
+WORKFLOW_LOG_LEVEL = sfn.LogLevel.ALL
+WORKFLOW_LOG_DATA = False
+
+
 def asl_placeholders(path: Path = ASL_PATH) -> set[str]:
     """Every `${Name}` the ASL expects CloudFormation to substitute."""
     return set(PLACEHOLDER.findall(path.read_text(encoding="utf-8")))
@@ -114,6 +125,7 @@ class Workflow(Construct):
             "ChildExecutionType": config.child_execution_type,
             "InProgressRetryIntervalSeconds": str(config.in_progress_retry_interval_seconds),
             "ApprovalTimeoutSeconds": str(config.approval_timeout_seconds),
+            "JobTimeoutSeconds": str(config.job_timeout_seconds),
             **batching_substitutions(config.documents_per_child),
         }
         check_substitutions_cover_asl(substitutions)
@@ -134,7 +146,9 @@ class Workflow(Construct):
             definition_body=sfn.DefinitionBody.from_file(str(ASL_PATH)),
             definition_substitutions=substitutions,
             tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            logs=sfn.LogOptions(
+                destination=log_group, level=WORKFLOW_LOG_LEVEL, include_execution_data=WORKFLOW_LOG_DATA
+            ),
             # Immutable: the policy below is the whole story, CDK adds nothing behind our back.
             role=role.without_policy_updates(),
         )

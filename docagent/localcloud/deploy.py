@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from docagent.localcloud.patches import LOG_GROUP_TAG
 from docagent.localcloud.server import ACCOUNT_ID, REGION
+from stacks.sdk_pins import SDK_LAYER_PREFIX, sdk_layer_description
 
 # The public Powertools layer is not in the local cloud's account: its contents come from the
 # local interpreter's site-packages (pinned to the same Powertools version in pyproject.toml).
@@ -160,6 +161,7 @@ class Deployer:
         self._endpoint = endpoint
         self._creators: dict[str, Callable[[str, dict[str, Any]], None]] = {
             "AWS::IAM::Role": self._role,
+            "AWS::Lambda::LayerVersion": self._layer,
             "AWS::Logs::LogGroup": self._log_group,
             "AWS::S3::Bucket": self._bucket,
             "AWS::DynamoDB::Table": self._table,
@@ -219,6 +221,8 @@ class Deployer:
             return f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/{name}"
         if kind == "AWS::CloudWatch::Alarm":
             return f"arn:aws:cloudwatch:{REGION}:{ACCOUNT_ID}:alarm:{name}"
+        if kind == "AWS::Lambda::LayerVersion":
+            return f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:layer:{name}:local"
         raise DeployError(f"{logical_id}: no ARN for {kind}")
 
     def _ref(self, name: str) -> Any:
@@ -226,7 +230,8 @@ class Deployer:
             return PSEUDO_PARAMETERS[name]
         if name not in self.resources:
             raise DeployError(f"Ref to unknown resource or parameter {name!r}")
-        if self.resources[name]["Type"] in ("AWS::StepFunctions::StateMachine", "AWS::SNS::Topic"):
+        arn_types = ("AWS::StepFunctions::StateMachine", "AWS::SNS::Topic", "AWS::Lambda::LayerVersion")
+        if self.resources[name]["Type"] in arn_types:
             return self._arn(name)
         return self.stack.physical[name]
 
@@ -350,10 +355,11 @@ class Deployer:
         if "S3Key" not in code:
             raise DeployError(f"{logical_id}: only asset (S3Key) code is supported locally")
         layers = [str(arn) for arn in self.resolve(properties.get("Layers", []))]
-        unknown_layers = [arn for arn in layers if not POWERTOOLS_LAYER.match(arn)]
+        own = {self._arn(i) for i, r in self.resources.items() if r["Type"] == "AWS::Lambda::LayerVersion"}
+        unknown_layers = [arn for arn in layers if not POWERTOOLS_LAYER.match(arn) and arn not in own]
         if unknown_layers:
             raise DeployError(
-                f"{logical_id}: layers other than Powertools are not supported: {unknown_layers}"
+                f"{logical_id}: layers other than Powertools and the SDK are not supported: {unknown_layers}"
             )
         log_group = self.resolve(properties.get("LoggingConfig", {}).get("LogGroup")) or (
             f"/aws/lambda/{self.stack.physical[logical_id]}"
@@ -370,6 +376,18 @@ class Deployer:
             TracingConfig=properties.get("TracingConfig", {"Mode": "PassThrough"}),
             Tags={LOG_GROUP_TAG: log_group},
         )
+
+    def _layer(self, logical_id: str, properties: dict[str, Any]) -> None:
+        """The SDK layer (stacks/sdk_pins.py): locally its content is the interpreter's own boto3, so it
+        deploys only when it names the installed versions, as the Powertools layer does."""
+        description = str(properties.get("Description", ""))
+        if not description.startswith(SDK_LAYER_PREFIX):
+            raise DeployError(f"{logical_id}: only the SDK layer is supported locally")
+        if description != sdk_layer_description():
+            raise DeployError(
+                f"{logical_id}: the template wants {description[len(SDK_LAYER_PREFIX) :]}; the local runtime "
+                f"provides the installed {sdk_layer_description()[len(SDK_LAYER_PREFIX) :]} (pin both alike)"
+            )
 
     def _state_machine(self, logical_id: str, properties: dict[str, Any]) -> None:
         if "DefinitionS3Location" in properties:

@@ -1,5 +1,5 @@
 """The operator's commands (start, status, list, redrive, inspect, logs, trace, approve,
-reject).
+reject, preflight, reference load).
 
 Each module listed here exposes ``register(commands, common)`` adding its subcommands to the
 ``docagent`` parser; ``common`` is the parent parser that carries ``--json``.
@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operator.logs",
     "docagent.operator.trace",
     "docagent.operator.preflight",
+    "docagent.operator.reference",
 )
 
 

@@ -2,8 +2,10 @@
 waits for approval before its ticket (docs/design.md, "Approval").
 
 Both read ``jobs/{job}/approval.json``, refuse unless it is pending (no record: exit 3; decided or expired:
-exit 2), complete the recorded task token (SendTaskSuccess, or SendTaskFailure with ``ApprovalRejected``), and
-then store the decision, who and when in approval.json.
+exit 2) and bound to the job (its job id, its execution the job's, its task token one that execution's
+RequestApproval was scheduled with: else exit 2, nothing sent), complete the recorded task token
+(SendTaskSuccess, or SendTaskFailure with ``ApprovalRejected``; both name the job and its execution, which
+RecordApproval checks), and then store the decision, who and when in approval.json.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from docagent.operator.context import (
     emit,
     target_arguments,
 )
-from docagent.operator.records import JobRecords, check_job_id
+from docagent.operator.records import JobRecords, check_job_id, execution_arn_for
 from functions.models import APPROVAL_REJECTED_ERROR, ApprovalDecision, ApprovalRecord, utc_now
 from functions.storage import approval_key
 
@@ -88,6 +90,7 @@ def _decide(args: argparse.Namespace, decision: str) -> int:
         raise OperatorError(f"invalid decision: {error.errors()[0]['msg']}") from None
     context = OperatorContext.from_args(args)
     record = _pending(context, job_id)
+    _check_bound(context, job_id, record)
     record = _complete_token(context, record, chosen)
     decided = record.model_copy(
         update={
@@ -140,6 +143,54 @@ def _pending(context: OperatorContext, job_id: str) -> ApprovalRecord:
     return record
 
 
+def _check_bound(context: OperatorContext, job_id: str, record: ApprovalRecord) -> None:
+    """Refuse a record that would complete another job's task: the decision must reach this job's
+    execution."""
+    execution = execution_arn_for(context.state_machine_arn, job_id)
+    where = approval_key(job_id)
+    if record.job_id != job_id:
+        raise OperatorError(
+            f"{where} names job {record.job_id}, not {job_id}: nothing sent", EXIT_BAD_REQUEST
+        )
+    if record.execution_arn != execution:
+        raise OperatorError(
+            f"{where} is for execution {record.execution_arn}, not job {job_id}'s ({execution}): "
+            "nothing sent",
+            EXIT_BAD_REQUEST,
+        )
+    if record.task_token not in _requested_tokens(context, execution):
+        raise OperatorError(
+            f"the task token in {where} is not one job {job_id}'s execution asked for approval with (it "
+            "may be another job's): nothing sent. Redrive the job to ask for approval again.",
+            EXIT_BAD_REQUEST,
+        )
+
+
+def _requested_tokens(context: OperatorContext, execution_arn: str) -> set[str]:
+    """The task tokens the execution's RequestApproval tasks were scheduled with (the ``TaskScheduled``
+    events' parameters carry the resolved payload, ``task_token`` included); newest first, so a long history
+    is read only back to its latest request."""
+    states = context.client("stepfunctions")
+    tokens: set[str] = set()
+    request: dict[str, Any] = {"executionArn": execution_arn, "reverseOrder": True, "maxResults": 1000}
+    while True:
+        try:
+            page = states.get_execution_history(**request)
+        except ClientError:
+            return tokens
+        for event in page.get("events", []):
+            details = event.get("taskScheduledEventDetails") or {}
+            try:
+                payload = json.loads(details.get("parameters") or "{}").get("Payload") or {}
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(payload, dict) and payload.get("action") == "request" and payload.get("task_token"):
+                tokens.add(str(payload["task_token"]))
+        if tokens or not page.get("nextToken"):
+            return tokens
+        request["nextToken"] = page["nextToken"]
+
+
 def _execution_state(context: OperatorContext, record: ApprovalRecord) -> dict[str, Any] | None:
     if not record.execution_arn:
         return None
@@ -154,12 +205,13 @@ def _execution_state(context: OperatorContext, record: ApprovalRecord) -> dict[s
 
 def _send(context: OperatorContext, record: ApprovalRecord, decision: ApprovalDecision) -> None:
     states = context.client("stepfunctions")
+    bound = {"job_id": record.job_id, "execution_arn": record.execution_arn}
     if decision.decision == "approved":
-        output = {"job_id": record.job_id, **decision.model_dump(mode="json")}
+        output = {**decision.model_dump(mode="json", exclude={"job_id", "execution_arn"}), **bound}
         states.send_task_success(taskToken=record.task_token, output=json.dumps(output))
     else:
         cause = {
-            "job_id": record.job_id,
+            **bound,
             "decided_by": decision.decided_by,
             "decided_at": decision.decided_at,
             "reason": decision.reason,
@@ -198,6 +250,7 @@ def _complete_token(
                 "retrying its approval request, try again in a few seconds",
                 EXIT_BAD_REQUEST,
             )
+        _check_bound(context, record.job_id, fresh)
         record = fresh  # a retried RequestApproval replaced the token: the newest one is the valid one
     raise OperatorError(f"job {record.job_id}'s approval token keeps changing; try again", EXIT_BAD_REQUEST)
 

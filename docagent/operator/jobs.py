@@ -18,10 +18,19 @@ from pydantic import ValidationError
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 
-from docagent.operator.context import EXIT_OK, OperatorContext, RefusedError, command, emit, target_arguments
+from docagent.operator.context import (
+    EXIT_OK,
+    OperatorContext,
+    RefusedError,
+    command,
+    console,
+    emit,
+    target_arguments,
+)
 from docagent.operator.formats import iso, wide_console
 from docagent.operator.progress import Snapshot, exit_code_for, follow, progress_detail, snapshot
 from docagent.operator.records import READ_WORKERS, JobRecords, check_job_id, client_error_code
+from docagent.operator.reference import empty_table_warning, table_is_empty
 from docagent.operator.sources import Document, Source, read_source
 from functions import storage
 from functions.logic.prepare_job import request_sha256
@@ -149,6 +158,10 @@ def cmd_start(args: argparse.Namespace) -> int:
         where = storage.request_key(job_id)
         raise _conflict(job_id, request, stored.request.model_dump(mode="json", exclude_none=True), where)
 
+    warnings = [] if existing is not None else _reference_warnings(ctx)
+    if warnings and not args.json:
+        for warning in warnings:
+            console.print(f"warning: {warning}", style="yellow", markup=False)
     uploaded = 0
     if source.kind == "from_dir":
         job_exists = existing is not None or records.request is not None
@@ -180,6 +193,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             "too_large": source.too_large,
         },
         "final": None,
+        "warnings": warnings,
     }
     human = wide_console()
     if not args.json:
@@ -206,6 +220,15 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.json:
         emit(args, payload, lambda: None)
     return code
+
+
+def _reference_warnings(ctx: OperatorContext) -> list[str]:
+    """Before a new job: a reference table it checks documents against that is empty (README, "Deploying")."""
+    try:
+        empty = table_is_empty(ctx)
+    except ClientError as error:
+        return [f"could not check the customers table ({client_error_code(error)})"]
+    return [empty_table_warning()] if empty else []
 
 
 def job_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from rich.console import Console
 
 from docagent import project
 from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
+from docagent.operator.reference import TABLES, empty_table_warning, is_empty
 from functions.model.bedrock import model_access_fix
 from stacks.config import INFERENCE_PROFILE_PREFIXES, ConfigError, DocAgentConfig, load_config
 from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
@@ -83,6 +84,7 @@ class Preflight:
         self.invoke = invoke
         self.required_bootstrap = required_bootstrap
         self.local_outputs = local_outputs
+        self.deployed_outputs: dict[str, str] | None = None  # read by stack_outputs on AWS
 
     def run(self) -> list[Check]:
         checks = [self.credentials()]
@@ -97,6 +99,7 @@ class Preflight:
             self.lambda_concurrency,
             self.bedrock_quotas,
             self.stack_outputs,
+            self.reference_data,
         ):
             try:
                 checks.append(check())
@@ -357,12 +360,23 @@ class Preflight:
                 )
             raise
         outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+        self.deployed_outputs = outputs
         status = str(stack.get("StackStatus", ""))
         if not status.endswith("_COMPLETE") or "ROLLBACK" in status:
             return Check("stack_outputs", "fail", f"{name} is {status}", "see the stack's events; redeploy")
         return Check(
             "stack_outputs", "ok", f"{name} {status}: " + ", ".join(f"{k}={v}" for k, v in outputs.items())
         )
+
+    def reference_data(self) -> Check:
+        """The customers table a job checks documents against: empty means every document is rejected."""
+        outputs = self.deployed_outputs if self.on_aws else self.local_outputs
+        table = (outputs or {}).get(TABLES["customers"])
+        if not table:
+            return _skipped("reference_data", "the stack is not deployed")
+        if is_empty(self.client("dynamodb"), table):
+            return Check("reference_data", "warn", empty_table_warning(), "docagent reference load FILE")
+        return Check("reference_data", "ok", f"customers table {table} has rows")
 
 
 def required_bootstrap_version(out_dir: Path = project.ROOT / "cdk.out") -> int:

@@ -19,7 +19,7 @@ times come from the decision, so a retry rewrites the same bytes.
 from __future__ import annotations
 
 from functions import storage
-from functions.errors import ApprovalRejected, InvalidJobRequest
+from functions.errors import ApprovalNotForThisJob, ApprovalRejected, InvalidJobRequest
 from functions.models import (
     ApprovalRecord,
     ApprovalRequested,
@@ -98,8 +98,29 @@ def request_approval(event: RequestApprovalEvent) -> ApprovalRequested:
     return ApprovalRequested(approval_key=key, status="pending")
 
 
+def check_decision_is_for(event: RecordApprovalEvent) -> None:
+    """Refuse a decision made for another job or execution (docs/design.md, "Approval")."""
+    decision = event.approval
+    other_job = decision.job_id is not None and decision.job_id != event.job_id
+    other_execution = (
+        decision.execution_arn is not None
+        and event.execution_arn is not None
+        and decision.execution_arn != event.execution_arn
+    )
+    if other_job or other_execution:
+        logger.warning(
+            "approval decision for another job refused",
+            extra={"decision_job_id": decision.job_id, "decision_execution_arn": decision.execution_arn},
+        )
+        raise ApprovalNotForThisJob(
+            f"job {event.job_id} ({event.execution_arn}) got a decision made for job {decision.job_id} "
+            f"({decision.execution_arn}); it asks for approval again"
+        )
+
+
 def record_approval(event: RecordApprovalEvent) -> ReportApproval:
     logger.append_keys(job_id=event.job_id)
+    check_decision_is_for(event)
     decision = event.approval
     if decision.decision != "approved":
         raise ApprovalRejected(f"job {event.job_id}: the approval token was completed with a rejection")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from functions import errors
 from stacks.config import DocAgentConfig
 from stacks.workflow import (
     ASL_PATH,
@@ -46,6 +47,7 @@ PLAUSIBLE_VALUES = {
     "ChildExecutionType": CONFIG.child_execution_type,
     "InProgressRetryIntervalSeconds": str(CONFIG.in_progress_retry_interval_seconds),
     "ApprovalTimeoutSeconds": str(CONFIG.approval_timeout_seconds),
+    "JobTimeoutSeconds": str(CONFIG.job_timeout_seconds),
     **batching_substitutions(CONFIG.documents_per_child),
 }
 
@@ -275,6 +277,7 @@ def test_record_approval_writes_the_decision_then_the_ticket_follows(definition:
     assert state["Parameters"]["Payload"] == {
         "action": "record",
         "job_id.$": "$.job_id",
+        "execution_arn.$": "$$.Execution.Id",
         "report.$": "$.report",
         "approval.$": "$.approval",
     }
@@ -282,9 +285,24 @@ def test_record_approval_writes_the_decision_then_the_ticket_follows(definition:
     assert state["Next"] == "CreateTicket"
 
 
+def test_a_decision_for_another_job_asks_for_approval_again(definition: Any) -> None:
+    """RecordApproval refuses a decision naming another job or execution (ApprovalNotForThisJob): the job
+    goes back to RequestApproval, which writes a new token, instead of failing or continuing."""
+    (catch,) = find_state(definition, "RecordApproval")["Catch"]
+    assert catch["ErrorEquals"] == ["ApprovalNotForThisJob"]
+    assert catch["Next"] == "RequestApproval"
+    assert catch["ResultPath"] not in {"$", "$.approval", "$.report", "$.job_id"}
+    assert hasattr(errors, "ApprovalNotForThisJob")
+
+
+def test_the_job_has_an_overall_timeout_longer_than_its_approval_wait(definition: Any) -> None:
+    assert definition["TimeoutSeconds"] == CONFIG.job_timeout_seconds
+    assert definition["TimeoutSeconds"] > find_state(definition, "RequestApproval")["TimeoutSeconds"]
+
+
 @pytest.mark.parametrize("timeout", [1, 3600, 86_400 * 7])
 def test_approval_timeout_substitutes(timeout: int) -> None:
-    config = DocAgentConfig(approval_timeout_seconds=timeout)
+    config = DocAgentConfig(approval_timeout_seconds=timeout, job_timeout_seconds=timeout + 86_400)
     definition = substituted(
         {**PLAUSIBLE_VALUES, "ApprovalTimeoutSeconds": str(config.approval_timeout_seconds)}
     )

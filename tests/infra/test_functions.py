@@ -62,9 +62,11 @@ def test_function_runs_python_3_13_traced_with_the_powertools_layer(
     assert properties["MemorySize"] == (
         config.aggregate_memory_mb if aggregates else config.function_memory_mb
     )
-    assert properties["Layers"] == [
-        "{{resolve:ssm:/aws/service/powertools/python/x86_64/python3.13/" + PINNED_POWERTOOLS + "}}"
-    ]
+    sdk = {"Ref": synthesized.logical_id(synthesized.stack.functions.sdk_layer)}
+    assert sorted(properties["Layers"], key=str) == sorted(
+        ["{{resolve:ssm:/aws/service/powertools/python/x86_64/python3.13/" + PINNED_POWERTOOLS + "}}", sdk],
+        key=str,
+    )
 
 
 def test_the_powertools_layer_is_the_pinned_library_version() -> None:
@@ -202,7 +204,11 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
         f"{bucket}/jobs/*/ticket.json",
         f"{bucket}/jobs/*/ticket-attempt.json",
         f"{bucket}/ticket-ledger/*",
+        f"{bucket}/ticket-ledger-index/*",  # the index by reference, written before the ticket
     }
+    assert {f"{bucket}/ticket-ledger/*", f"{bucket}/ticket-ledger-index/*"} <= s3(
+        "verify_job", "s3:GetObject"
+    )
     assert s3("verify_job", "s3:PutObject") == set()
     approval_objects = {f"{bucket}/jobs/*/approval.json", f"{bucket}/jobs/*/report.json"}
     assert s3("request_approval", "s3:GetObject") == approval_objects

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from pathlib import Path
@@ -10,8 +11,8 @@ from typing import Any
 import pytest
 from aws_cdk import aws_sns as sns
 
-from stacks.observability import EMITTED_METRICS, NAMESPACE
-from tests.infra.conftest import Synthesized, construct_stack
+from stacks.observability import EMITTED_METRICS, FUNCTIONS_WITH_EXPECTED_ERRORS, NAMESPACE
+from tests.infra.conftest import Synthesized, as_list, construct_stack, pretty
 
 FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
 
@@ -90,7 +91,8 @@ def test_email_subscription_only_when_configured(synthesized: Synthesized, tmp_p
 
 def test_every_alarm_notifies_the_topic_and_ignores_missing_data(synthesized: Synthesized) -> None:
     found = alarms(synthesized)
-    assert len(found) == 4 + 2 * 6 + 2
+    # 4 job and model alarms, errors of 5 functions, throttles of 6, approval and nothing-extracted.
+    assert len(found) == 4 + 5 + 6 + 2
     for alarm_id, properties in found.items():
         assert properties["AlarmActions"] == [topic_ref(synthesized)], alarm_id
         assert properties["TreatMissingData"] == "notBreaching", alarm_id
@@ -143,13 +145,17 @@ def test_model_throttle_alarm_uses_bedrock_metrics_and_the_configured_threshold(
     assert stack.resolve(alarm.node.default_child.threshold) == 40  # type: ignore[union-attr]
 
 
-def test_each_function_has_an_errors_and_a_throttles_alarm(synthesized: Synthesized) -> None:
+def test_each_function_has_a_throttles_alarm_and_an_errors_alarm_unless_its_errors_are_expected(
+    synthesized: Synthesized,
+) -> None:
     found = alarms(synthesized)
     config = synthesized.stack.config
     for function_id, function in synthesized.stack.functions.by_id.items():
         reference = {"Ref": synthesized.logical_id(function)}
+        expected = function_id in FUNCTIONS_WITH_EXPECTED_ERRORS
+        assert (f"{function_id}ErrorsAlarm" in found) is not expected, function_id
         for suffix, metric, threshold in (
-            ("Errors", "Errors", config.function_error_alarm_threshold),
+            *([] if expected else [("Errors", "Errors", config.function_error_alarm_threshold)]),
             ("Throttles", "Throttles", 1),
         ):
             properties = found[f"{function_id}{suffix}Alarm"]
@@ -174,19 +180,43 @@ def test_approval_alarm_spans_the_configured_wait(synthesized: Synthesized, tmp_
     assert stack.resolve(alarm.evaluation_periods) == 12  # type: ignore[union-attr]
 
 
-def test_silent_failure_alarm_compares_started_and_succeeded_over_the_window(
+def test_process_document_errors_are_left_to_the_map_run_alarm() -> None:
+    """ProcessDocument raises ModelThrottled and in-progress errors that the ASL retries: its Lambda errors
+    are not a person's business; a document failing after its retries is a failed child (MapRunFailuresAlarm).
+    """
+    assert {"ProcessDocument"} == FUNCTIONS_WITH_EXPECTED_ERRORS
+    asl = (FUNCTIONS_DIR.parent / "statemachines" / "document_review.asl.json").read_text(encoding="utf-8")
+    for retried in ("ModelThrottled", "IdempotencyAlreadyInProgressError"):
+        assert retried in asl
+
+
+def test_silent_failure_alarm_fires_when_documents_are_rejected_and_none_extracted(
     synthesized: Synthesized,
 ) -> None:
-    properties = alarms(synthesized)["NoJobSucceededAlarm"]
+    properties = alarms(synthesized)["NothingExtractedAlarm"]
     stats = metric_stats(properties)
-    assert stats["started"]["Metric"]["MetricName"] == "ExecutionsStarted"
-    assert stats["succeeded"]["Metric"]["MetricName"] == "ExecutionsSucceeded"
+    assert stats["rejected"]["Metric"]["MetricName"] == "DocumentsRejected"
+    assert stats["extracted"]["Metric"]["MetricName"] == "DocumentsExtracted"
     window = synthesized.stack.config.silent_failure_window_minutes * 60
-    assert stats["started"]["Period"] == stats["succeeded"]["Period"] == window
+    assert stats["rejected"]["Period"] == stats["extracted"]["Period"] == window
     (expression,) = [metric["Expression"] for metric in properties["Metrics"] if "Expression" in metric]
-    assert "started" in expression and "succeeded == 0" in expression.replace(
-        "FILL(succeeded, 0)", "succeeded"
-    )
+    assert expression == "IF(FILL(rejected, 0) > 0 AND FILL(extracted, 0) == 0, 1, 0)"
+    # Nothing about executions: a long first job that is still running does not breach it.
+    assert "ExecutionsStarted" not in json.dumps(properties)
+
+
+def test_the_timed_out_alarm_can_fire_the_workflow_has_an_overall_timeout(
+    synthesized: Synthesized, tmp_path: Path
+) -> None:
+    assert "ExecutionsTimedOutAlarm" in alarms(synthesized)
+    config = synthesized.stack.config
+    (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
+    substitutions = machine["Properties"]["DefinitionSubstitutions"]
+    assert substitutions["JobTimeoutSeconds"] == str(config.job_timeout_seconds)
+    assert config.job_timeout_seconds > config.approval_timeout_seconds
+    stack = construct_stack(tmp_path, job_timeout_seconds=200_000)
+    machine_l1 = stack.workflow.state_machine.node.default_child
+    assert stack.resolve(machine_l1.definition_substitutions)["JobTimeoutSeconds"] == "200000"  # type: ignore[union-attr]
 
 
 def dashboard_body(synthesized: Synthesized) -> str:
@@ -260,3 +290,110 @@ def test_saved_queries_cover_a_document_the_model_calls_and_the_errors_of_a_job(
     assert "gen_ai.usage.input_tokens" in calls["QueryString"]
     (errors,) = [q for name, q in queries.items() if "errors" in name]
     assert '"ERROR"' in errors["QueryString"]
+
+
+# -- who may publish to the alert topic -------------------------------------------------------------------
+
+ACCOUNT = "123456789012"
+REGION = "eu-west-1"
+PSEUDO = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::URLSuffix": ""}
+
+
+def render(value: Any, arns: dict[str, str]) -> Any:
+    """A CloudFormation value rendered for one fake account: pseudo parameters, Fn::Join, and the ARNs given
+    for Ref/GetAtt of the template's own resources."""
+    if isinstance(value, list):
+        return [render(item, arns) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if "Ref" in value:
+        return PSEUDO.get(value["Ref"]) or arns[value["Ref"]]
+    if "Fn::GetAtt" in value:
+        return arns[value["Fn::GetAtt"][0]]
+    if "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return separator.join(str(render(part, arns)) for part in parts)
+    return {key: render(item, arns) for key, item in value.items()}
+
+
+def conditions_hold(conditions: dict[str, dict[str, Any]], context: dict[str, str]) -> bool:
+    operators = {
+        "ArnLike": fnmatch.fnmatchcase,
+        "ArnEquals": str.__eq__,
+        "StringEquals": str.__eq__,
+        "StringLike": fnmatch.fnmatchcase,
+        "Bool": lambda actual, expected: actual.lower() == str(expected).lower(),
+    }
+    for operator, pairs in conditions.items():
+        for key, expected in pairs.items():
+            actual = context.get(key)
+            if actual is None or not any(operators[operator](actual, str(e)) for e in as_list(expected)):
+                return False
+    return True
+
+
+def may_publish(
+    statements: list[dict[str, Any]], topic_arn: str, service: str, context: dict[str, str]
+) -> bool:
+    """IAM's answer for a service publishing with this request context: an Allow matches, no Deny does."""
+
+    def matches(statement: dict[str, Any]) -> bool:
+        principal = statement["Principal"]
+        services = as_list(principal.get("Service", [])) if isinstance(principal, dict) else []
+        anyone = principal == "*" or (isinstance(principal, dict) and principal.get("AWS") == "*")
+        actions = {action.lower() for action in as_list(statement["Action"])}
+        return (
+            (service in services or anyone)
+            and bool(actions & {"sns:publish", "sns:*"})
+            and topic_arn in as_list(statement["Resource"])
+            and conditions_hold(statement.get("Condition", {}), context)
+        )
+
+    allowed = any(matches(s) for s in statements if s["Effect"] == "Allow")
+    return allowed and not any(matches(s) for s in statements if s["Effect"] == "Deny")
+
+
+def publishers(synthesized: Synthesized) -> tuple[str, list[dict[str, Any]], dict[str, str]]:
+    """The topic's ARN, its policy rendered for the fake account, and every resource ARN of the template."""
+    resources = synthesized.template_json["Resources"]
+    arns = {
+        logical_id: f"arn:aws:{resource['Type'].split('::')[1].lower()}:{REGION}:{ACCOUNT}:{logical_id}"
+        for logical_id, resource in resources.items()
+    }
+    topic_id = synthesized.logical_id(synthesized.stack.observability.topic)
+    (policy,) = synthesized.resources("AWS::SNS::TopicPolicy").values()
+    statements = render(policy["Properties"]["PolicyDocument"]["Statement"], arns)
+    return arns[topic_id], statements, arns
+
+
+def test_every_publisher_the_topic_needs_may_publish_and_nobody_else(synthesized: Synthesized) -> None:
+    topic_arn, statements, arns = publishers(synthesized)
+    tls = {"aws:SecureTransport": "true", "aws:SourceAccount": ACCOUNT}
+    (rule_id,) = synthesized.resources("AWS::Events::Rule")
+    rule = {**tls, "aws:SourceArn": arns[rule_id]}
+    assert may_publish(statements, topic_arn, "events.amazonaws.com", rule), pretty(statements)
+    found = alarms(synthesized)
+    assert found
+    for alarm_id, properties in found.items():
+        alarm_arn = f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{properties['AlarmName']}"
+        alarm = {**tls, "aws:SourceArn": alarm_arn}
+        assert may_publish(statements, topic_arn, "cloudwatch.amazonaws.com", alarm), alarm_id
+        # Without TLS the topic's Deny wins.
+        plain = {**alarm, "aws:SecureTransport": "false"}
+        assert not may_publish(statements, topic_arn, "cloudwatch.amazonaws.com", plain), alarm_id
+    stack_name = synthesized.stack.config.stack_name
+    strangers = {
+        "another account's alarm": f"arn:aws:cloudwatch:{REGION}:999999999999:alarm:{stack_name}-X",
+        "another stack's alarm": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:Other-ExecutionsFailedAlarm",
+    }
+    for what, arn in strangers.items():
+        context = {**tls, "aws:SourceArn": arn}
+        assert not may_publish(statements, topic_arn, "cloudwatch.amazonaws.com", context), what
+    someone = {**tls, "aws:SourceArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:x"}
+    assert not may_publish(statements, topic_arn, "lambda.amazonaws.com", someone)
+
+
+def test_alarms_are_named_after_the_stack(synthesized: Synthesized) -> None:
+    prefix = f"{synthesized.stack.config.stack_name}-"
+    for alarm_id, properties in alarms(synthesized).items():
+        assert properties["AlarmName"] == f"{prefix}{alarm_id}"

@@ -31,10 +31,14 @@ def test_state_machine_is_a_named_standard_workflow(synthesized: Synthesized) ->
     assert properties["StateMachineName"] == f"{synthesized.stack.config.stack_name}-DocumentReview"
 
 
-def test_state_machine_logs_everything_to_a_vended_log_group(synthesized: Synthesized) -> None:
+def test_state_machine_logs_every_event_without_execution_data_to_a_vended_log_group(
+    synthesized: Synthesized,
+) -> None:
     logging = state_machine(synthesized)["Properties"]["LoggingConfiguration"]
+    # Every event, never the execution's data: a logged RequestApproval event would carry the task token,
+    # task inputs and outputs the extracted document fields.
     assert logging["Level"] == "ALL"
-    assert logging["IncludeExecutionData"] is True
+    assert logging["IncludeExecutionData"] is False
     (destination,) = logging["Destinations"]
     log_group_id = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
     log_group = synthesized.template_json["Resources"][log_group_id]

@@ -177,15 +177,11 @@ def test_l3_no_decision_within_timeout_seconds_fails_with_states_timeout(cloud, 
     short = states.create_state_machine(
         name="DocAgent-ApprovalTimeout", definition=json.dumps(definition), roleArn=machine["roleArn"]
     )["stateMachineArn"]
-    job = start(
-        cloud,
-        type(deployed)(
-            deployed.stack_name, deployed.physical, {**deployed.outputs, "StateMachineArn": short}
-        ),
-        "integration-timeout",
-        documents=2,
-        options=APPROVAL,
+    short_stack = type(deployed)(
+        deployed.stack_name, deployed.physical, {**deployed.outputs, "StateMachineArn": short}
     )
+    short_stack.save(project.LOCAL_STACK_FILE)  # the operator's approve looks for the job on this machine
+    job = start(cloud, short_stack, "integration-timeout", documents=2, options=APPROVAL)
     wait_for_pending_approval(job)
     described = wait_until_done(job, timeout=60)
     assert described["status"] == "FAILED"
@@ -195,3 +191,46 @@ def test_l3_no_decision_within_timeout_seconds_fails_with_states_timeout(cloud, 
     code, out = operator("approve", "integration-timeout")
     assert code == 2 and "States.Timeout" in out["error"]
     assert job.records.read_json("jobs/integration-timeout/approval.json")["status"] == "expired"
+
+
+def test_a_token_swapped_into_another_jobs_record_is_refused_and_changes_neither_job(
+    cloud, deployed, operator
+):
+    mine = start(cloud, deployed, "swap-mine", documents=2, options=APPROVAL)
+    theirs = start(cloud, deployed, "swap-theirs", documents=2, options=APPROVAL)
+    my_record, their_record = wait_for_pending_approval(mine), wait_for_pending_approval(theirs)
+    my_key, their_key = "jobs/swap-mine/approval.json", "jobs/swap-theirs/approval.json"
+    swapped = {**my_record, "task_token": their_record["task_token"]}
+    mine.records.ctx.write_json(my_key, swapped)
+
+    # The CLI: the token is not one swap-mine's execution asked with (its history says which): nothing sent.
+    for argv in (("approve", "swap-mine", "--by", "mallory"), ("reject", "swap-mine", "--reason", "x")):
+        code, out = operator(*argv)
+        assert code == 2 and "not one job swap-mine's execution asked" in out["error"], out
+    assert mine.records.read_json(my_key) == swapped
+    assert theirs.records.read_json(their_key) == their_record
+    assert (mine.status(), theirs.status()) == ("RUNNING", "RUNNING")
+
+    # The workflow: a decision naming swap-mine that reaches swap-theirs' task (completed by hand from the
+    # swapped record) is refused by RecordApproval, which asks swap-theirs for approval again.
+    decision = {"job_id": "swap-mine", "execution_arn": mine.execution_arn, "decision": "approved"}
+    theirs.sfn.send_task_success(taskToken=swapped["task_token"], output=json.dumps(decision))
+    deadline = time.time() + 120
+    while theirs.records.read_json(their_key)["task_token"] == their_record["task_token"]:
+        assert time.time() < deadline, "swap-theirs never asked again"
+        time.sleep(0.2)
+    asked_again = wait_for_pending_approval(theirs)
+    assert asked_again["requests"] == 2 and asked_again["decided_by"] is None
+    assert theirs.status() == "RUNNING" and theirs.tickets() == []
+    assert theirs.records.read_json("jobs/swap-theirs/report.json")["approval"] is None
+    states = entered_states(theirs)
+    assert states.count("RequestApproval") == 2 and "CreateTicket" not in states
+
+    # Each job, approved with its own record, completes as itself.
+    mine.records.ctx.write_json(my_key, my_record)
+    for job, name in ((mine, "swap-mine"), (theirs, "swap-theirs")):
+        code, out = operator("approve", name, "--by", "alice")
+        assert code == 0, out
+        described = wait_until_done(job)
+        assert described["status"] == "SUCCEEDED", described.get("cause")
+        assert len(job.tickets()) == 1

@@ -87,6 +87,7 @@ def test_a_job_starts_once_runs_and_is_reported(docagent, aws, deployed, documen
     code, started = docagent("start", "--job-id", job_id, "--from-dir", str(documents), "--wait")
     assert code == 0, started
     assert started["started"] is True and started["source"]["uploaded"] == 6
+    assert started["warnings"] == [], "the customers table holds the synthetic customers"
     assert started["final"]["status"] == "SUCCEEDED"
     assert started["final"]["documents"] == {
         "total": 6,
@@ -244,3 +245,15 @@ def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 
     table = capsys.readouterr().out
     for name, (error, _) in expected.items():  # the table folds long reasons: the JSON above has them whole
         assert name in table and f"{error}: " in table, table
+
+
+def test_reference_load_fills_the_local_customers_table(docagent, aws, deployed, tmp_path):
+    path = tmp_path / "customers.csv"
+    path.write_text("customer_id,name,country\nLOAD-1,Loaded One,DE\nLOAD-2,Loaded Two,\n", encoding="utf-8")
+    code, out = docagent("reference", "load", str(path))
+    assert code == 0, out
+    assert (out["rows"], out["written"]) == (2, 2)
+    table = deployed.outputs["CustomersTableName"]
+    assert out["table_name"] == table
+    item = aws("dynamodb").get_item(TableName=table, Key={"customer_id": {"S": "LOAD-2"}})["Item"]
+    assert item == {"customer_id": {"S": "LOAD-2"}, "name": {"S": "Loaded Two"}}

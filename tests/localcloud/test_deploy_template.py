@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from docagent.localcloud.deploy import CloudAssembly, Deployer, DeployError, _moto_compatible
+from docagent.localcloud.server import ACCOUNT_ID
+from stacks.sdk_pins import sdk_layer_description, sdk_versions
 
 
 def assembly(tmp_path: Path, resources: dict, outputs: dict | None = None) -> CloudAssembly:
@@ -71,3 +73,19 @@ def test_moto_compatible_definition_keeps_the_same_json_numbers():
     definition = json.dumps({"States": {"Map": {"Type": "Map", "ToleratedFailurePercentage": 5}}})
     rewritten = json.loads(_moto_compatible(definition))
     assert rewritten["States"]["Map"]["ToleratedFailurePercentage"] == 5.0
+
+
+def test_the_sdk_layer_deploys_only_with_the_installed_pins(tmp_path):
+    """Locally the SDK layer is the interpreter's own boto3: a template pinning other versions is refused,
+    like a Powertools layer of another release."""
+    description = sdk_layer_description()
+    layer = {"Type": "AWS::Lambda::LayerVersion", "Properties": {"Description": description}}
+    deployer = Deployer(assembly(tmp_path, {"Sdk": layer}), "App", "http://127.0.0.1:9")
+    deployer.stack.physical["Sdk"] = deployer._physical_name("Sdk", layer)
+    deployer._layer("Sdk", layer["Properties"])
+    assert deployer.resolve({"Ref": "Sdk"}) == f"arn:aws:lambda:us-east-1:{ACCOUNT_ID}:layer:App-Sdk:local"
+    other = {"Description": sdk_layer_description({**sdk_versions(), "botocore": "1.0.0"})}
+    with pytest.raises(DeployError, match=r"botocore==1\.0\.0.*installed"):
+        deployer._layer("Sdk", other)
+    with pytest.raises(DeployError, match="only the SDK layer"):
+        deployer._layer("Sdk", {"Description": "numpy"})

@@ -17,15 +17,18 @@ from tests.support import BUCKET, get_json, s3
 
 JOB = "job-cli"
 KEY = f"jobs/{JOB}/approval.json"
+STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:DocAgent-DocumentReview"
 EXECUTION = f"arn:aws:states:us-east-1:123456789012:execution:DocAgent-DocumentReview:{JOB}"
 REPORT = {"report_key": f"jobs/{JOB}/report.json", "documents": 1, "extracted": 1, "rejected": 0}
 
 
 class RecordingStepFunctions:
-    """Accepts tokens in ``valid`` only; describe_execution answers ``status``."""
+    """Accepts tokens in ``valid`` only; describe_execution answers ``status``; the history of an execution
+    has a RequestApproval ``TaskScheduled`` event for each token in ``scheduled[execution ARN]``."""
 
     def __init__(self) -> None:
         self.valid = {"token-1"}
+        self.scheduled: dict[str, list[str]] = {EXECUTION: ["token-0", "token-1"]}
         self.status: dict[str, Any] = {"status": "RUNNING"}
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.before_refusal: Any = None
@@ -46,6 +49,17 @@ class RecordingStepFunctions:
     def describe_execution(self, executionArn: str) -> dict[str, Any]:  # noqa: N803 (boto3's name)
         return {"executionArn": executionArn, **self.status}
 
+    def get_execution_history(self, executionArn: str, **_: Any) -> dict[str, Any]:  # noqa: N803
+        def scheduled(token: str) -> dict[str, Any]:
+            payload = {"action": "request", "job_id": executionArn.rsplit(":", 1)[-1], "task_token": token}
+            parameters = {"FunctionName": "f", "Payload": payload}
+            return {
+                "type": "TaskScheduled",
+                "taskScheduledEventDetails": {"parameters": json.dumps(parameters)},
+            }
+
+        return {"events": [scheduled(token) for token in reversed(self.scheduled.get(executionArn, []))]}
+
 
 @pytest.fixture
 def states(cloud, monkeypatch) -> RecordingStepFunctions:
@@ -53,7 +67,7 @@ def states(cloud, monkeypatch) -> RecordingStepFunctions:
     context = OperatorContext(
         endpoint=None,
         stack_name="DocAgent",
-        outputs={"BucketName": BUCKET, "StateMachineArn": "arn:aws:states:::stateMachine:x"},
+        outputs={"BucketName": BUCKET, "StateMachineArn": STATE_MACHINE},
         session=boto3.session.Session(),
     )
     context._clients["stepfunctions"] = fake
@@ -61,13 +75,13 @@ def states(cloud, monkeypatch) -> RecordingStepFunctions:
     return fake
 
 
-def ask(token: str = "token-1") -> None:
+def ask(token: str = "token-1", job_id: str = JOB) -> None:
     event = {
         "action": "request",
-        "job_id": JOB,
-        "report": REPORT,
+        "job_id": job_id,
+        "report": {**REPORT, "report_key": f"jobs/{job_id}/report.json"},
         "task_token": token,
-        "execution_arn": EXECUTION,
+        "execution_arn": EXECUTION.replace(JOB, job_id),
     }
     request_approval.handler(event, FakeLambdaContext())
 
@@ -88,6 +102,7 @@ def test_approve_completes_the_token_and_stores_who_and_when(states, capsys):
     sent = json.loads(kwargs["output"])
     assert sent == {
         "job_id": JOB,
+        "execution_arn": EXECUTION,
         "decision": "approved",
         "decided_by": "alice",
         "decided_at": out["decided_at"],
@@ -171,3 +186,40 @@ def test_the_human_view_names_the_decision(states, capsys):
     ask()
     assert cli.main(["approve", JOB, "--by", "dave"]) == 0
     assert s3().head_object(Bucket=BUCKET, Key=KEY)
+
+
+def test_another_jobs_token_swapped_into_the_record_is_refused_and_changes_neither_job(states, capsys):
+    other = "job-other"
+    states.scheduled[EXECUTION.replace(JOB, other)] = ["token-other"]
+    states.valid.add("token-other")
+    ask()
+    ask("token-other", job_id=other)
+    mine = get_json(KEY)
+    s3().put_object(Bucket=BUCKET, Key=KEY, Body=json.dumps({**mine, "task_token": "token-other"}))
+    swapped = get_json(KEY)
+    theirs = get_json(f"jobs/{other}/approval.json")
+    for argv in (("approve", JOB, "--by", "mallory"), ("reject", JOB, "--reason", "no")):
+        code, out = run(capsys, *argv)
+        assert code == 2, out
+        assert "not one job job-cli's execution asked for approval with" in out["error"]
+    assert states.calls == [], "no token was sent"
+    assert get_json(KEY) == swapped
+    assert get_json(f"jobs/{other}/approval.json") == theirs
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("job_id", "job-other", "names job job-other"),
+        ("execution_arn", EXECUTION.replace(JOB, "job-other"), "is for execution"),
+        ("execution_arn", None, "is for execution None"),
+    ],
+)
+def test_a_record_naming_another_job_or_execution_is_refused(states, capsys, field, value, says):
+    ask()
+    record = {**get_json(KEY), field: value}
+    s3().put_object(Bucket=BUCKET, Key=KEY, Body=json.dumps(record))
+    code, out = run(capsys, "approve", JOB)
+    assert code == 2 and says in out["error"], out
+    assert states.calls == []
+    assert get_json(KEY) == record

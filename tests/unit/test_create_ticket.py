@@ -80,6 +80,38 @@ def test_ledger_client_is_idempotent_on_its_key(cloud):
     assert client.find_by_reference("other") == []
 
 
+def test_a_lookup_by_reference_reads_that_references_tickets_only(cloud, monkeypatch):
+    client = LedgerTicketClient(BUCKET)
+    for n in range(12):
+        client.create(
+            f"docagent-ticket-other-{n}", TicketPayload(reference=f"other-{n}", title="t", body="b")
+        )
+    mine = client.create("docagent-ticket-j1", PAYLOAD)
+    odd = TicketPayload(reference="a/b c", title="t", body="b")  # a reference that is no key-safe text
+    theirs = client.create("docagent-ticket-odd", odd)
+    read: list[str] = []
+    real = storage.get_json_or_none
+    monkeypatch.setattr(storage, "get_json_or_none", lambda key, **kw: read.append(key) or real(key, **kw))
+    assert [ticket.ticket_id for ticket in client.find_by_reference(JOB)] == [mine.ticket_id]
+    assert read == [storage.ledger_key("docagent-ticket-j1")], "one read, not one per ticket ever written"
+    assert [ticket.ticket_id for ticket in client.find_by_reference("a/b c")] == [theirs.ticket_id]
+    assert list_keys(storage.ledger_reference_prefix(JOB)) == [
+        storage.ledger_index_key(JOB, "docagent-ticket-j1")
+    ]
+    assert len(list_keys("ticket-ledger/")) == 14, "the index lives outside the ledger's prefix"
+
+
+def test_an_index_entry_without_its_ticket_is_skipped(cloud):
+    """A creator that stopped between the index entry and the ticket: the lookup finds nothing, and the next
+    create (same idempotency key) writes the ticket the entry names."""
+    client = LedgerTicketClient(BUCKET)
+    key = storage.ledger_index_key(JOB, "docagent-ticket-j1")
+    boto3.client("s3").put_object(Bucket=BUCKET, Key=key, Body=b"")
+    assert client.find_by_reference(JOB) == []
+    created = client.create("docagent-ticket-j1", PAYLOAD)
+    assert [ticket.ticket_id for ticket in client.find_by_reference(JOB)] == [created.ticket_id]
+
+
 def test_idempotency_key_is_derived_from_the_job_id():
     assert ticket_idempotency_key("job-7") == "docagent-ticket-job-7"
 

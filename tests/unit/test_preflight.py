@@ -17,7 +17,16 @@ from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
 REGION = "us-east-1"
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 BASE = "anthropic.claude-haiku-4-5-20251001-v1:0"
-SERVICES = ("sts", "cloudformation", "bedrock", "ssm", "lambda", "service-quotas", "bedrock-runtime")
+SERVICES = (
+    "sts",
+    "cloudformation",
+    "bedrock",
+    "ssm",
+    "lambda",
+    "service-quotas",
+    "bedrock-runtime",
+    "dynamodb",
+)
 
 
 class Account:
@@ -46,7 +55,13 @@ class Account:
         return {check.name: check for check in checks}
 
     def healthy(
-        self, *, lifecycle: str = "ACTIVE", bootstrap: int = 21, rpm: int | None = 400, tpm: int = 2_000_000
+        self,
+        *,
+        lifecycle: str = "ACTIVE",
+        bootstrap: int = 21,
+        rpm: int | None = 400,
+        tpm: int = 2_000_000,
+        outputs: dict[str, str] | None = None,
     ) -> Account:
         self.stubs["sts"].add_response(
             "get_caller_identity", {"Account": "123456789012", "Arn": "arn:aws:iam::123456789012:user/op"}
@@ -125,7 +140,7 @@ class Account:
         )
         self.stubs["cloudformation"].add_response(
             "describe_stacks",
-            {"Stacks": [_stack("DocAgent", {"BucketName": "docagent-jobbucket-1"})]},
+            {"Stacks": [_stack("DocAgent", outputs or {"BucketName": "docagent-jobbucket-1"})]},
             {"StackName": "DocAgent"},
         )
         return self
@@ -161,6 +176,7 @@ def test_a_ready_account_passes_every_check(account: Account) -> None:
         "lambda_concurrency": "ok",
         "bedrock_quotas": "ok",
         "stack_outputs": "ok",
+        "reference_data": "ok",  # skipped: this stack has no customers table output
     }
     assert "skipped" in checks["model_access"].detail
     assert POWERTOOLS_VERSION in checks["powertools_layer"].detail
@@ -254,3 +270,19 @@ def test_no_credentials_stops_at_the_first_check(account: Account) -> None:
     account.stubs["sts"].add_client_error("get_caller_identity", "InvalidClientTokenId", "bad token", 403)
     checks = account.preflight()
     assert list(checks) == ["credentials"] and checks["credentials"].status == "fail"
+
+
+@pytest.mark.parametrize(("count", "status"), [(0, "warn"), (1, "ok")])
+def test_an_empty_customers_table_is_a_warning_before_the_first_job(
+    account: Account, count: int, status: str
+) -> None:
+    healthy = account.healthy(outputs={"BucketName": "b", "CustomersTableName": "DocAgent-Customers"})
+    healthy.stubs["dynamodb"].add_response(
+        "scan",
+        {"Count": count, "ScannedCount": count},
+        {"TableName": "DocAgent-Customers", "Limit": 1, "Select": "COUNT"},
+    )
+    check = healthy.preflight()["reference_data"]
+    assert check.status == status
+    if status == "warn":
+        assert "UnknownCustomer" in check.detail and check.fix == "docagent reference load FILE"

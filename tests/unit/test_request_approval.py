@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from functions.errors import ApprovalRejected, InvalidJobRequest
+from functions.errors import ApprovalNotForThisJob, ApprovalRejected, InvalidJobRequest
 from functions.handlers import build_report, create_ticket, request_approval, verify_job
 from functions.logic.request_approval import load_approval, record_approval
 from functions.models import JobOptions, JobRequest, RecordApprovalEvent, Report, ReportSummary
@@ -185,6 +185,44 @@ def test_a_rejection_passed_as_success_fails_the_step(summary):
     with pytest.raises(ApprovalRejected):
         record_approval(event)
     assert get_json(APPROVAL_KEY)["status"] == "pending"
+
+
+EXECUTION = f"arn:aws:states:us-east-1:123456789012:execution:DocAgent-DocumentReview:{JOB}"
+
+
+@pytest.mark.parametrize(
+    "bound",
+    [
+        {"job_id": "job-other"},
+        {"job_id": JOB, "execution_arn": EXECUTION.replace(JOB, "job-other")},
+    ],
+)
+def test_a_decision_for_another_job_or_execution_is_refused_and_records_nothing(summary, bound):
+    request(summary, "token-1", execution_arn=EXECUTION)
+    before = (raw(APPROVAL_KEY), raw(summary["report_key"]))
+    event = RecordApprovalEvent.model_validate(
+        {
+            "action": "record",
+            "job_id": JOB,
+            "execution_arn": EXECUTION,
+            "report": summary,
+            "approval": {**DECISION, **bound},
+        }
+    )
+    with pytest.raises(ApprovalNotForThisJob, match="job-other"):
+        record_approval(event)
+    assert (raw(APPROVAL_KEY), raw(summary["report_key"])) == before
+    assert get_json(APPROVAL_KEY)["status"] == "pending"
+
+
+def test_a_decision_naming_this_job_and_execution_records(summary):
+    request(summary, "token-1", execution_arn=EXECUTION)
+    event = {"action": "record", "job_id": JOB, "execution_arn": EXECUTION, "report": summary}
+    section = request_approval.handler(
+        {**event, "approval": {**DECISION, "job_id": JOB, "execution_arn": EXECUTION}}, FakeLambdaContext()
+    )
+    assert section["decided_by"] == "alice"
+    assert get_json(APPROVAL_KEY)["status"] == "approved"
 
 
 def test_recording_without_a_request_is_an_error(summary):
