@@ -351,7 +351,7 @@ def _print_snapshot(current: Snapshot) -> None:
     table = Table(title=f"job {current.job_id}", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("status", f"[{colour}]{current.status}[/{colour}]")
+    table.add_row("status", Text(current.status, colour))
     table.add_row("current state", current.current_state or "-")
     if current.error:
         table.add_row("error", f"{current.error}: {current.cause or ''}")

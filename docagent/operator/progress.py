@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 from docagent.operator.context import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, RefusedError
 from docagent.operator.formats import as_datetime, error_message, iso, now
@@ -16,7 +25,7 @@ from docagent.operator.records import JobRecords
 
 FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
 
-console = Console(stderr=True)
+console = Console(stderr=True, markup=False)  # user text prints as written (formats.wide_console)
 
 
 @dataclass
@@ -122,13 +131,21 @@ def exit_code_for(status: str) -> int:
     return EXIT_JOB_FAILED if status in FAILED_STATUSES else EXIT_OK
 
 
+class DetailColumn(ProgressColumn):
+    """A task's ``detail`` field, a Text with its own styles (a TextColumn would format it as markup)."""
+
+    def render(self, task: Task) -> Text:
+        detail = task.fields.get("detail")
+        return detail if isinstance(detail, Text) else Text(str(detail or ""))
+
+
 def progress_bar(show: bool) -> Progress:
     """The documents bar every command that follows a job shows on stderr (hidden when not ``show``)."""
     return Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
+        DetailColumn(),
         TimeElapsedColumn(),
         console=console,
         disable=not show,
@@ -171,17 +188,17 @@ def follow(
         ) from None
 
 
-def progress_detail(current: Snapshot) -> str:
+def progress_detail(current: Snapshot) -> Text:
     documents = current.documents
     rejected = documents["rejected"]
-    parts = [f"[green]{documents['succeeded'] - rejected} ok[/green]"]
+    parts = [Text(f"{documents['succeeded'] - rejected} ok", "green")]
     if rejected:
-        parts.append(f"[yellow]{rejected} rejected[/yellow]")
+        parts.append(Text(f"{rejected} rejected", "yellow"))
     if documents["failed"]:
-        parts.append(f"[red]{documents['failed']} failed[/red]")
-    parts.append(f"{documents['running']} running · {documents['pending']} pending")
+        parts.append(Text(f"{documents['failed']} failed", "red"))
+    parts.append(Text(f"{documents['running']} running · {documents['pending']} pending"))
     state = current.current_state or "-"
-    parts.append(f"{current.status} in {state}" if current.status == "RUNNING" else current.status)
+    parts.append(Text(f"{current.status} in {state}" if current.status == "RUNNING" else current.status))
     if current.redrive_count:
-        parts.append(f"redrives {current.redrive_count}")
-    return " · ".join(parts)
+        parts.append(Text(f"redrives {current.redrive_count}"))
+    return Text(" · ").join(parts)

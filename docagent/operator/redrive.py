@@ -18,8 +18,8 @@ import zipfile
 from typing import Any
 
 from botocore.exceptions import ClientError
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from docagent.operator.context import (
     EXIT_BAD_REQUEST,
@@ -444,7 +444,7 @@ def cmd_redrive(args: argparse.Namespace) -> int:
         plan["final"] = final.as_json()
         code = EXIT_JOB_FAILED if final.status in FAILED_STATUSES else EXIT_OK
         if not args.json:
-            Console().print(
+            wide_console().print(
                 f"job {records.job_id}: {final.status}" + (f" ({final.error})" if final.error else "")
             )
     if args.json:
@@ -457,13 +457,15 @@ def _print_plan(plan: dict[str, Any]) -> None:
     job = plan["job_id"]
     if plan["eligible"]:
         verb = "would redrive" if plan["dry_run"] else ("redriven" if plan["redriven"] else "can redrive")
-        out.print(f"[green]job {job}: {verb}[/green] from {plan['failed_state']} ({plan['error']})")
+        out.print(
+            Text.assemble((f"job {job}: {verb}", "green"), f" from {plan['failed_state']} ({plan['error']})")
+        )
     else:
-        out.print(f"[red]job {job} cannot be redriven[/red] ({plan['status']}):")
+        out.print(Text.assemble((f"job {job} cannot be redriven", "red"), f" ({plan['status']}):"))
         for reason in plan["reasons"]:
-            out.print(f"  [red]{reason['code']}[/red]: {reason['message']}")
+            out.print(Text.assemble("  ", (reason["code"], "red"), f": {reason['message']}"))
     for warning in plan["warnings"]:
-        out.print(f"  [yellow]note[/yellow]: {warning}")
+        out.print(Text.assemble("  ", ("note", "yellow"), f": {warning}"))
     will = plan["will_run"]
     if will["states"]:
         out.print(f"  states that run again: {flow_text(will['states'], will['conditional_states'])}")
@@ -483,10 +485,13 @@ def _print_plan(plan: dict[str, Any]) -> None:
     elif plan["failed_state"]:
         out.print("  documents that run again: none")
     for difference in plan["versions"].get("differences", []):
-        marker = "[red]drift[/red]" if difference["blocking"] else "[yellow]changed[/yellow]"
+        marker = ("drift", "red") if difference["blocking"] else ("changed", "yellow")
         out.print(
-            f"  {marker} {difference['field']}: pinned {difference['pinned']}, "
-            f"deployed {difference['deployed']}"
+            Text.assemble(
+                "  ",
+                marker,
+                f" {difference['field']}: pinned {difference['pinned']}, deployed {difference['deployed']}",
+            )
         )
     if plan.get("drift_recorded"):
         out.print(f"  drift recorded in {plan['drift_recorded']}")

@@ -320,7 +320,9 @@ def test_status_counts_rejected_documents_apart_from_ok():
     )
     current = snapshot(records)
     assert current.documents["succeeded"] == 3 and current.documents["rejected"] == 1
-    assert progress_detail(current).startswith("[green]2 ok[/green] · [yellow]1 rejected[/yellow]")
+    detail = progress_detail(current)
+    assert detail.plain.startswith("2 ok · 1 rejected")
+    assert [str(span.style) for span in detail.spans][:2] == ["green", "yellow"]
     assert snapshot(records, count_rejected=False).documents["rejected"] == 0
 
 

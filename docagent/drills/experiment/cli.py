@@ -13,7 +13,7 @@ from rich.console import Console
 
 from docagent import project
 
-console = Console(stderr=True)
+console = Console(stderr=True, markup=False)
 DEFAULT_OUT = "docs/experiment"
 
 
