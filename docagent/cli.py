@@ -637,7 +637,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # The extra (pyproject.toml) that brings each optional top-level module: the operator's commands need none.
-EXTRAS = {"moto": "local", "aws_cdk": "cdk", "constructs": "cdk", "cdk_nag": "cdk"}
+EXTRAS = {
+    "moto": "local",
+    "aws_cdk": "cdk",
+    "constructs": "cdk",
+    "cdk_nag": "cdk",
+    "matplotlib": "experiment",
+    "langgraph": "experiment",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

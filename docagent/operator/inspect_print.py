@@ -96,8 +96,8 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
     counts = report["documents"]
     out.print(
         f"Documents: {counts['committed']}/{counts['total']} committed ({counts['extracted']} extracted, "
-        f"{counts['rejected']} rejected), {counts['failed']} failed, {counts['pending']} pending, "
-        f"{counts['unfinished'] + counts['not_started']} not started or unfinished"
+        f"{counts['rejected']} rejected), {counts['failed']} failed, {counts['pending']} pending "
+        f"({counts['unfinished'] + counts['not_started']} of them not started or unfinished)"
     )
     shown = [
         doc

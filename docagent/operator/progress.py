@@ -21,9 +21,9 @@ from rich.text import Text
 
 from docagent.operator.context import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, RefusedError
 from docagent.operator.formats import as_datetime, error_message, iso, now
-from docagent.operator.records import JobRecords
+from docagent.operator.records import FAILED_STATUSES, JobRecords
 
-FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
+__all__ = ["FAILED_STATUSES", "Snapshot", "exit_code_for", "follow", "progress_detail", "snapshot"]
 
 console = Console(stderr=True, markup=False)  # user text prints as written (formats.wide_console)
 
@@ -79,18 +79,7 @@ def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
     succeeded with a rejection) from extracted ones; a live progress bar counts them only at the end."""
     records.refresh()
     described = records.require_execution()
-    counts = records.map_run_counts()
-    stored = len(records.result_ids)
-    if counts is not None:
-        total = counts.get("total", 0)
-        failed = counts.get("failed", 0) + counts.get("timedOut", 0) + counts.get("aborted", 0)
-        running = counts.get("running", 0)
-        succeeded = max(counts.get("succeeded", 0), 0)
-    else:
-        total = records.manifest.count if records.manifest else 0
-        failed = running = 0
-        succeeded = stored
-    pending = max(total - succeeded - failed - running, 0)
+    counts = records.document_counts()
     map_run = None
     if records.map_run is not None:
         map_run = {
@@ -114,13 +103,13 @@ def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
         redrive_count=int(described.get("redriveCount") or 0),
         redrive_date=described.get("redriveDate"),
         documents={
-            "total": total,
-            "succeeded": succeeded,
+            "total": counts["total"],
+            "succeeded": counts["succeeded"],
             "rejected": rejected,
-            "failed": failed,
-            "running": running,
-            "pending": pending,
-            "results_stored": stored,
+            "failed": counts["failed"],
+            "running": counts["running"],
+            "pending": counts["pending"],
+            "results_stored": counts["results_stored"],
         },
         map_run=map_run,
         approval=approval,

@@ -311,7 +311,14 @@ def test_status_counts_rejected_documents_apart_from_ok():
     }
     records = fake_job(
         require_execution=lambda: {"status": "SUCCEEDED"},
-        map_run_counts=lambda: {"total": 3, "succeeded": 3},
+        document_counts=lambda: {
+            "total": 3,
+            "succeeded": 3,
+            "failed": 0,
+            "running": 0,
+            "pending": 0,
+            "results_stored": 3,
+        },
         result_ids=set(results),
         results=results,
         map_run=None,
