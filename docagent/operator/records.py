@@ -178,6 +178,9 @@ class JobRecords:
     def refresh(self) -> None:
         for name in ("description", "history", "map_run", "map_run_files", "result_ids", "results"):
             self.__dict__.pop(name, None)
+        if self.__dict__.get("manifest", ...) is None:  # not sealed when last read: read it again
+            for name in ("manifest", "_entries"):
+                self.__dict__.pop(name, None)
 
     @property
     def status(self) -> str:
@@ -304,7 +307,7 @@ class JobRecords:
         stored = self.result_ids
         counts = self.map_run_counts()
         closed = self.map_run is not None and self.map_run.get("status") != "RUNNING"
-        if closed and self.map_run_files is not None:
+        if closed and self.map_run_files is not None and self.entries():
             children = self.map_run_entries_by_document()
             outcomes = [
                 document_outcome(entry.document_id in stored, children.get(entry.document_id))
