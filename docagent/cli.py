@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from docagent import project
 from docagent.operator import register_operator_commands
@@ -28,7 +29,7 @@ from docagent.operator.context import (
 )
 from stacks import outputs as names
 
-console = Console(stderr=True)
+console = Console(stderr=True, markup=False)  # paths, ids and errors print as written
 
 
 def _port_free(port: int) -> bool:
@@ -225,7 +226,7 @@ def cmd_local_model_faults(args: argparse.Namespace) -> int:
     else:
         faults = _model_faults(argparse.Namespace(model_faults=args.faults))
         answer = set_model_faults(endpoint, faults)
-    emit(args, answer, lambda: Console().print_json(data=answer))
+    emit(args, answer, lambda: Console(markup=False).print_json(data=answer))
     return EXIT_OK
 
 
@@ -321,7 +322,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
-    emit(args, figures, lambda: Console().print_json(data=figures))
+    emit(args, figures, lambda: Console(markup=False).print_json(data=figures))
     return EXIT_OK
 
 
@@ -375,7 +376,7 @@ def _print_cost(report: dict[str, Any]) -> None:
         )
         table.add_row(service, f"${figures['per_1000_usd']:,.4f}", f"${figures['usd']:,.2f}", what)
     table.add_row("total", f"${report['per_1000_usd']:,.4f}", f"${report['total_usd']:,.2f}", "")
-    Console().print(table)
+    Console(markup=False).print(table)
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
@@ -398,7 +399,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             found = run_cloud_chaos(points, documents=args.documents, time_scale=args.time_scale)
         except ValueError as error:
             raise OperatorError(str(error)) from None
-        emit(args, found, lambda: print_cloud_cells(found, Console()))
+        emit(args, found, lambda: print_cloud_cells(found, Console(markup=False)))
         return EXIT_OK if found["passed"] else EXIT_JOB_FAILED
 
     try:
@@ -410,7 +411,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         colour = {"pass": "green", "fail": "bold red", "n/a": "dim"}[outcome.status]
         timing = "" if outcome.status == "n/a" else f" ({outcome.seconds:.0f} s)"
         where = f"{outcome.point} · {outcome.mode} · {outcome.recovery}"
-        console.print(f"  [{colour}]{outcome.status}[/{colour}] {where}{timing}")
+        console.print(Text.assemble("  ", (outcome.status, colour), f" {where}{timing}"))
 
     try:
         summary = run_chaos(
@@ -423,7 +424,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
-    emit(args, summary, lambda: print_matrix(summary, Console(width=max(Console().width, 150))))
+    wide = Console(width=max(Console(markup=False).width, 150), markup=False)
+    emit(args, summary, lambda: print_matrix(summary, wide))
     return EXIT_OK if summary["passed"] else EXIT_JOB_FAILED
 
 
@@ -444,7 +446,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
         if key == "alerts":
             shown = [f"{alert['status']} at {alert['time']} to {alert['topic_arn']}" for alert in value]
         table.add_row(key.replace("_", " "), _readable(shown))
-    Console().print(table)
+    Console(markup=False).print(table)
 
 
 def _readable(value: Any) -> str:
@@ -635,7 +637,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # The extra (pyproject.toml) that brings each optional top-level module: the operator's commands need none.
-EXTRAS = {"moto": "local", "aws_cdk": "cdk", "constructs": "cdk", "cdk_nag": "cdk"}
+EXTRAS = {
+    "moto": "local",
+    "aws_cdk": "cdk",
+    "constructs": "cdk",
+    "cdk_nag": "cdk",
+    "matplotlib": "experiment",
+    "langgraph": "experiment",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -646,7 +655,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = EXTRAS.get((error.name or "").split(".")[0])
         if extra is None:
             raise
-        Console(stderr=True).print(
+        Console(stderr=True, markup=False).print(
             f"error: this command needs {error.name}, which the CLI alone does not install: "
             f"pip install 'docagent[{extra}]' (or `make setup`)",
             markup=False,

@@ -50,6 +50,7 @@ from typing import Any, Literal, get_args
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from docagent import project
 from docagent.drills.demo import LocalJob, seed_inputs
@@ -818,15 +819,15 @@ def _expected_cost(cell: Cell) -> float:
 # ------------------------------------------------------------------------------------------ the table
 
 
-def _cell_text(cell: dict[str, Any], notes: dict[str, int]) -> str:
+def _cell_text(cell: dict[str, Any], notes: dict[str, int]) -> Text:
     if cell["status"] == "n/a":
         number = notes.setdefault(cell["reason"], len(notes) + 1)
-        return f"[dim]n/a ({number})[/dim]"
+        return Text(f"n/a ({number})", "dim")
     repeated = cell["repeated_model_calls"]
     if cell["status"] == "pass":
-        return f"[green]pass[/green] · {repeated} rep · {cell['seconds']:.0f}s"
+        return Text.assemble(("pass", "green"), f" · {repeated} rep · {cell['seconds']:.0f}s")
     failed = [name for name, problem in cell["checks"].items() if problem is not None]
-    return f"[bold red]FAIL[/bold red] {', '.join(failed)}"
+    return Text.assemble(("FAIL", "bold red"), f" {', '.join(failed)}")
 
 
 def print_matrix(summary: dict[str, Any], console: Console) -> None:
@@ -842,14 +843,14 @@ def print_matrix(summary: dict[str, Any], console: Console) -> None:
         table.add_column(f"{mode} · {recovery}")
     notes: dict[str, int] = {}
     for point in summary["points"]:
-        row = [point]
+        row = [Text(point)]
         for mode, recovery in columns:
             cell = by_key.get((point, mode, recovery))
-            row.append("[dim]not selected[/dim]" if cell is None else _cell_text(cell, notes))
+            row.append(Text("not selected", "dim") if cell is None else _cell_text(cell, notes))
         table.add_row(*row)
     console.print(table)
     for reason, number in notes.items():
-        console.print(f"  [dim]({number})[/dim] n/a: {reason}")
+        console.print(Text.assemble("  ", (f"({number})", "dim"), f" n/a: {reason}"))
     baseline = summary["baseline"]
     console.print(
         f"baseline {baseline['job_id']}: {baseline['status']} ({baseline['final_status']}, "
@@ -858,17 +859,23 @@ def print_matrix(summary: dict[str, Any], console: Console) -> None:
     once = summary["at_least_once"]
     if once is not None:
         console.print(
-            f"at-least-once (EXPRESS children, document {once['document_index']} delivered twice at once): "
-            + ("[green]pass[/green]" if once["status"] == "pass" else "[bold red]FAIL[/bold red]")
-            + f": {once['deliveries']} deliveries, {once['document_model_calls']} model call(s) for the "
-            f"document, {once['results']} results, {once['seconds']:.0f}s"
-            + (f"; {once['reason']}" if once["reason"] else "")
+            Text.assemble(
+                f"at-least-once (EXPRESS children, document {once['document_index']} delivered twice "
+                "at once): ",
+                ("pass", "green") if once["status"] == "pass" else ("FAIL", "bold red"),
+                f": {once['deliveries']} deliveries, {once['document_model_calls']} model call(s) for the "
+                f"document, {once['results']} results, {once['seconds']:.0f}s"
+                + (f"; {once['reason']}" if once["reason"] else ""),
+            )
         )
     for cell in summary["cells"]:
         if cell["status"] == "fail":
             console.print(
-                f"[red]FAIL[/red] {cell['point']} · {cell['mode']} · {cell['recovery']} "
-                f"(job {cell['job_id']}): {cell['reason']}"
+                Text.assemble(
+                    ("FAIL", "red"),
+                    f" {cell['point']} · {cell['mode']} · {cell['recovery']} (job {cell['job_id']}): "
+                    f"{cell['reason']}",
+                )
             )
     counts = summary["counts"]
     console.print(

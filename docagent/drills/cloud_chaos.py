@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from docagent import project
 from docagent.drills.chaos import (
     DEFAULT_DOCUMENTS,
@@ -163,8 +165,11 @@ def print_cloud_cells(summary: dict[str, Any], console: Any) -> None:
     for cell in summary["cells"]:
         colour = "green" if cell["status"] == "pass" else "bold red"
         console.print(
-            f"[{colour}]{cell['status']}[/{colour}] kill the cloud at {cell['point']}: "
-            f"{cell['final_status']}, {cell['repeated_model_calls']} repeated model calls, "
-            f"{cell['seconds']:.0f} s" + (f" ({cell['reason']})" if cell["reason"] else "")
+            Text.assemble(
+                (cell["status"], colour),
+                f" kill the cloud at {cell['point']}: {cell['final_status']}, "
+                f"{cell['repeated_model_calls']} repeated model calls, {cell['seconds']:.0f} s"
+                + (f" ({cell['reason']})" if cell["reason"] else ""),
+            )
         )
     console.print(json.dumps({"passed": summary["passed"], "seconds": summary["seconds"]}))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from docagent import project
 from docagent.drills.formats import DEFAULT_FORMATS, render_corpus
@@ -43,7 +44,7 @@ from stacks.config import CONTEXT_KEY, load_config
 
 SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 
-console = Console(stderr=True)
+console = Console(stderr=True, markup=False)  # errors and alerts print as written
 
 
 class LocalJob:
@@ -395,7 +396,9 @@ def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> li
     alerts = job_alerts(where.state_dir, job_id)
     if show_progress:
         for alert in alerts:
-            console.print(f"[bold red]ALERT[/bold red] to {alert['topic_arn']}:\n{_short(alert['message'])}")
+            console.print(
+                Text.assemble(("ALERT", "bold red"), f" to {alert['topic_arn']}:\n{_short(alert['message'])}")
+            )
     return alerts
 
 
@@ -533,9 +536,13 @@ def _persistence_figures(cloud: LocalCloud) -> dict[str, Any] | None:
 def _print_stop(stopped: dict[str, Any]) -> None:
     failed = ", ".join(f"#{doc['index']} ({doc['error']})" for doc in stopped["documents_failed"]) or "none"
     console.print(
-        f"[red]job failed[/red] in state [bold]{stopped['failed_state']}[/bold] with {stopped['error']}: "
-        f"{stopped['documents_done']} documents done, failed: {failed}, "
-        f"{stopped['documents_pending']} pending. Redriving: only unfinished documents run again."
+        Text.assemble(
+            ("job failed", "red"),
+            " in state ",
+            (stopped["failed_state"], "bold"),
+            f" with {stopped['error']}: {stopped['documents_done']} documents done, failed: {failed}, "
+            f"{stopped['documents_pending']} pending. Redriving: only unfinished documents run again.",
+        )
     )
 
 

@@ -13,14 +13,17 @@ suffix (``stateMachineArn#TestCase``) is split off here and handed to the mock c
 from __future__ import annotations
 
 import re
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from moto.core.exceptions import AWSError as ServiceException
 from moto.core.exceptions import JsonRESTError
+from moto.core.responses import ActionResult
 from moto.stepfunctions.parser import api as parser_api
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+from moto.stepfunctions.responses import StepFunctionResponse
 
 NAME_MAX = 80
 _FORBIDDEN = set(' <>{}[]?*"#%\\^|~`$&,;:/')
@@ -88,6 +91,9 @@ def on_test_case(listener: TestCaseListener) -> None:
         _test_case_listeners.append(listener)
 
 
+_START_LOCK = threading.Lock()
+
+
 def _start_execution(
     self: StepFunctionsParserBackend,
     state_machine_arn: str,
@@ -105,7 +111,11 @@ def _start_execution(
         execution_arn = f"{prefix}:execution:{state_machine.name}:{name}"
         for listener in _test_case_listeners:
             listener(execution_arn, state_machine.name, test_case)
-    return _original_start_execution(self, arn, name, execution_input, trace_header)  # type: ignore[arg-type]
+    # One StartExecution at a time: moto checks "same name exists?" and then adds the execution, so concurrent
+    # starts of one name could each create it. Step Functions starts it once: the others get the running
+    # execution (same name and input) or ExecutionAlreadyExists.
+    with _START_LOCK:
+        return _original_start_execution(self, arn, name, execution_input, trace_header)  # type: ignore[arg-type]
 
 
 def _create_state_machine(self: StepFunctionsParserBackend, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -127,7 +137,38 @@ _original_start_execution = StepFunctionsParserBackend.start_execution
 _original_create_state_machine = StepFunctionsParserBackend.create_state_machine
 
 
+def _start_execution_response(self: StepFunctionResponse) -> ActionResult:
+    """StartExecution passing its ``traceHeader`` on (moto's response drops it): Step Functions keeps the
+    header of the start that created the execution, and DescribeExecution returns it."""
+    execution = self.stepfunction_backend.start_execution(  # type: ignore[call-arg]  # the parser backend takes it
+        self._get_param("stateMachineArn"),
+        self._get_param("name"),
+        self._get_param("input", if_none="{}"),
+        self._get_param("traceHeader"),
+    )
+    return ActionResult({"executionArn": execution.execution_arn, "startDate": execution.start_date})
+
+
+def _with_trace_header(
+    describe: Callable[[StepFunctionResponse], Any],
+) -> Callable[[StepFunctionResponse], Any]:
+    def describe_execution(self: StepFunctionResponse) -> Any:
+        result = describe(self)
+        execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
+        header = getattr(execution, "trace_header", None)
+        if header:
+            result.result["traceHeader"] = header
+        return result
+
+    return describe_execution
+
+
 def install() -> None:
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]
+    StepFunctionResponse.start_execution = _start_execution_response  # type: ignore[method-assign]
+    # Wraps what is installed (redrive.py's redrive fields), once: patches.install runs this once per process.
+    StepFunctionResponse.describe_execution = _with_trace_header(  # type: ignore[method-assign,assignment]
+        StepFunctionResponse.describe_execution
+    )
     _give_parser_errors_their_codes()

@@ -17,7 +17,6 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
-from rich.console import Console
 
 from docagent.operator.context import (
     EXIT_BAD_REQUEST,
@@ -29,6 +28,7 @@ from docagent.operator.context import (
     emit,
     target_arguments,
 )
+from docagent.operator.formats import wide_console
 from docagent.operator.records import JobRecords, check_job_id, execution_arn_for
 from functions.models import APPROVAL_REJECTED_ERROR, ApprovalDecision, ApprovalRecord, utc_now
 from functions.storage import approval_key
@@ -114,7 +114,7 @@ def _decide(args: argparse.Namespace, decision: str) -> int:
     emit(
         args,
         payload,
-        lambda: Console().print(f"job {job_id} {verb} ({chosen.decided_by}, {chosen.decided_at})"),
+        lambda: wide_console().print(f"job {job_id} {verb} ({chosen.decided_by}, {chosen.decided_at})"),
     )
     return EXIT_OK
 

@@ -20,6 +20,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
+from rich.text import Text
 
 from docagent import project
 from docagent.localcloud.requests import OPERATOR_USER_AGENT
@@ -33,7 +34,9 @@ EXIT_OK, EXIT_JOB_FAILED, EXIT_BAD_REQUEST, EXIT_NOT_FOUND = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # Ctrl-C while following a job (128 + SIGINT, as shells report it); the job runs on
 DEFAULT_STACK_NAME = names.STACK_NAME
 
-console = Console(stderr=True)
+# markup=False: what the operator's commands print holds user text (job ids, file names, --by, reasons, AWS
+# error messages) that must print as written, never as rich markup (colours are styles, not markup).
+console = Console(stderr=True, markup=False)
 
 
 class OperatorError(Exception):
@@ -96,7 +99,8 @@ def command(run: Callable[[Any], int]) -> Callable[[Any], int]:
         if getattr(args, "json", False):
             print(json.dumps(payload, indent=2, default=str))
         else:
-            console.print(f"[red]error:[/red] {refusal}")
+            # soft_wrap: a command in the message (how to resume, how to follow) stays one line to copy
+            console.print(Text.assemble(("error:", "red"), f" {refusal}"), soft_wrap=True)
         return refusal.exit_code
 
     return wrapped

@@ -11,9 +11,11 @@ from rich.console import Console
 
 
 def wide_console() -> Console:
-    """The terminal's width, or 140 columns when the output is not a terminal (a file, a pipe)."""
-    out = Console()
-    return out if out.is_terminal else Console(width=140)
+    """The terminal's width, or 140 columns when the output is not a terminal (a file, a pipe). Markup is off:
+    what the operator's commands print holds user text (job ids, file names, --by, reasons, AWS errors) that
+    prints as written; colours are styles (``Text.assemble``), never markup in a string."""
+    out = Console(markup=False)
+    return out if out.is_terminal else Console(width=140, markup=False)
 
 
 def iso(value: Any) -> str | None:

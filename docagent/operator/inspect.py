@@ -351,7 +351,10 @@ class Inspector:
             kept = [entry.name for entry in timeline if not entry.after_redrive and entry.name not in rerun]
             for name in kept:
                 replayed.append(
-                    {"subject": name, "what": "succeeded before the redrive; kept, not run again (R1)"}
+                    {
+                        "subject": name,
+                        "what": "succeeded before the redrive; kept, not run again",
+                    }  # shared spec R1
                 )
             kept_documents = [
                 doc["document_id"]
@@ -363,7 +366,7 @@ class Inspector:
                     {
                         "subject": "documents",
                         "what": f"{len(kept_documents)} documents that succeeded before the redrive kept "
-                        "their results; their children did not run again (M1)",
+                        "their results; their children did not run again",  # shared spec M1
                     }
                 )
         for document in documents:

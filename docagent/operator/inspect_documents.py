@@ -7,8 +7,7 @@ import datetime as dt
 from typing import Any
 
 from docagent.operator.definition import retry_policy
-from docagent.operator.progress import FAILED_STATUSES
-from docagent.operator.records import IdempotencyRecord, JobRecords, document_step_key
+from docagent.operator.records import IdempotencyRecord, JobRecords, document_outcome, document_step_key
 from functions.models import DocumentResult, ManifestEntry, ModelCallRecord
 
 
@@ -61,12 +60,13 @@ def document_view(
 ) -> dict[str, Any]:
     document_id = entry.document_id
     extract, lookup = steps.get("extract"), steps.get("customer_lookup")
-    child_failed = map_entry is not None and map_entry["status"] in FAILED_STATUSES
+    outcome = document_outcome(result is not None, map_entry)  # as `status` counts it
+    child_failed = map_entry is not None and document_outcome(False, map_entry) == "failed"
     execution_status = str((records.description or {}).get("status"))
 
-    if result is not None:
+    if outcome == "succeeded":
         status = "committed"
-    elif child_failed:
+    elif outcome == "failed":
         status = "failed"
     elif map_entry is not None and map_entry["group"] == "PENDING":
         status = "pending"
@@ -176,4 +176,7 @@ def document_counts(documents: list[dict[str, Any]]) -> dict[str, int]:
         if document["result"]:
             status = document["result"]["status"]
             counts[status] = counts.get(status, 0) + 1
+    # Pending as `status` counts it (records.document_outcome): neither committed nor failed, whether its
+    # child is listed as pending, has not started, or is unfinished.
+    counts["pending"] += counts["unfinished"] + counts["not_started"]
     return counts

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from docagent.operator.formats import compress_ids, wide_console
 
@@ -37,7 +38,9 @@ def _print_header(out: Console, report: dict[str, Any]) -> None:
     execution = report["execution"]
     colour = {"SUCCEEDED": "green", "RUNNING": "cyan"}.get(execution["status"], "red")
     out.print(
-        f"[bold]Recovery report: job {report['job_id']}[/bold]  [{colour}]{execution['status']}[/{colour}]"
+        Text.assemble(
+            (f"Recovery report: job {report['job_id']}", "bold"), "  ", (execution["status"], colour)
+        )
     )
     redrive = f" (last {execution['redrive_date']})" if execution["redrive_date"] else ""
     out.print(f"  execution {report['execution_arn']}")
@@ -54,12 +57,15 @@ def _print_header(out: Console, report: dict[str, Any]) -> None:
     stopped = report["stopped"]
     if stopped:
         out.print(
-            f"  [red]stopped in {stopped['state']}[/red] at {stopped['at']}: {stopped['error']}: "
-            f"{stopped['cause']}"
+            Text.assemble(
+                "  ",
+                (f"stopped in {stopped['state']}", "red"),
+                f" at {stopped['at']}: {stopped['error']}: {stopped['cause']}",
+            )
         )
     following = report.get("next_boundary")
     then = f"; next: {following['name']} ({following['detail']})" if following else ""
-    out.print(f"  last committed boundary: [bold]{report['last_committed_boundary']}[/bold]{then}")
+    out.print(Text.assemble("  last committed boundary: ", (report["last_committed_boundary"], "bold"), then))
 
 
 def _print_states(out: Console, report: dict[str, Any]) -> None:
@@ -90,8 +96,8 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
     counts = report["documents"]
     out.print(
         f"Documents: {counts['committed']}/{counts['total']} committed ({counts['extracted']} extracted, "
-        f"{counts['rejected']} rejected), {counts['failed']} failed, {counts['pending']} pending, "
-        f"{counts['unfinished'] + counts['not_started']} not started or unfinished"
+        f"{counts['rejected']} rejected), {counts['failed']} failed, {counts['pending']} pending "
+        f"({counts['unfinished'] + counts['not_started']} of them not started or unfinished)"
     )
     shown = [
         doc
@@ -179,16 +185,21 @@ def _print_recovery(out: Console, report: dict[str, Any]) -> None:
             f"states {flow_text(left['states'], left['conditional_states'])}"
         )
     if report["uncertain"]:
-        out.print("[yellow]Uncertain:[/yellow]")
+        out.print(Text("Uncertain:", "yellow"))
         for flag in report["uncertain"]:
             out.print(
-                f"  [yellow]{flag['subject']}[/yellow] ({flag['step']}): {flag['what']}. {flag['action']}"
+                Text.assemble(
+                    "  ", (flag["subject"], "yellow"), f" ({flag['step']}): {flag['what']}. {flag['action']}"
+                )
             )
     for event in (report.get("drift") or {}).get("events", []):
         changes = ", ".join(f"{d['field']} {d['pinned']} → {d['deployed']}" for d in event["differences"])
         out.print(
-            f"[yellow]Version drift allowed[/yellow] at {event['recorded_at']} by {event['allowed_by']} "
-            f"(redrive {event['execution_redrive']}, {event['outcome']}): {changes}"
+            Text.assemble(
+                ("Version drift allowed", "yellow"),
+                f" at {event['recorded_at']} by {event['allowed_by']} "
+                f"(redrive {event['execution_redrive']}, {event['outcome']}): {changes}",
+            )
         )
     out.print(f"Next: {report['next_step']}")
 

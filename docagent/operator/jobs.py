@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
+import shlex
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -17,8 +20,10 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 from rich.progress_bar import ProgressBar
 from rich.table import Table
+from rich.text import Text
 
 from docagent.operator.context import (
+    EXIT_INTERRUPTED,
     EXIT_OK,
     OperatorContext,
     RefusedError,
@@ -79,8 +84,21 @@ def register(
 
     listing = commands.add_parser("list", parents=[common, target], help="jobs, newest first")
     listing.add_argument("--status", choices=EXECUTION_STATUSES, help="only jobs with this status")
-    listing.add_argument("--limit", type=int, default=50, help="at most this many jobs (default 50)")
+    listing.add_argument(
+        "--limit", type=positive_int, default=50, help="at most this many jobs, 1 or more (default 50)"
+    )
     listing.set_defaults(handler=cmd_list)
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``list --limit 0`` would show nothing, silently)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
+    return value
 
 
 # ------------------------------------------------------------------------------------------------ start
@@ -167,7 +185,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         job_exists = existing is not None or records.request is not None
         to_upload = _check_upload_conflict(source, job_id, _uploaded(ctx, source), job_exists)
         if existing is None:
-            _upload(ctx, source, to_upload)
+            _upload(ctx, source, to_upload, _resume_command(args, job_id))
             uploaded = len(to_upload)
 
     started = False
@@ -190,6 +208,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             "documents": len(source.documents),
             "bytes": sum(doc.size for doc in source.documents),
             "uploaded": uploaded,
+            "skipped": [item.as_json() for item in source.skipped],
             "too_large": source.too_large,
         },
         "final": None,
@@ -199,16 +218,22 @@ def cmd_start(args: argparse.Namespace) -> int:
     if not args.json:
         verb = "started" if started else "already started with the same input:"
         human.print(
-            f"job [bold]{job_id}[/bold] {verb} {len(source.documents)} documents "
-            f"({payload['source']['bytes']} bytes) from {_source_text(source)}"
-            + (f", {uploaded} uploaded" if uploaded else "")
-            + f"; status {described['status']}\n  execution {records.execution_arn}"
+            Text.assemble(
+                "job ",
+                (job_id, "bold"),
+                f" {verb} {len(source.documents)} documents ({payload['source']['bytes']} bytes) from "
+                f"{_source_text(source)}" + (f", {uploaded} uploaded" if uploaded else ""),
+                f"; status {described['status']}\n  execution {records.execution_arn}",
+            )
         )
+        for item in source.skipped:
+            human.print(Text.assemble(("  skipped ", "yellow"), f"{item.path}: {item.reason}"))
         if source.too_large:
             human.print(
-                f"  {len(source.too_large)} document(s) over MAX_DOCUMENT_BYTES: the job rejects each "
-                "(DocumentTooLarge, in its result; `--json` names them in source.too_large)",
-                markup=False,
+                Text(
+                    f"  {len(source.too_large)} document(s) over MAX_DOCUMENT_BYTES: the job rejects each "
+                    "(DocumentTooLarge, in its result; `--json` names them in source.too_large)"
+                )
             )
     code = EXIT_OK
     if args.wait:
@@ -259,7 +284,18 @@ def _source_text(source: Source) -> str:
     return f"s3://{source.bucket}/{source.prefix}"
 
 
-def _upload(ctx: OperatorContext, source: Source, documents: list[Document]) -> None:
+def _resume_command(args: argparse.Namespace, job_id: str) -> str:
+    """The ``docagent start`` that resumes this one: the same job id, directory and options."""
+    words = ["docagent", "start", "--job-id", job_id, "--from-dir", str(args.from_dir)]
+    words += ["--require-approval"] if args.require_approval else []
+    words += ["--fault", args.fault] if args.fault else []
+    words += ["--wait"] if args.wait else []
+    return shlex.join(words)
+
+
+def _upload(ctx: OperatorContext, source: Source, documents: list[Document], resume: str) -> None:
+    """Upload the documents (the directory's files as read and checked). Ctrl-C stops it before the job
+    starts: a refusal (exit 130) that says how to resume; the rerun uploads only what is not there yet."""
     s3 = ctx.client("s3")
 
     def put(doc: Document) -> None:
@@ -267,16 +303,41 @@ def _upload(ctx: OperatorContext, source: Source, documents: list[Document]) -> 
         key = storage.uploaded_key(source.prefix or "", doc.name)
         s3.put_object(Bucket=source.bucket, Key=key, Body=doc.path.read_bytes())
 
-    if documents:
-        with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(documents))) as pool:
-            list(pool.map(put, documents))
+    if not documents:
+        return
+    pool = ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(documents)))
+    try:
+        list(pool.map(put, documents))
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)  # the uploads in flight end; no new one begins
+        raise RefusedError(
+            "UploadInterrupted",
+            f"the upload to s3://{source.bucket}/{source.prefix} stopped (Ctrl-C); the job was not started. "
+            "Resume with the same command, which uploads only the files not uploaded yet, then starts the "
+            f"job: {resume}",
+            EXIT_INTERRUPTED,
+            {"resume": resume},
+        ) from None
+    pool.shutdown()
+
+
+def _trace_header() -> str:
+    """A fresh X-Ray trace header (``Root=1-<epoch seconds, 8 hex>-<24 hex>``) for one StartExecution."""
+    return f"Root=1-{int(time.time()):08x}-{secrets.token_hex(12)}"
 
 
 def _start_execution(ctx: OperatorContext, records: JobRecords, request: dict[str, Any], sha: str) -> bool:
-    """StartExecution named after the job; a concurrent start with the same input is the same execution."""
+    """StartExecution named after the job: True only for the call that created the execution. Concurrent
+    starts with the same input all get the one execution (StartExecution is idempotent for the same name and
+    input while it runs, and ExecutionAlreadyExists once it closed); each passes its own trace header, and the
+    execution keeps the header of the start that created it (DescribeExecution ``traceHeader``)."""
+    header = _trace_header()
     try:
         ctx.client("stepfunctions").start_execution(
-            stateMachineArn=ctx.state_machine_arn, name=records.job_id, input=json.dumps(request)
+            stateMachineArn=ctx.state_machine_arn,
+            name=records.job_id,
+            input=json.dumps(request),
+            traceHeader=header,
         )
     except ClientError as error:
         if client_error_code(error) != "ExecutionAlreadyExists":
@@ -286,7 +347,9 @@ def _start_execution(ctx: OperatorContext, records: JobRecords, request: dict[st
         if not isinstance(theirs, dict) or _normalised_sha(theirs, ctx.bucket) != sha:
             raise _conflict(records.job_id, request, theirs, "a concurrent start") from None
         return False
-    return True
+    records.refresh()
+    kept = records.require_execution().get("traceHeader")
+    return kept is None or kept == header  # an endpoint that keeps no header cannot tell: the old answer
 
 
 # ----------------------------------------------------------------------------------------------- status
@@ -312,7 +375,7 @@ def _print_snapshot(current: Snapshot) -> None:
     table = Table(title=f"job {current.job_id}", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("status", f"[{colour}]{current.status}[/{colour}]")
+    table.add_row("status", Text(current.status, colour))
     table.add_row("current state", current.current_state or "-")
     if current.error:
         table.add_row("error", f"{current.error}: {current.cause or ''}")

@@ -20,10 +20,11 @@ from typing import Any, Literal
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
-from rich.console import Console
+from rich.text import Text
 
 from docagent import project
 from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
+from docagent.operator.formats import wide_console
 from docagent.operator.reference import TABLES, empty_table_warning, is_empty
 from functions.model.bedrock import model_access_fix
 from stacks.config import INFERENCE_PROFILE_PREFIXES, ConfigError, DocAgentConfig, load_config
@@ -443,15 +444,21 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def _print(report: dict[str, Any]) -> None:
-    out = Console()
+    out = wide_console()
     colours = {"ok": "green", "warn": "yellow", "fail": "bold red"}
-    out.print(f"[bold]preflight[/bold] ({report['target']}, {report['region']}, model {report['model_id']})")
+    out.print(
+        Text.assemble(
+            ("preflight", "bold"), f" ({report['target']}, {report['region']}, model {report['model_id']})"
+        )
+    )
     for check in report["checks"]:
         colour = colours[check["status"]]
-        out.print(f"  [{colour}]{check['status']:>4}[/{colour}] {check['name']}: {check['detail']}")
+        out.print(
+            Text.assemble("  ", (f"{check['status']:>4}", colour), f" {check['name']}: {check['detail']}")
+        )
         if check["fix"] and check["status"] != "ok":
             out.print(f"       fix: {check['fix']}")
-    out.print("[green]ready[/green]" if report["ok"] else "[bold red]not ready[/bold red]")
+    out.print(Text("ready", "green") if report["ok"] else Text("not ready", "bold red"))
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:

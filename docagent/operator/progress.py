@@ -8,15 +8,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 from docagent.operator.context import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, RefusedError
 from docagent.operator.formats import as_datetime, error_message, iso, now
-from docagent.operator.records import JobRecords
+from docagent.operator.records import FAILED_STATUSES, JobRecords
 
-FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
+__all__ = ["FAILED_STATUSES", "Snapshot", "exit_code_for", "follow", "progress_detail", "snapshot"]
 
-console = Console(stderr=True)
+console = Console(stderr=True, markup=False)  # user text prints as written (formats.wide_console)
 
 
 @dataclass
@@ -70,18 +79,7 @@ def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
     succeeded with a rejection) from extracted ones; a live progress bar counts them only at the end."""
     records.refresh()
     described = records.require_execution()
-    counts = records.map_run_counts()
-    stored = len(records.result_ids)
-    if counts is not None:
-        total = counts.get("total", 0)
-        failed = counts.get("failed", 0) + counts.get("timedOut", 0) + counts.get("aborted", 0)
-        running = counts.get("running", 0)
-        succeeded = max(counts.get("succeeded", 0), 0)
-    else:
-        total = records.manifest.count if records.manifest else 0
-        failed = running = 0
-        succeeded = stored
-    pending = max(total - succeeded - failed - running, 0)
+    counts = records.document_counts()
     map_run = None
     if records.map_run is not None:
         map_run = {
@@ -105,13 +103,13 @@ def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
         redrive_count=int(described.get("redriveCount") or 0),
         redrive_date=described.get("redriveDate"),
         documents={
-            "total": total,
-            "succeeded": succeeded,
+            "total": counts["total"],
+            "succeeded": counts["succeeded"],
             "rejected": rejected,
-            "failed": failed,
-            "running": running,
-            "pending": pending,
-            "results_stored": stored,
+            "failed": counts["failed"],
+            "running": counts["running"],
+            "pending": counts["pending"],
+            "results_stored": counts["results_stored"],
         },
         map_run=map_run,
         approval=approval,
@@ -122,13 +120,21 @@ def exit_code_for(status: str) -> int:
     return EXIT_JOB_FAILED if status in FAILED_STATUSES else EXIT_OK
 
 
+class DetailColumn(ProgressColumn):
+    """A task's ``detail`` field, a Text with its own styles (a TextColumn would format it as markup)."""
+
+    def render(self, task: Task) -> Text:
+        detail = task.fields.get("detail")
+        return detail if isinstance(detail, Text) else Text(str(detail or ""))
+
+
 def progress_bar(show: bool) -> Progress:
     """The documents bar every command that follows a job shows on stderr (hidden when not ``show``)."""
     return Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
+        DetailColumn(),
         TimeElapsedColumn(),
         console=console,
         disable=not show,
@@ -171,17 +177,17 @@ def follow(
         ) from None
 
 
-def progress_detail(current: Snapshot) -> str:
+def progress_detail(current: Snapshot) -> Text:
     documents = current.documents
     rejected = documents["rejected"]
-    parts = [f"[green]{documents['succeeded'] - rejected} ok[/green]"]
+    parts = [Text(f"{documents['succeeded'] - rejected} ok", "green")]
     if rejected:
-        parts.append(f"[yellow]{rejected} rejected[/yellow]")
+        parts.append(Text(f"{rejected} rejected", "yellow"))
     if documents["failed"]:
-        parts.append(f"[red]{documents['failed']} failed[/red]")
-    parts.append(f"{documents['running']} running · {documents['pending']} pending")
+        parts.append(Text(f"{documents['failed']} failed", "red"))
+    parts.append(Text(f"{documents['running']} running · {documents['pending']} pending"))
     state = current.current_state or "-"
-    parts.append(f"{current.status} in {state}" if current.status == "RUNNING" else current.status)
+    parts.append(Text(f"{current.status} in {state}" if current.status == "RUNNING" else current.status))
     if current.redrive_count:
-        parts.append(f"redrives {current.redrive_count}")
-    return " · ".join(parts)
+        parts.append(Text(f"redrives {current.redrive_count}"))
+    return Text(" · ").join(parts)

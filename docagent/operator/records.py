@@ -42,6 +42,18 @@ from functions.tickets import ticket_idempotency_key
 
 READ_WORKERS = 16
 M = TypeVar("M", bound=BaseModel)
+FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
+
+
+def document_outcome(has_result: bool, child: dict[str, Any] | None) -> str:
+    """Where one document stands, as ``status`` and ``inspect`` both count it: ``succeeded`` once its result
+    is stored (also when its worker died after storing it: a redrive returns it), ``failed`` when its Map Run
+    child failed, timed out or was aborted without storing one, else ``pending`` (not started, or left)."""
+    if has_result:
+        return "succeeded"
+    if child is not None and child.get("status") in FAILED_STATUSES:
+        return "failed"
+    return "pending"
 
 
 def check_job_id(job_id: str) -> str:
@@ -166,6 +178,9 @@ class JobRecords:
     def refresh(self) -> None:
         for name in ("description", "history", "map_run", "map_run_files", "result_ids", "results"):
             self.__dict__.pop(name, None)
+        if self.__dict__.get("manifest", ...) is None:  # not sealed when last read: read it again
+            for name in ("manifest", "_entries"):
+                self.__dict__.pop(name, None)
 
     @property
     def status(self) -> str:
@@ -283,6 +298,46 @@ class JobRecords:
         described: dict[str, Any] = states.describe_map_run(mapRunArn=latest["mapRunArn"])
         described.pop("ResponseMetadata", None)
         return described
+
+    def document_counts(self) -> dict[str, int]:
+        """``total``, ``succeeded``, ``failed``, ``running``, ``pending``, ``results_stored``: one computation
+        for ``status``, ``list`` and ``inspect``. Once the Map Run closed, each document by
+        :func:`document_outcome` from the durable records (its stored result, its child's ResultWriter entry);
+        while it runs, the Map Run's item counts; before it starts, the manifest and the stored results."""
+        stored = self.result_ids
+        counts = self.map_run_counts()
+        closed = self.map_run is not None and self.map_run.get("status") != "RUNNING"
+        if closed and self.map_run_files is not None and self.entries():
+            children = self.map_run_entries_by_document()
+            outcomes = [
+                document_outcome(entry.document_id in stored, children.get(entry.document_id))
+                for entry in self.entries()
+            ]
+            return {
+                "total": len(outcomes),
+                "succeeded": outcomes.count("succeeded"),
+                "failed": outcomes.count("failed"),
+                "running": 0,
+                "pending": outcomes.count("pending"),
+                "results_stored": len(stored),
+            }
+        if counts is not None:
+            total = counts.get("total", 0)
+            failed = counts.get("failed", 0) + counts.get("timedOut", 0) + counts.get("aborted", 0)
+            running = counts.get("running", 0)
+            succeeded = max(counts.get("succeeded", 0), 0)
+        else:
+            total = self.manifest.count if self.manifest else 0
+            failed = running = 0
+            succeeded = len(stored)
+        return {
+            "total": total,
+            "succeeded": succeeded,
+            "failed": failed,
+            "running": running,
+            "pending": max(total - succeeded - failed - running, 0),
+            "results_stored": len(stored),
+        }
 
     def map_run_counts(self) -> dict[str, int] | None:
         if self.map_run is None:

@@ -14,12 +14,13 @@ import getpass
 import hashlib
 import io
 import urllib.request
+import uuid
 import zipfile
 from typing import Any
 
 from botocore.exceptions import ClientError
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from docagent.operator.context import (
     EXIT_BAD_REQUEST,
@@ -41,10 +42,10 @@ from functions.model.base import PROMPTS_DIR
 from functions.models import prompt_file_name
 from stacks import outputs as names
 
-REDRIVE_WINDOW = dt.timedelta(days=14)  # shared spec R3
+REDRIVE_WINDOW = dt.timedelta(days=14)
 HISTORY_LIMIT = 25_000
-MAP_RUN_REDRIVE_LIMIT = 1_000  # shared spec M3
-NEW_MAP_RUN_ERRORS = frozenset({"States.DataLimitExceeded", "States.Runtime"})  # shared spec M4
+MAP_RUN_REDRIVE_LIMIT = 1_000
+NEW_MAP_RUN_ERRORS = frozenset({"States.DataLimitExceeded", "States.Runtime"})
 BLOCKING_DRIFT = ("model_id", "prompt_version", "prompt_sha256")
 
 
@@ -170,29 +171,29 @@ def eligibility(
     status = str(described["status"])
     reasons: list[dict[str, str]] = []
     if status == "SUCCEEDED":
-        reasons.append(_reason("Succeeded", "the job succeeded: there is nothing to redrive (R3)"))
+        reasons.append(_reason("Succeeded", "the job succeeded: there is nothing to redrive"))
     elif status == "RUNNING":
-        reasons.append(_reason("Running", "the job is still running: only a closed job can be redriven (R3)"))
+        reasons.append(_reason("Running", "the job is still running: only a closed job can be redriven"))
     stopped = as_datetime(described.get("stopDate"))
     if status != "RUNNING" and stopped is not None and now() - stopped > REDRIVE_WINDOW:
         reasons.append(
-            _reason("TooOld", f"the job closed {iso(stopped)}, more than 14 days ago: start a new job (R3)")
+            _reason("TooOld", f"the job closed {iso(stopped)}, more than 14 days ago: start a new job")
         )
     machine = records.ctx.client("stepfunctions").describe_state_machine(
         stateMachineArn=str(described.get("stateMachineArn") or records.ctx.state_machine_arn)
     )
     if machine.get("type") == "EXPRESS":
-        reasons.append(_reason("Express", "Express executions cannot be redriven (R3)"))
+        reasons.append(_reason("Express", "Express executions cannot be redriven"))
     events = len(records.history)
     estimate = _estimated_events(records.definition, will_states)
     if events >= HISTORY_LIMIT - 1:
-        reasons.append(_reason("HistoryLimit", f"the history has {events} events; the limit is 24,999 (R3)"))
+        reasons.append(_reason("HistoryLimit", f"the history has {events} events; the limit is 24,999"))
     elif events + estimate >= HISTORY_LIMIT:
         reasons.append(
             _reason(
                 "HistoryNearLimit",
                 f"the history has {events} events and the redrive may add up to {estimate}: it would cross "
-                "the 25,000-event limit mid-run; start a new job for the unfinished documents (R3)",
+                "the 25,000-event limit mid-run; start a new job for the unfinished documents",
             )
         )
     map_redrives = int((records.map_run or {}).get("redriveCount") or 0)
@@ -201,7 +202,7 @@ def eligibility(
             _reason(
                 "MapRunRedriveLimit",
                 f"the Map Run was redriven {map_redrives} times; at 1,000 another redrive fails with "
-                "States.Runtime: start a new job for the unfinished documents (M3)",
+                "States.Runtime: start a new job for the unfinished documents",
             )
         )
     if not reasons and described.get("redriveStatus") == "NOT_REDRIVABLE":
@@ -269,7 +270,7 @@ def plan_redrive(records: JobRecords, *, allow_version_drift: bool) -> dict[str,
     rerun_reason = rerun_everything(records, failed_state, will_states)
     if rerun_reason:
         warnings.append(
-            f"{rerun_reason}: the redrive runs every document again (M4); documents with a stored result "
+            f"{rerun_reason}: the redrive runs every document again; documents with a stored result "
             "return it without new model calls"
         )
     map_name = map_state_name(definition)
@@ -353,9 +354,41 @@ def record_drift(records: JobRecords, plan: dict[str, Any], outcome: str) -> str
     return key
 
 
-def _client_token(job_id: str, redrive_number: int) -> str:
-    """The same CLI redrive repeated quickly is one redrive (R7); at most 64 characters."""
-    return f"docagent-{hashlib.sha256(job_id.encode()).hexdigest()[:32]}-{redrive_number}"
+def _client_token(job_id: str) -> str:
+    """This command's own client token (at most 64 characters): an SDK retry of its call is the same redrive
+    (shared spec R7), and a concurrent command's call, with another token, is refused while the job runs
+    again, which is how only the command that redrove says so."""
+    return f"docagent-{hashlib.sha256(job_id.encode()).hexdigest()[:16]}-{uuid.uuid4().hex}"
+
+
+def already_redriven(records: JobRecords, since: int) -> bool:
+    """The job was redriven after ``since`` redrives (by another command) and runs or ran again."""
+    records.refresh()
+    described = records.require_execution()
+    return int(described.get("redriveCount") or 0) > since and described.get("status") != "FAILED"
+
+
+def _mark_already_redriven(plan: dict[str, Any], records: JobRecords) -> None:
+    described = records.require_execution()
+    count = int(described.get("redriveCount") or 0)
+    plan.update(
+        {
+            "eligible": False,
+            "already_redriven": True,
+            "status": described.get("status"),
+            "redrive_count": count,
+            "redrive_date": iso(described.get("redriveDate")),
+            "error": None,
+            "exit_code": EXIT_OK,
+        }
+    )
+    plan["reasons"] = [
+        _reason(
+            "AlreadyRedriven",
+            f"the job was already redriven (redrive {count} at {iso(described.get('redriveDate'))}) and is "
+            f"{described.get('status')}: follow it with `docagent status {records.job_id} --watch`",
+        )
+    ]
 
 
 def armed_fault(records: JobRecords) -> dict[str, Any] | None:
@@ -397,11 +430,17 @@ def cmd_redrive(args: argparse.Namespace) -> int:
         {
             "dry_run": bool(args.dry_run),
             "redriven": False,
+            "already_redriven": False,
             "redrive_date": None,
             "drift_recorded": None,
             "final": None,
         }
     )
+    codes = [reason["code"] for reason in plan["reasons"]]
+    if codes == ["Running"] and plan["redrive_count"] > 0:  # running again after a redrive: nothing to do
+        _mark_already_redriven(plan, records)
+        emit(args, plan, lambda: _print_plan(plan))
+        return EXIT_OK
     if not plan["eligible"]:
         plan["error"] = "; ".join(reason["message"] for reason in plan["reasons"])
         plan["exit_code"] = EXIT_BAD_REQUEST
@@ -416,11 +455,17 @@ def cmd_redrive(args: argparse.Namespace) -> int:
         plan["model_breaker_cleared"] = clear_model_breaker(records)
         response = ctx.client("stepfunctions").redrive_execution(
             executionArn=records.execution_arn,
-            clientToken=_client_token(records.job_id, plan["redrive_count"] + 1),
+            clientToken=_client_token(records.job_id),
         )
     except ClientError as error:
         if plan["drift_recorded"]:
             record_drift(records, plan, f"refused: {client_error_code(error)}")
+        if client_error_code(error) == "ExecutionNotRedrivable" and already_redriven(
+            records, plan["redrive_count"]
+        ):
+            _mark_already_redriven(plan, records)  # a concurrent command redrove it first
+            emit(args, plan, lambda: _print_plan(plan))
+            return EXIT_OK
         message = error.response.get("Error", {}).get("Message", str(error))
         plan.update(
             {
@@ -444,7 +489,7 @@ def cmd_redrive(args: argparse.Namespace) -> int:
         plan["final"] = final.as_json()
         code = EXIT_JOB_FAILED if final.status in FAILED_STATUSES else EXIT_OK
         if not args.json:
-            Console().print(
+            wide_console().print(
                 f"job {records.job_id}: {final.status}" + (f" ({final.error})" if final.error else "")
             )
     if args.json:
@@ -455,15 +500,22 @@ def cmd_redrive(args: argparse.Namespace) -> int:
 def _print_plan(plan: dict[str, Any]) -> None:
     out = wide_console()
     job = plan["job_id"]
+    if plan.get("already_redriven"):
+        out.print(
+            Text.assemble((f"job {job}: already redriven", "green"), f" ({plan['reasons'][0]['message']})")
+        )
+        return
     if plan["eligible"]:
         verb = "would redrive" if plan["dry_run"] else ("redriven" if plan["redriven"] else "can redrive")
-        out.print(f"[green]job {job}: {verb}[/green] from {plan['failed_state']} ({plan['error']})")
+        out.print(
+            Text.assemble((f"job {job}: {verb}", "green"), f" from {plan['failed_state']} ({plan['error']})")
+        )
     else:
-        out.print(f"[red]job {job} cannot be redriven[/red] ({plan['status']}):")
+        out.print(Text.assemble((f"job {job} cannot be redriven", "red"), f" ({plan['status']}):"))
         for reason in plan["reasons"]:
-            out.print(f"  [red]{reason['code']}[/red]: {reason['message']}")
+            out.print(Text.assemble("  ", (reason["code"], "red"), f": {reason['message']}"))
     for warning in plan["warnings"]:
-        out.print(f"  [yellow]note[/yellow]: {warning}")
+        out.print(Text.assemble("  ", ("note", "yellow"), f": {warning}"))
     will = plan["will_run"]
     if will["states"]:
         out.print(f"  states that run again: {flow_text(will['states'], will['conditional_states'])}")
@@ -483,10 +535,13 @@ def _print_plan(plan: dict[str, Any]) -> None:
     elif plan["failed_state"]:
         out.print("  documents that run again: none")
     for difference in plan["versions"].get("differences", []):
-        marker = "[red]drift[/red]" if difference["blocking"] else "[yellow]changed[/yellow]"
+        marker = ("drift", "red") if difference["blocking"] else ("changed", "yellow")
         out.print(
-            f"  {marker} {difference['field']}: pinned {difference['pinned']}, "
-            f"deployed {difference['deployed']}"
+            Text.assemble(
+                "  ",
+                marker,
+                f" {difference['field']}: pinned {difference['pinned']}, deployed {difference['deployed']}",
+            )
         )
     if plan.get("drift_recorded"):
         out.print(f"  drift recorded in {plan['drift_recorded']}")

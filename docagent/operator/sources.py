@@ -6,11 +6,14 @@ result (DocumentTooLarge), as on every path, a console start included (docs/desi
 from __future__ import annotations
 
 import argparse
+import errno
 import hashlib
 import json
+import os
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -20,6 +23,7 @@ from docagent.operator.records import READ_WORKERS, client_error_code
 from functions import storage
 from functions.documents import CONVERSE_FORMATS, detect_format
 from functions.errors import DocumentFormatUnsupported, DocumentNotUtf8, DocumentRejected
+from functions.logic.prepare_job import configured_sources, outside_sources
 from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks import outputs as names
 
@@ -34,6 +38,18 @@ class Document:
     path: Path | None = None
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A --from-dir entry that is not uploaded: a link out of the folder, a link loop, a broken link, or no
+    regular file (a FIFO, a device)."""
+
+    path: str  # relative to --from-dir
+    reason: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
 @dataclass
 class Source:
     kind: str  # prefix | manifest | from_dir
@@ -43,6 +59,7 @@ class Source:
     documents: list[Document] = field(default_factory=list)
     # Over MAX_DOCUMENT_BYTES: started anyway, the job rejects each one (DocumentTooLarge, in its result).
     too_large: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # --from-dir: entries not uploaded, and why
 
     def request_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"bucket": self.bucket}
@@ -57,11 +74,12 @@ class Source:
 class Limits:
     max_document_bytes: int
     max_documents: int
+    source_locations: str = ""  # SOURCE_LOCATIONS (empty: the job bucket's incoming/ root)
 
 
 def deployed_limits(ctx: OperatorContext) -> Limits:
-    """MAX_DOCUMENT_BYTES / MAX_DOCUMENTS as the deployed prepare_job function has them (the size limit
-    only says which documents `start` reports as to be rejected; it refuses nothing)."""
+    """MAX_DOCUMENT_BYTES / MAX_DOCUMENTS / SOURCE_LOCATIONS as the deployed prepare_job function has them
+    (the size limit only says which documents `start` reports as to be rejected; it refuses nothing)."""
     try:
         name = ctx.output(names.function_name_output(names.PREPARE_JOB))
         environment = (
@@ -72,6 +90,27 @@ def deployed_limits(ctx: OperatorContext) -> Limits:
     return Limits(
         max_document_bytes=int(environment.get("MAX_DOCUMENT_BYTES", DEFAULT_MAX_DOCUMENT_BYTES)),
         max_documents=int(environment.get("MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS)),
+        source_locations=str(environment.get("SOURCE_LOCATIONS", "")),
+    )
+
+
+def check_sources(ctx: OperatorContext, bucket: str, wanted: list[str], limits: Limits) -> None:
+    """OutsideSourceLocations naming every key (or the prefix) that no configured source location holds, as
+    PrepareJob would refuse it once started (docs/design.md, "Source locations")."""
+    sources = configured_sources(limits.source_locations, ctx.bucket)
+    outside = outside_sources(bucket, wanted, sources)
+    if not outside:
+        return
+    configured = [f"s3://{source_bucket}/{prefix}" for source_bucket, prefix in sources]
+    named = [f"s3://{bucket}/{key}" for key in outside]
+    shown = ", ".join(named[:SHOWN_OFFENDERS])
+    more = f" (+{len(named) - SHOWN_OFFENDERS} more)" if len(named) > SHOWN_OFFENDERS else ""
+    raise RefusedError(
+        "OutsideSourceLocations",
+        f"{shown}{more} {'is' if len(named) == 1 else 'are'} outside the configured source locations "
+        f"({', '.join(configured)}): put the documents under one of them, or add the location to "
+        "source_locations in cdk.json and deploy (that grants the functions read access to it)",
+        details={"outside": named, "source_locations": configured},
     )
 
 
@@ -181,6 +220,7 @@ def _documents_from_heads(heads: dict[str, dict[str, Any] | str]) -> list[Docume
 
 def source_from_prefix(ctx: OperatorContext, text: str, limits: Limits) -> Source:
     bucket, prefix = parse_s3_location(text, ctx.bucket)
+    check_sources(ctx, bucket, [prefix], limits)
     keys: list[str] = []
     try:
         for page in ctx.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
@@ -263,6 +303,7 @@ def source_from_manifest(ctx: OperatorContext, file: str, limits: Limits) -> Sou
             details={"documents": duplicates},
         )
     chosen = buckets.pop() if buckets else ctx.bucket
+    check_sources(ctx, chosen, keys, limits)
     _too_many([Document(key, 0) for key in keys], limits)
     _check_bucket(ctx, chosen, f"named by manifest {file}" if buckets else "the job bucket")
     source = Source("manifest", chosen, keys=keys)
@@ -288,22 +329,81 @@ def _streamed_md5(path: Path) -> str:
         return hashlib.file_digest(file, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
 
 
+def _resolved_link(entry: os.DirEntry[str]) -> Path | str:
+    """Where a symbolic link leads (the real path), or why it leads nowhere."""
+    try:
+        return Path(entry.path).resolve(strict=True)
+    except RuntimeError:  # Python 3.11 and 3.12 report a loop of links so
+        return "a loop of symbolic links"
+    except OSError as error:  # 3.13: ELOOP; a missing target: FileNotFoundError
+        if error.errno == errno.ELOOP:
+            return "a loop of symbolic links"
+        return f"a broken symbolic link (to {os.readlink(entry.path)})"
+
+
+def folder_files(root: Path) -> tuple[list[tuple[str, Path]], list[Skipped]]:
+    """The regular files under ``root`` as (name relative to root, real path), dot names left out, and what
+    was skipped. A symbolic link is followed only when it leads inside ``root`` (each link once, where it is);
+    a link out of the folder, a broken link, a link back into a folder it is in (a loop) and anything that is
+    no regular file (a FIFO, a device) are skipped with the reason, never read."""
+    real_root = root.resolve()
+    files: list[tuple[str, Path]] = []
+    skipped: list[Skipped] = []
+
+    def walk(directory: Path, relative: PurePosixPath, walking: frozenset[Path]) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError as error:
+            skipped.append(Skipped(relative.as_posix(), f"cannot be listed ({error.strerror or error})"))
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            name = relative / entry.name
+            target: Path | str = Path(entry.path)
+            if entry.is_symlink():
+                target = _resolved_link(entry)
+                if isinstance(target, Path) and not target.is_relative_to(real_root):
+                    target = f"a symbolic link out of the folder (to {target})"
+            if isinstance(target, str):
+                skipped.append(Skipped(name.as_posix(), target))
+                continue
+            try:
+                mode = target.stat().st_mode
+            except OSError as error:
+                skipped.append(Skipped(name.as_posix(), f"cannot be read ({error.strerror or error})"))
+                continue
+            if stat.S_ISDIR(mode) and target in walking:
+                skipped.append(Skipped(name.as_posix(), "a loop: a symbolic link to a folder it is in"))
+            elif stat.S_ISDIR(mode):
+                walk(target, name, walking | {target})
+            elif stat.S_ISREG(mode):
+                files.append((name.as_posix(), target))
+            else:
+                skipped.append(Skipped(name.as_posix(), "not a regular file"))
+
+    walk(real_root, PurePosixPath(), frozenset({real_root}))
+    return files, skipped
+
+
 def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: Limits) -> Source:
     root = Path(directory)
     if not root.is_dir():
         raise RefusedError("DirectoryNotFound", f"{directory} is not a directory")
-    files = sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
-    )
+    prefix = storage.incoming_prefix(job_id)
+    check_sources(ctx, ctx.bucket, [prefix], limits)
+    files, skipped = folder_files(root)
     if not files:
-        raise RefusedError("NoDocuments", f"{directory} holds no files: the job would have no documents")
-    _too_many([Document(str(path), 0) for path in files], limits)
+        why = f" ({len(skipped)} skipped: {', '.join(item.path for item in skipped[:SHOWN_OFFENDERS])})"
+        raise RefusedError(
+            "NoDocuments",
+            f"{directory} holds no files{why if skipped else ''}: the job would have no documents",
+            details={"skipped": [item.as_json() for item in skipped]},
+        )
+    _too_many([Document(relative, 0) for relative, _ in files], limits)
     documents: list[Document] = []
     unreadable: list[str] = []
-    for path in files:
-        relative = path.relative_to(root).as_posix()
+    for relative, path in files:
         try:
             size = path.stat().st_size
             # A file over the limit is uploaded unread (its md5 streamed) and rejected by the job, in its own
@@ -327,7 +427,7 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
         "Convert or remove them.",
     )
     problems.refuse()
-    return Source("from_dir", ctx.bucket, prefix=storage.incoming_prefix(job_id), documents=documents)
+    return Source("from_dir", ctx.bucket, prefix=prefix, documents=documents, skipped=skipped)
 
 
 def read_source(ctx: OperatorContext, args: argparse.Namespace, job_id: str) -> Source:

@@ -17,6 +17,7 @@ import datetime as dt
 from collections import defaultdict
 from typing import Any
 
+from rich.text import Text
 from rich.tree import Tree
 
 from docagent.operator import logs as job_logs
@@ -300,7 +301,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return exit_code_for(str(described.get("status")))
 
 
-def _label(span: dict[str, Any]) -> str:
+def _label(span: dict[str, Any]) -> Text:
     colour = {"completed": "green", "killed": "bold red", "failed": "red", "unfinished": "yellow"}
     status = span["status"]
     duration = f" {span['duration_ms']:.0f} ms" if span.get("duration_ms") is not None else ""
@@ -312,13 +313,18 @@ def _label(span: dict[str, Any]) -> str:
     model = ""
     if span["step"] == "model_call" and "gen_ai.request.model" in genai:
         model = (
-            f" [dim]{genai['gen_ai.request.model']} in {genai.get('gen_ai.usage.input_tokens')} / "
-            f"out {genai.get('gen_ai.usage.output_tokens')} tokens[/dim]"
+            f" {genai['gen_ai.request.model']} in {genai.get('gen_ai.usage.input_tokens')} / "
+            f"out {genai.get('gen_ai.usage.output_tokens')} tokens"
         )
     where = attempt if span["parent_span_id"] is None else ""
     if span["attributes"].get("durable_record_reused"):
-        model += " [dim](its durable record: not run again)[/dim]"
-    return f"{span['name']}{where}: [{colour.get(status, 'white')}]{status}[/]{duration}{outcome}{model}"
+        model += " (its durable record: not run again)"
+    return Text.assemble(
+        f"{span['name']}{where}: ",
+        (status, colour.get(status, "white")),
+        f"{duration}{outcome}",
+        (model, "dim"),
+    )
 
 
 def _add(tree: Tree, span: dict[str, Any]) -> None:
@@ -329,8 +335,11 @@ def _add(tree: Tree, span: dict[str, Any]) -> None:
 
 def print_trace(trace: dict[str, Any], *, show_all: bool) -> None:
     root = Tree(
-        f"[bold]job {trace['job_id']}[/bold] {trace['status']} · trace {trace['trace_id']} · "
-        f"redrives {trace['redrive_count']} · {trace['spans']} spans"
+        Text.assemble(
+            (f"job {trace['job_id']}", "bold"),
+            f" {trace['status']} · trace {trace['trace_id']} · "
+            f"redrives {trace['redrive_count']} · {trace['spans']} spans",
+        )
     )
     events = root.add("execution")
     for event in trace["events"]:
@@ -353,7 +362,7 @@ def print_trace(trace: dict[str, Any], *, show_all: bool) -> None:
         for attempt in doc["spans"]:
             _add(node, attempt)
         if doc["status"] != "completed" and doc["not_reached"]:
-            node.add(f"[dim]not reached: {', '.join(doc['not_reached'])}[/dim]")
+            node.add(Text(f"not reached: {', '.join(doc['not_reached'])}", "dim"))
     for step in trace["steps"][1:]:
         _job_step(root, step)
     if trace.get("xray"):
@@ -365,7 +374,7 @@ def print_trace(trace: dict[str, Any], *, show_all: bool) -> None:
 
 def _job_step(root: Tree, step: dict[str, Any]) -> None:
     if not step["spans"]:
-        root.add(f"{step['step']}: [dim]not reached[/dim]")
+        root.add(Text.assemble(f"{step['step']}: ", ("not reached", "dim")))
         return
     node = root.add(f"{step['step']}: {step['status']} · {step['attempts']} attempts")
     for span in step["spans"]:

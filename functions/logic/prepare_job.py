@@ -36,7 +36,15 @@ from functions.settings import Settings, get_settings
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-__all__ = ["check_source_location", "document_id_for", "pinned_versions", "prepare_job", "request_sha256"]
+__all__ = [
+    "check_source_location",
+    "configured_sources",
+    "document_id_for",
+    "outside_sources",
+    "pinned_versions",
+    "prepare_job",
+    "request_sha256",
+]
 
 
 def parse_event(event: dict[str, Any]) -> tuple[JobRequest, str]:
@@ -58,17 +66,24 @@ def request_sha256(request: JobRequest) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def configured_sources(settings: Settings) -> list[tuple[str, str]]:
+def configured_sources(source_locations: str, job_bucket: str) -> list[tuple[str, str]]:
     """SOURCE_LOCATIONS as (bucket, prefix); a job-bucket prefix gets the job bucket's name, and an empty
     setting means the job bucket's incoming root."""
     located = []
-    for entry in (part.strip() for part in (settings.source_locations or storage.INCOMING_ROOT).split(",")):
+    for entry in (part.strip() for part in (source_locations or storage.INCOMING_ROOT).split(",")):
         if entry.startswith("s3://"):
             bucket, _, prefix = entry[len("s3://") :].partition("/")
             located.append((bucket, prefix))
         elif entry:
-            located.append((settings.bucket_name, entry))
+            located.append((job_bucket, entry))
     return located
+
+
+def outside_sources(bucket: str, wanted: list[str], sources: list[tuple[str, str]]) -> list[str]:
+    """The keys (or prefixes) of ``wanted`` in ``bucket`` that no configured source location holds. The CLI's
+    ``docagent start`` refuses with the same check before anything starts."""
+    allowed = [prefix for source_bucket, prefix in sources if source_bucket == bucket]
+    return [key for key in wanted if not any(key.startswith(prefix) for prefix in allowed)]
 
 
 def check_source_location(request: JobRequest, settings: Settings) -> None:
@@ -76,14 +91,14 @@ def check_source_location(request: JobRequest, settings: Settings) -> None:
     map-run results or ticket ledger the product writes: anything else is refused, naming the location and the
     setting that would allow it."""
     bucket = request.bucket or settings.bucket_name
-    allowed = [prefix for source_bucket, prefix in configured_sources(settings) if source_bucket == bucket]
-    configured = ", ".join(f"s3://{b}/{p}" for b, p in configured_sources(settings))
+    sources = configured_sources(settings.source_locations, settings.bucket_name)
+    configured = ", ".join(f"s3://{b}/{p}" for b, p in sources)
     fix = (
         f"documents come only from the configured source locations ({configured}); to use it, add it to "
         "source_locations in cdk.json (that grants the functions read access to it) and deploy"
     )
     wanted = [request.prefix] if request.prefix is not None else list(request.documents or [])
-    outside = [key for key in wanted if not any(key.startswith(prefix) for prefix in allowed)]
+    outside = outside_sources(bucket, wanted, sources)
     if outside:
         shown = ", ".join(f"s3://{bucket}/{key}" for key in outside[:3])
         more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""

@@ -42,12 +42,14 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
 
     refusals = {
         "cli-refused-empty": (["--from-dir", str(empty)], "NoDocuments"),
-        "cli-refused-prefix": (["--prefix", f"s3://{bucket}/no-such-prefix/"], "PrefixNotFound"),
-        "cli-refused-bucket": (["--prefix", "s3://no-such-bucket-here/x/"], "BucketNotFound"),
+        "cli-refused-prefix": (["--prefix", f"s3://{bucket}/incoming/no-such-prefix/"], "PrefixNotFound"),
+        # Outside the source locations (incoming/ of the job bucket): refused before anything is read.
+        "cli-refused-outside": (["--prefix", f"s3://{bucket}/jobs/"], "OutsideSourceLocations"),
+        "cli-refused-bucket": (["--prefix", "s3://no-such-bucket-here/x/"], "OutsideSourceLocations"),
         "cli-refused-binary": (["--from-dir", str(binary)], "DocumentUnreadable"),
         "cli-refused-missing": (["--manifest", str(missing)], "DocumentMissing"),
         "cli-refused-nothing": (["--manifest", str(nothing)], "NoDocuments"),
-        "cli-refused-elsewhere": (["--manifest", str(elsewhere)], "BucketNotFound"),
+        "cli-refused-elsewhere": (["--manifest", str(elsewhere)], "OutsideSourceLocations"),
         "cli-refused-mixed": (["--from-dir", str(mixed)], "DocumentUnreadable"),
         "cli-refused-fault": (["--from-dir", str(binary), "--fault", "{not json"], "InvalidJobRequest"),
     }
@@ -63,7 +65,7 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     code, answer = docagent("start", "--job-id=-looks-like-an-option", "--from-dir", str(empty))
     assert (code, answer["error_type"]) == (2, "InvalidJobId")
     code, answer = docagent("start", "--job-id", "cli-refused-elsewhere", "--manifest", str(elsewhere))
-    assert "no-such-bucket-here" in answer["error"], "the missing bucket is named"
+    assert "s3://no-such-bucket-here/a.txt" in answer["error"], "the key outside is named"
     code, answer = docagent("start", "--job-id", "cli-refused-mixed", "--from-dir", str(mixed))
     unreadable = sorted(answer["problems"]["DocumentUnreadable"])
     assert [name.split(" ")[0] for name in unreadable] == ["notes.txt", "scan.pdf"], "every one at once"

@@ -311,7 +311,14 @@ def test_status_counts_rejected_documents_apart_from_ok():
     }
     records = fake_job(
         require_execution=lambda: {"status": "SUCCEEDED"},
-        map_run_counts=lambda: {"total": 3, "succeeded": 3},
+        document_counts=lambda: {
+            "total": 3,
+            "succeeded": 3,
+            "failed": 0,
+            "running": 0,
+            "pending": 0,
+            "results_stored": 3,
+        },
         result_ids=set(results),
         results=results,
         map_run=None,
@@ -320,7 +327,9 @@ def test_status_counts_rejected_documents_apart_from_ok():
     )
     current = snapshot(records)
     assert current.documents["succeeded"] == 3 and current.documents["rejected"] == 1
-    assert progress_detail(current).startswith("[green]2 ok[/green] · [yellow]1 rejected[/yellow]")
+    detail = progress_detail(current)
+    assert detail.plain.startswith("2 ok · 1 rejected")
+    assert [str(span.style) for span in detail.spans][:2] == ["green", "yellow"]
     assert snapshot(records, count_rejected=False).documents["rejected"] == 0
 
 

@@ -13,8 +13,21 @@ from rich.console import Console
 
 from docagent import project
 
-console = Console(stderr=True)
+console = Console(stderr=True, markup=False)
 DEFAULT_OUT = "docs/experiment"
+PLOTS_MISSING = (
+    "matplotlib is not installed: the plots are skipped, the table is written "
+    "(pip install -e '.[experiment]', or `make experiment`)"
+)
+
+
+def plots_available() -> bool:
+    """matplotlib (the experiment extra) can be imported."""
+    try:
+        import matplotlib  # noqa: F401, PLC0415 (an optional extra: only asked whether it is there)
+    except ImportError:
+        return False
+    return True
 
 
 def add_parser(
@@ -118,6 +131,10 @@ def run_command(args: argparse.Namespace) -> int:
     strategies = [name.strip() for name in args.strategies.split(",")] if args.strategies else None
     if args.batch_size < 1:
         raise OperatorError("--batch-size must be at least 1")
+    # Said before the runs, not after them: without the extra, only the plots are left out.
+    plots_skipped = None if args.no_plots or plots_available() else PLOTS_MISSING
+    if plots_skipped and not args.json:
+        console.print(f"note: {plots_skipped}", soft_wrap=True)
 
     def progress(run: Run) -> None:
         where = "crash-free" if run.kill_at is None else f"killed at {run.kill_at}"
@@ -148,7 +165,8 @@ def run_command(args: argparse.Namespace) -> int:
         raise OperatorError(str(error)) from None
     out_dir = Path(args.out) if Path(args.out).is_absolute() else project.ROOT / args.out
     out_dir.mkdir(parents=True, exist_ok=True)
-    if args.no_plots:
+    summary["plots_skipped"] = plots_skipped
+    if args.no_plots or plots_skipped:
         (out_dir / report.JSON_FILE).write_text(json.dumps(summary, indent=1) + "\n")
         (out_dir / report.TABLE_FILE).write_text(report.markdown_table(summary))
         written = [out_dir / report.JSON_FILE, out_dir / report.TABLE_FILE]
