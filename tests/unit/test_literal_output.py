@@ -4,6 +4,7 @@ markup (``approve --by "[/]"`` crashed after the approval went through; ``[draft
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,13 @@ class AcceptingStepFunctions:
 
     def describe_execution(self, executionArn: str) -> dict[str, Any]:  # noqa: N803 (boto3's name)
         return {"executionArn": executionArn, "name": executionArn.rsplit(":", 1)[-1], "status": "RUNNING"}
+
+    def get_execution_history(self, executionArn: str, **_: Any) -> dict[str, Any]:  # noqa: N803
+        """The job's RequestApproval asked with token-1 (approve checks the token against the history)."""
+        payload = {"action": "request", "job_id": executionArn.rsplit(":", 1)[-1], "task_token": "token-1"}
+        parameters = json.dumps({"FunctionName": "f", "Payload": payload})
+        scheduled = {"type": "TaskScheduled", "taskScheduledEventDetails": {"parameters": parameters}}
+        return {"events": [scheduled]}
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
