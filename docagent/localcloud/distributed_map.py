@@ -213,7 +213,8 @@ def _eval_pool(self: DistributedItemProcessorWorker, job: Job | None, worker_fra
         worker_frame.delete_frame(job_frame)
         # Evaluation terminates here due to an exception in the job, or the worker was stopped.
         next_job = None
-        if not (isinstance(job.job_output, Exception) or self.stopped()):  # type: ignore[no-untyped-call]
+        stopped = self.stopped() or not worker_frame.is_running()  # type: ignore[no-untyped-call]
+        if not (isinstance(job.job_output, Exception) or stopped):  # the execution stopped: start no more
             next_job = self._job_pool.next_job()
         if next_job is None:
             # The frame is closed before the job, so the owner environment is updated before the Map
@@ -274,8 +275,8 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
     job.job_output = outcome.output
     outcome.resume_from = _last_entered_state(env, program) if outcome.status in NOT_SUCCEEDED else None
     current_observer().outcomes_changed(memory, [outcome], durable=True)
-    if outcome.status in NOT_SUCCEEDED:
-        with memory.lock:
+    if outcome.status in NOT_SUCCEEDED and not isinstance(env.program_state(), ProgramStopped):
+        with memory.lock:  # (children of a stopped execution are aborted with it, not counted as failures)
             if memory.threshold_exceeded(item_weights(memory.items, extras)):
                 job.job_output = _failure(
                     env,

@@ -20,6 +20,10 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_conformance.py. Belongs in moto: yes.
 - redrive.py: RedriveExecution (shared spec R1-R7), variables kept.
   Test: integration/test_conformance.py, test_sfn_cli.py. Belongs in moto: yes.
+- stop.py: StopExecution as documented (ABORTED at once with error and cause, Map Runs aborted, the
+  execution's task tokens closed). Test: integration/test_sfn_stop.py. Belongs in moto: yes.
+- history.py: GetExecutionHistory honours maxResults, nextToken, reverseOrder, includeExecutionData.
+  Test: integration/test_sfn_stop.py. Belongs in moto: yes.
 - executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``.
   Test: integration/test_sfn_cli.py. Belongs in moto: yes.
 - validation.py: definitions validated; ValidateStateMachineDefinition.
@@ -73,12 +77,14 @@ from docagent.localcloud import (
     distributed_map,
     executions,
     heartbeat,
+    history,
     item_reader,
     jsonata,
     mock_config,
     redrive,
     s3_key_index,
     s3_listing,
+    stop,
     test_state,
     validation,
 )
@@ -299,6 +305,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         HeartbeatEndpoint.__init__ = _scaled_heartbeat  # type: ignore[method-assign]
         distributed_map.install()
         redrive.install()
+        stop.install()
+        history.install()
         executions.install()
         validation.install()
         jsonata.install()

@@ -171,6 +171,11 @@ def follow(
         ) from None
 
 
+def status_label(status: str) -> str:
+    """The status as the operator reads it: ABORTED is what StopExecution leaves."""
+    return "ABORTED (stopped)" if status == "ABORTED" else status
+
+
 def progress_detail(current: Snapshot) -> str:
     documents = current.documents
     rejected = documents["rejected"]
@@ -181,7 +186,9 @@ def progress_detail(current: Snapshot) -> str:
         parts.append(f"[red]{documents['failed']} failed[/red]")
     parts.append(f"{documents['running']} running · {documents['pending']} pending")
     state = current.current_state or "-"
-    parts.append(f"{current.status} in {state}" if current.status == "RUNNING" else current.status)
+    parts.append(
+        f"{current.status} in {state}" if current.status == "RUNNING" else status_label(current.status)
+    )
     if current.redrive_count:
         parts.append(f"redrives {current.redrive_count}")
     return " · ".join(parts)
