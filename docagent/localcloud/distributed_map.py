@@ -47,7 +47,7 @@ from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
 from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, ProgramStopped
 from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
 
-from docagent.localcloud import map_extras, result_writer
+from docagent.localcloud import map_children, map_extras, result_writer
 from docagent.localcloud.map_extras import (
     AtLeastOnce,
     MapExtras,
@@ -166,6 +166,9 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
             redrive_count=(previous.redrive_count + (not resuming)) if previous else 0,
             # EXPRESS children start again from the first state (M2).
             resume_from=previous.resume_from if previous and not extras.express else None,
+            ended_attempts=previous.ended_attempts
+            if previous
+            else [],  # its history goes on (map_children.py)
         )
     current_observer().outcomes_changed(memory, [memory.outcomes[index] for index in to_run], durable=False)
 
@@ -241,6 +244,7 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
     outcome = memory.outcomes[job.job_index]
     outcome.status, outcome.started = "RUNNING", now()
     env.event_manager = EventManager()  # the child's own history, to know where it stopped
+    map_children.attempt_started(outcome, cast(list[dict[str, Any]], env.event_manager._history_event_list))
     current_observer().child_started(memory, outcome, env.event_manager)
     program = job.job_program
     try:
@@ -266,6 +270,7 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
         outcome.status, outcome.error, outcome.cause = "FAILED", "States.Runtime", str(error)
     finally:
         outcome.stopped = now()
+        map_children.attempt_ended(outcome)
         status_counter = {"SUCCEEDED": "succeeded", "FAILED": "failed", "TIMED_OUT": "timed_out"}
         for counter, weight in counted:
             counter.running.offset(-weight)

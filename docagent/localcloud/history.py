@@ -13,60 +13,16 @@ moto answered every event, in ascending order, whatever was asked (the AWS CLI's
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from typing import Any
 
 from moto.core.responses import ActionResult
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.executions import AwsError
+from docagent.localcloud import map_children
+from docagent.localcloud.paging import page, page_size
 
-DEFAULT_PAGE_SIZE = 100
-MAX_PAGE_SIZE = 1000
 # Execution data in the events' details: AWS leaves these out with includeExecutionData=false.
 _EXECUTION_DATA = frozenset({"input", "output", "inputDetails", "outputDetails"})
-
-
-def page_size(value: Any) -> int:
-    """``maxResults`` as AWS reads it (None or 0: the default), or ValidationException."""
-    if value is None or value == 0:
-        return DEFAULT_PAGE_SIZE
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PAGE_SIZE:
-        raise AwsError(
-            "ValidationException",
-            f"1 validation error detected: Value '{value}' at 'maxResults' failed to satisfy constraint: "
-            f"Member must have value less than or equal to {MAX_PAGE_SIZE}",
-        )
-    return value
-
-
-def encode_token(scope: dict[str, Any], offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({**scope, "offset": offset}).encode()).decode()
-
-
-def decode_token(token: str | None, scope: dict[str, Any]) -> int:
-    """The offset ``token`` stands for; InvalidToken if it is not one this scope handed out."""
-    if token is None:
-        return 0
-    try:
-        decoded = json.loads(base64.urlsafe_b64decode(token.encode()))
-        offset = int(decoded.pop("offset"))
-    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
-        raise AwsError("InvalidToken", f"Invalid Token: '{token}'") from None
-    if decoded != scope or offset < 0:
-        raise AwsError("InvalidToken", f"Invalid Token: '{token}' (the other arguments changed)")
-    return offset
-
-
-def page(
-    items: list[Any], size: int, token: str | None, scope: dict[str, Any]
-) -> tuple[list[Any], str | None]:
-    """One page of ``items`` and the token of the next (None: this was the last)."""
-    start = decode_token(token, scope)
-    end = start + size
-    return items[start:end], (encode_token(scope, end) if end < len(items) else None)
 
 
 def _without_execution_data(event: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +41,9 @@ def _get_execution_history(self: StepFunctionResponse) -> ActionResult:
     reverse = bool(self._get_param("reverseOrder", False))
     include_data = self._get_param("includeExecutionData", True) is not False
     size = page_size(self._get_param("maxResults"))
-    events: list[dict[str, Any]] = list(self.stepfunction_backend.get_execution_history(arn)["events"])
+    events = map_children.history_of(arn)  # a Distributed Map's child, else an execution of the backend
+    if events is None:
+        events = list(self.stepfunction_backend.get_execution_history(arn)["events"])
     if reverse:
         events.reverse()
     scope = {"arn": arn, "reverse": reverse, "data": include_data}

@@ -22,6 +22,9 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_conformance.py, test_sfn_cli.py. Belongs in moto: yes.
 - stop.py: StopExecution as documented (ABORTED at once with error and cause, Map Runs aborted, the
   execution's task tokens closed). Test: integration/test_sfn_stop.py. Belongs in moto: yes.
+- map_children.py: a Distributed Map's children are executions: ListExecutions --map-run-arn,
+  DescribeExecution, GetExecutionHistory, DescribeStateMachineForExecution; redrive by the parent.
+  Test: integration/test_sfn_map_children.py. Belongs in moto: yes.
 - history.py: GetExecutionHistory honours maxResults, nextToken, reverseOrder, includeExecutionData.
   Test: integration/test_sfn_stop.py. Belongs in moto: yes.
 - executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``.
@@ -80,6 +83,7 @@ from docagent.localcloud import (
     history,
     item_reader,
     jsonata,
+    map_children,
     mock_config,
     redrive,
     s3_key_index,
@@ -305,6 +309,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         HeartbeatEndpoint.__init__ = _scaled_heartbeat  # type: ignore[method-assign]
         distributed_map.install()
         redrive.install()
+        map_children.install()
         stop.install()
         history.install()
         executions.install()

@@ -43,6 +43,7 @@ from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommu
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from docagent.localcloud import map_children
 from docagent.localcloud.executions import AwsError
 
 # The code is AWS's (botocore's SFN docs, looked up 2026-12-01: TaskTimedOut, "the task associated with the
@@ -127,9 +128,15 @@ def _refusing_closed_tokens(original: Any) -> Any:
 
 def _stop_execution_response(self: StepFunctionResponse) -> ActionResult:
     """moto's handler passed neither ``error`` nor ``cause`` on."""
+    arn = self._get_param("executionArn")
+    if map_children.find_child(arn) is not None:  # a README deviation: children are threads of their parent
+        raise AwsError(
+            "ValidationException",
+            f"The local cloud cannot stop one child of a Distributed Map ({arn}): stop its parent execution",
+        )
     execution = stop(
         self.stepfunction_backend,  # type: ignore[arg-type]
-        self._get_param("executionArn"),
+        arn,
         self._get_param("error"),
         self._get_param("cause"),
     )
