@@ -29,8 +29,9 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_sfn_stop.py. Belongs in moto: yes.
 - executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``.
   Test: integration/test_sfn_cli.py. Belongs in moto: yes.
-- validation.py: definitions validated; ValidateStateMachineDefinition.
-  Test: integration/test_sfn_cli.py. Belongs in moto: yes.
+- validation.py: definitions validated; ValidateStateMachineDefinition; each parse keeps its own
+  QueryLanguage scopes (``Preprocessor``). Test: integration/test_sfn_cli.py,
+  integration/test_sfn_parser_isolation.py. Belongs in moto: yes.
 - jsonata.py: the JSONata evaluator and the Step Functions functions.
   Test: unit/test_jsonata.py, integration/test_sfn_cli.py. Belongs in moto: yes.
 - heartbeat.py: a heartbeat timeout is ``States.HeartbeatTimeout`` (and ``States.Timeout`` matches it);
