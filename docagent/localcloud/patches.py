@@ -25,6 +25,9 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
 - map_children.py: a Distributed Map's children are executions: ListExecutions --map-run-arn,
   DescribeExecution, GetExecutionHistory, DescribeStateMachineForExecution; redrive by the parent.
   Test: integration/test_sfn_map_children.py. Belongs in moto: yes.
+- sfn_api.py: the actions and parameters served (docs/sfn-api-coverage.md, from botocore's model); a
+  refused parameter or an action not served is answered with an error that names it.
+  Test: unit/test_sfn_api_coverage.py, integration/test_sfn_stop.py. Belongs in moto: partly.
 - history.py: GetExecutionHistory honours maxResults, nextToken, reverseOrder, includeExecutionData.
   Test: integration/test_sfn_stop.py. Belongs in moto: yes.
 - executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``.
@@ -89,6 +92,7 @@ from docagent.localcloud import (
     redrive,
     s3_key_index,
     s3_listing,
+    sfn_api,
     stop,
     test_state,
     validation,
@@ -312,6 +316,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         redrive.install()
         map_children.install()
         stop.install()
+        sfn_api.install()
         history.install()
         executions.install()
         validation.install()
