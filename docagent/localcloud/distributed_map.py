@@ -65,6 +65,7 @@ from docagent.localcloud.map_run_memory import (
     current_observer,
     event_details,
     execution_arn,
+    forget_state,
     memory_for_map_run,
     memory_for_state,
     now,
@@ -104,7 +105,11 @@ def _eval_body(self: DistributedIterationComponent, env: Environment) -> None:
         pool.pop(record.map_run_arn, None)
         record.map_run_arn = memory.map_run_arn  # type: ignore[misc]
         pool[record.map_run_arn] = record
-    elif memory is not None:  # the Map state runs again: this is a redrive of its Map Run
+    elif memory is not None and memory.attempt == _attempt(env):
+        # Entered again in the same attempt (a loop): a new Map Run, with MapRunStarted (AWS "Distributed Map
+        # state": each time the state runs it starts a Map Run); not a redrive of the previous one.
+        forget_state(key)
+    elif memory is not None:  # the Map state runs again in a redriven execution: a redrive of its Map Run
         if memory.redrive_count >= MAP_RUN_REDRIVE_LIMIT:
             raise _failure(
                 env, StatesErrorNameType.StatesRuntime, "The Map Run redrive limit of 1000 is reached."
@@ -115,6 +120,7 @@ def _eval_body(self: DistributedIterationComponent, env: Environment) -> None:
         pool[record.map_run_arn] = record
         memory.redrive_count += 1
         memory.redrive_date = now()
+        memory.attempt = _attempt(env)
         env.event_manager.add_event(
             context=env.event_history_context,
             event_type=HistoryEventType.MapRunRedriven,
@@ -136,7 +142,7 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
 
     def new_map_run() -> MapRunMemory:
         units = batches(read_items, extras.batcher) if extras.batcher else read_items
-        return MapRunMemory(record.map_run_arn, record.map_state_machine_arn, units)
+        return MapRunMemory(record.map_run_arn, record.map_state_machine_arn, units, attempt=_attempt(env))
 
     memory = remember(key, new_map_run)
     memory.tolerated_failure_count = int(eval_input.tolerated_failure_count or 0)
@@ -190,6 +196,12 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
     if worker_exception is not None:
         raise worker_exception
     env.stack.append([memory.outcomes[index].output for index in range(len(items))])
+
+
+def _attempt(env: Environment) -> int:
+    """The execution's redrive count (redrive.py sets $$.Execution.RedriveCount)."""
+    execution = cast(dict[str, Any], env.states.context_object.context_object_data["Execution"])
+    return int(execution.get("RedriveCount") or 0)
 
 
 def _failure(env: Environment, error: StatesErrorNameType, cause: str) -> FailureEventException:

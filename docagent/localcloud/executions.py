@@ -19,7 +19,10 @@ from typing import Any
 
 from moto.core.exceptions import AWSError as ServiceException
 from moto.core.exceptions import JsonRESTError
+from moto.core.utils import iso_8601_datetime_with_milliseconds
 from moto.stepfunctions.parser import api as parser_api
+from moto.stepfunctions.parser.asl.eval.evaluation_details import ExecutionDetails
+from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
 NAME_MAX = 80
@@ -123,11 +126,22 @@ def _give_parser_errors_their_codes() -> None:
                 value.TYPE = declared
 
 
+def _start_execution_details(self: Execution) -> ExecutionDetails:
+    """``$$.Execution.StartTime`` as AWS gives it, an ISO 8601 string ("2019-03-26T20:14:13.192Z", developer
+    guide "Accessing execution data from the Context object", looked up 2026-12-01). moto put a datetime
+    there: an output holding it failed DescribeExecution with HTTP 500 (and the status-change event)."""
+    details = _original_start_execution_details(self)
+    details.start_time = iso_8601_datetime_with_milliseconds(self.start_date)  # type: ignore[misc]
+    return details
+
+
 _original_start_execution = StepFunctionsParserBackend.start_execution
 _original_create_state_machine = StepFunctionsParserBackend.create_state_machine
+_original_start_execution_details = Execution.get_start_execution_details
 
 
 def install() -> None:
+    Execution.get_start_execution_details = _start_execution_details  # type: ignore[method-assign]
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]
     _give_parser_errors_their_codes()

@@ -69,6 +69,9 @@ class MapRunMemory:
     # Set by a restart of the local cloud (resume.py): the Map state runs again to continue this run,
     # not to redrive it: children that ended keep their outcome, the others run (again).
     resuming: bool = False
+    # The execution's attempt (its redrive count) that started this run: entering the Map state again in the
+    # same attempt (a loop) starts a new Map Run; in a later attempt it redrives this one.
+    attempt: int = 0
 
     def failures(self, weights: list[int] | None = None) -> int:
         return sum(
@@ -168,6 +171,12 @@ def current_observer() -> Observer:
 def memory_for_state(key: tuple[str, str]) -> MapRunMemory | None:
     """The Map Run an execution's Map state ran before (a redrive or a resume runs it again)."""
     return _Registry.by_state.get(key)
+
+
+def forget_state(key: tuple[str, str]) -> None:
+    """The Map state starts a new Map Run: the one it ran before stays known by its ARN."""
+    with _Registry.lock:
+        _Registry.by_state.pop(key, None)
 
 
 def remember(key: tuple[str, str], new: Callable[[], MapRunMemory]) -> MapRunMemory:
