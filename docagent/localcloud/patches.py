@@ -30,7 +30,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: unit/test_sfn_api_coverage.py, integration/test_sfn_stop.py. Belongs in moto: partly.
 - history.py: GetExecutionHistory honours maxResults, nextToken, reverseOrder, includeExecutionData.
   Test: integration/test_sfn_stop.py. Belongs in moto: yes.
-- executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``.
+- executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``,
+  CreateStateMachine's refusals (StateMachineAlreadyExists, logging, EXPRESS callbacks), StartTime as text.
   Test: integration/test_sfn_cli.py. Belongs in moto: yes.
 - validation.py: definitions validated; ValidateStateMachineDefinition; each parse keeps its own
   QueryLanguage scopes (``Preprocessor``). Test: integration/test_sfn_cli.py,

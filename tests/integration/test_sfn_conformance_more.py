@@ -11,8 +11,11 @@ import re
 import time
 from typing import Any
 
+import pytest
+from botocore.exceptions import ClientError
+
 from docagent.localcloud.server import LocalCloud
-from tests.integration.conftest import aws_cli
+from tests.integration.conftest import aws_cli, run_aws_cli
 
 
 def _run(
@@ -70,3 +73,50 @@ def test_a_distributed_map_entered_again_in_a_loop_starts_a_new_map_run(aws: Any
     assert map_events == ["MapRunStarted", "MapRunSucceeded"] * 2
     runs = sfn.list_map_runs(executionArn=described["executionArn"])["mapRuns"]
     assert len({run["mapRunArn"] for run in runs}) == 2
+
+
+def test_create_state_machine_refuses_what_aws_refuses(cloud: LocalCloud, aws: Any, role_arn: str) -> None:
+    """API reference "CreateStateMachine": idempotent for the same name and definition (a different role is
+    ignored); a different definition is StateMachineAlreadyExists; a logging level without a destination is
+    InvalidLoggingConfiguration; Express workflows support neither .waitForTaskToken nor .sync."""
+    sfn = aws("stepfunctions")
+    first = {"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}}
+    created = sfn.create_state_machine(name="create-rules", definition=json.dumps(first), roleArn=role_arn)
+    again = sfn.create_state_machine(
+        name="create-rules", definition=json.dumps(first), roleArn=role_arn + "-other"
+    )
+    assert again["stateMachineArn"] == created["stateMachineArn"]
+    assert again["creationDate"] == created["creationDate"]
+
+    other = {"StartAt": "B", "States": {"B": {"Type": "Pass", "End": True}}}
+    code, _, stderr = run_aws_cli(
+        cloud, "stepfunctions", "create-state-machine", "--name", "create-rules",
+        "--definition", json.dumps(other), "--role-arn", role_arn,
+    )  # fmt: skip
+    assert code != 0 and "StateMachineAlreadyExists" in stderr
+
+    with pytest.raises(ClientError) as refused:
+        sfn.create_state_machine(
+            name="create-log", definition=json.dumps(first), roleArn=role_arn,
+            loggingConfiguration={"level": "ALL", "includeExecutionData": True},
+        )  # fmt: skip
+    assert refused.value.response["Error"]["Code"] == "InvalidLoggingConfiguration"
+
+    callback = {
+        "StartAt": "T",
+        "States": {
+            "T": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+                "Parameters": {"QueueUrl": "q", "MessageBody": {"t.$": "$$.Task.Token"}},
+                "End": True,
+            }
+        },
+    }
+    with pytest.raises(ClientError) as refused:
+        sfn.create_state_machine(
+            name="create-express", definition=json.dumps(callback), roleArn=role_arn, type="EXPRESS"
+        )
+    assert refused.value.response["Error"]["Code"] == "InvalidDefinition"
+    assert ".waitForTaskToken" in refused.value.response["Error"]["Message"]
+    assert sfn.create_state_machine(name="create-standard", definition=json.dumps(callback), roleArn=role_arn)
