@@ -47,7 +47,7 @@ from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
 from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, ProgramStopped
 from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
 
-from docagent.localcloud import map_extras, result_writer
+from docagent.localcloud import map_children, map_extras, result_writer
 from docagent.localcloud.map_extras import (
     AtLeastOnce,
     MapExtras,
@@ -65,6 +65,7 @@ from docagent.localcloud.map_run_memory import (
     current_observer,
     event_details,
     execution_arn,
+    forget_state,
     memory_for_map_run,
     memory_for_state,
     now,
@@ -104,7 +105,11 @@ def _eval_body(self: DistributedIterationComponent, env: Environment) -> None:
         pool.pop(record.map_run_arn, None)
         record.map_run_arn = memory.map_run_arn  # type: ignore[misc]
         pool[record.map_run_arn] = record
-    elif memory is not None:  # the Map state runs again: this is a redrive of its Map Run
+    elif memory is not None and memory.attempt == _attempt(env):
+        # Entered again in the same attempt (a loop): a new Map Run, with MapRunStarted (AWS "Distributed Map
+        # state": each time the state runs it starts a Map Run); not a redrive of the previous one.
+        forget_state(key)
+    elif memory is not None:  # the Map state runs again in a redriven execution: a redrive of its Map Run
         if memory.redrive_count >= MAP_RUN_REDRIVE_LIMIT:
             raise _failure(
                 env, StatesErrorNameType.StatesRuntime, "The Map Run redrive limit of 1000 is reached."
@@ -115,6 +120,7 @@ def _eval_body(self: DistributedIterationComponent, env: Environment) -> None:
         pool[record.map_run_arn] = record
         memory.redrive_count += 1
         memory.redrive_date = now()
+        memory.attempt = _attempt(env)
         env.event_manager.add_event(
             context=env.event_history_context,
             event_type=HistoryEventType.MapRunRedriven,
@@ -136,7 +142,7 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
 
     def new_map_run() -> MapRunMemory:
         units = batches(read_items, extras.batcher) if extras.batcher else read_items
-        return MapRunMemory(record.map_run_arn, record.map_state_machine_arn, units)
+        return MapRunMemory(record.map_run_arn, record.map_state_machine_arn, units, attempt=_attempt(env))
 
     memory = remember(key, new_map_run)
     memory.tolerated_failure_count = int(eval_input.tolerated_failure_count or 0)
@@ -166,6 +172,9 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
             redrive_count=(previous.redrive_count + (not resuming)) if previous else 0,
             # EXPRESS children start again from the first state (M2).
             resume_from=previous.resume_from if previous and not extras.express else None,
+            ended_attempts=previous.ended_attempts
+            if previous
+            else [],  # its history goes on (map_children.py)
         )
     current_observer().outcomes_changed(memory, [memory.outcomes[index] for index in to_run], durable=False)
 
@@ -187,6 +196,12 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
     if worker_exception is not None:
         raise worker_exception
     env.stack.append([memory.outcomes[index].output for index in range(len(items))])
+
+
+def _attempt(env: Environment) -> int:
+    """The execution's redrive count (redrive.py sets $$.Execution.RedriveCount)."""
+    execution = cast(dict[str, Any], env.states.context_object.context_object_data["Execution"])
+    return int(execution.get("RedriveCount") or 0)
 
 
 def _failure(env: Environment, error: StatesErrorNameType, cause: str) -> FailureEventException:
@@ -213,7 +228,8 @@ def _eval_pool(self: DistributedItemProcessorWorker, job: Job | None, worker_fra
         worker_frame.delete_frame(job_frame)
         # Evaluation terminates here due to an exception in the job, or the worker was stopped.
         next_job = None
-        if not (isinstance(job.job_output, Exception) or self.stopped()):  # type: ignore[no-untyped-call]
+        stopped = self.stopped() or not worker_frame.is_running()  # type: ignore[no-untyped-call]
+        if not (isinstance(job.job_output, Exception) or stopped):  # the execution stopped: start no more
             next_job = self._job_pool.next_job()
         if next_job is None:
             # The frame is closed before the job, so the owner environment is updated before the Map
@@ -240,6 +256,7 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
     outcome = memory.outcomes[job.job_index]
     outcome.status, outcome.started = "RUNNING", now()
     env.event_manager = EventManager()  # the child's own history, to know where it stopped
+    map_children.attempt_started(outcome, cast(list[dict[str, Any]], env.event_manager._history_event_list))
     current_observer().child_started(memory, outcome, env.event_manager)
     program = job.job_program
     try:
@@ -265,6 +282,7 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
         outcome.status, outcome.error, outcome.cause = "FAILED", "States.Runtime", str(error)
     finally:
         outcome.stopped = now()
+        map_children.attempt_ended(outcome)
         status_counter = {"SUCCEEDED": "succeeded", "FAILED": "failed", "TIMED_OUT": "timed_out"}
         for counter, weight in counted:
             counter.running.offset(-weight)
@@ -274,8 +292,8 @@ def _eval_job(self: DistributedItemProcessorWorker, env: Environment, job: Job) 
     job.job_output = outcome.output
     outcome.resume_from = _last_entered_state(env, program) if outcome.status in NOT_SUCCEEDED else None
     current_observer().outcomes_changed(memory, [outcome], durable=True)
-    if outcome.status in NOT_SUCCEEDED:
-        with memory.lock:
+    if outcome.status in NOT_SUCCEEDED and not isinstance(env.program_state(), ProgramStopped):
+        with memory.lock:  # (children of a stopped execution are aborted with it, not counted as failures)
             if memory.threshold_exceeded(item_weights(memory.items, extras)):
                 job.job_output = _failure(
                     env,

@@ -12,16 +12,21 @@ suffix (``stateMachineArn#TestCase``) is split off here and handed to the mock c
 
 from __future__ import annotations
 
+import inspect
+import json
 import re
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from moto.core.exceptions import AWSError as ServiceException
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
+from moto.core.utils import iso_8601_datetime_with_milliseconds
 from moto.stepfunctions.parser import api as parser_api
+from moto.stepfunctions.parser.asl.eval.evaluation_details import ExecutionDetails
+from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
@@ -119,8 +124,63 @@ def _start_execution(
 
 
 def _create_state_machine(self: StepFunctionsParserBackend, name: str, *args: Any, **kwargs: Any) -> Any:
+    """CreateStateMachine's refusals (API reference "CreateStateMachine", looked up 2026-12-01): it is
+    idempotent on the name, definition and type (and logging and tracing configuration: not compared
+    here); "a different roleArn or tags" are ignored; a different definition is StateMachineAlreadyExists.
+    A logging level other than OFF needs a destination (InvalidLoggingConfiguration); Express workflows
+    support neither ``.sync`` nor ``.waitForTaskToken`` ("Choosing workflow type"). The messages are ours
+    (unconfirmed)."""
     validate_name(name or "")
+    asked = inspect.signature(_original_create_state_machine).bind(self, name, *args, **kwargs).arguments
+    logging = asked.get("loggingConfiguration") or {}
+    if logging.get("level", "OFF") != "OFF" and not logging.get("destinations"):
+        raise AwsError(
+            "InvalidLoggingConfiguration",
+            f"Invalid Logging Configuration: a level of {logging['level']} needs at least one destination",
+        )
+    if (asked.get("sm_type") or "STANDARD") == "EXPRESS":
+        for where, pattern in _callback_patterns(_parsed(asked.get("definition")), ""):
+            raise AwsError(
+                "InvalidDefinition",
+                "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machines do not "
+                f"support the '{pattern}' service integration pattern at {where}/Resource'",
+            )
+    for existing in self.state_machines:
+        if existing.name == name and _differs(existing, asked):
+            raise AwsError("StateMachineAlreadyExists", f"State Machine Already Exists: '{existing.arn}'")
     return _original_create_state_machine(self, name, *args, **kwargs)
+
+
+def _parsed(definition: Any) -> Any:
+    try:
+        return json.loads(definition) if isinstance(definition, str) else None
+    except ValueError:
+        return None  # the definition checks name what is wrong with it
+
+
+def _differs(existing: Any, asked: dict[str, Any]) -> bool:
+    """Whether a create with ``asked`` is not an idempotent repeat of ``existing``."""
+    same_definition = _parsed(existing.definition) == _parsed(asked.get("definition"))
+    same_type = (existing.type or "STANDARD") == (asked.get("sm_type") or "STANDARD")
+    return not (same_definition and same_type)  # "a different roleArn or tags" are ignored, as on AWS
+
+
+def _callback_patterns(machine: Any, at: str) -> Iterator[tuple[str, str]]:
+    """(state's JSON pointer, pattern) of every ``.sync``/``.waitForTaskToken`` Resource in ``machine``."""
+    states = machine.get("States") if isinstance(machine, dict) else None
+    for state_name, state in (states or {}).items():
+        if not isinstance(state, dict):
+            continue
+        where = f"{at}/States/{state_name}"
+        resource = state.get("Resource")
+        if isinstance(resource, str):
+            for pattern in (".waitForTaskToken", ".sync"):
+                if pattern in resource:
+                    yield where, pattern
+        for index, branch in enumerate(state.get("Branches") or []):
+            yield from _callback_patterns(branch, f"{where}/Branches/{index}")
+        for key in ("ItemProcessor", "Iterator"):
+            yield from _callback_patterns(state.get(key), f"{where}/{key}")
 
 
 def _give_parser_errors_their_codes() -> None:
@@ -133,8 +193,18 @@ def _give_parser_errors_their_codes() -> None:
                 value.TYPE = declared
 
 
+def _start_execution_details(self: Execution) -> ExecutionDetails:
+    """``$$.Execution.StartTime`` as AWS gives it, an ISO 8601 string ("2019-03-26T20:14:13.192Z", developer
+    guide "Accessing execution data from the Context object", looked up 2026-12-01). moto put a datetime
+    there: an output holding it failed DescribeExecution with HTTP 500 (and the status-change event)."""
+    details = _original_start_execution_details(self)
+    details.start_time = iso_8601_datetime_with_milliseconds(self.start_date)  # type: ignore[misc]
+    return details
+
+
 _original_start_execution = StepFunctionsParserBackend.start_execution
 _original_create_state_machine = StepFunctionsParserBackend.create_state_machine
+_original_start_execution_details = Execution.get_start_execution_details
 
 
 def _start_execution_response(self: StepFunctionResponse) -> ActionResult:
@@ -164,6 +234,7 @@ def _with_trace_header(
 
 
 def install() -> None:
+    Execution.get_start_execution_details = _start_execution_details  # type: ignore[method-assign]
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]
     StepFunctionResponse.start_execution = _start_execution_response  # type: ignore[method-assign]

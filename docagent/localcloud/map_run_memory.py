@@ -48,6 +48,9 @@ class ChildOutcome:
     redrive_count: int = 0
     # A STANDARD child that did not succeed is redriven from this state, with this input (M2).
     resume_from: tuple[str, Any] | None = None
+    # The child's own history (map_children.py): its attempts that ended, compressed, and the running one.
+    ended_attempts: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    running_events: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -66,6 +69,9 @@ class MapRunMemory:
     # Set by a restart of the local cloud (resume.py): the Map state runs again to continue this run,
     # not to redrive it: children that ended keep their outcome, the others run (again).
     resuming: bool = False
+    # The execution's attempt (its redrive count) that started this run: entering the Map state again in the
+    # same attempt (a loop) starts a new Map Run; in a later attempt it redrives this one.
+    attempt: int = 0
 
     def failures(self, weights: list[int] | None = None) -> int:
         return sum(
@@ -87,9 +93,19 @@ class MapRunMemory:
         return over_count or over_percentage
 
     def child_execution_arn(self, index: int) -> str:
+        return f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{self.child_name(index)}"
+
+    def child_name(self, index: int) -> str:
         # Stable across redrives: a redriven child keeps its ARN (shared spec M2).
-        name = uuid.uuid5(uuid.NAMESPACE_URL, f"{self.map_run_arn}#{index}")
-        return f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{name}"
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.map_run_arn}#{index}"))
+
+    def child_index(self, name: str) -> int | None:
+        """The index of the child named ``name`` (the last part of its ARN), if this run has it."""
+        names: dict[str, int] | None = vars(self).get("_names")
+        if names is None:
+            names = {self.child_name(index): index for index in range(len(self.items))}
+            vars(self)["_names"] = names
+        return names.get(name)
 
 
 class Observer:
@@ -136,6 +152,14 @@ def memory_for_map_run(map_run_arn: str) -> MapRunMemory | None:
     return _Registry.by_arn.get(map_run_arn)
 
 
+def memories_of(state_machine_arn: str) -> list[MapRunMemory]:
+    """The Map Runs whose children run as ``state_machine_arn`` (``arn...:stateMachine:NAME/LABEL``)."""
+    with _Registry.lock:
+        return [
+            memory for memory in _Registry.by_arn.values() if memory.state_machine_arn == state_machine_arn
+        ]
+
+
 def execution_arn(env: Environment) -> str:
     return str(env.states.context_object.context_object_data["Execution"]["Id"])
 
@@ -147,6 +171,12 @@ def current_observer() -> Observer:
 def memory_for_state(key: tuple[str, str]) -> MapRunMemory | None:
     """The Map Run an execution's Map state ran before (a redrive or a resume runs it again)."""
     return _Registry.by_state.get(key)
+
+
+def forget_state(key: tuple[str, str]) -> None:
+    """The Map state starts a new Map Run: the one it ran before stays known by its ARN."""
+    with _Registry.lock:
+        _Registry.by_state.pop(key, None)
 
 
 def remember(key: tuple[str, str], new: Callable[[], MapRunMemory]) -> MapRunMemory:

@@ -20,10 +20,22 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_conformance.py. Belongs in moto: yes.
 - redrive.py: RedriveExecution (shared spec R1-R7), variables kept.
   Test: integration/test_conformance.py, test_sfn_cli.py. Belongs in moto: yes.
-- executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``.
+- stop.py: StopExecution as documented (ABORTED at once with error and cause, Map Runs aborted, the
+  execution's task tokens closed). Test: integration/test_sfn_stop.py. Belongs in moto: yes.
+- map_children.py: a Distributed Map's children are executions: ListExecutions --map-run-arn,
+  DescribeExecution, GetExecutionHistory, DescribeStateMachineForExecution; redrive by the parent.
+  Test: integration/test_sfn_map_children.py. Belongs in moto: yes.
+- sfn_api.py: the actions and parameters served (docs/sfn-api-coverage.md, from botocore's model); a
+  refused parameter or an action not served is answered with an error that names it.
+  Test: unit/test_sfn_api_coverage.py, integration/test_sfn_stop.py. Belongs in moto: partly.
+- history.py: GetExecutionHistory honours maxResults, nextToken, reverseOrder, includeExecutionData.
+  Test: integration/test_sfn_stop.py. Belongs in moto: yes.
+- executions.py: UUID names, InvalidName/InvalidArn, parser errors with their codes, ``#TestCase``,
+  CreateStateMachine's refusals (StateMachineAlreadyExists, logging, EXPRESS callbacks), StartTime as text.
   Test: integration/test_sfn_cli.py. Belongs in moto: yes.
-- validation.py: definitions validated; ValidateStateMachineDefinition.
-  Test: integration/test_sfn_cli.py. Belongs in moto: yes.
+- validation.py: definitions validated; ValidateStateMachineDefinition; each parse keeps its own
+  QueryLanguage scopes (``Preprocessor``). Test: integration/test_sfn_cli.py,
+  integration/test_sfn_parser_isolation.py. Belongs in moto: yes.
 - jsonata.py: the JSONata evaluator and the Step Functions functions.
   Test: unit/test_jsonata.py, integration/test_sfn_cli.py. Belongs in moto: yes.
 - heartbeat.py: a heartbeat timeout is ``States.HeartbeatTimeout`` (and ``States.Timeout`` matches it);
@@ -73,12 +85,16 @@ from docagent.localcloud import (
     distributed_map,
     executions,
     heartbeat,
+    history,
     item_reader,
     jsonata,
+    map_children,
     mock_config,
     redrive,
     s3_key_index,
     s3_listing,
+    sfn_api,
+    stop,
     test_state,
     validation,
 )
@@ -299,6 +315,10 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         HeartbeatEndpoint.__init__ = _scaled_heartbeat  # type: ignore[method-assign]
         distributed_map.install()
         redrive.install()
+        map_children.install()
+        stop.install()
+        sfn_api.install()
+        history.install()
         executions.install()
         validation.install()
         jsonata.install()

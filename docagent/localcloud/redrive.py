@@ -23,6 +23,7 @@ from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from docagent.localcloud import stop
 from docagent.localcloud.distributed_map import event_details
 
 REDRIVE_WINDOW = datetime.timedelta(days=14)  # shared spec R3
@@ -128,6 +129,7 @@ class RedriveWorker(ExecutionWorker):
         env: Environment = self._get_evaluation_environment()
         assert self._previous_env is not None
         env.event_manager = self._previous_env.event_manager  # one history across attempts
+        stop.reopen(env.event_manager)  # closed at ExecutionAborted if the execution was stopped
         env.map_run_record_pool_manager = self._previous_env.map_run_record_pool_manager
         # Workflow variables assigned before the failure are still set when the failed state runs again.
         vars(env)["variable_store"] = self._previous_env.variable_store

@@ -21,6 +21,7 @@ from typing import Any
 
 from moto.core.responses import ActionResult
 from moto.stepfunctions.parser.api import InvalidDefinition
+from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
@@ -313,6 +314,16 @@ def _validate_definition(definition: str) -> None:
 _original_validate_definition = StepFunctionsParserBackend._validate_definition
 
 
+def _preprocessor_init(self: Preprocessor) -> None:
+    """Each parse keeps its own QueryLanguage scopes. moto's preprocessor kept them in a class attribute, one
+    list for every parse in the process: parses at the same time (many clients) mixed their scopes, and a
+    parse that failed inside a JSONata scope left it there, so every later JSONPath definition was refused
+    ("Unsupported declaration in QueryLanguage=JSONPath block") until a restart. Belongs in moto."""
+    super(Preprocessor, self).__init__()
+    self._query_language_per_scope = []
+
+
 def install() -> None:
+    Preprocessor.__init__ = _preprocessor_init  # type: ignore[method-assign,assignment]
     StepFunctionResponse.validate_state_machine_definition = _validate_state_machine_definition  # type: ignore[attr-defined]
     StepFunctionsParserBackend._validate_definition = staticmethod(_validate_definition)  # type: ignore[method-assign]

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from docagent.operator.context import (
     EXIT_BAD_REQUEST,
+    EXIT_JOB_FAILED,
     EXIT_NOT_FOUND,
     EXIT_OK,
     OperatorContext,
@@ -231,7 +232,7 @@ def _complete_token(
         execution = _execution_state(context, record)
         if execution is not None and execution["status"] != "RUNNING":
             _expire(context, record)
-            raise OperatorError(_no_longer_waiting(record, execution), EXIT_BAD_REQUEST)
+            raise _no_longer_waiting(record, execution)
         try:
             _send(context, record, decision)
             return record
@@ -244,7 +245,7 @@ def _complete_token(
             execution = _execution_state(context, record)
             if execution is not None and execution["status"] != "RUNNING":
                 _expire(context, record)
-                raise OperatorError(_no_longer_waiting(record, execution), EXIT_BAD_REQUEST)
+                raise _no_longer_waiting(record, execution)
             raise OperatorError(
                 f"Step Functions refused job {record.job_id}'s approval token ({code}); if the job is "
                 "retrying its approval request, try again in a few seconds",
@@ -261,9 +262,18 @@ def _expire(context: OperatorContext, record: ApprovalRecord) -> None:
         _store(context, current.model_copy(update={"status": "expired"}))
 
 
-def _no_longer_waiting(record: ApprovalRecord, execution: dict[str, Any]) -> str:
+def _no_longer_waiting(record: ApprovalRecord, execution: dict[str, Any]) -> OperatorError:
+    if execution["status"] == "ABORTED":  # StopExecution: the job failed by an operator's hand, not by itself
+        given = ": ".join(str(execution[key]) for key in ("error", "cause") if execution.get(key))
+        return OperatorError(
+            f"job {record.job_id} was stopped (ABORTED{f', {given}' if given else ''}) while it waited for "
+            "approval: nothing was approved. Redrive the execution to ask for approval again.",
+            EXIT_JOB_FAILED,
+            "JobStopped",
+        )
     error = f" ({execution['error']})" if execution.get("error") else ""
-    return (
+    return OperatorError(
         f"job {record.job_id} no longer waits for approval: its execution is {execution['status']}{error}. "
-        "Redrive the execution to ask for approval again."
+        "Redrive the execution to ask for approval again.",
+        EXIT_BAD_REQUEST,
     )

@@ -33,7 +33,14 @@ from docagent.operator.context import (
     target_arguments,
 )
 from docagent.operator.formats import iso, wide_console
-from docagent.operator.progress import Snapshot, exit_code_for, follow, progress_detail, snapshot
+from docagent.operator.progress import (
+    Snapshot,
+    exit_code_for,
+    follow,
+    progress_detail,
+    snapshot,
+    status_label,
+)
 from docagent.operator.records import READ_WORKERS, JobRecords, check_job_id, client_error_code
 from docagent.operator.reference import empty_table_warning, table_is_empty
 from docagent.operator.sources import Document, Source, read_source
@@ -375,7 +382,7 @@ def _print_snapshot(current: Snapshot) -> None:
     table = Table(title=f"job {current.job_id}", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("status", Text(current.status, colour))
+    table.add_row("status", Text(status_label(current.status), colour))
     table.add_row("current state", current.current_state or "-")
     if current.error:
         table.add_row("error", f"{current.error}: {current.cause or ''}")

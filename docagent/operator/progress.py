@@ -177,6 +177,11 @@ def follow(
         ) from None
 
 
+def status_label(status: str) -> str:
+    """The status as the operator reads it: ABORTED is what StopExecution leaves."""
+    return "ABORTED (stopped)" if status == "ABORTED" else status
+
+
 def progress_detail(current: Snapshot) -> Text:
     documents = current.documents
     rejected = documents["rejected"]
@@ -187,7 +192,9 @@ def progress_detail(current: Snapshot) -> Text:
         parts.append(Text(f"{documents['failed']} failed", "red"))
     parts.append(Text(f"{documents['running']} running · {documents['pending']} pending"))
     state = current.current_state or "-"
-    parts.append(Text(f"{current.status} in {state}" if current.status == "RUNNING" else current.status))
+    parts.append(
+        Text(f"{current.status} in {state}" if current.status == "RUNNING" else status_label(current.status))
+    )
     if current.redrive_count:
         parts.append(Text(f"redrives {current.redrive_count}"))
     return Text(" · ").join(parts)

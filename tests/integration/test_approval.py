@@ -16,6 +16,7 @@ import pytest
 from docagent import cli, project
 from docagent.drills.demo import LocalJob, seed_inputs
 from docagent.localcloud.server import LocalCloud
+from tests.integration.conftest import aws_cli
 from tests.support import wait_for_execution
 
 APPROVAL = {"require_approval": True}
@@ -234,3 +235,34 @@ def test_a_token_swapped_into_another_jobs_record_is_refused_and_changes_neither
         described = wait_until_done(job)
         assert described["status"] == "SUCCEEDED", described.get("cause")
         assert len(job.tickets()) == 1
+
+
+def test_a_job_stopped_while_it_waits_is_aborted_and_approve_says_so(cloud, deployed, operator):
+    """StopExecution (the AWS CLI's stop-execution) on a job waiting for approval: ABORTED at once with the
+    given error and cause; `status` shows it stopped, `approve` refuses with exit 1 and approves nothing."""
+    job = start(cloud, deployed, "integration-stopped", documents=2, options=APPROVAL)
+    wait_for_pending_approval(job)
+    aws_cli(
+        cloud, "stepfunctions", "stop-execution", "--execution-arn", job.execution_arn,
+        "--error", "Operator.Cancelled", "--cause", "wrong batch",
+    )  # fmt: skip
+
+    code, status = operator("status", "integration-stopped")
+    assert code == 1
+    assert (status["status"], status["error"], status["cause"]) == (
+        "ABORTED",
+        "Operator.Cancelled",
+        "wrong batch",
+    )
+
+    code, out = operator("approve", "integration-stopped", "--by", "alice")
+    assert code == 1, out
+    assert out["error_type"] == "JobStopped"
+    assert (
+        "was stopped" in out["error"]
+        and "Operator.Cancelled" in out["error"]
+        and "wrong batch" in out["error"]
+    )
+    assert job.records.read_json("jobs/integration-stopped/approval.json")["status"] == "expired"
+    assert job.status() == "ABORTED"
+    assert job.tickets() == []
