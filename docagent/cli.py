@@ -631,6 +631,10 @@ def build_parser() -> argparse.ArgumentParser:
     from docagent.drills.experiment.cli import add_parser as add_experiment_parser
 
     add_experiment_parser(commands, common, cmd_experiment)
+
+    from docagent.evaluation.cli import add_parser as add_eval_parser
+
+    add_eval_parser(commands, common)
     return parser
 
 
