@@ -8,6 +8,7 @@ import pytest
 
 from docagent.cli import main
 from docagent.evaluation import gate, report, samples, scoring
+from docagent.evaluation.cli import print_run
 from docagent.evaluation.models import DefinitionVersion, EvalOutput, FieldOutcome
 from docagent.evaluation.samples import Definition, LabelledSample
 from docagent.evaluation.scoring import Extraction
@@ -251,3 +252,19 @@ def test_the_local_models_corrupt_switch_changes_one_field_at_its_rate():
         assert json.loads(ModelFaults(corrupt=field).corrupted(reply, 0.99))[field] == changed
     with pytest.raises(ValueError, match="corrupt"):
         parse_model_faults("corrupt=invoice_number:2")
+
+
+def test_the_terminal_view_shows_fields_worst_first_and_wrong_fields_literally(capsys):
+    baseline = run_of(GOOD)
+    current = run_of(
+        {**GOOD, "b.txt": extracted({"number": "[bold]B2x[/bold]", "total": 20, "note": "paid"})}
+    )
+    print_run(EvalOutput(run=current, gate=gate.compare(baseline, current)), "SUCCEEDED")
+    out = capsys.readouterr().out
+    assert "mode labels" in out and "[bold]B2x[/bold]" in out
+    assert out.index("│ number") < out.index("│ note") < out.index("│ total")
+    assert (
+        "gate FAILED" in out
+        and "number: F1 1.000 -> 0.667 (drop 0.333 > margin 0.02)" in out
+        and "b.txt: newly wrong number" in out
+    )
