@@ -462,7 +462,7 @@ def _readable(value: Any) -> str:
 
 MODEL_FAULTS_HELP = (
     "local Bedrock faults, e.g. throttle=0.3,unavailable=0.05,timeout=0.01,malformed=0.02,cutoff=0.02,"
-    "latency=0.05,deny=MODEL_ID,missing=MODEL_ID,seed=7"
+    "latency=0.05,deny=MODEL_ID,missing=MODEL_ID,corrupt=FIELD:0.5,seed=7"
 )
 
 
