@@ -66,6 +66,7 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     from docagent.evaluation import gate as gates
     from docagent.evaluation import report, runs, samples, scoring
+    from docagent.evaluation.comparators import SchemaError, check_schema
     from docagent.evaluation.models import EvalOutput, Mode
     from docagent.operator.context import OperatorContext
 
@@ -81,10 +82,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     if args.model_faults and args.from_job:
         raise RefusedError("BadArguments", "--model-faults is for a new local run, not --from-job")
+    if (args.aws or args.endpoint or args.local) and not args.from_job:
+        raise RefusedError("BadArguments", "--aws, --endpoint and --local pick where --from-job's job ran")
+    if (args.aws or args.endpoint or args.local) and not args.from_job:
+        raise RefusedError("BadArguments", "--aws, --endpoint and --local pick where --from-job's job ran")
     margins = gates.parse_margins(args.field_margin)
     report.require_extra(plots=bool(args.out))
     baseline = gates.load_baseline(args.baseline) if args.baseline else None
     definition = samples.invoice_definition()
+    for name, schema in definition.classes.items():
+        try:
+            check_schema(schema)
+        except SchemaError as error:
+            raise RefusedError("SchemaInvalid", f"class {name}: {error}") from None
     labelled = samples.read_samples(args.samples, definition)
     if args.from_job:
         ctx = OperatorContext.from_args(args)

@@ -67,6 +67,23 @@ def resolve(node: Schema, root: Schema) -> Schema:
     return node
 
 
+def check_schema(root: Schema) -> None:
+    """Every $ref and x-comparator of the schema, checked before anything runs (SchemaError names the first
+    problem and where it is)."""
+
+    def visit(node: Any, path: str, depth: int) -> None:
+        if not isinstance(node, dict) or depth > 32:  # a recursive schema is checked 32 levels deep
+            return
+        node = resolve(node, root)
+        spec_of(node, path or "(root)")
+        for name, child in dict(node.get("properties", {})).items():
+            visit(child, f"{path}.{name}" if path else name, depth + 1)
+        if "items" in node:
+            visit(node["items"], f"{path}[]", depth + 1)
+
+    visit(root, "", 0)
+
+
 def spec_of(node: Schema, path: str) -> ComparatorSpec:
     raw = node.get("x-comparator", {})
     try:

@@ -239,6 +239,13 @@ def test_the_cli_refuses_bad_input_with_exit_2_and_json(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["error_type"] == "DirectoryNotFound"
     assert main(["eval", "--samples", str(tmp_path), "--baseline", str(tmp_path / "no.json"), "--json"]) == 3
     capsys.readouterr()
+    assert main(["eval", "--samples", str(tmp_path), "--aws", "--json"]) == 2
+    assert "pick where --from-job's job ran" in json.loads(capsys.readouterr().out)["error"]
+    assert (
+        main(["eval", "--samples", str(tmp_path), "--from-job", "j", "--model-faults", "corrupt=a", "--json"])
+        == 2
+    )
+    capsys.readouterr()
     assert main(["eval", "--write-samples", str(tmp_path / "set"), "--documents", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"written": 2, "directory": str(tmp_path / "set")}
 

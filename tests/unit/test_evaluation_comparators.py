@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from docagent.evaluation.comparators import Comparison, SchemaError, normalise_text
+from docagent.evaluation.comparators import Comparison, SchemaError, check_schema, normalise_text
 
 
 def outcomes(schema, expected, extracted):
@@ -164,3 +164,13 @@ def test_a_bad_x_comparator_or_ref_is_a_clear_error():
         one({"type": "string", "x-comparator": {"type": "sorta"}}, "a", "a")
     with pytest.raises(SchemaError, match=r"\$ref '#/\$defs/Nope' points nowhere"):
         Comparison({"type": "object", "properties": {"a": {"$ref": "#/$defs/Nope"}}}).compare({}, {})
+
+
+def test_check_schema_finds_a_bad_comparator_deep_in_a_list_before_anything_runs():
+    bad = {
+        "type": "array",
+        "items": {"type": "object", "properties": {"x": {"x-comparator": {"abs_tol": -1}}}},
+    }
+    with pytest.raises(SchemaError, match=r"lines\[\]\.x: x-comparator"):
+        check_schema({"type": "object", "properties": {"lines": bad}})
+    check_schema(LINES)
