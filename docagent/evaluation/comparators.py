@@ -5,9 +5,10 @@ date-time -> date; ``number``/``integer`` -> number (equal unless a tolerance is
 ``string`` -> normalised text (case, spaces and punctuation ignored); objects field by field; arrays item by
 item after matching the items by best assignment (scipy's ``linear_sum_assignment`` on the items'
 similarity). A field's ``x-comparator`` object overrides it, e.g. ``{"type": "number", "abs_tol": 0.01}``,
-``{"type": "fuzzy", "threshold": 0.8}`` (rapidfuzz's normalised Indel ratio), ``{"type": "exact"}``,
-``{"type": "date", "dayfirst": true}``; on an array, ``{"threshold": 0.5}`` is the least similarity of two
-items that are paired. ``x-weight`` (default 1) weighs a field in a document's score.
+``{"type": "fuzzy", "threshold": 0.8}`` (rapidfuzz's normalised Indel ratio; default threshold 0.85),
+``{"type": "exact"}``, ``{"type": "date", "dayfirst": true}``; on an array, ``{"threshold": 0.5}`` (the
+default) is the least similarity of two items that are paired. ``x-weight`` (default 1) weighs a field in
+a document's score.
 
 Null, a missing key and an empty string are all "no value".
 """
@@ -28,6 +29,7 @@ from docagent.evaluation.models import FieldOutcome, Outcome
 ComparatorType = Literal["exact", "text", "number", "date", "enum", "fuzzy"]
 Schema = dict[str, Any]  # a JSON Schema node: JSON, not a model of ours
 DEFAULT_LIST_THRESHOLD = 0.5
+DEFAULT_FUZZY_THRESHOLD = 0.85
 
 
 class ComparatorSpec(BaseModel):
@@ -38,7 +40,9 @@ class ComparatorSpec(BaseModel):
     type: ComparatorType | None = None
     abs_tol: float = Field(0.0, ge=0, description="number: |a - b| <= abs_tol")
     rel_tol: float = Field(0.0, ge=0, description="number: |a - b| <= rel_tol * |label|")
-    threshold: float = Field(0.85, ge=0, le=1, description="fuzzy: least ratio; array: least item similarity")
+    threshold: float | None = Field(
+        None, ge=0, le=1, description="fuzzy: least ratio (0.85); array: least item similarity (0.5)"
+    )
     dayfirst: bool = Field(False, description="date: 03.04.2026 is 3 April")
 
 
@@ -175,7 +179,9 @@ def similarity(kind: ComparatorType, spec: ComparatorSpec, expected: Any, extrac
 
 
 def is_match(kind: ComparatorType, spec: ComparatorSpec, score: float) -> bool:
-    return score >= spec.threshold if kind == "fuzzy" else score >= 1.0
+    if kind == "fuzzy":
+        return score >= (DEFAULT_FUZZY_THRESHOLD if spec.threshold is None else spec.threshold)
+    return score >= 1.0
 
 
 # ------------------------------------------------------------------------------------------ structures
@@ -223,7 +229,8 @@ class Comparison:
         def pair(a: Any, b: Any) -> list[FieldOutcome]:
             return self._node(items, a, b, item_path, weight)
 
-        threshold = spec_of(node, path).threshold if "x-comparator" in node else DEFAULT_LIST_THRESHOLD
+        threshold = spec_of(node, path).threshold
+        threshold = DEFAULT_LIST_THRESHOLD if threshold is None else threshold
         outcomes: list[FieldOutcome] = []
         paired_mine: set[int] = set()
         paired_theirs: set[int] = set()

@@ -174,3 +174,18 @@ def test_check_schema_finds_a_bad_comparator_deep_in_a_list_before_anything_runs
     with pytest.raises(SchemaError, match=r"lines\[\]\.x: x-comparator"):
         check_schema({"type": "object", "properties": {"lines": bad}})
     check_schema(LINES)
+
+
+def test_thresholds_default_to_half_for_list_items_and_085_for_fuzzy_text():
+    half = {"description": "Laptop stand", "total": 1}  # one of two fields right: similarity 0.5
+    plain = Comparison(LINES).compare({"lines": LABELLED[:1]}, {"lines": [half]})
+    lines = {**LINES["properties"]["lines"], "x-comparator": {}}
+    empty = Comparison({"type": "object", "properties": {"lines": lines}})
+    assert [o.outcome for o in plain] == ["match", "wrong"]
+    assert [o.outcome for o in empty.compare({"lines": LABELLED[:1]}, {"lines": [half]})] == [
+        "match",
+        "wrong",
+    ]
+    fuzzy = {"type": "string", "x-comparator": {"type": "fuzzy"}}
+    assert one(fuzzy, "abcdefghij", "abcdefghiX").outcome == "match"  # 0.9
+    assert one(fuzzy, "abcdefghij", "abcdefghXY").outcome == "wrong"  # 0.8
