@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[cdk,local,dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[cdk,local,dev,eval]'
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(STAMP)
 

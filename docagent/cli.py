@@ -464,7 +464,7 @@ def _readable(value: Any) -> str:
 
 MODEL_FAULTS_HELP = (
     "local Bedrock faults, e.g. throttle=0.3,unavailable=0.05,timeout=0.01,malformed=0.02,cutoff=0.02,"
-    "latency=0.05,deny=MODEL_ID,missing=MODEL_ID,seed=7"
+    "latency=0.05,deny=MODEL_ID,missing=MODEL_ID,corrupt=FIELD:0.5,seed=7"
 )
 
 
@@ -633,6 +633,10 @@ def build_parser() -> argparse.ArgumentParser:
     from docagent.drills.experiment.cli import add_parser as add_experiment_parser
 
     add_experiment_parser(commands, common, cmd_experiment)
+
+    from docagent.evaluation.cli import add_parser as add_eval_parser
+
+    add_eval_parser(commands, common)
     return parser
 
 

@@ -282,13 +282,21 @@ Amount = Annotated[Decimal, PlainSerializer(lambda value: f"{value:.2f}", return
 class ExtractedFacts(_Strict):
     """The extraction schema: what the model must return (and what ground truth is compared against)."""
 
-    customer_id: str = Field(pattern=CUSTOMER_ID_PATTERN)
+    # x-comparator / x-weight: how `docagent eval` compares a field and weighs it (docs/evaluation.md)
+    customer_id: str = Field(pattern=CUSTOMER_ID_PATTERN, json_schema_extra={"x-weight": 2})
     invoice_number: str = Field(min_length=1, max_length=64)
     invoice_date: dt.date
-    amount: Amount = Field(description='total amount due, normalised to "1234.56"')
+    amount: Amount = Field(
+        description='total amount due, normalised to "1234.56"',
+        json_schema_extra={"x-comparator": {"type": "number", "abs_tol": 0.005}, "x-weight": 2},
+    )
     currency: str = Field(pattern=r"^[A-Z]{3}$")
     category: Category
-    summary: str = Field(min_length=1, max_length=300)
+    summary: str = Field(
+        min_length=1,
+        max_length=300,
+        json_schema_extra={"x-comparator": {"type": "fuzzy", "threshold": 0.8}, "x-weight": 0.5},
+    )
 
     @field_validator("amount", mode="before")
     @classmethod

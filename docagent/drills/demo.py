@@ -38,7 +38,7 @@ from docagent.operator.progress import progress_bar
 from docagent.operator.records import JobRecords, documents_of_input
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
-from functions.models import DocumentFormat, DocumentResult
+from functions.models import CustomerRecord, DocumentFormat, DocumentResult
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
 
@@ -143,15 +143,20 @@ def seed_inputs(
     for document in rendered:
         key = storage.uploaded_key(prefix, document.file_name)
         job.s3.put_object(Bucket=job.bucket, Key=key, Body=document.data)
-    for customer in customers:
-        item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
-        job.dynamodb.put_item(TableName=job.ctx.output(names.CUSTOMERS_TABLE), Item=item)
+    seed_customers(job, customers)
     return {
         storage.uploaded_key(prefix, document.file_name): Truth(
             document.format, document.truth.model_dump(mode="json")
         )
         for document in rendered
     }
+
+
+def seed_customers(job: LocalJob, customers: Sequence[CustomerRecord]) -> None:
+    """The customers table's items, for the documents' customer lookup."""
+    for customer in customers:
+        item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
+        job.dynamodb.put_item(TableName=job.ctx.output(names.CUSTOMERS_TABLE), Item=item)
 
 
 def extraction_accuracy(results: list[DocumentResult], truth: dict[str, Truth]) -> float:

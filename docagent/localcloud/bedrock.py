@@ -6,9 +6,10 @@ implement no Converse; ``install()`` adds one. Replies come from the determinist
 token usage, so the production provider (``BedrockConverseProvider``) runs end to end. Fault switches
 (``ModelFaults``) make it answer as Bedrock does when busy or refusing: ThrottlingException (429),
 ServiceUnavailableException (503), a hang past the client's read timeout, a malformed or cut-off reply
-(``stopReason`` max_tokens), AccessDeniedException or ResourceNotFoundException for chosen model ids. An input
-longer than the model's context window is refused as Bedrock refuses it (ValidationException, HTTP 400). They
-are set when the cloud starts (``docagent local up --model-faults ...``) and changed while it runs through
+(``stopReason`` max_tokens), one field of the reply made wrong (``corrupt``, for ``docagent eval``),
+AccessDeniedException or ResourceNotFoundException for chosen model ids. An input longer than the model's
+context window is refused as Bedrock refuses it (ValidationException, HTTP 400). They are set when the cloud
+starts (``docagent local up --model-faults ...``) and changed while it runs through
 ``/_docagent/bedrock/faults`` (``docagent local model-faults ...``).
 """
 
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime as dt
 import json
 import random
+import re
 import threading
 import time
 import urllib.request
@@ -66,7 +69,35 @@ class ModelFaults(BaseModel):
     missing: list[str] = Field(
         default_factory=list, description="model ids answered ResourceNotFoundException"
     )
+    corrupt: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(:(0(\.\d+)?|1(\.0*)?))?$",
+        description="FIELD[:RATE]: this top-level field of the reply made wrong (a rate of the replies, "
+        "default 1), for docagent eval's gate",
+    )
     seed: int | None = None
+
+    def corrupted(self, reply: str, draw: float) -> str:
+        """``reply`` with the ``corrupt`` field made wrong when ``draw`` falls under its rate: a number plus
+        1, a date a day later, any other value with "-x" appended (a value the schema refuses makes the
+        document rejected, as a model's bad reply would)."""
+        if self.corrupt is None:
+            return reply
+        name, _, rate = self.corrupt.partition(":")
+        try:
+            facts = json.loads(reply)
+        except ValueError:
+            return reply
+        if draw >= float(rate or 1) or not isinstance(facts, dict) or facts.get(name) is None:
+            return reply
+        value = facts[name]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            facts[name] = value + 1
+        elif isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            facts[name] = (dt.date.fromisoformat(value) + dt.timedelta(days=1)).isoformat()
+        else:
+            facts[name] = f"{value}-x"
+        return json.dumps(facts)
 
     def model_post_init(self, _: Any) -> None:
         if sum(getattr(self, name) for name in ("throttle", "unavailable", "timeout")) > 1:
@@ -186,6 +217,8 @@ class LocalBedrock:
             self._count("too_long")
             return _invalid(TOO_LONG_MESSAGE)
         reply = self._extractor.reply(read)
+        if faults.corrupt is not None:
+            reply = faults.corrupted(reply, self._draw())
         stop_reason = "end_turn"
         shape = self._draw()
         if shape < faults.malformed:

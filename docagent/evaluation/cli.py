@@ -1,0 +1,194 @@
+"""The ``docagent eval`` command: its arguments (cheap to import), its handler and its terminal view."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from docagent.evaluation.gate import DEFAULT_MARGIN
+from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, RefusedError, emit, target_arguments
+
+WORST_SHOWN = 5
+
+
+def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
+    evaluation = commands.add_parser(
+        "eval",
+        parents=[common, target_arguments()],
+        help="score a job's results against labelled documents, per field; gate a change on a baseline",
+        description="Scores extracted fields against labels (NAME.EXT + NAME.label.json) with comparators "
+        "chosen from the job's JSON Schema: per field accuracy, precision, recall and F1, per class, per "
+        "document. --samples DIR alone runs the documents through the real pipeline on a fresh local cloud "
+        "(mode 'labels': measures the plumbing, not a model); --from-job JOB scores a job that already ran "
+        "(with --aws: mode 'live'). Exit 1 when --baseline finds a field whose F1 dropped by more than its "
+        "margin, or the job failed (docs/evaluation.md).",
+    )
+    evaluation.add_argument("--samples", metavar="DIR", help="the labelled set: NAME.EXT + NAME.label.json")
+    evaluation.add_argument("--from-job", metavar="JOB", help="score this job's results (matched by key)")
+    evaluation.add_argument(
+        "--write-samples",
+        metavar="DIR",
+        help="write the demo's synthetic corpus with labels to DIR (a labelled set) and stop",
+    )
+    evaluation.add_argument(
+        "--documents", type=int, default=20, help="documents for --write-samples (default 20)"
+    )
+    evaluation.add_argument("--seed", type=int, default=7, help="corpus seed for --write-samples (default 7)")
+    evaluation.add_argument(
+        "--model-faults",
+        help="the local run's model faults, as for `docagent demo` (e.g. corrupt=invoice_number:0.5)",
+    )
+    evaluation.add_argument("--out", metavar="DIR", help="write eval.json, eval.md and PNG plots to DIR")
+    evaluation.add_argument("--save-baseline", metavar="FILE", help="record this run as a baseline")
+    evaluation.add_argument(
+        "--baseline", metavar="FILE", help="compare with a baseline: exit 1 on a regression"
+    )
+    evaluation.add_argument(
+        "--margin",
+        type=float,
+        default=DEFAULT_MARGIN,
+        help=f"F1 a field may lose against the baseline before the gate fails (default {DEFAULT_MARGIN})",
+    )
+    evaluation.add_argument(
+        "--field-margin",
+        action="append",
+        default=[],
+        metavar="FIELD=MARGIN",
+        help="a field's own margin (repeat for several), e.g. summary=0.1",
+    )
+    evaluation.set_defaults(handler=cmd_eval)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from docagent.evaluation import gate as gates
+    from docagent.evaluation import report, runs, samples, scoring
+    from docagent.evaluation.comparators import SchemaError, check_schema
+    from docagent.evaluation.models import EvalOutput, Mode
+    from docagent.operator.context import OperatorContext
+
+    if args.write_samples:
+        written = samples.write_samples(args.write_samples, args.documents, args.seed)
+        payload = {"written": len(written) // 2, "directory": args.write_samples}
+        emit(args, payload, lambda: Console().print(f"wrote {len(written) // 2} labelled documents to "
+                                                   f"{args.write_samples}", markup=False))  # fmt: skip
+        return EXIT_OK
+    if not args.samples:
+        raise RefusedError(
+            "NoSamples", "--samples DIR is needed (or --write-samples DIR to make a labelled set)"
+        )
+    if args.model_faults and args.from_job:
+        raise RefusedError("BadArguments", "--model-faults is for a new local run, not --from-job")
+    if (args.aws or args.endpoint or args.local) and not args.from_job:
+        raise RefusedError("BadArguments", "--aws, --endpoint and --local pick where --from-job's job ran")
+    if (args.aws or args.endpoint or args.local) and not args.from_job:
+        raise RefusedError("BadArguments", "--aws, --endpoint and --local pick where --from-job's job ran")
+    margins = gates.parse_margins(args.field_margin)
+    report.require_extra(plots=bool(args.out))
+    baseline = gates.load_baseline(args.baseline) if args.baseline else None
+    definition = samples.invoice_definition()
+    for name, schema in definition.classes.items():
+        try:
+            check_schema(schema)
+        except SchemaError as error:
+            raise RefusedError("SchemaInvalid", f"class {name}: {error}") from None
+    labelled = samples.read_samples(args.samples, definition)
+    if args.from_job:
+        ctx = OperatorContext.from_args(args)
+        found = runs.results_of_job(ctx, args.from_job, definition, labelled)
+        mode: Mode = "live" if ctx.endpoint is None else "labels"
+    else:
+        found = runs.run_local(
+            definition, labelled, model_faults=args.model_faults, show_progress=not args.json
+        )
+        mode = "labels"
+    run = scoring.evaluate(
+        definition,
+        labelled,
+        found.results,
+        mode=mode,
+        version=found.version,
+        job_id=found.job_id,
+        usage=found.usage,
+    )
+    output = EvalOutput(run=run)
+    if baseline is not None:
+        output.gate = gates.compare(baseline, run, args.margin, margins)
+    if args.save_baseline:
+        output.written.append(str(gates.save_baseline(run, args.save_baseline)))
+    if args.out:
+        output.written += [str(path) for path in report.write_report(output, baseline, args.out)]
+    emit(args, output.model_dump(mode="json"), lambda: print_run(output, found.status))
+    if found.status not in {"SUCCEEDED", "UNKNOWN"} or (output.gate is not None and not output.gate.passed):
+        return EXIT_JOB_FAILED
+    return EXIT_OK
+
+
+def print_run(output: Any, status: str) -> None:
+    """The fields worst first, the worst documents with their wrong fields side by side, the gate. User text
+    (labels, extracted values, sample names) is printed literally: rich markup in it is not interpreted."""
+    from docagent.evaluation.report import how
+    from docagent.operator.formats import wide_console
+
+    out = wide_console()
+    run = output.run
+    out.print(Text(f"{run.definition.label()}: job {run.job_id} {status}, {run.samples} labelled documents"))
+    out.print(Text(f"mode {run.mode}: {run.mode_meaning}", style="bold"))
+    fields = Table(title="fields, worst first")
+    for name in ("field", "comparator", "F1", "precision", "recall", "accuracy", "wrong", "missing", "extra"):
+        fields.add_column(name, justify="left" if name in {"field", "comparator"} else "right")
+    for f in run.fields:
+        r = f.rates
+        fields.add_row(
+            Text(f.path), f.comparator, f"{r.f1:.3f}", f"{r.precision:.3f}", f"{r.recall:.3f}",
+            f"{r.accuracy:.3f}", str(f.wrong), str(f.missing), str(f.extra),
+        )  # fmt: skip
+    out.print(fields)
+    for c in run.classes:
+        out.print(
+            Text(
+                f"class {c.name}: {c.documents} documents, F1 {c.rates.f1:.3f}, mean score {c.mean_score:.3f}"
+            )
+        )
+    worst = [d for d in run.documents if d.wrong][:WORST_SHOWN]
+    for document in worst:
+        table = Table(title=Text(f"{document.sample}: score {document.score:.3f} ({document.status})"))
+        for name in ("field", "label", "extracted", "how"):
+            table.add_column(name)
+        for o in document.wrong:
+            table.add_row(Text(o.path), Text(_shown(o.expected)), Text(_shown(o.extracted)), how(o))
+        out.print(table)
+    if not worst:
+        out.print("every field of every document is right")
+    if run.usage is not None:
+        u = run.usage
+        cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+        out.print(Text(f"model calls {u.model_calls}, tokens {u.input_tokens} in / {u.output_tokens} out, "
+                       f"cost on Bedrock {cost} (prices as of {u.prices_as_of})"))  # fmt: skip
+    if output.gate is not None:
+        _print_gate(out, output.gate)
+    for path in output.written:
+        out.print(Text(f"wrote {path}"))
+
+
+def _print_gate(out: Console, gate: Any) -> None:
+    compared = f"baseline {gate.baseline.label()} vs {gate.current.label()}"
+    if gate.passed:
+        out.print(Text(f"gate passed: no field lost more than its margin ({compared})", style="green"))
+        return
+    out.print(Text(f"gate FAILED ({compared}):", style="bold red"))
+    for r in gate.regressions:
+        now = "not compared" if r.current_f1 is None else f"{r.current_f1:.3f}"
+        out.print(
+            Text(f"  {r.path}: F1 {r.baseline_f1:.3f} -> {now} (drop {r.drop:.3f} > margin {r.margin:g})")
+        )
+    for d in gate.changed_documents[:20]:
+        out.print(Text(f"  {d.sample}: newly wrong {', '.join(d.newly_wrong) or '-'}; "
+                       f"now right {', '.join(d.now_right) or '-'}"))  # fmt: skip
+
+
+def _shown(value: Any) -> str:
+    return "(none)" if value is None else value if isinstance(value, str) else repr(value)

@@ -1,0 +1,95 @@
+"""`docagent eval` as a user runs it (a subprocess, --json): a labelled set through the real pipeline on a
+local cloud, a baseline saved, the unchanged run passes the gate and a run whose local model corrupts one
+field fails it, naming that field, the documents that changed and the versions compared."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from docagent.evaluation import samples
+from tests.integration.test_demo import docagent as run_docagent
+
+pytestmark = pytest.mark.integration
+DOCUMENTS = 8
+
+
+def eval_command(tmp_path, *arguments: str, expect: int = 0) -> dict:
+    return run_docagent(tmp_path / "state", "eval", *arguments, expect=expect)
+
+
+def test_a_corrupted_field_fails_the_gate_and_the_unchanged_run_passes(tmp_path):
+    labelled = tmp_path / "samples"
+    assert (
+        eval_command(tmp_path, "--write-samples", str(labelled), "--documents", str(DOCUMENTS))["written"]
+        == 8
+    )
+    baseline = tmp_path / "baseline.json"
+    first = eval_command(tmp_path, "--samples", str(labelled), "--save-baseline", str(baseline))
+    run = first["run"]
+    assert run["mode"] == "labels" and "not a model" in run["mode_meaning"]
+    assert (run["samples"], run["results_matched"]) == (DOCUMENTS, DOCUMENTS)
+    fields = {f["path"]: f for f in run["fields"]}
+    assert fields["invoice_number"]["rates"]["f1"] == 1.0
+    assert fields["invoice_date"]["comparator"] == "date" and fields["amount"]["comparator"] == "number"
+    assert run["usage"]["model_calls"] == DOCUMENTS and run["usage"]["cost_usd"] > 0
+    assert run["definition"]["prompt_version"] and run["definition"]["model_id"]
+    assert first["written"] == [str(baseline)]
+
+    report = tmp_path / "report"
+    same = eval_command(
+        tmp_path, "--samples", str(labelled), "--baseline", str(baseline), "--out", str(report)
+    )
+    assert same["gate"]["passed"] and same["gate"]["regressions"] == []
+    plots = ["change.png", "field-f1.png", "scores.png"]
+    assert sorted(os.listdir(report)) == sorted(["eval.json", "eval.md", *plots])
+
+    worse = eval_command(
+        tmp_path,
+        "--samples",
+        str(labelled),
+        "--baseline",
+        str(baseline),
+        "--model-faults",
+        "corrupt=invoice_number",
+        expect=1,
+    )
+    gate = worse["gate"]
+    assert not gate["passed"]
+    assert [r["path"] for r in gate["regressions"]] == ["invoice_number"]
+    assert gate["regressions"][0]["current_f1"] == 0.0
+    changed = {d["sample"]: d["newly_wrong"] for d in gate["changed_documents"]}
+    assert len(changed) == DOCUMENTS and set(map(tuple, changed.values())) == {("invoice_number",)}
+    assert gate["baseline"] == run["definition"] == gate["current"]
+    wrong = worse["run"]["documents"][0]["wrong"]
+    assert any(o["path"] == "invoice_number" and o["extracted"] == o["expected"] + "-x" for o in wrong)
+
+
+def test_from_job_scores_a_job_that_already_ran_matching_documents_by_key(docagent, customers, tmp_path):
+    labelled = tmp_path / "samples"
+    samples.write_samples(labelled, 4)
+    documents = tmp_path / "documents"  # what a user uploads: the documents without their labels
+    documents.mkdir()
+    for path in labelled.iterdir():
+        if not path.name.endswith(samples.LABEL_SUFFIX):
+            shutil.copyfile(path, documents / path.name)
+    code, started = docagent("start", "--job-id", "eval-from-job", "--from-dir", str(documents), "--wait")
+    assert code == 0, started
+    code, answer = docagent("eval", "--from-job", "eval-from-job", "--samples", str(labelled))
+    assert code == 0, answer
+    run = answer["run"]
+    assert (run["job_id"], run["mode"], run["samples"], run["results_matched"]) == (
+        "eval-from-job",
+        "labels",
+        4,
+        4,
+    )
+    assert {d["key"] for d in run["documents"]} == {
+        f"incoming/eval-from-job/{p.name}" for p in documents.iterdir()
+    }
+    assert {f["path"]: f["rates"]["f1"] for f in run["fields"]}["invoice_number"] == 1.0
+    assert run["usage"]["model_calls"] == 4
+    code, answer = docagent("eval", "--from-job", "eval-no-such-job", "--samples", str(labelled))
+    assert (code, answer["error_type"]) == (3, "JobNotFound")
