@@ -73,8 +73,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.write_samples:
         written = samples.write_samples(args.write_samples, args.documents, args.seed)
         payload = {"written": len(written) // 2, "directory": args.write_samples}
-        emit(args, payload, lambda: Console().print(f"wrote {len(written) // 2} labelled documents to "
-                                                   f"{args.write_samples}", markup=False))  # fmt: skip
+        emit(args, payload, lambda: Console(markup=False).print(
+            f"wrote {len(written) // 2} labelled documents to {args.write_samples}"
+        ))  # fmt: skip
         return EXIT_OK
     if not args.samples:
         raise RefusedError(
