@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import datetime
+import errno
 import io
+import os
 
-from docagent.localcloud.journal import Journal, dumps
+import pytest
+
+from docagent.localcloud.journal import (
+    DamagedRecord,
+    Journal,
+    JournalCorruptError,
+    JournalWriteError,
+    dumps,
+)
 from docagent.localcloud.persistence import is_journaled
 
 
@@ -31,12 +41,107 @@ def test_a_record_cut_in_half_is_dropped_and_cut_off_before_the_next_append(tmp_
     assert [record["t"] for record in Journal(path).records()] == ["whole", "after"]
 
 
-def test_a_corrupted_record_ends_the_journal_there(tmp_path):
+def test_a_damaged_record_in_the_middle_is_named_and_nothing_is_dropped(tmp_path):
+    path = tmp_path / "journal.log"
+    first, second, third, fourth = (dumps({"t": name}) for name in ("one", "two", "three", "four"))
+    damaged = second.replace(b'"two"', b'"tw0"')  # same length, wrong checksum
+    path.write_bytes(first + damaged + third + fourth)
+    with pytest.raises(JournalCorruptError) as refused:
+        Journal(path)
+    assert refused.value.damaged == [
+        DamagedRecord(number=2, offset=len(first), length=len(second), records_after=2, salvaged_offset=None)
+    ]
+    assert f"record 2 at byte {len(first)}" in str(refused.value)
+    assert "2 whole record(s) after it" in str(refused.value)
+    assert "--skip-corrupt" in str(refused.value)
+    assert path.read_bytes() == first + damaged + third + fourth  # refusing changes nothing
+
+
+def test_repair_keeps_every_whole_record_and_sets_exactly_the_damaged_bytes_aside(tmp_path):
     path = tmp_path / "journal.log"
     first, second, third = (dumps({"t": name}) for name in ("one", "two", "three"))
-    damaged = second.replace(b'"two"', b'"tw0"')  # same length, wrong checksum
+    damaged = second.replace(b'"two"', b'"tw0"')
     path.write_bytes(first + damaged + third)
-    assert [record["t"] for record in Journal(path).records()] == ["one"]
+    journal = Journal(path, repair=True)
+    assert [record.number for record in journal.set_aside] == [2]
+    assert [record["t"] for record in journal.records()] == ["one", "three"]
+    assert (tmp_path / f"journal.log.corrupt-{len(first)}").read_bytes() == damaged
+    journal.append({"t": "after"})
+    journal.close()
+    assert [record["t"] for record in Journal(path).records()] == ["one", "three", "after"]  # no refusal now
+
+
+def test_a_torn_write_followed_by_whole_records_loses_none_of_them(tmp_path):
+    """What an older journal left after a failed buffered write: half a record, then whole ones."""
+    path = tmp_path / "journal.log"
+    names = ("one", "torn", "after", "last")
+    first, torn, after, last = (dumps({"t": name, "pad": "x" * 50}) for name in names)
+    path.write_bytes(first + torn[:30] + after + last)
+    with pytest.raises(JournalCorruptError) as refused:
+        Journal(path)
+    assert refused.value.damaged[0].salvaged_offset == len(first) + 30
+    assert refused.value.damaged[0].records_after == 2
+    journal = Journal(path, repair=True)
+    assert [record["t"] for record in journal.records()] == ["one", "after", "last"]
+    assert (tmp_path / f"journal.log.corrupt-{len(first)}").read_bytes() == torn[:30]
+
+
+def _failing_writes(monkeypatch, path, fail):
+    """os.write on ``path`` writes half of what it is given, then raises ENOSPC, while ``fail()``."""
+    real_write = os.write
+
+    def write(fd, data):
+        if fail() and os.readlink(f"/proc/self/fd/{fd}") == str(path):
+            real_write(fd, bytes(data[: len(data) // 2]))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+def test_a_write_the_disk_refuses_leaves_nothing_and_the_next_one_works(tmp_path, monkeypatch):
+    path = tmp_path / "journal.log"
+    journal = Journal(path)
+    journal.append({"t": "before"})
+    full = True
+    _failing_writes(monkeypatch, path, lambda: full)
+    with pytest.raises(JournalWriteError, match="No space left on device"):
+        journal.append({"t": "refused", "pad": "x" * 1000})
+    assert path.read_bytes() == dumps({"t": "before"})  # the half written was cut back
+    full = False
+    journal.append({"t": "after"})
+    journal.close()
+    assert [record["t"] for record in Journal(path).records()] == ["before", "after"]
+
+
+def test_a_failed_sync_fails_the_journal_until_a_restart(tmp_path, monkeypatch):
+    path = tmp_path / "journal.log"
+    journal = Journal(path)
+
+    def fdatasync(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    with pytest.raises(JournalWriteError, match="Input/output error"):
+        journal.append({"t": "unsure"})
+    with pytest.raises(JournalWriteError, match="restart the cloud"):
+        journal.append({"t": "refused"}, durable=False)
+
+
+def test_a_retracted_record_is_cut_off_or_voided_and_never_read_back(tmp_path):
+    path = tmp_path / "journal.log"
+    journal = Journal(path)
+    journal.append({"t": "kept"})
+    sequence, offset = journal.write_at({"t": "last, retracted"})
+    journal.retract(sequence, offset)
+    assert path.read_bytes() == dumps({"t": "kept"})
+    sequence, offset = journal.write_at({"t": "retracted after another"})
+    journal.append({"t": "written meanwhile"})
+    journal.retract(sequence, offset)
+    journal.close()
+    assert [record["t"] for record in Journal(path).records()] == ["kept", "written meanwhile"]
+    repaired = Journal(path, repair=True)  # a repair rewrites offsets: voided records go with their void
+    assert [record["t"] for record in repaired.records()] == ["kept", "written meanwhile"]
 
 
 def _environ(method: str, path: str = "/", body: bytes = b"", **headers: str) -> dict[str, object]:
