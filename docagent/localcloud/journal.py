@@ -213,6 +213,7 @@ class Journal:
         self._last = (0, 0)  # (sequence, offset) of the last record written
         self._written = 0  # records written to the file (the OS has them: a kill -9 cannot lose them)
         self._synced = 0  # records known to be on disk
+        self._synced_end = scan.end  # where they end
         self.appended = 0
         self.syncs = 0
 
@@ -289,6 +290,7 @@ class Journal:
             self._failed = error
         else:
             self._end = offset
+            self._synced_end = min(self._synced_end, offset)
 
     def _error(self, cause: OSError, what: str) -> JournalWriteError:
         reason = cause.strerror or str(cause)
@@ -297,24 +299,30 @@ class Journal:
     def sync(self, sequence: int) -> None:
         """Return once record ``sequence`` (and every one before it) is on disk.
 
-        A failed sync raises ``JournalWriteError`` and fails the journal: the kernel may have dropped the
-        pages it could not write, so nothing written since the last good sync can be trusted to be there
-        (the reasoning PostgreSQL adopted in 2018); every later write is refused until a restart."""
+        A failed sync raises ``JournalWriteError`` for every record not yet on disk and fails the journal:
+        the kernel may have dropped the pages it could not write (a later sync would not say so: the
+        reasoning PostgreSQL adopted in 2018), so the file is cut back to the end of the last good sync (no
+        record after it was confirmed to anyone) and every later write is refused until a restart."""
         if self._synced >= sequence:
             return
         with self._sync_lock:
             if self._synced >= sequence:  # another writer's sync covered it
                 return
-            target = self._written
+            if self._failed is not None:
+                raise self._error(self._failed, "an earlier sync failed; restart the cloud")
+            with self._write_lock:
+                target, end = self._written, self._end
             if self._fd < 0:  # closed meanwhile: close() synced it
                 return
             try:
                 os.fdatasync(self._fd)
             except OSError as error:
-                self._failed = error
-                raise self._error(error, "its last records may not be on disk") from error
+                with self._write_lock:
+                    self._cut_back(self._synced_end)
+                    self._failed = error
+                raise self._error(error, "its records since the last good sync were taken back") from error
             self.syncs += 1
-            self._synced = target
+            self._synced, self._synced_end = target, end
 
     def append(self, record: dict[str, Any], *, durable: bool = True) -> None:
         sequence = self.write(record)

@@ -8,13 +8,13 @@ application (no network). Step Functions executions are not replayed as requests
 would run every task again): the engine records them itself (see ``resume.py``) in the same journal.
 
 Journal first, apply after: a journaled request is written to the journal and synced *before* moto applies
-it, under one lock, so the journal's order is the order the changes were applied and a request the
-journal could not take (a full or failing disk) is answered 500 without being applied: it is neither
-visible while the cloud runs nor after a restart. A request that moto then refuses (any answer but 2xx)
-is taken back from the journal (``Journal.retract``). The ids a change hands out (an S3 version id, a
-multipart UploadId) are drawn before it is applied, written with it and pinned while it is applied, live
-and on replay alike (``_pinned_ids``). The sync of an API change is its own (inside the lock); the
-engine's records written meanwhile share it (journal.py: group commit).
+it, and requests are applied one at a time in the order they were written, so the journal's order is the
+order the changes were applied; a request the journal could not take (a full or failing disk) is
+answered 500 without being applied: it is neither visible while the cloud runs nor after a restart. A
+request that moto then refuses (any answer but 2xx) is taken back from the journal (``Journal.retract``).
+The ids a change hands out (an S3 version id, a multipart UploadId) are drawn before it is applied, written
+with it and pinned while it is applied, live and on replay alike (``_pinned_ids``). Concurrent requests
+(and the engine's records) share one disk sync (journal.py: group commit).
 """
 
 from __future__ import annotations
@@ -136,12 +136,19 @@ def _request_record(environ: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 
 class JournalingApp:
-    """WSGI middleware: journal each mutating request, then apply it once it is on disk (never before)."""
+    """WSGI middleware: journal each mutating request, then apply it once it is on disk (never before).
+
+    Requests pass three steps: write (in turn, under ``_write_order``), sync (together: the records that
+    concurrent requests wrote meanwhile share one ``fdatasync``, group commit), apply (one at a time, in
+    the order they were written: the order the replay applies them in)."""
 
     def __init__(self, app: Callable[..., Any], journal: Journal) -> None:
         self.app = app
         self.journal = journal
-        self._apply_lock = threading.Lock()
+        self._write_order = threading.Lock()
+        self._turns = threading.Condition()
+        self._handed_out = 0  # turns to apply handed out, in journal order
+        self._applied = 0  # turns done
         self.requests = 0
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -157,22 +164,34 @@ class JournalingApp:
             return start_response(status, headers, exc_info)
 
         record = {**_request_record(environ, body), **_new_ids(environ, body)}
-        with self._apply_lock:  # the journal's order is the order moto applies the changes
-            sequence, offset = 0, 0
+        with self._write_order:
             try:
                 sequence, offset = self.journal.write_at(record)
-                self.journal.sync(sequence)
-            except JournalWriteError as error:
-                self.journal.retract(sequence, offset)
+            except JournalWriteError as error:  # nothing of it is in the journal: nothing is applied
                 return _journal_failed(environ, start_response, error)
-            try:
+            turn = self._handed_out
+            self._handed_out += 1
+        failure: JournalWriteError | None = None
+        try:
+            self.journal.sync(sequence)
+        except JournalWriteError as error:  # taken back from the journal (journal.py): not applied
+            failure = error
+        with self._turns:
+            self._turns.wait_for(lambda: self._applied == turn)
+        try:
+            if failure is None:
                 with _pinned_ids(record.get("version_id"), record.get("upload_id")):
                     chunks = list(self.app(environ, capture))
-            finally:
-                if not _succeeded(statuses):  # refused (or failed) in moto: it changed nothing
-                    self.journal.retract(sequence, offset)
-        if _succeeded(statuses):
-            self.requests += 1
+        finally:
+            with self._turns:
+                self._applied += 1
+                self._turns.notify_all()
+        if failure is not None:
+            return _journal_failed(environ, start_response, failure)
+        if not _succeeded(statuses):  # refused (or failed) in moto: it changed nothing
+            self.journal.retract(sequence, offset)
+            return chunks
+        self.requests += 1
         return chunks
 
 

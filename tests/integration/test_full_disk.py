@@ -3,7 +3,8 @@
 
 The full disk is an injected write error (deterministic, no loop device): the cloud runs behind a wrapper
 whose ``os.write`` on the journal writes half of a record and raises ENOSPC, every other time, while a
-flag file exists (what a nearly full disk does to concurrent appends: some fit, some are cut short).
+flag file exists (what a nearly full disk does to concurrent appends: some fit, some are cut short); or
+whose ``os.fdatasync`` on the journal fails once (the journal then refuses every write until a restart).
 """
 
 from __future__ import annotations
@@ -31,14 +32,29 @@ real_write = os.write
 calls = itertools.count()
 
 
+real_fdatasync = os.fdatasync
+
+
+def journal(fd):
+    return os.readlink(f"/proc/self/fd/{fd}").endswith("journal.log")
+
+
 def write(fd, data):
-    if flag.exists() and os.readlink(f"/proc/self/fd/{fd}").endswith("journal.log") and next(calls) % 2 == 0:
+    if flag.exists() and flag.read_text() == "" and journal(fd) and next(calls) % 2 == 0:
         real_write(fd, bytes(data[: len(data) // 2]))
         raise OSError(errno.ENOSPC, "No space left on device")
     return real_write(fd, data)
 
 
+def fdatasync(fd):
+    if flag.exists() and flag.read_text() == "sync" and journal(fd):
+        flag.unlink()  # once: a later sync succeeds, as after a transient error on a network disk
+        raise OSError(errno.ENOSPC, "No space left on device")
+    return real_fdatasync(fd)
+
+
 os.write = write
+os.fdatasync = fdatasync
 from docagent.cli import main
 
 sys.exit(main(sys.argv[2:]))
@@ -102,9 +118,7 @@ def _visible(cloud: CloudProcess) -> dict[str, str]:
     return shown | {item["id"]["S"]: "200" for item in items}
 
 
-def test_full_disk_then_room_then_kill_keeps_every_200_and_no_500(
-    cloud: CloudProcess, tmp_path: Path
-) -> None:
+def _start_with_bucket_and_table(cloud: CloudProcess) -> None:
     cloud.start(fresh=True)
     s3, dynamodb = _client(cloud, "s3"), _client(cloud, "dynamodb")
     s3.create_bucket(Bucket=BUCKET)
@@ -115,14 +129,24 @@ def test_full_disk_then_room_then_kill_keeps_every_200_and_no_500(
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
+
+
+def _split(answers: dict[str, str | None]) -> tuple[dict[str, str], set[str]]:
+    accepted = {key: answer for key, answer in answers.items() if answer is not None}
+    return accepted, {key for key, answer in answers.items() if answer is None}
+
+
+def test_full_disk_then_room_then_kill_keeps_every_200_and_no_500(
+    cloud: CloudProcess, tmp_path: Path
+) -> None:
+    _start_with_bucket_and_table(cloud)
     answers = _write(cloud, "before")
     (tmp_path / "disk-full").touch()
     full = _write(cloud, "full")
     (tmp_path / "disk-full").unlink()  # room again
     answers |= full | _write(cloud, "after")
 
-    accepted = {key: answer for key, answer in answers.items() if answer is not None}
-    refused = {key for key, answer in answers.items() if answer is None}
+    accepted, refused = _split(answers)
     assert refused and any(full[key] for key in full), "the full disk refused some writes and took others"
     assert refused <= set(full), "only writes on the full disk were refused"
     assert _visible(cloud) == accepted, "while it runs: every 200 is visible (same version), no 500 is"
@@ -132,3 +156,24 @@ def test_full_disk_then_room_then_kill_keeps_every_200_and_no_500(
 
     assert "set aside" not in printed and "torn" not in printed, printed
     assert _visible(cloud) == accepted, "after kill -9 and restart: every 200 is there, no 500 is"
+
+
+def test_a_failed_disk_sync_answers_500_until_a_restart_and_keeps_only_the_200s(
+    cloud: CloudProcess, tmp_path: Path
+) -> None:
+    _start_with_bucket_and_table(cloud)
+    answers = _write(cloud, "before")
+    (tmp_path / "disk-full").write_text("sync")
+    failed = _write(cloud, "failed")
+    assert not (tmp_path / "disk-full").exists(), "the sync failed once"
+    assert not any(failed.values()), "the journal refuses every write after a failed sync"
+    accepted, _ = _split(answers)
+    assert _visible(cloud) == accepted, "what was refused is not visible"
+
+    cloud.kill()
+    cloud.start()
+
+    answers |= failed | _write(cloud, "restarted")
+    accepted, refused = _split(answers)
+    assert refused == set(failed)
+    assert _visible(cloud) == accepted, "after the restart: every 200 is there, no 500 is, writes work again"

@@ -114,9 +114,11 @@ def test_a_write_the_disk_refuses_leaves_nothing_and_the_next_one_works(tmp_path
     assert [record["t"] for record in Journal(path).records()] == ["before", "after"]
 
 
-def test_a_failed_sync_fails_the_journal_until_a_restart(tmp_path, monkeypatch):
+def test_a_failed_sync_takes_back_what_it_could_not_confirm_and_fails_the_journal(tmp_path, monkeypatch):
     path = tmp_path / "journal.log"
     journal = Journal(path)
+    journal.append({"t": "on disk"})
+    journal.append({"t": "written, not synced"}, durable=False)
 
     def fdatasync(fd):
         raise OSError(errno.EIO, "Input/output error")
@@ -124,8 +126,12 @@ def test_a_failed_sync_fails_the_journal_until_a_restart(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fdatasync", fdatasync)
     with pytest.raises(JournalWriteError, match="Input/output error"):
         journal.append({"t": "unsure"})
+    assert path.read_bytes() == dumps({"t": "on disk"}), "cut back to the end of the last good sync"
+    monkeypatch.undo()  # a later sync may well succeed: the journal still refuses, until a restart
     with pytest.raises(JournalWriteError, match="restart the cloud"):
         journal.append({"t": "refused"}, durable=False)
+    journal.close()
+    assert [record["t"] for record in Journal(path).records()] == ["on disk"]
 
 
 def test_a_retracted_record_is_cut_off_or_voided_and_never_read_back(tmp_path):
