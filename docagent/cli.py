@@ -45,7 +45,7 @@ def _port_free(port: int) -> bool:
 def _restored_line(record: dict[str, Any]) -> str:
     restored = record.get("restored") or {}
     if not restored.get("executions") and not restored.get("requests"):
-        return "nothing to restore: the local cloud starts empty"
+        return "nothing to restore: the local cloud starts empty" + _journal_line(restored)
     running, jobs = restored.get("running", 0), restored.get("executions", 0)
     line = f"restored {jobs} job{'' if jobs == 1 else 's'}, {running} running"
     line += ", resuming" if running else ""

@@ -192,6 +192,9 @@ class Journal:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         scan = _scan(path)
+        size = path.stat().st_size if path.exists() else 0
+        self.dropped_bytes = size - scan.end  # a torn last record, cut off below (or by the repair)
+        self.torn_tail_offset = scan.end if self.dropped_bytes else None
         self.set_aside: list[DamagedRecord] = []
         if scan.damaged:
             if not repair:
@@ -199,9 +202,6 @@ class Journal:
             self._repair(scan)
             self.set_aside = scan.damaged
             scan = _scan(path)
-        size = path.stat().st_size if path.exists() else 0
-        self.dropped_bytes = size - scan.end
-        self.torn_tail_offset = scan.end if self.dropped_bytes else None
         self._valid_bytes = scan.end
         self._voided = scan.voided
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

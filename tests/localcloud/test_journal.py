@@ -61,9 +61,10 @@ def test_repair_keeps_every_whole_record_and_sets_exactly_the_damaged_bytes_asid
     path = tmp_path / "journal.log"
     first, second, third = (dumps({"t": name}) for name in ("one", "two", "three"))
     damaged = second.replace(b'"two"', b'"tw0"')
-    path.write_bytes(first + damaged + third)
+    path.write_bytes(first + damaged + third + b"0123")  # and a torn last record
     journal = Journal(path, repair=True)
     assert [record.number for record in journal.set_aside] == [2]
+    assert journal.dropped_bytes == 4 and journal.torn_tail_offset == len(first + damaged + third)
     assert [record["t"] for record in journal.records()] == ["one", "three"]
     assert (tmp_path / f"journal.log.corrupt-{len(first)}").read_bytes() == damaged
     journal.append({"t": "after"})
