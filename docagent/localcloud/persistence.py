@@ -171,27 +171,30 @@ class JournalingApp:
                 return _journal_failed(environ, start_response, error)
             turn = self._handed_out
             self._handed_out += 1
-        failure: JournalWriteError | None = None
+        failure: Exception | None = None
         try:
             self.journal.sync(sequence)
-        except JournalWriteError as error:  # taken back from the journal (journal.py): not applied
+        except Exception as error:  # a failed sync took it back from the journal (journal.py)
             failure = error
         with self._turns:
             self._turns.wait_for(lambda: self._applied == turn)
-        try:
+        chunks: list[bytes] = []
+        try:  # the turn is passed on whatever happens, or every later change would wait forever
             if failure is None:
                 with _pinned_ids(record.get("version_id"), record.get("upload_id")):
                     chunks = list(self.app(environ, capture))
         finally:
+            if not _succeeded(statuses):  # not applied, or refused (or failed) in moto: it changed nothing
+                self.journal.retract(sequence, offset)
             with self._turns:
                 self._applied += 1
                 self._turns.notify_all()
-        if failure is not None:
+        if isinstance(failure, JournalWriteError):
             return _journal_failed(environ, start_response, failure)
-        if not _succeeded(statuses):  # refused (or failed) in moto: it changed nothing
-            self.journal.retract(sequence, offset)
-            return chunks
-        self.requests += 1
+        if failure is not None:
+            raise failure
+        if _succeeded(statuses):
+            self.requests += 1
         return chunks
 
 

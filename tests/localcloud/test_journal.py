@@ -16,7 +16,7 @@ from docagent.localcloud.journal import (
     JournalWriteError,
     dumps,
 )
-from docagent.localcloud.persistence import is_journaled
+from docagent.localcloud.persistence import JournalingApp, is_journaled
 
 
 def test_records_come_back_in_order_with_their_types(tmp_path):
@@ -169,3 +169,42 @@ def test_changes_are_journaled_reads_and_executions_are_not():
     form = {"CONTENT_TYPE": "application/x-www-form-urlencoded"}
     assert is_journaled({**_environ("POST"), **form}, b"Action=CreateRole&RoleName=r")
     assert not is_journaled({**_environ("POST"), **form}, b"Action=GetRole&RoleName=r")
+
+
+def _app(status: str, *, fail: bool = False):
+    def app(environ, start_response):
+        if fail:
+            raise RuntimeError("moto failed")
+        start_response(status, [])
+        return [b"answer"]
+
+    return app
+
+
+def _put(body: bytes) -> dict[str, object]:
+    return {
+        "REQUEST_METHOD": "PUT",
+        "PATH_INFO": "/bucket/key",
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+    }
+
+
+def test_a_change_is_journaled_before_it_is_applied_and_taken_back_when_refused(tmp_path):
+    journal = Journal(tmp_path / "journal.log")
+    seen: list[int] = []
+
+    def applied(environ, start_response):  # what is on disk when moto applies the change
+        seen.append(journal.size())
+        start_response("200 OK", [])
+        return [b""]
+
+    assert JournalingApp(applied, journal)(_put(b"kept"), lambda *a: None) == [b""]
+    assert seen[-1] == journal.size() > 0, "the record was on disk before the change was applied"
+    JournalingApp(_app("400 Bad Request"), journal)(_put(b"refused"), lambda *a: None)
+    failing = JournalingApp(_app("200 OK", fail=True), journal)
+    with pytest.raises(RuntimeError):
+        failing(_put(b"failed"), lambda *a: None)
+    assert JournalingApp(_app("200 OK"), journal)(_put(b"after"), lambda *a: None) == [b"answer"]
+    journal.close()
+    assert [record["body"] for record in Journal(tmp_path / "journal.log").records()] == [b"kept", b"after"]
