@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
+import sys
 
 from docagent import cli, project
 from docagent.localcloud.journal import dumps
@@ -50,17 +52,23 @@ def test_a_read_only_state_directory_is_named(tmp_path, monkeypatch):
     assert problem is not None and "read-only file system" in problem
 
 
-def test_a_damaged_journal_is_refused_at_up_naming_the_record(tmp_path, monkeypatch, capsys):
-    _state_in(monkeypatch, tmp_path / "local")
+def test_a_damaged_journal_is_refused_at_up_naming_the_record(tmp_path):
+    """Run as a user would (its own process: a test process may already hold a local cloud)."""
     journal = tmp_path / "local" / "cloud-state" / "journal.log"
     journal.parent.mkdir(parents=True)
     lines = [dumps({"t": "log", "group": "g", "stream": "s", "line": line, "at": 1}) for line in "abc"]
     first, second, third = lines
     journal.write_bytes(first + second.replace(b'"b"', b'"B"') + third)
-    code, answer = _up(capsys)
-    assert code == 1 and answer["error_type"] == "JournalCorrupt"
-    assert f"record 2 at byte {len(first)}" in str(answer["error"]) and "1 whole record(s) after it" in str(
-        answer["error"]
+    done = subprocess.run(
+        [sys.executable, "-m", "docagent.cli", "local", "up", "--port", str(free_port()), "--json"],
+        env={**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
-    assert "--skip-corrupt" in str(answer["error"])
+    answer = json.loads(done.stdout)
+    assert done.returncode == 1 and answer["error_type"] == "JournalCorrupt", done.stdout + done.stderr
+    assert f"record 2 at byte {len(first)}" in answer["error"]
+    assert "1 whole record(s) after it" in answer["error"] and "--skip-corrupt" in answer["error"]
     assert journal.read_bytes().count(b"\n") == 3, "refusing keeps the journal as it was"
