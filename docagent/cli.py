@@ -46,15 +46,31 @@ def _port_free(port: int) -> bool:
 def _restored_line(record: dict[str, Any]) -> str:
     restored = record.get("restored") or {}
     if not restored.get("executions") and not restored.get("requests"):
-        return "nothing to restore: the local cloud starts empty"
+        return "nothing to restore: the local cloud starts empty" + _journal_line(restored)
     running, jobs = restored.get("running", 0), restored.get("executions", 0)
     line = f"restored {jobs} job{'' if jobs == 1 else 's'}, {running} running"
     line += ", resuming" if running else ""
     changes = restored.get("requests", 0)
-    return line + (
-        f" ({changes} change{'' if changes == 1 else 's'} replayed from {restored.get('state_dir')} "
-        f"in {restored.get('seconds', 0):.1f} s)"
+    return (
+        line
+        + (
+            f" ({changes} change{'' if changes == 1 else 's'} replayed from {restored.get('state_dir')} "
+            f"in {restored.get('seconds', 0):.1f} s)"
+        )
+        + _journal_line(restored)
     )
+
+
+def _journal_line(restored: dict[str, Any]) -> str:
+    """What opening the journal cut off (a torn last record) or set aside (--skip-corrupt), if anything."""
+    notes = []
+    if restored.get("torn_tail_bytes"):
+        notes.append(
+            f"a torn last record ({restored['torn_tail_bytes']} bytes at byte "
+            f"{restored['torn_tail_offset']}, never answered) was cut off"
+        )
+    notes += [f"set aside: {damaged}" for damaged in restored.get("set_aside", [])]
+    return "".join(f"; {note}" for note in notes)
 
 
 def cmd_local_up(args: argparse.Namespace) -> int:
@@ -65,6 +81,9 @@ def cmd_local_up(args: argparse.Namespace) -> int:
         raise OperatorError(f"the local cloud already runs at {existing['endpoint']} (pid {existing['pid']})")
     if not _port_free(args.port):
         raise OperatorError(f"port {args.port} is taken by another program: pick another with --port", 1)
+    problem = project.state_dir_problem(project.LOCAL_DIR)
+    if problem:
+        raise OperatorError(problem, 1, "StateDirectoryNotWritable")
     saved = {} if args.fresh else load_settings(project.LOCAL_DIR)
     time_scale = args.time_scale or float(saved.get("time_scale", 1.0))
     if args.detach:
@@ -75,17 +94,23 @@ def cmd_local_up(args: argparse.Namespace) -> int:
 def _up_detached(args: argparse.Namespace, time_scale: float) -> int:
     command = [sys.executable, "-m", "docagent.cli", "local", "up", "--port", str(args.port)]
     command += ["--time-scale", str(time_scale)] + (["--fresh"] if args.fresh else [])
+    command += ["--skip-corrupt"] if args.skip_corrupt else []
     if args.model_faults:
         command += ["--model-faults", args.model_faults]
     command += [argument for index in args.deliver_twice for argument in ("--deliver-twice", str(index))]
     project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
     log_file = project.LOCAL_DIR / "cloud.log"
     log = log_file.open("ab")
+    logged = log.tell()
     process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
     deadline = time.time() + 180  # a loaded machine imports moto slowly; a big journal takes a while
     while not project.running_cloud():
         if process.poll() is not None:
-            raise OperatorError(f"the local cloud did not start; see {log_file}", 1)
+            with log_file.open("rb") as printed:
+                printed.seek(logged)
+                said = " ".join(printed.read().decode("utf-8", "replace").split())
+            reason = said.rsplit("error: ", 1)[1] if "error: " in said else f"see {log_file}"
+            raise OperatorError(f"the local cloud did not start: {reason}", 1)
         if time.time() > deadline:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
@@ -103,6 +128,7 @@ def _up_detached(args: argparse.Namespace, time_scale: float) -> int:
 
 def _serve(args: argparse.Namespace, time_scale: float) -> int:
     from docagent.localcloud.distributed_map import deliver_twice
+    from docagent.localcloud.journal import JournalCorruptError
     from docagent.localcloud.persistence import PortTakenError
     from docagent.localcloud.server import LocalCloud
 
@@ -114,12 +140,13 @@ def _serve(args: argparse.Namespace, time_scale: float) -> int:
         time_scale=time_scale,
         fresh=args.fresh,
         model_faults=_model_faults(args),
+        skip_corrupt=args.skip_corrupt,
     )
     try:
         cloud.start()
-    except PortTakenError as error:
+    except (PortTakenError, JournalCorruptError) as error:
         cloud.stop()
-        raise OperatorError(str(error), 1) from None
+        raise OperatorError(str(error), 1, type(error).__name__.removesuffix("Error")) from None
     deliver_twice(set(args.deliver_twice))
     record = {
         "pid": os.getpid(),
@@ -135,6 +162,7 @@ def _serve(args: argparse.Namespace, time_scale: float) -> int:
             "requests": cloud.replayed_requests,
             "seconds": round(cloud.restore_seconds, 2),
             "state_dir": str(project.LOCAL_DIR),
+            **cloud.journal_report(),
         },
     }
     console.print(_restored_line(record))
@@ -487,6 +515,12 @@ def _add_local_commands(
         help="forget the kept state (jobs, buckets, tables, tickets) and start empty",
     )
     up.add_argument("--detach", action="store_true", help="run in the background (stop with `local down`)")
+    up.add_argument(
+        "--skip-corrupt",
+        action="store_true",
+        help="restore a journal with damaged records in its middle: keep every whole record, set exactly "
+        "the damaged bytes aside next to it (without this flag such a journal is refused and named)",
+    )
     up.add_argument(
         "--deliver-twice",
         type=int,

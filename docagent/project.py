@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 from pathlib import Path
@@ -42,3 +44,32 @@ def running_cloud() -> dict[str, Any] | None:
         LOCAL_CLOUD_FILE.unlink(missing_ok=True)
         return None
     return record
+
+
+def state_dir_problem(folder: Path) -> str | None:
+    """Why the local cloud could not keep its state in ``folder`` (read-only, not ours, full), with the fix;
+    None when a probe file can be written and synced there."""
+    probe = folder / f".write-check-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with probe.open("wb") as file:
+            file.write(bytes(64 * 1024))  # a journal record or two: a disk that cannot take this is full
+            file.flush()
+            os.fsync(file.fileno())
+    except OSError as error:
+        reason = {
+            errno.EROFS: "is on a read-only file system",
+            errno.EACCES: "cannot be written by this user",
+            errno.EPERM: "cannot be written by this user",
+            errno.ENOSPC: "is on a full disk",
+            errno.EDQUOT: "is over its disk quota",
+        }.get(error.errno or 0, f"cannot be written ({error.strerror or error})")
+        return (
+            f"the local cloud's state directory {folder} {reason}: make it writable or free space there, or "
+            "keep the state elsewhere with DOCAGENT_STATE_DIR=/a/writable/folder (e.g. "
+            "`DOCAGENT_STATE_DIR=/tmp/docagent docagent local up`)"
+        )
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink(missing_ok=True)
+    return None

@@ -42,6 +42,8 @@ class CloudProcess:
     port: int
     time_scale: float
     process: subprocess.Popen[bytes] | None = None
+    # How to run the CLI (tests put a fault-injecting wrapper in front of it).
+    launcher: tuple[str, ...] = (sys.executable, "-m", "docagent.cli")
 
     @property
     def endpoint(self) -> str:
@@ -56,7 +58,7 @@ class CloudProcess:
         self.state_root.mkdir(parents=True, exist_ok=True)
         record_file = self.state_root / "local" / "cloud.json"
         record_file.unlink(missing_ok=True)
-        command = [sys.executable, "-m", "docagent.cli", "local", "up", "--port", str(self.port)]
+        command = [*self.launcher, "local", "up", "--port", str(self.port)]
         command += ["--time-scale", str(self.time_scale)] + (["--fresh"] if fresh else [])
         env = {**os.environ, "DOCAGENT_STATE_DIR": str(self.state_root)}
         offset = self.log_file.stat().st_size if self.log_file.exists() else 0

@@ -3,10 +3,19 @@ resource types this product uses, creating each resource through its service's r
 
 The state machine definition, the function code and every setting come from the synthesized
 template and its assets, so the local run uses exactly what ``cdk deploy`` would ship.
+
+Deploying again (the same app, or a changed one, also on a cloud restored from its journal) updates the
+stack as ``cdk deploy`` would: functions get the new code and configuration, the state machine the new
+definition, roles their trust policy, log groups their retention; buckets and tables are left as they are
+(their data with them). Functions are invoked unqualified ($LATEST), as the template names them: a job
+already running invokes the new code from its next task on, as it would on AWS, and its manifest keeps the
+code version it started with (``versions.code_version``; ``inspect`` shows the drift). A resource removed
+from the template is not deleted locally.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import io
 import json
@@ -310,39 +319,40 @@ class Deployer:
     # -- resources --------------------------------------------------------------------------------
 
     def _role(self, logical_id: str, properties: dict[str, Any]) -> None:
-        self._client("iam").create_role(
-            RoleName=self.stack.physical[logical_id],
-            AssumeRolePolicyDocument=json.dumps(self.resolve(properties.get("AssumeRolePolicyDocument", {}))),
-        )
+        iam = self._client("iam")
+        name = self.stack.physical[logical_id]
+        trust = json.dumps(self.resolve(properties.get("AssumeRolePolicyDocument", {})))
+        if not _exists(lambda: iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust)):
+            iam.update_assume_role_policy(RoleName=name, PolicyDocument=trust)
 
     def _log_group(self, logical_id: str, properties: dict[str, Any]) -> None:
         logs = self._client("logs")
         name = self.stack.physical[logical_id]
-        logs.create_log_group(logGroupName=name)
+        _exists(lambda: logs.create_log_group(logGroupName=name))
         if "RetentionInDays" in properties:
             logs.put_retention_policy(logGroupName=name, retentionInDays=int(properties["RetentionInDays"]))
 
     def _bucket(self, logical_id: str, properties: dict[str, Any]) -> None:
         s3 = self._client("s3")
         name = self.stack.physical[logical_id]
-        s3.create_bucket(Bucket=name)
+        _exists(lambda: s3.create_bucket(Bucket=name))  # one already there keeps its objects
         if properties.get("VersioningConfiguration", {}).get("Status") == "Enabled":
             s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
 
     def _table(self, logical_id: str, properties: dict[str, Any]) -> None:
         dynamodb = self._client("dynamodb")
         name = self.stack.physical[logical_id]
-        dynamodb.create_table(
+        throughput = properties.get("ProvisionedThroughput")
+        created = functools.partial(
+            dynamodb.create_table,
             TableName=name,
             KeySchema=properties["KeySchema"],
             AttributeDefinitions=properties["AttributeDefinitions"],
             BillingMode=properties.get("BillingMode", "PROVISIONED"),
-            **(
-                {"ProvisionedThroughput": properties["ProvisionedThroughput"]}
-                if "ProvisionedThroughput" in properties
-                else {}
-            ),
+            **({"ProvisionedThroughput": throughput} if throughput else {}),
         )
+        if _exists(created):  # a table already there is left as it is, with its items
+            return
         ttl = properties.get("TimeToLiveSpecification")
         if ttl and ttl.get("Enabled"):
             dynamodb.update_time_to_live(
@@ -364,18 +374,27 @@ class Deployer:
         log_group = self.resolve(properties.get("LoggingConfig", {}).get("LogGroup")) or (
             f"/aws/lambda/{self.stack.physical[logical_id]}"
         )
-        self._client("lambda").create_function(
-            FunctionName=self.stack.physical[logical_id],
-            Runtime=properties["Runtime"],
-            Role=self.resolve(properties["Role"]),
-            Handler=properties["Handler"],
-            Code={"ZipFile": zip_directory(self.assembly.asset(self.resolve(code["S3Key"])))},
-            Timeout=int(properties.get("Timeout", 3)),
-            MemorySize=int(properties.get("MemorySize", 128)),
-            Environment={"Variables": self.resolve(properties.get("Environment", {}).get("Variables", {}))},
-            TracingConfig=properties.get("TracingConfig", {"Mode": "PassThrough"}),
-            Tags={LOG_GROUP_TAG: log_group},
-        )
+        client = self._client("lambda")
+        name = self.stack.physical[logical_id]
+        code_zip = zip_directory(self.assembly.asset(self.resolve(code["S3Key"])))
+        environment = {"Variables": self.resolve(properties.get("Environment", {}).get("Variables", {}))}
+        configuration = {
+            "FunctionName": name,
+            "Runtime": properties["Runtime"],
+            "Role": self.resolve(properties["Role"]),
+            "Handler": properties["Handler"],
+            "Timeout": int(properties.get("Timeout", 3)),
+            "MemorySize": int(properties.get("MemorySize", 128)),
+            "Environment": environment,
+            "TracingConfig": properties.get("TracingConfig", {"Mode": "PassThrough"}),
+        }
+        tags = {LOG_GROUP_TAG: log_group}
+        create = functools.partial(client.create_function, Code={"ZipFile": code_zip}, Tags=tags)
+        if not _exists(lambda: create(**configuration)):
+            return  # created
+        client.update_function_code(FunctionName=name, ZipFile=code_zip)
+        client.update_function_configuration(**configuration)
+        client.tag_resource(Resource=self._arn(logical_id), Tags=tags)
 
     def _layer(self, logical_id: str, properties: dict[str, Any]) -> None:
         """The SDK layer (stacks/sdk_pins.py): locally its content is the interpreter's own boto3, so it
@@ -403,10 +422,18 @@ class Deployer:
         leftover = sorted(set(re.findall(r"\$\{(\w+)\}", definition)))
         if leftover:
             raise DeployError(f"{logical_id}: placeholders without a substitution: {leftover}")
-        self._client("stepfunctions").create_state_machine(
+        sfn = self._client("stepfunctions")
+        definition, role = _moto_compatible(definition), self.resolve(properties["RoleArn"])
+        arn = self._arn(logical_id)
+        # Described first: moto answers a create of an existing name with the machine it has, whatever the
+        # definition (AWS: StateMachineAlreadyExists when it differs). Executions that run keep theirs.
+        if _exists(functools.partial(sfn.describe_state_machine, stateMachineArn=arn), missing=True):
+            sfn.update_state_machine(stateMachineArn=arn, definition=definition, roleArn=role)
+            return
+        sfn.create_state_machine(
             name=self.stack.physical[logical_id],
-            definition=_moto_compatible(definition),
-            roleArn=self.resolve(properties["RoleArn"]),
+            definition=definition,
+            roleArn=role,
             type=properties.get("StateMachineType", "STANDARD"),
         )
 
@@ -463,6 +490,31 @@ class Deployer:
             for name, output in self.assembly.template.get("Outputs", {}).items()
         }
         return self.stack
+
+
+# What each service answers to a create of something that exists (moto's names, as AWS's).
+ALREADY_EXISTS = {
+    "EntityAlreadyExists",  # IAM
+    "ResourceAlreadyExistsException",  # CloudWatch Logs
+    "BucketAlreadyOwnedByYou",  # S3
+    "ResourceInUseException",  # DynamoDB
+    "ResourceConflictException",  # Lambda
+}
+
+
+def _exists(call: Callable[[], Any], *, missing: bool = False) -> bool:
+    """Create something: False when created, True when it was already there (a redeploy). With ``missing``,
+    ``call`` reads it instead: True when it is there, False when it is not (``StateMachineDoesNotExist``)."""
+    try:
+        call()
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code")
+        if missing and code == "StateMachineDoesNotExist":
+            return False
+        if not missing and code in ALREADY_EXISTS:
+            return True
+        raise
+    return missing
 
 
 def _moto_compatible(definition: str) -> str:

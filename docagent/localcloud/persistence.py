@@ -7,18 +7,23 @@ when the connection drops. At start the requests are replayed, in order, straigh
 application (no network). Step Functions executions are not replayed as requests (running them again
 would run every task again): the engine records them itself (see ``resume.py``) in the same journal.
 
-Writers of journaled requests are ordered by one lock around "apply, then append", so the journal's
-order is the order the changes were applied; the disk sync happens after the lock is released and is
-shared between concurrent requests (journal.py: group commit).
+Journal first, apply after: a journaled request is written to the journal and synced *before* moto applies
+it, and requests are applied one at a time in the order they were written, so the journal's order is the
+order the changes were applied; a request the journal could not take (a full or failing disk) is
+answered 500 without being applied: it is neither visible while the cloud runs nor after a restart. A
+request that moto then refuses (any answer but 2xx) is taken back from the journal (``Journal.retract``).
+The ids a change hands out (an S3 version id, a multipart UploadId) are drawn before it is applied, written
+with it and pinned while it is applied, live and on replay alike (``_pinned_ids``). Concurrent requests
+(and the engine's records) share one disk sync (journal.py: group commit).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import json
 import os
-import re
 import shutil
 import sys
 import threading
@@ -39,7 +44,7 @@ from moto.moto_server.werkzeug_app import (
 from moto.s3 import models as s3_models
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from docagent.localcloud.journal import Journal
+from docagent.localcloud.journal import Journal, JournalWriteError
 from docagent.localcloud.requests import WsgiApp
 
 JOURNAL_NAME = "journal.log"
@@ -70,8 +75,6 @@ _ENVIRON_KEYS = (
     "RAW_URI",
 )
 _PRESERVED_NAMES = "moto.preserved_header_names"
-_VERSION_HEADER = "x-amz-version-id"
-_UPLOAD_ID = re.compile(rb"<UploadId>([^<]+)</UploadId>")
 
 
 def state_folder(state_dir: Path) -> Path:
@@ -109,16 +112,6 @@ def is_journaled(environ: dict[str, Any], body: bytes) -> bool:
     return action not in _ENGINE_ACTIONS and not action.startswith(_READ_PREFIXES)
 
 
-def _created_upload_id(environ: dict[str, Any], chunks: list[bytes]) -> str | None:
-    """The UploadId a CreateMultipartUpload (``POST /bucket/key?uploads``) answered, else None."""
-    if str(environ.get("REQUEST_METHOD", "")).upper() != "POST":
-        return None
-    if "uploads" not in urllib.parse.parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True):
-        return None
-    found = _UPLOAD_ID.search(b"".join(chunks))
-    return found.group(1).decode() if found else None
-
-
 def _read_body(environ: dict[str, Any]) -> bytes:
     stream = environ["wsgi.input"]
     length = environ.get("CONTENT_LENGTH")
@@ -143,12 +136,19 @@ def _request_record(environ: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 
 class JournalingApp:
-    """WSGI middleware: journal each mutating request that succeeded, before its answer leaves."""
+    """WSGI middleware: journal each mutating request, then apply it once it is on disk (never before).
+
+    Requests pass three steps: write (in turn, under ``_write_order``), sync (together: the records that
+    concurrent requests wrote meanwhile share one ``fdatasync``, group commit), apply (one at a time, in
+    the order they were written: the order the replay applies them in)."""
 
     def __init__(self, app: Callable[..., Any], journal: Journal) -> None:
         self.app = app
         self.journal = journal
-        self._apply_lock = threading.Lock()
+        self._write_order = threading.Lock()
+        self._turns = threading.Condition()
+        self._handed_out = 0  # turns to apply handed out, in journal order
+        self._applied = 0  # turns done
         self.requests = 0
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -158,30 +158,88 @@ class JournalingApp:
         if not is_journaled(environ, body):
             return self.app(environ, start_response)  # type: ignore[no-any-return]
         statuses: list[str] = []
-        versions: list[str] = []
 
         def capture(status: str, headers: Any, exc_info: Any = None) -> Any:
             statuses.append(status)
-            versions.extend(value for name, value in headers if name.lower() == _VERSION_HEADER)
             return start_response(status, headers, exc_info)
 
-        with self._apply_lock:  # the journal's order is the order moto applied the changes
-            chunks = list(self.app(environ, capture))
-            record = _request_record(environ, body)
-            if versions and versions[-1] != "null":
-                record["version_id"] = versions[-1]
-            upload_id = _created_upload_id(environ, chunks)
-            if upload_id:
-                record["upload_id"] = upload_id
-            sequence = self.journal.write(record) if _succeeded(statuses) else 0
-        if sequence:
+        record = {**_request_record(environ, body), **_new_ids(environ, body)}
+        with self._write_order:
+            try:
+                sequence, offset = self.journal.write_at(record)
+            except JournalWriteError as error:  # nothing of it is in the journal: nothing is applied
+                return _journal_failed(environ, start_response, error)
+            turn = self._handed_out
+            self._handed_out += 1
+        failure: Exception | None = None
+        try:
             self.journal.sync(sequence)
+        except Exception as error:  # a failed sync took it back from the journal (journal.py)
+            failure = error
+        with self._turns:
+            self._turns.wait_for(lambda: self._applied == turn)
+        chunks: list[bytes] = []
+        try:  # the turn is passed on whatever happens, or every later change would wait forever
+            if failure is None:
+                with _pinned_ids(record.get("version_id"), record.get("upload_id")):
+                    chunks = list(self.app(environ, capture))
+        finally:
+            if not _succeeded(statuses):  # not applied, or refused (or failed) in moto: it changed nothing
+                self.journal.retract(sequence, offset)
+            with self._turns:
+                self._applied += 1
+                self._turns.notify_all()
+        if isinstance(failure, JournalWriteError):
+            return _journal_failed(environ, start_response, failure)
+        if failure is not None:
+            raise failure
+        if _succeeded(statuses):
             self.requests += 1
         return chunks
 
 
 def _succeeded(statuses: list[str]) -> bool:
     return bool(statuses) and statuses[-1][:1] == "2"
+
+
+def _new_ids(environ: dict[str, Any], body: bytes) -> dict[str, str]:
+    """The ids a change will hand out, drawn before it is applied (the journal holds them before moto does).
+
+    REST changes (S3, Lambda's control plane) draw ``mock_random.uuid4`` (an S3 object version, a function's
+    revision); a CreateMultipartUpload (``POST /bucket/key?uploads``) draws its UploadId as moto does."""
+    ids: dict[str, str] = {}
+    if _action(environ, body) is None:
+        ids["version_id"] = str(uuid.uuid4())
+    query = urllib.parse.parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True)
+    if str(environ.get("REQUEST_METHOD", "")).upper() == "POST" and "uploads" in query:
+        drawn = base64.b64encode(os.urandom(s3_models.UPLOAD_ID_BYTES)).decode()
+        ids["upload_id"] = drawn.replace("=", "").replace("+", "").replace("/", "")
+    return ids
+
+
+def _journal_failed(
+    environ: dict[str, Any], start_response: Callable[..., Any], error: JournalWriteError
+) -> list[bytes]:
+    """HTTP 500 in the request's protocol (JSON, query or REST XML): the SDK retries it, as it would an
+    InternalError from AWS; the change was not applied."""
+    message = f"{error.strerror}; the change was not applied"
+    if environ.get("HTTP_X_AMZ_TARGET"):
+        body = json.dumps({"__type": "InternalFailure", "message": message}).encode()
+        content_type = "application/x-amz-json-1.0"
+    else:
+        escaped = message.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        error_xml = f"<Error><Code>InternalError</Code><Message>{escaped}</Message></Error>"
+        if str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded"):
+            error_xml = f"<ErrorResponse>{error_xml}</ErrorResponse>"
+        body = error_xml.encode()
+        content_type = "application/xml"
+    headers = [
+        ("Content-Type", content_type),
+        ("Content-Length", str(len(body))),
+        ("x-amzn-ErrorType", "InternalFailure"),
+    ]
+    start_response("500 Internal Server Error", headers)
+    return [body]
 
 
 def replay_request(app: Callable[..., Any], record: dict[str, Any]) -> str:
@@ -206,37 +264,61 @@ def replay_request(app: Callable[..., Any], record: dict[str, Any]) -> str:
         statuses.append(status)
         return lambda _: None
 
-    with _recorded_ids(record.get("version_id"), record.get("upload_id")):
+    with _pinned_ids(record.get("version_id"), record.get("upload_id")):
         for _ in app(environ, start_response):
             pass
     return statuses[-1] if statuses else "500"
 
 
-@contextlib.contextmanager
-def _recorded_ids(version_id: str | None, upload_id: str | None) -> Iterator[None]:
-    """A replayed request recreates the ids its first run handed out (the replay runs alone, before serving).
+class _Pins(threading.local):
+    """The ids the change being applied in this thread hands out (None: moto draws them)."""
 
-    - The S3 object version it created (manifests pin documents by VersionId): moto draws it from
-      mock_random.uuid4, so the replay draws the recorded one.
-    - The multipart upload it opened (SealJob joins a job's item parts with one; its UploadPartCopy and
-      CompleteMultipartUpload requests, replayed after it, name that upload, as may a client still holding
-      it): moto draws it from os.urandom in FakeMultipart, so the replay sets the recorded one.
-    """
+    version_id: str | None = None
+    upload_id: str | None = None
+
+
+_PINS = _Pins()
+
+
+def _pinned_uuid4() -> uuid.UUID:
+    pinned = _PINS.version_id
+    return uuid.UUID(pinned) if pinned else type(mock_random).uuid4(mock_random)
+
+
+def _install_pins() -> None:
+    """Route moto's draws through ``_PINS`` (once; other threads keep drawing at random)."""
+    if vars(mock_random).get("uuid4") is not _pinned_uuid4:
+        vars(mock_random)["uuid4"] = _pinned_uuid4
+    if getattr(s3_models.FakeMultipart.__init__, "_docagent_pinned", False):
+        return
     original_init = s3_models.FakeMultipart.__init__
-    if version_id:
-        vars(mock_random)["uuid4"] = lambda: uuid.UUID(version_id)
-    if upload_id:
 
-        def init(multipart: s3_models.FakeMultipart, *args: Any, **kwargs: Any) -> None:
-            original_init(multipart, *args, **kwargs)
-            multipart.id = upload_id
+    def init(multipart: s3_models.FakeMultipart, *args: Any, **kwargs: Any) -> None:
+        original_init(multipart, *args, **kwargs)
+        if _PINS.upload_id:
+            multipart.id = _PINS.upload_id
 
-        s3_models.FakeMultipart.__init__ = init  # type: ignore[method-assign,assignment]
+    init._docagent_pinned = True  # type: ignore[attr-defined]
+    s3_models.FakeMultipart.__init__ = init  # type: ignore[method-assign,assignment]
+
+
+@contextlib.contextmanager
+def _pinned_ids(version_id: str | None, upload_id: str | None) -> Iterator[None]:
+    """A change hands out the ids its record holds, when it is applied and when it is replayed.
+
+    - The S3 object version it creates (manifests pin documents by VersionId): moto draws it from
+      mock_random.uuid4.
+    - The multipart upload it opens (SealJob joins a job's item parts with one; its UploadPartCopy and
+      CompleteMultipartUpload requests, replayed after it, name that upload, as may a client still holding
+      it): moto draws it from os.urandom in FakeMultipart.
+    Only the applying thread sees them (non-journaled requests draw at random meanwhile).
+    """
+    _install_pins()
+    _PINS.version_id, _PINS.upload_id = version_id, upload_id
     try:
         yield
     finally:
-        vars(mock_random).pop("uuid4", None)
-        s3_models.FakeMultipart.__init__ = original_init  # type: ignore[method-assign]
+        _PINS.version_id = _PINS.upload_id = None
 
 
 class PortTakenError(OSError):

@@ -1,7 +1,14 @@
 """The local Lambda service: runs a function's handler in warm worker processes.
 
 Each function gets a pool of workers (separate Python processes, like Lambda execution environments).
-A worker serves one invocation at a time; concurrent invocations start more workers up to a cap.
+A worker serves one invocation at a time; concurrent invocations start more workers up to a cap (16 a
+function: worker processes are what this machine can hold). An invocation beyond the cap waits for a free
+worker, in turn, up to ``throttle_after_seconds`` (60 s of wall time), and only then is throttled
+(``TooManyRequestsException``): AWS runs 1,000 invocations at once per account and Region by default
+(looked up 2026-12-01, Lambda quotas: "Concurrent executions 1,000", of which 100 always stay unreserved;
+new accounts start lower), and a throttled invoke is retried by the SDK and by the workflow's Retry on
+``Lambda.TooManyRequestsException`` until it runs. Locally the wait stands in for those retries, which a
+small time scale shrinks to a few hundred milliseconds: five jobs at once would fail instead of waiting.
 The function's timeout is enforced by killing the worker (``Sandbox.Timedout``); a worker that dies
 mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (shared spec L2).
 """
@@ -245,16 +252,22 @@ class LambdaRuntime:
         base_env: dict[str, str],
         log: LogSink,
         time_scale: float = 1.0,
+        *,
         max_workers_per_function: int = 16,
+        throttle_after_seconds: float = 60.0,
     ) -> None:
         self.state_dir = state_dir
         self.base_env = base_env
         self.time_scale = time_scale
         self.max_workers = max_workers_per_function
+        self.throttle_after_seconds = throttle_after_seconds
         self._log = log
         self._pools: dict[str, FunctionPool] = {}
         self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)  # a worker came free
         self.invocations: list[InvocationRecord] = []
+        self.waited = 0  # invocations that waited for a free worker
+        self.throttled = 0  # invocations that waited throttle_after_seconds and were refused
 
     def code_root(self, code_sha256: str, code_zip: bytes) -> Path:
         """Unpack a function's code once per content hash, as Lambda caches a code package."""
@@ -271,26 +284,38 @@ class LambdaRuntime:
         return root
 
     def _checkout(self, spec: FunctionSpec, code_zip: bytes) -> tuple[FunctionPool, Worker]:
-        with self._lock:
-            pool = self._pools.get(spec.name)
-            if pool is None or pool.spec != spec:
-                if pool is not None:
-                    for stale in pool.idle:
-                        stale.close()
-                pool = self._pools[spec.name] = FunctionPool(spec)
-            while pool.idle:
-                worker = pool.idle.pop()
-                if worker.alive():
+        deadline = time.monotonic() + self.throttle_after_seconds
+        waited = False
+        with self._freed:
+            while True:
+                pool = self._pools.get(spec.name)
+                if pool is None or pool.spec != spec:
+                    if pool is not None:
+                        for stale in pool.idle:
+                            stale.close()
+                    pool = self._pools[spec.name] = FunctionPool(spec)
+                while pool.idle:
+                    worker = pool.idle.pop()
+                    if worker.alive():
+                        pool.busy[worker.pid] = worker
+                        return pool, worker
+                    worker.close()
+                if len(pool.busy) < self.max_workers:
+                    root = self.code_root(spec.code_sha256, code_zip)
+                    worker = Worker(spec, root, self.base_env, self._log)
                     pool.busy[worker.pid] = worker
                     return pool, worker
-                worker.close()
-            if len(pool.busy) >= self.max_workers:
-                raise TooManyRequestsError(
-                    f"Rate Exceeded. {spec.name} runs {len(pool.busy)} invocations at once"
-                )
-            worker = Worker(spec, self.code_root(spec.code_sha256, code_zip), self.base_env, self._log)
-            pool.busy[worker.pid] = worker
-            return pool, worker
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.throttled += 1
+                    raise TooManyRequestsError(
+                        f"Rate Exceeded. {spec.name} ran {len(pool.busy)} invocations at once for "
+                        f"{self.throttle_after_seconds:g} s"
+                    )
+                if not waited:
+                    waited = True
+                    self.waited += 1
+                self._freed.wait(remaining)
 
     def invoke(self, spec: FunctionSpec, code_zip: bytes, event: Any) -> Invocation:
         pool, worker = self._checkout(spec, code_zip)
@@ -298,12 +323,13 @@ class LambdaRuntime:
         try:
             outcome = worker.invoke(event, request_id, self.time_scale)
         finally:
-            with self._lock:
+            with self._freed:
                 pool.busy.pop(worker.pid, None)
                 if worker.alive() and self._pools.get(spec.name) is pool:
                     pool.idle.append(worker)
                 else:
                     worker.close()
+                self._freed.notify_all()
         error_type = json.loads(outcome.payload).get("errorType") if outcome.function_error else None
         with self._lock:
             self.invocations.append(

@@ -3,6 +3,7 @@ CloudWatch Logs and Lambda, with Lambda invocations run by the project's own han
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -20,7 +21,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 
 from docagent.localcloud import alerts, bedrock, distributed_map, patches, persistence, redrive, resume
 from docagent.localcloud.bedrock import ModelFaults
-from docagent.localcloud.journal import Journal
+from docagent.localcloud.journal import Journal, JournalWriteError
 from docagent.localcloud.requests import RequestCounter
 from docagent.localcloud.runtime import LambdaRuntime
 from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
@@ -68,7 +69,8 @@ class CloudWatchLogsSink:
             backend.put_log_events(group, stream, [{"timestamp": timestamp, "message": line}])
             if self.journal is not None:
                 record = {"t": "log", "group": group, "stream": stream, "line": line, "at": timestamp}
-                self.journal.append(record, durable=False)
+                with contextlib.suppress(JournalWriteError):  # a full disk costs a log line, not the writer
+                    self.journal.append(record, durable=False)
 
     def forget(self) -> None:
         with self._lock:
@@ -104,9 +106,11 @@ class LocalCloud:
         *,
         persist: bool = True,
         fresh: bool = False,
+        skip_corrupt: bool = False,
     ) -> None:
         """``persist``: keep state in ``state_dir`` (persistence.py) and restore it at start; ``fresh``:
-        forget what is there first."""
+        forget what is there first; ``skip_corrupt``: set damaged journal records aside and restore the rest
+        (without it, a journal with damaged records in its middle is refused: ``JournalCorruptError``)."""
         if time_scale <= 0:
             raise ValueError("time scale must be positive")
         self.port = port or free_port()
@@ -124,6 +128,7 @@ class LocalCloud:
         )
         self.persist = persist
         self.fresh = fresh
+        self.skip_corrupt = skip_corrupt
         self.journal: Journal | None = None
         self.restored = resume.Restored()
         self.restore_seconds = 0.0
@@ -158,7 +163,8 @@ class LocalCloud:
         for name in ("moto", "werkzeug"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
         if self.persist:
-            self.journal = Journal(persistence.state_folder(self.state_dir) / persistence.JOURNAL_NAME)
+            path = persistence.state_folder(self.state_dir) / persistence.JOURNAL_NAME
+            self.journal = Journal(path, repair=self.skip_corrupt)
         server = persistence.JournaledMotoServer(
             self.journal, HOST, self.port, app=CachedDispatcher(create_backend_app), count=self.requests.wrap
         )
@@ -199,6 +205,16 @@ class LocalCloud:
                 engine.add(record)
         self.restored = engine.restore(ACCOUNT_ID, REGION)
         self.restore_seconds = time.perf_counter() - started
+
+    def journal_report(self) -> dict[str, Any]:
+        """What opening the journal cut off (a torn last record) or set aside (``skip_corrupt``)."""
+        if self.journal is None:
+            return {}
+        return {
+            "torn_tail_bytes": self.journal.dropped_bytes,
+            "torn_tail_offset": self.journal.torn_tail_offset,
+            "set_aside": [damaged.describe() for damaged in self.journal.set_aside],
+        }
 
     def publish_ticket_api_url(self) -> None:
         """The SSM parameter that the local profile's ticket_api_url resolves at deploy time."""

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import pytest
+from botocore.config import Config
 
 from docagent.localcloud.patches import AlreadyRunningError
 from docagent.localcloud.server import LocalCloud, free_port
@@ -123,6 +124,36 @@ def test_concurrent_invocations_get_their_own_workers(aws, make_function):
         outcomes = list(pool.map(lambda _: invoke(aws, name, {"sleep": 0.5}), range(4)))
     assert all(error is None for error, _ in outcomes)
     assert len({payload["pid"] for _, payload in outcomes}) == 4
+
+
+def test_invocations_beyond_the_cap_wait_for_a_free_worker_instead_of_being_throttled(
+    aws, make_function, cloud: LocalCloud, monkeypatch
+):
+    name = make_function(HANDLER)
+    monkeypatch.setattr(cloud.runtime, "max_workers", 2)
+    waited = cloud.runtime.waited
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        outcomes = list(pool.map(lambda _: invoke(aws, name, {"sleep": 0.3}), range(6)))
+    assert all(error is None for error, _ in outcomes), outcomes
+    assert len({payload["pid"] for _, payload in outcomes}) <= 2, "never more workers than the cap"
+    assert cloud.runtime.waited > waited, "some waited for a worker"
+
+
+def test_an_invocation_that_waits_past_the_bound_is_throttled_as_on_aws(
+    aws, make_function, cloud, monkeypatch
+):
+    name = make_function(HANDLER, timeout=60)  # 15 s at the session's time scale
+    monkeypatch.setattr(cloud.runtime, "max_workers", 1)
+    monkeypatch.setattr(cloud.runtime, "throttle_after_seconds", 0.2)
+    session = boto3.session.Session(aws_access_key_id="l", aws_secret_access_key="l", region_name="us-east-1")
+    no_retries = Config(retries={"max_attempts": 1, "mode": "standard"})  # the SDK would retry a throttle
+    client = session.client("lambda", endpoint_url=cloud.endpoint, config=no_retries)
+    holder = threading.Thread(target=invoke, args=(aws, name, {"sleep": 3}))
+    holder.start()
+    time.sleep(1)  # the only worker is busy
+    with pytest.raises(client.exceptions.TooManyRequestsException):
+        client.invoke(FunctionName=name, Payload=b"{}")
+    holder.join()
 
 
 def test_handler_output_reaches_cloudwatch_logs(aws, make_function):

@@ -1,0 +1,44 @@
+"""Five jobs started together on one local cloud all succeed: invocations beyond a function's worker cap
+wait for a free worker (as AWS's larger, shared account concurrency and its retried throttles would let
+them run) instead of failing the jobs with Lambda.TooManyRequestsException."""
+
+from __future__ import annotations
+
+from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.localcloud.server import LocalCloud
+from tests.support import wait_for_execution
+
+JOBS = 5
+DOCUMENTS = 30
+
+
+def test_five_30_document_jobs_started_together_all_succeed_with_no_repeated_model_call(
+    cloud: LocalCloud, deployed
+):
+    jobs = []
+    for number in range(JOBS):
+        job = LocalJob.on(cloud.endpoint, deployed, f"concurrent-{number}")
+        prefix = f"incoming/concurrent-{number}/"
+        seed_inputs(job, DOCUMENTS, prefix)
+        jobs.append((job, prefix))
+    throttled = cloud.runtime.throttled
+    for job, prefix in jobs:  # started together: each start only launches the execution
+        job.start({"job_id": job.job_id, "prefix": prefix})
+    for job, _ in jobs:
+        wait_for_execution(job.sfn, job.execution_arn, timeout=600)
+
+    for job, _ in jobs:
+        description = job.sfn.describe_execution(executionArn=job.execution_arn)
+        assert description["status"] == "SUCCEEDED", (
+            job.job_id,
+            description.get("error"),
+            description.get("cause"),
+        )
+        job.records.refresh()
+        assert len(job.records.results) == DOCUMENTS
+        calls = job.records.model_calls
+        assert len(calls) == DOCUMENTS and all(len(made) == 1 for made in calls.values()), "no repeated call"
+    print(  # how far past the cap the jobs went (printed, not asserted)
+        f"invocations that waited for a worker: {cloud.runtime.waited}, "
+        f"throttled: {cloud.runtime.throttled - throttled}"
+    )
