@@ -31,7 +31,7 @@ from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
-from docagent.localcloud.synth import local_context, synth_local, synth_local_variants
+from docagent.localcloud.synth import local_context, synth_local
 from docagent.operator.context import OperatorContext
 from docagent.operator.progress import progress_bar
 from docagent.operator.records import JobRecords, documents_of_input
@@ -463,12 +463,11 @@ def job_usage(
 
 
 def synthesized(documents_per_child: int) -> Path:
-    """The local synthesis; with documents_per_child K > 1 a variant of it (its own cdk.out.local-kK)."""
+    """The local synthesis; with documents_per_child K > 1 a variant of it (cached under its own key)."""
     if documents_per_child == 1:
         return synth_local()
     load_config(local_context({"documents_per_child": documents_per_child})[CONTEXT_KEY])  # a clear refusal
-    out_dir = project.LOCAL_CDK_OUT.with_name(f"{project.LOCAL_CDK_OUT.name}-k{documents_per_child}")
-    return synth_local_variants([(out_dir, {"documents_per_child": documents_per_child})])[0]
+    return synth_local({"documents_per_child": documents_per_child})
 
 
 def event_indexes(event: dict[str, Any]) -> set[int]:
