@@ -24,6 +24,7 @@ from typing import Any
 from rich.console import Console
 
 from docagent import project
+from docagent.drills.cpu import cpu_clock, cpu_figures
 from docagent.drills.formats import DEFAULT_FORMATS, render_corpus
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud import alerts as local_alerts
@@ -358,6 +359,7 @@ def run_demo(
         if crash is not None:
             request["options"] = crash.job_options()
         invocations_before = start_counting(where)
+        cpu_before = cpu_clock()
         job.start(request)
         status = follow(job, documents, show_progress)
         mark = lap("job", mark)
@@ -373,6 +375,7 @@ def run_demo(
             redrive_to_progress = _first_new_progress(job, before)
             status = follow(job, documents, show_progress, description="redriven")
             mark = lap("redrive", mark)
+        cpu_job = cpu_clock()
         summary = summarize(job, truth, documents, status)
         summary["alerts"] = alerts
         summary["model_faults"] = model_faults.model_dump(exclude_defaults=True) if model_faults else None
@@ -387,7 +390,11 @@ def run_demo(
         summary["kept"] = kept(where, job_id) if keep else None
         summary["usage"] = counted_usage(where, job, stack, invocations_before)
         summary["persistence"] = _persistence_figures(where.cloud) if where.cloud is not None else None
-        return summary
+    # The cloud has stopped: every worker has exited and been waited for, so its CPU is counted.
+    summary["cpu_seconds"] = (
+        cpu_figures(cpu_before, cpu_job, cpu_clock(), documents) if where.cloud is not None else None
+    )
+    return summary
 
 
 def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> list[dict[str, Any]]:

@@ -93,6 +93,13 @@ class Worker:
             "AWS_LAMBDA_LOG_STREAM_NAME": self.log_stream,
             "_HANDLER": spec.handler,
             "LAMBDA_CODE_ROOT": str(code_root),
+            # Where Lambda puts the code. The X-Ray SDK reads it to run in its Lambda mode (the segment is
+            # Lambda's; no sampling rules fetched): without it, importing the SDK, which Powertools' Tracer
+            # does, creates two X-Ray clients, a tenth of a worker's cold start in a profile (docs/scale.md).
+            "LAMBDA_TASK_ROOT": str(code_root),
+            # With LAMBDA_TASK_ROOT, Powertools would start tracing: there is no X-Ray daemon locally, so it
+            # stays off, as it was (README, the deviations of the local cloud).
+            "POWERTOOLS_TRACE_DISABLED": "true",
             "DOCAGENT_REQUEST_FD": str(request_read),
             "DOCAGENT_RESPONSE_FD": str(response_write),
             "PYTHONUNBUFFERED": "1",

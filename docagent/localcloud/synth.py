@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,17 +68,17 @@ def _source_files(root: Path) -> list[Path]:
 
 
 def installed_distributions() -> list[str]:
-    """``name-version`` of every distribution on this interpreter's path, from the names of their metadata
-    folders (pip writes ``{name}-{version}.dist-info``): milliseconds, where reading each one's metadata
-    takes a fifth of a second."""
-    found: set[str] = set()
-    for entry in sys.path:
-        folder = Path(entry)
-        if folder.is_dir():
-            found.update(
-                path.name for pattern in ("*.dist-info", "*.egg-info") for path in folder.glob(pattern)
-            )
-    return sorted(found)
+    """``name-version`` of every distribution installed in this interpreter's site-packages, from the names
+    of their metadata folders (pip writes ``{name}-{version}.dist-info``): milliseconds, where reading each
+    one's metadata takes a fifth of a second. Not from ``sys.path``, which changes with how Python started."""
+    folders = {Path(sysconfig.get_paths()[name]) for name in ("purelib", "platlib")}
+    return sorted(
+        path.name
+        for folder in folders
+        if folder.is_dir()
+        for pattern in ("*.dist-info", "*.egg-info")
+        for path in folder.glob(pattern)
+    )
 
 
 def synth_key(context: dict[str, Any], root: Path = project.ROOT) -> str:

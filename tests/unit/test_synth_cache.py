@@ -61,6 +61,12 @@ def test_the_key_changes_with_every_input(source_root: Path, monkeypatch: pytest
 
     changed.append(synth.synth_key(synth.local_context({"documents_per_child": 5}), source_root))
 
+    # How Python was started (a script's folder or the working directory first on sys.path) is no input.
+    elsewhere = source_root.parent / "elsewhere"
+    (elsewhere / "stray-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(elsewhere))
+    assert synth.synth_key(context, source_root) == key
+
     installed = synth.installed_distributions()
     assert any(name.startswith("aws_cdk_lib-") for name in installed)
     bumped = [name.replace("aws_cdk_lib-", "aws_cdk_lib-0") for name in installed]
