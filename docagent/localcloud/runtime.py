@@ -8,6 +8,7 @@ mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (shared 
 
 from __future__ import annotations
 
+import compileall
 import io
 import json
 import os
@@ -271,6 +272,10 @@ class LambdaRuntime:
             staging = root.parent / f"{root.name}.{uuid.uuid4().hex}.partial"
             with zipfile.ZipFile(io.BytesIO(code_zip)) as archive:
                 archive.extractall(staging)
+            # Compiled once here rather than by each new worker: a first wave of workers (MaxConcurrency of
+            # them at once) otherwise each compiles the same modules (docs/scale.md). ``ddir`` names the
+            # final folder in the compiled code, as tracebacks show it.
+            compileall.compile_dir(staging, ddir=str(root), quiet=2)
             try:
                 staging.rename(root)
             except OSError:  # another invocation unpacked the same code first
