@@ -3,28 +3,19 @@ every new worker (docs/scale.md, "Where a document's time goes")."""
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 from docagent.localcloud.runtime import LambdaRuntime
+from tests.integration.conftest import zip_source
 
 SOURCE = "def handler(event, context):\n    raise ValueError('from the handler')\n"
 
 
-def _zip(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
-
-
 def test_a_code_package_is_unpacked_once_and_compiled_where_it_stays(tmp_path: Path):
     runtime = LambdaRuntime(state_dir=tmp_path, base_env={}, log=lambda *_: None)
-    code = _zip({"app.py": SOURCE, "pkg/__init__.py": "", "pkg/broken.py": "def (:\n"})
+    code = zip_source({"app.py": SOURCE, "pkg/__init__.py": "", "pkg/broken.py": "def (:\n"})
     root = runtime.code_root("abc+/def=", code)
     assert root == runtime.code_root("abc+/def=", code)
     assert [path.name for path in root.parent.iterdir()] == [root.name]  # no staging folder left
