@@ -8,13 +8,21 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-# Re-run the install whenever the pinned dependencies change.
-$(STAMP): pyproject.toml constraints.txt package.json package-lock.json
+# Re-run the install whenever the pinned dependencies change. --no-compile: pip would byte-compile all of
+# site-packages (1.1 GB; aws-cdk-lib alone writes 189 MB of .pyc), about 32 s of CPU; Python compiles what is
+# imported, once, on first use (docs/scale.md, "Set-up").
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[cdk,local,dev,eval]'
-	npm ci --no-audit --no-fund --loglevel=error
+	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[cdk,local,dev,eval]'
 	touch $(STAMP)
+
+# The CDK CLI (Node) for synth, deploy and destroy only: the demo, the local cloud and the tests synthesize
+# with `python app.py` (jsii brings its own runtime), so `make setup` does not install it.
+NODE_STAMP := node_modules/.installed
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/docagent demo
@@ -26,7 +34,7 @@ chaos: $(STAMP)
 # The checkpoint-strategy experiment (docs/experiment.md): installs the experiment extra (LangGraph,
 # matplotlib), runs every strategy and writes the table and plots to docs/experiment/.
 experiment: $(STAMP)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[cdk,local,dev,experiment]'
+	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[cdk,local,dev,experiment]'
 	$(BIN)/docagent experiment
 
 test: lint
@@ -37,13 +45,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy app.py stacks functions docagent scripts
 
-synth: $(STAMP)
+synth: $(STAMP) $(NODE_STAMP)
 	npx --no-install cdk synth --quiet --no-notices
 
-deploy: $(STAMP)
+deploy: $(STAMP) $(NODE_STAMP)
 	npx --no-install cdk deploy --require-approval never --no-notices
 
-destroy: $(STAMP)
+destroy: $(STAMP) $(NODE_STAMP)
 	npx --no-install cdk destroy --no-notices
 
 clean:

@@ -340,7 +340,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from docagent.drills.benchmarks import run_benchmarks
+    from docagent.drills.benchmarks import print_figures, run_benchmarks
 
     if args.documents_per_child < 1:
         raise OperatorError("--documents-per-child must be at least 1")
@@ -350,7 +350,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
-    emit(args, figures, lambda: Console(markup=False).print_json(data=figures))
+    emit(args, figures, lambda: print_figures(figures, Console(markup=False)))
     return EXIT_OK
 
 

@@ -15,7 +15,10 @@ STATE_DIR = Path(os.environ.get("DOCAGENT_STATE_DIR", ROOT / ".docagent"))
 LOCAL_DIR = STATE_DIR / "local"
 LOCAL_CLOUD_FILE = LOCAL_DIR / "cloud.json"
 LOCAL_STACK_FILE = LOCAL_DIR / "stack.json"
-LOCAL_CDK_OUT = STATE_DIR / "cdk.out.local"
+# The local profile's synthesized assemblies by the hash of their inputs (docagent/localcloud/synth.py); not
+# under STATE_DIR, so every state directory (each test session's, each drill's) shares one synthesis per
+# change.
+SYNTH_CACHE = Path(os.environ.get("DOCAGENT_SYNTH_CACHE", ROOT / ".docagent" / "synth-cache"))
 # The local cloud's journal (docagent/localcloud/persistence.py: STATE_FOLDER / JOURNAL_NAME).
 LOCAL_JOURNAL = LOCAL_DIR / "cloud-state" / "journal.log"
 

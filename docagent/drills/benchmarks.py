@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from rich.console import Console
+from rich.table import Table
 
 from docagent.drills.demo import run_demo
 from docagent.localcloud.runtime import FunctionSpec
@@ -140,6 +142,7 @@ def run_benchmarks(
                 "wall_seconds": summary["wall_seconds"],
                 "phase_seconds": summary["phase_seconds"],
                 "job_seconds_per_document": round(summary["phase_seconds"]["job"] / documents, 4),
+                "cpu_seconds": summary["cpu_seconds"],
                 **per_document(summary["usage"], documents),
             }
         )
@@ -176,3 +179,33 @@ def per_document(usage: dict[str, Any], documents: int) -> dict[str, Any]:
         # The endpoint's own time per request (moto and the journal): flat when no operation grows with N.
         "endpoint_ms_per_request": usage.get("endpoint_ms_per_request", {}),
     }
+
+
+def print_figures(figures: dict[str, Any], console: Console) -> None:
+    """``docagent bench`` without ``--json``: the same figures, as tables."""
+    overhead, persistence = figures["lambda_overhead"], figures["persistence"]
+    in_memory, on_disk = persistence["in_memory"], persistence["on_disk"]
+    console.print(
+        f"Lambda overhead ({overhead['invocations']} warm invocations of an empty handler): "
+        f"{overhead['runtime_median_ms']} ms at the runtime, {overhead['endpoint_median_ms']} ms through the "
+        "endpoint (medians)"
+    )
+    console.print(
+        f"Persistence ({persistence['changes_each']} changes each): S3 PutObject "
+        f"{in_memory['s3_put_median_ms']} ms in memory, {on_disk['s3_put_median_ms']} ms on disk; "
+        f"DynamoDB PutItem {in_memory['dynamodb_put_median_ms']} ms, {on_disk['dynamodb_put_median_ms']} ms; "
+        f"restart {persistence['restart']['ms_per_change']} ms per kept change"
+    )
+    for run in figures["demo"]:
+        cpu = run["cpu_seconds"]
+        console.print(
+            f"\n{run['documents']} documents ({run['documents_per_child']} per child): {run['status']} in "
+            f"{run['wall_seconds']} s, phases {run['phase_seconds']}; job "
+            f"{run['job_seconds_per_document']} s per document; CPU {cpu['per_document']} s per document "
+            f"(endpoint process {cpu['endpoint_process']} s, workers {cpu['workers']} s)"
+        )
+        table = Table("operation", "requests per document", "ms per request (in the endpoint)")
+        milliseconds = run["endpoint_ms_per_request"]
+        for operation, count in run["requests_per_document_by_operation"].items():
+            table.add_row(operation, f"{count:g}", f"{milliseconds.get(operation, 0.0):.2f}")
+        console.print(table)

@@ -688,8 +688,6 @@ def run_chaos(
     time_scale: float = DEFAULT_TIME_SCALE,
     parallel: int = DEFAULT_PARALLEL,
     state_dir: Path | None = None,
-    out_dir: Path | None = None,
-    express_out_dir: Path | None = None,
     on_cell: Callable[[CellOutcome], None] | None = None,
 ) -> dict[str, Any]:
     """Synthesize, start one local cloud, deploy, then run the baseline, the cells and the at-least-once cell
@@ -701,9 +699,7 @@ def run_chaos(
     cells = list(full_matrix() if cells is None else cells)
     started = time.time()
     phases: dict[str, float] = {}
-    variants: list[tuple[Path, dict[str, Any] | None]] = [(out_dir or project.LOCAL_CDK_OUT, None)]
-    if at_least_once:
-        variants.append((express_out_dir or project.STATE_DIR / "cdk.out.local-express", EXPRESS_PROFILE))
+    variants: list[dict[str, Any] | None] = [None, EXPRESS_PROFILE] if at_least_once else [None]
     standard_dir, *express_dirs = synth_local_variants(variants)
     phases["synth"] = round(time.time() - started, 1)
     # Redrive cells fail their jobs on purpose: their alerts go to the sink's file, not the console.

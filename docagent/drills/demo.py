@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from docagent import project
+from docagent.drills.cpu import cpu_clock, cpu_figures
 from docagent.drills.formats import DEFAULT_FORMATS, render_corpus
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud import alerts as local_alerts
@@ -32,7 +33,7 @@ from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
-from docagent.localcloud.synth import local_context, synth_local, synth_local_variants
+from docagent.localcloud.synth import local_context, synth_local
 from docagent.operator.context import OperatorContext
 from docagent.operator.progress import progress_bar
 from docagent.operator.records import JobRecords, documents_of_input
@@ -364,6 +365,7 @@ def run_demo(
         if crash is not None:
             request["options"] = crash.job_options()
         invocations_before = start_counting(where)
+        cpu_before = cpu_clock()
         job.start(request)
         status = follow(job, documents, show_progress)
         mark = lap("job", mark)
@@ -379,6 +381,7 @@ def run_demo(
             redrive_to_progress = _first_new_progress(job, before)
             status = follow(job, documents, show_progress, description="redriven")
             mark = lap("redrive", mark)
+        cpu_job = cpu_clock()
         summary = summarize(job, truth, documents, status)
         summary["alerts"] = alerts
         summary["model_faults"] = model_faults.model_dump(exclude_defaults=True) if model_faults else None
@@ -393,7 +396,11 @@ def run_demo(
         summary["kept"] = kept(where, job_id) if keep else None
         summary["usage"] = counted_usage(where, job, stack, invocations_before)
         summary["persistence"] = _persistence_figures(where.cloud) if where.cloud is not None else None
-        return summary
+    # The cloud has stopped: every worker has exited and been waited for, so its CPU is counted.
+    summary["cpu_seconds"] = (
+        cpu_figures(cpu_before, cpu_job, cpu_clock(), documents) if where.cloud is not None else None
+    )
+    return summary
 
 
 def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> list[dict[str, Any]]:
@@ -471,12 +478,11 @@ def job_usage(
 
 
 def synthesized(documents_per_child: int) -> Path:
-    """The local synthesis; with documents_per_child K > 1 a variant of it (its own cdk.out.local-kK)."""
+    """The local synthesis; with documents_per_child K > 1 a variant of it (cached under its own key)."""
     if documents_per_child == 1:
         return synth_local()
     load_config(local_context({"documents_per_child": documents_per_child})[CONTEXT_KEY])  # a clear refusal
-    out_dir = project.LOCAL_CDK_OUT.with_name(f"{project.LOCAL_CDK_OUT.name}-k{documents_per_child}")
-    return synth_local_variants([(out_dir, {"documents_per_child": documents_per_child})])[0]
+    return synth_local({"documents_per_child": documents_per_child})
 
 
 def event_indexes(event: dict[str, Any]) -> set[int]:

@@ -15,6 +15,7 @@ mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (shared 
 
 from __future__ import annotations
 
+import compileall
 import io
 import json
 import os
@@ -100,6 +101,13 @@ class Worker:
             "AWS_LAMBDA_LOG_STREAM_NAME": self.log_stream,
             "_HANDLER": spec.handler,
             "LAMBDA_CODE_ROOT": str(code_root),
+            # Where Lambda puts the code. The X-Ray SDK reads it to run in its Lambda mode (the segment is
+            # Lambda's; no sampling rules fetched): without it, importing the SDK, which Powertools' Tracer
+            # does, creates two X-Ray clients, a tenth of a worker's cold start in a profile (docs/scale.md).
+            "LAMBDA_TASK_ROOT": str(code_root),
+            # With LAMBDA_TASK_ROOT, Powertools would start tracing: there is no X-Ray daemon locally, so it
+            # stays off, as it was (README, the deviations of the local cloud).
+            "POWERTOOLS_TRACE_DISABLED": "true",
             "DOCAGENT_REQUEST_FD": str(request_read),
             "DOCAGENT_RESPONSE_FD": str(response_write),
             "PYTHONUNBUFFERED": "1",
@@ -277,6 +285,10 @@ class LambdaRuntime:
             staging = root.parent / f"{root.name}.{uuid.uuid4().hex}.partial"
             with zipfile.ZipFile(io.BytesIO(code_zip)) as archive:
                 archive.extractall(staging)
+            # Compiled once here rather than by each new worker: a first wave of workers (MaxConcurrency of
+            # them at once) otherwise each compiles the same modules (docs/scale.md). ``ddir`` names the
+            # final folder in the compiled code, as tracebacks show it.
+            compileall.compile_dir(staging, ddir=str(root), quiet=2)
             try:
                 staging.rename(root)
             except OSError:  # another invocation unpacked the same code first

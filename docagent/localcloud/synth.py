@@ -1,13 +1,25 @@
-"""The app synthesized with the local profile: what ``docagent local deploy``, the demo and the crash matrix
-deploy on a local cloud. A synthesis is reused while it is newer than every source and was made with the
-same context (cdk.out.local/docagent-context.json)."""
+"""The app synthesized with the local profile: what ``docagent local deploy``, the demo, the crash matrix and
+the tests deploy on a local cloud.
+
+Synthesis once per change: an assembly is kept in the synthesis cache (``project.SYNTH_CACHE``, shared by
+every state directory, so each test session's and each demo's own state reuse it) under the hash of
+everything it is made of: app.py, cdk.json, stacks/, functions/, statemachines/ (path and bytes of every
+file), the context with the local profile and its overrides, the Python version and every installed
+distribution's name and version. The same inputs give the same directory, so a hit skips synthesis (jsii's
+runtime and the app: about 10-15 s), and nothing has to decide whether an earlier synthesis is stale.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +38,11 @@ LOCAL_PROFILE = {
     "ticket_api_url": "{{resolve:ssm:" + TICKET_API_URL_PARAMETER + "}}",
 }
 SOURCES = ("app.py", "cdk.json", "stacks", "functions", "statemachines")
+# Bumped when what the cache stores (or how synthesis is run) changes.
+CACHE_FORMAT = "1"
+KEY_FILE = "docagent-synth-key.json"
+# Entries kept after a synthesis (the newest): every edit of a source makes a new one (~1 MB each).
+KEEP_ENTRIES = 8
 
 
 def local_context(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -35,37 +52,55 @@ def local_context(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     return dict(context)
 
 
-def _newest_source_mtime() -> float:
-    newest = 0.0
+def _source_files(root: Path) -> list[Path]:
+    files: list[Path] = []
     for name in SOURCES:
-        path = project.ROOT / name
-        files = (
-            [path]
-            if path.is_file()
-            else [p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
-        )
-        newest = max([newest, *(f.stat().st_mtime for f in files)])
-    return newest
+        path = root / name
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            files.extend(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            )
+    return sorted(files)
 
 
-def _synthesized(out_dir: Path, context: dict[str, Any], newest_source: float) -> bool:
-    """Whether ``out_dir`` holds a synthesis of ``context`` newer than every source."""
-    marker = out_dir / "docagent-context.json"
-    return (
-        marker.exists()
-        and json.loads(marker.read_text()) == context
-        and marker.stat().st_mtime >= newest_source
+def installed_distributions() -> list[str]:
+    """``name-version`` of every distribution installed in this interpreter's site-packages, from the names
+    of their metadata folders (pip writes ``{name}-{version}.dist-info``): milliseconds, where reading each
+    one's metadata takes a fifth of a second. Not from ``sys.path``, which changes with how Python started."""
+    folders = {Path(sysconfig.get_paths()[name]) for name in ("purelib", "platlib")}
+    return sorted(
+        path.name
+        for folder in folders
+        if folder.is_dir()
+        for pattern in ("*.dist-info", "*.egg-info")
+        for path in folder.glob(pattern)
     )
 
 
-def synth_local(out_dir: Path = project.LOCAL_CDK_OUT) -> Path:
-    """Synthesize the app with the local profile unless cdk.out.local is newer than every source."""
-    context = local_context()
-    if not _synthesized(out_dir, context, _newest_source_mtime()):
-        env = {**os.environ, "CDK_OUTDIR": str(out_dir), "CDK_CONTEXT_JSON": json.dumps(context)}
-        subprocess.run([sys.executable, "app.py"], cwd=project.ROOT, env=env, check=True, capture_output=True)
-        (out_dir / "docagent-context.json").write_text(json.dumps(context))
-    return out_dir
+def synth_key(context: dict[str, Any], root: Path = project.ROOT) -> str:
+    """The hash of every input of a synthesis of ``context``: equal keys, equal assemblies."""
+    digest = hashlib.sha256()
+    header = {
+        "format": CACHE_FORMAT,
+        "python": sys.version,
+        "distributions": installed_distributions(),
+        "context": context,
+    }
+    digest.update(json.dumps(header, sort_keys=True).encode())
+    for path in _source_files(root):
+        content = path.read_bytes()
+        digest.update(f"\0{path.relative_to(root).as_posix()}\0{len(content)}\0".encode())
+        digest.update(content)
+    return digest.hexdigest()
+
+
+def cached_assembly(context: dict[str, Any]) -> Path:
+    """Where the assembly of ``context`` is (or will be) kept."""
+    return project.SYNTH_CACHE / synth_key(context)[:32]
 
 
 # Several variants in one CDK process: the jsii runtime starts once, so two take ~1.2 times one.
@@ -77,23 +112,56 @@ _SYNTH_VARIANTS = (
 )
 
 
-def synth_local_variants(variants: Sequence[tuple[Path, dict[str, Any] | None]]) -> list[Path]:
-    """``synth_local`` for several out dirs at once, each with its own overrides of the local profile (e.g.
-    ``{"child_execution_type": "EXPRESS", "stack_name": ...}``); fresh ones are not synthesized again."""
-    newest = _newest_source_mtime()
-    contexts = [(out_dir, local_context(overrides)) for out_dir, overrides in variants]
-    stale = [
-        (out_dir, context) for out_dir, context in contexts if not _synthesized(out_dir, context, newest)
-    ]
-    if stale:
-        argument = json.dumps([[str(out_dir), context] for out_dir, context in stale])
+def _synthesize(targets: Sequence[tuple[Path, dict[str, Any]]]) -> None:
+    """Synthesize each context into a staging folder next to its cache entry, then move it in place: a
+    crash mid-synthesis, or another process synthesizing the same key, never leaves a partial entry."""
+    staged = [(entry.with_name(f"{entry.name}.{uuid.uuid4().hex}.partial"), entry, c) for entry, c in targets]
+    argument = json.dumps([[str(staging), context] for staging, _, context in staged])
+    project.SYNTH_CACHE.mkdir(parents=True, exist_ok=True)
+    try:
         subprocess.run(
             [sys.executable, "-c", _SYNTH_VARIANTS, argument],
             cwd=project.ROOT,
+            # The context is the whole input: nothing of the caller's CDK_* settings reaches the app.
             env={name: value for name, value in os.environ.items() if not name.startswith("CDK_")},
             check=True,
             capture_output=True,
         )
-        for out_dir, context in stale:
-            (out_dir / "docagent-context.json").write_text(json.dumps(context))
-    return [out_dir for out_dir, _ in variants]
+        for staging, entry, context in staged:
+            (staging / KEY_FILE).write_text(json.dumps({"key": entry.name, "context": context}))
+            # Another process may have cached the same key first: the same assembly, kept.
+            with contextlib.suppress(OSError):
+                staging.rename(entry)
+    finally:
+        for staging, _, _ in staged:
+            shutil.rmtree(staging, ignore_errors=True)
+    _prune(keep={entry for entry, _ in targets})
+
+
+def _prune(keep: set[Path]) -> None:
+    """Remove all but the ``KEEP_ENTRIES`` newest entries (never those just made)."""
+    entries = [path for path in project.SYNTH_CACHE.iterdir() if path.is_dir() and "." not in path.name]
+    entries.sort(key=lambda path: path.stat().st_mtime, reverse=True)
+    for old in entries[KEEP_ENTRIES:]:
+        if old not in keep:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def synth_local_variants(overrides: Sequence[dict[str, Any] | None]) -> list[Path]:
+    """The local profile's assembly for each of ``overrides`` (e.g. ``{"child_execution_type": "EXPRESS",
+    "stack_name": ...}``), synthesized together in one CDK process unless the cache holds it."""
+    contexts = [local_context(each) for each in overrides]
+    entries = [cached_assembly(context) for context in contexts]
+    stale = dict(
+        (entry, context) for entry, context in zip(entries, contexts, strict=True) if not entry.is_dir()
+    )
+    if stale:
+        _synthesize(list(stale.items()))
+    for entry in entries:
+        os.utime(entry)  # recently used: kept by _prune
+    return entries
+
+
+def synth_local(overrides: dict[str, Any] | None = None) -> Path:
+    """The app's assembly with the local profile (and ``overrides``), synthesized only on a cache miss."""
+    return synth_local_variants([overrides])[0]

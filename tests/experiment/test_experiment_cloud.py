@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from docagent.drills.experiment.cloud import CloudSession
+from docagent.localcloud.bedrock import model_faults_of
 
 pytestmark = pytest.mark.integration
 
@@ -29,3 +30,16 @@ def test_per_document_repeats_nothing_and_per_batch_repeats_its_batch(tmp_path):
         assert run.correct and run.results == DOCUMENTS and run.tickets == 1
         assert run.recovery_seconds is not None and run.recovery_seconds > 0
         assert run.storage_bytes > 0
+
+
+def test_the_model_latency_is_paid_by_the_local_clouds_model_too(tmp_path):
+    # --model-latency-ms: the worker strategies sleep it in each model call; the cloud strategies' local
+    # Bedrock answers after it, so "overhead vs none" compares like with like.
+    session = CloudSession(tmp_path / "cloud", time_scale=0.1, batch_size=BATCH, model_latency_ms=1500)
+    session.cloud.start()
+    try:
+        faults = model_faults_of(session.cloud.endpoint)["faults"]
+    finally:
+        session.cloud.stop()
+    assert faults["latency"] == 1.5
+    assert CloudSession(tmp_path / "plain", time_scale=0.1, batch_size=BATCH).cloud.model_faults is None

@@ -104,10 +104,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="session")
-def deployed(cloud: LocalCloud, tmp_path_factory: pytest.TempPathFactory):
-    """The app synthesized with the local profile and deployed to the session's local cloud."""
-    out_dir = synth_local(tmp_path_factory.mktemp("cdk.out.local"))
-    return deploy(out_dir, "DocAgent", cloud.endpoint)
+def deployed(cloud: LocalCloud):
+    """The app synthesized with the local profile (once per change: the synthesis cache) and deployed to the
+    session's local cloud."""
+    return deploy(synth_local(), "DocAgent", cloud.endpoint)
 
 
 # -- the operator CLI (`docagent start/status/list/redrive/inspect/logs`) against the session's cloud ------

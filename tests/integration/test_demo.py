@@ -66,6 +66,13 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
     assert summary["model_calls_throttled"] == 0  # no --model-faults
     assert summary["repeated_model_calls"] == 0, "the crashed document's model output was already durable"
     assert summary["crash"]["document_index"] == 20
+    cpu = summary["cpu_seconds"]
+    if keep:
+        assert cpu is None  # the kept cloud runs in its own process, which the demo cannot measure
+    else:  # the workers' CPU is counted once they have exited (the cloud stopped)
+        assert cpu["workers"] > 0 and cpu["endpoint_process"] > 0
+        # the parts are rounded to hundredths; the per-document figure is computed before rounding
+        assert cpu["per_document"] == pytest.approx((cpu["workers"] + cpu["endpoint_process"]) / 30, abs=0.01)
     if mode == "redrive":
         assert summary["redrive_count"] == 1
         assert summary["crash"]["attempts_killed"] == 4, "first try and three retries die until the redrive"

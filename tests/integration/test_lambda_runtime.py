@@ -42,7 +42,17 @@ def handler(event, context):
         "remaining_ms": context.get_remaining_time_in_millis(),
         "endpoint": os.environ.get("AWS_ENDPOINT_URL"),
         "custom": os.environ.get("CUSTOM"),
+        "task_root": os.environ.get("LAMBDA_TASK_ROOT"),
+        "cwd": os.getcwd(),
     }
+"""
+
+TRACING_HANDLER = """
+from aws_lambda_powertools import Tracer
+from aws_xray_sdk.core import xray_recorder
+
+def handler(event, context):
+    return {"sampler": type(xray_recorder.sampler).__name__, "tracer_disabled": bool(Tracer().disabled)}
 """
 
 
@@ -62,6 +72,15 @@ def test_warm_worker_imports_once_and_passes_context_and_environment(aws, make_f
     assert first["function_name"] == name and first["memory"] == 256
     assert 0 < first["remaining_ms"] <= 3000
     assert first["endpoint"] == cloud.endpoint and first["custom"] == "from-config"
+    assert first["task_root"] == first["cwd"], "LAMBDA_TASK_ROOT names the unpacked code, as on Lambda"
+
+
+def test_the_xray_sdk_runs_in_its_lambda_mode_and_tracing_stays_off(aws, make_function):
+    # Lambda mode: the SDK samples locally (no X-Ray clients created at import, a tenth of a cold start);
+    # tracing stays off, as there is no X-Ray daemon locally.
+    error, payload = invoke(aws, make_function(TRACING_HANDLER), {})
+    assert error is None, payload
+    assert payload == {"sampler": "LocalSampler", "tracer_disabled": True}
 
 
 def test_exception_is_reported_with_type_message_and_stack(aws, make_function):

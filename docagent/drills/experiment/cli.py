@@ -83,7 +83,8 @@ def add_parser(
         "--model-latency-ms",
         type=int,
         default=0,
-        help="sleep this long in every model call of the worker-process strategies (default 0)",
+        help="a hosted model's latency: every model call takes this long more (the worker strategies sleep "
+        "it, the local cloud's Bedrock answers after it; default 0)",
     )
     experiment.add_argument("--time-scale", type=float, help="local cloud time scale (default: as the demo)")
     experiment.add_argument(

@@ -26,6 +26,7 @@ from typing import Any
 from docagent import project
 from docagent.drills.demo import LocalJob, seed_inputs
 from docagent.drills.experiment.measures import Run, comparable, repeats_of
+from docagent.localcloud.bedrock import ModelFaults
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import LocalCloud
 from docagent.localcloud.synth import synth_local
@@ -74,8 +75,13 @@ class CloudJobError(RuntimeError):
 class CloudSession:
     """One local cloud with the product deployed and the per-batch variant next to it."""
 
-    def __init__(self, state_dir: Path, time_scale: float, batch_size: int) -> None:
-        self.cloud = LocalCloud(state_dir, time_scale=time_scale)
+    def __init__(
+        self, state_dir: Path, time_scale: float, batch_size: int, model_latency_ms: int = 0
+    ) -> None:
+        # A hosted model's latency, as the worker strategies sleep it: the local Bedrock answers after it
+        # (real time, not scaled by the time scale).
+        faults = ModelFaults(latency=model_latency_ms / 1000) if model_latency_ms else None
+        self.cloud = LocalCloud(state_dir, time_scale=time_scale, model_faults=faults)
         self.batch_size = batch_size
         self.stack: LocalStack | None = None
         self.batch_function = ""

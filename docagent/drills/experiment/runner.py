@@ -136,7 +136,7 @@ def run_experiment(
             worker_job(strategy, size, None, None)
     if cloud_names:
         scale = default_time_scale(documents) if time_scale is None else time_scale
-        with CloudSession(work_dir / "cloud", scale, batch_size) as session:
+        with CloudSession(work_dir / "cloud", scale, batch_size, latency_ms) as session:
             for _ in range(repeat):
                 for name in cloud_names:
                     expected = cloud_job(session, name, documents, None, None)

@@ -1,0 +1,141 @@
+"""Synthesis once per change (docagent/localcloud/synth.py): the cache key follows every input, a hit skips
+synthesis, and a failed or partial synthesis is never taken for a hit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docagent import project
+from docagent.localcloud import synth
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def source_root(tmp_path: Path) -> Path:
+    """A copy of the app's inputs (app.py, cdk.json, stacks/, functions/, statemachines/)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in synth.SOURCES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, root / name)
+    return root
+
+
+def test_the_key_changes_with_every_input(source_root: Path, monkeypatch: pytest.MonkeyPatch):
+    context = synth.local_context()
+    key = synth.synth_key(context, source_root)
+    assert synth.synth_key(context, source_root) == key  # deterministic
+
+    # Byte-compiled files are not inputs.
+    cache = source_root / "functions" / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "models.cpython-311.pyc").write_bytes(b"\x00compiled")
+    assert synth.synth_key(context, source_root) == key
+
+    changed: list[str] = []
+    asl = next((source_root / "statemachines").glob("*.json"))
+    original = asl.read_bytes()
+    asl.write_bytes(original + b"\n")
+    changed.append(synth.synth_key(context, source_root))
+    asl.write_bytes(original)
+    assert synth.synth_key(context, source_root) == key
+
+    (source_root / "stacks" / "extra.py").write_text("X = 1\n")  # a new file
+    changed.append(synth.synth_key(context, source_root))
+    (source_root / "stacks" / "extra.py").unlink()
+
+    (source_root / "app.py").rename(source_root / "app2.py")  # the same bytes under another name
+    changed.append(synth.synth_key(context, source_root))
+    (source_root / "app2.py").rename(source_root / "app.py")
+    assert synth.synth_key(context, source_root) == key
+
+    changed.append(synth.synth_key(synth.local_context({"documents_per_child": 5}), source_root))
+
+    # How Python was started (a script's folder or the working directory first on sys.path) is no input.
+    elsewhere = source_root.parent / "elsewhere"
+    (elsewhere / "stray-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(elsewhere))
+    assert synth.synth_key(context, source_root) == key
+
+    installed = synth.installed_distributions()
+    assert any(name.startswith("aws_cdk_lib-") for name in installed)
+    bumped = [name.replace("aws_cdk_lib-", "aws_cdk_lib-0") for name in installed]
+    monkeypatch.setattr(synth, "installed_distributions", lambda: bumped)
+    changed.append(synth.synth_key(context, source_root))
+
+    assert key not in changed
+    assert len(set(changed)) == len(changed)
+
+
+class FakeSynthesis:
+    """Stands in for the CDK process: writes a template into each requested out dir, counts the runs."""
+
+    def __init__(self) -> None:
+        self.runs: list[list[Any]] = []
+        self.fail = False
+
+    def __call__(self, command: list[str], **_: Any) -> subprocess.CompletedProcess[bytes]:
+        targets = json.loads(command[-1])
+        self.runs.append(targets)
+        for out_dir, context in targets:
+            Path(out_dir).mkdir(parents=True)
+            (Path(out_dir) / "manifest.json").write_text(json.dumps(context["docagent"]))
+            if self.fail:
+                raise subprocess.CalledProcessError(1, command)
+        return subprocess.CompletedProcess(command, 0)
+
+
+@pytest.fixture
+def fake_synthesis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeSynthesis:
+    monkeypatch.setattr(project, "SYNTH_CACHE", tmp_path / "synth-cache")
+    fake = FakeSynthesis()
+    monkeypatch.setattr(synth.subprocess, "run", fake)
+    return fake
+
+
+def test_a_hit_skips_synthesis(fake_synthesis: FakeSynthesis):
+    first = synth.synth_local()
+    assert len(fake_synthesis.runs) == 1
+    assert json.loads((first / "manifest.json").read_text())["ticket_adapter"] == "http"
+    assert json.loads((first / synth.KEY_FILE).read_text())["context"] == synth.local_context()
+
+    assert synth.synth_local() == first
+    assert len(fake_synthesis.runs) == 1  # a hit: no synthesis
+
+    # Variants: only the one not cached yet is synthesized, and the cached one is returned as it is.
+    standard, express = synth.synth_local_variants([None, {"child_execution_type": "EXPRESS"}])
+    assert standard == first
+    assert express != first
+    assert len(fake_synthesis.runs) == 2
+    assert [context["docagent"].get("child_execution_type") for _, context in fake_synthesis.runs[1]] == [
+        "EXPRESS"
+    ]
+    assert sorted(path.name for path in project.SYNTH_CACHE.iterdir()) == sorted([first.name, express.name])
+
+
+def test_a_failed_synthesis_leaves_no_entry(fake_synthesis: FakeSynthesis):
+    fake_synthesis.fail = True
+    with pytest.raises(subprocess.CalledProcessError):
+        synth.synth_local()
+    assert list(project.SYNTH_CACHE.iterdir()) == []  # the partial output is gone: not a hit next time
+    fake_synthesis.fail = False
+    synth.synth_local()
+    assert len(fake_synthesis.runs) == 2
+
+
+def test_old_entries_are_pruned(fake_synthesis: FakeSynthesis):
+    entries = [synth.synth_local({"documents_per_child": k}) for k in range(1, synth.KEEP_ENTRIES + 3)]
+    kept = {path.name for path in project.SYNTH_CACHE.iterdir()}
+    assert len(kept) == synth.KEEP_ENTRIES
+    assert entries[-1].name in kept
+    assert entries[0].name not in kept
