@@ -1,4 +1,5 @@
-"""What a Distributed Map's Map Run remembers (shared spec M1-M6): its ARN, items and every child's outcome.
+"""What a Distributed Map's Map Run remembers (docs/semantics.md M1-M6): its ARN, items and every child's
+outcome.
 
 A redriven Map Run keeps its ARN, reuses its items and re-runs only the children that did not succeed; a
 restarted local cloud continues it (resume.py, told of every change through an ``Observer``). The
@@ -87,7 +88,7 @@ class MapRunMemory:
         return over_count or over_percentage
 
     def child_execution_arn(self, index: int) -> str:
-        # Stable across redrives: a redriven child keeps its ARN (shared spec M2).
+        # Stable across redrives: a redriven child keeps its ARN (docs/semantics.md M2).
         name = uuid.uuid5(uuid.NAMESPACE_URL, f"{self.map_run_arn}#{index}")
         return f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{name}"
 

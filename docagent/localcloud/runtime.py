@@ -3,7 +3,7 @@
 Each function gets a pool of workers (separate Python processes, like Lambda execution environments).
 A worker serves one invocation at a time; concurrent invocations start more workers up to a cap.
 The function's timeout is enforced by killing the worker (``Sandbox.Timedout``); a worker that dies
-mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (shared spec L2).
+mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (docs/semantics.md L2).
 """
 
 from __future__ import annotations
