@@ -52,24 +52,28 @@ def type_name(annotation: Any, link: Callable[[type[BaseModel]], str] | None = N
     return getattr(annotation, "__name__", str(annotation))
 
 
+# Each annotated-types constraint pydantic keeps in a field's metadata: its attribute, and how to say it.
+BOUND_WORDS: tuple[tuple[type, str, str], ...] = (
+    (Ge, "ge", "≥ {}"),
+    (Gt, "gt", "> {}"),
+    (Le, "le", "≤ {}"),
+    (Lt, "lt", "< {}"),
+    (MinLen, "min_length", "at least {} long"),
+    (MaxLen, "max_length", "at most {} long"),
+)
+
+
 def bounds(field: FieldInfo) -> str:
     """The checks the model makes beyond the type: ranges, lengths, patterns."""
     parts = []
     for item in field.metadata:
-        if isinstance(item, Ge):
-            parts.append(f"≥ {item.ge}")
-        elif isinstance(item, Gt):
-            parts.append(f"> {item.gt}")
-        elif isinstance(item, Le):
-            parts.append(f"≤ {item.le}")
-        elif isinstance(item, Lt):
-            parts.append(f"< {item.lt}")
-        elif isinstance(item, MinLen):
-            parts.append(f"at least {item.min_length} long")
-        elif isinstance(item, MaxLen):
-            parts.append(f"at most {item.max_length} long")
-        elif (pattern := getattr(item, "pattern", None)) is not None:
-            parts.append(f"matches `{pattern}`")
+        words = next(
+            (w.format(getattr(item, a)) for kind, a, w in BOUND_WORDS if isinstance(item, kind)), None
+        )
+        if words is None and (pattern := getattr(item, "pattern", None)) is not None:
+            words = f"matches `{pattern}`"
+        if words is not None:
+            parts.append(words)
     return ", ".join(parts)
 
 
