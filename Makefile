@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo chaos experiment test lint synth deploy destroy clean
+.PHONY: setup demo chaos experiment test unit coverage lint docs docs-gen docs-serve synth deploy destroy clean
 
 setup: $(STAMP)
 
@@ -27,7 +27,7 @@ $(NODE_STAMP): package.json package-lock.json
 demo: $(STAMP)
 	$(BIN)/docagent demo
 
-# The full crash matrix (README: Crash matrix); the test suite runs a reduced one (tests/chaos/).
+# The full crash matrix (docs/crash-matrix.md); the test suite runs a reduced one (tests/chaos/).
 chaos: $(STAMP)
 	$(BIN)/docagent chaos
 
@@ -37,8 +37,30 @@ experiment: $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[cdk,local,dev,experiment]'
 	$(BIN)/docagent experiment
 
-test: lint
+# The whole suite: lint, type checks, the strict docs build, every test layer (docs/contributing.md "Tests").
+test: lint docs
 	$(BIN)/python -m pytest -n 2
+
+# The fast lane: unit and infra tests (everything not marked integration; tests/conftest.py marks by folder).
+unit: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m "not integration"
+
+# The fast lane with line coverage of functions/, stacks/ and docagent/ (a summary, and htmlcov/).
+coverage: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m "not integration" --cov=functions --cov=stacks --cov=docagent \
+		--cov-report=term:skip-covered --cov-report=html
+
+# The docs site (mkdocs.yml, docs/): a strict build into site/, where a broken link or a page left out of
+# the navigation fails. No network: nothing in the theme or plugins fetches at build time.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
+# Regenerate docs/reference/ from the code (tests/unit/test_docs_reference.py fails when they drift).
+docs-gen: $(STAMP)
+	$(BIN)/python -m docagent.docs_gen
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -55,4 +77,4 @@ destroy: $(STAMP) $(NODE_STAMP)
 	npx --no-install cdk destroy --no-notices
 
 clean:
-	rm -rf $(VENV) node_modules cdk.out .docagent .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules cdk.out .docagent .pytest_cache .mypy_cache .ruff_cache site htmlcov .coverage

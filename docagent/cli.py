@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
@@ -605,6 +606,7 @@ def _add_demo_command(
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docagent", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"docagent {package_version('docagent')}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print one JSON object instead of the human view")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -645,7 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="run the crash matrix (fault point x mode x recovery) on the local cloud",
         description="Every fault point x mode x recovery as a small job checked against a crash-free run, "
-        "plus EXPRESS at-least-once delivery; exits 1 if any cell fails (README: Crash matrix).",
+        "plus EXPRESS at-least-once delivery; exits 1 if any cell fails (docs/crash-matrix.md).",
     )
     chaos.add_argument("--documents", type=int, default=3, help="documents per job (default 3)")
     chaos.add_argument("--points", help="comma-separated fault points (default: all)")

@@ -1,4 +1,4 @@
-"""Durable steps over Powertools idempotency (shared spec P1-P5).
+"""Durable steps over Powertools idempotency (docs/semantics.md P1-P5).
 
 A step runs a function at most once to completion per business key: the first run writes an INPROGRESS record,
 success stores the (pydantic) result as COMPLETED, and every later call with the same key returns that stored

@@ -1,8 +1,8 @@
 """The ticket system seam: a TicketClient protocol and two adapters.
 
 Both adapters are idempotent on the caller's idempotency key where the system allows it, so a retried
-``create`` returns the ticket made by the first attempt instead of opening a second one (shared spec P3). The
-HTTP adapter also classifies every failure, because that decides whether a retry may create:
+``create`` returns the ticket made by the first attempt instead of opening a second one (docs/semantics.md
+P3). The HTTP adapter also classifies every failure, because that decides whether a retry may create:
 
 - ``TicketApiUnavailable``: nothing was created (connection refused, 429/503 past the client's own retries);
 - ``TicketOutcomeUnknown``: the create request went out and no usable answer came back (dropped connection,

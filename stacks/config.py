@@ -81,7 +81,8 @@ QUOTA_HEADROOM = 0.8
 
 # Batching (docs/scale.md, "Batching"). As of 2026-11, AWS docs: ItemBatcher
 # (input-output-itembatcher.html) takes MaxItemsPerBatch and MaxInputBytesPerBatch, "up to 256 KiB": a
-# child's input (Items plus BatchInput) is at most 256 KiB (state-map-distributed.html; shared spec D3, D6).
+# child's input (Items plus BatchInput) is at most 256 KiB (state-map-distributed.html; docs/semantics.md
+# D3, D6).
 # The tolerated-failure percentage is failed (or timed-out) items / all items (maprun-fail-threshold.html):
 # a failed batch child counts every item in it.
 # A manifest entry is ~300-500 bytes (a key of up to 1,024 bytes, a version id): 100 of the usual size are

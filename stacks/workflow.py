@@ -6,8 +6,9 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from aws_cdk import ArnFormat, Aws, Fn, Stack
+from aws_cdk import ArnFormat, Aws, Fn, Stack, Stage
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
@@ -45,8 +46,88 @@ WORKFLOW_LOG_DATA = False
 
 
 def asl_placeholders(path: Path = ASL_PATH) -> set[str]:
-    """Every `${Name}` the ASL expects CloudFormation to substitute."""
+    """Every `${Name}` in the ASL: the stack's values (RENDERED) and CloudFormation's substitutions."""
     return set(PLACEHOLDER.findall(path.read_text(encoding="utf-8")))
+
+
+# The file is JSON as it is (json.load works; JSON tools and Workflow Studio open it). A value that is a
+# number or an optional block is written as a string holding only its placeholder ("MaxConcurrency":
+# "${MaxConcurrency}"); the stack loads the file and sets these from the config (render_definition), then
+# hands the rendered file to DefinitionBody.from_file. Every other placeholder is a string inside a string
+# (function ARNs, the bucket: known only at deploy) and stays for CloudFormation's DefinitionSubstitutions;
+# the local cloud deploys the same synthesized asset and substitutions (docagent/localcloud/deploy.py).
+RENDERED = frozenset(
+    {
+        "MaxConcurrency",
+        "ToleratedFailurePercentage",
+        "InProgressRetryIntervalSeconds",
+        "ApprovalTimeoutSeconds",
+        "JobTimeoutSeconds",
+        "ItemSelector",
+        "ItemBatcher",
+    }
+)
+
+
+def rendered_values(config: DocAgentConfig) -> dict[str, Any]:
+    """The value of each RENDERED placeholder for this config; None leaves the field out of the definition."""
+    return {
+        "MaxConcurrency": config.effective_max_concurrency,
+        "ToleratedFailurePercentage": config.tolerated_failure_percentage,
+        "InProgressRetryIntervalSeconds": config.in_progress_retry_interval_seconds,
+        "ApprovalTimeoutSeconds": config.approval_timeout_seconds,
+        "JobTimeoutSeconds": config.job_timeout_seconds,
+        **batching_blocks(config.documents_per_child),
+    }
+
+
+def render_definition(config: DocAgentConfig, path: Path = ASL_PATH) -> Any:
+    """The ASL file parsed, with every RENDERED placeholder set from the config (string placeholders kept)."""
+    values = rendered_values(config)
+    found: set[str] = set()
+
+    def render(node: Any) -> Any:
+        if isinstance(node, dict):
+            rendered = {}
+            for key, value in node.items():
+                name = _whole_placeholder(value)
+                if name in values:
+                    found.add(name)
+                    if values[name] is None:
+                        continue
+                    rendered[key] = values[name]
+                else:
+                    rendered[key] = render(value)
+            return rendered
+        if isinstance(node, list):
+            return [render(item) for item in node]
+        return node
+
+    definition = render(json.loads(path.read_text(encoding="utf-8")))
+    if found != values.keys():
+        raise ValueError(
+            f'{path.name}: values the stack sets that are not a whole JSON value ("${{Name}}") in it: '
+            f"{sorted(values.keys() - found)}"
+        )
+    return definition
+
+
+def _whole_placeholder(value: Any) -> str | None:
+    match = PLACEHOLDER.fullmatch(value) if isinstance(value, str) else None
+    return match.group(1) if match else None
+
+
+def batching_blocks(documents_per_child: int) -> dict[str, Any]:
+    """ReviewDocuments' ItemSelector and ItemBatcher (None: no batcher), see batching_substitutions."""
+    if documents_per_child == 1:
+        selector = {"job_id.$": "$.job_id", "options.$": "$.options", "document.$": "$$.Map.Item.Value"}
+        return {"ItemSelector": selector, "ItemBatcher": None}
+    batcher = {
+        "MaxItemsPerBatch": documents_per_child,
+        "MaxInputBytesPerBatch": BATCH_MAX_INPUT_BYTES,
+        "BatchInput": {"job_id.$": "$.job_id", "options.$": "$.options"},
+    }
+    return {"ItemSelector": {"document.$": "$$.Map.Item.Value"}, "ItemBatcher": batcher}
 
 
 def batching_substitutions(documents_per_child: int) -> dict[str, str]:
@@ -56,27 +137,16 @@ def batching_substitutions(documents_per_child: int) -> dict[str, str]:
     ProcessDocument payload of docs/design.md). K > 1: an ItemBatcher of at most K items; each item is
     ``{"document"}`` and the batch's BatchInput carries ``job_id`` and ``options`` once, so a child's input
     is ``{"Items": [{"document"}, ...], "BatchInput": {"job_id", "options"}}``; ProcessDocument gets
-    ``items``.
+    ``items``. The blocks themselves are set by the stack (batching_blocks).
     """
     if documents_per_child == 1:
-        selector = {"job_id.$": "$.job_id", "options.$": "$.options", "document.$": "$$.Map.Item.Value"}
         return {
-            "ItemSelector": json.dumps(selector),
-            "ItemBatcher": "",
             "ChildJobIdPath": "$.job_id",
             "ChildOptionsPath": "$.options",
             "ChildDocumentsField": "document",
             "ChildDocumentsPath": "$.document",
         }
-    batcher = {
-        "MaxItemsPerBatch": documents_per_child,
-        "MaxInputBytesPerBatch": BATCH_MAX_INPUT_BYTES,
-        "BatchInput": {"job_id.$": "$.job_id", "options.$": "$.options"},
-    }
     return {
-        "ItemSelector": json.dumps({"document.$": "$$.Map.Item.Value"}),
-        # Follows the ItemSelector object in the ASL ("ItemSelector": ${ItemSelector}${ItemBatcher},).
-        "ItemBatcher": f', "ItemBatcher": {json.dumps(batcher)}',
         "ChildJobIdPath": "$.BatchInput.job_id",
         "ChildOptionsPath": "$.BatchInput.options",
         "ChildDocumentsField": "items",
@@ -119,16 +189,12 @@ class Workflow(Construct):
                 for function_id, function in functions.items()
             },
             "BucketName": storage.bucket.bucket_name,
-            "MaxConcurrency": str(config.effective_max_concurrency),
-            "ToleratedFailurePercentage": str(config.tolerated_failure_percentage),
             "MapLabel": config.map_label,
             "ChildExecutionType": config.child_execution_type,
-            "InProgressRetryIntervalSeconds": str(config.in_progress_retry_interval_seconds),
-            "ApprovalTimeoutSeconds": str(config.approval_timeout_seconds),
-            "JobTimeoutSeconds": str(config.job_timeout_seconds),
             **batching_substitutions(config.documents_per_child),
         }
         check_substitutions_cover_asl(substitutions)
+        rendered_asl = self._rendered_asl(name, config)
 
         log_group = retained_log_group(
             self,
@@ -143,7 +209,7 @@ class Workflow(Construct):
             "StateMachine",
             state_machine_name=name,
             state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_file(str(ASL_PATH)),
+            definition_body=sfn.DefinitionBody.from_file(str(rendered_asl)),
             definition_substitutions=substitutions,
             tracing_enabled=True,
             logs=sfn.LogOptions(
@@ -152,6 +218,15 @@ class Workflow(Construct):
             # Immutable: the policy below is the whole story, CDK adds nothing behind our back.
             role=role.without_policy_updates(),
         )
+
+    def _rendered_asl(self, name: str, config: DocAgentConfig) -> Path:
+        """The ASL with the config's numbers and blocks set, written into the cloud assembly's directory
+        (synthesis copies it into the definition asset, named by its content)."""
+        stage = Stage.of(self)
+        assert stage is not None, "the workflow belongs to an app"
+        path = Path(stage.outdir) / f"{name}.asl.json"
+        path.write_text(json.dumps(render_definition(config), indent=2) + "\n", encoding="utf-8")
+        return path
 
     def _role(
         self,
@@ -281,7 +356,7 @@ class Workflow(Construct):
 
 def check_substitutions_cover_asl(substitutions: Mapping[str, str]) -> None:
     """A placeholder left unsubstituted deploys as literal text and fails at run time, so refuse it now."""
-    expected = asl_placeholders()
+    expected = asl_placeholders() - RENDERED
     missing = expected - substitutions.keys()
     unused = substitutions.keys() - expected
     if missing or unused:

@@ -1,5 +1,5 @@
 """Shared test helpers for every test suite: the JSON events under tests/events/, a fake ``os._exit``, and
-the jsii runtime told not to print its Node end-of-life banner (README: Tests)."""
+the jsii runtime told not to print its Node end-of-life banner (docs/contributing.md "Tests")."""
 
 from __future__ import annotations
 
@@ -20,6 +20,25 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 
 EVENTS_DIR = Path(__file__).resolve().parent / "events"
+TESTS_DIR = Path(__file__).resolve().parent
+
+# Each test folder is one layer, marked here (a `pytestmark` in a conftest.py marks nothing): `-m unit`,
+# `-m infra`, and `-m "not integration"` (the fast lane, `make unit`) select by layer.
+LAYER_MARKS = {
+    "unit": "unit",
+    "infra": "infra",
+    "integration": "integration",
+    "localcloud": "integration",
+    "chaos": "integration",
+    "experiment": "integration",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = Path(item.path).resolve().relative_to(TESTS_DIR).parts[0]
+        if (mark := LAYER_MARKS.get(folder)) is not None:
+            item.add_marker(mark)
 
 
 def read_event(name: str) -> Any:

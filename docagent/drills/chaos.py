@@ -101,7 +101,7 @@ POINT_STATES: dict[str, str] = {
     "before_verify": "VerifyJob",
 }
 DOCUMENT_POINTS = frozenset(point for point, state in POINT_STATES.items() if state == "ProcessDocument")
-# The error each mode surfaces as (shared spec L2): what a Retry rule must name to recover it.
+# The error each mode surfaces as (docs/semantics.md L2): what a Retry rule must name to recover it.
 MODE_ERRORS: dict[str, str] = {
     "exit": "Runtime.ExitError",
     "raise": "InjectedFault",

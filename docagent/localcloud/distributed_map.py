@@ -1,4 +1,4 @@
-"""Distributed Map as AWS runs it, on moto's interpreter (shared spec D2, D5, M1-M6).
+"""Distributed Map as AWS runs it, on moto's interpreter (docs/semantics.md D2, D5, M1-M6).
 
 moto runs a Distributed Map's children inline, lets a failed child leave the Map SUCCEEDED, ignores
 the tolerated-failure settings and writes only an empty ResultWriter manifest. This module replaces
@@ -90,7 +90,7 @@ __all__ = [
     "reset",
 ]
 
-MAP_RUN_REDRIVE_LIMIT = 1000  # shared spec M3
+MAP_RUN_REDRIVE_LIMIT = 1000  # docs/semantics.md M3
 
 # -- the Map Run: reuse on redrive, threshold, outcomes ------------------------------------------------
 

@@ -2,8 +2,8 @@
 
 moto reports a task that sent no heartbeat within ``HeartbeatSeconds`` as ``States.Timeout``, and a
 ``Catch``/``Retry`` naming ``States.HeartbeatTimeout`` never matches it. The States Language names it
-``States.HeartbeatTimeout`` (shared spec L3; AWS docs, concepts-error-handling.html, as of 2026-11: "a Task
-state failed to send a heartbeat for a period longer than the HeartbeatSeconds value"), and
+``States.HeartbeatTimeout`` (docs/semantics.md L3; AWS docs, concepts-error-handling.html, as of 2026-11:
+"a Task state failed to send a heartbeat for a period longer than the HeartbeatSeconds value"), and
 ``States.Timeout`` covers it too ("ran longer than the TimeoutSeconds value, or failed to send a heartbeat
 for a period longer than the HeartbeatSeconds value"). Here the failure is ``States.HeartbeatTimeout`` (its
 TaskTimedOut event and, uncaught, the execution's error), and an ``ErrorEquals`` naming ``States.Timeout``

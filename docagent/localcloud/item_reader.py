@@ -7,7 +7,7 @@ read as the docs describe it: one JSON value per line, each line an item, ``MaxI
 is not JSON fails the Map Run with ``States.ItemReaderFailed``, as a non-array JSON file does. Blank lines
 (the newline that ends the last item) are no items. PARQUET and MANIFEST stay unsupported (not used here).
 
-Test: tests/localcloud/test_item_reader.py. Belongs in moto: yes.
+Test: tests/integration/test_item_reader_jsonl.py. Belongs in moto: yes.
 """
 
 from __future__ import annotations

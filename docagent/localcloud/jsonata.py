@@ -3,8 +3,8 @@
 moto keeps LocalStack's JSONata plumbing but not its evaluator (``eval_jsonata_expression`` calls a
 function pointer left at None), so every ``{% ... %}`` failed with States.Runtime. This module evaluates
 the expressions with jsonata-python (a pure-Python port of jsonata-java, pinned in pyproject.toml),
-chosen against JSONata's own test suite (README "JSONata": 97.6 % of jsonata-js test/test-suite; the
-Rust-backed candidates crashed or hung the process on some cases).
+chosen against JSONata's own test suite (docs/decisions.md "The JSONata evaluator": 97.6 % of jsonata-js
+test/test-suite; the Rust-backed candidates crashed or hung the process on some cases).
 
 As of 2026-11, AWS "Transforming data with JSONata in Step Functions": JSONata 2.0.6 with every built-in
 function except ``$eval`` (use ``$parse``), plus ``$partition``, ``$range``, ``$hash``, ``$random``

@@ -1,4 +1,5 @@
-"""What a Distributed Map's Map Run remembers (shared spec M1-M6): its ARN, items and every child's outcome.
+"""What a Distributed Map's Map Run remembers (docs/semantics.md M1-M6): its ARN, items and every child's
+outcome.
 
 A redriven Map Run keeps its ARN, reuses its items and re-runs only the children that did not succeed; a
 restarted local cloud continues it (resume.py, told of every change through an ``Observer``). The
@@ -96,7 +97,7 @@ class MapRunMemory:
         return f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{self.child_name(index)}"
 
     def child_name(self, index: int) -> str:
-        # Stable across redrives: a redriven child keeps its ARN (shared spec M2).
+        # Stable across redrives: a redriven child keeps its ARN (docs/semantics.md M2).
         return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.map_run_arn}#{index}"))
 
     def child_index(self, name: str) -> int | None:

@@ -18,7 +18,7 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
 - distributed_map.py (with map_run_memory.py, map_extras.py, result_writer.py): threshold, ResultWriter
   files, Map Run redrive, EXPRESS children, ItemBatcher.
   Test: integration/test_conformance.py. Belongs in moto: yes.
-- redrive.py: RedriveExecution (shared spec R1-R7), variables kept.
+- redrive.py: RedriveExecution (docs/semantics.md R1-R7), variables kept.
   Test: integration/test_conformance.py, test_sfn_cli.py. Belongs in moto: yes.
 - stop.py: StopExecution as documented (ABORTED at once with error and cause, Map Runs aborted, the
   execution's task tokens closed). Test: integration/test_sfn_stop.py. Belongs in moto: yes.

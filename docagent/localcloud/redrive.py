@@ -1,4 +1,4 @@
-"""RedriveExecution on the local endpoint (shared spec R1-R7), built around moto's interpreter.
+"""RedriveExecution on the local endpoint (docs/semantics.md R1-R7), built around moto's interpreter.
 
 A redrive restarts a closed execution from the state that failed, with that state's original input,
 under the same ARN and definition. States that succeeded are not run again; the history is kept and
@@ -26,7 +26,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from docagent.localcloud import stop
 from docagent.localcloud.distributed_map import event_details
 
-REDRIVE_WINDOW = datetime.timedelta(days=14)  # shared spec R3
+REDRIVE_WINDOW = datetime.timedelta(days=14)  # docs/semantics.md R3
 HISTORY_LIMIT = 24_999
 CLIENT_TOKEN_WINDOW = datetime.timedelta(minutes=15)
 
@@ -155,7 +155,8 @@ def redrive(execution: Execution, client_token: str | None) -> datetime.datetime
         now = datetime.datetime.now(tz=datetime.UTC)
         if client_token and client_token in record["tokens"]:
             issued = record["tokens"][client_token]
-            if now - issued < CLIENT_TOKEN_WINDOW:  # shared spec R7: a repeated call is the same redrive
+            # docs/semantics.md R7: a repeated call is the same redrive
+            if now - issued < CLIENT_TOKEN_WINDOW:
                 return record["date"]  # type: ignore[no-any-return]
         status, reason = redrive_status(execution)
         if status != "REDRIVABLE":

@@ -1,4 +1,4 @@
-"""ResultWriter for a Distributed Map: the documented result files (shared spec D5).
+"""ResultWriter for a Distributed Map: the documented result files (docs/semantics.md D5).
 
 moto writes only an empty manifest. Here the Map Run's children are written as manifest.json plus
 SUCCEEDED_0 / FAILED_0 / PENDING_0 under the Map Run's folder, in the shape AWS documents, also when the
@@ -52,7 +52,8 @@ def result_entry(memory: MapRunMemory, outcome: ChildOutcome) -> dict[str, Any]:
 
 
 def write_result_files(memory: MapRunMemory, s3_client: Any, bucket: str, prefix: str) -> str:
-    """manifest.json plus SUCCEEDED_0 / FAILED_0 / PENDING_0 (shared spec D5); returns the manifest key."""
+    """manifest.json plus SUCCEEDED_0 / FAILED_0 / PENDING_0 (docs/semantics.md D5); returns the manifest
+    key."""
     folder = f"{prefix}{memory.map_run_arn.rsplit(':', 1)[-1]}/"
     groups: dict[str, list[dict[str, Any]]] = {"SUCCEEDED": [], "FAILED": [], "PENDING": []}
     for index in sorted(memory.outcomes):

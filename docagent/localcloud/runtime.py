@@ -10,7 +10,7 @@ new accounts start lower), and a throttled invoke is retried by the SDK and by t
 ``Lambda.TooManyRequestsException`` until it runs. Locally the wait stands in for those retries, which a
 small time scale shrinks to a few hundred milliseconds: five jobs at once would fail instead of waiting.
 The function's timeout is enforced by killing the worker (``Sandbox.Timedout``); a worker that dies
-mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (shared spec L2).
+mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (docs/semantics.md L2).
 """
 
 from __future__ import annotations

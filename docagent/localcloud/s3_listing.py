@@ -6,7 +6,7 @@ how a key holding characters XML 1.0 cannot carry (control characters) gets list
 it on every listing and decodes the answer. moto's ListObjectVersions ignores the parameter and writes such a
 key raw into its XML, which no client can parse. Here the answer is encoded as S3 encodes it.
 
-Test: tests/localcloud/test_item_reader.py (a key with a control character). Belongs in moto: yes.
+Test: tests/integration/test_item_reader_jsonl.py (a key with a control character). Belongs in moto: yes.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ class CachedDispatcher(DomainDispatcherApplication):
     """moto's dispatcher with each host's backend remembered. moto looks it up again for every request, under
     one lock, by listing its package directory (~150 stat calls) and trying every service's URL patterns:
     a few milliseconds of serialized CPU per request, the largest cost of the endpoint itself in a profile of
-    a 200-document job (README: Speed)."""
+    a 200-document job (docs/local-cloud.md "Speed")."""
 
     def __init__(self, create_app: Any) -> None:
         super().__init__(create_app)

@@ -42,7 +42,7 @@ def _load_handler(handler: str) -> Any:
 
 
 def _error_payload(error: BaseException) -> dict[str, Any]:
-    # The shape Lambda's Python runtime reports for an unhandled exception (shared spec L2).
+    # The shape Lambda's Python runtime reports for an unhandled exception (docs/semantics.md L2).
     return {
         "errorMessage": str(error),
         "errorType": type(error).__name__,

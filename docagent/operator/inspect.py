@@ -354,7 +354,7 @@ class Inspector:
                     {
                         "subject": name,
                         "what": "succeeded before the redrive; kept, not run again",
-                    }  # shared spec R1
+                    }  # docs/semantics.md R1
                 )
             kept_documents = [
                 doc["document_id"]
@@ -366,7 +366,7 @@ class Inspector:
                     {
                         "subject": "documents",
                         "what": f"{len(kept_documents)} documents that succeeded before the redrive kept "
-                        "their results; their children did not run again",  # shared spec M1
+                        "their results; their children did not run again",  # docs/semantics.md M1
                     }
                 )
         for document in documents:

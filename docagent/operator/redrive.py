@@ -1,8 +1,8 @@
 """``docagent redrive``: redrive a failed job from where it stopped.
 
-It checks eligibility first (shared spec R3, M3, M4), says what will run again, refuses a redrive that would
-run another model or prompt than the job pinned (unless --allow-version-drift, which records the drift in the
-job's drift.json), warns when a fault drill is still armed for the redrive (it would fail again), then
+It checks eligibility first (docs/semantics.md R3, M3, M4), says what will run again, refuses a redrive that
+would run another model or prompt than the job pinned (unless --allow-version-drift, which records the drift
+in the job's drift.json), warns when a fault drill is still armed for the redrive (it would fail again), then
 redrives and, with --wait, follows it.
 """
 
@@ -42,10 +42,10 @@ from functions.model.base import PROMPTS_DIR
 from functions.models import prompt_file_name
 from stacks import outputs as names
 
-REDRIVE_WINDOW = dt.timedelta(days=14)
+REDRIVE_WINDOW = dt.timedelta(days=14)  # docs/semantics.md R3
 HISTORY_LIMIT = 25_000
-MAP_RUN_REDRIVE_LIMIT = 1_000
-NEW_MAP_RUN_ERRORS = frozenset({"States.DataLimitExceeded", "States.Runtime"})
+MAP_RUN_REDRIVE_LIMIT = 1_000  # docs/semantics.md M3
+NEW_MAP_RUN_ERRORS = frozenset({"States.DataLimitExceeded", "States.Runtime"})  # docs/semantics.md M4
 BLOCKING_DRIFT = ("model_id", "prompt_version", "prompt_sha256")
 
 
@@ -166,7 +166,7 @@ def _reason(code: str, message: str) -> dict[str, str]:
 def eligibility(
     records: JobRecords, failed_state: str | None, will_states: list[str]
 ) -> list[dict[str, str]]:
-    """Why the job cannot be redriven (shared spec R3, M3); empty when it can."""
+    """Why the job cannot be redriven (docs/semantics.md R3, M3); empty when it can."""
     described = records.require_execution()
     status = str(described["status"])
     reasons: list[dict[str, str]] = []
@@ -215,7 +215,7 @@ def eligibility(
 
 
 def rerun_everything(records: JobRecords, failed_state: str | None, will_states: list[str]) -> str | None:
-    """Why a redrive would run every document again (shared spec M4), or None."""
+    """Why a redrive would run every document again (docs/semantics.md M4), or None."""
     map_name = map_state_name(records.definition)
     if failed_state is None or map_name not in will_states:
         return None
@@ -356,7 +356,7 @@ def record_drift(records: JobRecords, plan: dict[str, Any], outcome: str) -> str
 
 def _client_token(job_id: str) -> str:
     """This command's own client token (at most 64 characters): an SDK retry of its call is the same redrive
-    (shared spec R7), and a concurrent command's call, with another token, is refused while the job runs
+    (docs/semantics.md R7), and a concurrent command's call, with another token, is refused while the job runs
     again, which is how only the command that redrove says so."""
     return f"docagent-{hashlib.sha256(job_id.encode()).hexdigest()[:16]}-{uuid.uuid4().hex}"
 

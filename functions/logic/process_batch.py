@@ -19,7 +19,8 @@ from functions.models import BatchOutcome, DocumentOutcome, ProcessBatchEvent
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-# A state's output is at most 256 KiB (shared spec D6). Each outcome carries its report row (~0.5-1.5 KB);
+# A state's output is at most 256 KiB (docs/semantics.md D6). Each outcome carries its report row
+# (~0.5-1.5 KB);
 # rows with very long rejection reasons could push a large batch over, so past this budget the largest rows
 # are left out: build_report reads those documents' stored results instead (docs/design.md, "Reports").
 OUTPUT_BUDGET_BYTES = 200 * 1024

@@ -3,7 +3,7 @@
 backends stay apart from the integration suite's cloud, and everything it started stops with it.
 
 The reduced matrix is every fault point once, every mode, both recoveries, plus EXPRESS at-least-once; the
-full matrix is ``docagent chaos`` (README: Crash matrix). Time scale 0.15 (9 s function timeouts) leaves
+full matrix is ``docagent chaos`` (docs/crash-matrix.md). Time scale 0.15 (9 s function timeouts) leaves
 room for a CI machine running the rest of the suite at the same time.
 """
 

@@ -5,8 +5,6 @@ model call and one result."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +27,13 @@ from docagent.drills.chaos import (
     print_matrix,
     select_cells,
 )
-from docagent.project import ROOT
-
-ASL = ROOT / "statemachines" / "document_review.asl.json"
+from stacks.config import DocAgentConfig
+from stacks.workflow import render_definition
 
 
 def workflow_definition() -> dict[str, Any]:
-    """The workflow's ASL with its CDK substitutions filled in (numbers unquoted, names quoted)."""
-    text = re.sub(r'"\$\{\w+\}"', '"substituted"', ASL.read_text())
-    return json.loads(re.sub(r"\$\{\w+\}", "1", text))
+    """The workflow's ASL as the stack renders it (numbers and blocks set; names left as placeholders)."""
+    return render_definition(DocAgentConfig())
 
 
 def test_every_fault_point_belongs_to_a_workflow_state_and_every_mode_to_an_error():

@@ -1,4 +1,4 @@
-"""statemachines/document_review.asl.json against the shared Step Functions semantics (R, M, D, L, P)."""
+"""statemachines/document_review.asl.json against docs/semantics.md (R, M, D, L, P)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from stacks.workflow import (
     ASL_PATH,
     MAP_RESULTS_PREFIX,
     PLACEHOLDER,
+    RENDERED,
     asl_placeholders,
     batching_substitutions,
+    render_definition,
 )
 
 LAMBDA_SERVICE_ERRORS = {  # L1
@@ -28,6 +30,7 @@ LAMBDA_SERVICE_ERRORS = {  # L1
 CRASH_ERRORS = {"Lambda.Unknown", "Sandbox.Timedout", "Runtime.ExitError"}  # L2
 
 CONFIG = DocAgentConfig()
+CONFIG_K10 = DocAgentConfig(documents_per_child=10)
 PLAUSIBLE_VALUES = {
     **{
         f"{name}FunctionArn": f"arn:aws:lambda:us-east-1:123456789012:function:DocAgent-{name}"
@@ -41,21 +44,17 @@ PLAUSIBLE_VALUES = {
         )
     },
     "BucketName": "docagent-jobbucket-1a2b3c",
-    "MaxConcurrency": str(CONFIG.effective_max_concurrency),
-    "ToleratedFailurePercentage": str(CONFIG.tolerated_failure_percentage),
     "MapLabel": CONFIG.map_label,
     "ChildExecutionType": CONFIG.child_execution_type,
-    "InProgressRetryIntervalSeconds": str(CONFIG.in_progress_retry_interval_seconds),
-    "ApprovalTimeoutSeconds": str(CONFIG.approval_timeout_seconds),
-    "JobTimeoutSeconds": str(CONFIG.job_timeout_seconds),
     **batching_substitutions(CONFIG.documents_per_child),
 }
 
 
-def substituted(values: dict[str, str]) -> Any:
-    """The definition as Step Functions receives it once CloudFormation has substituted the placeholders."""
-    text = PLACEHOLDER.sub(lambda match: values[match.group(1)], ASL_PATH.read_text(encoding="utf-8"))
-    return json.loads(text)
+def substituted(values: dict[str, str], config: DocAgentConfig = CONFIG) -> Any:
+    """The definition as Step Functions receives it: rendered by the stack, then substituted by
+    CloudFormation."""
+    text = json.dumps(render_definition(config))
+    return json.loads(PLACEHOLDER.sub(lambda match: values[match.group(1)], text))
 
 
 @pytest.fixture(scope="module")
@@ -91,14 +90,26 @@ def lambda_tasks(definition: Any) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def test_raw_file_is_not_json_until_substituted() -> None:
-    # Unquoted numeric placeholders: only the substituted document is JSON (so no json.load at synth).
-    with pytest.raises(json.JSONDecodeError):
-        json.loads(ASL_PATH.read_text(encoding="utf-8"))
+def test_the_file_is_json_as_it_is() -> None:
+    # JSON tools and Workflow Studio open it: numbers and blocks are whole-string placeholders the stack sets.
+    with ASL_PATH.open(encoding="utf-8") as file:
+        assert json.load(file)["StartAt"] == "PrepareJob"
 
 
-def test_every_placeholder_has_a_plausible_value() -> None:
-    assert asl_placeholders() == PLAUSIBLE_VALUES.keys()
+def test_every_placeholder_has_a_plausible_value_or_is_set_by_the_stack() -> None:
+    assert asl_placeholders() == PLAUSIBLE_VALUES.keys() | RENDERED
+
+
+def test_the_stack_sets_numbers_and_blocks_and_leaves_the_strings() -> None:
+    text = json.dumps(render_definition(CONFIG))
+    assert set(PLACEHOLDER.findall(text)) == PLAUSIBLE_VALUES.keys()
+
+
+def test_a_value_the_stack_sets_must_be_a_whole_json_value(tmp_path: Any) -> None:
+    broken = tmp_path / "broken.asl.json"
+    broken.write_text(ASL_PATH.read_text(encoding="utf-8").replace('"${MaxConcurrency}"', "10"))
+    with pytest.raises(ValueError, match="MaxConcurrency"):
+        render_definition(CONFIG, broken)
 
 
 def test_substituted_definition_parses_and_starts_with_prepare_job(definition: Any) -> None:
@@ -303,13 +314,11 @@ def test_the_job_has_an_overall_timeout_longer_than_its_approval_wait(definition
 @pytest.mark.parametrize("timeout", [1, 3600, 86_400 * 7])
 def test_approval_timeout_substitutes(timeout: int) -> None:
     config = DocAgentConfig(approval_timeout_seconds=timeout, job_timeout_seconds=timeout + 86_400)
-    definition = substituted(
-        {**PLAUSIBLE_VALUES, "ApprovalTimeoutSeconds": str(config.approval_timeout_seconds)}
-    )
+    definition = substituted(PLAUSIBLE_VALUES, config)
     assert find_state(definition, "RequestApproval")["TimeoutSeconds"] == timeout
 
 
-# -- batching (docs/scale.md "Batching"; shared spec D4) ----------------------------------------------------
+# -- batching (docs/scale.md "Batching"; docs/semantics.md D4) ----------------------------------------------
 
 
 def test_one_document_per_child_renders_the_per_document_map(definition: Any) -> None:
@@ -331,7 +340,7 @@ def test_one_document_per_child_renders_the_per_document_map(definition: Any) ->
 
 
 def test_ten_documents_per_child_batch_with_job_and_options_once_per_batch() -> None:
-    definition = substituted({**PLAUSIBLE_VALUES, **batching_substitutions(10)})
+    definition = substituted({**PLAUSIBLE_VALUES, **batching_substitutions(10)}, CONFIG_K10)
     review = find_state(definition, "ReviewDocuments")
     batcher = review["ItemBatcher"]
     assert batcher["MaxItemsPerBatch"] == 10

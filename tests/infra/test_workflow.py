@@ -1,15 +1,18 @@
-"""The state machine resource, its substitutions and its hand-written role (shared spec D8)."""
+"""The state machine resource, its substitutions and its hand-written role (docs/semantics.md D8)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from aws_cdk import Stage
 from aws_cdk import aws_stepfunctions as sfn
 
 from stacks.docagent_stack import DocAgentStack
 from stacks.functions import FUNCTION_SPECS
-from stacks.workflow import asl_placeholders, check_substitutions_cover_asl
+from stacks.workflow import RENDERED, asl_placeholders, check_substitutions_cover_asl
 from tests.infra.conftest import Synthesized, construct_stack, template_role_grants
 
 STATES_ARN = "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
@@ -77,18 +80,30 @@ def test_definition_is_the_asl_file_with_a_substitution_for_every_placeholder(
 ) -> None:
     properties = state_machine(synthesized)["Properties"]
     assert "DefinitionS3Location" in properties
-    assert set(properties["DefinitionSubstitutions"]) == asl_placeholders()
+    assert set(properties["DefinitionSubstitutions"]) == asl_placeholders() - RENDERED
 
 
 def test_substitutions_carry_the_config(synthesized: Synthesized) -> None:
     substitutions = state_machine(synthesized)["Properties"]["DefinitionSubstitutions"]
     config = synthesized.stack.config
-    assert substitutions["MaxConcurrency"] == str(config.effective_max_concurrency)
-    assert substitutions["ToleratedFailurePercentage"] == str(config.tolerated_failure_percentage)
     assert substitutions["MapLabel"] == config.map_label
     assert substitutions["ChildExecutionType"] == config.child_execution_type
-    assert substitutions["InProgressRetryIntervalSeconds"] == str(config.in_progress_retry_interval_seconds)
-    assert substitutions["ApprovalTimeoutSeconds"] == str(config.approval_timeout_seconds)
+    # Numbers are set in the definition asset itself (stacks/workflow.py: RENDERED).
+    key = state_machine(synthesized)["Properties"]["DefinitionS3Location"]["Key"]
+    asset = next(path for path in synthesized.outdir.glob("asset.*") if path.name.split(".")[1] in key)
+    definition = json.loads(asset.read_text())
+    review = definition["States"]["ReviewDocuments"]
+    assert review["MaxConcurrency"] == config.effective_max_concurrency
+    assert review["ToleratedFailurePercentage"] == config.tolerated_failure_percentage
+    assert "ItemBatcher" not in review
+    assert definition["States"]["RequestApproval"]["TimeoutSeconds"] == config.approval_timeout_seconds
+    in_progress = [
+        retrier["IntervalSeconds"]
+        for state in [*definition["States"].values(), *review["ItemProcessor"]["States"].values()]
+        for retrier in state.get("Retry", [])
+        if retrier["ErrorEquals"] == ["IdempotencyAlreadyInProgressError"]
+    ]
+    assert in_progress and set(in_progress) == {config.in_progress_retry_interval_seconds}
     assert substitutions["BucketName"] == {"Ref": synthesized.logical_id(synthesized.stack.storage.bucket)}
 
 
@@ -108,16 +123,22 @@ def test_express_child_execution_type_flows_into_the_substitution(
     machine = cast(sfn.CfnStateMachine, stack.workflow.state_machine.node.default_child)
     substitutions = stack.resolve(machine.definition_substitutions)
     assert substitutions["ChildExecutionType"] == "EXPRESS"
-    assert substitutions["MaxConcurrency"] == str(
-        stack.config.effective_max_concurrency
-    )  # 25, capped by quotas
+    review = rendered_definition(stack)["States"]["ReviewDocuments"]
+    assert review["MaxConcurrency"] == stack.config.effective_max_concurrency  # 25, capped by quotas
     assert stack.resolve(machine.state_machine_name) == "DocAgentExpress-DocumentReview"
 
 
 def test_approval_timeout_flows_into_the_substitution(tmp_path) -> None:
     stack = construct_stack(tmp_path, approval_timeout_seconds=120)
-    machine = cast(sfn.CfnStateMachine, stack.workflow.state_machine.node.default_child)
-    assert stack.resolve(machine.definition_substitutions)["ApprovalTimeoutSeconds"] == "120"
+    assert rendered_definition(stack)["States"]["RequestApproval"]["TimeoutSeconds"] == 120
+
+
+def rendered_definition(stack: DocAgentStack) -> Any:
+    """The definition file the stack rendered for its asset (numbers and blocks set from the config)."""
+    stage = Stage.of(stack)
+    assert stage is not None
+    name = f"{stack.config.stack_name}-DocumentReview"
+    return json.loads((Path(stage.outdir) / f"{name}.asl.json").read_text())
 
 
 def test_role_may_start_executions_of_its_own_state_machine_only(synthesized: Synthesized) -> None:
@@ -183,6 +204,6 @@ def test_outputs_name_everything_a_client_needs(synthesized: Synthesized) -> Non
 
 
 def test_synthesis_refuses_a_placeholder_without_substitution() -> None:
-    substitutions = dict.fromkeys(asl_placeholders() - {"MapLabel"}, "x") | {"Unused": "x"}
+    substitutions = dict.fromkeys(asl_placeholders() - RENDERED - {"MapLabel"}, "x") | {"Unused": "x"}
     with pytest.raises(ValueError, match=r"MapLabel.*Unused"):
         check_substitutions_cover_asl(substitutions)

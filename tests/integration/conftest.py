@@ -21,8 +21,7 @@ from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud.deploy import deploy
 from docagent.localcloud.server import REGION, LocalCloud
 from docagent.localcloud.synth import synth_local
-
-pytestmark = pytest.mark.integration
+from docagent.operator.outputs import validate_output
 
 
 @pytest.fixture(scope="session")
@@ -123,13 +122,16 @@ def stack_file(deployed, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def docagent(cloud: LocalCloud, stack_file: Path, monkeypatch: pytest.MonkeyPatch, capsys):
-    """Run `docagent ARGS --endpoint <cloud> --json` in-process: returns (exit code, the parsed JSON)."""
+    """Run `docagent ARGS --endpoint <cloud> --json` in-process: returns (exit code, the parsed JSON), checked
+    against the command's output model (docagent/operator/outputs.py)."""
     monkeypatch.setattr(project, "LOCAL_STACK_FILE", stack_file)
 
     def run(*arguments: str) -> tuple[int, dict]:
         capsys.readouterr()
         code = main([*arguments, "--endpoint", cloud.endpoint, "--json"])
-        return code, json.loads(capsys.readouterr().out)
+        answer = json.loads(capsys.readouterr().out)
+        validate_output(arguments[0], answer)  # the documented shape (docs/reference/cli-json.md)
+        return code, answer
 
     return run
 

@@ -1,4 +1,4 @@
-"""Human approval before the ticket, on the local cloud with the synthesized workflow (shared spec L3).
+"""Human approval before the ticket, on the local cloud with the synthesized workflow (docs/semantics.md L3).
 
 The pending approval is durable in S3 and the waiting execution lives in the interpreter, not in a worker: the
 worker pool can die while a job waits, and the operator's decision still completes it.

@@ -1,4 +1,4 @@
-"""The local cloud against ../shared/step-functions-semantics.md: one test per item, named after it,
+"""The local cloud against docs/semantics.md: one test per item, named after it,
 each on a small purpose-built state machine. Items not built yet are xfail with the reason."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """HeartbeatSeconds on the local cloud: a callback task that sends no heartbeat in time fails after
 HeartbeatSeconds, scaled by the cloud's time scale like every other wait, with States.HeartbeatTimeout,
-which a Catch naming States.HeartbeatTimeout or States.Timeout catches (shared spec L3)."""
+which a Catch naming States.HeartbeatTimeout or States.Timeout catches (docs/semantics.md L3)."""
 
 from __future__ import annotations
 

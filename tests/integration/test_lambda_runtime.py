@@ -1,4 +1,4 @@
-"""The local Lambda runtime behaves like Lambda where the workflow depends on it (shared spec L2)."""
+"""The local Lambda runtime behaves like Lambda where the workflow depends on it (docs/semantics.md L2)."""
 
 from __future__ import annotations
 

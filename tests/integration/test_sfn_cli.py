@@ -244,7 +244,7 @@ def handler(event, context):
 def test_redrive_of_a_jsonata_workflow_through_the_cli(
     cloud: LocalCloud, sfn: Any, make_function: Any
 ) -> None:
-    """RedriveExecution (shared spec R1, R6): the failed JSONata Task runs again; variables and
+    """RedriveExecution (docs/semantics.md R1, R6): the failed JSONata Task runs again; variables and
     $states.context.Execution.RedriveCount are there."""
     function = make_function(FIRST_ATTEMPT_FAILS)
     definition = {

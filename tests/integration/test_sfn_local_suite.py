@@ -68,7 +68,7 @@ def test_payment_down(sfn: Any, order_machine: str) -> None:
         event["stateEnteredEventDetails"]["name"] for event in history if "stateEnteredEventDetails" in event
     ]
     assert "AwaitApproval" not in entered
-    assert described["error"] == "States.ExceedToleratedFailureThreshold"  # shared spec D2
+    assert described["error"] == "States.ExceedToleratedFailureThreshold"  # docs/semantics.md D2
 
 
 FETCH_ORDER = """

@@ -1,4 +1,4 @@
-"""Durable steps (shared spec P1-P5) over the real Powertools idempotency code and moto DynamoDB."""
+"""Durable steps (docs/semantics.md P1-P5) over the real Powertools idempotency code and moto DynamoDB."""
 
 from __future__ import annotations
 

@@ -1,0 +1,121 @@
+"""What each deployment setting means, in words: the one part of docs/reference/configuration.md the
+settings model (stacks/config.py) cannot say itself. docagent/docs_gen.py refuses a setting without a meaning.
+"""
+
+from __future__ import annotations
+
+CONFIG_MEANINGS: dict[str, str] = {
+    "stack_name": "CloudFormation stack name",
+    "model_provider": "`bedrock` (Converse API) or `offline` (deterministic extractor, no network)",
+    "model_id": (
+        "Bedrock model id, cross-Region inference profile id or ARN (form checked at synth), pinned per "
+        "job; the default is Claude Haiku 4.5 (Active as of 2026-11) through the US inference profile: "
+        "use `eu.`/`apac.`/`global.` for other geographies"
+    ),
+    "model_max_tokens": "Converse `maxTokens` (a reply cut off there is a rejected document)",
+    "model_temperature": "Converse `temperature`",
+    "model_breaker_seconds": (
+        "how long the job's model breaker stays open after a permanent refusal (docs/design.md, Model calls)"
+    ),
+    "prompt_version": "prompt file `functions/prompts/<version with _>.txt`, hashed per job",
+    "child_execution_type": "Distributed Map child type (`STANDARD` or `EXPRESS`)",
+    "max_concurrency": (
+        "Distributed Map MaxConcurrency (0 = service maximum), capped by what the model's quotas carry "
+        "(below)"
+    ),
+    "tolerated_failure_percentage": (
+        "Distributed Map ToleratedFailurePercentage (AWS counts failed items: a failed batch counts each "
+        "of its documents)"
+    ),
+    "map_label": "Map Run label",
+    "function_timeout_seconds": (
+        "every function's timeout, sized so a model call on the largest document gets its whole 60 s read "
+        'timeout (docs/scale.md, "One large document"); the in-progress retry waits this + 5 s'
+    ),
+    "function_memory_mb": "memory of ProcessDocument, CreateTicket, RequestApproval",
+    "aggregate_memory_mb": (
+        "memory of PrepareJob, BuildReport, VerifyJob: they hold a job's listing or result files "
+        "(docs/scale.md)"
+    ),
+    "max_document_bytes": (
+        "larger documents are rejected (the document, not the job: DocumentTooLarge); at most Converse's "
+        "4.5 MB per document"
+    ),
+    "max_documents": (
+        "larger jobs are refused by the listing step that passes it (docs/scale.md: what carries it)"
+    ),
+    "items_part_min_bytes": (
+        "a listing step ends its part of the items at this size (S3's 5 MiB minimum multipart part, so "
+        "the parts can be joined by UploadPartCopy); lower only in tests"
+    ),
+    "listing_page_size": (
+        "versions per ListObjectVersions page (at most 1,000); a listing step lists at most 100 pages"
+    ),
+    "idempotency_ttl_seconds": "how long completed steps are remembered",
+    "ticket_adapter": "`ledger` (built-in ticket store in S3) or `http` (an external ticket API)",
+    "ticket_api_url": (
+        "| the ticket API for `http`: an http(s) URL, or `{{resolve:ssm:NAME}}` (an SSM parameter read at "
+        "deploy; the local profile uses `/docagent/local/ticket-api-url`, written by the local cloud)"
+    ),
+    "ticket_api_secret_arn": (
+        "| full ARN of a Secrets Manager secret with the ticket API's bearer token (plain, or JSON "
+        '`{"token"}`); read at run time, never logged; CreateTicket and VerifyJob get '
+        "`secretsmanager:GetSecretValue` on it only"
+    ),
+    "log_retention_days": "Lambda and state machine log retention",
+    "log_level": "the functions' Powertools log level",
+    "fault_injection_enabled": "lets a job arm named fault points (used by the local demo)",
+    "model_requests_per_minute": (
+        "the model's Bedrock requests-per-minute quota in the account, where the account has one (older "
+        "accounts; Service Quotas names it per model): it caps MaxConcurrency (docs/scale.md)"
+    ),
+    "model_tokens_per_minute": (
+        "the model's Bedrock tokens-per-minute quota in the account (Service Quotas \"Cross-Region "
+        'InvokeModel tokens per minute for <model>" for an inference profile, "On-demand ..." otherwise; '
+        "`docagent preflight --aws` reads yours and says what to set): MaxConcurrency <= min(RPM, TPM / "
+        "(input + max output tokens x burndown)) x seconds per document / 60 x 0.8"
+    ),
+    "model_output_token_burndown": (
+        "quota tokens one output token burns (5 for Claude 3.7 and later, Haiku 4.5 included, as looked up "
+        "2026-12-01; 1 for most other models)"
+    ),
+    "model_input_tokens_per_document": (
+        "input tokens one document takes (prompt and document), for the quota cap above and `docagent cost`"
+    ),
+    "model_max_output_tokens": (
+        "output tokens reserved per document (Bedrock reserves maxTokens at request start), for the quota "
+        "cap and `docagent cost`"
+    ),
+    "seconds_per_document": "how long one document takes, for the quota cap and `docagent cost`",
+    "documents_per_child": (
+        "documents per Distributed Map child (1: a child per document; K > 1: an ItemBatcher, each "
+        'document still durable on its own, docs/scale.md "Batching"); K x `document_budget_seconds` must '
+        "fit `function_timeout_seconds`"
+    ),
+    "document_budget_seconds": (
+        "the most one document of a batch may take (read, model call near maxTokens, lookup, store)"
+    ),
+    "source_locations": (
+        "where documents may come from: job-bucket prefixes, or `s3://bucket/prefix/` elsewhere (granted "
+        'read-only to PrepareJob and ProcessDocument); never a prefix docagent writes (docs/design.md, "S3 '
+        'layout")'
+    ),
+    "job_timeout_seconds": (
+        "a job's overall limit (the execution's TimeoutSeconds): past it the job ends `TIMED_OUT` (alarm and "
+        "alert); more than `approval_timeout_seconds`, at most a year"
+    ),
+    "approval_timeout_seconds": (
+        "how long a job with `require_approval` waits for `docagent approve`/`reject` (then `States.Timeout`)"
+    ),
+    "alert_email": (
+        "| an address subscribed (email) to the job alerts topic; empty: the topic has no subscription"
+    ),
+    "model_throttle_alarm_threshold": (
+        "model throttles (AWS/Bedrock `InvocationThrottles`) per 5 minutes that alarm"
+    ),
+    "function_error_alarm_threshold": "errors per function per 5 minutes that alarm",
+    "approval_alarm_seconds": "an approval pending longer than this alarms (300 to 86400)",
+    "silent_failure_window_minutes": (
+        "documents reviewed but none extracted within this window alarms (5 to 1440)"
+    ),
+}

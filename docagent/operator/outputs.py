@@ -1,0 +1,252 @@
+"""The shapes of the operator commands' ``--json`` output, as pydantic models.
+
+The commands build their output as plain data; these models are its contract. docs/reference/cli-json.md is
+generated from them (``make docs-gen``), and the integration tests validate every ``--json`` answer they
+read against the model of its command (tests/integration/conftest.py, ``docagent``), so a key added to or
+dropped from an answer without its model fails there. Nested objects without a model of their own are
+described in words (docs/operating.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Output(BaseModel):
+    """One command's answer: every key is declared (a key nobody declared fails validation)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Refusal(Output):
+    """What every command prints with ``--json`` when it refuses or fails before answering."""
+
+    model_config = ConfigDict(extra="allow")  # the refusal's details, named by the error type
+
+    error: str = Field(description="what went wrong, in words")
+    error_type: str = Field(description="the refusal's name, e.g. NoDocuments, JobConflict, LocalCloudDown")
+    exit_code: int = Field(description="2: bad request or refusal, 3: not found")
+
+
+class DocumentCounts(Output):
+    total: int = Field(description="documents in the job")
+    succeeded: int = Field(description="children that succeeded (extracted or rejected)")
+    rejected: int = Field(description="of the succeeded ones, documents that were rejected")
+    failed: int = Field(description="children failed, timed out or aborted")
+    running: int
+    pending: int
+    results_stored: int = Field(description="results stored in S3")
+
+
+class MapRunSummary(Output):
+    map_run_arn: str | None
+    status: str | None
+    redrive_count: int
+
+
+class StatusOutput(Output):
+    """``docagent status JOB``: the execution, its current state and the documents' progress."""
+
+    job_id: str
+    execution_arn: str
+    status: str = Field(description="RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED")
+    current_state: str | None = Field(description="the state running now, or where the job stopped")
+    error: str | None
+    cause: str | None
+    started_at: str | None = Field(description="ISO 8601")
+    stopped_at: str | None
+    elapsed_seconds: float | None
+    redrive_count: int
+    redrive_date: str | None
+    documents: DocumentCounts
+    map_run: MapRunSummary | None
+    approval: str | None = Field(description="pending, approved, rejected, or null without approval")
+
+
+class StartSource(Output):
+    kind: Literal["prefix", "manifest", "from_dir"]
+    bucket: str
+    prefix: str | None
+    documents: int
+    bytes: int
+    uploaded: int = Field(description="files uploaded by --from-dir")
+    skipped: list[dict[str, str]] = Field(
+        description='--from-dir: entries not uploaded, and why: [{"path", "reason"}] (links out of the '
+        "folder, broken links, loops, what is no regular file)"
+    )
+    too_large: list[str] = Field(
+        description="documents over MAX_DOCUMENT_BYTES: started anyway, the job rejects each "
+        "(DocumentTooLarge)"
+    )
+
+
+class StartOutput(Output):
+    """``docagent start``: the job started (or found already started with the same input)."""
+
+    job_id: str
+    execution_arn: str
+    started: bool = Field(description="false: the same request had started it before")
+    status: str
+    started_at: str | None
+    request: dict[str, Any] = Field(description="the execution input (docs/design.md: JobRequest)")
+    request_sha256: str
+    source: StartSource
+    final: StatusOutput | None = Field(description="the status after --wait, else null")
+    warnings: list[str] = Field(description="before a new job: e.g. the customers table is empty")
+
+
+class JobRow(Output):
+    job_id: str
+    status: str
+    documents: int | None
+    started_at: str | None
+    stopped_at: str | None
+    redrive_count: int
+    error: str | None
+
+
+class ListOutput(Output):
+    """``docagent list``: jobs, newest first."""
+
+    status_filter: str | None
+    count: int
+    jobs: list[JobRow]
+
+
+class ApprovalOutput(Output):
+    """``docagent approve JOB`` / ``docagent reject JOB``: the decision recorded."""
+
+    job_id: str
+    decision: Literal["approved", "rejected"]
+    decided_by: str
+    decided_at: str
+    reason: str | None
+    approval_key: str = Field(description="the S3 key of the job's approval record")
+    execution_arn: str
+
+
+class PreflightCheck(Output):
+    name: str
+    status: Literal["ok", "warn", "fail"]
+    detail: str
+    fix: str = Field(description="what to do when the check is not ok; empty when it is")
+
+
+class PreflightOutput(Output):
+    """``docagent preflight``: one line per check of a deployment (or of the local cloud)."""
+
+    ok: bool = Field(description="no check failed")
+    target: Literal["aws", "local"]
+    region: str
+    model_id: str
+    checks: list[PreflightCheck]
+
+
+class LogEvent(Output):
+    timestamp: str
+    timestamp_ms: int
+    function: str
+    log_group: str
+    log_stream: str | None
+    level: str = Field(description="the line's level, or RUNTIME for the Lambda runtime's own lines")
+    message: str
+    document_id: str | None
+    request_id: str | None
+    record: dict[str, Any] | None = Field(description="the parsed JSON log line, or null")
+
+
+class LogsOutput(Output):
+    """``docagent logs JOB``: the job's structured log lines from each function's log group."""
+
+    job_id: str
+    document_id: str | None
+    function: str | None
+    count: int
+    events: list[LogEvent]
+
+
+class RedriveReason(Output):
+    code: str
+    message: str
+
+
+class RedriveOutput(Output):
+    """``docagent redrive JOB``: eligibility, what would run again, and the redrive (unless --dry-run)."""
+
+    job_id: str
+    execution_arn: str
+    status: str
+    eligible: bool
+    reasons: list[RedriveReason] = Field(description="why the job cannot be redriven (empty when it can)")
+    warnings: list[str]
+    failed_state: str | None
+    error: str | None = Field(description="the execution's error, or why the redrive was refused")
+    redrive_count: int
+    history_events: int
+    map_run: MapRunSummary | None
+    rerun_all: bool = Field(description="a new Map Run would run every document again (M4)")
+    will_run: dict[str, Any] = Field(
+        description='{"states", "conditional_states", "documents": [...], "document_count", '
+        '"documents_with_results"}'
+    )
+    versions: dict[str, Any] = Field(
+        description='{"pinned", "deployed", "differences": [{"field", "pinned", "deployed", "blocking"}], '
+        '"drift", "note"}'
+    )
+    armed_fault: dict[str, Any] | None = Field(description="a fault drill still armed for the redrive")
+    dry_run: bool
+    redriven: bool
+    already_redriven: bool = Field(
+        False, description="another command redrove the job first (this one did not: redriven is false)"
+    )
+    redrive_date: str | None
+    drift_recorded: str | None = Field(description="the drift.json key, when --allow-version-drift")
+    final: StatusOutput | None = Field(description="the status after --wait, else null")
+    exit_code: int | None = Field(None, description="2 when refused")
+    model_breaker_cleared: bool | None = Field(None, description="the job's model breaker was removed")
+
+
+class TraceOutput(Output):
+    """``docagent trace JOB``: the job's one trace (job → document → step → model call)."""
+
+    job_id: str
+    trace_id: str
+    execution_arn: str | None
+    status: str | None
+    started_at: str | None
+    stopped_at: str | None
+    redrive_count: int
+    document_id: str | None
+    events: list[dict[str, Any]] = Field(description='[{"type", "timestamp", "error", "cause"}]')
+    steps: list[dict[str, Any]] = Field(
+        description='[{"step", "status", "attempts", "killed_attempts", "spans"}]'
+    )
+    documents: list[dict[str, Any]] = Field(description="one per document shown, with its attempts' spans")
+    counts: dict[str, int] = Field(description="documents by status")
+    killed_attempts: int
+    spans: int
+    xray: dict[str, Any] | None = Field(description='{"filter_expression", "trace_ids"} on AWS, else null')
+
+
+# The model of each command's --json answer, by the command's words on the command line.
+COMMAND_OUTPUTS: dict[str, type[Output]] = {
+    "start": StartOutput,
+    "status": StatusOutput,
+    "list": ListOutput,
+    "redrive": RedriveOutput,
+    "logs": LogsOutput,
+    "trace": TraceOutput,
+    "approve": ApprovalOutput,
+    "reject": ApprovalOutput,
+    "preflight": PreflightOutput,
+}
+
+
+def validate_output(command: str, payload: dict[str, Any]) -> Output | None:
+    """Check one --json answer against its command's model (a refusal against Refusal); None: no model."""
+    if "error_type" in payload:
+        return Refusal.model_validate(payload)
+    model = COMMAND_OUTPUTS.get(command)
+    return None if model is None else model.model_validate(payload)

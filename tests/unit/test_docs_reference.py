@@ -1,0 +1,75 @@
+"""What can be generated is generated: docs/reference/ is what docagent/docs_gen.py writes from the code,
+and the generator covers every setting and every command's --json model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from docagent import docs_gen
+from docagent.docs_meanings import CONFIG_MEANINGS
+from docagent.operator.outputs import COMMAND_OUTPUTS, Output, Refusal, StatusOutput, validate_output
+from stacks.config import DocAgentConfig
+
+
+@pytest.mark.parametrize("name", sorted(docs_gen.PAGES))
+def test_the_committed_reference_page_is_what_the_code_generates(name: str) -> None:
+    committed = (docs_gen.REFERENCE_DIR / name).read_text(encoding="utf-8")
+    assert committed == docs_gen.PAGES[name](), f"docs/reference/{name} is stale: run `make docs-gen`"
+
+
+def test_drift_is_reported_for_a_changed_page(tmp_path) -> None:
+    for name, render in docs_gen.PAGES.items():
+        (tmp_path / name).write_text(render(), encoding="utf-8")
+    assert docs_gen.drifted(tmp_path) == []
+    (tmp_path / "configuration.md").write_text("# hand-edited\n", encoding="utf-8")
+    assert docs_gen.drifted(tmp_path) == ["configuration.md"]
+
+
+def test_every_setting_is_in_the_configuration_page_with_its_default() -> None:
+    page = docs_gen.configuration_page()
+    for name, field in DocAgentConfig.model_fields.items():
+        row = next(line for line in page.splitlines() if line.startswith(f"| `{name}` |"))
+        if field.default not in ("", None, ()):
+            default = list(field.default) if isinstance(field.default, tuple) else field.default
+            assert f"`{json.dumps(default)}`" in row
+
+
+def test_a_setting_without_a_meaning_stops_the_generator(monkeypatch) -> None:
+    monkeypatch.delitem(CONFIG_MEANINGS, "map_label")
+    with pytest.raises(ValueError, match="map_label"):
+        docs_gen.configuration_page()
+
+
+def test_every_command_model_has_a_section() -> None:
+    page = docs_gen.cli_json_page()
+    models: list[type[Output]] = [Refusal, *COMMAND_OUTPUTS.values()]
+    for model in models:
+        assert f"\n## {model.__name__}\n" in page
+
+
+def test_an_answer_with_an_undeclared_key_fails_its_model() -> None:
+    status = {
+        "job_id": "j",
+        "execution_arn": "arn",
+        "status": "RUNNING",
+        "current_state": "ReviewDocuments",
+        "error": None,
+        "cause": None,
+        "started_at": None,
+        "stopped_at": None,
+        "elapsed_seconds": None,
+        "redrive_count": 0,
+        "redrive_date": None,
+        "documents": dict.fromkeys(
+            ("total", "succeeded", "rejected", "failed", "running", "pending", "results_stored"), 0
+        ),
+        "map_run": None,
+        "approval": None,
+    }
+    assert isinstance(validate_output("status", status), StatusOutput)
+    with pytest.raises(ValueError, match="surprise"):
+        validate_output("status", {**status, "surprise": 1})
+    refusal = validate_output("status", {"error": "no job", "error_type": "JobNotFound", "exit_code": 3})
+    assert isinstance(refusal, Refusal)
