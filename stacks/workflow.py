@@ -34,7 +34,7 @@ MAP_ITEMS_KEY_PATTERNS = (
 )
 
 
-# What the workflow writes to CloudWatch Logs (README "Alerts, alarms and the dashboard", "Workflow logs"):
+# What the workflow writes to CloudWatch Logs (docs/operating.md "Alerts, alarms and the dashboard"):
 # every event (ALL: state entered and exited, task scheduled, succeeded, failed, retried; cdk-nag's
 # AwsSolutions-SF1 asks for ALL) without execution data (looked up 2026-12, CloudFormation
 # LoggingConfiguration: "IncludeExecutionData ... When set to false, data is excluded"). With data, every

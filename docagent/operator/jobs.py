@@ -255,7 +255,8 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def _reference_warnings(ctx: OperatorContext) -> list[str]:
-    """Before a new job: a reference table it checks documents against that is empty (README, "Deploying")."""
+    """Before a new job: a reference table it checks documents against that is empty (docs/deploying.md,
+    "Deploying to your account")."""
     try:
         empty = table_is_empty(ctx)
     except ClientError as error:

@@ -186,7 +186,7 @@ class RedriveOutput(Output):
     redrive_count: int
     history_events: int
     map_run: MapRunSummary | None
-    rerun_all: bool = Field(description="a new Map Run would run every document again (M4)")
+    rerun_all: bool = Field(description="a new Map Run would run every document again (docs/semantics.md M4)")
     will_run: dict[str, Any] = Field(
         description='{"states", "conditional_states", "documents": [...], "document_count", '
         '"documents_with_results"}'

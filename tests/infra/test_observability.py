@@ -12,6 +12,7 @@ import pytest
 from aws_cdk import aws_sns as sns
 
 from stacks.observability import EMITTED_METRICS, FUNCTIONS_WITH_EXPECTED_ERRORS, NAMESPACE
+from stacks.workflow import render_definition
 from tests.infra.conftest import Synthesized, as_list, construct_stack, pretty
 
 FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
@@ -210,13 +211,11 @@ def test_the_timed_out_alarm_can_fire_the_workflow_has_an_overall_timeout(
 ) -> None:
     assert "ExecutionsTimedOutAlarm" in alarms(synthesized)
     config = synthesized.stack.config
-    (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
-    substitutions = machine["Properties"]["DefinitionSubstitutions"]
-    assert substitutions["JobTimeoutSeconds"] == str(config.job_timeout_seconds)
+    # A number the stack renders into the definition it deploys (stacks/workflow.py, RENDERED).
+    assert render_definition(config)["TimeoutSeconds"] == config.job_timeout_seconds
     assert config.job_timeout_seconds > config.approval_timeout_seconds
     stack = construct_stack(tmp_path, job_timeout_seconds=200_000)
-    machine_l1 = stack.workflow.state_machine.node.default_child
-    assert stack.resolve(machine_l1.definition_substitutions)["JobTimeoutSeconds"] == "200000"  # type: ignore[union-attr]
+    assert render_definition(stack.config)["TimeoutSeconds"] == 200_000
 
 
 def dashboard_body(synthesized: Synthesized) -> str:

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAIN_STACKS = {"stacks.outputs", "stacks.config", "stacks.powertools"}
+PLAIN_STACKS = {"stacks.outputs", "stacks.config", "stacks.powertools", "stacks.sdk_pins"}
 # A dotted arrow whose label says it is not an import.
 NOT_IMPORTS = {"loads", "synthesizes, by subprocess"}
 
@@ -25,7 +25,7 @@ def room(module: str) -> str | None:
         return "plain"
     if parts[0] == "docagent" and len(parts) > 1:
         return {"cli": "cli", "docs_gen": "docsgen", "docs_meanings": "docsgen"}.get(parts[1]) or (
-            parts[1] if parts[1] in {"operator", "localcloud", "drills"} else None
+            parts[1] if parts[1] in {"operator", "localcloud", "drills", "evaluation"} else None
         )
     return None
 

@@ -25,9 +25,9 @@ from tests.support import BUCKET
 PACKAGE = Path(__file__).resolve().parents[2] / "docagent"
 MARKUP = "[bold]x[/bold] [/] [red]"  # printed through markup, this crashes ("[/]") or loses its brackets
 # A rich markup tag in a string of the package: [red], [/red], [bold red], [dim], [/], [{colour}] ...
-TAG = re.compile(  # an interpolated tag ``[{colour}]``; a Markdown image ``![{alt}]({src})`` is none
+TAG = re.compile(  # an interpolated tag ``[{colour}]``; a Markdown link or image ``[{text}]({href})`` is none
     r"\[/?(?:bold|dim|italic|red|green|yellow|cyan|blue|magenta|white)(?: [a-z]+)?\]"
-    r"|\[/\]|(?<![\w.!-])\[/?\{\}\]"
+    r"|\[/\]|(?<![\w.!-])\[/?\{\}\](?!\()"
 )
 
 
