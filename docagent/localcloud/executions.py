@@ -224,7 +224,10 @@ def _with_trace_header(
 ) -> Callable[[StepFunctionResponse], Any]:
     def describe_execution(self: StepFunctionResponse) -> Any:
         result = describe(self)
-        execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
+        try:
+            execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
+        except ServiceException:  # a Map Run child (map_children.py describes it): it has no header
+            return result
         header = getattr(execution, "trace_header", None)
         if header:
             result.result["traceHeader"] = header
