@@ -50,6 +50,17 @@ def wait_for_execution(sfn: Any, execution_arn: str, *, timeout: float = 120.0) 
         time.sleep(0.2)
 
 
+def wait_until(check: Any, what: str = "the condition", *, timeout: float = 60.0) -> Any:
+    """``check()`` polled until it returns something truthy (returned); AssertionError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"never saw {what} within {timeout:.0f} s")
+
+
 def s3() -> Any:
     return aws.s3_client()  # cached per test (the fixtures clear it)
 

@@ -18,6 +18,7 @@ import pytest
 from docagent.drills.cloud_crash import CloudProcess
 from docagent.localcloud.server import REGION, free_port
 from tests.integration.conftest import zip_source
+from tests.support import wait_for_execution, wait_until
 
 HANDLER = """
 import boto3
@@ -88,16 +89,6 @@ def _function(cloud: CloudProcess, name: str, source: str) -> tuple[str, str]:
     return str(role), str(function)
 
 
-def _wait_for(check: Any, timeout: float = 60.0) -> Any:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("timed out")
-
-
 def _token(s3: Any) -> str | None:
     try:
         return str(s3.get_object(Bucket=BUCKET, Key="token")["Body"].read().decode())
@@ -120,7 +111,7 @@ def test_a_killed_cloud_restarts_with_everything_and_resumes_the_waiting_job(clo
     role, function = _function(cloud, "hand-out-token", HANDLER)
     machine = sfn.create_state_machine(name="durable", definition=_definition(function), roleArn=role)
     execution = sfn.start_execution(stateMachineArn=machine["stateMachineArn"], name="job-1", input="{}")
-    token = _wait_for(lambda: _token(s3))
+    token = wait_until(lambda: _token(s3))
     history_before = sfn.get_execution_history(executionArn=execution["executionArn"])["events"]
 
     cloud.kill()  # kill -9: its process group and its Lambda workers
@@ -142,11 +133,7 @@ def test_a_killed_cloud_restarts_with_everything_and_resumes_the_waiting_job(clo
     ]
     # The token handed out before the crash is still the one that completes the task.
     sfn.send_task_success(taskToken=token, output=json.dumps({"approved": True}))
-    done = _wait_for(
-        lambda: (
-            (d := sfn.describe_execution(executionArn=execution["executionArn"]))["status"] != "RUNNING" and d
-        )
-    )
+    done = wait_for_execution(sfn, execution["executionArn"], timeout=60)
     assert done["status"] == "SUCCEEDED" and json.loads(done["output"]) == {"done": True}
     assert _token(s3) == token, "the resumed task handed out the same token again"
 
@@ -286,7 +273,7 @@ def test_redrive_after_a_restart_runs_only_what_had_failed(cloud: CloudProcess) 
     arn = sfn.start_execution(stateMachineArn=machine["stateMachineArn"], name="job-2", input="{}")[
         "executionArn"
     ]
-    failed = _wait_for(lambda: (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d)
+    failed = wait_for_execution(sfn, arn, timeout=60)
     assert failed["status"] == "FAILED"
     map_runs = sfn.list_map_runs(executionArn=arn)["mapRuns"]
 
@@ -301,7 +288,7 @@ def test_redrive_after_a_restart_runs_only_what_had_failed(cloud: CloudProcess) 
     ]
     s3.put_object(Bucket=BUCKET, Key="fixed", Body=b"")
     sfn.redrive_execution(executionArn=arn)
-    done = _wait_for(lambda: (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d)
+    done = wait_for_execution(sfn, arn, timeout=60)
     assert done["status"] == "SUCCEEDED" and done["redriveCount"] == 1
     assert json.loads(done["output"]) == [{"index": 0}, {"index": 1}, {"index": 2}]
     calls = [

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from botocore.exceptions import ClientError
 
 from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import aws_cli, run_aws_cli
+from tests.support import wait_for_execution
 
 DEFINITION = {
     "StartAt": "Each",
@@ -43,15 +43,6 @@ DEFINITION = {
 }
 
 
-def _closed(sfn: Any, execution: str) -> dict[str, Any]:
-    for _ in range(400):
-        described: dict[str, Any] = sfn.describe_execution(executionArn=execution)
-        if described["status"] != "RUNNING":
-            return described
-        time.sleep(0.05)
-    raise AssertionError(f"{execution} still running")
-
-
 @pytest.fixture(scope="module")
 def failed_parent(aws: Any, role_arn: str) -> tuple[str, str]:
     """(parent execution ARN, Map Run ARN) of a parent whose Map failed: item 2's child failed."""
@@ -61,7 +52,7 @@ def failed_parent(aws: Any, role_arn: str) -> tuple[str, str]:
     execution = str(
         sfn.start_execution(stateMachineArn=machine["stateMachineArn"], input=items)["executionArn"]
     )
-    assert _closed(sfn, execution)["status"] == "FAILED"
+    assert wait_for_execution(sfn, execution, timeout=20)["status"] == "FAILED"
     return execution, str(sfn.list_map_runs(executionArn=execution)["mapRuns"][0]["mapRunArn"])
 
 
@@ -143,7 +134,9 @@ def test_a_child_is_redriven_by_its_parent(
     assert code != 0 and "ExecutionNotRedrivable" in stderr
 
     sfn.redrive_execution(executionArn=parent)
-    assert _closed(sfn, parent)["status"] == "FAILED"  # the item fails again: its Fail state is entered again
+    assert (
+        wait_for_execution(sfn, parent, timeout=20)["status"] == "FAILED"
+    )  # the item fails again: its Fail state is entered again
     again = sfn.describe_execution(executionArn=failed["executionArn"])
     assert (again["status"], again["redriveCount"]) == ("FAILED", 1)
     types = [

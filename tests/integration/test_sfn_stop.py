@@ -15,18 +15,9 @@ from botocore.exceptions import ClientError
 
 from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import aws_cli
+from tests.support import wait_until
 
 SILENT_WORKER = "def handler(event, context):\n    return {}\n"
-
-
-def _wait_for(check: Any, what: str, seconds: float = 60) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"never saw {what}")
 
 
 def _scheduled(sfn: Any, execution: str) -> list[dict[str, Any]]:
@@ -81,7 +72,7 @@ def test_stopping_an_execution_waiting_for_a_task_token(
     )
     execution = sfn.start_execution(stateMachineArn=machine["stateMachineArn"])["executionArn"]
 
-    task_token = _token_of(_wait_for(lambda: _scheduled(sfn, execution), "the task token")[0])
+    task_token = _token_of(wait_until(lambda: _scheduled(sfn, execution), "the task token")[0])
     _stop_and_check(cloud, execution)
 
     with pytest.raises(ClientError) as refused:
@@ -96,7 +87,7 @@ def test_stopping_an_execution_waiting_for_a_task_token(
 
     # An aborted execution is redrivable (API reference "RedriveExecution"): its history goes on.
     sfn.redrive_execution(executionArn=execution)
-    _wait_for(lambda: len({_token_of(e) for e in _scheduled(sfn, execution)}) == 2, "a new task token")
+    wait_until(lambda: len({_token_of(e) for e in _scheduled(sfn, execution)}) == 2, "a new task token")
     types = [event["type"] for event in sfn.get_execution_history(executionArn=execution)["events"]]
     assert types.index("ExecutionRedriven") > types.index("ExecutionAborted")
     assert sfn.describe_execution(executionArn=execution)["status"] == "RUNNING"
@@ -136,10 +127,10 @@ def test_stopping_an_execution_in_its_distributed_map(cloud: LocalCloud, aws: An
         described = sfn.describe_map_run(mapRunArn=runs[0]["mapRunArn"])
         return str(runs[0]["mapRunArn"]) if described["executionCounts"]["running"] == 2 else None
 
-    map_run = _wait_for(running_children, "two running children")
+    map_run = wait_until(running_children, "two running children")
     _stop_and_check(cloud, execution)
 
-    run = _wait_for(
+    run = wait_until(
         lambda: (d := sfn.describe_map_run(mapRunArn=map_run))["executionCounts"]["running"] == 0 and d,
         "the children ended",
     )
