@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from functions import aws
+from functions.definition import DefinitionBundle
 from functions.models import (
     DocumentResult,
     JobManifest,
@@ -35,6 +36,8 @@ LEDGER_PREFIX = "ticket-ledger/"
 # still lists tickets only).
 LEDGER_INDEX_PREFIX = "ticket-ledger-index/"
 INCOMING_ROOT = "incoming/"
+# Published job definitions (functions/definition.py): each version under its content hash.
+DEFINITIONS_ROOT = "definitions/"
 # The Distributed Map's ResultWriter prefix (statemachines/document_review.asl.json): one folder per Map Run.
 MAP_RUNS_PREFIX = "map-runs"
 # Any job id, in an IAM resource pattern (``request_key(ANY_JOB)`` is ``jobs/*/request.json``).
@@ -165,6 +168,16 @@ def ledger_index_key(reference: str, idempotency_key: str) -> str:
 
 def idempotency_key_of_index_key(index_key: str) -> str:
     return index_key.rsplit("/", 1)[-1].removesuffix(".json")
+
+
+def definition_key(name: str, sha256: str) -> str:
+    """definitions/{name}/versions/{sha256}.json: a published definition bundle, never changed."""
+    return f"{DEFINITIONS_ROOT}{name}/versions/{sha256}.json"
+
+
+def definition_current_key(name: str) -> str:
+    """definitions/{name}/current.json: which version of the definition new jobs pin (DefinitionPointer)."""
+    return f"{DEFINITIONS_ROOT}{name}/current.json"
 
 
 def map_run_manifest_key(map_run_arn: str, prefix: str = MAP_RUNS_PREFIX) -> str:
@@ -306,6 +319,12 @@ def list_versions_page(
 
 
 # ------------------------------------------------------------------------------------------ job objects
+
+
+def get_definition(name: str, sha256: str) -> DefinitionBundle | None:
+    """A published version of a definition (None when it was never published)."""
+    raw = get_json_or_none(definition_key(name, sha256))
+    return None if raw is None else DefinitionBundle.model_validate(raw)
 
 
 def get_manifest(job_id: str) -> JobManifest | None:

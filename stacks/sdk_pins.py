@@ -14,8 +14,18 @@ from __future__ import annotations
 
 import importlib.metadata
 
-# boto3 and what it imports (pure Python: the same files serve 3.11 here and 3.13 on Lambda).
-SDK_DISTRIBUTIONS = ("boto3", "botocore", "s3transfer", "jmespath", "python-dateutil", "urllib3", "six")
+# boto3 and what it imports, and fastjsonschema (the functions validate model replies against a class's
+# JSON Schema with it: pure Python, so the same files serve 3.11 here and 3.13 on Lambda).
+SDK_DISTRIBUTIONS = (
+    "boto3",
+    "botocore",
+    "s3transfer",
+    "jmespath",
+    "python-dateutil",
+    "urllib3",
+    "six",
+    "fastjsonschema",
+)
 SDK_LAYER_PREFIX = "docagent AWS SDK for Python: "
 
 

@@ -1,0 +1,1 @@
+"""The kit: job definitions as folders (build, validate, publish, scaffold)."""

@@ -1,0 +1,265 @@
+"""A job definition (docs/defining-a-job.md): the document classes a job reviews, each with its fields (JSON
+Schema), its prompt and its checks, and the actions the job takes once its report is written.
+
+A definition is data, not code. It is written as a folder of plain files (``job.json``, one schema per class,
+optional prompt files), checked by ``docagent definition validate``, and published as one *bundle* (this
+module's ``DefinitionBundle``: job.json with the files it names inlined) to the job bucket under its content
+hash. A job pins the bundle it started with (``JobVersions.definition_sha256``) and every step reads that
+bundle, so publishing a new version changes new jobs only and needs no ``cdk deploy``.
+
+This module is the contract shared by the functions (which read bundles) and the CLI (which builds and
+validates them): the models, the bundle's canonical hash, and the names it allows. It imports nothing outside
+the standard library and pydantic, as every Lambda function imports it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+# A definition's and a class's name: a path segment of S3 keys and a CLI argument.
+NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+NAME_RULE = "lower-case letters, digits and '-', 1-63, starting with a letter or digit"
+# A field of a class's schema, dotted for nested objects (``vendor.name``); list items are not addressed.
+FIELD_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+# A check's or rejection's error name, as DocumentResult.error carries it (``UnknownCustomer``).
+ERROR_NAME_PATTERN = r"^[A-Z][A-Za-z0-9]{2,63}$"
+DEFINITION_FILE = "job.json"
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+# The outcome of a document of no known class (classification answered none of the definition's classes).
+UNKNOWN_CLASS_ERROR = "UnknownDocumentClass"
+# How a field's value is normalised before it is validated (the schema's ``x-normalise`` extension).
+Normaliser = Literal["amount", "upper", "lower", "strip", "date"]
+NORMALISERS: tuple[str, ...] = ("amount", "upper", "lower", "strip", "date")
+# The JSON Schema keywords a class's schema may use: the ones whose meaning is the same in 2020-12 and in
+# draft-07 (the Lambda functions validate with fastjsonschema, which implements draft-04 to draft-07), plus
+# the annotations docagent reads (``x-normalise``; ``x-comparator``/``x-weight`` for `docagent eval`).
+SCHEMA_KEYWORDS = frozenset(
+    {
+        "$schema", "$id", "$defs", "$ref", "$comment", "title", "description", "examples", "default",
+        "type", "properties", "required", "additionalProperties", "items", "enum", "const",
+        "pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+        "multipleOf", "minItems", "maxItems", "uniqueItems", "format", "anyOf", "oneOf", "allOf", "not",
+        "x-normalise", "x-comparator", "x-weight",
+    }
+)  # fmt: skip
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ------------------------------------------------------------------------------------------------ checks
+
+
+class RuleCheck(_Strict):
+    """A rule on one field of the extracted fields. Exactly one condition; a missing field fails it unless
+    ``optional``. ``not_after``/``not_before``: a date field against ``today`` (the day the document was
+    processed, UTC) or another date field of the same document."""
+
+    type: Literal["rule"]
+    name: str = Field(pattern=NAME_PATTERN)
+    field: str = Field(pattern=FIELD_PATTERN)
+    minimum: Decimal | None = None
+    maximum: Decimal | None = None
+    one_of: list[str] | None = Field(None, min_length=1)
+    pattern: str | None = Field(None, min_length=1)
+    not_after: str | None = Field(None, description="'today' or a date field")
+    not_before: str | None = Field(None, description="'today' or a date field")
+    optional: bool = False
+    on_fail: Literal["reject", "review"] = "review"
+    error: str = Field("CheckFailed", pattern=ERROR_NAME_PATTERN)
+    message: str | None = Field(None, max_length=300, description="the reason recorded when it fails")
+
+    @model_validator(mode="after")
+    def _one_condition(self) -> RuleCheck:
+        conditions = [
+            name
+            for name in ("minimum", "maximum", "one_of", "pattern", "not_after", "not_before")
+            if getattr(self, name) is not None
+        ]
+        bounds = {"minimum", "maximum"}
+        if not conditions or (len(conditions) > 1 and not set(conditions) <= bounds):
+            raise ValueError(
+                "a rule has exactly one condition (minimum and/or maximum, one_of, pattern, not_after or "
+                f"not_before); this one has {', '.join(conditions) or 'none'}"
+            )
+        return self
+
+
+class LookupCheck(_Strict):
+    """The field's value must be a key of a reference table (``docagent reference load``). The row found is
+    kept in the document's result under ``attach`` (its name), so reports and actions can use it."""
+
+    type: Literal["lookup"]
+    name: str = Field(pattern=NAME_PATTERN)
+    field: str = Field(pattern=FIELD_PATTERN)
+    table: str = Field(pattern=NAME_PATTERN)
+    attach: str | None = Field(None, pattern=NAME_PATTERN)
+    on_fail: Literal["reject", "review"] = "reject"
+    error: str = Field("NotInReference", pattern=ERROR_NAME_PATTERN)
+    message: str | None = Field(None, max_length=300)
+
+
+Check = Annotated[RuleCheck | LookupCheck, Field(discriminator="type")]
+
+
+# ------------------------------------------------------------------------------------------------ classes
+
+
+class ClassSpec(_Strict):
+    """A document class as job.json names it: its files are relative to the definition's folder."""
+
+    description: str = Field(min_length=1, max_length=1000, description="what such a document is")
+    schema_file: str = Field(alias="schema", min_length=1)
+    prompt_file: str | None = Field(None, alias="prompt", min_length=1)
+    checks: list[Check] = Field(default_factory=list)
+    columns: list[Annotated[str, Field(pattern=FIELD_PATTERN)]] | None = Field(
+        None, description="the fields of the report's rows (default: the schema's top-level scalar fields)"
+    )
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Totals(_Strict):
+    """A report total: the sum of a number field over accepted documents, grouped by another field."""
+
+    name: str = Field(pattern=NAME_PATTERN)
+    sum: str = Field(pattern=FIELD_PATTERN)
+    by: str | None = Field(None, pattern=FIELD_PATTERN)
+
+
+# ------------------------------------------------------------------------------------------------ actions
+
+
+class _Action(_Strict):
+    name: str = Field(pattern=NAME_PATTERN)
+    when: Literal["always", "any_rejected", "any_review", "all_accepted"] = "always"
+
+
+class HttpAction(_Action):
+    """POST the job's summary as JSON to ``url`` with an ``Idempotency-Key`` header. If the endpoint answers
+    ``GET url?reference=R``, an attempt whose outcome is unknown is reconciled instead of repeated.
+
+    ``url`` is an http(s) URL whose host the deployment allows, or ``destination:NAME``: a URL the deployment
+    names (cdk.json), so one definition runs against the local cloud's services and against AWS."""
+
+    type: Literal["http"]
+    url: str = Field(pattern=r"^(https?://[^/\s]+(/\S*)?|destination:[a-z0-9][a-z0-9-]{0,62})$")
+    secret: str | None = Field(
+        None,
+        pattern=r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+|ssm:/\S+)$",
+        description="a bearer token by reference: a Secrets Manager ARN or ssm:/parameter/name",
+    )
+    title: str = Field("docagent job {job_id}", max_length=200)
+
+
+class EventBridgeAction(_Action):
+    """PutEvents of one event (source ``docagent``) on ``bus``; its detail carries the idempotency key."""
+
+    type: Literal["eventbridge"]
+    bus: str = Field(min_length=1, max_length=1600, description="an event bus name or ARN")
+    detail_type: str = Field("docagent job finished", min_length=1, max_length=128)
+
+
+class SnsAction(_Action):
+    """Publish one message to ``topic_arn`` (a FIFO topic gets the idempotency key as deduplication id)."""
+
+    type: Literal["sns"]
+    topic_arn: str = Field(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
+    subject: str = Field("docagent job {job_id}", max_length=100)
+
+
+ExportFormat = Literal["csv", "jsonl"]
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("csv", "jsonl")
+
+
+class ExportAction(_Action):
+    """The job's results as files in the job bucket (jobs/{job}/exports/{name}/results.csv and .jsonl)."""
+
+    type: Literal["export"]
+    formats: list[ExportFormat] = Field(default_factory=lambda: list(EXPORT_FORMATS), min_length=1)
+
+
+Action = Annotated[HttpAction | EventBridgeAction | SnsAction | ExportAction, Field(discriminator="type")]
+
+
+# -------------------------------------------------------------------------------------------- definitions
+
+
+class JobDefinition(_Strict):
+    """job.json."""
+
+    name: str = Field(pattern=NAME_PATTERN)
+    description: str = Field("", max_length=2000)
+    classes: dict[Annotated[str, Field(pattern=NAME_PATTERN)], ClassSpec] = Field(min_length=1)
+    totals: list[Totals] = Field(default_factory=list)
+    actions: list[Action] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> JobDefinition:
+        actions = [action.name for action in self.actions]
+        if len(set(actions)) != len(actions):
+            raise ValueError("two actions have the same name: an action's name is its idempotency key")
+        for class_name, spec in self.classes.items():
+            checks = [check.name for check in spec.checks]
+            if len(set(checks)) != len(checks):
+                raise ValueError(f"class {class_name}: two checks have the same name")
+        return self
+
+
+class ClassBundle(_Strict):
+    """A class as published: its spec with the schema and the prompt text inlined."""
+
+    spec: ClassSpec
+    schema_: dict[str, JsonValue] = Field(alias="schema")
+    prompt: str | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class DefinitionBundle(_Strict):
+    """What is published and pinned: the definition with every file it names inlined. ``sha256`` (of the
+    canonical JSON of everything else) is its version: the same files give the same version."""
+
+    definition: JobDefinition
+    classes: dict[str, ClassBundle]
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def sha256(self) -> str:
+        return bundle_sha256(self)
+
+    def class_bundle(self, class_name: str) -> ClassBundle:
+        return self.classes[class_name]
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: the bytes a bundle is hashed and stored as."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def bundle_sha256(bundle: DefinitionBundle) -> str:
+    return hashlib.sha256(canonical_json(bundle.model_dump(mode="json", by_alias=True))).hexdigest()
+
+
+def short_version(sha256: str) -> str:
+    """How a version is shown: its first 12 hex digits."""
+    return sha256[:12]
+
+
+class DefinitionPointer(_Strict):
+    """definitions/{name}/current.json: the version new jobs of this definition pin, and who published it."""
+
+    name: str = Field(pattern=NAME_PATTERN)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    published_at: str
+    published_by: str | None = None
+    previous: list[str] = Field(default_factory=list, description="earlier versions, newest first")
