@@ -73,7 +73,8 @@ def test_the_powertools_layer_is_the_pinned_library_version() -> None:
     """The layer and the library move together: constraints.txt, the installed package, the layer."""
     assert importlib.metadata.version("aws-lambda-powertools") == PINNED_POWERTOOLS
     assert powertools_layer_parameter().endswith(f"/{PINNED_POWERTOOLS}")
-    assert f"aws-lambda-powertools[tracer]=={PINNED_POWERTOOLS}" in (REPO_ROOT / "pyproject.toml").read_text()
+    pyproject = (REPO_ROOT / "pyproject.toml").read_text()
+    assert f"aws-lambda-powertools[tracer,validation]=={PINNED_POWERTOOLS}" in pyproject
 
 
 @pytest.mark.parametrize("handler", DESIGN_HANDLERS)
