@@ -1,0 +1,103 @@
+"""Published definitions in a deployment's job bucket (docs/design.md, S3 layout): each version written once
+under its content hash (definitions/{name}/versions/{sha}.json), and the pointer new jobs pin
+(definitions/{name}/current.json). Publishing needs no deploy: a definition is data the functions read."""
+
+from __future__ import annotations
+
+import getpass
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from docagent.kit.loader import DefinitionInvalid, read_bundle
+from docagent.kit.validate import Deployment, validate
+from functions import storage
+from functions.definition import (
+    DefinitionBundle,
+    DefinitionPointer,
+    canonical_json,
+    short_version,
+)
+from functions.models import utc_now
+
+PREVIOUS_KEPT = 50  # versions a pointer lists as earlier ones (every version stays in S3)
+
+
+@dataclass(frozen=True)
+class Published:
+    """What one publish did: ``written`` (a new version's bundle), ``moved`` (the pointer now names it)."""
+
+    bundle: DefinitionBundle
+    pointer: DefinitionPointer
+    written: bool
+    moved: bool
+
+
+def checked_bundle(folder: str | Path, deployment: Deployment | None = None) -> DefinitionBundle:
+    """The folder's bundle, or DefinitionInvalid listing every problem (validate's, one line each)."""
+    problems = validate(folder, deployment)
+    if problems:
+        raise DefinitionInvalid(Path(folder), [problem.line() for problem in problems])
+    return read_bundle(folder)
+
+
+def get_pointer(s3: Any, bucket: str, name: str) -> DefinitionPointer | None:
+    raw = storage.get_json_or_none(storage.definition_current_key(name), bucket=bucket, client=s3)
+    return None if raw is None else DefinitionPointer.model_validate(raw)
+
+
+def get_bundle(s3: Any, bucket: str, name: str, sha256: str) -> DefinitionBundle | None:
+    raw = storage.get_json_or_none(storage.definition_key(name, sha256), bucket=bucket, client=s3)
+    return None if raw is None else DefinitionBundle.model_validate(raw)
+
+
+def _put_once(s3: Any, bucket: str, key: str, body: bytes) -> bool:
+    """Write ``key`` unless it exists (IfNoneMatch: a version is written once); False when it existed."""
+    try:
+        s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", IfNoneMatch="*")
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in {
+            "PreconditionFailed",
+            "ConditionalRequestConflict",
+        }:
+            return False
+        raise
+    return True
+
+
+def publish(s3: Any, bucket: str, bundle: DefinitionBundle, *, by: str | None = None) -> Published:
+    """Put the bundle (once) and point the definition's current version at it; the same files again change
+    nothing."""
+    sha = bundle.sha256
+    body = canonical_json(bundle.model_dump(mode="json", by_alias=True))
+    written = _put_once(s3, bucket, storage.definition_key(bundle.name, sha), body)
+    current = get_pointer(s3, bucket, bundle.name)
+    if current is not None and current.sha256 == sha:
+        return Published(bundle=bundle, pointer=current, written=written, moved=False)
+    previous = ([current.sha256, *current.previous] if current is not None else [])[:PREVIOUS_KEPT]
+    pointer = DefinitionPointer(
+        name=bundle.name,
+        sha256=sha,
+        published_at=utc_now(),
+        published_by=by or getpass.getuser(),
+        previous=[version for version in previous if version != sha],
+    )
+    storage.put_json(storage.definition_current_key(bundle.name), pointer, bucket=bucket, client=s3)
+    return Published(bundle=bundle, pointer=pointer, written=written, moved=True)
+
+
+def names(s3: Any, bucket: str) -> list[str]:
+    """The published definitions' names (those with a current version)."""
+    found: list[str] = []
+    paginator = s3.get_paginator("list_objects_v2")
+    for page in paginator.paginate(Bucket=bucket, Prefix=storage.DEFINITIONS_ROOT, Delimiter="/"):
+        for prefix in page.get("CommonPrefixes", []):
+            found.append(prefix["Prefix"][len(storage.DEFINITIONS_ROOT) :].rstrip("/"))
+    return sorted(found)
+
+
+def label(name: str, sha256: str) -> str:
+    """How a pinned version is shown: ``invoices@3f2a9c01b7de``."""
+    return f"{name}@{short_version(sha256)}"
