@@ -11,10 +11,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from docagent import project
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.validate import Deployment, validate
 from functions import storage
 from functions.definition import (
+    DEFINITION_FILE,
     DefinitionBundle,
     DefinitionPointer,
     canonical_json,
@@ -22,6 +24,8 @@ from functions.definition import (
 )
 from functions.models import utc_now
 
+EXAMPLES_DIR = "examples"
+EXAMPLE_PUBLISHER = "docagent local deploy"  # published_by of the examples a local deploy publishes
 PREVIOUS_KEPT = 50  # versions a pointer lists as earlier ones (every version stays in S3)
 
 
@@ -86,6 +90,19 @@ def publish(s3: Any, bucket: str, bundle: DefinitionBundle, *, by: str | None = 
     )
     storage.put_json(storage.definition_current_key(bundle.name), pointer, bucket=bucket, client=s3)
     return Published(bundle=bundle, pointer=pointer, written=written, moved=True)
+
+
+def publish_example(s3: Any, bucket: str, name: str) -> Published | None:
+    """The deployment's default definition, when it is one of the project's examples (examples/NAME): what a
+    local deploy does so the default works out of the box. A version someone else published stays current;
+    None when there is no such example or it was left as it is."""
+    folder = project.ROOT / EXAMPLES_DIR / name
+    if not (folder / DEFINITION_FILE).is_file():
+        return None
+    current = get_pointer(s3, bucket, name)
+    if current is not None and current.published_by != EXAMPLE_PUBLISHER:
+        return None
+    return publish(s3, bucket, checked_bundle(folder), by=EXAMPLE_PUBLISHER)
 
 
 def names(s3: Any, bucket: str) -> list[str]:
