@@ -4,6 +4,7 @@ without a deploy, and read back (docs/defining-a-job.md, "Validate and publish")
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,39 @@ def cmd_publish(args: argparse.Namespace) -> int:
     output = publish_output(publish_folder(context, args.path))
     emit(args, output.model_dump(mode="json"), lambda: console.print(publish_line(output)))
     return EXIT_OK
+
+
+@dataclass(frozen=True)
+class StartDefinition:
+    """The definition a start names (--definition, or --job once published): its current version."""
+
+    name: str
+    version: str
+    note: str = ""
+
+
+def start_definition(
+    ctx: OperatorContext, args: argparse.Namespace, *, new_job: bool
+) -> StartDefinition | None:
+    """--job PATH is published first (validated: an invalid folder starts nothing); --definition NAME must be
+    published. PrepareJob pins the version current when it runs (a start that is no new job changes none)."""
+    if getattr(args, "job", None):
+        published = publish_output(publish_folder(ctx, args.job))
+        return StartDefinition(published.name, published.version, f" ({publish_line(published)})")
+    name = getattr(args, "definition", None)
+    if not name:
+        return None
+    pointer = registry.get_pointer(ctx.client("s3"), ctx.bucket, name)
+    if pointer is None:
+        if not new_job:
+            return StartDefinition(name, name)
+        raise RefusedError(
+            "DefinitionNotPublished",
+            f"definition {name!r} is not published at {ctx.where}: `docagent definition publish PATH` "
+            f"(or `docagent start --job PATH`), then start the job",
+            EXIT_NOT_FOUND,
+        )
+    return StartDefinition(name, registry.label(name, pointer.sha256))
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -95,6 +95,11 @@ class StartOutput(Output):
     source: StartSource
     final: StatusOutput | None = Field(description="the status after --wait, else null")
     warnings: list[str] = Field(description="before a new job: e.g. the customers table is empty")
+    definition: str | None = Field(
+        None,
+        description="--definition/--job: the definition's current version (name@sha12), which PrepareJob "
+        "pins; null: the deployment's default_definition",
+    )
 
 
 class JobRow(Output):
