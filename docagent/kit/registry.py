@@ -22,7 +22,7 @@ from functions.definition import (
     canonical_json,
     short_version,
 )
-from functions.models import utc_now
+from functions.models import JobVersions, utc_now
 
 EXAMPLES_DIR = "examples"
 EXAMPLE_PUBLISHER = "docagent local deploy"  # published_by of the examples a local deploy publishes
@@ -113,6 +113,45 @@ def names(s3: Any, bucket: str) -> list[str]:
         for prefix in page.get("CommonPrefixes", []):
             found.append(prefix["Prefix"][len(storage.DEFINITIONS_ROOT) :].rstrip("/"))
     return sorted(found)
+
+
+def pinned_view(s3: Any, bucket: str, versions: JobVersions | None) -> dict[str, Any] | None:
+    """A job's pinned definition as inspect and redrive show it: ``{"name", "sha256", "version", "present"
+    (its bundle is in the bucket), "current_sha256", "current" (new jobs would pin the same)}``; None for a
+    job without a definition."""
+    if versions is None or versions.definition is None or versions.definition_sha256 is None:
+        return None
+    name, sha = versions.definition, versions.definition_sha256
+    pointer = get_pointer(s3, bucket, name)
+    present = get_bundle(s3, bucket, name, sha) is not None
+    return {
+        "name": name,
+        "sha256": sha,
+        "version": label(name, sha),
+        "present": present,
+        "current_sha256": pointer.sha256 if pointer else None,
+        "current": pointer is not None and pointer.sha256 == sha,
+    }
+
+
+def definition_notes(pinned: dict[str, Any] | None) -> tuple[str | None, str | None]:
+    """(why a redrive is refused, what it warns of) for a job's pinned definition (pinned_view): a redrive
+    keeps the pinned version, so its bundle must be there; a newer current version is only news."""
+    if not pinned:
+        return None, None
+    if not pinned["present"]:
+        key = storage.definition_key(pinned["name"], pinned["sha256"])
+        return (
+            f"the job's pinned definition {pinned['version']} is not in the bucket ({key}): publish the same "
+            "files again (`docagent definition publish PATH` writes that version back), then redrive",
+            None,
+        )
+    if not pinned["current"]:
+        return None, (
+            f"the job keeps its pinned definition {pinned['version']}; the current version of "
+            f"{pinned['name']} differs (new jobs use it)"
+        )
+    return None, None
 
 
 def label(name: str, sha256: str) -> str:

@@ -198,7 +198,8 @@ class RedriveOutput(Output):
     )
     versions: dict[str, Any] = Field(
         description='{"pinned", "deployed", "differences": [{"field", "pinned", "deployed", "blocking"}], '
-        '"drift", "note"}'
+        '"drift", "note", "definition": {"name", "sha256", "version", "present", "current_sha256", '
+        '"current"} or null}: a job keeps its pinned definition; a missing bundle refuses the redrive'
     )
     armed_fault: dict[str, Any] | None = Field(description="a fault drill still armed for the redrive")
     dry_run: bool
