@@ -1,5 +1,5 @@
 """``docagent definition validate|publish|list|show``: a job definition checked, published as a version
-without a deploy, and read back (docs/defining-a-job.md, "Validate and publish")."""
+without a deploy, and read back (docs/defining-a-job.md, "Validate" and "Publish, versions and pinning")."""
 
 from __future__ import annotations
 

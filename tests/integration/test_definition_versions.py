@@ -71,7 +71,48 @@ def test_a_version_published_while_a_job_waits_changes_new_jobs_only(
         code, shown = docagent("definition", "show", "invoices", "--version", first[:12])
         assert code == 0, shown
         assert (shown["sha256"], shown["current"]) == (first, False)
+        code, inspected = docagent("inspect", waiting.job_id)
+        assert code == 0, inspected
+        assert inspected["definition"]["version"] == f"invoices@{first[:12]}"
+        assert (inspected["definition"]["present"], inspected["definition"]["current"]) == (True, False)
         assert _functions(aws) == before  # no deploy in between
     finally:
         code, restored = docagent("definition", "publish", str(EXAMPLE))  # the session's other tests
         assert code == 0 and restored["sha256"] == first, restored
+
+
+def test_what_is_not_valid_or_not_published_starts_nothing(docagent, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(EXAMPLE, broken)
+    (broken / "classes" / "invoice.prompt.txt").write_text("")
+
+    code, refused = docagent("definition", "publish", str(broken))
+    assert (code, refused["error_type"]) == (2, "DefinitionInvalid")
+    assert refused["problems"] == [
+        "classes/invoice.prompt.txt: $: the prompt is empty (fix: write the prompt's text)"
+    ]
+
+    code, again = docagent("definition", "publish", str(EXAMPLE))
+    assert code == 0 and again["moved"] is False  # the same files: nothing to publish
+
+    documents = tmp_path / "documents"
+    documents.mkdir()
+    (documents / "one.txt").write_text("Invoice INV-1 for CUST-00001: 10.00 EUR")
+    code, unknown = docagent(
+        "start", "--job-id", "integration-definition-unknown", "--from-dir", str(documents),
+        "--definition", "contracts",
+    )  # fmt: skip
+    assert (code, unknown["error_type"]) == (3, "DefinitionNotPublished")
+    assert "docagent definition publish" in unknown["error"]
+    code, listed = docagent("list")
+    assert "integration-definition-unknown" not in [job["job_id"] for job in listed["jobs"]]
+    code, missing = docagent("definition", "show", "contracts")
+    assert code == 3, missing
+    code, started = docagent(
+        "start", "--job-id", "integration-definition-job", "--from-dir", str(documents),
+        "--job", str(EXAMPLE), "--wait",
+    )  # fmt: skip
+    assert code == 0, started
+    assert started["request"]["definition"] == "invoices"
+    assert started["definition"] == f"invoices@{again['sha256'][:12]}"
+    assert started["final"]["status"] == "SUCCEEDED"

@@ -16,6 +16,7 @@ from functions import storage
 from functions.definition import DefinitionPointer, short_version
 from functions.errors import InvalidJobRequest
 from functions.logic.prepare_job import prepare_job
+from functions.models import JobVersions
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, PREFIX, list_and_seal, prepare, seed_documents
@@ -118,3 +119,30 @@ def test_the_pointer_is_a_definition_pointer(cloud: None) -> None:
     )
     pointer = DefinitionPointer.model_validate(raw)
     assert pointer.published_by == "tester"
+
+
+def test_a_redrive_keeps_the_pinned_version_and_needs_its_bundle(cloud: None, tmp_path: Path) -> None:
+    s3 = boto3.client("s3")
+    first = _publish(EXAMPLE).pointer.sha256
+    versions = JobVersions(
+        model_id="m",
+        prompt_version=f"invoices@{short_version(first)}",
+        prompt_sha256=first,
+        code_version="c",
+        created_at="2026-12-01T00:00:00Z",
+        definition="invoices",
+        definition_sha256=first,
+    )
+    pinned = registry.pinned_view(s3, BUCKET, versions)
+    assert pinned is not None and (pinned["present"], pinned["current"]) == (True, True)
+    assert registry.definition_notes(pinned) == (None, None)
+
+    _publish(_changed_copy(tmp_path))
+    pinned = registry.pinned_view(s3, BUCKET, versions)
+    refusal, note = registry.definition_notes(pinned)
+    assert refusal is None and note is not None and f"invoices@{short_version(first)}" in note
+
+    s3.delete_object(Bucket=BUCKET, Key=storage.definition_key("invoices", first))
+    refusal, _ = registry.definition_notes(registry.pinned_view(s3, BUCKET, versions))
+    assert refusal is not None and "docagent definition publish" in refusal
+    assert registry.pinned_view(s3, BUCKET, None) is None
