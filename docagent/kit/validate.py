@@ -69,7 +69,7 @@ def _fix(issue: ErrorDetails) -> str:
     return f"see {DOCS}"
 
 
-def _model_problems(error: ValidationError, file: str, prefix: tuple[int | str, ...] = ()) -> list[Problem]:
+def model_problems(error: ValidationError, file: str, prefix: tuple[int | str, ...] = ()) -> list[Problem]:
     return [
         Problem(
             file=file,
@@ -114,7 +114,7 @@ def _job_problems(raw: Any) -> tuple[list[Problem], dict[str, ClassSpec], list[t
         JobDefinition.model_validate(raw)
     except ValidationError as error:
         # The whole-definition rules (unique names) are checked below, naming the entries.
-        problems += [p for p in _model_problems(error, DEFINITION_FILE) if p.where != "$"]
+        problems += [p for p in model_problems(error, DEFINITION_FILE) if p.where != "$"]
     classes: dict[str, ClassSpec] = {}
     raw_classes = raw.get("classes")
     for name, spec in (raw_classes if isinstance(raw_classes, dict) else {}).items():

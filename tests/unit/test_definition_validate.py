@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from docagent.cli import main
-from docagent.kit.loader import DefinitionInvalid
+from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.registry import checked_bundle
 from docagent.kit.validate import Deployment, validate
 
@@ -165,3 +165,13 @@ def test_the_command_prints_every_problem_and_exits_2(
     assert [p["file"] for p in answer["problems"]] == ["classes/invoice.prompt.txt"]
     assert main(["definition", "validate", str(EXAMPLE)]) == 0
     assert "valid (invoices@" in capsys.readouterr().out
+
+
+def test_the_loader_names_the_fix_too(folder: Path) -> None:
+    _edit(folder / "job.json", lambda d: d.update({"colour": "blue"}))
+
+    with pytest.raises(DefinitionInvalid) as refused:
+        read_bundle(folder)
+
+    (problem,) = refused.value.problems
+    assert problem.startswith("job.json: $.colour: ") and "(fix: remove it" in problem
