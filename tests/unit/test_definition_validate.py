@@ -175,3 +175,38 @@ def test_the_loader_names_the_fix_too(folder: Path) -> None:
 
     (problem,) = refused.value.problems
     assert problem.startswith("job.json: $.colour: ") and "(fix: remove it" in problem
+
+
+def test_with_several_classes_a_sample_sits_in_its_class_folder(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"total": {"type": "number"}, "signed_on": {"type": "string", "format": "date"}},
+        "required": ["total"],
+    }
+    (tmp_path / "a.schema.json").write_text(json.dumps(schema))
+    (tmp_path / "job.json").write_text(
+        json.dumps(
+            {
+                "name": "two",
+                "classes": {
+                    "claim": {"description": "a claim", "schema": "a.schema.json"},
+                    "letter": {"description": "a letter", "schema": "a.schema.json"},
+                },
+            }
+        )
+    )
+    (tmp_path / "samples" / "claim").mkdir(parents=True)
+    (tmp_path / "samples" / "claim" / "c1.txt").write_text("claim")
+    (tmp_path / "samples" / "claim" / "c1.label.json").write_text(json.dumps({"total": 3}))
+    (tmp_path / "samples" / "loose.txt").write_text("?")
+    (tmp_path / "samples" / "loose.label.json").write_text(json.dumps({"total": 3}))
+    (tmp_path / "samples" / "memo").mkdir()
+    (tmp_path / "samples" / "memo" / "m.txt").write_text("?")
+    (tmp_path / "samples" / "memo" / "m.label.json").write_text(json.dumps({"total": 3}))
+
+    problems = [(p.file, p.message) for p in validate(tmp_path)]
+
+    assert problems == [
+        ("samples/loose.label.json", "no class for this sample"),
+        ("samples/memo/m.label.json", "no class for this sample"),
+    ]
