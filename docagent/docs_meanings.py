@@ -18,6 +18,10 @@ CONFIG_MEANINGS: dict[str, str] = {
         "how long the job's model breaker stays open after a permanent refusal (docs/design.md, Model calls)"
     ),
     "prompt_version": "prompt file `functions/prompts/<version with _>.txt`, hashed per job",
+    "default_definition": (
+        'the published job definition (docs/defining-a-job.md) a request without `definition` runs; `""`: '
+        "none (the prompt file of `prompt_version`)"
+    ),
     "child_execution_type": "Distributed Map child type (`STANDARD` or `EXPRESS`)",
     "max_concurrency": (
         "Distributed Map MaxConcurrency (0 = service maximum), capped by what the model's quotas carry "

@@ -247,6 +247,10 @@ class StoredRequest(_Strict):
     request: JobRequest
     request_sha256: str
     received_at: str
+    # The definition PrepareJob pinned (the request's, else DEFAULT_DEFINITION; its current version then):
+    # SealJob writes it into the manifest's JobVersions. Null: no definition (the PROMPT_VERSION file).
+    definition: str | None = None
+    definition_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
 
 
 class PrepareJobEvent(_Strict):

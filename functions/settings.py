@@ -31,6 +31,9 @@ class Settings(BaseModel):
     model_breaker_seconds: int = Field(300, alias="MODEL_BREAKER_SECONDS", ge=0)
     prompt_version: str = Field(alias="PROMPT_VERSION", pattern=r"^[a-z0-9-]+$")
     code_version: str = Field(alias="CODE_VERSION", min_length=1)
+    # The published job definition a request without ``definition`` runs ("" = none: such a request runs the
+    # prompt file of PROMPT_VERSION, as before definitions existed).
+    default_definition: str = Field("", alias="DEFAULT_DEFINITION", pattern=r"^([a-z0-9][a-z0-9-]{0,62})?$")
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, alias="MAX_DOCUMENT_BYTES", ge=1)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, alias="MAX_DOCUMENTS", ge=1)
     # A listing step ends its part of the items at this size (S3's minimum multipart part size, 5 MiB, so

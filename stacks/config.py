@@ -106,6 +106,8 @@ class DocAgentConfig(BaseModel):
     # How long the job's model breaker stays open after a permanent refusal (docs/design.md, "Model calls").
     model_breaker_seconds: int = Field(300, ge=0, le=86_400)
     prompt_version: str = Field("extract-v2", pattern=r"^[a-z0-9-]+$")
+    # The published job definition (docs/defining-a-job.md) a request without ``definition`` runs; "" = none.
+    default_definition: str = Field("", pattern=r"^([a-z0-9][a-z0-9-]{0,62})?$")
     child_execution_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
     max_concurrency: int = Field(10, ge=0, le=10_000)
     tolerated_failure_percentage: int = Field(0, ge=0, le=100)

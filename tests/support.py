@@ -93,8 +93,11 @@ def prepare(
     documents: list[str] | None = None,
     options: dict[str, Any] | None = None,
     context: FakeLambdaContext | None = None,
+    definition: str | None = None,
 ) -> PreparedJob:
     request: dict[str, Any] = {"job_id": job_id}
+    if definition is not None:
+        request["definition"] = definition
     if documents is not None:
         request["documents"] = documents
     elif prefix is not None:

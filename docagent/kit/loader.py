@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from docagent.kit.validate import model_problems
 from functions.definition import DEFINITION_FILE, ClassBundle, DefinitionBundle, JobDefinition
 
 
@@ -20,10 +21,6 @@ class DefinitionInvalid(ValueError):  # noqa: N818 (a definition is invalid; the
         super().__init__(f"{folder}: {len(problems)} problem(s):\n" + "\n".join(problems))
         self.folder = folder
         self.problems = problems
-
-
-def _location(loc: tuple[int | str, ...]) -> str:
-    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
 
 
 def _read_json(path: Path, problems: list[str], shown: str) -> Any:
@@ -54,8 +51,7 @@ def read_bundle(folder: str | Path) -> DefinitionBundle:
     try:
         definition = JobDefinition.model_validate(raw)
     except ValidationError as error:
-        for issue in error.errors():
-            problems.append(f"{DEFINITION_FILE}: {_location(issue['loc']) or 'top'}: {issue['msg']}")
+        problems += [problem.line() for problem in model_problems(error, DEFINITION_FILE)]
         raise DefinitionInvalid(root, problems) from None
     classes: dict[str, ClassBundle] = {}
     for name, spec in definition.classes.items():

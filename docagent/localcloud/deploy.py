@@ -30,8 +30,10 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from docagent.kit.registry import publish_example
 from docagent.localcloud.patches import LOG_GROUP_TAG
 from docagent.localcloud.server import ACCOUNT_ID, REGION
+from stacks import outputs as names
 from stacks.sdk_pins import SDK_LAYER_PREFIX, sdk_layer_description
 
 # The public Powertools layer is not in the local cloud's account: its contents come from the
@@ -489,7 +491,23 @@ class Deployer:
             name: str(self.resolve(output["Value"]))
             for name, output in self.assembly.template.get("Outputs", {}).items()
         }
+        self._publish_default_definition()
         return self.stack
+
+    def _publish_default_definition(self) -> None:
+        """The functions' DEFAULT_DEFINITION, when it is an example (examples/NAME), published to the job
+        bucket: a job started without a definition runs out of the box (docs/defining-a-job.md)."""
+        defaults = {
+            str(variables["DEFAULT_DEFINITION"])
+            for resource in self.resources.values()
+            if resource["Type"] == "AWS::Lambda::Function"
+            for variables in [resource.get("Properties", {}).get("Environment", {}).get("Variables", {})]
+            if variables.get("DEFAULT_DEFINITION")
+        }
+        bucket = self.stack.outputs.get(names.BUCKET)
+        for name in sorted(defaults):
+            if bucket:
+                publish_example(self._client("s3"), bucket, name)
 
 
 # What each service answers to a create of something that exists (moto's names, as AWS's).

@@ -1,5 +1,5 @@
 """The operator's commands (start, status, list, redrive, inspect, logs, trace, approve,
-reject, preflight, reference load).
+reject, preflight, reference load, definition).
 
 Each module listed here exposes ``register(commands, common)`` adding its subcommands to the
 ``docagent`` parser; ``common`` is the parent parser that carries ``--json``.
@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operator.trace",
     "docagent.operator.preflight",
     "docagent.operator.reference",
+    "docagent.kit.commands",
 )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from docagent.kit.registry import pinned_view
 from docagent.operator.context import OperatorContext, command, emit, target_arguments
 from docagent.operator.definition import conditional_states, map_state_name, states_from
 from docagent.operator.formats import iso
@@ -94,6 +95,11 @@ class Inspector:
                 "redrive_status_reason": described.get("redriveStatusReason"),
             },
             "versions": records.manifest.versions.model_dump(mode="json") if records.manifest else None,
+            "definition": pinned_view(
+                records.ctx.client("s3"),
+                records.ctx.bucket,
+                records.manifest.versions if records.manifest else None,
+            ),
             "boundaries": self._boundaries(status, counts, timeline),
             "stopped": stopped,
             "states": [entry.as_json() for entry in timeline],

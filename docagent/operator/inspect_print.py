@@ -54,6 +54,11 @@ def _print_header(out: Console, report: dict[str, Any]) -> None:
             f"  pinned: model {versions['model_id']}, prompt {versions['prompt_version']} "
             f"(sha256 {str(versions['prompt_sha256'])[:12]}), code {versions['code_version']}"
         )
+    pinned = report.get("definition")
+    if pinned:
+        now = "the current version" if pinned["current"] else "not the current version"
+        missing = "" if pinned["present"] else "; its bundle is missing from the bucket"
+        out.print(f"  definition {pinned['version']} ({now}{missing})")
     stopped = report["stopped"]
     if stopped:
         out.print(

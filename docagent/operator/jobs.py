@@ -22,6 +22,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from docagent.kit.commands import start_definition
 from docagent.operator.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -71,6 +72,14 @@ def register(
     )
     start.add_argument(
         "--require-approval", action="store_true", help="wait for `docagent approve` before the ticket"
+    )
+    definition = start.add_mutually_exclusive_group()
+    definition.add_argument(
+        "--definition",
+        help="the published job definition to run (default: the deployment's default_definition)",
+    )
+    definition.add_argument(
+        "--job", metavar="PATH", help="a definition folder: validate and publish it, then run the job with it"
     )
     start.add_argument("--wait", action="store_true", help="follow the job until it ends")
     start.add_argument(
@@ -171,9 +180,10 @@ def cmd_start(args: argparse.Namespace) -> int:
     ctx = OperatorContext.from_args(args)
     options = job_options(args)
     source = read_source(ctx, args, job_id)
-    request, sha = build_request(job_id, source, options)
     records = JobRecords(ctx, job_id)
     existing = records.description
+    definition = start_definition(ctx, args, new_job=existing is None and records.request is None)
+    request, sha = build_request(job_id, source, options, definition.name if definition else None)
     if existing is not None:
         theirs = json.loads(existing.get("input") or "null")
         if not isinstance(theirs, dict) or _normalised_sha(theirs, ctx.bucket) != sha:
@@ -220,6 +230,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         },
         "final": None,
         "warnings": warnings,
+        "definition": definition.version if definition else None,
     }
     human = wide_console()
     if not args.json:
@@ -233,6 +244,8 @@ def cmd_start(args: argparse.Namespace) -> int:
                 f"; status {described['status']}\n  execution {records.execution_arn}",
             )
         )
+        if definition is not None:
+            human.print(Text(f"  definition {definition.version}{definition.note}"))
         for item in source.skipped:
             human.print(Text.assemble(("  skipped ", "yellow"), f"{item.path}: {item.reason}"))
         if source.too_large:
@@ -274,9 +287,13 @@ def job_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def build_request(job_id: str, source: Source, options: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def build_request(
+    job_id: str, source: Source, options: dict[str, Any], definition: str | None = None
+) -> tuple[dict[str, Any], str]:
     """The execution input and its sha256 as prepare_job computes it (the idempotency of a job)."""
     request: dict[str, Any] = {"job_id": job_id, **source.request_fields(), "options": options}
+    if definition is not None:
+        request["definition"] = definition
     try:
         return request, request_sha256(JobRequest.model_validate(request))
     except ValidationError as error:
@@ -296,6 +313,8 @@ def _resume_command(args: argparse.Namespace, job_id: str) -> str:
     """The ``docagent start`` that resumes this one: the same job id, directory and options."""
     words = ["docagent", "start", "--job-id", job_id, "--from-dir", str(args.from_dir)]
     words += ["--require-approval"] if args.require_approval else []
+    words += ["--definition", args.definition] if getattr(args, "definition", None) else []
+    words += ["--job", str(args.job)] if getattr(args, "job", None) else []
     words += ["--fault", args.fault] if args.fault else []
     words += ["--wait"] if args.wait else []
     return shlex.join(words)

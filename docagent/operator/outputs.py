@@ -95,6 +95,11 @@ class StartOutput(Output):
     source: StartSource
     final: StatusOutput | None = Field(description="the status after --wait, else null")
     warnings: list[str] = Field(description="before a new job: e.g. the customers table is empty")
+    definition: str | None = Field(
+        None,
+        description="--definition/--job: the definition's current version (name@sha12), which PrepareJob "
+        "pins; null: the deployment's default_definition",
+    )
 
 
 class JobRow(Output):
@@ -193,7 +198,8 @@ class RedriveOutput(Output):
     )
     versions: dict[str, Any] = Field(
         description='{"pinned", "deployed", "differences": [{"field", "pinned", "deployed", "blocking"}], '
-        '"drift", "note"}'
+        '"drift", "note", "definition": {"name", "sha256", "version", "present", "current_sha256", '
+        '"current"} or null}: a job keeps its pinned definition; a missing bundle refuses the redrive'
     )
     armed_fault: dict[str, Any] | None = Field(description="a fault drill still armed for the redrive")
     dry_run: bool
@@ -230,6 +236,75 @@ class TraceOutput(Output):
     xray: dict[str, Any] | None = Field(description='{"filter_expression", "trace_ids"} on AWS, else null')
 
 
+class DefinitionProblem(Output):
+    """One problem of a definition folder (docagent/kit/validate.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str = Field(description="the file, relative to the definition's folder")
+    where: str = Field(description="a JSON path in it ($ for the whole file)")
+    message: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.file}: {self.where}: {self.message} (fix: {self.fix})"
+
+
+class DefinitionValidateOutput(Output):
+    """``docagent definition validate PATH``: every problem of the folder (exit 2 if any)."""
+
+    folder: str
+    name: str | None = Field(description="the definition's name, when job.json names one")
+    ok: bool
+    sha256: str | None = Field(description="the version publishing it would give, when it is valid")
+    problems: list[DefinitionProblem]
+
+
+class DefinitionPublishOutput(Output):
+    """``docagent definition publish PATH``: the version written (once) and made current."""
+
+    name: str
+    sha256: str
+    version: str = Field(description="name@first 12 hex digits, as inspect shows a job's pin")
+    written: bool = Field(description="false: this version was published before (its bundle is immutable)")
+    moved: bool = Field(description="false: it already was the current version (publishing changed nothing)")
+    key: str
+    current_key: str
+    published_at: str
+    previous: list[str] = Field(description="earlier versions, newest first")
+
+
+class DefinitionRow(Output):
+    name: str
+    sha256: str
+    version: str
+    published_at: str
+    published_by: str | None
+    earlier_versions: int
+
+
+class DefinitionListOutput(Output):
+    """``docagent definition list``: the published definitions and their current versions."""
+
+    count: int
+    definitions: list[DefinitionRow]
+
+
+class DefinitionShowOutput(Output):
+    """``docagent definition show NAME``: its current (or --version) bundle."""
+
+    name: str
+    sha256: str
+    version: str
+    current: bool = Field(description="this is the version new jobs pin")
+    published_at: str | None
+    published_by: str | None
+    previous: list[str]
+    classes: list[str]
+    actions: list[str]
+    definition: dict[str, Any] = Field(description="job.json as published (docs/defining-a-job.md)")
+
+
 # The model of each command's --json answer, by the command's words on the command line.
 COMMAND_OUTPUTS: dict[str, type[Output]] = {
     "start": StartOutput,
@@ -241,12 +316,17 @@ COMMAND_OUTPUTS: dict[str, type[Output]] = {
     "approve": ApprovalOutput,
     "reject": ApprovalOutput,
     "preflight": PreflightOutput,
+    "definition validate": DefinitionValidateOutput,
+    "definition publish": DefinitionPublishOutput,
+    "definition list": DefinitionListOutput,
+    "definition show": DefinitionShowOutput,
 }
 
 
 def validate_output(command: str, payload: dict[str, Any]) -> Output | None:
-    """Check one --json answer against its command's model (a refusal against Refusal); None: no model."""
+    """Check one --json answer against its command's model (a refusal against Refusal); None: no model.
+    ``command``: the command's first words (``definition publish``; ``start --job`` is ``start``)."""
     if "error_type" in payload:
         return Refusal.model_validate(payload)
-    model = COMMAND_OUTPUTS.get(command)
+    model = COMMAND_OUTPUTS.get(command) or COMMAND_OUTPUTS.get(command.split(" ", maxsplit=1)[0])
     return None if model is None else model.model_validate(payload)

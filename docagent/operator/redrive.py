@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 from rich.table import Table
 from rich.text import Text
 
+from docagent.kit.registry import definition_notes, pinned_view
 from docagent.operator.context import (
     EXIT_BAD_REQUEST,
     EXIT_JOB_FAILED,
@@ -85,6 +86,12 @@ def deployed_versions(records: JobRecords, pinned: dict[str, Any]) -> dict[str, 
         "prompt_source": None,
     }
     version = str(pinned.get("prompt_version"))
+    if pinned.get("definition"):
+        # The prompts are the pinned definition's (an immutable bundle in the bucket), not a deployed file.
+        deployed["prompt_version"] = pinned.get("prompt_version")
+        deployed["prompt_sha256"] = pinned.get("prompt_sha256")
+        deployed["prompt_source"] = f"the pinned definition {version} (published data, not deployed code)"
+        return deployed
     if deployed["code_version"] and deployed["code_version"] == pinned.get("code_version"):
         deployed["prompt_sha256"] = pinned.get("prompt_sha256")
         deployed["prompt_source"] = "the job's code version is deployed: same prompt file"
@@ -138,6 +145,9 @@ def version_check(records: JobRecords) -> dict[str, Any]:
     return {
         "pinned": pinned,
         "deployed": deployed,
+        "definition": pinned_view(records.ctx.client("s3"), records.ctx.bucket, records.manifest.versions)
+        if records.manifest
+        else None,
         "differences": differences,
         "drift": any(difference["blocking"] for difference in differences) or unknown,
         "note": "the deployed prompt could not be read: treated as drift" if unknown else None,
@@ -289,7 +299,10 @@ def plan_redrive(records: JobRecords, *, allow_version_drift: bool) -> dict[str,
                 f"--allow-version-drift (recorded in {storage.drift_key(records.job_id)})",
             )
         )
-    elif any(not difference["blocking"] for difference in versions["differences"]):
+    refusal, note = definition_notes(versions.get("definition"))
+    reasons += [_reason("DefinitionMissing", refusal)] if refusal else []
+    warnings += [note] if note else []
+    if any(not difference["blocking"] for difference in versions["differences"]):
         warnings.append(
             "the deployed code version differs from the job's: the redrive runs the deployed code "
             "(with the pinned model and prompt)"

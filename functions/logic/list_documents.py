@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import ClientError
 
 from functions import aws, storage
+from functions.definition import short_version
 from functions.errors import ConfigurationError, InvalidJobRequest, NoDocuments
-from functions.model import load_prompt
+from functions.model import Prompt, load_prompt
 from functions.models import (
     JobInfo,
     JobManifest,
@@ -306,7 +307,19 @@ def _join(job_id: str, parts: list[str], bucket: str) -> str:
     return key
 
 
-def pinned_versions(settings: Settings) -> JobVersions:
+def pinned_versions(settings: Settings, stored: StoredRequest | None = None) -> JobVersions:
+    """What the job is pinned to: the model, the code and its definition (PrepareJob resolved it: the prompt
+    is the bundle's, shown as ``name@short sha``); without a definition, the PROMPT_VERSION prompt file."""
+    if stored is not None and stored.definition is not None and stored.definition_sha256 is not None:
+        return JobVersions(
+            model_id=settings.model_id,
+            prompt_version=f"{stored.definition}@{short_version(stored.definition_sha256)}",
+            prompt_sha256=stored.definition_sha256,
+            code_version=settings.code_version,
+            created_at=utc_now(),
+            definition=stored.definition,
+            definition_sha256=stored.definition_sha256,
+        )
     try:
         prompt = load_prompt(settings.prompt_version)
     except ValueError as error:
@@ -318,6 +331,13 @@ def pinned_versions(settings: Settings) -> JobVersions:
         code_version=settings.code_version,
         created_at=utc_now(),
     )
+
+
+def pinned_prompt(versions: JobVersions, settings: Settings) -> Prompt:
+    """The prompt file a job's model calls use. A job pinned to a definition has its prompts in the bundle;
+    until the steps read them from there (kit-pipeline), such a job uses the deployment's PROMPT_VERSION
+    file."""
+    return load_prompt(settings.prompt_version if versions.definition else versions.prompt_version)
 
 
 def prepared_job(manifest: JobManifest, stored: StoredRequest, bucket: str) -> PreparedJob:
@@ -359,7 +379,7 @@ def seal(event: ListingEvent, settings: Settings) -> PreparedJob:
             prefix=request.prefix,
             request_sha256=stored.request_sha256,
         ),
-        versions=pinned_versions(settings),
+        versions=pinned_versions(settings, stored),
         parts=parts,
         document_count=count,
         items_key=items,

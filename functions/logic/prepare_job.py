@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
 from functions import durable, storage
+from functions.definition import DefinitionPointer
 from functions.errors import InvalidJobRequest, JobConflict
 from functions.logic.list_documents import document_id_for, pinned_versions
 from functions.models import (
@@ -44,6 +45,7 @@ __all__ = [
     "pinned_versions",
     "prepare_job",
     "request_sha256",
+    "resolve_definition",
 ]
 
 
@@ -119,6 +121,23 @@ def _check_listable(request: JobRequest, settings: Settings) -> None:
         raise
 
 
+def resolve_definition(request: JobRequest, settings: Settings) -> tuple[str | None, str | None]:
+    """The definition a new job pins: the request's (else DEFAULT_DEFINITION) at its current version, by name
+    and content hash; (None, None) when neither names one. An unpublished definition is InvalidJobRequest."""
+    name = request.definition or settings.default_definition or None
+    if name is None:
+        return None, None
+    raw = storage.get_json_or_none(storage.definition_current_key(name))
+    if raw is None:
+        origin = "the request's" if request.definition else "the deployment's default (DEFAULT_DEFINITION)"
+        raise InvalidJobRequest(
+            f"job {request.job_id}: definition {name!r} ({origin}) is not published: run "
+            f"`docagent definition publish PATH` with its folder, then start the job again"
+        )
+    pointer = DefinitionPointer.model_validate(raw)
+    return pointer.name, pointer.sha256
+
+
 def _prepare(request: JobRequest, sha: str, settings: Settings) -> StartedJob:
     """Store the request (once: the same job id with another request is JobConflict) and start the listing."""
     job_id = request.job_id
@@ -127,7 +146,14 @@ def _prepare(request: JobRequest, sha: str, settings: Settings) -> StartedJob:
         raise JobConflict(f"job {job_id} already exists with a different request")
     if stored is None:
         _check_listable(request, settings)
-        record = StoredRequest(request=request, request_sha256=sha, received_at=utc_now())
+        definition, definition_sha256 = resolve_definition(request, settings)
+        record = StoredRequest(
+            request=request,
+            request_sha256=sha,
+            received_at=utc_now(),
+            definition=definition,
+            definition_sha256=definition_sha256,
+        )
         storage.put_json(storage.request_key(job_id), record)
     logger.info("job request stored; listing starts", extra={"job_id": job_id})
     return StartedJob(

@@ -38,7 +38,8 @@ from functions.errors import (
     UnknownCustomer,
 )
 from functions.faults import fault_point
-from functions.model import ModelProvider, get_model_provider, load_prompt
+from functions.logic.list_documents import pinned_prompt
+from functions.model import ModelProvider, get_model_provider
 from functions.model.base import Prompt
 from functions.model.telemetry import genai_attributes, record_model_call
 from functions.models import (
@@ -309,8 +310,8 @@ def _extract_once(
         return journal[-1].to_extraction()
     versions = manifest.versions
     _check_breaker(event.job_id, provider.model_id)
-    prompt = load_prompt(versions.prompt_version)
-    if prompt.sha256 != versions.prompt_sha256:
+    prompt = pinned_prompt(versions, get_settings())
+    if versions.definition is None and prompt.sha256 != versions.prompt_sha256:
         logger.warning(
             "prompt file changed since the job was prepared",
             extra={"pinned_sha256": versions.prompt_sha256, "current_sha256": prompt.sha256},

@@ -130,7 +130,7 @@ def docagent(cloud: LocalCloud, stack_file: Path, monkeypatch: pytest.MonkeyPatc
         capsys.readouterr()
         code = main([*arguments, "--endpoint", cloud.endpoint, "--json"])
         answer = json.loads(capsys.readouterr().out)
-        validate_output(arguments[0], answer)  # the documented shape (docs/reference/cli-json.md)
+        validate_output(" ".join(arguments[:2]), answer)  # the documented shape (docs/reference/cli-json.md)
         return code, answer
 
     return run

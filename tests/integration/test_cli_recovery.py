@@ -15,13 +15,14 @@ CRASHED = "doc-00020.txt"
 FAULT = {"point": "before_store_result", "document_index": 20, "mode": "exit", "until_redrive": 1}
 
 
-def set_prompt_version(aws, function: str, version: str) -> str:
-    """Change the deployed function's PROMPT_VERSION (as deploying another prompt would); returns the old."""
+def set_model_id(aws, function: str, model_id: str) -> str:
+    """Change the deployed function's MODEL_ID (as deploying another model would); returns the old. (The
+    prompts are the job's pinned definition, published data: a deploy does not change them.)"""
     lambda_client = aws("lambda")
     variables = lambda_client.get_function_configuration(FunctionName=function)["Environment"]["Variables"]
-    previous = variables["PROMPT_VERSION"]
+    previous = variables["MODEL_ID"]
     lambda_client.update_function_configuration(
-        FunctionName=function, Environment={"Variables": {**variables, "PROMPT_VERSION": version}}
+        FunctionName=function, Environment={"Variables": {**variables, "MODEL_ID": model_id}}
     )
     return str(previous)
 
@@ -104,18 +105,18 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
     assert 1 <= messages.count("injecting fault") <= 4, "the first try and up to three retries died there"
     assert any("Runtime exited" in line["message"] for line in logs["events"] if line["level"] == "RUNTIME")
 
-    # A deploy with another prompt version: the redrive refuses, unless the drift is allowed (and recorded).
+    # A deploy with another model: the redrive refuses, unless the drift is allowed (and recorded).
     function = deployed.outputs["ProcessDocumentFunctionName"]
-    previous = set_prompt_version(aws, function, "extract-v1")
+    previous = set_model_id(aws, function, "another-model-v9")
     try:
         code, refused = docagent("redrive", job_id)
         assert code == 2 and refused["eligible"] is False and refused["redriven"] is False
         assert [reason["code"] for reason in refused["reasons"]] == ["VersionDrift"]
         drift = refused["versions"]["differences"]
         assert {
-            "field": "prompt_version",
-            "pinned": "extract-v2",
-            "deployed": "extract-v1",
+            "field": "model_id",
+            "pinned": previous,
+            "deployed": "another-model-v9",
             "blocking": True,
         } in drift
         assert (
@@ -127,13 +128,13 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
         assert redriven["redriven"] is True and redriven["final"]["status"] == "SUCCEEDED"
         assert redriven["drift_recorded"] == drift_key(job_id)
     finally:
-        set_prompt_version(aws, function, previous)
+        set_model_id(aws, function, previous)
     recorded = json.loads(
         aws("s3").get_object(Bucket=deployed.outputs["BucketName"], Key=drift_key(job_id))["Body"].read()
     )
     (event,) = recorded["events"]
     assert event["outcome"] == "redriven" and event["execution_redrive"] == 1
-    assert event["differences"][0]["field"] == "prompt_version"
+    assert event["differences"][0]["field"] == "model_id"
 
     code, after = docagent("inspect", job_id)
     assert code == 0

@@ -18,6 +18,7 @@ from typing import Any
 from functions import storage
 from functions.errors import DocumentRejected
 from functions.faults import fault_point
+from functions.logic.list_documents import pinned_prompt
 from functions.logic.process_document import (
     call_outcome,
     finished_call,
@@ -26,7 +27,7 @@ from functions.logic.process_document import (
     lookup_customer,
     read_document,
 )
-from functions.model import get_model_provider, load_prompt
+from functions.model import get_model_provider
 from functions.models import DocumentResult, ProcessDocumentEvent, utc_now
 from functions.settings import get_settings
 
@@ -49,7 +50,7 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
         return DocumentResult.model_validate(
             {**fields, "status": "rejected", "error": rejection.error_name, "reason": rejection.reason}
         )
-    prompt = load_prompt(manifest.versions.prompt_version)
+    prompt = pinned_prompt(manifest.versions, settings)
     provider = get_model_provider(settings, manifest.versions.model_id)
     call_id, started_at, started = f"batch-{uuid.uuid4().hex[:12]}", utc_now(), time.monotonic()
     record = finished_call(provider, document, prompt, call_id)

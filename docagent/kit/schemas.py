@@ -1,0 +1,88 @@
+"""Reading a class's schema as the checks need it: the sub-schema of a dotted field, the kinds it can hold,
+and the keywords a schema uses. Pure functions of the parsed schema (local ``$ref``s into ``$defs`` only)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+# The keywords whose value is one schema, a list of schemas, or an object of named schemas.
+_ONE_SCHEMA = ("items", "not", "additionalProperties")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
+_NAMED_SCHEMAS = ("properties", "$defs")
+
+
+def resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a local ``$ref`` (``#/$defs/NAME``) followed; anything else as it is."""
+    seen: set[str] = set()
+    while (
+        isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/") and schema["$ref"] not in seen
+    ):
+        seen.add(schema["$ref"])
+        target: Any = root
+        for part in schema["$ref"][2:].split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        if not isinstance(target, dict):
+            break
+        schema = target
+    return schema
+
+
+def _alternatives(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schema and the branches of its anyOf/oneOf/allOf (a nullable field is often ``anyOf``)."""
+    schema = resolve(schema, root)
+    found = [schema]
+    for keyword in _SCHEMA_LISTS:
+        for branch in schema.get(keyword) or []:
+            if isinstance(branch, dict):
+                found += _alternatives(branch, root)
+    return found
+
+
+def field_schema(root: dict[str, Any], field: str) -> dict[str, Any] | None:
+    """The sub-schema of a dotted field (``vendor.name``), or None when the schema has no such field."""
+    current: list[dict[str, Any]] = [root]
+    for part in field.split("."):
+        following = [
+            branch["properties"][part]
+            for schema in current
+            for branch in _alternatives(schema, root)
+            if isinstance(branch.get("properties"), dict) and isinstance(branch["properties"].get(part), dict)
+        ]
+        if not following:
+            return None
+        current = following
+    return current[0]
+
+
+def kinds(schema: dict[str, Any], root: dict[str, Any]) -> set[str]:
+    """What a field can hold: its JSON types, plus ``amount``/``date`` for strings normalised or formatted so
+    (``x-normalise``, ``format: date``)."""
+    found: set[str] = set()
+    for branch in _alternatives(schema, root):
+        declared = branch.get("type")
+        found.update(
+            [declared] if isinstance(declared, str) else [t for t in declared or [] if isinstance(t, str)]
+        )
+        if branch.get("x-normalise") == "amount":
+            found.add("amount")
+        if branch.get("x-normalise") == "date" or branch.get("format") == "date":
+            found.add("date")
+    return found
+
+
+def walk(schema: Any, path: str = "$") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every schema object inside ``schema`` with its JSON path (``$.properties.amount``)."""
+    if not isinstance(schema, dict):
+        return
+    yield path, schema
+    for keyword in _ONE_SCHEMA:
+        yield from walk(schema.get(keyword), f"{path}.{keyword}")
+    for keyword in _SCHEMA_LISTS:
+        branches = schema.get(keyword)
+        for index, branch in enumerate(branches if isinstance(branches, list) else []):
+            yield from walk(branch, f"{path}.{keyword}[{index}]")
+    for keyword in _NAMED_SCHEMAS:
+        named = schema.get(keyword)
+        for name, sub in (named if isinstance(named, dict) else {}).items():
+            yield from walk(sub, f"{path}.{keyword}.{name}")

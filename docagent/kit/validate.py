@@ -1,0 +1,433 @@
+"""``docagent definition validate``: every problem of a definition folder, each naming its file, where in it
+(a JSON path) and the fix. A definition with any problem cannot be published, so it never runs.
+
+It checks what the models alone cannot: each class's schema against the JSON Schema 2020-12 meta-schema and
+the keywords the functions can validate (definition.SCHEMA_KEYWORDS), the prompt files, each check's field
+and its type, the actions against what the deployment allows, and the sample labels against their schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
+from docagent.kit import schemas
+from docagent.operator.outputs import DefinitionProblem as Problem
+from functions.definition import (
+    DEFINITION_FILE,
+    NAME_RULE,
+    NORMALISERS,
+    SCHEMA_DIALECT,
+    SCHEMA_KEYWORDS,
+    Action,
+    ClassSpec,
+    HttpAction,
+    JobDefinition,
+    LookupCheck,
+    RuleCheck,
+)
+
+DOCS = "docs/defining-a-job.md"
+SAMPLES_DIR = "samples"
+LABEL_SUFFIX = ".label.json"
+_ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What a deployment allows an HTTP action to reach. None: not known here, not checked."""
+
+    # TODO(kit-actions): after the merge, call functions/actions/allowed.py instead of this local check.
+    allowed_hosts: frozenset[str] | None = None
+    destinations: frozenset[str] | None = None
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
+def _fix(issue: ErrorDetails) -> str:
+    kind, context = issue["type"], issue.get("ctx") or {}
+    if kind == "missing":
+        return f"add {issue['loc'][-1]!r}"
+    if kind == "extra_forbidden":
+        return "remove it (a misspelt key?); the keys allowed are in " + DOCS
+    if kind == "string_pattern_mismatch" and "a-z0-9" in str(context.get("pattern", "")):
+        return f"use a name of {NAME_RULE}"
+    if kind == "string_pattern_mismatch":
+        return f"write it to match {context.get('pattern')}"
+    if kind in {"literal_error", "union_tag_invalid", "union_tag_not_found"}:
+        return f"use one of {context.get('expected') or context.get('expected_tags')}"
+    return f"see {DOCS}"
+
+
+def model_problems(error: ValidationError, file: str, prefix: tuple[int | str, ...] = ()) -> list[Problem]:
+    return [
+        Problem(
+            file=file,
+            where=_path(prefix + tuple(issue["loc"])),
+            message=issue["msg"].removeprefix("Value error, "),
+            fix=_fix(issue),
+        )
+        for issue in error.errors()
+    ]
+
+
+def _read_json(root: Path, relative: str, problems: list[Problem]) -> Any:
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root.resolve()):
+        problems.append(
+            Problem(file=relative, where="$", message="outside the definition's folder", fix="move it in")
+        )
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        problems.append(
+            Problem(file=relative, where="$", message="no such file", fix="create it or fix its name")
+        )
+    except (ValueError, UnicodeDecodeError) as error:
+        problems.append(
+            Problem(file=relative, where="$", message=f"not JSON ({error})", fix="write valid JSON")
+        )
+    return None
+
+
+def _job_problems(raw: Any) -> tuple[list[Problem], dict[str, ClassSpec], list[tuple[int, Any]]]:
+    """job.json against the models, part by part: the classes and actions that parse are checked further."""
+    if not isinstance(raw, dict):
+        return (
+            [Problem(file=DEFINITION_FILE, where="$", message="not a JSON object", fix=f"see {DOCS}")],
+            {},
+            [],
+        )
+    problems: list[Problem] = []
+    try:
+        JobDefinition.model_validate(raw)
+    except ValidationError as error:
+        # The whole-definition rules (unique names) are checked below, naming the entries.
+        problems += [p for p in model_problems(error, DEFINITION_FILE) if p.where != "$"]
+    classes: dict[str, ClassSpec] = {}
+    raw_classes = raw.get("classes")
+    for name, spec in (raw_classes if isinstance(raw_classes, dict) else {}).items():
+        try:
+            classes[name] = ClassSpec.model_validate(spec)
+        except ValidationError:
+            continue  # reported above
+        names = Counter(check.name for check in classes[name].checks)
+        for index, check in enumerate(classes[name].checks):
+            if names[check.name] > 1:
+                where = _path(("classes", name, "checks", index, "name"))
+                problems.append(
+                    Problem(
+                        file=DEFINITION_FILE,
+                        where=where,
+                        message=f"two checks are named {check.name!r}",
+                        fix="give each check of a class its own name",
+                    )
+                )
+    actions: list[tuple[int, Any]] = []
+    raw_actions = raw.get("actions")
+    for index, action in enumerate(raw_actions if isinstance(raw_actions, list) else []):
+        try:
+            actions.append((index, _ACTIONS.validate_python(action)))
+        except ValidationError:
+            continue
+    names = Counter(action.name for _, action in actions)
+    for index, action in actions:
+        if names[action.name] > 1:
+            problems.append(
+                Problem(
+                    file=DEFINITION_FILE,
+                    where=_path(("actions", index, "name")),
+                    message=f"two actions are named {action.name!r}",
+                    fix="give each action its own name: the name is its idempotency key within a job",
+                )
+            )
+    return problems, classes, actions
+
+
+def _schema_problems(schema: Any, file: str) -> list[Problem]:
+    if not isinstance(schema, dict):
+        return [
+            Problem(
+                file=file, where="$", message="a schema is a JSON object", fix='write {"type": "object", ...}'
+            )
+        ]
+    problems = [
+        Problem(
+            file=file,
+            where=_path(tuple(error.absolute_path)),
+            message=error.message,
+            fix="write it as JSON Schema 2020-12 allows (https://json-schema.org/draft/2020-12)",
+        )
+        for error in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema)
+    ]
+    if schema.get("type") != "object":
+        problems.append(
+            Problem(
+                file=file,
+                where="$.type",
+                message="a class's schema describes an object",
+                fix='set "type": "object" at the top, with the fields under "properties"',
+            )
+        )
+    if "$schema" in schema and schema["$schema"] != SCHEMA_DIALECT:
+        problems.append(
+            Problem(
+                file=file,
+                where="$.$schema",
+                message=f"{schema['$schema']!r} is another dialect",
+                fix=f"use {SCHEMA_DIALECT!r} or leave $schema out",
+            )
+        )
+    for path, sub in schemas.walk(schema):
+        for keyword in sorted(set(sub) - SCHEMA_KEYWORDS):
+            problems.append(
+                Problem(
+                    file=file,
+                    where=f"{path}.{keyword}",
+                    message=f"keyword {keyword!r} is not supported",
+                    fix="the functions validate with draft-07 semantics: use only the keywords listed in "
+                    f'{DOCS} (or move it under "description")',
+                )
+            )
+        if "x-normalise" in sub and sub["x-normalise"] not in NORMALISERS:
+            problems.append(
+                Problem(
+                    file=file,
+                    where=f"{path}.x-normalise",
+                    message=f"unknown normaliser {sub['x-normalise']!r}",
+                    fix=f"use one of {', '.join(NORMALISERS)}",
+                )
+            )
+    return problems
+
+
+def _readable(schema: dict[str, Any]) -> bool:
+    """A schema the checks and labels can be read against (its keyword problems are reported apart)."""
+    return schema.get("type") == "object" and Draft202012Validator(Draft202012Validator.META_SCHEMA).is_valid(
+        schema
+    )
+
+
+def _prompt_problems(root: Path, relative: str) -> list[Problem]:
+    path = (root / relative).resolve()
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_relative_to(root.resolve()) else None
+    except FileNotFoundError:
+        return [
+            Problem(
+                file=relative,
+                where="$",
+                message="no such file",
+                fix='create the prompt file, or remove "prompt" to generate it from the schema',
+            )
+        ]
+    except UnicodeDecodeError as error:
+        return [Problem(file=relative, where="$", message=f"not UTF-8 ({error})", fix="save it as UTF-8")]
+    if text is None:
+        return [
+            Problem(file=relative, where="$", message="outside the definition's folder", fix="move it in")
+        ]
+    if not text.strip():
+        return [
+            Problem(file=relative, where="$", message="the prompt is empty", fix="write the prompt's text")
+        ]
+    return []
+
+
+def _field_problem(
+    schema: dict[str, Any], field: str, want: set[str], where: str, what: str
+) -> Problem | None:
+    """None when ``field`` is in the schema and can hold one of ``want`` (any kind when empty)."""
+    found = schemas.field_schema(schema, field)
+    if found is None:
+        return Problem(
+            file=DEFINITION_FILE,
+            where=where,
+            message=f"field {field!r} is not in the class's schema",
+            fix="name a field of the schema's properties (dotted for nested objects: a.b)",
+        )
+    have = schemas.kinds(found, schema)
+    if want and not have & want:
+        return Problem(
+            file=DEFINITION_FILE,
+            where=where,
+            message=f"{what} needs a {' or '.join(sorted(want))} field; "
+            f"{field!r} is {', '.join(sorted(have)) or 'untyped'}",
+            fix="point it at a field of that type, or change the field's type in the schema",
+        )
+    return None
+
+
+def _check_problems(class_name: str, spec: ClassSpec, schema: dict[str, Any]) -> list[Problem]:
+    found: list[Problem | None] = []
+    for index, check in enumerate(spec.checks):
+        where = _path(("classes", class_name, "checks", index))
+        if isinstance(check, LookupCheck):
+            found.append(
+                _field_problem(schema, check.field, {"string", "integer"}, f"{where}.field", "a lookup")
+            )
+            continue
+        assert isinstance(check, RuleCheck)
+        if check.minimum is not None or check.maximum is not None:
+            want = {"number", "integer", "amount"}
+            found.append(_field_problem(schema, check.field, want, f"{where}.field", "minimum/maximum"))
+        elif check.not_after is not None or check.not_before is not None:
+            found.append(_field_problem(schema, check.field, {"date"}, f"{where}.field", "a date rule"))
+            key = "not_after" if check.not_after is not None else "not_before"
+            other = check.not_after or check.not_before
+            if other != "today":
+                found.append(_field_problem(schema, str(other), {"date"}, f"{where}.{key}", f"{key}"))
+        else:
+            found.append(_field_problem(schema, check.field, set(), f"{where}.field", "a rule"))
+        if check.pattern is not None:
+            try:
+                re.compile(check.pattern)
+            except re.error as error:
+                found.append(
+                    Problem(
+                        file=DEFINITION_FILE,
+                        where=f"{where}.pattern",
+                        message=f"the pattern does not compile ({error})",
+                        fix="write a Python regular expression",
+                    )
+                )
+    for index, column in enumerate(spec.columns or []):
+        where = _path(("classes", class_name, "columns", index))
+        found.append(_field_problem(schema, column, set(), where, "a column"))
+    return [problem for problem in found if problem is not None]
+
+
+def _totals_problems(totals: Any, class_schemas: dict[str, dict[str, Any]]) -> list[Problem]:
+    """Each total sums a number field (and groups by a field) that some class has."""
+    problems = []
+    for index, total in enumerate(totals if isinstance(totals, list) else []):
+        for key, want in (("sum", {"number", "integer", "amount"}), ("by", set())):
+            field = total.get(key) if isinstance(total, dict) else None
+            if not isinstance(field, str):
+                continue
+            where = _path(("totals", index, key))
+            found = [
+                _field_problem(schema, field, want, where, "a total") for schema in class_schemas.values()
+            ]
+            if found and all(problem is not None for problem in found):
+                problems.append(found[0])
+    return [problem for problem in problems if problem is not None]
+
+
+def _action_problems(actions: list[tuple[int, Any]], deployment: Deployment) -> list[Problem]:
+    problems = []
+    for index, action in actions:
+        if not isinstance(action, HttpAction):
+            continue
+        where = _path(("actions", index, "url"))
+        if action.url.startswith("destination:"):
+            destination = action.url.removeprefix("destination:")
+            if deployment.destinations is not None and destination not in deployment.destinations:
+                problems.append(
+                    Problem(
+                        file=DEFINITION_FILE,
+                        where=where,
+                        message=f"the deployment names no destination {destination!r}",
+                        fix="add it to the deployment's destinations (cdk.json) or use a known "
+                        f"one: {', '.join(sorted(deployment.destinations)) or 'none'}",
+                    )
+                )
+            continue
+        host = re.sub(r"^https?://", "", action.url).split("/")[0].split(":")[0].lower()
+        if deployment.allowed_hosts is not None and host not in deployment.allowed_hosts:
+            problems.append(
+                Problem(
+                    file=DEFINITION_FILE,
+                    where=where,
+                    message=f"host {host!r} is not one the deployment allows",
+                    fix="add it to the deployment's allowed hosts (cdk.json) and deploy, or "
+                    "use destination:NAME",
+                )
+            )
+    return problems
+
+
+def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]], several: bool) -> list[Problem]:
+    samples = root / SAMPLES_DIR
+    if not samples.is_dir():
+        return []
+    problems: list[Problem] = []
+    for label in sorted(samples.rglob(f"*{LABEL_SUFFIX}")):
+        relative = label.relative_to(root).as_posix()
+        parts = label.relative_to(samples).parts
+        class_name = (
+            parts[0] if several and len(parts) > 1 else (next(iter(class_schemas)) if not several else None)
+        )
+        if class_name not in class_schemas:
+            problems.append(
+                Problem(
+                    file=relative,
+                    where="$",
+                    message="no class for this sample",
+                    fix=f"with several classes a sample sits in {SAMPLES_DIR}/CLASS/",
+                )
+            )
+            continue
+        stem = label.name.removesuffix(LABEL_SUFFIX)
+        if not [
+            p for p in label.parent.glob(f"{stem}.*") if p != label and not p.name.endswith(LABEL_SUFFIX)
+        ]:
+            problems.append(
+                Problem(
+                    file=relative,
+                    where="$",
+                    message="a label without its document",
+                    fix=f"put the document {stem}.EXT beside it, or remove the label",
+                )
+            )
+        value = _read_json(root, relative, problems)
+        if value is None:
+            continue
+        for error in Draft202012Validator(class_schemas[class_name]).iter_errors(value):
+            problems.append(
+                Problem(
+                    file=relative,
+                    where=_path(tuple(error.absolute_path)),
+                    message=error.message,
+                    fix=f"make the label a valid {class_name} (its schema)",
+                )
+            )
+    return problems
+
+
+def validate(folder: str | Path, deployment: Deployment | None = None) -> list[Problem]:
+    """Every problem of the definition folder (none: it can be published)."""
+    root = Path(folder)
+    problems: list[Problem] = []
+    raw = _read_json(root, DEFINITION_FILE, problems)
+    if raw is None:
+        return problems
+    found, classes, actions = _job_problems(raw)
+    problems += found
+    class_schemas: dict[str, dict[str, Any]] = {}
+    for name, spec in classes.items():
+        schema = _read_json(root, spec.schema_file, problems)
+        if schema is None:
+            continue
+        problems += _schema_problems(schema, spec.schema_file)
+        if spec.prompt_file is not None:
+            problems += _prompt_problems(root, spec.prompt_file)
+        if isinstance(schema, dict) and _readable(schema):
+            class_schemas[name] = schema
+            problems += _check_problems(name, spec, schema)
+    problems += _totals_problems(raw.get("totals"), class_schemas)
+    problems += _action_problems(actions, deployment or Deployment())
+    if class_schemas and len(class_schemas) == len(classes):
+        problems += _sample_problems(root, class_schemas, several=len(classes) > 1)
+    return problems
