@@ -104,7 +104,7 @@ def _check_sample(job_id: str, raw: dict[str, Any], rows: dict[str, ReportRow], 
             invalid.append(document_id)
             continue
         row = rows.get(document_id)
-        if row is not None and row.status != "failed" and row != result.report_row():
+        if row is not None and row.status != "failed" and row != result.report_row(list(row.fields)):
             differing.append(document_id)
     problems = [f"invalid results: {_some(invalid)}" if invalid else ""]
     problems.append(f"results that differ from their report row: {_some(differing)}" if differing else "")

@@ -23,7 +23,7 @@ from functions.logic import process_document
 from functions.model.base import load_prompt
 from functions.observability import metrics
 from functions.settings import get_settings
-from tests.support import BUCKET, CUSTOMERS_TABLE, IDEMPOTENCY_TABLE
+from tests.support import BUCKET, CUSTOMERS_TABLE, IDEMPOTENCY_TABLE, REFERENCE_TABLE
 
 TEST_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -34,8 +34,10 @@ TEST_ENV = {
     "BUCKET_NAME": BUCKET,
     "IDEMPOTENCY_TABLE_NAME": IDEMPOTENCY_TABLE,
     "CUSTOMERS_TABLE_NAME": CUSTOMERS_TABLE,
-    "MODEL_PROVIDER": "offline",
-    "MODEL_ID": "offline-regex-v1",
+    "REFERENCE_TABLE_NAME": REFERENCE_TABLE,
+    "DEFAULT_DEFINITION": "invoices",
+    "MODEL_PROVIDER": "bedrock",
+    "MODEL_ID": "fake-model",
     "PROMPT_VERSION": "extract-v2",
     "CODE_VERSION": "test-0000000",
     "MAX_DOCUMENT_BYTES": "4000",
@@ -83,8 +85,9 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
 
 @pytest.fixture
 def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
-    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), customers table
-    (customer_id) holding the 50 synthetic customers CUST-00001..CUST-00050."""
+    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), the reference
+    table (table, key) holding the 50 synthetic customers CUST-00001..CUST-00050 as its table "customers"
+    (and the customers table of before the kit, for the readers not moved yet)."""
     # Keep boto3's default session across tests: its loader caches the service models, which would otherwise
     # be parsed again for every test (most of the suite's time). Backends are still reset per test.
     core = {**default_user_config.get("core", {}), "reset_boto3_session": False}
@@ -113,7 +116,27 @@ def create_stack_resources() -> None:
         AttributeDefinitions=[{"AttributeName": "customer_id", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
+    dynamodb.create_table(
+        TableName=REFERENCE_TABLE,
+        KeySchema=[
+            {"AttributeName": "table", "KeyType": "HASH"},
+            {"AttributeName": "key", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "table", "AttributeType": "S"},
+            {"AttributeName": "key", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
     table = boto3.resource("dynamodb").Table(CUSTOMERS_TABLE)
-    with table.batch_writer() as batch:
+    references = boto3.resource("dynamodb").Table(REFERENCE_TABLE)
+    with table.batch_writer() as batch, references.batch_writer() as rows:
         for customer in generate_customers(50):
             batch.put_item(Item=customer.model_dump(exclude_none=True))
+            rows.put_item(
+                Item={
+                    "table": "customers",
+                    "key": customer.customer_id,
+                    **customer.model_dump(exclude_none=True),
+                }
+            )
