@@ -23,7 +23,7 @@ from functions.logic import process_document
 from functions.model.base import load_prompt
 from functions.observability import metrics
 from functions.settings import get_settings
-from tests.support import BUCKET, CUSTOMERS_TABLE, IDEMPOTENCY_TABLE, REFERENCE_TABLE
+from tests.support import BUCKET, CUSTOMERS_TABLE, IDEMPOTENCY_TABLE, REFERENCE_TABLE, seeded_provider
 
 TEST_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -81,6 +81,13 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     clear_all_caches()
     yield monkeypatch
     clear_all_caches()
+
+
+@pytest.fixture(autouse=True)
+def _seeded_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Handlers called without a provider never reach Bedrock: process_document's default provider answers
+    the seeded synthetic invoices with their labels (tests/support.py seeded_provider)."""
+    monkeypatch.setattr(process_document, "get_model_provider", lambda *_, **__: seeded_provider())
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAl
 
 from functions import storage
 from functions.handlers.process_document import handler
-from functions.logic import process_document as process_document_module
 from functions.logic.process_document import process_document
 from functions.models import DocumentResult, FaultSpec, JobOptions, ModelCallRecord
 from functions.settings import get_settings
@@ -40,9 +39,8 @@ def job(cloud):
     return prepared, items(prepared), documents
 
 
-def test_handler_extracts_a_document(job, load_event, monkeypatch):
+def test_handler_extracts_a_document(job, load_event):
     prepared, entries, documents = job
-    monkeypatch.setattr(process_document_module, "get_model_provider", lambda *_, **__: seeded_provider())
     event = load_event("process_document")
     event["job_id"] = prepared.job_id
     event["document"] = entries[0].model_dump(mode="json")
