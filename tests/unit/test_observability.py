@@ -61,7 +61,8 @@ def test_every_boundary_of_a_document_is_a_span_of_its_jobs_trace(cloud, caplog)
     call = ends[by_name["model call"]["span_id"]]
     assert call["status"] == "OK" and call["outcome"] == "ok"
     assert call["attributes"]["gen_ai.request.model"] == "fake-model"
-    assert call["attributes"]["gen_ai.operation.name"] == "extract"
+    assert call["attributes"]["gen_ai.operation.name"] == "chat"
+    assert call["attributes"]["purpose"] == "extract"
     assert call["attributes"]["gen_ai.provider.name"] == "test.fake"
     assert call["attributes"]["gen_ai.usage.input_tokens"] > 0
     assert call["attributes"]["gen_ai.response.finish_reasons"] == ["stop"]
