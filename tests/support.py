@@ -131,9 +131,10 @@ def prepare(
     options: dict[str, Any] | None = None,
     context: FakeLambdaContext | None = None,
     definition: DefinitionBundle | None = None,
+    pin: bool = True,
 ) -> PreparedJob:
     """A prepared job (PrepareJob, the listing, SealJob), pinned to ``definition`` (default: the invoice
-    example) when PrepareJob pinned none."""
+    example) when PrepareJob pinned none (``pin``)."""
     request: dict[str, Any] = {"job_id": job_id}
     if documents is not None:
         request["documents"] = documents
@@ -142,7 +143,8 @@ def prepare(
     if options is not None:
         request["options"] = options
     started = prepare_job({"request": request, "execution_name": job_id}, context or FakeLambdaContext())
-    return pin_definition(list_and_seal(started.job_id, started.listing), definition)
+    sealed = list_and_seal(started.job_id, started.listing)
+    return pin_definition(sealed, definition) if pin else sealed
 
 
 def list_and_seal(job_id: str, cursor: ListingCursor | None = None) -> PreparedJob:
