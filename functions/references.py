@@ -1,4 +1,4 @@
-"""The reference table (docs/design.md, "Reference tables"): ONE DynamoDB table holding every reference
+"""The reference table (docs/design.md, "Tables"): ONE DynamoDB table holding every reference
 table of every definition, partition key ``table`` (the reference table's name), sort key ``key`` (the value a
 lookup check looks up); the row's other attributes beside them. ``docagent reference load`` fills it."""
 
