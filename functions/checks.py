@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pydantic import JsonValue
 
-from functions.definition import LookupCheck, RuleCheck
+from functions.definition import Check, LookupCheck, RuleCheck
 from functions.fields import MISSING, as_text, field_value
 from functions.models import CheckOutcome, DocumentStatus, LookupRecord
 
@@ -149,3 +150,25 @@ def decide(outcomes: list[CheckOutcome]) -> Decision:
     if failed:
         return Decision("review", None, "; ".join(str(outcome.reason) for outcome in failed))
     return Decision("extracted")
+
+
+def run_checks(
+    checks: list[Check],
+    fields: dict[str, JsonValue],
+    today: dt.date,
+    lookup: Callable[[LookupCheck, str], LookupRecord],
+) -> tuple[list[CheckOutcome], dict[str, dict[str, JsonValue]]]:
+    """Every check in order, and the rows lookups found by their ``attach`` name. ``lookup`` reads a reference
+    row (process_document: as the durable step lookup-{check})."""
+    outcomes: list[CheckOutcome] = []
+    attached: dict[str, dict[str, JsonValue]] = {}
+    for check in checks:
+        if isinstance(check, RuleCheck):
+            outcomes.append(rule_outcome(check, fields, today))
+            continue
+        key = lookup_key(check, fields)
+        record = None if key is None else lookup(check, key)
+        outcomes.append(lookup_outcome(check, key, record))
+        if record is not None and record.row is not None and check.attach is not None:
+            attached[check.attach] = record.row
+    return outcomes, attached

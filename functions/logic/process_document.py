@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
 from functions import aws, durable, references, storage
-from functions.checks import decide, lookup_key, lookup_outcome, rule_outcome
+from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
 from functions.documents import DocumentInput, block_name, detect_format
 from functions.errors import (
@@ -40,7 +40,6 @@ from functions.model.instructions import classify_instruction, extract_instructi
 from functions.model.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
 from functions.models import (
     MAX_CONVERSE_DOCUMENT_BYTES,
-    CheckOutcome,
     DocumentFormat,
     DocumentOutcome,
     DocumentResult,
@@ -165,6 +164,39 @@ def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocu
         document=DocumentInput(data=data, format=detect_format(data), name=block_name(entry.index)),
         sha256=digest,
     )
+
+
+def classify_spec(bundle: DefinitionBundle, versions: JobVersions, document: DocumentInput) -> CallSpec:
+    """The classification of a document: its prompts, and its reply read as ``{"class": NAME or null}``."""
+    return CallSpec(
+        purpose="classify",
+        class_name=None,
+        system=classify_prompt(bundle),
+        user=classify_instruction(document.name),
+        prompt_version=versions.prompt_version,
+        read=lambda reply: {CLASS_KEY: classified(reply)},
+    )
+
+
+def extract_spec(
+    bundle: DefinitionBundle, class_name: str, versions: JobVersions, document: DocumentInput
+) -> CallSpec:
+    """The extraction of a document of ``class_name``: its prompts, its reply read as the class's fields."""
+    class_bundle = bundle.class_bundle(class_name)
+    return CallSpec(
+        purpose="extract",
+        class_name=class_name,
+        system=extract_prompt(class_name, class_bundle),
+        user=extract_instruction(class_name, document.name),
+        prompt_version=versions.prompt_version,
+        read=lambda reply: extracted_fields(reply, class_bundle),
+    )
+
+
+def unknown_class_reason(bundle: DefinitionBundle, named: JsonValue) -> str:
+    known = ", ".join(sorted(bundle.classes))
+    answer = "none of them" if named is None else f"{named!r}, not one of them"
+    return f"the document is of no known class: the classes are {known}; the model answered {answer}"
 
 
 # ------------------------------------------------------------------------------------------- the flow
@@ -301,7 +333,7 @@ class _Run:
         )
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
         if len(self.bundle.classes) > 1:
-            classification = self.model_step(self.classify_spec(document), document, model)
+            classification = self.model_step(classify_spec(self.bundle, versions, document), document, model)
             classify_call_id = classification.call_id
             if not classification.ok or classification.fields is None:
                 return self.store(
@@ -315,11 +347,13 @@ class _Run:
                 return self.store(
                     status="rejected",
                     error=UNKNOWN_CLASS_ERROR,
-                    reason=self.unknown_class_reason(named),
+                    reason=unknown_class_reason(self.bundle, named),
                     classify_call_id=classify_call_id,
                 )
             class_name = named
-        extraction = self.model_step(self.extract_spec(class_name, document), document, model)
+        extraction = self.model_step(
+            extract_spec(self.bundle, class_name, versions, document), document, model
+        )
         ids = {
             "class_name": class_name,
             "model_call_id": extraction.call_id,
@@ -328,7 +362,12 @@ class _Run:
         if not extraction.ok or extraction.fields is None:
             error = extraction.error or ExtractionFailed.__name__
             return self.store(status="rejected", error=error, reason=extraction.reason, **ids)
-        checks, attached = self.run_checks(class_name, extraction.fields)
+        checks, attached = run_checks(
+            self.bundle.class_bundle(class_name).spec.checks,
+            extraction.fields,
+            dt.datetime.now(dt.UTC).date(),
+            self.lookup,
+        )
         decision = decide(checks)
         return self.store(
             status=decision.status,
@@ -339,54 +378,6 @@ class _Run:
             checks=checks,
             **ids,
         )
-
-    def classify_spec(self, document: DocumentInput) -> CallSpec:
-        assert self.bundle is not None
-        return CallSpec(
-            purpose="classify",
-            class_name=None,
-            system=classify_prompt(self.bundle),
-            user=classify_instruction(document.name),
-            prompt_version=self.manifest.versions.prompt_version,
-            read=lambda reply: {CLASS_KEY: classified(reply)},
-        )
-
-    def extract_spec(self, class_name: str, document: DocumentInput) -> CallSpec:
-        assert self.bundle is not None
-        class_bundle = self.bundle.class_bundle(class_name)
-        return CallSpec(
-            purpose="extract",
-            class_name=class_name,
-            system=extract_prompt(class_name, class_bundle),
-            user=extract_instruction(class_name, document.name),
-            prompt_version=self.manifest.versions.prompt_version,
-            read=lambda reply: extracted_fields(reply, class_bundle),
-        )
-
-    def unknown_class_reason(self, named: JsonValue) -> str:
-        assert self.bundle is not None
-        known = ", ".join(sorted(self.bundle.classes))
-        answer = "none of them" if named is None else f"{named!r}, not one of them"
-        return f"the document is of no known class: the classes are {known}; the model answered {answer}"
-
-    def run_checks(
-        self, class_name: str, fields: dict[str, JsonValue]
-    ) -> tuple[list[CheckOutcome], dict[str, dict[str, JsonValue]]]:
-        """Every check of the class in order: rules at once, each lookup as the durable step lookup-{name}."""
-        assert self.bundle is not None
-        today = dt.datetime.now(dt.UTC).date()
-        outcomes: list[CheckOutcome] = []
-        attached: dict[str, dict[str, JsonValue]] = {}
-        for check in self.bundle.class_bundle(class_name).spec.checks:
-            if not isinstance(check, LookupCheck):
-                outcomes.append(rule_outcome(check, fields, today))
-                continue
-            key = lookup_key(check, fields)
-            record = None if key is None else self.lookup(check, key)
-            outcomes.append(lookup_outcome(check, key, record))
-            if record is not None and record.row is not None and check.attach is not None:
-                attached[check.attach] = record.row
-        return outcomes, attached
 
     def lookup(self, check: LookupCheck, key: str) -> LookupRecord:
         name = f"lookup-{check.name}"
