@@ -150,6 +150,7 @@ def _check_report(
     expected = {
         "documents": len(manifest_ids),
         "extracted": sum(row.status == "extracted" and row.document_id in stored for row in report.rows),
+        "review": sum(row.status == "review" and row.document_id in stored for row in report.rows),
         "rejected": sum(row.status == "rejected" and row.document_id in stored for row in report.rows),
     }
     for name, value in expected.items():
@@ -159,7 +160,7 @@ def _check_report(
             problems.append(
                 f"{name} is {getattr(event.report, name)} in the step output, {value} in the results"
             )
-    if report.failed != 0 or report.documents != report.extracted + report.rejected:
+    if report.failed != 0 or report.documents != report.extracted + report.review + report.rejected:
         problems.append(f"{report.failed} document(s) failed")
     checks.record("report_matches", "; ".join(problems) or None)
 

@@ -14,6 +14,7 @@ from functions import references, storage
 from functions.definition import DefinitionBundle, canonical_json
 from functions.logic.build_report import build_report
 from functions.logic.process_document import process_document
+from functions.logic.verify_job import verify_job
 from functions.models import (
     BuildReportEvent,
     DocumentResult,
@@ -22,6 +23,7 @@ from functions.models import (
     MapRunInfo,
     PreparedJob,
     Report,
+    VerifyJobEvent,
 )
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
@@ -34,6 +36,8 @@ from tests.support import (
     prepare,
     process_all,
     put_object,
+    report,
+    ticket,
 )
 
 CLAIM_SCHEMA = {
@@ -271,3 +275,20 @@ def test_a_job_that_pins_no_definition_rejects_its_documents(job: PreparedJob) -
     outcome = process_document(document_event(job, items(job)[0]), FakeLambdaContext(), provider=provider())
     assert (outcome.status, outcome.error) == ("rejected", "DefinitionMissing")
     assert "pins no job definition" in str(result(outcome.document_id).reason)
+
+
+def test_a_job_with_documents_for_review_verifies(job: PreparedJob) -> None:
+    summary = report(job, process_all(job, provider()))
+    opened = ticket(job, summary)
+    verification = verify_job(
+        VerifyJobEvent.model_validate(
+            {
+                "job_id": job.job_id,
+                "report": summary.model_dump(),
+                "ticket": {"ticket_id": opened.ticket_id, "reference": opened.reference},
+            }
+        ),
+        context=FakeLambdaContext(),
+    )
+    assert summary.review == 1
+    assert verification.verified and set(verification.checks.values()) == {"ok"}
