@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from boto3.dynamodb.types import TypeSerializer
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from docagent.drills.synthetic import CustomerRecord
 from docagent.operator.context import (
     EXIT_BAD_REQUEST,
     EXIT_NOT_FOUND,
@@ -53,7 +52,7 @@ MAX_UNPROCESSED_ROUNDS = 8
 MAX_ERRORS_SHOWN = 20
 
 
-class CustomerRow(CustomerRecord):
+class CustomerRow(BaseModel):
     """A customers-table row as the deployer writes it: the id in the form the model extracts (an id in
     another form could never be found), a name, and nothing the table's reader would ignore."""
 
