@@ -26,7 +26,7 @@ NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 NAME_RULE = "lower-case letters, digits and '-', 1-63, starting with a letter or digit"
 # A field of a class's schema, dotted for nested objects (``vendor.name``); list items are not addressed.
 FIELD_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
-# A check's or rejection's error name, as DocumentResult.error carries it (``UnknownCustomer``).
+# A check's or rejection's error name, as DocumentResult.error carries it (``NotInReference``).
 ERROR_NAME_PATTERN = r"^[A-Z][A-Za-z0-9]{2,63}$"
 DEFINITION_FILE = "job.json"
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -37,7 +37,7 @@ MAX_NAME_LENGTH = 200
 NAME_PATTERN = re.compile(r"^(?:[A-Za-z0-9\-()\[\]]|\s(?!\s))+$")
 
 # A zip container (DOCX, XLSX) is refused unread when its central directory promises more than this, or a
-# member expands more than MAX_ZIP_RATIO times: a zip bomb. Real invoices are far below both.
+# member expands more than MAX_ZIP_RATIO times: a zip bomb. Real documents are far below both.
 MAX_ZIP_UNCOMPRESSED_BYTES = 50_000_000
 MAX_ZIP_RATIO = 200
 MAX_ZIP_MEMBERS = 2_000

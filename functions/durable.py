@@ -17,7 +17,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer,
@@ -33,7 +33,8 @@ from functions.settings import get_settings
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-StepName = Literal["prepare", "extract", "customer_lookup", "ticket"]
+# "prepare", "classify", "extract", "lookup-{check}" (one per lookup check of a class), "ticket", ...
+StepName = str
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 KEY_PREFIX = "docagent"

@@ -162,12 +162,9 @@ class DocumentMissing(DocumentRejected):
     """The document's object does not exist."""
 
 
-class UnknownCustomer(DocumentRejected):
-    """The extracted customer id is not in the customers table."""
-
-
 class ExtractionFailed(DocumentRejected):
-    """The model's output was not valid JSON or did not match the extraction schema.
+    """The model's output was not valid JSON or did not match the class's schema (or the classification's
+    reply shape).
 
     Carries the usage of the call that produced the bad output, so the journal records what it cost.
     """

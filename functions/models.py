@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+
+from functions.fields import row_values
 
 # A job id is also the execution's name and a command-line argument: it may not start with '-', or the
 # operator's commands would take it for an option.
 JOB_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,79}$"
 JOB_ID_RULE = "letters, digits, '-' and '_', 1-80, not starting with '-'"
 DOCUMENT_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$"
-CUSTOMER_ID_PATTERN = r"^[A-Z0-9][A-Z0-9-]{0,39}$"
 
 # Converse's per-document limits (looked up 2026-12-01: AWS docs, Bedrock API Reference "Message": "You can
 # include up to five documents. Each document's size must be no more than 4.5 MB" and "up to 20 images. Each
@@ -57,10 +49,10 @@ FaultPointName = Literal[
     "before_verify",
 ]
 
-CATEGORIES: tuple[str, ...] = ("hardware", "software", "services", "travel", "utilities", "other")
-Category = Literal["hardware", "software", "services", "travel", "utilities", "other"]
-
-DocumentStatus = Literal["extracted", "rejected"]
+# extracted: accepted (every check passed); review: a check with on_fail "review" failed, none with "reject".
+DocumentStatus = Literal["extracted", "review", "rejected"]
+# What a model call is for: the class of a document (classify), or its fields (extract).
+CallPurpose = Literal["extract", "classify"]
 # The Converse document formats (functions/documents.py); ModelCallOutcome: a finished call's outcome.
 DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"]
 ModelCallOutcome = Literal["ok", "ExtractionFailed", "DocumentUnreadable", "DocumentTooLong"]
@@ -261,101 +253,24 @@ class PrepareJobEvent(_Strict):
 # ------------------------------------------------------------------------------------------ extraction
 
 
-def _parse_amount(value: Any) -> Any:
-    """Normalise '1,234.56', '1.234,56', 1234.5 or Decimal to a Decimal with two places."""
-    if isinstance(value, bool):
-        raise ValueError("amount must be a number")
-    if isinstance(value, (int, float, Decimal)):
-        number = Decimal(str(value))
-    elif isinstance(value, str):
-        text = re.sub(r"[\s\u00a0']", "", value)
-        if "," in text and "." in text:
-            decimal_sep = "," if text.rfind(",") > text.rfind(".") else "."
-            thousands = "." if decimal_sep == "," else ","
-            text = text.replace(thousands, "").replace(decimal_sep, ".")
-        elif "," in text:
-            head, _, tail = text.rpartition(",")
-            text = text.replace(",", "") if len(tail) == 3 else f"{head.replace(',', '')}.{tail}"
-        if not re.fullmatch(r"-?\d+(\.\d+)?", text):
-            raise ValueError(f"amount {value!r} is not a decimal number")
-        number = Decimal(text)
-    else:
-        raise ValueError("amount must be a number or a numeric string")
-    try:
-        return number.quantize(Decimal("0.01"))
-    except InvalidOperation as error:
-        raise ValueError(f"amount {value!r} is out of range") from error
+class ModelReply(_Strict):
+    """What a ModelProvider returns for a finished call: the reply's text (functions/fields.py reads it)."""
 
-
-Amount = Annotated[Decimal, PlainSerializer(lambda value: f"{value:.2f}", return_type=str)]
-
-
-class ExtractedFacts(_Strict):
-    """The extraction schema: what the model must return (and what ground truth is compared against)."""
-
-    # x-comparator / x-weight: how `docagent eval` compares a field and weighs it (docs/evaluation.md)
-    customer_id: str = Field(pattern=CUSTOMER_ID_PATTERN, json_schema_extra={"x-weight": 2})
-    invoice_number: str = Field(min_length=1, max_length=64)
-    invoice_date: dt.date
-    amount: Amount = Field(
-        description='total amount due, normalised to "1234.56"',
-        json_schema_extra={"x-comparator": {"type": "number", "abs_tol": 0.005}, "x-weight": 2},
-    )
-    currency: str = Field(pattern=r"^[A-Z]{3}$")
-    category: Category
-    summary: str = Field(
-        min_length=1,
-        max_length=300,
-        json_schema_extra={"x-comparator": {"type": "fuzzy", "threshold": 0.8}, "x-weight": 0.5},
-    )
-
-    @field_validator("amount", mode="before")
-    @classmethod
-    def _normalise_amount(cls, value: Any) -> Any:
-        return _parse_amount(value)
-
-    @field_validator("customer_id", "currency", mode="before")
-    @classmethod
-    def _upper(cls, value: Any) -> Any:
-        return value.strip().upper() if isinstance(value, str) else value
-
-    @field_validator("category", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
-
-    @field_validator("invoice_number", "summary", mode="before")
-    @classmethod
-    def _strip(cls, value: Any) -> Any:
-        return value.strip() if isinstance(value, str) else value
-
-
-class CustomerRecord(BaseModel):
-    """An item of the customers table (partition key ``customer_id``); extra attributes are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    customer_id: str
-    name: str
-    country: str | None = None
-    tier: str | None = None
-
-
-class ModelResponse(_Strict):
-    """What a ModelProvider returns for one call."""
-
-    facts: ExtractedFacts
+    text: str
     model_id: str
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
 
 
 class ExtractionRecord(_Strict):
-    """Result of the durable ``extract`` step: a finished model call, successful or not."""
+    """Result of the durable ``classify`` and ``extract`` steps: a finished model call, successful or not.
+    ``fields``: the normalised, schema-valid fields (extract) or ``{"class": NAME or null}`` (classify)."""
 
     call_id: str
     ok: bool
-    facts: ExtractedFacts | None = None
+    purpose: CallPurpose = "extract"
+    class_name: str | None = None
+    fields: dict[str, JsonValue] | None = None
     error: str | None = None
     reason: str | None = None
     model_id: str
@@ -366,14 +281,16 @@ class ExtractionRecord(_Strict):
 class ModelCallRecord(_Strict):
     """jobs/{job}/model-calls/{document_id}/{call_id}.json: one per model call really made.
 
-    Written before the ``extract`` step completes, with the call's output, so it doubles as a write-ahead log:
-    if the process dies after the call but before the step's record is saved, the retry reuses this output
-    instead of calling the model again.
+    Written before the ``classify`` or ``extract`` step completes, with the call's output, so it doubles as a
+    write-ahead log: if the process dies after the call but before the step's record is saved, the retry
+    reuses this output (the newest record of the same purpose) instead of calling the model again.
     """
 
     call_id: str
     job_id: str
     document_id: str
+    purpose: CallPurpose = "extract"
+    class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
     provider: str
     model_id: str
     prompt_version: str
@@ -381,7 +298,7 @@ class ModelCallRecord(_Strict):
     input_tokens: int
     output_tokens: int
     outcome: ModelCallOutcome
-    facts: ExtractedFacts | None = None
+    fields: dict[str, JsonValue] | None = None
     reason: str | None = None
     retry_count: int
     started_at: str
@@ -392,7 +309,9 @@ class ModelCallRecord(_Strict):
         return ExtractionRecord(
             call_id=self.call_id,
             ok=self.outcome == "ok",
-            facts=self.facts,
+            purpose=self.purpose,
+            class_name=self.class_name,
+            fields=self.fields,
             error=None if self.outcome == "ok" else self.outcome,
             reason=self.reason,
             model_id=self.model_id,
@@ -437,12 +356,24 @@ class ModelBreaker(_Strict):
     open_until: str
 
 
-class CustomerLookup(_Strict):
-    """Result of the durable ``customer_lookup`` step."""
+class LookupRecord(_Strict):
+    """Result of a durable ``lookup-{check}`` step: the reference table's row for the key, if any."""
 
-    customer_id: str
+    table: str
+    key: str
     found: bool
-    customer: CustomerRecord | None = None
+    row: dict[str, JsonValue] | None = None
+
+
+class CheckOutcome(_Strict):
+    """One check of a document's class, as it went (DocumentResult.checks, in the definition's order)."""
+
+    name: str
+    type: Literal["rule", "lookup"]
+    passed: bool
+    on_fail: Literal["reject", "review"]
+    error: str | None = Field(None, description="the check's error name when it failed")
+    reason: str | None = None
 
 
 # ------------------------------------------------------------------------------------- process_document
@@ -486,18 +417,23 @@ class ProcessBatchEvent(_Strict):
 
 
 class DocumentResult(_Strict):
-    """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted or rejected."""
+    """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted, review or rejected."""
 
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     document_id: str = Field(pattern=DOCUMENT_ID_PATTERN)
     key: str
     index: int = Field(ge=0)
     status: DocumentStatus
-    facts: ExtractedFacts | None = None
-    customer: CustomerRecord | None = None
+    class_name: str | None = None
+    fields: dict[str, JsonValue] | None = None
+    attached: dict[str, dict[str, JsonValue]] = Field(
+        default_factory=dict, description="rows found by lookup checks, by the check's attach name"
+    )
+    checks: list[CheckOutcome] = Field(default_factory=list)
     error: str | None = None
     reason: str | None = None
     model_call_id: str | None = None
+    classify_call_id: str | None = None
     versions: JobVersions
     format: DocumentFormat | None = None
     processed_at: str
@@ -507,27 +443,24 @@ class DocumentResult(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> DocumentResult:
-        if self.status == "extracted" and (self.facts is None or self.customer is None or self.error):
-            raise ValueError("an extracted result needs facts and customer and no error")
+        if self.status != "rejected" and (self.fields is None or self.class_name is None or self.error):
+            raise ValueError(f"a {self.status} result needs a class and fields and no error")
         if self.status == "rejected" and not self.error:
             raise ValueError("a rejected result needs an error name")
         return self
 
-    def report_row(self) -> ReportRow:
-        """This document's row of report.json (carried in the child's output, see DocumentOutcome)."""
-        facts = self.facts
+    def report_row(self, columns: list[str]) -> ReportRow:
+        """This document's row of report.json (carried in the child's output, see DocumentOutcome): the
+        ``columns`` of its fields as text (functions/fields.py ``row_values``)."""
         return ReportRow(
             document_id=self.document_id,
             index=self.index,
             key=self.key,
             status=self.status,
+            class_name=self.class_name,
             error=self.error,
             reason=self.reason,
-            customer_id=facts.customer_id if facts else None,
-            invoice_number=facts.invoice_number if facts else None,
-            amount=f"{facts.amount:.2f}" if facts else None,
-            currency=facts.currency if facts else None,
-            category=facts.category if facts else None,
+            fields=row_values(self.fields, columns) if self.fields is not None else {},
             model_call_id=self.model_call_id,
         )
 
@@ -595,17 +528,17 @@ class ChildFailure(_Strict):
 
 
 class ReportRow(_Strict):
+    """A document's row: ``fields`` holds its class's columns (and the fields the definition's totals read),
+    each value as text (null: absent)."""
+
     document_id: str
     index: int
     key: str
-    status: Literal["extracted", "rejected", "failed"]
+    status: Literal["extracted", "review", "rejected", "failed"]
+    class_name: str | None = None
     error: str | None = None
     reason: str | None = None
-    customer_id: str | None = None
-    invoice_number: str | None = None
-    amount: str | None = None
-    currency: str | None = None
-    category: str | None = None
+    fields: dict[str, str | None] = Field(default_factory=dict)
     model_call_id: str | None = None
 
 
@@ -642,15 +575,20 @@ class Report(_Strict):
     versions: JobVersions
     documents: int
     extracted: int
+    review: int = 0
     rejected: int
     failed: int
     rejection_reasons: dict[str, int]
-    totals_by_currency: dict[str, str]
+    # The definition's totals by name, then by the value of its ``by`` field ("" without one): the sum of
+    # its ``sum`` field over the accepted (extracted) documents, as text.
+    totals: dict[str, dict[str, str]] = Field(default_factory=dict)
     rows: list[ReportRow]
     rejected_documents: list[ReportRow]
     failed_documents: list[ChildFailure]
     map_run: MapRunSummary
     approval: ReportApproval | None = None
+    # Written by RunActions (kit-actions replaces the item type with its action record model).
+    actions: list[dict[str, JsonValue]] | None = None
 
 
 class ReportSummary(_Strict):
@@ -659,6 +597,7 @@ class ReportSummary(_Strict):
     report_key: str
     documents: int = Field(ge=0)
     extracted: int = Field(ge=0)
+    review: int = Field(0, ge=0)
     rejected: int = Field(ge=0)
 
 

@@ -23,17 +23,17 @@ class Settings(BaseModel):
 
     bucket_name: str = Field(alias="BUCKET_NAME", min_length=3, max_length=63)
     idempotency_table_name: str = Field(alias="IDEMPOTENCY_TABLE_NAME", min_length=3)
-    customers_table_name: str = Field(alias="CUSTOMERS_TABLE_NAME", min_length=3)
-    model_provider: Literal["bedrock", "offline"] = Field(alias="MODEL_PROVIDER")
+    # The one DynamoDB table of every reference table (functions/references.py).
+    reference_table_name: str = Field(alias="REFERENCE_TABLE_NAME", min_length=3)
+    # The definition a request without ``definition`` runs ("" = none: such a request is refused).
+    default_definition: str = Field("", alias="DEFAULT_DEFINITION", pattern=r"^([a-z0-9][a-z0-9-]{0,62})?$")
+    model_provider: Literal["bedrock"] = Field(alias="MODEL_PROVIDER")
     model_id: str = Field(alias="MODEL_ID", min_length=1)
     model_max_tokens: int = Field(800, alias="MODEL_MAX_TOKENS", ge=1, le=64_000)
     model_temperature: float = Field(0.0, alias="MODEL_TEMPERATURE", ge=0.0, le=1.0)
     model_breaker_seconds: int = Field(300, alias="MODEL_BREAKER_SECONDS", ge=0)
     prompt_version: str = Field(alias="PROMPT_VERSION", pattern=r"^[a-z0-9-]+$")
     code_version: str = Field(alias="CODE_VERSION", min_length=1)
-    # The published job definition a request without ``definition`` runs ("" = none: such a request runs the
-    # prompt file of PROMPT_VERSION, as before definitions existed).
-    default_definition: str = Field("", alias="DEFAULT_DEFINITION", pattern=r"^([a-z0-9][a-z0-9-]{0,62})?$")
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, alias="MAX_DOCUMENT_BYTES", ge=1)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, alias="MAX_DOCUMENTS", ge=1)
     # A listing step ends its part of the items at this size (S3's minimum multipart part size, 5 MiB, so

@@ -1,22 +1,23 @@
 """In-memory fakes shared by the tests.
 
-A Lambda context with a real deadline, a model provider that counts its calls, a ticket client, and a
-stand-in for process death.
+A Lambda context with a real deadline, a model provider that answers from dicts and counts its calls, a
+ticket client, and a stand-in for process death.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.documents import DocumentInput
 from functions.errors import TicketApiUnavailable, TicketOutcomeUnknown
-from functions.model.base import parse_facts
-from functions.model.offline import OfflineProvider, local_document_text
-from functions.models import ModelResponse, TicketPayload, TicketRecord, utc_now
+from functions.model.instructions import asked
+from functions.models import ModelReply, TicketPayload, TicketRecord, utc_now
 
 
 class SimulatedCrash(BaseException):
@@ -45,36 +46,61 @@ class FakeLambdaContext(LambdaContext):
 
 
 class CountingProvider:
-    """A ModelProvider that really extracts (via the offline extractor) and counts every call.
+    """A ModelProvider answering from dicts and counting every call.
 
+    ``replies`` (extraction) and ``classes`` (classification: the class name, or None) are keyed by the
+    document's sha256 or its text; what a call asks is read from its user text (instructions.asked).
     ``crash_on_calls`` lists 1-based call numbers that die mid-call (SimulatedCrash) before returning;
-    ``reply`` replaces the model's reply text (to produce malformed output).
+    ``reply`` answers every extraction with this text (to produce malformed output).
     """
 
     system = "test.fake"
     operation = "chat"
 
     def __init__(
-        self, *, crash_on_calls: tuple[int, ...] = (), reply: str | None = None, model_id: str = "fake-model"
+        self,
+        replies: Mapping[str, str | Mapping[str, object]] | None = None,
+        *,
+        classes: Mapping[str, str | None] | None = None,
+        crash_on_calls: tuple[int, ...] = (),
+        reply: str | None = None,
+        model_id: str = "fake-model",
     ) -> None:
         self.calls: list[str] = []
+        self.asked: list[str] = []
+        self.systems: list[str] = []
+        self._replies = dict(replies or {})
+        self._classes = dict(classes or {})
         self._crash_on_calls = crash_on_calls
         self._reply = reply
         self._model_id = model_id
-        self._offline = OfflineProvider(model_id)
 
     @property
     def model_id(self) -> str:
         return self._model_id
 
-    def extract(self, document: DocumentInput, prompt: str) -> ModelResponse:
-        text = local_document_text(document)
-        self.calls.append(text)
+    def _answer(self, table: Mapping[str, object], document: DocumentInput, what: str) -> object:
+        for key in (hashlib.sha256(document.data).hexdigest(), document.data.decode("utf-8", "replace")):
+            if key in table:
+                return table[key]
+        raise LookupError(f"the fake provider has no {what} for this document: add it to the test's dict")
+
+    def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
+        request = asked(user)
+        assert request is not None, f"a user text no docagent function writes: {user!r}"
+        self.calls.append(document.data.decode("utf-8", "replace"))
+        self.asked.append(request.kind)
+        self.systems.append(system)
         if len(self.calls) in self._crash_on_calls:
             raise SimulatedCrash(f"process died during model call {len(self.calls)}")
-        reply = self._reply if self._reply is not None else self._offline.reply(text)
-        facts = parse_facts(reply, model_id=self._model_id, input_tokens=100, output_tokens=40)
-        return ModelResponse(facts=facts, model_id=self._model_id, input_tokens=100, output_tokens=40)
+        if request.kind == "classify":
+            text = json.dumps({"class": self._answer(self._classes, document, "class")})
+        elif self._reply is not None:
+            text = self._reply
+        else:
+            answer = self._answer(self._replies, document, "reply")
+            text = answer if isinstance(answer, str) else json.dumps(answer)
+        return ModelReply(text=text, model_id=self._model_id, input_tokens=100, output_tokens=40)
 
 
 class InMemoryTicketClient:

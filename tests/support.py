@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from docagent.drills.synthetic import SyntheticDocument, generate_documents
-from functions import aws
+from docagent.kit.loader import read_bundle
+from docagent.kit.registry import publish
+from functions import aws, storage
+from functions.definition import DefinitionBundle, canonical_json
 from functions.logic.build_report import build_report
 from functions.logic.create_ticket import create_ticket
 from functions.logic.list_documents import list_step, seal
@@ -18,6 +22,7 @@ from functions.models import (
     BuildReportEvent,
     CreateTicketEvent,
     DocumentOutcome,
+    JobManifest,
     JobOptions,
     ListingCursor,
     ListingEvent,
@@ -30,11 +35,43 @@ from functions.models import (
 )
 from functions.settings import get_settings
 from functions.storage import parse_items
-from tests.fakes import FakeLambdaContext
+from tests.fakes import CountingProvider, FakeLambdaContext
 
 BUCKET = "docagent-test-bucket"
 IDEMPOTENCY_TABLE = "docagent-idempotency"
 CUSTOMERS_TABLE = "docagent-customers"
+REFERENCE_TABLE = "docagent-references"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+# The extraction replies of the synthetic invoices seed_documents wrote (by text): their labels.
+SEEDED_REPLIES: dict[str, str] = {}
+
+
+def example_bundle(name: str = "invoices") -> DefinitionBundle:
+    return read_bundle(EXAMPLES / name)
+
+
+def publish_definition(bundle: DefinitionBundle) -> None:
+    """What `docagent definition publish` stores: the bundle under its content hash."""
+    put_object(
+        storage.definition_key(bundle.name, bundle.sha256),
+        canonical_json(bundle.model_dump(mode="json", by_alias=True)),
+    )
+
+
+def pin_definition(job: PreparedJob, bundle: DefinitionBundle | None = None) -> PreparedJob:
+    """The job pinned to ``bundle`` (default: the invoice example), published, unless it pins one already."""
+    if job.versions.definition is not None:
+        return job
+    bundle = bundle or example_bundle()
+    publish_definition(bundle)
+    versions = job.versions.model_copy(update={"definition": bundle.name, "definition_sha256": bundle.sha256})
+    manifest = storage.get_manifest(job.job_id)
+    assert manifest is not None
+    updated = JobManifest.model_validate({**manifest.model_dump(), "versions": versions})
+    put_object(storage.manifest_key(job.job_id), updated.model_dump_json())
+    return job.model_copy(update={"versions": versions})
+
+
 PREFIX = "incoming/batch-1/"
 
 
@@ -83,6 +120,7 @@ def seed_documents(n: int, *, seed: int = 11, prefix: str = PREFIX) -> list[Synt
     documents = generate_documents(n, seed)
     for document in documents:
         put_object(f"{prefix}{document.document_id}.txt", document.text)
+        SEEDED_REPLIES[document.text] = document.truth.model_dump_json()
     return documents
 
 
@@ -93,10 +131,17 @@ def prepare(
     documents: list[str] | None = None,
     options: dict[str, Any] | None = None,
     context: FakeLambdaContext | None = None,
-    definition: str | None = None,
+    definition: str | DefinitionBundle | None = None,
+    pin: bool = True,
 ) -> PreparedJob:
+    """A prepared job (PrepareJob, the listing, SealJob) of ``definition``: a published name, or a bundle
+    published here first; by default the deployment's (DEFAULT_DEFINITION). ``pin``: pinned to the invoice
+    example when PrepareJob pinned none."""
     request: dict[str, Any] = {"job_id": job_id}
-    if definition is not None:
+    if isinstance(definition, DefinitionBundle):
+        publish(s3(), BUCKET, definition)
+        request["definition"] = definition.name
+    elif definition is not None:
         request["definition"] = definition
     if documents is not None:
         request["documents"] = documents
@@ -105,7 +150,8 @@ def prepare(
     if options is not None:
         request["options"] = options
     started = prepare_job({"request": request, "execution_name": job_id}, context or FakeLambdaContext())
-    return list_and_seal(started.job_id, started.listing)
+    sealed = list_and_seal(started.job_id, started.listing)
+    return pin_definition(sealed) if pin else sealed
 
 
 def list_and_seal(job_id: str, cursor: ListingCursor | None = None) -> PreparedJob:
@@ -129,7 +175,13 @@ def document_event(
     )
 
 
+def seeded_provider() -> CountingProvider:
+    """A provider answering the seeded synthetic invoices with their labels."""
+    return CountingProvider(SEEDED_REPLIES)
+
+
 def process_all(job: PreparedJob, provider: ModelProvider | None = None) -> dict[str, DocumentOutcome]:
+    provider = provider or seeded_provider()
     return {
         entry.document_id: process_document(
             document_event(job, entry), FakeLambdaContext(), provider=provider

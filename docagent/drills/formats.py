@@ -24,8 +24,8 @@ from fpdf import FPDF
 from openpyxl.writer.excel import ExcelWriter
 from PIL import Image
 
-from docagent.drills.synthetic import SyntheticDocument
-from functions.models import DocumentFormat, ExtractedFacts
+from docagent.drills.synthetic import ExtractedFacts, SyntheticDocument
+from functions.models import DocumentFormat
 
 FIXED_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 # The default mix: share of the corpus per format.

@@ -12,13 +12,19 @@ from functions.logic.process_document import process_document
 from functions.models import DocumentOutcome, ProcessBatchEvent, ProcessDocumentEvent
 from functions.observability import MetricUnit, logger, metrics, tracer
 
+# The documents' outcomes as metrics, by status.
+_METRICS = {
+    "extracted": "DocumentsExtracted",
+    "review": "DocumentsForReview",
+    "rejected": "DocumentsRejected",
+}
+
 
 def _count(outcomes: list[DocumentOutcome]) -> None:
-    extracted = sum(outcome.status == "extracted" for outcome in outcomes)
-    if extracted:
-        metrics.add_metric(name="DocumentsExtracted", unit=MetricUnit.Count, value=extracted)
-    if len(outcomes) - extracted:
-        metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=len(outcomes) - extracted)
+    for status, name in _METRICS.items():
+        count = sum(outcome.status == status for outcome in outcomes)
+        if count:
+            metrics.add_metric(name=name, unit=MetricUnit.Count, value=count)
 
 
 @logger.inject_lambda_context(clear_state=True)

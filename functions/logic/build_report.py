@@ -12,20 +12,23 @@ import json
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from functions import storage
+from functions.definition import DefinitionBundle, Totals
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
+from functions.fields import row_columns
 from functions.models import (
     BuildReportEvent,
     ChildFailure,
     DocumentOutcome,
     DocumentResult,
     FaultPointName,
+    JobVersions,
     MapRunInfo,
     MapRunSummary,
     Report,
@@ -148,6 +151,34 @@ def _read_results(job_id: str, document_ids: list[str]) -> dict[str, DocumentRes
         return dict(zip(document_ids, found, strict=True))
 
 
+def pinned_definition(versions: JobVersions) -> DefinitionBundle | None:
+    if versions.definition is None or versions.definition_sha256 is None:
+        return None
+    return storage.get_definition(versions.definition, versions.definition_sha256)
+
+
+def totals_of(totals: list[Totals], rows: list[ReportRow]) -> dict[str, dict[str, str]]:
+    """Each of the definition's totals: the sum of its ``sum`` field over the accepted (extracted) rows, by
+    the value of its ``by`` field ("" without one). A row whose value is not a number adds nothing."""
+    sums: dict[str, dict[str, Decimal]] = {}
+    for total in totals:
+        groups = sums.setdefault(total.name, {})
+        for row in rows:
+            value = row.fields.get(total.sum)
+            group = "" if total.by is None else row.fields.get(total.by)
+            if row.status != "extracted" or value is None or group is None:
+                continue
+            try:
+                number = Decimal(value)
+            except InvalidOperation:
+                continue
+            if number.is_finite():
+                groups[group] = groups.get(group, Decimal(0)) + number
+    return {
+        name: {group: str(total) for group, total in sorted(groups.items())} for name, groups in sums.items()
+    }
+
+
 def build_report(event: BuildReportEvent, context: LambdaContext | None = None) -> ReportSummary:
     job_id = event.job_id
     logger.append_keys(job_id=job_id)
@@ -162,6 +193,7 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
 
     entries = storage.manifest_entries(manifest)
+    bundle = pinned_definition(manifest.versions)
     read = read_map_run(event.map_run)
     uncovered = [entry.document_id for entry in entries if entry.document_id not in read.rows]
     results = _read_results(job_id, uncovered)
@@ -171,14 +203,13 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
 
     rows: list[ReportRow] = []
     failed: list[ChildFailure] = []
-    totals: dict[str, Decimal] = {}
     for entry in entries:
         result = results.get(entry.document_id)
-        row = read.rows.get(entry.document_id) or (result.report_row() if result is not None else None)
+        row = read.rows.get(entry.document_id)
+        if row is None and result is not None:
+            row = result.report_row(row_columns(bundle, result.class_name) if bundle is not None else [])
         if row is not None:
             rows.append(row)
-            if row.status == "extracted" and row.currency is not None and row.amount is not None:
-                totals[row.currency] = totals.get(row.currency, Decimal(0)) + Decimal(row.amount)
             continue
         failure = read.failures.get(entry.document_id) or ChildFailure(
             document_id=entry.document_id,
@@ -204,10 +235,11 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         versions=manifest.versions,
         documents=len(entries),
         extracted=sum(row.status == "extracted" for row in rows),
+        review=sum(row.status == "review" for row in rows),
         rejected=len(rejected_rows),
         failed=len(failed),
         rejection_reasons=dict(sorted(Counter(str(row.error) for row in rejected_rows).items())),
-        totals_by_currency={currency: f"{amount:.2f}" for currency, amount in sorted(totals.items())},
+        totals=totals_of(bundle.definition.totals if bundle is not None else [], rows),
         rows=rows,
         rejected_documents=rejected_rows,
         failed_documents=failed,
@@ -221,10 +253,15 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         extra={
             "documents": report.documents,
             "extracted": report.extracted,
+            "review": report.review,
             "rejected": report.rejected,
             "failed": report.failed,
         },
     )
     return ReportSummary(
-        report_key=key, documents=report.documents, extracted=report.extracted, rejected=report.rejected
+        report_key=key,
+        documents=report.documents,
+        extracted=report.extracted,
+        review=report.review,
+        rejected=report.rejected,
     )

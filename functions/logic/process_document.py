@@ -1,5 +1,7 @@
-"""process_document: one document through validation, the model (durable), the customer lookup (durable), and
-into exactly one stored DocumentResult.
+"""process_document: one document of a job through its pinned definition (functions/definition.py): read and
+validated, classified when the definition has several classes (a durable model step), its fields extracted
+(a durable model step), its class's checks run (each lookup a durable step), and exactly one stored
+DocumentResult: extracted (accepted), review or rejected.
 
 A bad document is a *result* (rejected, with its reason), never a failure of the Map child: the function
 returns normally so other documents are unaffected. Only infrastructure problems (and crashes) fail the
@@ -11,63 +13,56 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
-import time
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
+from pydantic import BaseModel, JsonValue
 
-from functions import aws, durable, storage
+from functions import aws, durable, references, storage
+from functions.checks import decide, run_checks
+from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
 from functions.documents import DocumentInput, block_name, detect_format
 from functions.errors import (
     DocumentChanged,
     DocumentMissing,
     DocumentRejected,
     DocumentTooLarge,
-    DocumentTooLong,
-    DocumentUnreadable,
     ExtractionFailed,
     InvalidJobRequest,
-    ModelAccessDenied,
-    ModelCallRefused,
-    ModelError,
-    ModelNotAvailable,
-    ModelRequestInvalid,
-    UnknownCustomer,
 )
 from functions.faults import fault_point
-from functions.logic.list_documents import pinned_prompt
+from functions.fields import extracted_fields, row_columns
 from functions.model import ModelProvider, get_model_provider
-from functions.model.base import Prompt
-from functions.model.telemetry import genai_attributes, record_model_call
+from functions.model.calls import CallSpec, call_once
+from functions.model.instructions import classify_instruction, extract_instruction
+from functions.model.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
 from functions.models import (
     MAX_CONVERSE_DOCUMENT_BYTES,
-    CustomerLookup,
-    CustomerRecord,
     DocumentFormat,
     DocumentOutcome,
     DocumentResult,
     ExtractionRecord,
     JobManifest,
+    JobVersions,
+    LookupRecord,
     ManifestEntry,
-    ModelAttemptRecord,
-    ModelBreaker,
-    ModelCallOutcome,
-    ModelCallRecord,
     ProcessDocumentEvent,
     utc_now,
 )
 from functions.observability import logger
-from functions.settings import Settings, get_settings
+from functions.settings import get_settings
 from functions.spans import span
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from mypy_boto3_s3.type_defs import GetObjectOutputTypeDef
 
-_deserializer = TypeDeserializer()
+# The outcome of a document of a job that pins no definition (or a definition version that is not published).
+DEFINITION_MISSING_ERROR = "DefinitionMissing"
 
 
 @functools.lru_cache(maxsize=32)
@@ -83,13 +78,39 @@ def load_manifest(job_id: str) -> JobManifest:
     return _cached_manifest(get_settings().bucket_name, job_id)
 
 
-def outcome_of(result: DocumentResult) -> DocumentOutcome:
+@functools.lru_cache(maxsize=32)
+def _cached_definition(bucket: str, name: str, sha256: str) -> DefinitionBundle | None:
+    return storage.get_definition(name, sha256)
+
+
+def load_definition(versions: JobVersions) -> DefinitionBundle | None:
+    """The definition bundle the job pinned (a published version never changes, so a warm container reads it
+    once), or None: the job pins none, or that version is not published."""
+    if versions.definition is None or versions.definition_sha256 is None:
+        return None
+    bundle = _cached_definition(get_settings().bucket_name, versions.definition, versions.definition_sha256)
+    if bundle is None:
+        _cached_definition.cache_clear()  # not cached: it may be published yet
+    return bundle
+
+
+def definition_missing_reason(versions: JobVersions) -> str:
+    if versions.definition is None or versions.definition_sha256 is None:
+        return "the job pins no job definition (prepared before definitions existed?): start it again"
+    return (
+        f"definition {versions.definition} version {short_version(versions.definition_sha256)} is not "
+        "published in the job bucket (docagent definition publish)"
+    )
+
+
+def outcome_of(result: DocumentResult, bundle: DefinitionBundle | None) -> DocumentOutcome:
+    columns = row_columns(bundle, result.class_name) if bundle is not None else []
     return DocumentOutcome(
         document_id=result.document_id,
         status=result.status,
         result_key=storage.result_key(result.job_id, result.document_id),
         error=result.error,
-        row=result.report_row(),
+        row=result.report_row(columns),
     )
 
 
@@ -145,270 +166,43 @@ def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocu
     )
 
 
-# ------------------------------------------------------------------------------------------ model step
-
-_REFUSALS: dict[str, type[ModelCallRefused]] = {
-    cls.__name__: cls for cls in (ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid)
-}
-
-
-def _check_breaker(job_id: str, model_id: str) -> None:
-    """Fail at once, without a model call, while the job's model breaker is open (docs/design.md)."""
-    breaker = storage.get_model_breaker(job_id)
-    if breaker is None or breaker.model_id != model_id or breaker.open_until <= utc_now():
-        return
-    refusal = _REFUSALS.get(breaker.error, ModelCallRefused)
-    raise refusal(
-        f"not called: the job's model breaker is open until {breaker.open_until} (opened by document "
-        f"{breaker.document_id}): {breaker.message}"
+def classify_spec(bundle: DefinitionBundle, versions: JobVersions, document: DocumentInput) -> CallSpec:
+    """The classification of a document: its prompts, and its reply read as ``{"class": NAME or null}``."""
+    return CallSpec(
+        purpose="classify",
+        class_name=None,
+        system=classify_prompt(bundle),
+        user=classify_instruction(document.name),
+        prompt_version=versions.prompt_version,
+        read=lambda reply: {CLASS_KEY: classified(reply)},
     )
 
 
-def _open_breaker(event: ProcessDocumentEvent, model_id: str, refusal: ModelCallRefused) -> None:
-    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    until = now + dt.timedelta(seconds=get_settings().model_breaker_seconds)
-    storage.put_model_breaker(
-        ModelBreaker(
-            job_id=event.job_id,
-            model_id=model_id,
-            error=type(refusal).__name__,
-            message=str(refusal),
-            document_id=event.document.document_id,
-            opened_at=now.isoformat().replace("+00:00", "Z"),
-            open_until=until.isoformat().replace("+00:00", "Z"),
-        )
-    )
-    logger.error("model breaker opened", extra={"error": type(refusal).__name__, "model_id": model_id})
-
-
-def _journal_attempt(
-    event: ProcessDocumentEvent,
-    provider: ModelProvider,
-    error: ModelError,
-    *,
-    call_id: str,
-    started_at: str,
-    duration_ms: int,
-) -> None:
-    """A call that did not finish is journalled too (model-attempts/): the journal holds every attempt."""
-    storage.put_model_attempt(
-        ModelAttemptRecord(
-            call_id=call_id,
-            job_id=event.job_id,
-            document_id=event.document.document_id,
-            provider=provider.system,
-            model_id=provider.model_id,
-            error=type(error).__name__,
-            message=str(error),
-            retryable=not isinstance(error, ModelCallRefused),
-            retry_count=event.retry_count,
-            redrive_count=event.redrive_count,
-            started_at=started_at,
-            finished_at=utc_now(),
-            duration_ms=duration_ms,
-        )
+def extract_spec(
+    bundle: DefinitionBundle, class_name: str, versions: JobVersions, document: DocumentInput
+) -> CallSpec:
+    """The extraction of a document of ``class_name``: its prompts, its reply read as the class's fields."""
+    class_bundle = bundle.class_bundle(class_name)
+    return CallSpec(
+        purpose="extract",
+        class_name=class_name,
+        system=extract_prompt(class_name, class_bundle),
+        user=extract_instruction(class_name, document.name),
+        prompt_version=versions.prompt_version,
+        read=lambda reply: extracted_fields(reply, class_bundle),
     )
 
 
-def finished_call(
-    provider: ModelProvider, document: DocumentInput, prompt: Prompt, call_id: str
-) -> ExtractionRecord:
-    """One model call that finished: its facts, the extraction's failure, or the model's refusal of the
-    document itself (Bedrock's ValidationException about it: this document's rejection, not the job's
-    failure). A call that did not finish (a ModelError) propagates."""
-    try:
-        response = provider.extract(document, prompt.text)
-    except ExtractionFailed as failure:
-        return ExtractionRecord(
-            call_id=call_id,
-            ok=False,
-            error=failure.error_name,
-            reason=failure.reason,
-            model_id=failure.model_id or provider.model_id,
-            input_tokens=failure.input_tokens,
-            output_tokens=failure.output_tokens,
-        )
-    except (DocumentUnreadable, DocumentTooLong) as refused:
-        return ExtractionRecord(
-            call_id=call_id,
-            ok=False,
-            error=refused.error_name,
-            reason=refused.reason,
-            model_id=provider.model_id,
-        )
-    return ExtractionRecord(
-        call_id=call_id,
-        ok=True,
-        facts=response.facts,
-        model_id=response.model_id,
-        input_tokens=response.input_tokens,
-        output_tokens=response.output_tokens,
-    )
-
-
-def call_outcome(record: ExtractionRecord) -> ModelCallOutcome:
-    """How a finished call is journalled: ok, or why it gave no facts."""
-    if record.ok:
-        return "ok"
-    if record.error == DocumentTooLong.__name__:
-        return "DocumentTooLong"
-    return "DocumentUnreadable" if record.error == DocumentUnreadable.__name__ else "ExtractionFailed"
-
-
-def journal_call(
-    event: ProcessDocumentEvent,
-    provider: ModelProvider,
-    prompt: Prompt,
-    record: ExtractionRecord,
-    outcome: ModelCallOutcome,
-    *,
-    started_at: str,
-    duration_ms: int,
-) -> None:
-    """A finished model call into the journal (model-calls/), with its output."""
-    storage.put_model_call(
-        ModelCallRecord(
-            call_id=record.call_id,
-            job_id=event.job_id,
-            document_id=event.document.document_id,
-            provider=provider.system,
-            model_id=record.model_id,
-            prompt_version=prompt.version,
-            prompt_sha256=prompt.sha256,
-            input_tokens=record.input_tokens,
-            output_tokens=record.output_tokens,
-            outcome=outcome,
-            facts=record.facts,
-            reason=record.reason,
-            retry_count=event.retry_count,
-            started_at=started_at,
-            finished_at=utc_now(),
-            duration_ms=duration_ms,
-        )
-    )
-
-
-def _extract_once(
-    event: ProcessDocumentEvent,
-    manifest: JobManifest,
-    document: DocumentInput,
-    provider: ModelProvider,
-    context: LambdaContext,
-) -> ExtractionRecord:
-    """The body of the durable ``extract`` step: one real model call, journalled before the step completes.
-
-    If the journal already holds a finished call for this document (the process died after the call but before
-    the step's record was saved), its output is reused: a finished model call is never made again.
-    """
-    entry = event.document
-    journal = storage.list_model_calls(event.job_id, entry.document_id)
-    if journal:
-        logger.info("reusing the journalled model call", extra={"model_call_id": journal[-1].call_id})
-        with span("model call", job_id=event.job_id, step="model_call") as replayed:
-            replayed.outcome = "replayed"
-            replayed.set_attributes(model_call_id=journal[-1].call_id, replayed=True)
-        return journal[-1].to_extraction()
-    versions = manifest.versions
-    _check_breaker(event.job_id, provider.model_id)
-    prompt = pinned_prompt(versions, get_settings())
-    if versions.definition is None and prompt.sha256 != versions.prompt_sha256:
-        logger.warning(
-            "prompt file changed since the job was prepared",
-            extra={"pinned_sha256": versions.prompt_sha256, "current_sha256": prompt.sha256},
-        )
-    fault_point(
-        "before_model_call",
-        event.options,
-        event.retry_count,
-        redrive_count=event.redrive_count,
-        document_index=entry.index,
-        context=context,
-    )
-
-    now = time.time()
-    stamp = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}{int(now * 1000) % 1000:03d}Z"
-    call_id = f"{stamp}-{uuid.uuid4().hex[:8]}"
-    started_at, started = utc_now(), time.monotonic()
-    with span("model call", job_id=event.job_id, step="model_call") as call_span:
-        try:
-            record = finished_call(provider, document, prompt, call_id)
-        except ModelError as error:
-            duration_ms = int((time.monotonic() - started) * 1000)
-            if error.call_made:
-                _journal_attempt(
-                    event, provider, error, call_id=call_id, started_at=started_at, duration_ms=duration_ms
-                )
-            logger.warning(
-                "model call did not finish",
-                extra={"model_call_id": call_id, "outcome": type(error).__name__, "duration_ms": duration_ms},
-            )
-            if isinstance(error, ModelCallRefused):
-                _open_breaker(event, provider.model_id, error)
-            raise  # the span ends as ERROR with the error's name
-        duration_ms = int((time.monotonic() - started) * 1000)
-
-        attributes = genai_attributes(
-            system=provider.system,
-            operation=provider.operation,
-            model_id=record.model_id,
-            input_tokens=record.input_tokens,
-            output_tokens=record.output_tokens,
-        )
-        outcome = call_outcome(record)
-        call_span.outcome = outcome
-        call_span.set_attributes(
-            **attributes,
-            model_call_id=call_id,
-            **{
-                "gen_ai.provider.name": provider.system,
-                "gen_ai.response.finish_reasons": [finish_reason(record)],
-            },
-        )
-    record_model_call(attributes, outcome=outcome, duration_ms=duration_ms, call_id=call_id)
-    journal_call(event, provider, prompt, record, outcome, started_at=started_at, duration_ms=duration_ms)
-    fault_point(
-        "after_model_call",
-        event.options,
-        event.retry_count,
-        redrive_count=event.redrive_count,
-        document_index=entry.index,
-        context=context,
-    )
-    return record
-
-
-def finish_reason(record: ExtractionRecord) -> str:
-    """The OpenTelemetry ``gen_ai.response.finish_reasons`` entry: ``length`` for a reply cut off at the token
-    limit, ``stop`` for a reply that ended on its own (valid or not: a bad reply is still a finished one)."""
-    return "length" if record.reason and "cut off" in record.reason else "stop"
-
-
-# --------------------------------------------------------------------------------- customer lookup step
-
-
-def lookup_customer(customer_id: str, settings: Settings) -> CustomerLookup:
-    response = aws.dynamodb_client().get_item(
-        TableName=settings.customers_table_name, Key={"customer_id": {"S": customer_id}}
-    )
-    item = response.get("Item")
-    if item is None:
-        return CustomerLookup(customer_id=customer_id, found=False)
-    data = {name: _deserializer.deserialize(value) for name, value in item.items()}
-    return CustomerLookup(customer_id=customer_id, found=True, customer=CustomerRecord.model_validate(data))
+def unknown_class_reason(bundle: DefinitionBundle, named: JsonValue) -> str:
+    known = ", ".join(sorted(bundle.classes))
+    answer = "none of them" if named is None else f"{named!r}, not one of them"
+    return f"the document is of no known class: the classes are {known}; the model answered {answer}"
 
 
 # ------------------------------------------------------------------------------------------- the flow
 
 
-def _store(result: DocumentResult, event: ProcessDocumentEvent, context: LambdaContext) -> DocumentOutcome:
-    with span("store", job_id=event.job_id, step="store") as stored:
-        stored.set_attributes(status=result.status, error=result.error)
-        return _store_result(result, event, context)
-
-
-def _store_result(
-    result: DocumentResult, event: ProcessDocumentEvent, context: LambdaContext
-) -> DocumentOutcome:
+def _store_result(result: DocumentResult, event: ProcessDocumentEvent, context: LambdaContext) -> None:
     index = event.document.index
     fault_point(
         "before_store_result",
@@ -428,7 +222,6 @@ def _store_result(
         context=context,
     )
     logger.info("document result stored", extra={"status": result.status, "error": result.error})
-    return outcome_of(result)
 
 
 def process_document(
@@ -453,103 +246,153 @@ def process_document(
 def _process(
     event: ProcessDocumentEvent, context: LambdaContext, provider: ModelProvider | None
 ) -> DocumentOutcome:
-    settings = get_settings()
     entry = event.document
     existing = storage.get_result(event.job_id, entry.document_id)
+    manifest = load_manifest(event.job_id)
+    bundle = load_definition(manifest.versions)
     if existing is not None:
         logger.info("result already stored; returning it", extra={"status": existing.status})
         with span("store", job_id=event.job_id, step="store") as replayed:
             replayed.outcome = "replayed"
             replayed.set_attributes(status=existing.status, replayed=True)
-        return outcome_of(existing)
+        return outcome_of(existing, bundle)
+    return _Run(event, context, manifest, bundle).process(provider)
 
-    manifest = load_manifest(event.job_id)
-    versions = manifest.versions
 
-    digest: str | None = None
-    detected: DocumentFormat | None = None
+class _Run:
+    """One document's way through its definition; ``ran``: the durable steps whose body ran in this
+    invocation (the others' records were reused)."""
 
-    def result(**fields: object) -> DocumentResult:
+    def __init__(
+        self,
+        event: ProcessDocumentEvent,
+        context: LambdaContext,
+        manifest: JobManifest,
+        bundle: DefinitionBundle | None,
+    ) -> None:
+        self.event, self.context, self.manifest, self.bundle = event, context, manifest, bundle
+        self.ids = {"job_id": event.job_id, "document_id": event.document.document_id}
+        self.ran: set[str] = set()
+        self.digest: str | None = None
+        self.detected: DocumentFormat | None = None
+
+    def result(self, **fields: object) -> DocumentResult:
+        entry = self.event.document
         return DocumentResult.model_validate(
             {
-                "job_id": event.job_id,
+                "job_id": self.event.job_id,
                 "document_id": entry.document_id,
                 "key": entry.key,
                 "index": entry.index,
-                "versions": versions,
-                "format": detected,
+                "versions": self.manifest.versions,
+                "format": self.detected,
                 "processed_at": utc_now(),
-                "sha256": digest,
+                "sha256": self.digest,
                 **fields,
             }
         )
 
-    try:
-        pinned = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
-    except DocumentRejected as rejection:
-        return _store(
-            result(status="rejected", error=rejection.error_name, reason=rejection.reason), event, context
+    def store(self, **fields: object) -> DocumentOutcome:
+        result = self.result(**fields)
+        with span("store", job_id=self.event.job_id, step="store") as stored:
+            stored.set_attributes(status=result.status, error=result.error)
+            _store_result(result, self.event, self.context)
+        return outcome_of(result, self.bundle)
+
+    def step(self, name: str, fn: Callable[[], ResultT], result_model: type[ResultT]) -> ResultT:
+        def body() -> ResultT:
+            self.ran.add(name)
+            return fn()
+
+        return durable.run_step(name, ids=self.ids, fn=body, result_model=result_model, context=self.context)
+
+    def model_step(self, spec: CallSpec, document: DocumentInput, model: ModelProvider) -> ExtractionRecord:
+        with span(spec.purpose, job_id=self.event.job_id, step=spec.purpose) as step_span:
+            record = self.step(
+                spec.purpose,
+                lambda: call_once(self.event, spec, document, model, self.context),
+                ExtractionRecord,
+            )
+            step_span.outcome = "ok" if record.ok else record.error or ExtractionFailed.__name__
+            step_span.set_attributes(durable_record_reused=spec.purpose not in self.ran)
+        return record
+
+    def process(self, provider: ModelProvider | None) -> DocumentOutcome:
+        settings, entry, versions = get_settings(), self.event.document, self.manifest.versions
+        if self.bundle is None:
+            return self.store(
+                status="rejected", error=DEFINITION_MISSING_ERROR, reason=definition_missing_reason(versions)
+            )
+        try:
+            pinned = read_document(self.manifest.job.source_bucket, entry, settings.max_document_bytes)
+        except DocumentRejected as rejection:
+            return self.store(status="rejected", error=rejection.error_name, reason=rejection.reason)
+        document, self.digest, self.detected = pinned.document, pinned.sha256, pinned.document.format
+        model = provider or get_model_provider(
+            settings, versions.model_id, time_left=lambda: self.context.get_remaining_time_in_millis() / 1000
+        )
+        class_name, classify_call_id = next(iter(self.bundle.classes)), None
+        if len(self.bundle.classes) > 1:
+            classification = self.model_step(classify_spec(self.bundle, versions, document), document, model)
+            classify_call_id = classification.call_id
+            if not classification.ok or classification.fields is None:
+                return self.store(
+                    status="rejected",
+                    error=classification.error or ExtractionFailed.__name__,
+                    reason=classification.reason,
+                    classify_call_id=classify_call_id,
+                )
+            named = classification.fields.get(CLASS_KEY)
+            if not isinstance(named, str) or named not in self.bundle.classes:
+                return self.store(
+                    status="rejected",
+                    error=UNKNOWN_CLASS_ERROR,
+                    reason=unknown_class_reason(self.bundle, named),
+                    classify_call_id=classify_call_id,
+                )
+            class_name = named
+        extraction = self.model_step(
+            extract_spec(self.bundle, class_name, versions, document), document, model
+        )
+        ids = {
+            "class_name": class_name,
+            "model_call_id": extraction.call_id,
+            "classify_call_id": classify_call_id,
+        }
+        if not extraction.ok or extraction.fields is None:
+            error = extraction.error or ExtractionFailed.__name__
+            return self.store(status="rejected", error=error, reason=extraction.reason, **ids)
+        checks, attached = run_checks(
+            self.bundle.class_bundle(class_name).spec.checks,
+            extraction.fields,
+            dt.datetime.now(dt.UTC).date(),
+            self.lookup,
+        )
+        decision = decide(checks)
+        return self.store(
+            status=decision.status,
+            error=decision.error,
+            reason=decision.reason,
+            fields=extraction.fields,
+            attached=attached,
+            checks=checks,
+            **ids,
         )
 
-    read, digest, detected = pinned.document, pinned.sha256, pinned.document.format
-    ids = {"job_id": event.job_id, "document_id": entry.document_id}
-    model = provider or get_model_provider(
-        settings, versions.model_id, time_left=lambda: context.get_remaining_time_in_millis() / 1000
-    )
-    ran: set[str] = set()  # the durable steps whose body ran in this invocation (else: their record reused)
+    def lookup(self, check: LookupCheck, key: str) -> LookupRecord:
+        name = f"lookup-{check.name}"
 
-    def extract() -> ExtractionRecord:
-        ran.add("extract")
-        return _extract_once(event, manifest, read, model, context)
+        def look() -> LookupRecord:
+            row = references.lookup(check.table, key)
+            return LookupRecord(table=check.table, key=key, found=row is not None, row=row)
 
-    with span("extract", job_id=event.job_id, step="extract") as extract_span:
-        extraction = durable.run_step(
-            "extract", ids=ids, fn=extract, result_model=ExtractionRecord, context=context
-        )
-        extract_span.outcome = "ok" if extraction.ok else extraction.error or "ExtractionFailed"
-        extract_span.set_attributes(durable_record_reused="extract" not in ran)
-    if not extraction.ok or extraction.facts is None:
-        return _store(
-            result(
-                status="rejected",
-                error=extraction.error or ExtractionFailed.__name__,
-                reason=extraction.reason,
-                model_call_id=extraction.call_id,
-            ),
-            event,
-            context,
-        )
-
-    facts = extraction.facts
-
-    def lookup_step() -> CustomerLookup:
-        ran.add("customer_lookup")
-        return lookup_customer(facts.customer_id, settings)
-
-    with span("customer_lookup", job_id=event.job_id, step="customer_lookup") as lookup_span:
-        lookup = durable.run_step(
-            "customer_lookup", ids=ids, fn=lookup_step, result_model=CustomerLookup, context=context
-        )
-        lookup_span.outcome = "found" if lookup.found else "UnknownCustomer"
-        lookup_span.set_attributes(durable_record_reused="customer_lookup" not in ran)
-    if not lookup.found or lookup.customer is None:
-        return _store(
-            result(
-                status="rejected",
-                facts=facts,
-                error=UnknownCustomer.__name__,
-                reason=f"customer {facts.customer_id} is not in the customers table",
-                model_call_id=extraction.call_id,
-            ),
-            event,
-            context,
-        )
-    return _store(
-        result(status="extracted", facts=facts, customer=lookup.customer, model_call_id=extraction.call_id),
-        event,
-        context,
-    )
+        with span(name, job_id=self.event.job_id, step=name) as lookup_span:
+            record = self.step(name, look, LookupRecord)
+            lookup_span.outcome = "found" if record.found else check.error
+            lookup_span.set_attributes(durable_record_reused=name not in self.ran)
+        return record
 
 
 def clear_caches() -> None:
     _cached_manifest.cache_clear()
+    _cached_definition.cache_clear()

@@ -104,7 +104,7 @@ def _check_sample(job_id: str, raw: dict[str, Any], rows: dict[str, ReportRow], 
             invalid.append(document_id)
             continue
         row = rows.get(document_id)
-        if row is not None and row.status != "failed" and row != result.report_row():
+        if row is not None and row.status != "failed" and row != result.report_row(list(row.fields)):
             differing.append(document_id)
     problems = [f"invalid results: {_some(invalid)}" if invalid else ""]
     problems.append(f"results that differ from their report row: {_some(differing)}" if differing else "")
@@ -150,6 +150,7 @@ def _check_report(
     expected = {
         "documents": len(manifest_ids),
         "extracted": sum(row.status == "extracted" and row.document_id in stored for row in report.rows),
+        "review": sum(row.status == "review" and row.document_id in stored for row in report.rows),
         "rejected": sum(row.status == "rejected" and row.document_id in stored for row in report.rows),
     }
     for name, value in expected.items():
@@ -159,7 +160,7 @@ def _check_report(
             problems.append(
                 f"{name} is {getattr(event.report, name)} in the step output, {value} in the results"
             )
-    if report.failed != 0 or report.documents != report.extracted + report.rejected:
+    if report.failed != 0 or report.documents != report.extracted + report.review + report.rejected:
         problems.append(f"{report.failed} document(s) failed")
     checks.record("report_matches", "; ".join(problems) or None)
 

@@ -1,20 +1,17 @@
-"""The model seam: a provider protocol, the pinned prompt, and parsing of the model's JSON reply."""
+"""The model seam: a provider protocol (one call: a document, a system prompt, a user text; the reply's text
+back), and the deployment's prompt versions (PROMPT_VERSION, pinned in JobVersions)."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pydantic import ValidationError
-
 from functions.documents import DocumentInput
-from functions.errors import ExtractionFailed
-from functions.models import ExtractedFacts, ModelResponse, prompt_file_name
+from functions.models import ModelReply, prompt_file_name
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 _PROMPT_VERSION = re.compile(r"^[a-z0-9-]+$")
@@ -41,7 +38,8 @@ def load_prompt(version: str) -> Prompt:
 
 
 class ModelProvider(Protocol):
-    """Extracts ExtractedFacts from a document (its bytes, format and neutral name) with one model call."""
+    """Answers one document with one model call: the reply's text and its token usage. What the reply means
+    (a class, a class's fields) is read by the caller (functions/fields.py)."""
 
     @property
     def system(self) -> str:
@@ -56,59 +54,15 @@ class ModelProvider(Protocol):
     @property
     def model_id(self) -> str: ...
 
-    def extract(self, document: DocumentInput, prompt: str) -> ModelResponse:
-        """One model call. Raises ExtractionFailed when the reply is not valid JSON for the schema, and
-        DocumentUnreadable when the model refuses the document itself (corrupt, encrypted, no pages)."""
+    def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
+        """One model call with ``system`` as the system prompt and ``user`` as the text beside the document.
+        Raises ExtractionFailed when the reply was cut off, DocumentUnreadable/DocumentTooLong when the model
+        refuses the document itself, and a ModelError when the call did not finish."""
         ...
 
 
-def user_instruction(document: DocumentInput) -> str:
-    """The text block beside the document block (Converse requires one): it names the block, nothing else."""
-    return (
-        f"Extract the invoice facts from the attached document {document.name}. "
-        "Reply with the JSON object only."
-    )
-
-
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-# A valid reply (ExtractedFacts as JSON) is well under 1,000 characters. Anything this long is not an
-# extraction (a runaway reply, or a document that talked the model into writing something else).
-MAX_REPLY_CHARS = 10_000
-
-
-def parse_facts(reply: str, *, model_id: str, input_tokens: int, output_tokens: int) -> ExtractedFacts:
-    """Parse and validate the model's reply; ExtractionFailed says precisely what was wrong."""
-
-    def failed(message: str) -> ExtractionFailed:
-        return ExtractionFailed(
-            message, model_id=model_id, input_tokens=input_tokens, output_tokens=output_tokens
-        )
-
-    if len(reply) > MAX_REPLY_CHARS:
-        raise failed(
-            f"model reply is too large: {len(reply)} characters, over the limit of {MAX_REPLY_CHARS}"
-        )
-    text = reply.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    if not text:
-        raise failed("model reply is empty")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        where = f"line {error.lineno} column {error.colno}"
-        raise failed(f"model reply is not valid JSON ({error.msg} at {where})") from None
-    if not isinstance(data, dict):
-        raise failed(f"model reply is JSON {type(data).__name__}, not an object")
-    try:
-        return ExtractedFacts.model_validate(data)
-    except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in issue['loc']) or 'reply'}: {issue['msg']}"
-            for issue in error.errors()
-        )
-        raise failed(f"model reply does not match the extraction schema: {problems}") from None
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def estimate_tokens(text: str) -> int:

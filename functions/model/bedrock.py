@@ -27,8 +27,7 @@ from functions.errors import (
     ModelThrottled,
     ModelUnavailable,
 )
-from functions.model.base import parse_facts, user_instruction
-from functions.models import ModelResponse
+from functions.models import ModelReply
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
@@ -139,7 +138,8 @@ def document_refusal(
 
 
 class BedrockConverseProvider:
-    """Asks for JSON only (the system prompt), then parses and validates the reply against ExtractedFacts.
+    """One Converse call per document: the system prompt, the document block and the user text; the reply's
+    text back (the caller parses it against the class's schema).
 
     ``time_left`` (seconds remaining in the invocation) sets each call's read timeout; a call that fails
     raises a ``ModelError`` subclass, a finished call with a bad reply raises ``ExtractionFailed``.
@@ -180,18 +180,13 @@ class BedrockConverseProvider:
             raise error
         return max(0.1, min(MAX_READ_TIMEOUT_SECONDS, round(remaining * READ_TIMEOUT_SHARE, 1)))
 
-    def extract(self, document: DocumentInput, prompt: str) -> ModelResponse:
+    def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
         client = self._client or aws.bedrock_runtime_client(self.read_timeout())
         try:
             response = client.converse(
                 modelId=self._model_id,
-                system=[{"text": prompt}],
-                messages=[
-                    {
-                        "role": "user",
-                        "content": [document.converse_block(), {"text": user_instruction(document)}],
-                    }
-                ],
+                system=[{"text": system}],
+                messages=[{"role": "user", "content": [document.converse_block(), {"text": user}]}],
                 inferenceConfig={"maxTokens": self._max_tokens, "temperature": self._temperature},
             )
         except ClientError as error:
@@ -219,9 +214,6 @@ class BedrockConverseProvider:
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
             )
-        facts = parse_facts(
-            reply, model_id=self._model_id, input_tokens=input_tokens, output_tokens=output_tokens
-        )
-        return ModelResponse(
-            facts=facts, model_id=self._model_id, input_tokens=input_tokens, output_tokens=output_tokens
+        return ModelReply(
+            text=reply, model_id=self._model_id, input_tokens=input_tokens, output_tokens=output_tokens
         )

@@ -18,12 +18,21 @@ os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "docagent")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "DocAgent")
 
 from docagent.drills.synthetic import generate_customers
+from docagent.kit.loader import read_bundle
+from docagent.kit.registry import publish
 from functions import aws, durable
 from functions.logic import process_document
 from functions.model.base import load_prompt
 from functions.observability import metrics
 from functions.settings import get_settings
-from tests.support import BUCKET, CUSTOMERS_TABLE, IDEMPOTENCY_TABLE
+from tests.support import (
+    BUCKET,
+    CUSTOMERS_TABLE,
+    EXAMPLES,
+    IDEMPOTENCY_TABLE,
+    REFERENCE_TABLE,
+    seeded_provider,
+)
 
 TEST_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -34,8 +43,10 @@ TEST_ENV = {
     "BUCKET_NAME": BUCKET,
     "IDEMPOTENCY_TABLE_NAME": IDEMPOTENCY_TABLE,
     "CUSTOMERS_TABLE_NAME": CUSTOMERS_TABLE,
-    "MODEL_PROVIDER": "offline",
-    "MODEL_ID": "offline-regex-v1",
+    "REFERENCE_TABLE_NAME": REFERENCE_TABLE,
+    "DEFAULT_DEFINITION": "invoices",
+    "MODEL_PROVIDER": "bedrock",
+    "MODEL_ID": "fake-model",
     "PROMPT_VERSION": "extract-v2",
     "CODE_VERSION": "test-0000000",
     "MAX_DOCUMENT_BYTES": "4000",
@@ -81,10 +92,18 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     clear_all_caches()
 
 
+@pytest.fixture(autouse=True)
+def _seeded_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Handlers called without a provider never reach Bedrock: process_document's default provider answers
+    the seeded synthetic invoices with their labels (tests/support.py seeded_provider)."""
+    monkeypatch.setattr(process_document, "get_model_provider", lambda *_, **__: seeded_provider())
+
+
 @pytest.fixture
 def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
-    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), customers table
-    (customer_id) holding the 50 synthetic customers CUST-00001..CUST-00050."""
+    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), the reference
+    table (table, key) holding the 50 synthetic customers CUST-00001..CUST-00050 as its table "customers"
+    (and the customers table of before the kit, for the readers not moved yet)."""
     # Keep boto3's default session across tests: its loader caches the service models, which would otherwise
     # be parsed again for every test (most of the suite's time). Backends are still reset per test.
     core = {**default_user_config.get("core", {}), "reset_boto3_session": False}
@@ -113,7 +132,30 @@ def create_stack_resources() -> None:
         AttributeDefinitions=[{"AttributeName": "customer_id", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
+    dynamodb.create_table(
+        TableName=REFERENCE_TABLE,
+        KeySchema=[
+            {"AttributeName": "table", "KeyType": "HASH"},
+            {"AttributeName": "key", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "table", "AttributeType": "S"},
+            {"AttributeName": "key", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
     table = boto3.resource("dynamodb").Table(CUSTOMERS_TABLE)
-    with table.batch_writer() as batch:
+    references = boto3.resource("dynamodb").Table(REFERENCE_TABLE)
+    with table.batch_writer() as batch, references.batch_writer() as rows:
         for customer in generate_customers(50):
             batch.put_item(Item=customer.model_dump(exclude_none=True))
+            rows.put_item(
+                Item={
+                    "table": "customers",
+                    "key": customer.customer_id,
+                    **customer.model_dump(exclude_none=True),
+                }
+            )
+    # The deployment's default definition (DEFAULT_DEFINITION), published as `docagent definition publish`
+    # does: PrepareJob pins its current version.
+    publish(boto3.client("s3"), BUCKET, read_bundle(EXAMPLES / "invoices"))

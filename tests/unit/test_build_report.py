@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import boto3
 
@@ -30,6 +31,7 @@ def mixed_job() -> PreparedJob:
 
 
 def test_report_covers_extracted_and_rejected_documents(cloud, load_event):
+    documents = seed_documents(3)
     job = mixed_job()
     process_all(job)
     event = {"job_id": job.job_id, "map_run": {}}
@@ -40,6 +42,7 @@ def test_report_covers_extracted_and_rejected_documents(cloud, load_event):
         "report_key": "jobs/job-unit-1/report.json",
         "documents": 5,
         "extracted": 3,
+        "review": 0,
         "rejected": 2,
     }
     report = Report.model_validate(get_json(output["report_key"]))
@@ -51,7 +54,15 @@ def test_report_covers_extracted_and_rejected_documents(cloud, load_event):
     ]  # fmt: skip
     assert all(row.reason for row in report.rejected_documents)
     assert report.versions == job.versions
-    assert sum(float(total) for total in report.totals_by_currency.values()) > 0
+    expected: dict[str, Decimal] = {}
+    for document in documents:
+        currency = document.truth.currency
+        expected[currency] = expected.get(currency, Decimal(0)) + document.truth.amount
+    assert report.totals == {
+        "amount-by-currency": {name: f"{total:.2f}" for name, total in sorted(expected.items())}
+    }
+    first = report.rows[0]
+    assert (first.class_name, first.fields["customer_id"]) == ("invoice", documents[0].truth.customer_id)
     assert report.map_run.result_files_read is False
 
 

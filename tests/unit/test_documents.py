@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import json
+import re
 from collections.abc import Iterator
 
 import openpyxl
@@ -23,7 +25,7 @@ from functions.documents import (
     name_problem,
 )
 from functions.errors import DocumentEmpty, DocumentFormatUnsupported, DocumentNotUtf8, DocumentUnreadable
-from functions.models import ModelResponse
+from functions.models import ModelReply
 from functions.settings import get_settings
 from tests import documents as files
 from tests.fakes import CountingProvider
@@ -167,16 +169,25 @@ def test_the_corpus_mix_is_exact_and_deterministic():
 # ------------------------------------------------------------------------------- through process_document
 
 
+INVOICE_LABEL = {
+    "customer_id": "CUST-00007", "invoice_date": "2026-03-14", "amount": "1234.56", "currency": "EUR",
+    "category": "hardware", "summary": "ACME supplies.",
+}  # fmt: skip
+
+
 class NameRecorder(CountingProvider):
-    """Records the block each call receives (format and name), then extracts as the offline provider."""
+    """Records the block each call receives (format and name); reads the document's text as the local cloud
+    does (an unreadable document is refused, as Bedrock refuses it) and answers the invoice it names."""
 
     def __init__(self) -> None:
         super().__init__()
         self.blocks: list[tuple[str, str]] = []
 
-    def extract(self, document: DocumentInput, prompt: str) -> ModelResponse:
+    def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
         self.blocks.append((document.format, document.name))
-        return super().extract(document, prompt)
+        number = re.search(r"INV-2026-\d{5}", extract_text(document.data, document.format))
+        label = {**INVOICE_LABEL, "invoice_number": number.group(0)} if number else {}
+        return ModelReply(text=json.dumps(label), model_id=self.model_id, input_tokens=10, output_tokens=5)
 
 
 @pytest.fixture
@@ -245,7 +256,7 @@ def test_every_bad_document_is_its_own_rejection_with_a_reason(larger_documents)
     assert "the XLSX is corrupt" in reasons["broken.xlsx"] and "no cell values" in reasons["empty.xlsx"]
     assert "the content is a PNG image" in reasons["photo.pdf"]
     assert "over the limit of 200000 bytes" in reasons["oversized.txt"]
-    assert "does not match the extraction schema" in reasons["scanned.pdf"]  # as on AWS: no text layer
+    assert "does not match the class's schema" in reasons["scanned.pdf"]  # as on AWS: no text layer
     # the format is the content's, recorded in the result; null where there is none
     assert {doc_id: result.format for doc_id, result in results.items() if result and result.format} == {
         "good.pdf": "pdf", "good.docx": "docx", "good.html": "html", "good.md": "md", "good.xlsx": "xlsx",

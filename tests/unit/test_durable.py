@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 
 from functions import durable
-from functions.models import CustomerLookup
+from functions.models import LookupRecord
 from tests.fakes import FakeLambdaContext, SimulatedCrash
 from tests.support import IDEMPOTENCY_TABLE
 
@@ -26,21 +26,21 @@ class Counter:
         self.calls = 0
         self.fail_first = fail_first
 
-    def __call__(self) -> CustomerLookup:
+    def __call__(self) -> LookupRecord:
         self.calls += 1
         if self.fail_first is not None and self.calls == 1:
             raise self.fail_first
-        return CustomerLookup(customer_id=f"CUST-{self.calls:05d}", found=False)
+        return LookupRecord(table="t", key=f"K-{self.calls:05d}", found=False)
 
 
 def run(
     counter: Counter, context: FakeLambdaContext | None = None, ids: dict[str, str] = IDS
-) -> CustomerLookup:
+) -> LookupRecord:
     return durable.run_step(
-        "customer_lookup",
+        "lookup-known",
         ids=ids,
         fn=counter,
-        result_model=CustomerLookup,
+        result_model=LookupRecord,
         context=context or FakeLambdaContext(),
     )
 
@@ -55,14 +55,14 @@ def test_p2_a_completed_step_returns_its_stored_result_without_running_again(clo
     second = run(counter)
     assert counter.calls == 1
     assert second == first
-    assert isinstance(second, CustomerLookup)
+    assert isinstance(second, LookupRecord)
     assert [item["status"]["S"] for item in records()] == ["COMPLETED"]
 
 
 def test_p1_key_is_the_step_name_and_business_ids_only(cloud):
     run(Counter())
     digest = hashlib.md5(json.dumps(IDS, sort_keys=True).encode()).hexdigest()
-    assert [item["id"]["S"] for item in records()] == [f"docagent.customer_lookup#{digest}"]
+    assert [item["id"]["S"] for item in records()] == [f"docagent.lookup-known#{digest}"]
 
 
 def test_p1_other_ids_are_another_step_instance(cloud):
@@ -77,7 +77,7 @@ def test_p3_an_exception_deletes_the_record_so_the_retry_runs_again(cloud):
     with pytest.raises(RuntimeError):
         run(counter)
     assert records() == []
-    assert run(counter).customer_id == "CUST-00002"
+    assert run(counter).key == "K-00002"
     assert counter.calls == 2
 
 
@@ -93,10 +93,10 @@ def test_p4_a_dead_invocation_blocks_retries_until_its_deadline(cloud):
 
 
 def test_payload_validation_refuses_the_same_key_with_other_data(cloud):
-    def step(sha: str) -> CustomerLookup:
+    def step(sha: str) -> LookupRecord:
         return durable.run_step(
             "prepare", ids={"job_id": "job-1"}, key_field="job_id", validate={"request_sha256": sha},
-            fn=Counter(), result_model=CustomerLookup, context=FakeLambdaContext(),
+            fn=Counter(), result_model=LookupRecord, context=FakeLambdaContext(),
         )  # fmt: skip
 
     assert step("a" * 64) == step("a" * 64)
@@ -107,6 +107,6 @@ def test_payload_validation_refuses_the_same_key_with_other_data(cloud):
 def test_validate_without_a_key_field_is_refused(cloud):
     with pytest.raises(ValueError, match="key_field"):
         durable.run_step(
-            "prepare", ids={"job_id": "j"}, validate={"sha": "x"}, fn=Counter(), result_model=CustomerLookup,
+            "prepare", ids={"job_id": "j"}, validate={"sha": "x"}, fn=Counter(), result_model=LookupRecord,
             context=FakeLambdaContext(),
         )  # fmt: skip

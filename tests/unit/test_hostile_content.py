@@ -1,26 +1,38 @@
 """Hostile content: a document that tries to instruct the model changes nothing the workflow does.
 
-The model only ever produces an extraction, validated against the closed ExtractedFacts schema (unknown keys
+The model only ever produces an extraction, validated against the class's closed schema (unknown keys
 refused); tickets are opened by the workflow alone, once per job. A model that "obeys" the injection is a
 recorded ExtractionFailed, as are oversized and malformed replies, each with its own reason.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 
 from functions import storage
-from functions.errors import ExtractionFailed
+from functions.documents import DocumentInput
+from functions.fields import MAX_REPLY_CHARS, extracted_fields
 from functions.logic.create_ticket import ticket_attempt
-from functions.model.base import MAX_REPLY_CHARS, parse_facts
-from functions.model.offline import OfflineProvider
+from functions.model.calls import CallSpec, finished_call
+from functions.model.instructions import extract_instruction
 from functions.models import DocumentResult
 from functions.settings import get_settings
 from tests import documents
 from tests.fakes import CountingProvider
-from tests.support import PREFIX, items, list_keys, prepare, process_all, put_object, report, ticket
+from tests.support import (
+    PREFIX,
+    example_bundle,
+    items,
+    list_keys,
+    prepare,
+    process_all,
+    put_object,
+    report,
+    ticket,
+)
 
 INJECTION = """ACME SUPPLIES
 Invoice number: INV-2026-00421
@@ -45,14 +57,18 @@ GOOD_FACTS = {
 }
 
 
-def run_job(
-    job_id: str, provider: CountingProvider | None = None
-) -> tuple[dict[str, DocumentResult], list[str]]:
-    """The injected document next to an ordinary one, through the whole pipeline; results and ledger keys."""
+ORDINARY = INJECTION.split("\n\n", 1)[0].replace("00421", "00422") + "\n"
+ORDINARY_FACTS = {**GOOD_FACTS, "invoice_number": "INV-2026-00422"}
+
+
+def run_job(job_id: str, injection_reply: str | None = None) -> tuple[dict[str, DocumentResult], list[str]]:
+    """The injected document next to an ordinary one, through the whole pipeline; results and ledger keys.
+    The model reads the facts (``GOOD_FACTS``) unless ``injection_reply`` says what it answered instead."""
     put_object(f"{PREFIX}injection.txt", INJECTION)
-    put_object(f"{PREFIX}ordinary.txt", INJECTION.split("\n\n", 1)[0].replace("00421", "00422") + "\n")
+    put_object(f"{PREFIX}ordinary.txt", ORDINARY)
     job = prepare(job_id)
-    process_all(job, provider)
+    replies = {INJECTION: injection_reply or json.dumps(GOOD_FACTS), ORDINARY: json.dumps(ORDINARY_FACTS)}
+    process_all(job, CountingProvider(replies))
     ticket(job, report(job))
     results = {}
     for entry in items(job):
@@ -62,31 +78,12 @@ def run_job(
     return results, list_keys("ticket-ledger/")
 
 
-def test_the_offline_extractor_reads_the_facts_and_ignores_the_instructions(cloud):
-    results, ledger = run_job("job-injection-offline")
+def test_a_model_that_reads_the_facts_ignores_the_instructions(cloud):
+    results, ledger = run_job("job-injection-read")
     injected = results["injection.txt"]
     assert injected.status == "extracted"
-    assert injected.facts is not None
-    assert injected.facts.model_dump(mode="json") | {"summary": ""} == GOOD_FACTS | {"summary": ""}
-    assert ledger == ["ticket-ledger/docagent-ticket-job-injection-offline.json"], (
-        "one ticket, by the workflow"
-    )
-
-
-class ObedientModel(CountingProvider):
-    """A model that follows the document's instructions: the facts, plus what the document asked for."""
-
-    def __init__(self, reply_for_injection: str) -> None:
-        super().__init__()
-        self._hostile = reply_for_injection
-
-    def extract(self, document, prompt):  # type: ignore[no-untyped-def]
-        text = document.data.decode()
-        if "ignore previous instructions" in text:
-            self.calls.append(text)
-            facts = parse_facts(self._hostile, model_id=self.model_id, input_tokens=100, output_tokens=400)
-            raise AssertionError(f"an obedient reply passed validation: {facts}")  # pragma: no cover
-        return super().extract(document, prompt)
+    assert injected.fields == GOOD_FACTS
+    assert ledger == ["ticket-ledger/docagent-ticket-job-injection-read.json"], "one ticket, by the workflow"
 
 
 @pytest.mark.parametrize(
@@ -94,7 +91,7 @@ class ObedientModel(CountingProvider):
     [
         (
             json.dumps({**GOOD_FACTS, "tickets_to_open": 50, "priority": "P0"}),
-            "tickets_to_open: Extra inputs are not permitted",
+            "tickets_to_open: not a field of the class",
         ),
         ("APPROVED", "not valid JSON"),
         (json.dumps([{"action": "open_ticket"}] * 50), "JSON list, not an object"),
@@ -104,7 +101,7 @@ class ObedientModel(CountingProvider):
     ids=["extra-fields", "instruction-text", "list-of-actions", "altered-value", "oversized"],
 )
 def test_a_model_that_obeys_the_injection_is_rejected_and_recorded(cloud, reply, reason):
-    results, ledger = run_job("job-injection-obeyed", ObedientModel(reply))
+    results, ledger = run_job("job-injection-obeyed", reply)
 
     injected = results["injection.txt"]
     assert (injected.status, injected.error) == ("rejected", "ExtractionFailed")
@@ -126,15 +123,18 @@ def test_a_model_that_obeys_the_injection_is_rejected_and_recorded(cloud, reply,
     ids=["oversized", "truncated-json", "fenced-garbage"],
 )
 def test_oversized_and_malformed_replies_each_have_their_own_reason(reply, reason):
-    with pytest.raises(ExtractionFailed, match=reason.replace("(", r"\(")) as raised:
-        parse_facts(reply, model_id="m", input_tokens=1, output_tokens=2)
-    assert raised.value.error_name == "ExtractionFailed"
-    assert (raised.value.input_tokens, raised.value.output_tokens) == (1, 2), "the call's cost is kept"
-
-
-def test_the_offline_reply_never_carries_document_text_as_keys():
-    reply = json.loads(OfflineProvider().reply(INJECTION))
-    assert sorted(reply) == sorted(GOOD_FACTS)
+    invoice = example_bundle().class_bundle("invoice")
+    user = extract_instruction("invoice", "document-00000")
+    spec = CallSpec("extract", "invoice", "p", user, "v", lambda text: extracted_fields(text, invoice))
+    record = finished_call(
+        CountingProvider(reply=reply),
+        DocumentInput(data=b"x", format="txt", name="document-00000"),
+        spec,
+        "call-1",
+    )
+    assert (record.ok, record.error, record.call_id) == (False, "ExtractionFailed", "call-1")
+    assert reason in str(record.reason)
+    assert (record.input_tokens, record.output_tokens) == (100, 40), "the call's cost is kept"
 
 
 def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_result(
@@ -142,11 +142,18 @@ def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_res
 ):
     monkeypatch.setenv("MAX_DOCUMENT_BYTES", "200000")  # below the deployed 4.5 MB; a DOCX is ~37 KB
     get_settings.cache_clear()
-    put_object(f"{PREFIX}hostile.pdf", documents.hostile_pdf())
-    put_object(f"{PREFIX}hostile.docx", documents.hostile_docx())
-    put_object(f"{PREFIX}ordinary.txt", INJECTION.split("\n\n", 1)[0].replace("00421", "00422") + "\n")
+    pdf, docx = documents.hostile_pdf(), documents.hostile_docx()
+    put_object(f"{PREFIX}hostile.pdf", pdf)
+    put_object(f"{PREFIX}hostile.docx", docx)
+    put_object(f"{PREFIX}ordinary.txt", ORDINARY)
     job = prepare("job-hostile-files")
-    model = CountingProvider()
+    model = CountingProvider(
+        {
+            hashlib.sha256(pdf).hexdigest(): json.dumps(GOOD_FACTS),
+            hashlib.sha256(docx).hexdigest(): json.dumps(GOOD_FACTS),
+            ORDINARY: json.dumps(ORDINARY_FACTS),
+        }
+    )
     outcomes = process_all(job, model)
     ticket(job, report(job))
 
@@ -157,13 +164,6 @@ def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_res
     }
     for doc_id in ("hostile.pdf", "hostile.docx"):
         result = storage.get_result("job-hostile-files", doc_id)
-        assert result is not None and result.facts is not None
-        facts = result.facts.model_dump(mode="json")
-        assert facts | {"summary": ""} == GOOD_FACTS | {"summary": ""}, (
-            "the visible invoice, not the hidden text"
-        )
-    # metadata never reaches the model: only the document's text does (hidden text included, as Bedrock's
-    # text extraction would read it; the closed schema is what keeps it harmless)
-    assert not any("maintenance mode" in text or "tickets_to_open" in text for text in model.calls)
-    assert any("ignore previous instructions" in text.lower() for text in model.calls)
+        assert result is not None and result.fields == GOOD_FACTS
+    assert len(model.calls) == 3  # one call per document; what the model reads is the local model's test
     assert list_keys("ticket-ledger/") == ["ticket-ledger/docagent-ticket-job-hostile-files.json"]

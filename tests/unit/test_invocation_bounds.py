@@ -32,6 +32,7 @@ from tests.support import (
     BUCKET,
     PREFIX,
     list_and_seal,
+    pin_definition,
     prepare,
     process_all,
     s3,
@@ -84,8 +85,8 @@ def _job_calls(size: int, counter: CallCounter) -> dict[str, Calls]:
     job_id = f"job-bounds-{size}"
     calls: dict[str, Calls] = {}
     jobs = []
-    calls["prepare"] = counter.measure(lambda: jobs.append(prepare(job_id, prefix=PREFIX)))
-    [job] = jobs
+    calls["prepare"] = counter.measure(lambda: jobs.append(prepare(job_id, prefix=PREFIX, pin=False)))
+    job = pin_definition(jobs[0])
     outcomes = process_all(job)
     map_run = write_result_files(job, outcomes)  # what the Distributed Map's ResultWriter leaves
     summaries = []
@@ -114,8 +115,8 @@ def test_prepare_report_and_verify_make_the_same_calls_at_20_and_200_documents(c
     )  # request.json (x3), part records, manifest: no document
     assert large["prepare"][("s3", "ListObjectVersions")] == 2  # the bucket check, one page
     assert (
-        large["report"][("s3", "GetObject")] == 4
-    )  # manifest, its part, result-writer manifest, SUCCEEDED_0
+        large["report"][("s3", "GetObject")] == 5
+    )  # manifest, its part, the pinned definition, result-writer manifest, SUCCEEDED_0
     assert large["report"][("s3", "PutObject")] == 1  # report.json
     assert large["verify"][("s3", "GetObject")] <= 4 + SAMPLE_SIZE + 1  # + one ledger ticket
     assert sum(large["verify"].values()) <= 7 + SAMPLE_SIZE + 2

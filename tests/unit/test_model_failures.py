@@ -24,13 +24,14 @@ from functions.errors import (
 )
 from functions.logic.process_document import process_document
 from functions.model import BedrockConverseProvider
-from functions.model.base import user_instruction
+from functions.model.instructions import extract_instruction
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext
-from tests.support import document_event, items, prepare, seed_documents
+from tests.support import SEEDED_REPLIES, document_event, items, prepare, seed_documents
 from tests.unit.test_model import GOOD_REPLY, converse_response, text_document
 
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+USER = extract_instruction("invoice", "document-00000")
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ def test_each_bedrock_error_has_a_docagent_name(stubbed, code, status, message, 
     client, stubber = stubbed
     stubber.add_client_error("converse", code, message, http_status_code=status)
     with pytest.raises(expected) as raised:
-        BedrockConverseProvider(MODEL, client).extract(text_document("x"), "p")
+        BedrockConverseProvider(MODEL, client).converse(text_document("x"), "p", USER)
     assert code in str(raised.value)
     if issubclass(expected, ModelCallRefused):
         assert "Fix:" in str(raised.value) and MODEL in str(raised.value)
@@ -78,14 +79,16 @@ def test_inference_config_comes_from_the_settings(stubbed) -> None:
                     "role": "user",
                     "content": [
                         {"document": {"format": "txt", "name": "document-00000", "source": {"bytes": b"x"}}},
-                        {"text": user_instruction(text_document("x"))},
+                        {"text": USER},
                     ],
                 }
             ],
             "inferenceConfig": {"maxTokens": 321, "temperature": 0.25},
         },
     )
-    BedrockConverseProvider(MODEL, client, max_tokens=321, temperature=0.25).extract(text_document("x"), "p")
+    BedrockConverseProvider(MODEL, client, max_tokens=321, temperature=0.25).converse(
+        text_document("x"), "p", USER
+    )
 
 
 @pytest.mark.parametrize(("remaining", "expected"), [(60.0, 42), (500.0, 60), (3.0, 2.1), (0.6, 0.4)])
@@ -105,17 +108,17 @@ def test_no_call_is_started_without_time_for_it() -> None:
 
 
 class RefusingProvider(CountingProvider):
-    """Raises ``errors`` in turn (one per call), then answers like the offline extractor."""
+    """Raises ``errors`` in turn (one per call), then answers the seeded invoices with their labels."""
 
     def __init__(self, *errors: ModelError | DocumentRejected) -> None:
-        super().__init__(model_id=MODEL)
+        super().__init__(SEEDED_REPLIES, model_id=MODEL)
         self._errors = list(errors)
 
-    def extract(self, document: DocumentInput, prompt: str) -> Any:
+    def converse(self, document: DocumentInput, system: str, user: str) -> Any:
         if self._errors:
             self.calls.append(document.data.decode())
             raise self._errors.pop(0)
-        return super().extract(document, prompt)
+        return super().converse(document, system, user)
 
 
 @pytest.fixture
@@ -174,7 +177,7 @@ def test_a_permanent_refusal_opens_the_breaker_and_later_documents_fail_without_
     assert breaker is not None and breaker.error == "ModelAccessDenied"
     assert breaker.document_id == entries[0].document_id
 
-    untouched = CountingProvider(model_id=MODEL)
+    untouched = CountingProvider(SEEDED_REPLIES, model_id=MODEL)
     for entry in entries[1:]:
         with pytest.raises(ModelAccessDenied, match=r"breaker is open.*Fix: use the form"):
             process_document(document_event(prepared, entry), FakeLambdaContext(), provider=untouched)
@@ -193,6 +196,6 @@ def test_the_breaker_closes_after_its_cool_down(job, env) -> None:
             FakeLambdaContext(),
             provider=RefusingProvider(ModelNotAvailable("Bedrock ResourceNotFoundException")),
         )
-    probe = CountingProvider(model_id=MODEL)
+    probe = CountingProvider(SEEDED_REPLIES, model_id=MODEL)
     outcome = process_document(document_event(prepared, entries[1]), FakeLambdaContext(), provider=probe)
     assert outcome.status == "extracted" and len(probe.calls) == 1

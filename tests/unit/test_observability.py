@@ -19,9 +19,9 @@ def test_model_call_is_logged_with_genai_attributes_and_counted(cloud, capsys, c
         handler(document_event(job, items(job)[0]).model_dump(mode="json"), FakeLambdaContext())
 
     [call] = [record.__dict__ for record in caplog.records if record.getMessage() == "model call"]
-    assert call["gen_ai.system"] == "docagent.offline"
-    assert call["gen_ai.operation.name"] == "extract"
-    assert call["gen_ai.request.model"] == "offline-regex-v1"
+    assert call["gen_ai.system"] == "test.fake"
+    assert call["gen_ai.operation.name"] == "chat"
+    assert call["gen_ai.request.model"] == "fake-model"
     assert call["gen_ai.usage.input_tokens"] > 0
     assert call["gen_ai.usage.output_tokens"] > 0
     assert call["outcome"] == "ok"
@@ -46,7 +46,7 @@ def test_every_boundary_of_a_document_is_a_span_of_its_jobs_trace(cloud, caplog)
         "document",
         "extract",
         "model call",
-        "customer_lookup",
+        "lookup-known-customer",
         "store",
     ]
     assert {s["span_id"] for s in starts} == set(ends), "every span that started ended"
@@ -60,9 +60,10 @@ def test_every_boundary_of_a_document_is_a_span_of_its_jobs_trace(cloud, caplog)
     assert by_name["extract"]["parent_span_id"] == document["span_id"]
     call = ends[by_name["model call"]["span_id"]]
     assert call["status"] == "OK" and call["outcome"] == "ok"
-    assert call["attributes"]["gen_ai.request.model"] == "offline-regex-v1"
-    assert call["attributes"]["gen_ai.operation.name"] == "extract"
-    assert call["attributes"]["gen_ai.provider.name"] == "docagent.offline"
+    assert call["attributes"]["gen_ai.request.model"] == "fake-model"
+    assert call["attributes"]["gen_ai.operation.name"] == "chat"
+    assert call["attributes"]["purpose"] == "extract"
+    assert call["attributes"]["gen_ai.provider.name"] == "test.fake"
     assert call["attributes"]["gen_ai.usage.input_tokens"] > 0
     assert call["attributes"]["gen_ai.response.finish_reasons"] == ["stop"]
     assert ends[document["span_id"]]["outcome"] == "extracted"

@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from functions.handlers import build_report, create_ticket, prepare_job, process_document, verify_job
+from functions.models import PreparedJob
 from tests.fakes import FakeLambdaContext
-from tests.support import PREFIX, list_keys, put_object, s3, seed_documents
+from tests.support import PREFIX, list_keys, pin_definition, put_object, s3, seed_documents
 
 
 def run_state_machine(execution_input: dict[str, Any]) -> dict[str, Any]:
@@ -18,7 +19,8 @@ def run_state_machine(execution_input: dict[str, Any]) -> dict[str, Any]:
         listing = {"action": "list", "job_id": state["job_id"], "listing": state["listing"]}
         state["listing"] = prepare_job.handler(listing, FakeLambdaContext())
     sealing = {"action": "seal", "job_id": state["job_id"], "listing": state["listing"]}
-    job = prepare_job.handler(sealing, FakeLambdaContext())
+    sealed = PreparedJob.model_validate(prepare_job.handler(sealing, FakeLambdaContext()))
+    job = pin_definition(sealed).model_dump(mode="json")  # the invoice example, unless SealJob pinned one
     body = s3().get_object(Bucket=job["bucket"], Key=job["items_key"])["Body"].read()
     outcomes = [
         process_document.handler(

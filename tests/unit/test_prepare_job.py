@@ -54,7 +54,7 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
         "versions": job["versions"],
     }
     versions = job["versions"]
-    assert versions["model_id"] == "offline-regex-v1"
+    assert versions["model_id"] == "fake-model"
     assert versions["prompt_version"] == "extract-v2"
     assert versions["prompt_sha256"] == load_prompt("extract-v2").sha256
     assert versions["code_version"] == "test-0000000"

@@ -26,21 +26,29 @@ from functions.models import (
 )
 from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
-from tests.support import PREFIX, get_json, items, prepare, put_object, seed_documents
+from tests.support import (
+    PREFIX,
+    SEEDED_REPLIES,
+    get_json,
+    items,
+    prepare,
+    put_object,
+    seed_documents,
+)
 
 
 class ThrottledOnce(CountingProvider):
-    """Throttled on call ``on_call`` (1-based; nothing was made), else the offline extractor."""
+    """Throttled on call ``on_call`` (1-based; nothing was made), else the seeded invoices' labels."""
 
     def __init__(self, on_call: int) -> None:
-        super().__init__()
+        super().__init__(SEEDED_REPLIES)
         self._on_call = on_call
 
-    def extract(self, document: DocumentInput, prompt: str) -> Any:
+    def converse(self, document: DocumentInput, system: str, user: str) -> Any:
         if len(self.calls) + 1 == self._on_call:
             self.calls.append("throttled")
             raise ModelThrottled("Bedrock ThrottlingException: slow down")
-        return super().extract(document, prompt)
+        return super().converse(document, system, user)
 
 
 def batch_event(job: PreparedJob, entries: list[ManifestEntry], retry_count: int = 0) -> ProcessBatchEvent:
@@ -77,7 +85,8 @@ def test_handler_answers_a_batch_with_one_outcome_per_document_in_order(job, loa
     assert [outcome.document_id for outcome in outcomes] == [entry.document_id for entry in entries[:3]]
     for outcome in outcomes:
         stored = storage.get_result(prepared.job_id, outcome.document_id)
-        assert stored is not None and outcome.row == stored.report_row()
+        assert stored is not None and outcome.row is not None
+        assert outcome.row == stored.report_row(list(outcome.row.fields))
     assert journalled(prepared, entries[:3]) == [1, 1, 1]
     assert storage.get_result(prepared.job_id, entries[3].document_id) is None  # not in the batch
 
@@ -100,7 +109,7 @@ def test_a_throttled_document_fails_the_batch_and_the_retry_skips_finished_docum
 
 def test_a_crash_mid_batch_resumes_at_the_document_it_killed(job):
     prepared, entries = job
-    provider = CountingProvider(crash_on_calls=(2,))
+    provider = CountingProvider(SEEDED_REPLIES, crash_on_calls=(2,))
     with pytest.raises(SimulatedCrash):  # dies inside document 1's model step, ~1 s before its deadline
         process_batch(batch_event(prepared, entries), FakeLambdaContext(timeout_ms=1000), provider=provider)
     time.sleep(1.1)  # the dead invocation's in-progress record expires at its deadline
@@ -119,7 +128,12 @@ def test_a_rejection_stays_its_document_result_and_the_batch_succeeds(cloud):
     put_object(f"{PREFIX}zz-unknown.txt", UNKNOWN_CUSTOMER_INVOICE)
     prepared = prepare("job-batch-reject")
     entries = items(prepared)
-    batch = process_batch(batch_event(prepared, entries), FakeLambdaContext(), provider=CountingProvider())
+    label = {
+        "customer_id": "CUST-99999", "invoice_number": "INV-2026-00777", "invoice_date": "2026-03-14",
+        "amount": "1234.56", "currency": "EUR", "category": "hardware", "summary": "Supplies.",
+    }  # fmt: skip
+    provider = CountingProvider({**SEEDED_REPLIES, UNKNOWN_CUSTOMER_INVOICE: label})
+    batch = process_batch(batch_event(prepared, entries), FakeLambdaContext(), provider=provider)
     by_id = {outcome.document_id: outcome for outcome in batch.outcomes}
     assert by_id["zz-unknown.txt"].error == "UnknownCustomer"
     assert [by_id[entry.document_id].status for entry in entries[:2]] == ["extracted", "extracted"]

@@ -15,7 +15,17 @@ from functions.models import DocumentResult, FaultSpec, JobOptions, ModelCallRec
 from functions.settings import get_settings
 from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
-from tests.support import PREFIX, document_event, items, prepare, process_all, put_object, seed_documents
+from tests.support import (
+    PREFIX,
+    SEEDED_REPLIES,
+    document_event,
+    items,
+    prepare,
+    process_all,
+    put_object,
+    seed_documents,
+    seeded_provider,
+)
 
 
 def journal(job_id: str, document_id: str) -> list[ModelCallRecord]:
@@ -46,24 +56,33 @@ def test_handler_extracts_a_document(job, load_event):
     }
     result = storage.get_result("job-doc", "doc-00000.txt")
     assert result is not None
-    assert row == result.report_row().model_dump(mode="json")  # the report's row travels in the output
+    assert row == result.report_row(list(row["fields"])).model_dump(mode="json")  # the row travels along
     assert (row["status"], row["model_call_id"]) == ("extracted", result.model_call_id)
-    assert result.facts is not None
     truth = documents[0].truth
-    assert result.facts.model_dump(exclude={"summary"}) == truth.model_dump(exclude={"summary"})
-    assert result.customer is not None and result.customer.customer_id == truth.customer_id
+    assert row["fields"] == {
+        "customer_id": truth.customer_id,
+        "invoice_number": truth.invoice_number,
+        "amount": f"{truth.amount:.2f}",
+        "currency": truth.currency,
+        "category": truth.category,
+    }
+    assert result.fields == truth.model_dump(mode="json")
+    assert (result.class_name, result.classify_call_id) == ("invoice", None)  # one class: no classify call
+    assert result.attached["customer"]["customer_id"] == truth.customer_id
+    assert [(check.name, check.passed) for check in result.checks] == [("known-customer", True)]
     assert result.versions == prepared.versions
     [call] = journal("job-doc", "doc-00000.txt")
     assert call.call_id == result.model_call_id
-    assert (call.model_id, call.prompt_version, call.retry_count, call.outcome) == (
-        "offline-regex-v1", "extract-v2", 0, "ok",
+    assert (call.model_id, call.purpose, call.class_name, call.retry_count, call.outcome) == (
+        "fake-model", "extract", "invoice", 0, "ok",
     )  # fmt: skip
+    assert call.fields == result.fields
     assert call.input_tokens > 0 and call.output_tokens > 0
 
 
 def test_same_document_twice_makes_exactly_one_model_call(job):
     prepared, entries, _ = job
-    provider = CountingProvider()
+    provider = seeded_provider()
     first = process_document(document_event(prepared, entries[1]), FakeLambdaContext(), provider=provider)
     second = process_document(document_event(prepared, entries[1]), FakeLambdaContext(), provider=provider)
     assert first == second
@@ -75,7 +94,7 @@ def test_same_document_twice_makes_exactly_one_model_call(job):
 def test_same_document_twice_without_the_result_file_still_makes_one_model_call(job):
     """Even if the result object were lost, the durable extract step holds the model output."""
     prepared, entries, _ = job
-    provider = CountingProvider()
+    provider = seeded_provider()
     process_document(document_event(prepared, entries[1]), FakeLambdaContext(), provider=provider)
     boto3.client("s3").delete_object(
         Bucket=prepared.bucket, Key=storage.result_key("job-doc", "doc-00001.txt")
@@ -87,7 +106,7 @@ def test_same_document_twice_without_the_result_file_still_makes_one_model_call(
 
 def test_killed_between_model_step_and_storing_the_result_retry_reuses_the_model_output(job, monkeypatch):
     prepared, entries, documents = job
-    provider = CountingProvider()
+    provider = seeded_provider()
     real_put_result = storage.put_result
 
     def dying_put_result(result: DocumentResult) -> str:
@@ -107,14 +126,14 @@ def test_killed_between_model_step_and_storing_the_result_retry_reuses_the_model
     assert outcome.status == "extracted"
     assert len(provider.calls) == 1  # no second model call
     stored = storage.get_result("job-doc", entries[2].document_id)
-    assert stored is not None and stored.facts is not None
-    assert stored.facts.invoice_number == documents[2].truth.invoice_number
+    assert stored is not None and stored.fields is not None
+    assert stored.fields["invoice_number"] == documents[2].truth.invoice_number
     assert len(journal("job-doc", entries[2].document_id)) == 1
 
 
 def test_in_progress_record_of_a_dead_invocation_blocks_until_its_deadline(job):
     prepared, entries, _ = job
-    provider = CountingProvider(crash_on_calls=(1,))
+    provider = CountingProvider(SEEDED_REPLIES, crash_on_calls=(1,))
     event = document_event(prepared, entries[0])
 
     with pytest.raises(SimulatedCrash):  # dies inside the model step, ~1 s before its deadline
@@ -140,7 +159,7 @@ def test_killed_after_the_model_call_before_the_step_completed_reuses_the_journa
     get_settings.cache_clear()
     exits = fake_exit
     prepared, entries, _ = job
-    provider = CountingProvider()
+    provider = seeded_provider()
     options = JobOptions(
         fault=FaultSpec(point="after_model_call", document_index=1, mode="exit", until_retry=1)
     )
@@ -162,9 +181,10 @@ def test_killed_after_the_model_call_before_the_step_completed_reuses_the_journa
 
 def test_an_existing_result_is_returned_without_touching_the_document(job):
     prepared, entries, _ = job
-    process_document(document_event(prepared, entries[0]), FakeLambdaContext())
+    provider = seeded_provider()
+    process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
     boto3.client("s3").delete_object(Bucket=prepared.bucket, Key=entries[0].key)
-    outcome = process_document(document_event(prepared, entries[0]), FakeLambdaContext())
+    outcome = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
     assert outcome.status == "extracted"
 
 
@@ -182,7 +202,15 @@ def test_bad_documents_are_rejected_with_their_reason_while_the_others_are_extra
     put_object(f"{PREFIX}changes.txt", documents[1].text + "edited after listing\n")
     boto3.client("s3").delete_object(Bucket=job.bucket, Key=f"{PREFIX}vanishes.txt")
 
-    outcomes = process_all(job)
+    replies = {
+        **SEEDED_REPLIES,
+        UNKNOWN_CUSTOMER_INVOICE: (
+            '{"customer_id": "cust-99999", "invoice_number": "INV-2026-00777", "invoice_date": "14.03.2026",'
+            ' "amount": "1,234.56", "currency": "eur", "category": "Hardware", "summary": "Supplies."}'
+        ),
+        "Hello, nothing to see here.": '{"customer_id": null, "summary": "nothing"}',
+    }
+    outcomes = process_all(job, CountingProvider(replies))
 
     assert {doc_id: (outcome.status, outcome.error) for doc_id, outcome in outcomes.items()} == {
         "doc-00000.txt": ("extracted", None),
@@ -202,8 +230,16 @@ def test_bad_documents_are_rejected_with_their_reason_while_the_others_are_extra
     assert "over the limit of 4000 bytes" in str(results["too-large.txt"].reason)
     assert "not valid UTF-8" in str(results["latin1.txt"].reason)
     assert "CUST-99999" in str(results["unknown-customer.txt"].reason)
-    assert results["unknown-customer.txt"].facts is not None  # the extraction is kept for review
-    assert "does not match the extraction schema" in str(results["garbled.txt"].reason)
+    unknown = results["unknown-customer.txt"]
+    assert unknown.fields is not None and unknown.fields["amount"] == "1234.56"  # kept for review, normalised
+    assert (unknown.fields["invoice_date"], unknown.fields["category"]) == ("2026-03-14", "hardware")
+    assert [(check.name, check.passed, check.error) for check in unknown.checks] == [
+        ("known-customer", False, "UnknownCustomer")
+    ]
+    assert unknown.reason == "customer CUST-99999 is not in the customers table"
+    assert "does not match the class's schema" in str(results["garbled.txt"].reason)
+    assert "customer_id:" in str(results["garbled.txt"].reason)
+    assert "invoice_number: missing" in str(results["garbled.txt"].reason)
     # documents rejected before the model never cost a model call
     for doc_id in ("too-large.txt", "latin1.txt", "empty.txt", "changes.txt", "vanishes.txt"):
         assert journal("job-mixed", doc_id) == []

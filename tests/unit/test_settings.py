@@ -9,11 +9,12 @@ from functions.settings import ENV_VARS, get_settings
 def test_settings_read_every_documented_variable():
     settings = get_settings()
     assert settings.bucket_name == "docagent-test-bucket"
-    assert settings.model_provider == "offline"
+    assert settings.model_provider == "bedrock"
+    assert (settings.reference_table_name, settings.default_definition) == ("docagent-references", "invoices")
     assert settings.max_document_bytes == 4000
     assert settings.fault_injection_enabled is False
     assert set(ENV_VARS) == {
-        "BUCKET_NAME", "IDEMPOTENCY_TABLE_NAME", "CUSTOMERS_TABLE_NAME", "MODEL_PROVIDER", "MODEL_ID",
+        "BUCKET_NAME", "IDEMPOTENCY_TABLE_NAME", "REFERENCE_TABLE_NAME", "MODEL_PROVIDER", "MODEL_ID",
         "PROMPT_VERSION", "CODE_VERSION", "MAX_DOCUMENT_BYTES", "MAX_DOCUMENTS", "IDEMPOTENCY_TTL_SECONDS",
         "TICKET_ADAPTER", "TICKET_API_URL", "TICKET_API_SECRET_ARN", "FAULT_INJECTION_ENABLED",
         "MODEL_MAX_TOKENS", "MODEL_TEMPERATURE", "MODEL_BREAKER_SECONDS", "SOURCE_LOCATIONS",
@@ -45,8 +46,8 @@ def test_http_ticket_adapter_needs_a_url(env):
 
 
 def test_settings_are_cached_until_the_cache_is_cleared(env):
-    assert get_settings().model_id == "offline-regex-v1"
+    assert get_settings().model_id == "fake-model"
     env.setenv("MODEL_ID", "anthropic.claude-3-haiku-20240307-v1:0")
-    assert get_settings().model_id == "offline-regex-v1"
+    assert get_settings().model_id == "fake-model"
     get_settings.cache_clear()
     assert get_settings().model_id == "anthropic.claude-3-haiku-20240307-v1:0"

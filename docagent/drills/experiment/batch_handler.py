@@ -4,66 +4,93 @@ documents and stores their results together at the end, so the batch is the unit
 Deployed to the local cloud by the experiment (docagent/drills/experiment/cloud.py) next to the product's own
 functions, with the same code asset, environment and role as ProcessDocument; the product's PrepareJob,
 BuildReport, CreateTicket and VerifyJob run around it unchanged. Per document it does the product's work
-with the product's code (read, offline model call, customer lookup, one DocumentResult), but nothing is
-durable before the batch ends: no idempotency record, no journal reused. Each model call is still recorded
-under ``model-calls/`` so the experiment can count repeated calls; nothing here reads those records back.
+with the product's code (read, the pinned definition's model calls and checks, one DocumentResult), but
+nothing is durable before the batch ends: no idempotency record, no journal reused. Each model call is still
+recorded under ``model-calls/`` so the experiment can count repeated calls; nothing here reads them back.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 import uuid
 from typing import Any
 
-from functions import storage
+from functions import references, storage
+from functions.checks import decide, run_checks
+from functions.definition import UNKNOWN_CLASS_ERROR, LookupCheck
+from functions.documents import DocumentInput
 from functions.errors import DocumentRejected
 from functions.faults import fault_point
-from functions.logic.list_documents import pinned_prompt
 from functions.logic.process_document import (
-    call_outcome,
-    finished_call,
-    journal_call,
+    DEFINITION_MISSING_ERROR,
+    classify_spec,
+    extract_spec,
+    load_definition,
     load_manifest,
-    lookup_customer,
     read_document,
+    unknown_class_reason,
 )
-from functions.model import get_model_provider
-from functions.models import DocumentResult, ProcessDocumentEvent, utc_now
+from functions.model import ModelProvider, get_model_provider
+from functions.model.calls import CallSpec, finished_call, journal_call
+from functions.model.prompts import CLASS_KEY
+from functions.models import DocumentResult, ExtractionRecord, LookupRecord, ProcessDocumentEvent, utc_now
 from functions.settings import get_settings
+
+
+def _call(
+    event: ProcessDocumentEvent, provider: ModelProvider, document: DocumentInput, spec: CallSpec
+) -> ExtractionRecord:
+    """One model call, journalled (so the experiment counts it), never reused."""
+    call_id, started_at, started = f"batch-{uuid.uuid4().hex[:12]}", utc_now(), time.monotonic()
+    record = finished_call(provider, document, spec, call_id)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    journal_call(event, provider, spec, record, started_at=started_at, duration_ms=duration_ms)
+    return record
+
+
+def _lookup(check: LookupCheck, key: str) -> LookupRecord:
+    row = references.lookup(check.table, key)
+    return LookupRecord(table=check.table, key=key, found=row is not None, row=row)
 
 
 def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
     settings = get_settings()
     manifest = load_manifest(event.job_id)
-    entry = event.document
+    versions, entry = manifest.versions, event.document
     fields: dict[str, Any] = {
         "job_id": event.job_id,
         "document_id": entry.document_id,
         "key": entry.key,
         "index": entry.index,
-        "versions": manifest.versions,
+        "versions": versions,
         "processed_at": utc_now(),
     }
+    bundle = load_definition(versions)
+    if bundle is None:
+        return DocumentResult.model_validate(
+            {**fields, "status": "rejected", "error": DEFINITION_MISSING_ERROR, "reason": "no definition"}
+        )
     try:
         document = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes).document
     except DocumentRejected as rejection:
         return DocumentResult.model_validate(
             {**fields, "status": "rejected", "error": rejection.error_name, "reason": rejection.reason}
         )
-    prompt = pinned_prompt(manifest.versions, settings)
-    provider = get_model_provider(settings, manifest.versions.model_id)
-    call_id, started_at, started = f"batch-{uuid.uuid4().hex[:12]}", utc_now(), time.monotonic()
-    record = finished_call(provider, document, prompt, call_id)
-    journal_call(
-        event,
-        provider,
-        prompt,
-        record,
-        call_outcome(record),
-        started_at=started_at,
-        duration_ms=int((time.monotonic() - started) * 1000),
-    )
-    facts, reason = record.facts, record.reason
+    provider = get_model_provider(settings, versions.model_id)
+    class_name: Any = next(iter(bundle.classes))
+    if len(bundle.classes) > 1:
+        classification = _call(event, provider, document, classify_spec(bundle, versions, document))
+        class_name = (classification.fields or {}).get(CLASS_KEY)
+        if not classification.ok or class_name not in bundle.classes:
+            error = classification.error if not classification.ok else UNKNOWN_CLASS_ERROR
+            reason = (
+                classification.reason if not classification.ok else unknown_class_reason(bundle, class_name)
+            )
+            return DocumentResult.model_validate(
+                {**fields, "status": "rejected", "error": error, "reason": reason}
+            )
+    record = _call(event, provider, document, extract_spec(bundle, class_name, versions, document))
     # The product's fault point, at the same place: after the model call, before the result is stored.
     fault_point(
         "before_store_result",
@@ -73,23 +100,25 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
         document_index=entry.index,
         context=context,
     )
-    if facts is None:
+    fields.update(class_name=class_name, model_call_id=record.call_id)
+    if record.fields is None:
         return DocumentResult.model_validate(
-            {**fields, "status": "rejected", "error": record.error, "reason": reason}
+            {**fields, "status": "rejected", "error": record.error, "reason": record.reason}
         )
-    lookup = lookup_customer(facts.customer_id, settings)
-    if not lookup.found or lookup.customer is None:
-        return DocumentResult.model_validate(
-            {
-                **fields,
-                "status": "rejected",
-                "facts": facts,
-                "error": "UnknownCustomer",
-                "reason": f"customer {facts.customer_id} is not in the customers table",
-            }
-        )
+    checks, attached = run_checks(
+        bundle.class_bundle(class_name).spec.checks, record.fields, dt.datetime.now(dt.UTC).date(), _lookup
+    )
+    decision = decide(checks)
     return DocumentResult.model_validate(
-        {**fields, "status": "extracted", "facts": facts, "customer": lookup.customer}
+        {
+            **fields,
+            "status": decision.status,
+            "error": decision.error,
+            "reason": decision.reason,
+            "fields": record.fields,
+            "attached": attached,
+            "checks": checks,
+        }
     )
 
 

@@ -1,0 +1,116 @@
+"""functions/checks.py: each rule kind, lookup outcomes, messages, and the outcome's precedence."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from pydantic import JsonValue
+
+from functions.checks import decide, lookup_key, lookup_outcome, rule_outcome
+from functions.definition import LookupCheck, RuleCheck
+from functions.models import CheckOutcome, LookupRecord
+
+TODAY = dt.date(2026, 6, 1)
+FIELDS: dict[str, JsonValue] = {
+    "total": "1234.50",
+    "count": 3,
+    "kind": "water",
+    "policy": "P-0042",
+    "filed": "2026-05-01",
+    "incident": "2026-04-20",
+    "party": {"id": "C-7"},
+}
+
+
+def rule(**spec: Any) -> RuleCheck:
+    return RuleCheck.model_validate({"type": "rule", "name": "r", **spec})
+
+
+@pytest.mark.parametrize(
+    ("spec", "passed", "reason"),
+    [
+        ({"field": "total", "minimum": "100"}, True, None),
+        ({"field": "total", "maximum": "1000"}, False, "total 1234.50 is above the maximum 1000"),
+        ({"field": "count", "minimum": 4, "maximum": 9}, False, "count 3 is below the minimum 4"),
+        ({"field": "kind", "minimum": 1}, False, "kind 'water' is not a number"),
+        ({"field": "kind", "one_of": ["water", "fire"]}, True, None),
+        ({"field": "kind", "one_of": ["fire"]}, False, "kind 'water' is not one of fire"),
+        ({"field": "policy", "pattern": "^P-[0-9]{4}$"}, True, None),
+        ({"field": "party.id", "pattern": "^X"}, False, "party.id 'C-7' does not match ^X"),
+        ({"field": "filed", "not_after": "today"}, True, None),
+        ({"field": "filed", "not_before": "today"}, False, "filed 2026-05-01 is before today (2026-06-01)"),
+        ({"field": "incident", "not_after": "filed"}, True, None),
+        (
+            {"field": "filed", "not_after": "incident"},
+            False,
+            "filed 2026-05-01 is after incident (2026-04-20)",
+        ),
+        ({"field": "filed", "not_after": "absent"}, False, "filed cannot be compared: absent is missing"),
+        ({"field": "kind", "not_after": "today"}, False, "kind 'water' is not a date (YYYY-MM-DD)"),
+        ({"field": "absent", "minimum": 1}, False, "absent is missing"),
+        ({"field": "absent", "minimum": 1, "optional": True}, True, None),
+    ],
+)
+def test_rules(spec: dict[str, Any], passed: bool, reason: str | None) -> None:
+    check = rule(**spec)
+    outcome = rule_outcome(check, FIELDS, TODAY)
+    assert (outcome.passed, outcome.type, outcome.on_fail) == (passed, "rule", "review")
+    if reason is None:
+        assert (outcome.reason, outcome.error) == (None, None)
+    else:
+        assert str(outcome.reason).startswith(reason)
+        assert outcome.error == "CheckFailed"
+
+
+def test_a_message_names_the_value_and_field() -> None:
+    check = rule(
+        field="total", maximum=10, on_fail="reject", error="TooExpensive", message="{field}: {value}!"
+    )
+    outcome = rule_outcome(check, FIELDS, TODAY)
+    assert (outcome.passed, outcome.error, outcome.reason) == (False, "TooExpensive", "total: 1234.50!")
+
+
+def lookup(**spec: Any) -> LookupCheck:
+    return LookupCheck.model_validate(
+        {"type": "lookup", "name": "known", "field": "party.id", "table": "parties", **spec}
+    )
+
+
+def test_lookups_found_missing_and_without_a_key() -> None:
+    check = lookup(message="party {value} is unknown")
+    key = lookup_key(check, FIELDS)
+    assert key == "C-7"
+    found = lookup_outcome(check, key, LookupRecord(table="parties", key="C-7", found=True, row={"n": 1}))
+    assert (found.passed, found.type, found.error, found.reason) == (True, "lookup", None, None)
+    missing = lookup_outcome(check, key, LookupRecord(table="parties", key="C-7", found=False))
+    assert (missing.passed, missing.on_fail, missing.error) == (False, "reject", "NotInReference")
+    assert missing.reason == "party C-7 is unknown"
+    plain = lookup_outcome(lookup(), key, LookupRecord(table="parties", key="C-7", found=False))
+    assert plain.reason == "party.id C-7 is not in the reference table parties"
+    assert lookup_key(lookup(field="absent"), FIELDS) is None
+    nothing = lookup_outcome(lookup(field="absent"), None, None)
+    assert (nothing.passed, nothing.reason) == (False, "absent is missing")
+
+
+def outcome(name: str, passed: bool, on_fail: str, error: str | None = None) -> CheckOutcome:
+    return CheckOutcome.model_validate(
+        {"name": name, "type": "rule", "passed": passed, "on_fail": on_fail, "error": error,
+         "reason": None if passed else f"{name} failed"}
+    )  # fmt: skip
+
+
+def test_the_outcome_reject_before_review_before_accepted() -> None:
+    assert decide([]).status == "extracted"
+    assert decide([outcome("a", True, "reject"), outcome("b", True, "review")]).status == "extracted"
+    review = decide([outcome("a", False, "review", "Odd"), outcome("b", False, "review", "Late")])
+    assert (review.status, review.error, review.reason) == ("review", None, "a failed; b failed")
+    rejected = decide(
+        [
+            outcome("a", False, "review", "Odd"),
+            outcome("b", False, "reject", "Bad"),
+            outcome("c", False, "reject", "Worse"),
+        ]
+    )
+    assert (rejected.status, rejected.error, rejected.reason) == ("rejected", "Bad", "b failed")
