@@ -33,7 +33,7 @@ from functions.settings import get_settings
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-StepName = Literal["prepare", "extract", "customer_lookup", "ticket"]
+StepName = Literal["prepare", "extract", "customer_lookup", "actions"]
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 KEY_PREFIX = "docagent"
