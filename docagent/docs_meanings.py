@@ -56,8 +56,8 @@ CONFIG_MEANINGS: dict[str, str] = {
         "| what job-level actions may reach (docs/actions.md): `destinations` (name -> http(s) URL, "
         "`{{resolve:ssm:NAME}}...` read at deploy, or `ledger`, the built-in ledger in the job bucket; "
         "`destination:NAME` in a definition), `hosts` (of literal URLs; `*.example.com` ok), `event_buses`, "
-        "`topics` (SNS ARNs), `secrets` (Secrets Manager ARNs, `ssm:/prefix/`). RunActions' IAM policy grants "
-        "exactly these; anything else is refused with ActionNotAllowed"
+        "`topics` (SNS ARNs), `secrets` (Secrets Manager ARNs, `ssm:/prefix/`). RunActions' IAM policy "
+        "grants exactly these; anything else is refused with ActionNotAllowed"
     ),
     "log_retention_days": "Lambda and state machine log retention",
     "log_level": "the functions' Powertools log level",

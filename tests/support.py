@@ -6,10 +6,11 @@ import json
 import time
 from typing import Any
 
+from functions.logic.create_ticket import create_ticket
+
 from docagent.drills.synthetic import SyntheticDocument, generate_documents
 from functions import aws
 from functions.logic.build_report import build_report
-from functions.logic.create_ticket import create_ticket
 from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
 from functions.logic.process_document import process_document

@@ -27,11 +27,11 @@ from typing import Any
 from docagent import project
 from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER
 
-# The local profile changes only what cannot exist on a laptop: the http actions' destination ``tickets`` (the
-# local cloud's ticket service over HTTP, its URL resolved from SSM at deploy time; examples/invoices names it)
-# and fault injection (armed per job; a no-op
-# unless a job asks for a fault). The model path is production's: BedrockConverseProvider calls Converse at
-# the local cloud's endpoint (AWS_ENDPOINT_URL), served by its local Bedrock (docagent/localcloud/bedrock.py).
+# The local profile changes only what cannot exist on a laptop: the http actions' destination ``tickets``
+# (the local cloud's ticket service over HTTP, its URL resolved from SSM at deploy time; examples/invoices
+# names it) and fault injection (armed per job; a no-op unless a job asks for a fault). The model path is
+# production's: BedrockConverseProvider calls Converse at the local cloud's endpoint (AWS_ENDPOINT_URL),
+# served by its local Bedrock (docagent/localcloud/bedrock.py).
 LOCAL_PROFILE = {
     "model_provider": "bedrock",
     "fault_injection_enabled": True,

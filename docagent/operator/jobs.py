@@ -70,7 +70,7 @@ def register(
         help=f"upload this directory's files under {storage.incoming_prefix('JOB')} and review them",
     )
     start.add_argument(
-        "--require-approval", action="store_true", help="wait for `docagent approve` before the ticket"
+        "--require-approval", action="store_true", help="wait for `docagent approve` before the actions"
     )
     start.add_argument("--wait", action="store_true", help="follow the job until it ends")
     start.add_argument(

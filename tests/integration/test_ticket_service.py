@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from functions.tickets import HttpTicketClient
 
 from docagent.localcloud.deploy import CloudAssembly, Deployer, DeployError
 from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
@@ -22,7 +23,6 @@ from functions.errors import (
     TicketOutcomeUnknown,
 )
 from functions.models import TicketPayload
-from functions.tickets import HttpTicketClient
 from tests.integration.test_local_job import run_job
 from tests.support import wait_for_execution
 

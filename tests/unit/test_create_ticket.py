@@ -9,18 +9,8 @@ from typing import Any
 
 import boto3
 import pytest
-
-from functions import storage
-from functions.errors import (
-    ConfigurationError,
-    TicketApiInvalidResponse,
-    TicketApiUnavailable,
-    TicketOutcomeUnknown,
-)
 from functions.handlers.create_ticket import handler
 from functions.logic.create_ticket import create_ticket, ticket_attempt
-from functions.models import CreateTicketEvent, JobTicket, TicketPayload, TicketRecord
-from functions.settings import get_settings
 from functions.tickets import (
     HttpTicketClient,
     LedgerTicketClient,
@@ -29,6 +19,16 @@ from functions.tickets import (
     get_ticket_client,
     ticket_idempotency_key,
 )
+
+from functions import storage
+from functions.errors import (
+    ConfigurationError,
+    TicketApiInvalidResponse,
+    TicketApiUnavailable,
+    TicketOutcomeUnknown,
+)
+from functions.models import CreateTicketEvent, JobTicket, TicketPayload, TicketRecord
+from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext, InMemoryTicketClient, SimulatedCrash
 from tests.support import BUCKET, get_json, list_keys
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from functions.logic.create_ticket import ticket_attempt
 
 from functions import storage
 from functions.errors import ExtractionFailed
-from functions.logic.create_ticket import ticket_attempt
 from functions.model.base import MAX_REPLY_CHARS, parse_facts
 from functions.model.offline import OfflineProvider
 from functions.models import DocumentResult

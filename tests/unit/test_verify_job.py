@@ -4,12 +4,12 @@ from typing import Any
 
 import boto3
 import pytest
+from functions.tickets import LedgerTicketClient
 
 from functions import storage
 from functions.errors import JobVerificationFailed
 from functions.handlers.verify_job import handler
 from functions.models import PreparedJob, TicketPayload
-from functions.tickets import LedgerTicketClient
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, PREFIX, prepare, process_all, put_object, report, seed_documents, ticket
 
