@@ -6,18 +6,20 @@ import json
 import time
 from typing import Any
 
-from functions.logic.create_ticket import create_ticket
-
 from docagent.drills.synthetic import SyntheticDocument, generate_documents
-from functions import aws
+from docagent.kit.loader import read_bundle
+from docagent.project import ROOT
+from functions import aws, storage
+from functions.actions.models import ActionsResult, RunActionsEvent
+from functions.definition import DefinitionBundle
 from functions.logic.build_report import build_report
 from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
+from functions.logic.run_actions import run_actions
 from functions.logic.process_document import process_document
 from functions.model import ModelProvider
 from functions.models import (
     BuildReportEvent,
-    CreateTicketEvent,
     DocumentOutcome,
     JobOptions,
     ListingCursor,
@@ -27,7 +29,6 @@ from functions.models import (
     PreparedJob,
     ProcessDocumentEvent,
     ReportSummary,
-    TicketResult,
 )
 from functions.settings import get_settings
 from functions.storage import parse_items
@@ -185,5 +186,30 @@ def report(job: PreparedJob, outcomes: dict[str, DocumentOutcome] | None = None)
     return build_report(BuildReportEvent(job_id=job.job_id, map_run=map_run))
 
 
-def ticket(job: PreparedJob, summary: ReportSummary) -> TicketResult:
-    return create_ticket(CreateTicketEvent(job_id=job.job_id, report=summary), FakeLambdaContext())
+def publish(bundle: DefinitionBundle) -> DefinitionBundle:
+    """Publish a definition bundle under its content hash (what `docagent definition publish` writes)."""
+    storage.put_json(
+        storage.definition_key(bundle.name, bundle.sha256), bundle.model_dump(mode="json", by_alias=True)
+    )
+    return bundle
+
+
+def pin(job_id: str, bundle: DefinitionBundle) -> None:
+    """Make the job's manifest pin ``bundle`` (published here), as prepare_job does for a definition."""
+    publish(bundle)
+    manifest = storage.get_manifest(job_id)
+    assert manifest is not None, f"job {job_id} has no manifest"
+    versions = manifest.versions.model_copy(update={"definition": bundle.name, "definition_sha256": bundle.sha256})
+    storage.put_json(storage.manifest_key(job_id), manifest.model_copy(update={"versions": versions}))
+
+
+def invoices_bundle() -> DefinitionBundle:
+    return read_bundle(ROOT / "examples" / "invoices")
+
+
+def actions(job: PreparedJob, summary: ReportSummary, **event: Any) -> ActionsResult:
+    """RunActions for the job; a job that pins no definition is pinned to examples/invoices first."""
+    manifest = storage.get_manifest(job.job_id)
+    if manifest is not None and manifest.versions.definition is None:
+        pin(job.job_id, invoices_bundle())
+    return run_actions(RunActionsEvent(job_id=job.job_id, report=summary, **event), FakeLambdaContext())
