@@ -13,8 +13,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.documents import DocumentInput
 from functions.actions.models import RemoteRecord
+from functions.documents import DocumentInput
 from functions.errors import ActionOutcomeUnknown, ActionTargetUnavailable
 from functions.model.base import parse_facts
 from functions.model.offline import OfflineProvider, local_document_text

@@ -15,8 +15,8 @@ from functions.definition import DefinitionBundle
 from functions.logic.build_report import build_report
 from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
-from functions.logic.run_actions import run_actions
 from functions.logic.process_document import process_document
+from functions.logic.run_actions import run_actions
 from functions.model import ModelProvider
 from functions.models import (
     BuildReportEvent,
@@ -199,7 +199,8 @@ def pin(job_id: str, bundle: DefinitionBundle) -> None:
     publish(bundle)
     manifest = storage.get_manifest(job_id)
     assert manifest is not None, f"job {job_id} has no manifest"
-    versions = manifest.versions.model_copy(update={"definition": bundle.name, "definition_sha256": bundle.sha256})
+    pinned = {"definition": bundle.name, "definition_sha256": bundle.sha256}
+    versions = manifest.versions.model_copy(update=pinned)
     storage.put_json(storage.manifest_key(job_id), manifest.model_copy(update={"versions": versions}))
 
 

@@ -101,6 +101,7 @@ class Sending:
     report: Report
     bucket: str
     uncertain: bool  # an earlier attempt's outcome is unknown
+    claimed: frozenset[str]  # the records the job's earlier http actions made (their done.json references)
     on_sent: OnSent
     note_error: Callable[[ActionError], None]
     deadline: float | None = None
@@ -116,16 +117,17 @@ def recipient(target: str, secret: str | None, bucket: str, deadline: float | No
 RecipientFactory = Callable[[str, str | None, str, float | None], Recipient]
 
 
-def records_of(records: list[RemoteRecord], key: str) -> list[RemoteRecord]:
+def records_of(records: list[RemoteRecord], key: str, claimed: frozenset[str]) -> list[RemoteRecord]:
     """The records the action with this key made among its reference's (the job's): those carrying the key,
-    else those of a target that does not echo keys. A record carrying another key is another action's."""
+    else those of a target that does not echo keys, less the ones other actions of the job recorded as theirs
+    (``claimed``: the ids in their done.json). A record carrying another key is another action's."""
     mine = [record for record in records if record.idempotency_key == key]
-    return mine or [record for record in records if not record.idempotency_key]
+    return mine or [record for record in records if not record.idempotency_key and record.id not in claimed]
 
 
-def _adopt(records: list[RemoteRecord], key: str) -> RemoteRecord | None:
+def _adopt(records: list[RemoteRecord], key: str, claimed: frozenset[str]) -> RemoteRecord | None:
     """What an earlier attempt made: the oldest of the action's records (normally its only one)."""
-    mine = records_of(records, key)
+    mine = records_of(records, key, claimed)
     if len(mine) > 1:
         logger.error("more than one record for the action", extra={"ids": [record.id for record in mine]})
     return mine[0] if mine else None
@@ -135,7 +137,7 @@ def _send_http(sending: Sending, action: HttpAction, make: RecipientFactory) -> 
     client = make(sending.target, action.secret, sending.bucket, sending.deadline)
 
     def reconcile() -> RemoteRecord | None:
-        found = _adopt(client.find_by_reference(sending.job_id), sending.key)
+        found = _adopt(client.find_by_reference(sending.job_id), sending.key, sending.claimed)
         logger.info("reconciled an attempt with an unknown outcome", extra={"found": found is not None})
         return found
 

@@ -122,6 +122,14 @@ def _note_error(attempt: ActionAttempt, error: ActionError) -> None:
         logger.exception("could not record the action's error")
 
 
+def http_references(outcomes: list[ReportAction]) -> frozenset[str]:
+    """The records these http actions made: a target that does not echo idempotency keys holds them under
+    the same reference (the job id), so reconciling another action must not adopt them."""
+    return frozenset(
+        o.reference for o in outcomes if o.type == "http" and o.reference and o.outcome != "skipped"
+    )
+
+
 # -------------------------------------------------------------------------------------------- the step
 
 
@@ -167,7 +175,7 @@ class _Run:
         logger.info("action done", extra={"action": action.name, "outcome": outcome, "reference": reference})
         return record
 
-    def one(self, definition: str, action: Action, report: Report) -> ReportAction:
+    def one(self, definition: str, action: Action, report: Report, claimed: frozenset[str]) -> ReportAction:
         job_id = self.event.job_id
         done = action_done(job_id, action.name)
         if done is not None:
@@ -199,6 +207,7 @@ class _Run:
             report=report,
             bucket=self.settings.bucket_name,
             uncertain=previous is not None,
+            claimed=claimed,
             on_sent=lambda: self.fault("after_action_request", action.name),
             note_error=lambda error: _note_error(attempt, error),
             deadline=self.deadline,
@@ -226,7 +235,9 @@ class _Run:
         if bundle is None:
             logger.info("the job pins no definition: no actions to run")
             return ActionsResult(actions=[])
-        outcomes = [self.one(bundle.name, action, report) for action in bundle.definition.actions]
+        outcomes: list[ReportAction] = []
+        for action in bundle.definition.actions:
+            outcomes.append(self.one(bundle.name, action, report, http_references(outcomes)))
         if report.actions != outcomes:
             storage.put_json(self.event.report.report_key, report.model_copy(update={"actions": outcomes}))
         return ActionsResult(actions=outcomes)

@@ -24,7 +24,7 @@ from functions.actions.send import RecipientFactory, idempotency_key, recipient,
 from functions.definition import HttpAction
 from functions.errors import JobVerificationFailed
 from functions.faults import fault_point, job_options
-from functions.logic.run_actions import action_done, client_deadline, pinned_definition
+from functions.logic.run_actions import action_done, client_deadline, http_references, pinned_definition
 from functions.models import DocumentResult, Report, ReportAction, ReportRow, Verification, VerifyJobEvent
 from functions.observability import logger
 from functions.settings import get_settings
@@ -175,12 +175,12 @@ def _http_problem(
     make: RecipientFactory,
     bucket: str,
     deadline: float | None,
+    claimed: frozenset[str],
 ) -> str | None:
     """The action's target holds exactly the record done.json names (none when it was skipped)."""
     target = allowed_target(action, get_settings().actions_allowed)
-    found = records_of(
-        make(target, action.secret, bucket, deadline).find_by_reference(job_id), done.idempotency_key
-    )
+    client = make(target, action.secret, bucket, deadline)
+    found = records_of(client.find_by_reference(job_id), done.idempotency_key, claimed)
     expected = 0 if done.outcome == "skipped" else 1
     if len(found) != expected:
         return f"{action.name}: expected {expected} record(s) with reference {job_id}, found {len(found)}"
@@ -201,20 +201,27 @@ def _check_actions(
     bundle = pinned_definition(event.job_id)
     actions = [] if bundle is None else bundle.definition.actions
     problems: list[str] = []
-    outcomes: list[ReportAction] = []
     bucket = get_settings().bucket_name
+    dones = {action.name: action_done(event.job_id, action.name) for action in actions}
+    outcomes = [done.outcome for done in dones.values() if done is not None]
     for action in actions:
-        done = action_done(event.job_id, action.name)
+        done = dones[action.name]
         if done is None:
             problems.append(f"{action.name}: done.json is missing")
             continue
         outcome = done.outcome
-        outcomes.append(outcome)
         if outcome.idempotency_key != idempotency_key(event.job_id, action.name):
             problems.append(f"{action.name}: done.json carries another idempotency key")
         elif isinstance(action, HttpAction):
+            others = http_references([other for other in outcomes if other.name != action.name])
             problem = _http_problem(
-                event.job_id, action=action, done=outcome, make=make, bucket=bucket, deadline=deadline
+                event.job_id,
+                action=action,
+                done=outcome,
+                make=make,
+                bucket=bucket,
+                deadline=deadline,
+                claimed=others,
             )
             problems += [problem] if problem else []
         elif action.type == "export" and outcome.outcome != "skipped":

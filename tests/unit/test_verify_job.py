@@ -4,6 +4,7 @@ from typing import Any
 
 import boto3
 import pytest
+
 from functions import storage
 from functions.actions.ledger import LedgerClient
 from functions.errors import JobVerificationFailed
@@ -73,7 +74,7 @@ def test_another_actions_record_at_the_same_target_is_not_counted(cloud):
 def test_an_action_without_done_json_fails_verification(cloud):
     job, event = finished_job()
     boto3.client("s3").delete_object(Bucket=BUCKET, Key=storage.action_done_key(job.job_id, "ticket"))
-    with pytest.raises(JobVerificationFailed, match="actions_done_once: ticket: done.json is missing"):
+    with pytest.raises(JobVerificationFailed, match=r"actions_done_once: ticket: done\.json is missing"):
         handler(event, FakeLambdaContext())
 
 
