@@ -159,9 +159,7 @@ ALLOWED = AllowedTargets(
 )
 def test_allowed_targets_resolve(action, target):
     assert refusals(action, ALLOWED) == []
-    assert allowed_target(action, ALLOWED) == (
-        target or getattr(action, "topic_arn", None) or allowed_target(action, ALLOWED)
-    )
+    assert allowed_target(action, ALLOWED) == target
 
 
 @pytest.mark.parametrize(
@@ -190,7 +188,7 @@ def test_allowed_targets_resolve(action, target):
                 secret=f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:other-AbCdEf",
             ),
             "is not allowed; add its ARN to actions.secrets",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_targets_the_deployment_does_not_allow_are_refused_with_the_fix(action, problem):
