@@ -208,9 +208,14 @@ def invoices_bundle() -> DefinitionBundle:
     return read_bundle(ROOT / "examples" / "invoices")
 
 
-def actions(job: PreparedJob, summary: ReportSummary, **event: Any) -> ActionsResult:
-    """RunActions for the job; a job that pins no definition is pinned to examples/invoices first."""
-    manifest = storage.get_manifest(job.job_id)
+def ensure_pinned(job_id: str) -> None:
+    """A job that pins no definition (prepared before definitions) is pinned to examples/invoices."""
+    manifest = storage.get_manifest(job_id)
     if manifest is not None and manifest.versions.definition is None:
-        pin(job.job_id, invoices_bundle())
+        pin(job_id, invoices_bundle())
+
+
+def actions(job: PreparedJob, summary: ReportSummary, **event: Any) -> ActionsResult:
+    """RunActions for the job (pinned to examples/invoices if it pins nothing)."""
+    ensure_pinned(job.job_id)
     return run_actions(RunActionsEvent(job_id=job.job_id, report=summary, **event), FakeLambdaContext())

@@ -15,7 +15,7 @@ Four layers keep each action single:
 
 An action whose target the deployment does not allow fails the step with ActionNotAllowed before anything is
 sent. Once every action is done, the report's ``actions`` section records each outcome (a byte-stable
-rewrite: its times are the done records').
+rewrite: its times are the done records'), after the durable step, so a replayed step writes it too.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from functions.actions.send import (
 from functions.definition import Action, DefinitionBundle
 from functions.errors import ActionError, InvalidJobRequest
 from functions.faults import fault_point, job_options
-from functions.models import FaultPointName, Report, ReportAction, utc_now
+from functions.models import FaultPointName, JobManifest, Report, ReportAction, utc_now
 from functions.observability import MetricUnit, logger, metrics
 from functions.settings import get_settings
 
@@ -65,9 +65,10 @@ def client_deadline(context: LambdaContext) -> float:
 # ------------------------------------------------------------------------------------ durable records
 
 
-def pinned_definition(job_id: str) -> DefinitionBundle | None:
-    """The definition bundle the job pinned (None for a job prepared before definitions existed)."""
-    manifest = storage.get_manifest(job_id)
+def pinned_definition(job_id: str, manifest: JobManifest | None = None) -> DefinitionBundle | None:
+    """The definition bundle the job pinned (None for a job prepared before definitions existed);
+    ``manifest``: the job's, if the caller has read it."""
+    manifest = manifest or storage.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
     name, sha256 = manifest.versions.definition, manifest.versions.definition_sha256
@@ -238,9 +239,17 @@ class _Run:
         outcomes: list[ReportAction] = []
         for action in bundle.definition.actions:
             outcomes.append(self.one(bundle.name, action, report, http_references(outcomes)))
-        if report.actions != outcomes:
-            storage.put_json(self.event.report.report_key, report.model_copy(update={"actions": outcomes}))
         return ActionsResult(actions=outcomes)
+
+
+def record_in_report(report_key: str, result: ActionsResult) -> None:
+    """The report's ``actions`` section: rewritten after the step, also when the step was replayed (a report
+    rebuilt since keeps its section), and byte-stable (the outcomes come from done.json)."""
+    if not result.actions:
+        return
+    report = Report.model_validate(storage.get_json(report_key))
+    if report.actions != result.actions:
+        storage.put_json(report_key, report.model_copy(update={"actions": result.actions}))
 
 
 def run_actions(
@@ -249,10 +258,12 @@ def run_actions(
     logger.append_keys(job_id=event.job_id)
     event = event.model_copy(update={"options": job_options(event.job_id, event.options)})
     run = _Run(event, context, make, client_deadline(context))
-    return durable.run_step(
+    result = durable.run_step(
         "actions",
         ids={"job_id": event.job_id},
         fn=run.all,
         result_model=ActionsResult,
         context=context,
     )
+    record_in_report(event.report.report_key, result)
+    return result

@@ -25,7 +25,15 @@ from functions.definition import HttpAction
 from functions.errors import JobVerificationFailed
 from functions.faults import fault_point, job_options
 from functions.logic.run_actions import action_done, client_deadline, http_references, pinned_definition
-from functions.models import DocumentResult, Report, ReportAction, ReportRow, Verification, VerifyJobEvent
+from functions.models import (
+    DocumentResult,
+    JobManifest,
+    Report,
+    ReportAction,
+    ReportRow,
+    Verification,
+    VerifyJobEvent,
+)
 from functions.observability import logger
 from functions.settings import get_settings
 
@@ -191,6 +199,8 @@ def _http_problem(
 
 def _check_actions(
     event: VerifyJobEvent,
+    *,
+    manifest: JobManifest,
     report: Report | None,
     make: RecipientFactory,
     deadline: float | None,
@@ -198,7 +208,7 @@ def _check_actions(
 ) -> None:
     """Every action of the pinned definition is done exactly once, as done.json, the report and the step's
     output say."""
-    bundle = pinned_definition(event.job_id)
+    bundle = pinned_definition(event.job_id, manifest)
     actions = [] if bundle is None else bundle.definition.actions
     problems: list[str] = []
     bucket = get_settings().bucket_name
@@ -267,7 +277,7 @@ def verify_job(
     else:
         _check_report(event, manifest_ids, report, stored, checks)
     deadline = None if context is None else client_deadline(context)
-    _check_actions(event, report, make, deadline, checks)
+    _check_actions(event, manifest=manifest, report=report, make=make, deadline=deadline, checks=checks)
 
     failed = checks.failed
     if failed:

@@ -10,17 +10,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from functions.logic.create_ticket import ticket_attempt
 
 from functions import storage
 from functions.errors import ExtractionFailed
+from functions.logic.run_actions import action_attempt
 from functions.model.base import MAX_REPLY_CHARS, parse_facts
 from functions.model.offline import OfflineProvider
 from functions.models import DocumentResult
 from functions.settings import get_settings
 from tests import documents
 from tests.fakes import CountingProvider
-from tests.support import PREFIX, items, list_keys, prepare, process_all, put_object, report, ticket
+from tests.support import PREFIX, actions, items, list_keys, prepare, process_all, put_object, report
 
 INJECTION = """ACME SUPPLIES
 Invoice number: INV-2026-00421
@@ -53,13 +53,13 @@ def run_job(
     put_object(f"{PREFIX}ordinary.txt", INJECTION.split("\n\n", 1)[0].replace("00421", "00422") + "\n")
     job = prepare(job_id)
     process_all(job, provider)
-    ticket(job, report(job))
+    actions(job, report(job))
     results = {}
     for entry in items(job):
         result = storage.get_result(job_id, entry.document_id)
         assert result is not None
         results[entry.document_id] = result
-    return results, list_keys("ticket-ledger/")
+    return results, list_keys("action-ledger/")
 
 
 def test_the_offline_extractor_reads_the_facts_and_ignores_the_instructions(cloud):
@@ -68,7 +68,7 @@ def test_the_offline_extractor_reads_the_facts_and_ignores_the_instructions(clou
     assert injected.status == "extracted"
     assert injected.facts is not None
     assert injected.facts.model_dump(mode="json") | {"summary": ""} == GOOD_FACTS | {"summary": ""}
-    assert ledger == ["ticket-ledger/docagent-ticket-job-injection-offline.json"], (
+    assert ledger == ["action-ledger/docagent-job-injection-offline-ticket.json"], (
         "one ticket, by the workflow"
     )
 
@@ -112,8 +112,8 @@ def test_a_model_that_obeys_the_injection_is_rejected_and_recorded(cloud, reply,
     [call] = storage.list_model_calls("job-injection-obeyed", "injection.txt")
     assert call.outcome == "ExtractionFailed" and reason in str(call.reason), "recorded in the journal"
     assert results["ordinary.txt"].status == "extracted", "the other document is unaffected"
-    assert ledger == ["ticket-ledger/docagent-ticket-job-injection-obeyed.json"]
-    assert ticket_attempt("job-injection-obeyed").attempts == 1  # type: ignore[union-attr]
+    assert ledger == ["action-ledger/docagent-job-injection-obeyed-ticket.json"]
+    assert action_attempt("job-injection-obeyed", "ticket").attempts == 1  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,7 @@ def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_res
     job = prepare("job-hostile-files")
     model = CountingProvider()
     outcomes = process_all(job, model)
-    ticket(job, report(job))
+    actions(job, report(job))
 
     assert {doc_id: (outcome.status, outcome.error) for doc_id, outcome in outcomes.items()} == {
         "hostile.pdf": ("extracted", None),
@@ -166,4 +166,4 @@ def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_res
     # text extraction would read it; the closed schema is what keeps it harmless)
     assert not any("maintenance mode" in text or "tickets_to_open" in text for text in model.calls)
     assert any("ignore previous instructions" in text.lower() for text in model.calls)
-    assert list_keys("ticket-ledger/") == ["ticket-ledger/docagent-ticket-job-hostile-files.json"]
+    assert list_keys("action-ledger/") == ["action-ledger/docagent-job-hostile-files-ticket.json"]
