@@ -324,8 +324,10 @@ class Functions(Construct):
                     resources=[self._storage.customers_table.table_arn],
                 )
             )
+        target_statements: list[iam.PolicyStatement] = []
         if spec.reaches_action_targets:
-            statements += action_statements(Stack.of(self), self._config, sends=spec.sends_actions)
+            target_statements = action_statements(Stack.of(self), self._config, sends=spec.sends_actions)
+            statements += target_statements
         model_arns: list[str] = []
         if spec.invokes_model and self._config.model_provider == "bedrock":
             model_arns = bedrock_model_arns(Stack.of(self), self._config.model_id)
@@ -359,6 +361,12 @@ class Functions(Construct):
             ],
             f"Keys carry the job id (and document id), so {spec.module} is limited to the key patterns of "
             "the docs/design.md S3 layout it reads or writes.",
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            [arn for statement in target_statements for arn in statement.resources if "*" in arn],
+            "The deployment's actions allow-list names secrets by ARN pattern and SSM parameters by prefix "
+            "(config actions.secrets): read only, those patterns only.",
         )
         nag.acknowledge_wildcard_resources(
             role,
