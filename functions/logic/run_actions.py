@@ -172,7 +172,14 @@ class _Run:
             storage.action_done_key(job_id, action.name),
             ActionDone(job_id=job_id, outcome=record, target=target, attempts=attempts),
         )
-        metrics.add_metric(name=f"Actions{outcome.capitalize()}", unit=MetricUnit.Count, value=1)
+        metric = (
+            "ActionsPerformed"
+            if outcome == "performed"
+            else "ActionsReconciled"
+            if outcome == "reconciled"
+            else "ActionsSkipped"
+        )
+        metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
         logger.info("action done", extra={"action": action.name, "outcome": outcome, "reference": reference})
         return record
 
