@@ -172,14 +172,12 @@ class _Run:
             storage.action_done_key(job_id, action.name),
             ActionDone(job_id=job_id, outcome=record, target=target, attempts=attempts),
         )
-        metric = (
-            "ActionsPerformed"
-            if outcome == "performed"
-            else "ActionsReconciled"
-            if outcome == "reconciled"
-            else "ActionsSkipped"
-        )
-        metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
+        if outcome == "performed":
+            metrics.add_metric(name="ActionsPerformed", unit=MetricUnit.Count, value=1)
+        elif outcome == "reconciled":
+            metrics.add_metric(name="ActionsReconciled", unit=MetricUnit.Count, value=1)
+        else:
+            metrics.add_metric(name="ActionsSkipped", unit=MetricUnit.Count, value=1)
         logger.info("action done", extra={"action": action.name, "outcome": outcome, "reference": reference})
         return record
 
