@@ -1,7 +1,7 @@
 """The crash matrix: a worker that dies, raises or hangs at any fault point is recovered by Retry or by a
 redrive with every document's result equal to a crash-free run's, no finished model call repeated,
-every action done once, a verified report and no step left in progress; and an EXPRESS child delivered twice makes one
-model call and one result."""
+every action done once, a verified report and no step left in progress; and an EXPRESS child delivered
+twice makes one model call and one result."""
 
 from __future__ import annotations
 
