@@ -1,6 +1,6 @@
 """run_actions: each action of the pinned definition exactly once, through crashes, lost answers, a target
 without idempotency keys and a target that is down; the report records them. The HTTP client against a real
-server on 127.0.0.1 is tested in tests/integration/test_actions_http.py."""
+server on 127.0.0.1 is tested in tests/integration/test_actions_local.py."""
 
 from __future__ import annotations
 
