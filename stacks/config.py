@@ -154,8 +154,9 @@ class DocAgentConfig(BaseModel):
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, ge=60)
     # What job-level actions may reach (docs/actions.md): http destinations by name (an http(s) URL, one
     # starting with a CloudFormation dynamic reference to an SSM parameter resolved at deploy time, as the
-    # local profile's are, or "ledger": the built-in ledger in the job bucket), hosts of literal URLs, EventBridge buses, SNS topics, and the secrets (ARNs)
-    # and SSM parameter prefixes (ssm:/prefix/) actions may read. RunActions' IAM policy grants exactly these.
+    # local profile's are, or "ledger": the built-in ledger in the job bucket), hosts of literal URLs,
+    # EventBridge buses, SNS topics, and the secrets (ARNs) and SSM parameter prefixes (ssm:/prefix/) actions
+    # may read. RunActions' IAM policy grants exactly these.
     actions: AllowedTargets = Field(default_factory=AllowedTargets)
     log_retention_days: LogRetentionDays = 30
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
