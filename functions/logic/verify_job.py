@@ -22,7 +22,7 @@ from functions import storage
 from functions.actions.allowed import allowed_target
 from functions.actions.send import RecipientFactory, idempotency_key, recipient, records_of
 from functions.definition import HttpAction
-from functions.errors import JobVerificationFailed
+from functions.errors import ActionNotAllowed, JobVerificationFailed
 from functions.faults import fault_point, job_options
 from functions.logic.run_actions import action_done, client_deadline, http_references, pinned_definition
 from functions.models import (
@@ -186,7 +186,10 @@ def _http_problem(
     claimed: frozenset[str],
 ) -> str | None:
     """The action's target holds exactly the record done.json names (none when it was skipped)."""
-    target = allowed_target(action, get_settings().actions_allowed)
+    try:
+        target = allowed_target(action, get_settings().actions_allowed)
+    except ActionNotAllowed as refused:
+        return f"{action.name}: cannot look its record up: {refused}"
     client = make(target, action.secret, bucket, deadline)
     found = records_of(client.find_by_reference(job_id), done.idempotency_key, claimed)
     expected = 0 if done.outcome == "skipped" else 1

@@ -10,6 +10,7 @@ from functions.actions.ledger import LedgerClient
 from functions.errors import JobVerificationFailed
 from functions.handlers.verify_job import handler
 from functions.models import PreparedJob
+from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, PREFIX, actions, prepare, process_all, put_object, report, seed_documents
 
@@ -106,3 +107,11 @@ def test_a_step_output_that_disagrees_with_storage_fails(cloud):
 def test_an_unprepared_job_fails_verification(cloud, load_event):
     with pytest.raises(JobVerificationFailed, match=r"manifest\.json is missing"):
         handler(load_event("verify_job"), FakeLambdaContext())
+
+
+def test_an_http_target_the_deployment_no_longer_allows_fails_the_check_naming_it(cloud, env):
+    _, event = finished_job()
+    env.setenv("ACTIONS_ALLOWED", "{}")
+    get_settings.cache_clear()
+    with pytest.raises(JobVerificationFailed, match="ticket: cannot look its record up: action ticket: "):
+        handler(event, FakeLambdaContext())
