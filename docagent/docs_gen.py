@@ -101,7 +101,9 @@ def configuration_page() -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for name, field in DocAgentConfig.model_fields.items():
-        default = field.default
+        default = field.get_default(call_default_factory=True)
+        if isinstance(default, BaseModel):
+            default = default.model_dump(mode="json")
         shown = (
             ""
             if default in ("", None)

@@ -36,9 +36,9 @@ CONFIG_MEANINGS: dict[str, str] = {
         "every function's timeout, sized so a model call on the largest document gets its whole 60 s read "
         'timeout (docs/scale.md, "One large document"); the in-progress retry waits this + 5 s'
     ),
-    "function_memory_mb": "memory of ProcessDocument, CreateTicket, RequestApproval",
+    "function_memory_mb": "memory of ProcessDocument, RequestApproval",
     "aggregate_memory_mb": (
-        "memory of PrepareJob, BuildReport, VerifyJob: they hold a job's listing or result files "
+        "memory of PrepareJob, BuildReport, RunActions, VerifyJob: they hold a job's listing or result files "
         "(docs/scale.md)"
     ),
     "max_document_bytes": (
@@ -56,15 +56,12 @@ CONFIG_MEANINGS: dict[str, str] = {
         "versions per ListObjectVersions page (at most 1,000); a listing step lists at most 100 pages"
     ),
     "idempotency_ttl_seconds": "how long completed steps are remembered",
-    "ticket_adapter": "`ledger` (built-in ticket store in S3) or `http` (an external ticket API)",
-    "ticket_api_url": (
-        "| the ticket API for `http`: an http(s) URL, or `{{resolve:ssm:NAME}}` (an SSM parameter read at "
-        "deploy; the local profile uses `/docagent/local/ticket-api-url`, written by the local cloud)"
-    ),
-    "ticket_api_secret_arn": (
-        "| full ARN of a Secrets Manager secret with the ticket API's bearer token (plain, or JSON "
-        '`{"token"}`); read at run time, never logged; CreateTicket and VerifyJob get '
-        "`secretsmanager:GetSecretValue` on it only"
+    "actions": (
+        "| what job-level actions may reach (docs/actions.md): `destinations` (name -> http(s) URL, "
+        "`{{resolve:ssm:NAME}}...` read at deploy, or `ledger`, the built-in ledger in the job bucket; "
+        "`destination:NAME` in a definition), `hosts` (of literal URLs; `*.example.com` ok), `event_buses`, "
+        "`topics` (SNS ARNs), `secrets` (Secrets Manager ARNs, `ssm:/prefix/`). RunActions' IAM policy "
+        "grants exactly these; anything else is refused with ActionNotAllowed"
     ),
     "log_retention_days": "Lambda and state machine log retention",
     "log_level": "the functions' Powertools log level",

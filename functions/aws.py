@@ -49,11 +49,30 @@ def bedrock_runtime_client(read_timeout: float = 60) -> BedrockRuntimeClient:
 
 @functools.cache
 def secretsmanager_client() -> Any:
-    """Reads the ticket API token (TICKET_API_SECRET_ARN); typed loosely: no stubs are pinned for it."""
+    """Reads the secrets actions name by reference; typed loosely: no stubs are pinned for it."""
     return boto3.client("secretsmanager", config=_DEFAULT_CONFIG)
+
+
+@functools.cache
+def ssm_client() -> Any:
+    """Reads SSM parameters actions name by reference (``ssm:/name``)."""
+    return boto3.client("ssm", config=_DEFAULT_CONFIG)
+
+
+@functools.cache
+def events_client() -> Any:
+    """EventBridge PutEvents (eventbridge actions)."""
+    return boto3.client("events", config=_DEFAULT_CONFIG)
+
+
+@functools.cache
+def sns_client() -> Any:
+    """SNS Publish (sns actions)."""
+    return boto3.client("sns", config=_DEFAULT_CONFIG)
 
 
 def clear_clients() -> None:
     """Forget every cached client (tests, or after the environment changed)."""
-    for factory in (s3_client, dynamodb_client, bedrock_runtime_client, secretsmanager_client):
+    factories = (s3_client, dynamodb_client, bedrock_runtime_client, secretsmanager_client, ssm_client)
+    for factory in (*factories, events_client, sns_client):
         factory.cache_clear()

@@ -33,7 +33,7 @@ from functions.settings import get_settings
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-# "prepare", "classify", "extract", "lookup-{check}" (one per lookup check of a class), "ticket", ...
+# "prepare", "classify", "extract", "lookup-{check}" (one per lookup check of a class), "actions"
 StepName = str
 ResultT = TypeVar("ResultT", bound=BaseModel)
 

@@ -30,28 +30,35 @@ class JobVerificationFailed(DocAgentError):
     """One or more independent end-of-job checks failed; the message names them."""
 
 
-class TicketError(DocAgentError):
-    """The ticket system refused the request (a 4xx other than 409/429, or a misconfigured client)."""
+class ActionError(DocAgentError):
+    """A job-level action's target refused the request (a 4xx other than 409/429, or a misconfigured
+    action). Recorded in jobs/{job}/actions/{name}/attempt.json; not retried by the workflow."""
 
 
-class TicketApiUnavailable(TicketError):
-    """The ticket API could not be reached or kept answering 429/503 past the client's own retries. Nothing
-    was created by this attempt: safe to retry (the workflow does)."""
+class ActionNotAllowed(ActionError):
+    """The action names a target the deployment does not allow (an http host or destination, an event bus,
+    an SNS topic, a secret): the deployment's ``actions`` configuration lists what may be reached."""
 
 
-class TicketOutcomeUnknown(TicketError):
-    """The create request may or may not have made a ticket (connection dropped or timed out after sending, a
-    5xx that is not 503), and reconciliation by reference could not settle it yet. The next attempt reconciles
-    before it creates anything, so retrying or redriving never opens a second ticket."""
+class ActionTargetUnavailable(ActionError):
+    """The action's target could not be reached or kept answering 429/503 past the client's own retries.
+    Nothing was done by this attempt: safe to retry (the workflow does)."""
 
 
-class TicketApiInvalidResponse(TicketError):
-    """The ticket API answered something that is not a ticket (not JSON, missing fields, another reference).
-    Recorded in jobs/{job}/ticket-attempt.json; not retried by the workflow: fix the API, then redrive."""
+class ActionOutcomeUnknown(ActionError):
+    """The request may or may not have been acted on (connection dropped or timed out after sending, a 5xx
+    that is not 503), and reconciliation could not settle it yet. The next attempt reconciles (http: by
+    reference) or re-sends with the same idempotency key before anything else, so a retry or a redrive never
+    performs the action twice."""
 
 
-class TicketConflict(TicketError):
-    """The ticket API already holds a ticket for this idempotency key with a different body (HTTP 409)."""
+class ActionInvalidResponse(ActionError):
+    """The target answered something unexpected (not JSON, no id or reference, another reference). Not
+    retried by the workflow: fix the target, then redrive."""
+
+
+class ActionConflict(ActionError):
+    """The http target already holds a record for this idempotency key with a different body (HTTP 409)."""
 
 
 class ApprovalRejected(DocAgentError):

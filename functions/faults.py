@@ -37,6 +37,7 @@ def fault_point(
     *,
     redrive_count: int = 0,
     document_index: int | None = None,
+    action: str | None = None,
     context: LambdaContext | None = None,
 ) -> None:
     """Inject the configured fault if it targets this point (and document, and retry); else do nothing.
@@ -52,6 +53,8 @@ def fault_point(
         and spec.document_index != document_index
     ):
         return
+    if action is not None and spec.action is not None and spec.action != action:
+        return
     if spec.until_retry is not None and retry_count >= spec.until_retry:
         return
     if spec.until_redrive is not None and redrive_count >= spec.until_redrive:
@@ -64,6 +67,7 @@ def fault_point(
             "retry_count": retry_count,
             "redrive_count": redrive_count,
             "document_index": document_index,
+            "action": action,
         },
     )
     if spec.mode == "exit":

@@ -41,9 +41,9 @@ FaultPointName = Literal[
     "after_model_call",
     "before_store_result",
     "after_store_result",
-    "before_ticket",
-    "after_ticket_request",
-    "after_ticket",
+    "before_action",
+    "after_action_request",
+    "after_action",
     "before_report",
     "after_report",
     "before_verify",
@@ -77,6 +77,9 @@ class FaultSpec(_Strict):
 
     point: FaultPointName
     document_index: int | None = Field(None, ge=0)
+    action: str | None = Field(
+        None, description="at the action points: fire only for this action (default: every action)"
+    )
     mode: Literal["exit", "raise", "hang"] = "raise"
     until_retry: int | None = Field(None, ge=0, description="fire only while retry_count < until_retry")
     until_redrive: int | None = Field(
@@ -89,7 +92,7 @@ class JobOptions(_Strict):
 
     fault: FaultSpec | None = None
     require_approval: bool = Field(
-        False, description="wait for `docagent approve` before the ticket (the RequestApproval step)"
+        False, description="wait for `docagent approve` before the actions (the RequestApproval step)"
     )
 
     @model_validator(mode="before")
@@ -565,6 +568,21 @@ class ReportApproval(_Strict):
     requested_at: str
 
 
+class ReportAction(_Strict):
+    """One entry of the report's ``actions`` section (written by RunActions from the actions' done.json, so
+    rewriting it is byte-stable). ``outcome``: ``performed`` (done by this job), ``reconciled`` (an earlier
+    attempt with an unknown outcome had done it), ``skipped`` (its ``when`` did not hold)."""
+
+    name: str
+    type: Literal["http", "eventbridge", "sns", "export"]
+    outcome: Literal["performed", "reconciled", "skipped"]
+    idempotency_key: str
+    reference: str | None = Field(
+        None, description="the target's id (http record id, EventBridge event id, SNS message id, export key)"
+    )
+    done_at: str
+
+
 class Report(_Strict):
     """jobs/{job_id}/report.json: deterministic for the same inputs (no wall-clock fields of its own).
 
@@ -587,8 +605,7 @@ class Report(_Strict):
     failed_documents: list[ChildFailure]
     map_run: MapRunSummary
     approval: ReportApproval | None = None
-    # Written by RunActions (kit-actions replaces the item type with its action record model).
-    actions: list[dict[str, JsonValue]] | None = None
+    actions: list[ReportAction] | None = None
 
 
 class ReportSummary(_Strict):
@@ -681,92 +698,15 @@ class ApprovalRequested(_Strict):
     status: Literal["pending"]
 
 
-# ---------------------------------------------------------------------------------------- create_ticket
-
-
-class CreateTicketEvent(_Strict):
-    job_id: str = Field(pattern=JOB_ID_PATTERN)
-    report: ReportSummary
-    retry_count: int = Field(0, ge=0)
-    redrive_count: int = Field(0, ge=0)
-    options: JobOptions = Field(default_factory=JobOptions)
-
-
-class TicketPayload(_Strict):
-    reference: str
-    title: str
-    body: str
-
-
-class TicketRecord(_Strict):
-    """A ticket in the ticket system. ``created`` is true only for the call that created it."""
-
-    ticket_id: str
-    reference: str
-    idempotency_key: str
-    title: str = ""
-    body: str = ""
-    created_at: str
-    created: bool = Field(False, exclude=True)
-
-
-class TicketResult(_Strict):
-    """create_ticket's output (the durable ``ticket`` step's result)."""
-
-    ticket_id: str
-    reference: str
-    created: bool
-
-
-class JobTicket(_Strict):
-    """jobs/{job_id}/ticket.json: written once the ticket's id is known, before the step completes."""
-
-    ticket_id: str
-    reference: str
-    idempotency_key: str
-    adapter: str
-    created: bool
-    created_at: str
-    reconciled: bool = Field(False, description="found by reference after an attempt with an unknown outcome")
-
-
-class TicketAttemptError(_Strict):
-    error: str
-    message: str
-    at: str
-
-
-class TicketAttempt(_Strict):
-    """jobs/{job_id}/ticket-attempt.json: the intent, written before every create request.
-
-    Its presence without ticket.json means an earlier attempt's outcome is unknown: the next attempt finds the
-    ticket by reference before it creates anything. ``errors`` keeps the latest failures (newest last).
-    """
-
-    job_id: str = Field(pattern=JOB_ID_PATTERN)
-    idempotency_key: str
-    payload_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    adapter: str
-    attempts: int = Field(ge=1)
-    first_attempt_at: str
-    last_attempt_at: str
-    errors: list[TicketAttemptError] = Field(default_factory=list)
-
-
 # ------------------------------------------------------------------------------------------- verify_job
-
-
-class TicketRef(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    ticket_id: str
-    reference: str
 
 
 class VerifyJobEvent(_Strict):
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     report: ReportSummary
-    ticket: TicketRef
+    actions: list[ReportAction] | None = Field(
+        None, description="RunActions' output, checked against storage"
+    )
     retry_count: int = Field(0, ge=0)
     redrive_count: int = Field(0, ge=0)
     options: JobOptions = Field(default_factory=JobOptions)

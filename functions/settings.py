@@ -10,8 +10,9 @@ import functools
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Json, ValidationError
 
+from functions.actions.allowed import AllowedTargets
 from functions.errors import ConfigurationError
 from functions.models import DEFAULT_ITEMS_PART_MIN_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 
@@ -42,24 +43,13 @@ class Settings(BaseModel):
     # Versions per ListObjectVersions page (MaxKeys; S3 returns at most 1,000).
     listing_page_size: int = Field(1000, alias="LISTING_PAGE_SIZE", ge=1, le=1000)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", ge=60)
-    ticket_adapter: Literal["ledger", "http"] = Field("ledger", alias="TICKET_ADAPTER")
-    ticket_api_url: str = Field("", alias="TICKET_API_URL")
-    ticket_api_secret_arn: str = Field(
-        "",
-        alias="TICKET_API_SECRET_ARN",
-        pattern=r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+)?$",
-    )
+    # What job-level actions may reach (functions/actions/allowed.py), as JSON: the deployment's ``actions``.
+    actions_allowed: Json[AllowedTargets] = Field(AllowedTargets(), alias="ACTIONS_ALLOWED")
     fault_injection_enabled: bool = Field(False, alias="FAULT_INJECTION_ENABLED")
     # Where documents may come from (docs/design.md, "Source locations"): comma-separated, each a prefix of
     # the job bucket ("incoming/") or "s3://bucket/prefix/" in another bucket.
     # Empty: the default, the job bucket's incoming root (functions/storage.py INCOMING_ROOT).
     source_locations: str = Field("", alias="SOURCE_LOCATIONS")
-
-    @model_validator(mode="after")
-    def _http_adapter_needs_a_url(self) -> Settings:
-        if self.ticket_adapter == "http" and not self.ticket_api_url.startswith(("https://", "http://")):
-            raise ValueError("TICKET_ADAPTER=http needs TICKET_API_URL set to an http(s) URL")
-        return self
 
 
 ENV_VARS: tuple[str, ...] = tuple(

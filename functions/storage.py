@@ -30,11 +30,12 @@ if TYPE_CHECKING:
     from mypy_boto3_s3.type_defs import ObjectTypeDef, ObjectVersionTypeDef
 
 JOBS_ROOT = "jobs/"
-LEDGER_PREFIX = "ticket-ledger/"
-# The ledger's index by reference: one empty object per ticket under its reference, so a lookup lists one
-# reference's tickets instead of reading every ticket ever written (a separate root: listing ticket-ledger/
-# still lists tickets only).
-LEDGER_INDEX_PREFIX = "ticket-ledger-index/"
+# The built-in ledger of http actions (functions/actions/ledger.py): one record per idempotency key.
+LEDGER_PREFIX = "action-ledger/"
+# The ledger's index by reference: one empty object per record under its reference, so a lookup lists one
+# reference's records instead of reading every record ever written (a separate root: listing action-ledger/
+# still lists records only).
+LEDGER_INDEX_PREFIX = "action-ledger-index/"
 INCOMING_ROOT = "incoming/"
 # Published job definitions (functions/definition.py): each version under its content hash.
 DEFINITIONS_ROOT = "definitions/"
@@ -135,12 +136,28 @@ def report_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}report.json"
 
 
-def ticket_key(job_id: str) -> str:
-    return f"{job_prefix(job_id)}ticket.json"
+def actions_root(job_id: str) -> str:
+    """jobs/{job_id}/actions/: one folder per job-level action, by the action's name."""
+    return f"{job_prefix(job_id)}actions/"
 
 
-def ticket_attempt_key(job_id: str) -> str:
-    return f"{job_prefix(job_id)}ticket-attempt.json"
+def action_attempt_key(job_id: str, action: str) -> str:
+    """The action's intent, written before every request (ActionAttempt)."""
+    return f"{actions_root(job_id)}{action}/attempt.json"
+
+
+def action_done_key(job_id: str, action: str) -> str:
+    """The action's outcome (ActionDone): present means the action is never run again."""
+    return f"{actions_root(job_id)}{action}/done.json"
+
+
+def export_prefix(job_id: str, action: str) -> str:
+    """jobs/{job_id}/exports/{action}/: an export action's files (results.csv, results.jsonl)."""
+    return f"{job_prefix(job_id)}exports/{action}/"
+
+
+def export_key(job_id: str, action: str, extension: str) -> str:
+    return f"{export_prefix(job_id, action)}results.{extension}"
 
 
 def approval_key(job_id: str) -> str:
@@ -157,12 +174,12 @@ def ledger_key(idempotency_key: str) -> str:
 
 
 def ledger_reference_prefix(reference: str) -> str:
-    """``ticket-ledger-index/{reference, percent-encoded}/``: the index entries of one reference."""
+    """``action-ledger-index/{reference, percent-encoded}/``: the index entries of one reference."""
     return f"{LEDGER_INDEX_PREFIX}{urllib.parse.quote(reference, safe='')}/"
 
 
 def ledger_index_key(reference: str, idempotency_key: str) -> str:
-    """An index entry names the ticket: ``ledger_key(idempotency_key_of_index_key(...))``."""
+    """An index entry names the record: ``ledger_key(idempotency_key_of_index_key(...))``."""
     return f"{ledger_reference_prefix(reference)}{idempotency_key}.json"
 
 
@@ -234,6 +251,10 @@ def put_json(
     (client or aws.s3_client()).put_object(
         Bucket=_bucket(bucket), Key=key, Body=to_json_bytes(data), ContentType="application/json"
     )
+
+
+def put_bytes(key: str, data: bytes, *, content_type: str, bucket: str | None = None) -> None:
+    aws.s3_client().put_object(Bucket=_bucket(bucket), Key=key, Body=data, ContentType=content_type)
 
 
 def get_json(key: str, *, bucket: str | None = None, client: S3Client | None = None) -> Any:

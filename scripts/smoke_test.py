@@ -15,7 +15,7 @@ It finds the stack by its outputs (CloudFormation on AWS, or the local cloud's d
    (``<stack>-*``) is in ALARM;
 5. cleans up (unless ``--keep``): the uploaded documents, the job's records, its ledger ticket and index
    entry, the customer. The execution's history stays (Step Functions keeps it 90 days); a ticket in an
-   external ticket system (``ticket_adapter: http``) stays too.
+   external ticket system (an http destination) stays too.
 
 ``--dry-run`` reads the stack's outputs and prints every other call it would make, making none. Exit 0
 when every check passed, 1 when one failed, 2 for bad input (no such stack, a local cloud that is down).
@@ -43,7 +43,7 @@ from docagent.drills.synthetic import customer_id_for, generate_documents
 from docagent.operator.context import OperatorContext, OperatorError, as_refusal, target_arguments
 from docagent.operator.records import JobRecords, execution_arn_for
 from functions import storage
-from functions.tickets import ticket_idempotency_key
+from functions.actions.send import idempotency_key as action_idempotency_key
 from stacks import outputs as names
 
 DOCUMENTS = 3
@@ -151,7 +151,8 @@ def _wait(calls: Calls, execution_arn: str, timeout: float) -> str:
 
 def _check_records(ctx: OperatorContext, job_id: str) -> list[Check]:
     records = JobRecords(ctx, job_id)
-    report, ticket = records.report, records.ticket
+    report = records.report
+    _, ticket = records.actions.get("ticket", (None, None))
     counts = f"{report.documents} documents, {report.extracted} extracted" if report else "no report"
     reasons = f" (rejected: {report.rejection_reasons})" if report and report.rejection_reasons else ""
     checks = [
@@ -161,13 +162,15 @@ def _check_records(ctx: OperatorContext, job_id: str) -> list[Check]:
             counts + reasons,
         ),
         Check(
-            "ticket", ticket is not None, f"{ticket.adapter} ticket {ticket.ticket_id}" if ticket else "none"
+            "ticket",
+            ticket is not None and ticket.outcome.outcome != "skipped",
+            f"{ticket.target} record {ticket.outcome.reference}" if ticket else "none",
         ),
     ]
-    if ticket is not None and ticket.adapter == "ledger":
-        ledger = records.ledger_ticket
-        found = ledger is not None and ledger.ticket_id == ticket.ticket_id
-        checks.append(Check("ledger", found, storage.ledger_key(ticket.idempotency_key)))
+    if ticket is not None and ticket.target == "ledger":
+        key = storage.ledger_key(ticket.outcome.idempotency_key)
+        found = bool(records.keys(key))
+        checks.append(Check("ledger", found, key))
     return checks
 
 
@@ -189,7 +192,7 @@ def _clean_up(
     calls: Calls, ctx: OperatorContext, *, job_id: str, keys: list[str], table: str, customer: str
 ) -> None:
     job_keys = [] if calls.dry_run else JobRecords(ctx, job_id).keys(storage.job_prefix(job_id))
-    idempotency_key = ticket_idempotency_key(job_id)
+    idempotency_key = action_idempotency_key(job_id, "ticket")
     ledger = [storage.ledger_key(idempotency_key), storage.ledger_index_key(job_id, idempotency_key)]
     for key in [*keys, *job_keys, *ledger]:
         calls.call("s3", "delete_object", Bucket=ctx.bucket, Key=key)

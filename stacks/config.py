@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from functions import storage
+from functions.actions.allowed import LEDGER_DESTINATION, SSM_PREFIX, AllowedTargets
 from functions.models import (
     DEFAULT_ITEMS_PART_MIN_BYTES,
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -19,7 +20,8 @@ from stacks.outputs import STACK_NAME
 CONTEXT_KEY = "docagent"
 # A CloudFormation dynamic reference to a plain SSM parameter (optionally a version): resolved at deploy time.
 SSM_DYNAMIC_REFERENCE = r"\{\{resolve:ssm:[A-Za-z0-9_./-]{1,2048}(:[0-9]+)?\}\}"
-SECRET_ARN_PATTERN = r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+)?$"
+SECRET_ARN_PATTERN = r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@*-]+)?$"
+SNS_TOPIC_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$"
 
 # The retention periods CloudWatch Logs accepts; anything else fails at deploy, so refuse it at synth.
 # The default model: an Active model through a cross-Region inference profile. As of 2026-11, AWS docs
@@ -51,6 +53,29 @@ PRODUCT_PREFIXES = (
     storage.LEDGER_INDEX_PREFIX,
 )
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+def actions_problems(allowed: AllowedTargets) -> list[str]:
+    """Why the deployment's ``actions`` allow-list is not acceptable (empty: it is)."""
+    problems = [
+        f"destinations.{name} must be an http(s) URL, '{{{{resolve:ssm:<name>}}}}...' or "
+        f"'{LEDGER_DESTINATION}'"
+        for name, url in allowed.destinations.items()
+        if not (
+            url == LEDGER_DESTINATION
+            or url.startswith(("https://", "http://"))
+            or re.match(SSM_DYNAMIC_REFERENCE, url)
+        )
+    ]
+    problems += [
+        f"topics: {arn} is not an SNS topic ARN" for arn in allowed.topics if not re.match(SNS_TOPIC_ARN, arn)
+    ]
+    problems += [
+        f"secrets: {entry} is neither a Secrets Manager secret ARN nor ssm:/<prefix>"
+        for entry in allowed.secrets
+        if not (entry.startswith(f"{SSM_PREFIX}/") or (entry and re.match(SECRET_ARN_PATTERN, entry)))
+    ]
+    return problems
 
 
 def source_location_problem(location: str) -> str | None:
@@ -129,12 +154,12 @@ class DocAgentConfig(BaseModel):
     items_part_min_bytes: int = Field(DEFAULT_ITEMS_PART_MIN_BYTES, ge=1, le=5 * 1024**3)
     listing_page_size: int = Field(1000, ge=1, le=1000)  # ListObjectVersions MaxKeys (at most 1,000)
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, ge=60)
-    ticket_adapter: Literal["ledger", "http"] = "ledger"
-    # An http(s) URL, or a CloudFormation dynamic reference to an SSM parameter holding it, resolved at deploy
-    # time: "{{resolve:ssm:/docagent/local/ticket-api-url}}" (the local profile's).
-    ticket_api_url: str = ""
-    # The Secrets Manager secret (full ARN) holding the ticket API's bearer token, read at run time.
-    ticket_api_secret_arn: str = Field("", pattern=SECRET_ARN_PATTERN)
+    # What job-level actions may reach (docs/actions.md): http destinations by name (an http(s) URL, one
+    # starting with a CloudFormation dynamic reference to an SSM parameter resolved at deploy time, as the
+    # local profile's are, or "ledger": the built-in ledger in the job bucket), hosts of literal URLs,
+    # EventBridge buses, SNS topics, and the secrets (ARNs) and SSM parameter prefixes (ssm:/prefix/) actions
+    # may read. RunActions' IAM policy grants exactly these.
+    actions: AllowedTargets = Field(default_factory=AllowedTargets)
     log_retention_days: LogRetentionDays = 30
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     fault_injection_enabled: bool = False
@@ -201,15 +226,10 @@ class DocAgentConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _http_adapter_needs_a_url(self) -> DocAgentConfig:
-        url = self.ticket_api_url
-        if self.ticket_adapter == "http" and not (
-            url.startswith(("https://", "http://")) or re.fullmatch(SSM_DYNAMIC_REFERENCE, url)
-        ):
-            raise ValueError(
-                "ticket_adapter 'http' needs ticket_api_url set to an http(s) URL or to "
-                "'{{resolve:ssm:<parameter name>}}'"
-            )
+    def _action_targets_are_valid(self) -> DocAgentConfig:
+        problems = actions_problems(self.actions)
+        if problems:
+            raise ValueError("actions: " + "; ".join(problems))
         return self
 
     @model_validator(mode="after")

@@ -12,6 +12,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from functions import storage as keys
+from functions.actions.allowed import SSM_PREFIX
 from stacks import nag, outputs
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.log_groups import retained_log_group
@@ -59,7 +60,10 @@ class FunctionSpec:
     invokes_model: bool = False
     # Keys of multipart uploads the function may abort (s3:AbortMultipartUpload).
     aborts_uploads: tuple[str, ...] = ()
-    calls_ticket_api: bool = False
+    # Reaches the targets of job-level actions the deployment allows (config ``actions``): its IAM policy
+    # gets exactly those buses, topics and secrets (``sends`` False: the secrets only, for lookups).
+    reaches_action_targets: bool = False
+    sends_actions: bool = False
     # Holds a whole job's listing or result files in memory (O(N) bytes, a bounded number of requests).
     aggregates: bool = False
 
@@ -121,27 +125,31 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         aggregates=True,
     ),
     FunctionSpec(
-        construct_id=outputs.CREATE_TICKET,
-        module="create_ticket",
-        description="Opens exactly one ticket for the job's report.",
+        construct_id=outputs.RUN_ACTIONS,
+        module="run_actions",
+        description="Runs the job-level actions of the job's pinned definition, each exactly once.",
         reads=(
             keys.everything_under(keys.JOBS_ROOT),
+            keys.everything_under(keys.DEFINITIONS_ROOT),
             keys.everything_under(keys.LEDGER_PREFIX),
             keys.everything_under(keys.LEDGER_INDEX_PREFIX),
         ),
         writes=(
-            keys.ticket_key(keys.ANY_JOB),
-            keys.ticket_attempt_key(keys.ANY_JOB),
+            keys.everything_under(keys.actions_root(keys.ANY_JOB)),
+            keys.everything_under(keys.export_prefix(keys.ANY_JOB, keys.ANY_JOB)),
+            keys.report_key(keys.ANY_JOB),
             keys.everything_under(keys.LEDGER_PREFIX),
             keys.everything_under(keys.LEDGER_INDEX_PREFIX),
         ),
         uses_idempotency=True,
-        calls_ticket_api=True,
+        reaches_action_targets=True,
+        sends_actions=True,
+        aggregates=True,
     ),
     FunctionSpec(
         construct_id=outputs.REQUEST_APPROVAL,
         module="request_approval",
-        description="Records a pending human approval before the ticket, then the decision in the report.",
+        description="Records a pending human approval before the actions, then the decision in the report.",
         reads=(keys.approval_key(keys.ANY_JOB), keys.report_key(keys.ANY_JOB)),
         writes=(keys.approval_key(keys.ANY_JOB), keys.report_key(keys.ANY_JOB)),
     ),
@@ -151,10 +159,11 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         description="Checks that the job's artefacts agree with each other before it succeeds.",
         reads=(
             keys.everything_under(keys.JOBS_ROOT),
+            keys.everything_under(keys.DEFINITIONS_ROOT),
             keys.everything_under(keys.LEDGER_PREFIX),
             keys.everything_under(keys.LEDGER_INDEX_PREFIX),
         ),
-        calls_ticket_api=True,
+        reaches_action_targets=True,
         aggregates=True,
     ),
 )
@@ -315,14 +324,10 @@ class Functions(Construct):
                     resources=[self._storage.customers_table.table_arn],
                 )
             )
-        if spec.calls_ticket_api and self._config.ticket_api_secret_arn:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="ReadTicketApiToken",
-                    actions=["secretsmanager:GetSecretValue"],
-                    resources=[self._config.ticket_api_secret_arn],
-                )
-            )
+        target_statements: list[iam.PolicyStatement] = []
+        if spec.reaches_action_targets:
+            target_statements = action_statements(Stack.of(self), self._config, sends=spec.sends_actions)
+            statements += target_statements
         model_arns: list[str] = []
         if spec.invokes_model and self._config.model_provider == "bedrock":
             model_arns = bedrock_model_arns(Stack.of(self), self._config.model_id)
@@ -359,11 +364,56 @@ class Functions(Construct):
         )
         nag.acknowledge_wildcard_resources(
             role,
+            [arn for statement in target_statements for arn in statement.resources if "*" in arn],
+            "The deployment's actions allow-list names secrets by ARN pattern and SSM parameters by prefix "
+            "(config actions.secrets): read only, those patterns only.",
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
             [arn for arn in model_arns if "*" in arn],
             "A cross-region inference profile routes to the same foundation model in any region of its "
             "geography, so the model is granted in every region, this model id only.",
         )
         return role
+
+
+def action_statements(stack: Stack, config: DocAgentConfig, *, sends: bool) -> list[iam.PolicyStatement]:
+    """What the deployment's ``actions`` allow, as IAM: PutEvents on the buses, Publish to the topics (when
+    the function ``sends``), and reading the secrets and SSM parameters actions name by reference."""
+    allowed = config.actions
+    grants: list[tuple[str, str, list[str]]] = []
+    if sends:
+        buses = [
+            bus
+            if bus.startswith("arn:")
+            else stack.format_arn(service="events", resource="event-bus", resource_name=bus)
+            for bus in allowed.event_buses
+        ]
+        grants += [
+            ("PutActionEvents", "events:PutEvents", buses),
+            ("PublishActionMessages", "sns:Publish", allowed.topics),
+        ]
+    ssm = [entry.removeprefix(SSM_PREFIX) for entry in allowed.secrets if entry.startswith(SSM_PREFIX)]
+    grants += [
+        (
+            "ReadActionSecrets",
+            "secretsmanager:GetSecretValue",
+            [entry for entry in allowed.secrets if not entry.startswith(SSM_PREFIX)],
+        ),
+        (
+            "ReadActionParameters",
+            "ssm:GetParameter",
+            [
+                stack.format_arn(service="ssm", resource="parameter", resource_name=f"{p.lstrip('/')}*")
+                for p in ssm
+            ],
+        ),
+    ]
+    return [
+        iam.PolicyStatement(sid=sid, actions=[action], resources=resources)
+        for sid, action, resources in grants
+        if resources
+    ]
 
 
 def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:
@@ -406,9 +456,7 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "ITEMS_PART_MIN_BYTES": str(config.items_part_min_bytes),
         "LISTING_PAGE_SIZE": str(config.listing_page_size),
         "IDEMPOTENCY_TTL_SECONDS": str(config.idempotency_ttl_seconds),
-        "TICKET_ADAPTER": config.ticket_adapter,
-        "TICKET_API_URL": config.ticket_api_url,
-        "TICKET_API_SECRET_ARN": config.ticket_api_secret_arn,
+        "ACTIONS_ALLOWED": config.actions.model_dump_json(),
         "FAULT_INJECTION_ENABLED": "true" if config.fault_injection_enabled else "false",
         "SOURCE_LOCATIONS": ",".join(config.source_locations),
         "POWERTOOLS_SERVICE_NAME": "docagent",

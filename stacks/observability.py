@@ -45,9 +45,10 @@ EMITTED_METRICS = (
     "ModelCallsRejected",
     "ModelInputTokens",
     "ModelOutputTokens",
-    "TicketsCreated",
-    "TicketsReconciled",
-    "TicketApiErrors",
+    "ActionsPerformed",
+    "ActionsReconciled",
+    "ActionsSkipped",
+    "ActionErrors",
     "ApprovalsRequested",
     "ApprovalsRecorded",
     "ReportsBuilt",
@@ -421,10 +422,10 @@ class Observability(Construct):
         )
         dashboard.add_widgets(
             cloudwatch.GraphWidget(
-                title="Ticket outcomes",
+                title="Action outcomes",
                 left=[
                     self._own_metric(name)
-                    for name in ("TicketsCreated", "TicketsReconciled", "TicketApiErrors")
+                    for name in ("ActionsPerformed", "ActionsReconciled", "ActionsSkipped", "ActionErrors")
                 ],
                 width=8,
             ),

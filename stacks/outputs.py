@@ -19,14 +19,14 @@ DASHBOARD: Final = "DashboardName"
 PREPARE_JOB: Final = "PrepareJob"
 PROCESS_DOCUMENT: Final = "ProcessDocument"
 BUILD_REPORT: Final = "BuildReport"
-CREATE_TICKET: Final = "CreateTicket"
+RUN_ACTIONS: Final = "RunActions"
 REQUEST_APPROVAL: Final = "RequestApproval"
 VERIFY_JOB: Final = "VerifyJob"
 FUNCTION_IDS: Final = (
     PREPARE_JOB,
     PROCESS_DOCUMENT,
     BUILD_REPORT,
-    CREATE_TICKET,
+    RUN_ACTIONS,
     REQUEST_APPROVAL,
     VERIFY_JOB,
 )

@@ -1,7 +1,7 @@
 """In-memory fakes shared by the tests.
 
-A Lambda context with a real deadline, a model provider that answers from dicts and counts its calls, a
-ticket client, and a stand-in for process death.
+A Lambda context with a real deadline, a model provider that answers from dicts and counts its calls, an
+http action target, and a stand-in for process death.
 """
 
 from __future__ import annotations
@@ -11,13 +11,15 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.actions.models import RemoteRecord
 from functions.documents import DocumentInput
-from functions.errors import TicketApiUnavailable, TicketOutcomeUnknown
+from functions.errors import ActionOutcomeUnknown, ActionTargetUnavailable
 from functions.model.instructions import asked
-from functions.models import ModelReply, TicketPayload, TicketRecord, utc_now
+from functions.models import ModelReply, utc_now
 
 
 class SimulatedCrash(BaseException):
@@ -103,18 +105,20 @@ class CountingProvider:
         return ModelReply(text=text, model_id=self._model_id, input_tokens=100, output_tokens=40)
 
 
-class InMemoryTicketClient:
-    """A ticket system recording every call, with the ticket service's fault switches in miniature.
+class InMemoryRecipient:
+    """An http action's target recording every call, with the ticket service's fault switches in miniature.
 
-    ``honour_keys=False`` ignores idempotency keys (an API without them); ``lose_answers=n`` makes the next
-    n creates open the ticket and then lose the answer (TicketOutcomeUnknown); ``unavailable=n`` fails the
-    next n calls, creates or searches, with TicketApiUnavailable (nothing done).
+    ``honour_keys=False`` ignores idempotency keys (an API without them; its records carry no key);
+    ``lose_answers=n`` makes the next n creates store the record and then lose the answer
+    (ActionOutcomeUnknown); ``unavailable=n`` fails the next n calls, creates or searches, with
+    ActionTargetUnavailable (nothing done).
     """
 
     name = "memory"
 
     def __init__(self, *, honour_keys: bool = True, lose_answers: int = 0, unavailable: int = 0) -> None:
-        self.tickets: list[TicketRecord] = []
+        self.records: list[RemoteRecord] = []
+        self.payloads: list[dict[str, Any]] = []
         self.create_calls: list[str] = []
         self.find_calls: list[str] = []
         self.honour_keys = honour_keys
@@ -124,43 +128,46 @@ class InMemoryTicketClient:
     def _maybe_unavailable(self) -> None:
         if self.unavailable > 0:
             self.unavailable -= 1
-            raise TicketApiUnavailable("the in-memory ticket API is down")
+            raise ActionTargetUnavailable("the in-memory target is down")
 
     def create(
-        self, idempotency_key: str, payload: TicketPayload, *, on_sent: Callable[[], None] | None = None
-    ) -> TicketRecord:
+        self, idempotency_key: str, payload: dict[str, Any], *, on_sent: Callable[[], None] | None = None
+    ) -> RemoteRecord:
         self.create_calls.append(idempotency_key)
         self._maybe_unavailable()
-        existing = [ticket for ticket in self.tickets if ticket.idempotency_key == idempotency_key]
+        existing = [record for record in self.records if record.idempotency_key == idempotency_key]
         if existing and self.honour_keys:
             if on_sent is not None:
                 on_sent()
             return existing[0]
-        ticket = TicketRecord(
-            ticket_id=f"MEM-{len(self.tickets) + 1}",
-            reference=payload.reference,
-            idempotency_key=idempotency_key,
-            title=payload.title,
-            body=payload.body,
+        record = RemoteRecord(
+            id=f"MEM-{len(self.records) + 1}",
+            reference=str(payload["reference"]),
+            idempotency_key=idempotency_key if self.honour_keys else "",
             created_at=utc_now(),
         )
-        self.tickets.append(ticket)
+        self.records.append(record)
+        self.payloads.append(payload)
         if on_sent is not None:
-            on_sent()  # the API acted on the request; its answer is not read yet
+            on_sent()  # the target acted on the request; its answer is not read yet
         if self.lose_answers > 0:
             self.lose_answers -= 1
-            raise TicketOutcomeUnknown("the in-memory ticket API lost its answer")
-        return ticket.model_copy(update={"created": True})
+            raise ActionOutcomeUnknown("the in-memory target lost its answer")
+        return record.model_copy(update={"created": True})
 
-    def find_by_reference(self, reference: str) -> list[TicketRecord]:
+    def find_by_reference(self, reference: str) -> list[RemoteRecord]:
         self.find_calls.append(reference)
         self._maybe_unavailable()
-        return [ticket for ticket in self.tickets if ticket.reference == reference]
+        return [record for record in self.records if record.reference == reference]
+
+    def factory(self) -> Callable[..., InMemoryRecipient]:
+        """A RecipientFactory answering this target for any URL (run_actions/verify_job ``make=``)."""
+        return lambda *_: self
 
 
 __all__ = [
     "CountingProvider",
     "FakeLambdaContext",
-    "InMemoryTicketClient",
+    "InMemoryRecipient",
     "SimulatedCrash",
 ]

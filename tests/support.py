@@ -11,18 +11,17 @@ from docagent.drills.synthetic import SyntheticDocument, generate_documents
 from docagent.kit.loader import read_bundle
 from docagent.kit.registry import publish
 from functions import aws, storage
+from functions.actions.models import ActionsResult, RunActionsEvent
 from functions.definition import DefinitionBundle, canonical_json
 from functions.logic.build_report import build_report
-from functions.logic.create_ticket import create_ticket
 from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
 from functions.logic.process_document import process_document
+from functions.logic.run_actions import run_actions
 from functions.model import ModelProvider
 from functions.models import (
     BuildReportEvent,
-    CreateTicketEvent,
     DocumentOutcome,
-    JobManifest,
     JobOptions,
     ListingCursor,
     ListingEvent,
@@ -31,7 +30,6 @@ from functions.models import (
     PreparedJob,
     ProcessDocumentEvent,
     ReportSummary,
-    TicketResult,
 )
 from functions.settings import get_settings
 from functions.storage import parse_items
@@ -63,12 +61,8 @@ def pin_definition(job: PreparedJob, bundle: DefinitionBundle | None = None) -> 
     if job.versions.definition is not None:
         return job
     bundle = bundle or example_bundle()
-    publish_definition(bundle)
+    pin(job.job_id, bundle)
     versions = job.versions.model_copy(update={"definition": bundle.name, "definition_sha256": bundle.sha256})
-    manifest = storage.get_manifest(job.job_id)
-    assert manifest is not None
-    updated = JobManifest.model_validate({**manifest.model_dump(), "versions": versions})
-    put_object(storage.manifest_key(job.job_id), updated.model_dump_json())
     return job.model_copy(update={"versions": versions})
 
 
@@ -239,5 +233,24 @@ def report(job: PreparedJob, outcomes: dict[str, DocumentOutcome] | None = None)
     return build_report(BuildReportEvent(job_id=job.job_id, map_run=map_run))
 
 
-def ticket(job: PreparedJob, summary: ReportSummary) -> TicketResult:
-    return create_ticket(CreateTicketEvent(job_id=job.job_id, report=summary), FakeLambdaContext())
+def pin(job_id: str, bundle: DefinitionBundle) -> None:
+    """Make the job's manifest pin ``bundle`` (published here), as prepare_job does for a definition."""
+    publish_definition(bundle)
+    manifest = storage.get_manifest(job_id)
+    assert manifest is not None, f"job {job_id} has no manifest"
+    pinned = {"definition": bundle.name, "definition_sha256": bundle.sha256}
+    versions = manifest.versions.model_copy(update=pinned)
+    storage.put_json(storage.manifest_key(job_id), manifest.model_copy(update={"versions": versions}))
+
+
+def ensure_pinned(job_id: str) -> None:
+    """A job that pins no definition (prepared before definitions) is pinned to examples/invoices."""
+    manifest = storage.get_manifest(job_id)
+    if manifest is not None and manifest.versions.definition is None:
+        pin(job_id, example_bundle())
+
+
+def actions(job: PreparedJob, summary: ReportSummary, **event: Any) -> ActionsResult:
+    """RunActions for the job (pinned to examples/invoices if it pins nothing)."""
+    ensure_pinned(job.job_id)
+    return run_actions(RunActionsEvent(job_id=job.job_id, report=summary, **event), FakeLambdaContext())

@@ -13,14 +13,15 @@ baseline job, and is checked against the baseline:
 - ``no_completed_call_repeated``: at most one journalled model call per document. The journal records a call
   only once it finished, so a call cut off in flight (the only repeat allowed) never shows there: any repeat
   in the journal is a finished call made twice. The count is reported per cell;
-- ``exactly_one_ticket``: the ticket service holds exactly one ticket with the job's reference, the one in
-  ticket.json and in the execution's output;
+- ``actions_done_once``: every action of the job is done (its done.json), the execution's output says the
+  same, and the local http service (the ticket service) holds exactly one record per http action done, the
+  one its done.json names;
 - ``report_covers_every_document`` / ``verified``: report.json has a row per document, none failed, and equals
   the baseline's report (without ``IGNORED_REPORT_FIELDS``: the job id, the Map Run, the creation time and
   each row's model call id); the execution's output says
   ``verification.verified``;
 - ``nothing_in_progress``: none of the job's idempotency records (prepare, extract and customer_lookup per
-  document, ticket) is left INPROGRESS;
+  document, actions) is left INPROGRESS;
 - ``expected_path``: the fault really fired, and the job was recovered the way the cell says (a retry cell
   succeeds without a redrive; a redrive cell fails first and succeeds after exactly one redrive).
 
@@ -95,9 +96,9 @@ POINT_STATES: dict[str, str] = {
     "after_store_result": "ProcessDocument",
     "before_report": "BuildReport",
     "after_report": "BuildReport",
-    "before_ticket": "CreateTicket",
-    "after_ticket_request": "CreateTicket",
-    "after_ticket": "CreateTicket",
+    "before_action": "RunActions",
+    "after_action_request": "RunActions",
+    "after_action": "RunActions",
     "before_verify": "VerifyJob",
 }
 DOCUMENT_POINTS = frozenset(point for point, state in POINT_STATES.items() if state == "ProcessDocument")
@@ -114,13 +115,13 @@ REACHED_ONCE: dict[str, str] = {
     "after_model_call": "the retry finds the call in the model-call journal and reuses it without passing "
     "the point again",
     "after_store_result": "the retry finds the stored result and returns it before the point",
-    "after_ticket_request": "the retry reconciles: it finds the ticket by the job's reference and adopts it "
-    "without sending another request",
+    "after_action_request": "the retry reconciles: it finds the action's record by the job's reference and "
+    "adopts it without sending another request",
 }
-# Points inside a durable step (extract, ticket): a process that dies there leaves an INPROGRESS record that
+# Points inside a durable step (extract, actions): a process that dies there leaves an INPROGRESS record that
 # blocks the next attempt until the dead invocation's deadline.
 IN_STEP_POINTS = frozenset(
-    {"before_model_call", "after_model_call", "before_ticket", "after_ticket_request", "after_ticket"}
+    {"before_model_call", "after_model_call", "before_action", "after_action_request", "after_action"}
 )
 MODE_WORDS: dict[str, str] = {"exit": "process exit", "raise": "raised InjectedFault", "hang": "timeout"}
 IGNORED_RESULT_FIELDS = ("job_id", "processed_at", "model_call_id", "versions.created_at")
@@ -130,13 +131,14 @@ IGNORED_REPORT_FIELDS = (
     "versions.created_at",
     "rows.model_call_id",
     "rejected_documents.model_call_id",
+    "actions",
 )
 CHECKS = (
     "expected_path",
     "one_result_per_document",
     "results_match_baseline",
     "no_completed_call_repeated",
-    "exactly_one_ticket",
+    "actions_done_once",
     "report_covers_every_document",
     "verified",
     "nothing_in_progress",
@@ -209,9 +211,9 @@ REDUCED: tuple[Cell, ...] = (
     Cell("after_store_result", "hang", "retry"),
     Cell("before_report", "hang", "retry"),
     Cell("after_report", "raise", "redrive"),
-    Cell("before_ticket", "hang", "retry"),
-    Cell("after_ticket_request", "exit", "retry"),
-    Cell("after_ticket", "raise", "redrive"),
+    Cell("before_action", "hang", "retry"),
+    Cell("after_action_request", "exit", "retry"),
+    Cell("after_action", "raise", "redrive"),
     Cell("before_verify", "exit", "redrive"),
 )
 
@@ -326,7 +328,7 @@ class Observed:
     repeats: dict[str, list[str]]  # the journalled calls of documents with more than one
     report: dict[str, Any] | None
     output: dict[str, Any]
-    ticket_json: dict[str, Any] | None
+    actions: dict[str, dict[str, Any] | None]  # each recorded action's done.json outcome (None: not done)
     tickets: list[dict[str, Any]]
     in_progress: list[str]
     missing_records: list[str]
@@ -426,7 +428,10 @@ class ChaosRun:
             repeats=repeats,
             report=records.report.model_dump(mode="json") if records.report else None,
             output=json.loads(records.require_execution().get("output") or "{}"),
-            ticket_json=records.ticket.model_dump(mode="json") if records.ticket else None,
+            actions={
+                name: done.outcome.model_dump(mode="json") if done else None
+                for name, (_, done) in records.actions.items()
+            },
             tickets=self.cloud.tickets.tickets(job.job_id),
             in_progress=in_progress,
             missing_records=missing,
@@ -436,7 +441,7 @@ class ChaosRun:
     def _in_progress(records: JobRecords, document_ids: list[str]) -> tuple[list[str], list[str]]:
         """The job's idempotency records left INPROGRESS, and the completed steps with no record at all."""
         job_id = records.job_id
-        keys = {job_step_key("prepare", job_id): "prepare", job_step_key("ticket", job_id): "ticket"}
+        keys = {job_step_key("prepare", job_id): "prepare", job_step_key("actions", job_id): "actions"}
         for document_id in document_ids:
             for step in ("extract", "customer_lookup"):
                 keys[document_step_key(step, job_id, document_id)] = f"{step} {document_id}"
@@ -500,7 +505,7 @@ class ChaosRun:
             )
             or None
         )
-        checks["exactly_one_ticket"] = self._ticket_problem(seen)
+        checks["actions_done_once"] = self._actions_problem(seen)
         checks["report_covers_every_document"] = self._report_problem(seen)
         verification = seen.output.get("verification") or {}
         checks["verified"] = (
@@ -514,15 +519,27 @@ class ChaosRun:
         checks["nothing_in_progress"] = "; ".join(problems) or None
         return checks
 
-    def _ticket_problem(self, seen: Observed) -> str | None:
-        if len(seen.tickets) != 1:
-            ids = [ticket["id"] for ticket in seen.tickets]
-            return f"the ticket service holds {len(seen.tickets)} tickets with reference {seen.job_id}: {ids}"
-        ticket_id = seen.tickets[0]["id"]
-        if seen.ticket_json is None or seen.ticket_json.get("ticket_id") != ticket_id:
-            return f"ticket.json ({seen.ticket_json}) does not name {ticket_id}"
-        if (seen.output.get("ticket") or {}).get("ticket_id") != ticket_id:
-            return f"the execution output's ticket ({seen.output.get('ticket')}) is not {ticket_id}"
+    def _actions_problem(self, seen: Observed) -> str | None:
+        undone = sorted(name for name, outcome in seen.actions.items() if outcome is None)
+        if undone:
+            return f"actions without done.json: {undone}"
+        outcomes = list(seen.actions.values())
+        http = sorted(
+            str(outcome["reference"])
+            for outcome in outcomes
+            if outcome and outcome["type"] == "http" and outcome["outcome"] != "skipped"
+        )
+        held = sorted(str(record["id"]) for record in seen.tickets)
+        if held != http:
+            return (
+                f"the local http service holds {held} with reference {seen.job_id}; the http actions' "
+                f"done.json name {http}"
+            )
+        output = (seen.output.get("actions") or {}).get("actions") or []
+        if sorted(output, key=lambda item: str(item.get("name"))) != sorted(
+            outcomes, key=lambda item: str((item or {}).get("name"))
+        ):
+            return f"the execution output's actions ({output}) differ from the actions' done.json"
         return None
 
     def _report_problem(self, seen: Observed) -> str | None:

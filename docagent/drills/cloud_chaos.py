@@ -37,11 +37,11 @@ from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import free_port
 from docagent.localcloud.synth import synth_local
 
-REDUCED_CLOUD_POINTS = ("before_store_result", "before_ticket")
+REDUCED_CLOUD_POINTS = ("before_store_result", "before_action")
 _FUNCTION_OUTPUTS = {
     "ProcessDocument": "ProcessDocumentFunctionName",
     "BuildReport": "BuildReportFunctionName",
-    "CreateTicket": "CreateTicketFunctionName",
+    "RunActions": "RunActionsFunctionName",
     "VerifyJob": "VerifyJobFunctionName",
 }
 

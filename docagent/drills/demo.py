@@ -39,6 +39,7 @@ from docagent.operator.progress import progress_bar
 from docagent.operator.records import JobRecords, documents_of_input
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
+from functions.actions.allowed import LEDGER_DESTINATION, AllowedTargets
 from functions.models import CustomerRecord, DocumentFormat, DocumentResult
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
@@ -112,18 +113,23 @@ class LocalJob:
         environment = configuration["Environment"]["Variables"]
         return "bedrock-converse" if environment.get("MODEL_PROVIDER") == "bedrock" else "offline"
 
-    def tickets(self) -> list[dict[str, Any]]:
-        """The job's tickets in the ticket system the deployed CreateTicket function uses."""
-        configuration = self.records.function_configuration(names.function_name_output(names.CREATE_TICKET))
-        environment = configuration["Environment"]["Variables"]
-        if environment.get("TICKET_ADAPTER") == "http":
+    def tickets(self, destination: str = "tickets") -> list[dict[str, Any]]:
+        """The job's records at an http destination of the deployed RunActions function (the invoice example's
+        tickets: destination ``tickets``), looked up by the job's reference."""
+        configuration = self.records.function_configuration(names.function_name_output(names.RUN_ACTIONS))
+        allowed = AllowedTargets.model_validate_json(
+            configuration["Environment"]["Variables"].get("ACTIONS_ALLOWED") or "{}"
+        )
+        url = allowed.destinations.get(destination)
+        if url is None:
+            return []
+        if url != LEDGER_DESTINATION:
             query = urllib.parse.urlencode({"reference": self.job_id})
-            url = f"{environment['TICKET_API_URL'].rstrip('/')}/tickets?{query}"
-            with urllib.request.urlopen(url, timeout=10) as response:
+            with urllib.request.urlopen(f"{url}?{query}", timeout=10) as response:
                 found: list[dict[str, Any]] = json.loads(response.read())["tickets"]
             return found
-        tickets = self.records.read_many(self.records.keys(storage.LEDGER_PREFIX))
-        return [ticket for ticket in tickets if ticket and ticket.get("reference") == self.job_id]
+        records = self.records.read_many(self.records.keys(storage.LEDGER_PREFIX))
+        return [record for record in records if record and record.get("reference") == self.job_id]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from docagent.localcloud.bedrock import ModelFaults
 from docagent.localcloud.journal import Journal, JournalWriteError
 from docagent.localcloud.requests import RequestCounter
 from docagent.localcloud.runtime import LambdaRuntime
-from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER, TicketService
+from docagent.localcloud.ticket_service import LOCAL_TOPIC_NAME, TICKET_API_URL_PARAMETER, TicketService
 
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
@@ -181,7 +181,7 @@ class LocalCloud:
             persistence.save_settings(
                 self.state_dir, {**settings, "ticket_port": self.tickets.port, "time_scale": self.time_scale}
             )
-        self.publish_ticket_api_url()
+        self.prepare_action_targets()
         # Status-change events to the deployed EventBridge rules; SNS messages to the local alert sink
         # (kept across a restart with the rest of the state, unless the cloud starts fresh or keeps nothing).
         if self.fresh or not self.persist:
@@ -216,14 +216,17 @@ class LocalCloud:
             "set_aside": [damaged.describe() for damaged in self.journal.set_aside],
         }
 
-    def publish_ticket_api_url(self) -> None:
-        """The SSM parameter that the local profile's ticket_api_url resolves at deploy time."""
-        ssm = boto3.session.Session(
+    def prepare_action_targets(self) -> None:
+        """What the local profile's actions allow-list names: the SSM parameter its ``tickets`` destination
+        resolves at deploy time (the ticket service's URL), and the topic sns actions may publish to."""
+        session = boto3.session.Session(
             aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
-        ).client("ssm", endpoint_url=self.endpoint)
+        )
+        ssm = session.client("ssm", endpoint_url=self.endpoint)
         ssm.put_parameter(
             Name=TICKET_API_URL_PARAMETER, Value=self.tickets.url, Type="String", Overwrite=True
         )
+        session.client("sns", endpoint_url=self.endpoint).create_topic(Name=LOCAL_TOPIC_NAME)
 
     def stop(self) -> None:
         bedrock.stop()

@@ -25,17 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from docagent import project
-from docagent.localcloud.ticket_service import TICKET_API_URL_PARAMETER
+from docagent.localcloud.ticket_service import LOCAL_EVENT_BUS, LOCAL_TOPIC_ARN, TICKET_API_URL_PARAMETER
 
-# The local profile changes only what cannot exist on a laptop: the ticket system (the local cloud's ticket
-# service over HTTP, its URL resolved from SSM at deploy time) and fault injection (armed per job; a no-op
+# The local profile changes only what cannot exist on a laptop: the http actions' destination ``tickets``
+# (the local cloud's ticket service over HTTP, its URL resolved from SSM at deploy time; examples/invoices
+# names it; the local event bus and topic are allowed too) and fault injection (armed per job; a no-op
 # unless a job asks for a fault). The model path is production's: BedrockConverseProvider calls Converse at
 # the local cloud's endpoint (AWS_ENDPOINT_URL), served by its local Bedrock (docagent/localcloud/bedrock.py).
 LOCAL_PROFILE = {
     "model_provider": "bedrock",
     "fault_injection_enabled": True,
-    "ticket_adapter": "http",
-    "ticket_api_url": "{{resolve:ssm:" + TICKET_API_URL_PARAMETER + "}}",
+    "actions": {
+        "destinations": {"tickets": "{{resolve:ssm:" + TICKET_API_URL_PARAMETER + "}}/tickets"},
+        "event_buses": [LOCAL_EVENT_BUS],
+        "topics": [LOCAL_TOPIC_ARN],
+    },
 }
 SOURCES = ("app.py", "cdk.json", "stacks", "functions", "statemachines")
 # Bumped when what the cache stores (or how synthesis is run) changes.

@@ -44,6 +44,11 @@ from typing import Any
 
 HOST = "127.0.0.1"
 TICKET_API_URL_PARAMETER = "/docagent/local/ticket-api-url"
+# The local cloud's other action targets (moto): the default event bus and a topic it creates at start, both
+# allowed by the local profile, so a definition's eventbridge and sns actions run locally.
+LOCAL_EVENT_BUS = "default"
+LOCAL_TOPIC_NAME = "docagent-local-actions"
+LOCAL_TOPIC_ARN = f"arn:aws:sns:us-east-1:123456789012:{LOCAL_TOPIC_NAME}"
 MAX_BODY_BYTES = 64 * 1024
 
 _SCHEMA = """

@@ -1,5 +1,5 @@
 """``docagent approve JOB`` / ``docagent reject JOB --reason TEXT``: the operator's decision on a job that
-waits for approval before its ticket (docs/design.md, "Approval").
+waits for approval before its actions (docs/design.md, "Approval").
 
 Both read ``jobs/{job}/approval.json``, refuse unless it is pending (no record: exit 3; decided or expired:
 exit 2) and bound to the job (its job id, its execution the job's, its task token one that execution's
@@ -46,7 +46,7 @@ def register(
     approve = commands.add_parser(
         "approve",
         parents=[common, target],
-        help="approve a job that waits for approval; its ticket is opened next",
+        help="approve a job that waits for approval; its actions run next",
     )
     approve.add_argument("job_id", metavar="JOB")
     approve.add_argument("--by", help="who approves (default: the current user)")
@@ -56,7 +56,7 @@ def register(
     reject = commands.add_parser(
         "reject",
         parents=[common, target],
-        help="reject a job that waits for approval; it fails with ApprovalRejected and opens no ticket",
+        help="reject a job that waits for approval; it fails with ApprovalRejected and runs no action",
     )
     reject.add_argument("job_id", metavar="JOB")
     reject.add_argument("--reason", required=True, help="why (stored with the decision)")
@@ -111,7 +111,7 @@ def _decide(args: argparse.Namespace, decision: str) -> int:
         "approval_key": approval_key(job_id),
         "execution_arn": record.execution_arn,
     }
-    verb = "approved: the ticket is opened next" if decision == "approved" else "rejected: the job fails"
+    verb = "approved: the actions run next" if decision == "approved" else "rejected: the job fails"
     emit(
         args,
         payload,

@@ -2,7 +2,7 @@
 
 It answers "where was I when I crashed, and what did I already do?" from durable records only (records.py):
 per job and per document (inspect_documents.py), the last committed boundary, the step that was active when
-the worker stopped and its error, the external effects (model calls, the ticket), who resumed it, what was
+the worker stopped and its error, the external effects (model calls, the actions), who resumed it, what was
 replayed instead of re-run, what is left, anything uncertain with what to do, and a fault drill still armed.
 """
 
@@ -23,7 +23,6 @@ from docagent.operator.progress import exit_code_for
 from docagent.operator.records import IdempotencyRecord, JobRecords, StateEntry, job_step_key
 from docagent.operator.redrive import armed_fault
 from functions import storage
-from functions.tickets import ticket_idempotency_key
 
 
 class Inspector:
@@ -42,7 +41,7 @@ class Inspector:
         entries = records.entries()
         document_ids = [entry.document_id for entry in entries]
         keys = document_keys(self.job_id, document_ids)
-        job_keys = {step: job_step_key(step, self.job_id) for step in ("prepare", "ticket")}
+        job_keys = {step: job_step_key(step, self.job_id) for step in ("prepare", "actions")}
         wanted = [key for steps in keys.values() for key in steps.values()] + list(job_keys.values())
         idempotency = records.idempotency_records(wanted)
         map_entries = records.map_run_entries_by_document()
@@ -77,8 +76,10 @@ class Inspector:
             left_states = states_from(definition, start)
             conditional = sorted(conditional_states(definition, start))
         counts = document_counts(documents)
-        ticket = self._ticket(idempotency.get(job_keys["ticket"]))
-        uncertain = self._uncertain(documents, idempotency.get(job_keys["prepare"]), ticket, status)
+        actions_step = idempotency.get(job_keys["actions"])
+        actions = self._actions()
+        uncertain = self._uncertain(documents, idempotency.get(job_keys["prepare"]), status)
+        uncertain += self._uncertain_actions(actions, actions_step, status)
         report: dict[str, Any] = {
             "job_id": self.job_id,
             "execution_arn": records.execution_arn,
@@ -107,7 +108,7 @@ class Inspector:
             "document_details": documents,
             "external_effects": {
                 "model_calls": self._model_call_totals(documents),
-                "ticket": ticket,
+                "actions": actions,
             },
             "resumed": {
                 "redrives": redrives,
@@ -203,9 +204,13 @@ class Inspector:
             boundaries.append({"name": "approval", "committed": decided == "approved", "detail": decided})
         boundaries += [
             {
-                "name": "ticket",
-                "committed": records.ticket is not None,
-                "detail": records.ticket.ticket_id if records.ticket else "no ticket recorded",
+                "name": "actions",
+                "committed": "RunActions" in succeeded,
+                "detail": ", ".join(
+                    f"{name}: {done.outcome.outcome if done else 'not done'}"
+                    for name, (_, done) in records.actions.items()
+                )
+                or "no action recorded",
             },
             {
                 "name": "verified",
@@ -241,30 +246,59 @@ class Inspector:
             ],
         }
 
-    def _ticket(self, record: IdempotencyRecord | None) -> dict[str, Any] | None:
-        records = self.records
-        ticket, attempt = records.ticket, records.ticket_attempt
-        ledger = records.ledger_ticket
-        known = ticket or ledger
-        if ticket is None and attempt is None and record is None and ledger is None:
-            return None
-        return {
-            "ticket_id": known.ticket_id if known else None,
-            "created_at": known.created_at if known else None,
-            "recorded": ticket is not None,
-            "adapter": ticket.adapter if ticket else (attempt.adapter if attempt else None),
-            "idempotency_key": ticket_idempotency_key(self.job_id),
-            "in_ledger": ledger is not None,
-            "attempts": attempt.attempts if attempt else None,
-            "attempt_errors": [error.model_dump(mode="json") for error in attempt.errors] if attempt else [],
-            "step_record": None if record is None else record.summary(self.at),
-        }
+    def _actions(self) -> list[dict[str, Any]]:
+        """Each recorded action: its outcome (done.json) and its attempts (attempt.json)."""
+        return [
+            {
+                "name": name,
+                "type": (done.outcome.type if done else attempt.type if attempt else None),
+                "done": done is not None,
+                "outcome": done.outcome.outcome if done else None,
+                "reference": done.outcome.reference if done else None,
+                "idempotency_key": (
+                    done.outcome.idempotency_key if done else attempt.idempotency_key if attempt else None
+                ),
+                "attempts": attempt.attempts if attempt else 0,
+                "attempt_errors": [error.model_dump(mode="json") for error in attempt.errors]
+                if attempt
+                else [],
+            }
+            for name, (attempt, done) in self.records.actions.items()
+        ]
+
+    def _uncertain_actions(
+        self, actions: list[dict[str, Any]], step: IdempotencyRecord | None, status: str
+    ) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        if step is not None:
+            flag = self._in_progress_flag("job", "actions", step.summary(self.at), status == "RUNNING")
+            if flag:
+                flag["action"] += (
+                    " Each action is sent with its idempotency key; a done action (done.json) is never "
+                    "run again, and one with an unknown outcome is reconciled before anything is sent."
+                )
+                found.append(flag)
+        for action in actions:
+            if action["done"] or not action["attempts"]:
+                continue
+            found.append(
+                {
+                    "subject": "job",
+                    "step": f"action {action['name']}",
+                    "what": f"the {action['type']} action {action['name']} has no recorded outcome "
+                    f"(no {storage.action_done_key(self.job_id, action['name'])}) after "
+                    f"{action['attempts']} attempt(s)",
+                    "action": "A redrive settles it first (http: by reference; eventbridge and sns: sent "
+                    f"again with idempotency key {action['idempotency_key']}, which consumers dedupe on; "
+                    "export: the same files again); do not repeat it by hand.",
+                }
+            )
+        return found
 
     def _uncertain(
         self,
         documents: list[dict[str, Any]],
         prepare: IdempotencyRecord | None,
-        ticket: dict[str, Any] | None,
         status: str,
     ) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
@@ -288,40 +322,6 @@ class Inspector:
             flag = self._in_progress_flag("job", "prepare", prepare.summary(self.at), running)
             if flag:
                 found.append(flag)
-        if ticket is not None:
-            step = ticket.get("step_record")
-            if step:
-                flag = self._in_progress_flag("job", "ticket", step, running)
-                if flag:
-                    flag["action"] += (
-                        f" The ticket system is called with idempotency key {ticket['idempotency_key']}: "
-                        "it returns the ticket a dead attempt created instead of opening another."
-                    )
-                    found.append(flag)
-            if not ticket["recorded"] and (
-                ticket.get("attempts") or (step or {}).get("status") != "COMPLETED"
-            ):
-                if ticket["in_ledger"]:
-                    action = (
-                        f"The ticket system holds ticket {ticket['ticket_id']} for this job: the next "
-                        "CreateTicket attempt finds it by its idempotency key and records it; "
-                        "no second ticket."
-                    )
-                else:
-                    action = (
-                        f"Search the ticket system for reference {self.job_id} before opening one by hand; a "
-                        "redrive reconciles by reference and idempotency key before it creates anything."
-                    )
-                found.append(
-                    {
-                        "subject": "job",
-                        "step": "ticket",
-                        "what": "a ticket request has no recorded outcome "
-                        f"(no {storage.ticket_key(self.job_id)})"
-                        + (f" after {ticket['attempts']} attempt(s)" if ticket.get("attempts") else ""),
-                        "action": action,
-                    }
-                )
         return found
 
     @staticmethod

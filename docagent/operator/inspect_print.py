@@ -156,14 +156,13 @@ def _print_effects(out: Console, report: dict[str, Any]) -> None:
             f"  {version['count']} x model {version['model_id']}, prompt {version['prompt_version']} "
             f"(sha256 {str(version['prompt_sha256'])[:12]})"
         )
-    ticket = effects["ticket"]
-    if ticket is None:
-        out.print("  ticket: none requested")
-    else:
+    if not effects["actions"]:
+        out.print("  actions: none recorded")
+    for action in effects["actions"]:
         out.print(
-            f"  ticket: {ticket['ticket_id'] or 'unknown'} created {ticket['created_at'] or '-'}"
-            f" (recorded in ticket.json: {'yes' if ticket['recorded'] else 'no'}, "
-            f"idempotency key {ticket['idempotency_key']})"
+            f"  action {action['name']} ({action['type']}): {action['outcome'] or 'not done'}"
+            f" {action['reference'] or ''} after {action['attempts']} attempt(s)"
+            f" (idempotency key {action['idempotency_key']})"
         )
 
 

@@ -71,7 +71,7 @@ def register(
         help=f"upload this directory's files under {storage.incoming_prefix('JOB')} and review them",
     )
     start.add_argument(
-        "--require-approval", action="store_true", help="wait for `docagent approve` before the ticket"
+        "--require-approval", action="store_true", help="wait for `docagent approve` before the actions"
     )
     definition = start.add_mutually_exclusive_group()
     definition.add_argument(

@@ -40,7 +40,7 @@ SHOWN_FIELDS = (
     "error",
     "fault_point",
     "model_call_id",
-    "ticket_id",
+    "action",
     "retry_count",
     "redrive_count",
 )

@@ -24,21 +24,18 @@ from docagent.operator.context import EXIT_NOT_FOUND, OperatorContext, RefusedEr
 from docagent.operator.definition import result_writer_prefix
 from docagent.operator.formats import error_message, iso, now
 from functions import durable, storage
+from functions.actions.models import ActionAttempt, ActionDone
 from functions.models import (
     JOB_ID_PATTERN,
     JOB_ID_RULE,
     ApprovalRecord,
     DocumentResult,
     JobManifest,
-    JobTicket,
     ManifestEntry,
     ModelCallRecord,
     Report,
     StoredRequest,
-    TicketAttempt,
-    TicketRecord,
 )
-from functions.tickets import ticket_idempotency_key
 
 READ_WORKERS = 16
 M = TypeVar("M", bound=BaseModel)
@@ -439,21 +436,21 @@ class JobRecords:
         return self._read_model(Report, storage.report_key(self.job_id))
 
     @cached_property
-    def ticket(self) -> JobTicket | None:
-        return self._read_model(JobTicket, storage.ticket_key(self.job_id))
-
-    @cached_property
-    def ticket_attempt(self) -> TicketAttempt | None:
-        return self._read_model(TicketAttempt, storage.ticket_attempt_key(self.job_id))
+    def actions(self) -> dict[str, tuple[ActionAttempt | None, ActionDone | None]]:
+        """The job's actions that left a record, by name: (attempt.json, done.json), in name order."""
+        root = storage.actions_root(self.job_id)
+        names = sorted({key[len(root) :].split("/", 1)[0] for key in self.keys(root)})
+        return {
+            name: (
+                self._read_model(ActionAttempt, storage.action_attempt_key(self.job_id, name)),
+                self._read_model(ActionDone, storage.action_done_key(self.job_id, name)),
+            )
+            for name in names
+        }
 
     @cached_property
     def approval(self) -> ApprovalRecord | None:
         return self._read_model(ApprovalRecord, storage.approval_key(self.job_id))
-
-    @cached_property
-    def ledger_ticket(self) -> TicketRecord | None:
-        """The job's ticket in the built-in ledger (``ticket_adapter: ledger``), by its idempotency key."""
-        return self._read_model(TicketRecord, storage.ledger_key(ticket_idempotency_key(self.job_id)))
 
     @cached_property
     def drift(self) -> dict[str, Any] | None:

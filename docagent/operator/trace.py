@@ -34,7 +34,7 @@ from docagent.operator.progress import exit_code_for
 from docagent.operator.records import JobRecords
 from functions.spans import SPAN_END, SPAN_START, trace_id_for
 
-JOB_STEPS = ("prepare", "report", "ticket", "verify")
+JOB_STEPS = ("prepare", "report", "actions", "verify")
 DOCUMENT_STEPS = ("extract", "model_call", "customer_lookup", "store")
 JOB_EVENTS = {
     "ExecutionStarted",

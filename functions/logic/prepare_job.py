@@ -90,7 +90,7 @@ def outside_sources(bucket: str, wanted: list[str], sources: list[tuple[str, str
 
 def check_source_location(request: JobRequest, settings: Settings) -> None:
     """Documents come only from the configured source locations (SOURCE_LOCATIONS), never from the records,
-    map-run results or ticket ledger the product writes: anything else is refused, naming the location and the
+    map-run results or action ledger the product writes: anything else is refused, naming the location and the
     setting that would allow it."""
     bucket = request.bucket or settings.bucket_name
     sources = configured_sources(settings.source_locations, settings.bucket_name)

@@ -1,12 +1,13 @@
-"""verify_job: independent end-of-job checks, read straight from storage and the ticket system.
+"""verify_job: independent end-of-job checks, read straight from storage and the actions' targets.
 
 Nothing here trusts the earlier steps' outputs: the result objects and the journal are listed, the report and
-tickets re-read, and all compared with the manifest; a fixed-size sample of results is read in full and
-compared with its report row. Any failed check raises JobVerificationFailed naming every failed check.
+the actions' records re-read, and all compared with the manifest; a fixed-size sample of results is read in
+full and compared with its report row. Any failed check raises JobVerificationFailed naming every failed
+check.
 
-Work per invocation (docs/design.md): manifest, report.json, ticket.json and the ticket lookup, one listing of
-the results and one of the journal (ceil(N / 1000) pages each), and SAMPLE_SIZE result reads: never one read
-per document.
+Work per invocation (docs/design.md): manifest, report.json, the pinned definition, each action's done.json
+and (http) one lookup by reference or (export) one listing, one listing of the results and one of the journal
+(ceil(N / 1000) pages each), and SAMPLE_SIZE result reads: never one read per document.
 """
 
 from __future__ import annotations
@@ -18,13 +19,23 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from functions import storage
-from functions.errors import JobVerificationFailed
+from functions.actions.allowed import allowed_target
+from functions.actions.send import RecipientFactory, idempotency_key, recipient, records_of
+from functions.definition import HttpAction
+from functions.errors import ActionNotAllowed, JobVerificationFailed
 from functions.faults import fault_point, job_options
-from functions.logic.create_ticket import client_deadline
-from functions.models import DocumentResult, JobTicket, Report, ReportRow, Verification, VerifyJobEvent
+from functions.logic.run_actions import action_done, client_deadline, http_references, pinned_definition
+from functions.models import (
+    DocumentResult,
+    JobManifest,
+    Report,
+    ReportAction,
+    ReportRow,
+    Verification,
+    VerifyJobEvent,
+)
 from functions.observability import logger
 from functions.settings import get_settings
-from functions.tickets import TicketClient, get_ticket_client
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -165,29 +176,85 @@ def _check_report(
     checks.record("report_matches", "; ".join(problems) or None)
 
 
-def _check_ticket(event: VerifyJobEvent, client: TicketClient, checks: _Checks) -> None:
-    reference = event.job_id
-    tickets = client.find_by_reference(reference)
-    problem = None
-    if len(tickets) != 1:
-        problem = f"expected exactly one ticket with reference {reference}, found {len(tickets)}"
-    elif tickets[0].ticket_id != event.ticket.ticket_id or event.ticket.reference != reference:
-        problem = (
-            f"the ticket system has {tickets[0].ticket_id}, the step output says {event.ticket.ticket_id}"
-        )
-    else:
-        stored = storage.get_json_or_none(storage.ticket_key(event.job_id))
-        if stored is None:
-            problem = "ticket.json is missing"
-        elif JobTicket.model_validate(stored).ticket_id != tickets[0].ticket_id:
-            problem = "ticket.json names another ticket"
-    checks.record("exactly_one_ticket", problem)
+def _http_problem(
+    job_id: str,
+    *,
+    action: HttpAction,
+    done: ReportAction,
+    make: RecipientFactory,
+    bucket: str,
+    deadline: float | None,
+    claimed: frozenset[str],
+) -> str | None:
+    """The action's target holds exactly the record done.json names (none when it was skipped)."""
+    try:
+        target = allowed_target(action, get_settings().actions_allowed)
+    except ActionNotAllowed as refused:
+        return f"{action.name}: cannot look its record up: {refused}"
+    client = make(target, action.secret, bucket, deadline)
+    found = records_of(client.find_by_reference(job_id), done.idempotency_key, claimed)
+    expected = 0 if done.outcome == "skipped" else 1
+    if len(found) != expected:
+        return f"{action.name}: expected {expected} record(s) with reference {job_id}, found {len(found)}"
+    if found and found[0].id != done.reference:
+        return f"{action.name}: the target holds {found[0].id}, done.json says {done.reference}"
+    return None
+
+
+def _check_actions(
+    event: VerifyJobEvent,
+    *,
+    manifest: JobManifest,
+    report: Report | None,
+    make: RecipientFactory,
+    deadline: float | None,
+    checks: _Checks,
+) -> None:
+    """Every action of the pinned definition is done exactly once, as done.json, the report and the step's
+    output say."""
+    bundle = pinned_definition(event.job_id, manifest)
+    actions = [] if bundle is None else bundle.definition.actions
+    problems: list[str] = []
+    bucket = get_settings().bucket_name
+    dones = {action.name: action_done(event.job_id, action.name) for action in actions}
+    outcomes = [done.outcome for done in dones.values() if done is not None]
+    for action in actions:
+        done = dones[action.name]
+        if done is None:
+            problems.append(f"{action.name}: done.json is missing")
+            continue
+        outcome = done.outcome
+        if outcome.idempotency_key != idempotency_key(event.job_id, action.name):
+            problems.append(f"{action.name}: done.json carries another idempotency key")
+        elif isinstance(action, HttpAction):
+            others = http_references([other for other in outcomes if other.name != action.name])
+            problem = _http_problem(
+                event.job_id,
+                action=action,
+                done=outcome,
+                make=make,
+                bucket=bucket,
+                deadline=deadline,
+                claimed=others,
+            )
+            problems += [problem] if problem else []
+        elif action.type == "export" and outcome.outcome != "skipped":
+            listed = storage.list_objects(storage.export_prefix(event.job_id, action.name))
+            if not listed:
+                problems.append(f"{action.name}: no exported file under {outcome.reference}")
+        elif outcome.outcome != "skipped" and not outcome.reference:
+            problems.append(f"{action.name}: done.json has no {action.type} reference")
+    if len(outcomes) == len(actions):
+        if report is not None and (report.actions or []) != outcomes:
+            problems.append("the report's actions section differs from the actions' done.json")
+        if event.actions is not None and event.actions != outcomes:
+            problems.append("the step output's actions differ from the actions' done.json")
+    checks.record("actions_done_once", "; ".join(problems) or None)
 
 
 def verify_job(
-    event: VerifyJobEvent, *, client: TicketClient | None = None, context: LambdaContext | None = None
+    event: VerifyJobEvent, *, make: RecipientFactory = recipient, context: LambdaContext | None = None
 ) -> Verification:
-    settings = get_settings()
     logger.append_keys(job_id=event.job_id)
     fault_point(
         "before_verify",
@@ -214,7 +281,7 @@ def verify_job(
     else:
         _check_report(event, manifest_ids, report, stored, checks)
     deadline = None if context is None else client_deadline(context)
-    _check_ticket(event, client or get_ticket_client(settings, deadline=deadline), checks)
+    _check_actions(event, manifest=manifest, report=report, make=make, deadline=deadline, checks=checks)
 
     failed = checks.failed
     if failed:

@@ -1,7 +1,7 @@
 """The crash matrix: a worker that dies, raises or hangs at any fault point is recovered by Retry or by a
-redrive with every document's result equal to a crash-free run's, no finished model call repeated, exactly
-one ticket, a verified report and no step left in progress; and an EXPRESS child delivered twice makes one
-model call and one result."""
+redrive with every document's result equal to a crash-free run's, no finished model call repeated,
+every action done once, a verified report and no step left in progress; and an EXPRESS child delivered
+twice makes one model call and one result."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_cells_that_cannot_apply_are_decided_from_the_retry_lists_and_the_durabl
     reached_once = set(not_applicable_cells) - no_retry
     assert reached_once == {
         Cell(point, mode, "redrive")
-        for point in ("after_model_call", "after_store_result", "after_ticket_request")
+        for point in ("after_model_call", "after_store_result", "after_action_request")
         for mode in ("exit", "hang")
     }
     assert len(full_matrix()) - len(not_applicable_cells) == 44
@@ -73,8 +73,8 @@ def test_the_reduced_matrix_covers_every_point_mode_and_recovery_with_cells_that
 
 
 def test_cells_are_chosen_by_point_mode_and_recovery():
-    cells = select_cells("before_ticket,after_ticket", "exit", "redrive")
-    assert cells == [Cell("before_ticket", "exit", "redrive"), Cell("after_ticket", "exit", "redrive")]
+    cells = select_cells("before_action,after_action", "exit", "redrive")
+    assert cells == [Cell("before_action", "exit", "redrive"), Cell("after_action", "exit", "redrive")]
     assert select_cells(modes="hang", reduced=True) == [cell for cell in REDUCED if cell.mode == "hang"]
     with pytest.raises(ValueError, match="unknown mode: crash"):
         select_cells(modes="crash")
@@ -171,17 +171,17 @@ def test_every_cell_of_the_reduced_matrix_keeps_every_invariant(reduced_matrix, 
 
 
 def test_the_table_shows_failures_with_the_checks_that_failed_and_numbers_the_n_a_reasons():
-    failed = CellOutcome("after_ticket", "exit", "redrive", job_id="chaos-x-01")
-    failed.checks = dict.fromkeys(CHECKS) | {"exactly_one_ticket": "the ticket service holds 2 tickets"}
-    passed = CellOutcome("after_ticket", "exit", "retry", repeated_model_calls=0, seconds=9.6)
+    failed = CellOutcome("after_action", "exit", "redrive", job_id="chaos-x-01")
+    failed.checks = dict.fromkeys(CHECKS) | {"actions_done_once": "the local http service holds 2 records"}
+    passed = CellOutcome("after_action", "exit", "retry", repeated_model_calls=0, seconds=9.6)
     passed.checks = dict.fromkeys(CHECKS)
-    skipped = CellOutcome("after_ticket", "raise", "retry", status="n/a", reason="no Retry names it")
+    skipped = CellOutcome("after_action", "raise", "retry", status="n/a", reason="no Retry names it")
     cells = [failed.settle(), passed.settle(), skipped]
     summary = {
         "documents": 3,
         "document_index": 1,
         "time_scale": 0.1,
-        "points": ["after_ticket"],
+        "points": ["after_action"],
         "modes": ["exit", "raise"],
         "recoveries": ["retry", "redrive"],
         "cells": [cell.as_json() for cell in cells],
@@ -196,8 +196,8 @@ def test_the_table_shows_failures_with_the_checks_that_failed_and_numbers_the_n_
     print_matrix(summary, console)
     text = console.export_text()
     assert failed.status == "fail"
-    assert failed.reason == "exactly_one_ticket: the ticket service holds 2 tickets"
-    assert "FAIL exactly_one_ticket" in text and "pass · 0 rep · 10s" in text
+    assert failed.reason == "actions_done_once: the local http service holds 2 records"
+    assert "FAIL actions_done_once" in text and "pass · 0 rep · 10s" in text
     assert "n/a (1)" in text and "(1) n/a: no Retry names it" in text
     assert "not selected" in text, "raise · redrive was not chosen"
     assert "1 passed, 1 failed, 1 not applicable" in text

@@ -39,7 +39,7 @@ PLAUSIBLE_VALUES = {
             "ProcessDocument",
             "BuildReport",
             "RequestApproval",
-            "CreateTicket",
+            "RunActions",
             "VerifyJob",
         )
     },
@@ -121,7 +121,7 @@ def test_substituted_definition_parses_and_starts_with_prepare_job(definition: A
         "ProcessDocument",
         "BuildReport",
         "RecordApproval",
-        "CreateTicket",
+        "RunActions",
         "VerifyJob",
     }
 
@@ -201,7 +201,7 @@ def test_r4_no_catch_leads_to_a_fail_state(definition: Any) -> None:
         "BuildReport",
         "RequestApproval",
         "RecordApproval",
-        "CreateTicket",
+        "RunActions",
         "VerifyJob",
     ],
 )
@@ -246,7 +246,7 @@ def test_approval_is_asked_only_when_the_job_requires_it(definition: Any) -> Non
     assert find_state(definition, "BuildReport")["Next"] == "ApprovalRequired"
     choice = find_state(definition, "ApprovalRequired")
     assert choice["Type"] == "Choice"
-    assert choice["Default"] == "CreateTicket"
+    assert choice["Default"] == "RunActions"
     (rule,) = choice["Choices"]
     assert rule["Next"] == "RequestApproval"
     # IsPresent first: an execution prepared before the option existed takes the default branch.
@@ -282,7 +282,7 @@ def test_l3_a_rejection_or_a_timeout_fails_the_execution(definition: Any) -> Non
     assert "States.ALL" not in retried and "States.TaskFailed" not in retried
 
 
-def test_record_approval_writes_the_decision_then_the_ticket_follows(definition: Any) -> None:
+def test_record_approval_writes_the_decision_then_the_actions_follow(definition: Any) -> None:
     state = find_state(definition, "RecordApproval")
     assert state["Parameters"]["FunctionName"] == PLAUSIBLE_VALUES["RequestApprovalFunctionArn"]
     assert state["Parameters"]["Payload"] == {
@@ -293,7 +293,7 @@ def test_record_approval_writes_the_decision_then_the_ticket_follows(definition:
         "approval.$": "$.approval",
     }
     assert state["ResultPath"] == "$.approval"
-    assert state["Next"] == "CreateTicket"
+    assert state["Next"] == "RunActions"
 
 
 def test_a_decision_for_another_job_asks_for_approval_again(definition: Any) -> None:

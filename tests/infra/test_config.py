@@ -29,8 +29,10 @@ def test_missing_context_means_defaults() -> None:
         ({"max_concurrency": 10_001}, "max_concurrency"),
         ({"tolerated_failure_percentage": 101}, "tolerated_failure_percentage"),
         ({"max_concurency": 5}, "max_concurency"),
-        ({"ticket_adapter": "http"}, "ticket_api_url"),
-        ({"ticket_adapter": "http", "ticket_api_url": "ftp://tickets"}, "ticket_api_url"),
+        ({"actions": {"destinations": {"tickets": "ftp://tickets"}}}, "destinations.tickets"),
+        ({"actions": {"topics": ["arn:aws:sqs:us-east-1:123456789012:q"]}}, "not an SNS topic ARN"),
+        ({"actions": {"secrets": ["docagent/token"]}}, "neither a Secrets Manager secret ARN"),
+        ({"actions": {"hostz": []}}, "actions"),
         ({"child_execution_type": "FOO"}, "child_execution_type"),
         ({"model_provider": "openai"}, "model_provider"),
         ({"function_timeout_seconds": 901}, "function_timeout_seconds"),
@@ -60,9 +62,14 @@ def test_build_app_refuses_a_bad_context_before_building_anything(tmp_path: Path
         build_app({CONTEXT_KEY: {"child_execution_type": "FOO"}}, outdir=str(tmp_path))
 
 
-def test_http_adapter_with_a_url_is_accepted() -> None:
-    config = load_config({"ticket_adapter": "http", "ticket_api_url": "https://tickets.example.com"})
-    assert config.ticket_api_url == "https://tickets.example.com"
+def test_action_destinations_take_a_url_a_deploy_time_reference_or_the_ledger() -> None:
+    destinations = {
+        "crm": "https://crm.example.com/hooks",
+        "local": "{{resolve:ssm:/docagent/local/ticket-api-url}}/tickets",
+        "tickets": "ledger",
+    }
+    config = load_config({"actions": {"destinations": destinations}})
+    assert config.actions.destinations == destinations
 
 
 def test_max_concurrency_is_capped_by_the_model_quotas() -> None:

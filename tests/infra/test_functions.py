@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
 from pathlib import Path
 from typing import Any, cast
@@ -58,7 +59,7 @@ def test_function_runs_python_3_13_traced_with_the_powertools_layer(
     assert properties["Architectures"] == ["x86_64"]
     assert properties["TracingConfig"] == {"Mode": "Active"}
     assert properties["Timeout"] == config.function_timeout_seconds
-    aggregates = handler.split(".")[2] in {"prepare_job", "build_report", "verify_job"}
+    aggregates = handler.split(".")[2] in {"prepare_job", "build_report", "run_actions", "verify_job"}
     assert properties["MemorySize"] == (
         config.aggregate_memory_mb if aggregates else config.function_memory_mb
     )
@@ -201,15 +202,16 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     }
     assert s3("build_report", "s3:GetObject") == {f"{bucket}/jobs/*", f"{bucket}/map-runs/*"}
     assert s3("build_report", "s3:PutObject") == {f"{bucket}/jobs/*/report.json"}
-    assert s3("create_ticket", "s3:PutObject") == {
-        f"{bucket}/jobs/*/ticket.json",
-        f"{bucket}/jobs/*/ticket-attempt.json",
-        f"{bucket}/ticket-ledger/*",
-        f"{bucket}/ticket-ledger-index/*",  # the index by reference, written before the ticket
+    assert s3("run_actions", "s3:PutObject") == {
+        f"{bucket}/jobs/*/actions/*",
+        f"{bucket}/jobs/*/exports/*/*",
+        f"{bucket}/jobs/*/report.json",  # the report's actions section
+        f"{bucket}/action-ledger/*",
+        f"{bucket}/action-ledger-index/*",  # the index by reference, written before the record
     }
-    assert {f"{bucket}/ticket-ledger/*", f"{bucket}/ticket-ledger-index/*"} <= s3(
-        "verify_job", "s3:GetObject"
-    )
+    ledger = {f"{bucket}/action-ledger/*", f"{bucket}/action-ledger-index/*"}
+    assert ledger | {f"{bucket}/definitions/*"} <= s3("verify_job", "s3:GetObject")
+    assert ledger | {f"{bucket}/definitions/*"} <= s3("run_actions", "s3:GetObject")
     assert s3("verify_job", "s3:PutObject") == set()
     approval_objects = {f"{bucket}/jobs/*/approval.json", f"{bucket}/jobs/*/report.json"}
     assert s3("request_approval", "s3:GetObject") == approval_objects
@@ -246,7 +248,7 @@ def test_only_idempotent_steps_touch_the_idempotency_table(synthesized: Synthesi
     assert users == {
         "prepare_job": powertools,
         "process_document": powertools,
-        "create_ticket": powertools,
+        "run_actions": powertools,
         "build_report": set(),
         "request_approval": set(),
         "verify_job": set(),
@@ -327,8 +329,9 @@ def test_config_reaches_the_environment(express_inference_profile_stack: DocAgen
     # The wiring into every function is covered on the synthesized stack; this covers the mapping.
     stack = express_inference_profile_stack
     variables = function_environment(stack.config, stack.storage, code_version="0123456789ab")
-    assert variables["TICKET_ADAPTER"] == "http"
-    assert variables["TICKET_API_URL"] == "https://tickets.example.com/api"
+    assert json.loads(variables["ACTIONS_ALLOWED"])["destinations"] == {
+        "tickets": "https://tickets.example.com/api/tickets"
+    }
     assert variables["POWERTOOLS_LOG_LEVEL"] == "DEBUG"
     assert variables["MODEL_ID"] == "us.anthropic.claude-3-5-haiku-20241022-v1:0"
     assert variables["CODE_VERSION"] == "0123456789ab"

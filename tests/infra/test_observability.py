@@ -236,7 +236,7 @@ def test_dashboard_has_the_widgets_an_operator_needs(synthesized: Synthesized) -
         "Model throttles",
         "Function durations (p99)",
         "Function errors",
-        "Ticket outcomes",
+        "Action outcomes",
         "Approvals pending",
         "Alarms",
     }
@@ -244,10 +244,11 @@ def test_dashboard_has_the_widgets_an_operator_needs(synthesized: Synthesized) -
     documents = by_title["Documents per minute"]
     assert [metric[1] for metric in documents["metrics"]] == ["DocumentsExtracted", "DocumentsRejected"]
     assert all(metric[-1]["period"] == 60 for metric in documents["metrics"])
-    assert [metric[1] for metric in by_title["Ticket outcomes"]["metrics"]] == [
-        "TicketsCreated",
-        "TicketsReconciled",
-        "TicketApiErrors",
+    assert [metric[1] for metric in by_title["Action outcomes"]["metrics"]] == [
+        "ActionsPerformed",
+        "ActionsReconciled",
+        "ActionsSkipped",
+        "ActionErrors",
     ]
     assert len(by_title["Function errors"]["metrics"]) == 6
 

@@ -1,4 +1,4 @@
-"""Human approval before the ticket, on the local cloud with the synthesized workflow (docs/semantics.md L3).
+"""Human approval before the actions, on the local cloud with the synthesized workflow (docs/semantics.md L3).
 
 The pending approval is durable in S3 and the waiting execution lives in the interpreter, not in a worker: the
 worker pool can die while a job waits, and the operator's decision still completes it.
@@ -105,7 +105,7 @@ def test_approval_survives_the_worker_pool_and_the_decision_reaches_the_report(c
         "approved", "alice", out["decided_at"],
     )  # fmt: skip
     states = entered_states(job)
-    assert states.index("RequestApproval") < states.index("RecordApproval") < states.index("CreateTicket")
+    assert states.index("RequestApproval") < states.index("RecordApproval") < states.index("RunActions")
 
     code, out = operator("approve", "integration-approve")
     assert code == 2 and "approved by alice" in out["error"]
@@ -124,7 +124,7 @@ def test_a_rejection_fails_the_job_without_a_ticket(cloud, deployed, operator):
     cause = json.loads(described["cause"])
     assert (cause["decided_by"], cause["reason"]) == ("bob", "totals look wrong")
     assert job.tickets() == []
-    assert "CreateTicket" not in entered_states(job)
+    assert "RunActions" not in entered_states(job)
     approval = job.records.read_json("jobs/integration-reject/approval.json")
     assert (approval["status"], approval["decided_by"], approval["reason"]) == (
         "rejected", "bob", "totals look wrong",
@@ -225,7 +225,7 @@ def test_a_token_swapped_into_another_jobs_record_is_refused_and_changes_neither
     assert theirs.status() == "RUNNING" and theirs.tickets() == []
     assert theirs.records.read_json("jobs/swap-theirs/report.json")["approval"] is None
     states = entered_states(theirs)
-    assert states.count("RequestApproval") == 2 and "CreateTicket" not in states
+    assert states.count("RequestApproval") == 2 and "RunActions" not in states
 
     # Each job, approved with its own record, completes as itself.
     mine.records.ctx.write_json(my_key, my_record)

@@ -144,11 +144,12 @@ def test_a_job_starts_once_runs_and_is_reported(docagent, aws, deployed, documen
         "conditional_states": [],
     }
     assert report["external_effects"]["model_calls"]["count"] == 6
-    assert report["external_effects"]["ticket"]["ticket_id"] and report["uncertain"] == []
+    [ticket] = report["external_effects"]["actions"]
+    assert (ticket["name"], ticket["outcome"]) == ("ticket", "performed") and report["uncertain"] == []
 
     code, logs = docagent("logs", job_id)
     assert code == 0 and logs["count"] > 0
-    assert {line["function"] for line in logs["events"]} >= {"PrepareJob", "ProcessDocument", "CreateTicket"}
+    assert {line["function"] for line in logs["events"]} >= {"PrepareJob", "ProcessDocument", "RunActions"}
     document_id = "doc-00003.txt"
     code, one = docagent("logs", job_id, "--document", document_id)
     assert code == 0 and one["count"] > 0

@@ -50,7 +50,7 @@ def assert_crash_report(report: dict, job_id: str) -> None:
     assert report["last_committed_boundary"] == "prepared"
     assert report["next_boundary"] == {"name": "documents", "detail": "29 of 30 documents committed"}
     assert report["external_effects"]["model_calls"]["count"] == 30
-    assert report["external_effects"]["ticket"] is None
+    assert report["external_effects"]["actions"] == []
     assert f"docagent redrive {job_id}" in report["next_step"]
 
 

@@ -137,7 +137,7 @@ def check_the_kept_job(tmp_path, summary: dict) -> None:
         types.index("ExecutionFailed") < types.index("ExecutionRedriven") < types.index("ExecutionSucceeded")
     )
     assert {step["step"]: step["status"] for step in trace["steps"]} == dict.fromkeys(
-        ("prepare", "report", "ticket", "verify"), "completed"
+        ("prepare", "report", "actions", "verify"), "completed"
     )
     one = docagent(tmp_path, "trace", job_id, "--document", crashed["document_id"])
     assert [document["document_id"] for document in one["documents"]] == [crashed["document_id"]]

@@ -52,8 +52,7 @@ TEST_ENV = {
     "MAX_DOCUMENT_BYTES": "4000",
     "MAX_DOCUMENTS": "300",
     "IDEMPOTENCY_TTL_SECONDS": "3600",
-    "TICKET_ADAPTER": "ledger",
-    "TICKET_API_URL": "",
+    "ACTIONS_ALLOWED": '{"destinations": {"tickets": "ledger"}}',
     "FAULT_INJECTION_ENABLED": "false",
 }
 

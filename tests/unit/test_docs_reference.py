@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import BaseModel
 
 from docagent import docs_gen
 from docagent.docs_meanings import CONFIG_MEANINGS
@@ -31,8 +32,11 @@ def test_every_setting_is_in_the_configuration_page_with_its_default() -> None:
     page = docs_gen.configuration_page()
     for name, field in DocAgentConfig.model_fields.items():
         row = next(line for line in page.splitlines() if line.startswith(f"| `{name}` |"))
-        if field.default not in ("", None, ()):
-            default = list(field.default) if isinstance(field.default, tuple) else field.default
+        default = field.get_default(call_default_factory=True)
+        if isinstance(default, BaseModel):  # a nested setting (actions): its JSON with every key
+            default = default.model_dump(mode="json")
+        if default not in ("", None, ()):
+            default = list(default) if isinstance(default, tuple) else default
             assert f"`{json.dumps(default)}`" in row
 
 

@@ -22,7 +22,7 @@ def enabled(env):
 
 
 def test_fault_points_are_inert_unless_enabled():
-    fault_point("before_ticket", options(point="before_ticket"), 0)  # FAULT_INJECTION_ENABLED=false
+    fault_point("before_action", options(point="before_action"), 0)  # FAULT_INJECTION_ENABLED=false
 
 
 def test_raise_mode_raises_at_the_named_point_only(enabled):
@@ -43,7 +43,7 @@ def test_document_index_and_until_retry_narrow_the_fault(enabled):
 
 def test_exit_mode_kills_the_process_with_137(enabled, fake_exit):
     with pytest.raises(SimulatedCrash):
-        fault_point("before_ticket", options(point="before_ticket", mode="exit"), 0)
+        fault_point("before_action", options(point="before_action", mode="exit"), 0)
     assert fake_exit == [137]
 
 

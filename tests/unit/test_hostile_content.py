@@ -15,7 +15,7 @@ import pytest
 from functions import storage
 from functions.documents import DocumentInput
 from functions.fields import MAX_REPLY_CHARS, extracted_fields
-from functions.logic.create_ticket import ticket_attempt
+from functions.logic.run_actions import action_attempt
 from functions.model.calls import CallSpec, finished_call
 from functions.model.instructions import extract_instruction
 from functions.models import DocumentResult
@@ -24,6 +24,7 @@ from tests import documents
 from tests.fakes import CountingProvider
 from tests.support import (
     PREFIX,
+    actions,
     example_bundle,
     items,
     list_keys,
@@ -31,7 +32,6 @@ from tests.support import (
     process_all,
     put_object,
     report,
-    ticket,
 )
 
 INJECTION = """ACME SUPPLIES
@@ -69,13 +69,13 @@ def run_job(job_id: str, injection_reply: str | None = None) -> tuple[dict[str, 
     job = prepare(job_id)
     replies = {INJECTION: injection_reply or json.dumps(GOOD_FACTS), ORDINARY: json.dumps(ORDINARY_FACTS)}
     process_all(job, CountingProvider(replies))
-    ticket(job, report(job))
+    actions(job, report(job))
     results = {}
     for entry in items(job):
         result = storage.get_result(job_id, entry.document_id)
         assert result is not None
         results[entry.document_id] = result
-    return results, list_keys("ticket-ledger/")
+    return results, list_keys("action-ledger/")
 
 
 def test_a_model_that_reads_the_facts_ignores_the_instructions(cloud):
@@ -83,7 +83,7 @@ def test_a_model_that_reads_the_facts_ignores_the_instructions(cloud):
     injected = results["injection.txt"]
     assert injected.status == "extracted"
     assert injected.fields == GOOD_FACTS
-    assert ledger == ["ticket-ledger/docagent-ticket-job-injection-read.json"], "one ticket, by the workflow"
+    assert ledger == ["action-ledger/docagent-job-injection-read-ticket.json"], "one ticket, by the workflow"
 
 
 @pytest.mark.parametrize(
@@ -109,8 +109,8 @@ def test_a_model_that_obeys_the_injection_is_rejected_and_recorded(cloud, reply,
     [call] = storage.list_model_calls("job-injection-obeyed", "injection.txt")
     assert call.outcome == "ExtractionFailed" and reason in str(call.reason), "recorded in the journal"
     assert results["ordinary.txt"].status == "extracted", "the other document is unaffected"
-    assert ledger == ["ticket-ledger/docagent-ticket-job-injection-obeyed.json"]
-    assert ticket_attempt("job-injection-obeyed").attempts == 1  # type: ignore[union-attr]
+    assert ledger == ["action-ledger/docagent-job-injection-obeyed-ticket.json"]
+    assert action_attempt("job-injection-obeyed", "ticket").attempts == 1  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -155,7 +155,7 @@ def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_res
         }
     )
     outcomes = process_all(job, model)
-    ticket(job, report(job))
+    actions(job, report(job))
 
     assert {doc_id: (outcome.status, outcome.error) for doc_id, outcome in outcomes.items()} == {
         "hostile.pdf": ("extracted", None),
@@ -166,4 +166,4 @@ def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_res
         result = storage.get_result("job-hostile-files", doc_id)
         assert result is not None and result.fields == GOOD_FACTS
     assert len(model.calls) == 3  # one call per document; what the model reads is the local model's test
-    assert list_keys("ticket-ledger/") == ["ticket-ledger/docagent-ticket-job-hostile-files.json"]
+    assert list_keys("action-ledger/") == ["action-ledger/docagent-job-hostile-files-ticket.json"]

@@ -31,13 +31,13 @@ from tests.fakes import FakeLambdaContext
 from tests.support import (
     BUCKET,
     PREFIX,
+    actions,
     list_and_seal,
     pin_definition,
     prepare,
     process_all,
     s3,
     seed_documents,
-    ticket,
     write_result_files,
 )
 from tests.unit.conftest import clear_all_caches, create_stack_resources
@@ -92,13 +92,9 @@ def _job_calls(size: int, counter: CallCounter) -> dict[str, Calls]:
     summaries = []
     event = BuildReportEvent(job_id=job_id, map_run=map_run)
     calls["report"] = counter.measure(lambda: summaries.append(build_report(event)))
-    opened = ticket(job, summaries[0])
+    done = actions(job, summaries[0])
     verify_event = VerifyJobEvent.model_validate(
-        {
-            "job_id": job_id,
-            "report": summaries[0].model_dump(),
-            "ticket": {"ticket_id": opened.ticket_id, "reference": opened.reference},
-        }
+        {"job_id": job_id, "report": summaries[0].model_dump(), "actions": done.model_dump()["actions"]}
     )
     calls["verify"] = counter.measure(lambda: verify_job(verify_event, context=FakeLambdaContext()))
     return calls
@@ -118,8 +114,9 @@ def test_prepare_report_and_verify_make_the_same_calls_at_20_and_200_documents(c
         large["report"][("s3", "GetObject")] == 5
     )  # manifest, its part, the pinned definition, result-writer manifest, SUCCEEDED_0
     assert large["report"][("s3", "PutObject")] == 1  # report.json
-    assert large["verify"][("s3", "GetObject")] <= 4 + SAMPLE_SIZE + 1  # + one ledger ticket
-    assert sum(large["verify"].values()) <= 7 + SAMPLE_SIZE + 2
+    # manifest, its part, report, the pinned definition, the action's done.json and its ledger record
+    assert large["verify"][("s3", "GetObject")] <= 6 + SAMPLE_SIZE
+    assert sum(large["verify"].values()) <= 9 + SAMPLE_SIZE + 2
 
 
 # -- the listing, spread over steps -------------------------------------------------------------------------

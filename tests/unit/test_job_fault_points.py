@@ -14,7 +14,7 @@ from functions.models import BuildReportEvent, FaultPointName, PreparedJob, Veri
 from functions.settings import get_settings
 from stacks.functions import REPO_ROOT
 from tests.fakes import FakeLambdaContext
-from tests.support import prepare, process_all, report, seed_documents, ticket
+from tests.support import actions, prepare, process_all, report, seed_documents
 
 
 @pytest.fixture
@@ -66,13 +66,8 @@ def test_job_level_points_read_the_jobs_options_when_the_event_has_none(cloud, e
 def test_before_verify_fires_before_the_checks(cloud, enabled):
     job = processed("job-before-verify", "before_verify", until_retry=1)
     summary = report(job)
-    opened = ticket(job, summary)
-    event = VerifyJobEvent(
-        job_id=job.job_id,
-        report=summary,
-        ticket={"ticket_id": opened.ticket_id, "reference": opened.reference},  # type: ignore[arg-type]
-        options=job.options,
-    )
+    done = actions(job, summary)
+    event = VerifyJobEvent(job_id=job.job_id, report=summary, actions=done.actions, options=job.options)
     with pytest.raises(InjectedFault, match="before_verify"):
         verify_job(event, context=FakeLambdaContext())
     assert verify_job(event.model_copy(update={"retry_count": 1})).verified is True

@@ -169,9 +169,7 @@ def inspector(**records: Any) -> Inspector:
     fake = SimpleNamespace(
         job_id="job-1",
         read_at=dt.datetime.now(dt.UTC),
-        ticket=records.get("ticket"),
-        ticket_attempt=records.get("attempt"),
-        ledger_ticket=records.get("ledger"),
+        actions=records.get("actions", {}),
     )
     return Inspector(fake)  # type: ignore[arg-type]
 
@@ -193,32 +191,36 @@ def test_uncertain_records_are_flagged_with_what_to_do():
             "step_records": {"extract": record("INPROGRESS", deadline=future).summary(now)},
         },
     ]
-    flags = inspector()._uncertain(documents, None, None, "FAILED")
+    flags = inspector()._uncertain(documents, None, "FAILED")
     assert [(flag["subject"], flag["step"]) for flag in flags] == [
         ("document doc-1", "extract"),
         ("document doc-2", "extract"),
     ]
     assert "past its deadline" in flags[0]["what"] and "reuses it" in flags[0]["action"]
     assert "Redrive after" in flags[1]["action"] and "called again" in flags[1]["action"]
-    assert inspector()._uncertain(documents[1:], None, None, "RUNNING") == [], "in flight, not uncertain"
+    assert inspector()._uncertain(documents[1:], None, "RUNNING") == [], "in flight, not uncertain"
 
     attempt = SimpleNamespace(
-        adapter="http",
+        type="http",
         attempts=2,
-        errors=[SimpleNamespace(model_dump=lambda mode: {"error": "TicketOutcomeUnknown"})],
+        idempotency_key="docagent-job-1-notify",
+        errors=[SimpleNamespace(model_dump=lambda mode: {"error": "ActionOutcomeUnknown"})],
     )
-    unknown = inspector(attempt=attempt)
-    ticket = unknown._ticket(None)
-    assert ticket is not None and ticket["recorded"] is False and ticket["attempts"] == 2
-    (flag,) = unknown._uncertain([], None, ticket, "FAILED")
-    assert flag["step"] == "ticket" and "no recorded outcome" in flag["what"]
-    assert "Search the ticket system for reference job-1" in flag["action"]
-    in_ledger = inspector(
-        attempt=attempt, ledger=SimpleNamespace(ticket_id="TKT-1", created_at="2026-01-01T00:00:00Z")
+    unknown = inspector(actions={"notify": (attempt, None)})
+    [action] = unknown._actions()
+    assert (action["name"], action["done"], action["attempts"]) == ("notify", False, 2)
+    assert action["attempt_errors"] == [{"error": "ActionOutcomeUnknown"}]
+    (flag,) = unknown._uncertain_actions([action], None, "FAILED")
+    assert flag["step"] == "action notify" and "no recorded outcome" in flag["what"]
+    assert "jobs/job-1/actions/notify/done.json" in flag["what"]
+    assert "docagent-job-1-notify" in flag["action"] and "do not repeat it by hand" in flag["action"]
+    assert inspector()._actions() == []
+    done = SimpleNamespace(
+        outcome=SimpleNamespace(type="http", outcome="performed", reference="R-1", idempotency_key="k")
     )
-    (flag,) = in_ledger._uncertain([], None, in_ledger._ticket(None), "FAILED")
-    assert "holds ticket TKT-1" in flag["action"]
-    assert inspector()._ticket(None) is None
+    [settled] = inspector(actions={"notify": (attempt, done)})._actions()
+    assert settled["done"] is True and settled["reference"] == "R-1"
+    assert unknown._uncertain_actions([settled], None, "FAILED") == []
 
 
 def test_commands_turn_refusals_and_aws_errors_into_exit_codes(capsys):
@@ -366,10 +368,10 @@ def test_a_fault_still_armed_for_the_next_redrive_is_reported():
     every_time = FaultSpec(point="before_store_result", document_index=3, mode="exit")
     armed = armed_fault(records(every_time))
     assert armed is not None and armed["next_redrive"] == 1 and "on every redrive" in armed["warning"]
-    until_two = FaultSpec(point="before_ticket", mode="raise", until_redrive=2)
+    until_two = FaultSpec(point="before_action", mode="raise", until_redrive=2)
     assert armed_fault(records(until_two)) is not None, "redrive 1 is below until_redrive 2"
     assert armed_fault(records(until_two, redrives=1)) is None, "redrive 2 is not"
-    assert armed_fault(records(FaultSpec(point="before_ticket", until_redrive=1))) is None
+    assert armed_fault(records(FaultSpec(point="before_action", until_redrive=1))) is None
     assert armed_fault(records(every_time, enabled="false")) is None, "fault injection is off"
     assert armed_fault(records(None)) is None
     assert armed_fault(fake_job(request=None)) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from functions.handlers import build_report, create_ticket, prepare_job, process_document, verify_job
+from functions.handlers import build_report, prepare_job, process_document, run_actions, verify_job
 from functions.models import PreparedJob
 from tests.fakes import FakeLambdaContext
 from tests.support import PREFIX, list_keys, pin_definition, put_object, s3, seed_documents
@@ -32,16 +32,15 @@ def run_state_machine(execution_input: dict[str, Any]) -> dict[str, Any]:
     map_run = {"MapRunArn": "arn:aws:states:us-east-1:123456789012:mapRun:x/documents:1"}
     full_report = build_report.handler({"job_id": job["job_id"], "map_run": map_run}, FakeLambdaContext())
     report = {key: full_report[key] for key in ("report_key", "documents", "extracted", "rejected")}
-    ticket = create_ticket.handler({"job_id": job["job_id"], "report": report}, FakeLambdaContext())
-    ticket = {key: ticket[key] for key in ("ticket_id", "reference")}
+    actions = run_actions.handler({"job_id": job["job_id"], "report": report}, FakeLambdaContext())["actions"]
     verification = verify_job.handler(
-        {"job_id": job["job_id"], "report": report, "ticket": ticket}, FakeLambdaContext()
+        {"job_id": job["job_id"], "report": report, "actions": actions}, FakeLambdaContext()
     )
     return {
         "job": job,
         "outcomes": outcomes,
         "report": report,
-        "ticket": ticket,
+        "actions": actions,
         "verification": verification,
     }
 
@@ -56,10 +55,10 @@ def test_a_job_with_good_and_bad_documents_runs_end_to_end_and_verifies(cloud):
     }  # fmt: skip
     assert state["verification"]["verified"] is True
     assert len(list_keys("jobs/job-e2e/results/")) == 13
-    assert len(list_keys("ticket-ledger/")) == 1
+    assert len(list_keys("action-ledger/")) == 1
 
 
-def test_running_the_same_job_again_repeats_no_model_call_and_no_ticket(cloud):
+def test_running_the_same_job_again_repeats_no_model_call_and_no_action(cloud):
     seed_documents(5)
     first = run_state_machine({"job_id": "job-again", "prefix": PREFIX})
     journal_before = list_keys("jobs/job-again/model-calls/")
@@ -68,4 +67,4 @@ def test_running_the_same_job_again_repeats_no_model_call_and_no_ticket(cloud):
     assert second == first
     assert list_keys("jobs/job-again/model-calls/") == journal_before
     assert len(journal_before) == 5
-    assert len(list_keys("ticket-ledger/")) == 1
+    assert len(list_keys("action-ledger/")) == 1

@@ -167,7 +167,7 @@ def test_same_job_id_with_another_request_is_a_conflict(cloud):
     with pytest.raises(JobConflict, match="job-conflict"):
         prepare("job-conflict", prefix="incoming/elsewhere/")
     with pytest.raises(JobConflict):
-        prepare("job-conflict", options={"fault": {"point": "before_ticket"}})
+        prepare("job-conflict", options={"fault": {"point": "before_action"}})
 
 
 def test_conflict_is_still_refused_after_the_idempotency_record_expired(cloud):

@@ -10,11 +10,11 @@ import pytest
 from pydantic import ValidationError
 
 from functions.errors import ApprovalNotForThisJob, ApprovalRejected, InvalidJobRequest
-from functions.handlers import build_report, create_ticket, request_approval, verify_job
+from functions.handlers import build_report, request_approval, run_actions, verify_job
 from functions.logic.request_approval import load_approval, record_approval
 from functions.models import JobOptions, JobRequest, RecordApprovalEvent, Report, ReportSummary
 from tests.fakes import FakeLambdaContext
-from tests.support import BUCKET, get_json, prepare, process_all, s3, seed_documents
+from tests.support import BUCKET, ensure_pinned, get_json, prepare, process_all, s3, seed_documents
 
 JOB = "job-approval"
 APPROVAL_KEY = f"jobs/{JOB}/approval.json"
@@ -239,14 +239,14 @@ def test_reports_without_approval_say_so(summary):
 
 
 def test_an_approved_job_still_verifies(summary):
-    """The ASL's approval branch: BuildReport, RequestApproval, RecordApproval, CreateTicket, VerifyJob."""
+    """The ASL's approval branch: BuildReport, RequestApproval, RecordApproval, RunActions, VerifyJob."""
     report = ReportSummary.model_validate(summary).model_dump(mode="json")
     request(summary, "token-1")
     record(summary, DECISION)
-    ticket = create_ticket.handler({"job_id": JOB, "report": report}, FakeLambdaContext())
-    ticket = {key: ticket[key] for key in ("ticket_id", "reference")}
+    ensure_pinned(JOB)
+    actions = run_actions.handler({"job_id": JOB, "report": report}, FakeLambdaContext())["actions"]
     verification = verify_job.handler(
-        {"job_id": JOB, "report": report, "ticket": ticket}, FakeLambdaContext()
+        {"job_id": JOB, "report": report, "actions": actions}, FakeLambdaContext()
     )
     assert verification["verified"] is True
     assert get_json(summary["report_key"])["approval"]["decided_by"] == "alice"

@@ -16,7 +16,7 @@ def test_settings_read_every_documented_variable():
     assert set(ENV_VARS) == {
         "BUCKET_NAME", "IDEMPOTENCY_TABLE_NAME", "REFERENCE_TABLE_NAME", "MODEL_PROVIDER", "MODEL_ID",
         "PROMPT_VERSION", "CODE_VERSION", "MAX_DOCUMENT_BYTES", "MAX_DOCUMENTS", "IDEMPOTENCY_TTL_SECONDS",
-        "TICKET_ADAPTER", "TICKET_API_URL", "TICKET_API_SECRET_ARN", "FAULT_INJECTION_ENABLED",
+        "ACTIONS_ALLOWED", "FAULT_INJECTION_ENABLED",
         "MODEL_MAX_TOKENS", "MODEL_TEMPERATURE", "MODEL_BREAKER_SECONDS", "SOURCE_LOCATIONS",
         "ITEMS_PART_MIN_BYTES", "LISTING_PAGE_SIZE", "DEFAULT_DEFINITION",
     }  # fmt: skip
@@ -39,9 +39,11 @@ def test_invalid_variable_is_named_with_the_reason(env):
     assert "BUCKET_NAME" not in message
 
 
-def test_http_ticket_adapter_needs_a_url(env):
-    env.setenv("TICKET_ADAPTER", "http")
-    with pytest.raises(ConfigurationError, match="TICKET_API_URL"):
+def test_the_actions_allow_list_is_read_as_json(env):
+    assert get_settings().actions_allowed.destinations == {"tickets": "ledger"}
+    env.setenv("ACTIONS_ALLOWED", '{"destinations": {}, "hostz": []}')
+    get_settings.cache_clear()
+    with pytest.raises(ConfigurationError, match="ACTIONS_ALLOWED"):
         get_settings()
 
 

@@ -20,8 +20,10 @@ def test_s3_layout_matches_the_design():
     assert storage.result_key("j1", "d1") == "jobs/j1/results/d1.json"
     assert storage.model_call_key("j1", "d1", "c1") == "jobs/j1/model-calls/d1/c1.json"
     assert storage.report_key("j1") == "jobs/j1/report.json"
-    assert storage.ticket_key("j1") == "jobs/j1/ticket.json"
-    assert storage.ledger_key("docagent-ticket-j1") == "ticket-ledger/docagent-ticket-j1.json"
+    assert storage.action_attempt_key("j1", "notify") == "jobs/j1/actions/notify/attempt.json"
+    assert storage.action_done_key("j1", "notify") == "jobs/j1/actions/notify/done.json"
+    assert storage.export_key("j1", "results", "csv") == "jobs/j1/exports/results/results.csv"
+    assert storage.ledger_key("docagent-j1-notify") == "action-ledger/docagent-j1-notify.json"
 
 
 def test_json_round_trip_and_missing_objects(cloud):

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("app.py", "functions", "stacks", "docagent")
 OWNER = ROOT / "functions" / "storage.py"
 # The top-level folders of the bucket's layout (docs/design.md), and the job's own folders.
-KEY_SHAPED = re.compile(r"(^|[^A-Za-z0-9_.-])(jobs|map-runs|incoming|ticket-ledger|model-calls|results)/")
+KEY_SHAPED = re.compile(r"(^|[^A-Za-z0-9_.-])(jobs|map-runs|incoming|action-ledger|model-calls|results)/")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -106,7 +106,8 @@ def fake_synthesis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeSynth
 def test_a_hit_skips_synthesis(fake_synthesis: FakeSynthesis):
     first = synth.synth_local()
     assert len(fake_synthesis.runs) == 1
-    assert json.loads((first / "manifest.json").read_text())["ticket_adapter"] == "http"
+    destinations = json.loads((first / "manifest.json").read_text())["actions"]["destinations"]
+    assert destinations["tickets"].startswith("{{resolve:ssm:")
     assert json.loads((first / synth.KEY_FILE).read_text())["context"] == synth.local_context()
 
     assert synth.synth_local() == first

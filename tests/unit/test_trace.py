@@ -142,7 +142,7 @@ def test_a_killed_attempt_the_redrive_and_the_completion_of_a_document() -> None
     assert steps == {
         "prepare": "completed",
         "report": "not reached",
-        "ticket": "not reached",
+        "actions": "not reached",
         "verify": "not reached",
     }
     assert trace["killed_attempts"] == 1

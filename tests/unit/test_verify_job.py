@@ -6,12 +6,13 @@ import boto3
 import pytest
 
 from functions import storage
+from functions.actions.ledger import LedgerClient
 from functions.errors import JobVerificationFailed
 from functions.handlers.verify_job import handler
-from functions.models import PreparedJob, TicketPayload
-from functions.tickets import LedgerTicketClient
+from functions.models import PreparedJob
+from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
-from tests.support import BUCKET, PREFIX, prepare, process_all, put_object, report, seed_documents, ticket
+from tests.support import BUCKET, PREFIX, actions, prepare, process_all, put_object, report, seed_documents
 
 
 def finished_job() -> tuple[PreparedJob, dict[str, Any]]:
@@ -19,11 +20,11 @@ def finished_job() -> tuple[PreparedJob, dict[str, Any]]:
     put_object(f"{PREFIX}empty.txt", b"")
     job = prepare("job-verify")
     summary = report(job, process_all(job))
-    opened = ticket(job, summary)
+    done = actions(job, summary)
     event = {
         "job_id": job.job_id,
         "report": summary.model_dump(),
-        "ticket": {"ticket_id": opened.ticket_id, "reference": opened.reference},
+        "actions": [action.model_dump(mode="json") for action in done.actions],
     }
     return job, event
 
@@ -37,7 +38,7 @@ def test_a_good_job_verifies(cloud):
             "results_valid": "ok",
             "model_calls_journalled": "ok",
             "report_matches": "ok",
-            "exactly_one_ticket": "ok",
+            "actions_done_once": "ok",
         },
     }
 
@@ -50,16 +51,38 @@ def test_a_missing_result_fails_verification_naming_the_check(cloud):
     message = str(raised.value)
     assert "one_result_per_document: 1 document(s) without a result: doc-00001.txt" in message
     assert "report_matches" in message  # report.json counted a result that is gone
-    assert "exactly_one_ticket" not in message
+    assert "actions_done_once" not in message
 
 
-def test_two_tickets_fail_verification_naming_the_check(cloud):
+def test_a_second_record_of_the_action_fails_verification_naming_the_check(cloud):
     job, event = finished_job()
-    LedgerTicketClient(BUCKET).create(
-        "someone-elses-key", TicketPayload(reference=job.job_id, title="duplicate", body="")
-    )
-    with pytest.raises(JobVerificationFailed, match="exactly_one_ticket: expected exactly one ticket with "
-                                                    "reference job-verify, found 2"):  # fmt: skip
+    LedgerClient(BUCKET).create("docagent-job-verify-ticket-2", {"reference": job.job_id})
+    boto3.client("s3").copy_object(
+        Bucket=BUCKET,
+        Key=storage.ledger_key("docagent-job-verify-ticket-2"),
+        CopySource={"Bucket": BUCKET, "Key": storage.ledger_key("docagent-job-verify-ticket")},
+    )  # a second record carrying the action's key (a target that ignored it)
+    with pytest.raises(JobVerificationFailed, match="actions_done_once: ticket: expected 1 record"):
+        handler(event, FakeLambdaContext())
+
+
+def test_another_actions_record_at_the_same_target_is_not_counted(cloud):
+    job, event = finished_job()
+    LedgerClient(BUCKET).create("docagent-job-verify-other", {"reference": job.job_id})
+    assert handler(event, FakeLambdaContext())["verified"] is True
+
+
+def test_an_action_without_done_json_fails_verification(cloud):
+    job, event = finished_job()
+    boto3.client("s3").delete_object(Bucket=BUCKET, Key=storage.action_done_key(job.job_id, "ticket"))
+    with pytest.raises(JobVerificationFailed, match=r"actions_done_once: ticket: done\.json is missing"):
+        handler(event, FakeLambdaContext())
+
+
+def test_a_step_output_whose_actions_differ_fails(cloud):
+    _, event = finished_job()
+    event["actions"][0]["reference"] = "REC-OTHER"
+    with pytest.raises(JobVerificationFailed, match="the step output's actions differ"):
         handler(event, FakeLambdaContext())
 
 
@@ -84,3 +107,11 @@ def test_a_step_output_that_disagrees_with_storage_fails(cloud):
 def test_an_unprepared_job_fails_verification(cloud, load_event):
     with pytest.raises(JobVerificationFailed, match=r"manifest\.json is missing"):
         handler(load_event("verify_job"), FakeLambdaContext())
+
+
+def test_an_http_target_the_deployment_no_longer_allows_fails_the_check_naming_it(cloud, env):
+    _, event = finished_job()
+    env.setenv("ACTIONS_ALLOWED", "{}")
+    get_settings.cache_clear()
+    with pytest.raises(JobVerificationFailed, match="ticket: cannot look its record up: action ticket: "):
+        handler(event, FakeLambdaContext())

@@ -156,8 +156,8 @@ class CloudSession:
             product = self.stack.outputs[names.function_name_output(names.PROCESS_DOCUMENT)]
             target = self.batch_function if batched else product
         elif kill_at is not None:
-            request["options"] = {"fault": {"point": "after_ticket", "mode": "exit", **until}}
-            target = self.stack.outputs[names.function_name_output(names.CREATE_TICKET)]
+            request["options"] = {"fault": {"point": "after_action", "mode": "exit", **until}}
+            target = self.stack.outputs[names.function_name_output(names.RUN_ACTIONS)]
         else:
             target = ""
         idempotency_before = self._idempotency_items(job)

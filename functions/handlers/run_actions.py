@@ -1,4 +1,4 @@
-"""Lambda entry point: create_ticket (docs/design.md). Output ``{"ticket_id", "reference", "created"}``."""
+"""Lambda entry point: run_actions (docs/design.md). Output ``{"actions": [ReportAction, ...]}``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.logic.create_ticket import create_ticket
-from functions.models import CreateTicketEvent
+from functions.actions.models import RunActionsEvent
+from functions.logic.run_actions import run_actions
 from functions.observability import logger, metrics, tracer
 from functions.spans import span
 
@@ -16,14 +16,14 @@ from functions.spans import span
 @metrics.log_metrics
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    parsed = CreateTicketEvent.model_validate(event)
+    parsed = RunActionsEvent.model_validate(event)
     with span(
-        "ticket",
+        "actions",
         job_id=parsed.job_id,
-        step="ticket",
+        step="actions",
         attempt=parsed.retry_count,
         redrive_count=parsed.redrive_count,
     ) as opened:
-        ticket = create_ticket(parsed, context)
-        opened.set_attributes(ticket_id=ticket.ticket_id, created=ticket.created)
-    return ticket.model_dump(mode="json")
+        result = run_actions(parsed, context)
+        opened.set_attributes(actions=len(result.actions))
+    return result.model_dump(mode="json")

@@ -1,0 +1,1 @@
+"""Job-level actions (docs/actions.md): what a job does once its report is written, each exactly once."""
