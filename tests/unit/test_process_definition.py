@@ -30,6 +30,7 @@ from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
 from tests.support import (
     PREFIX,
     REFERENCE_TABLE,
+    actions,
     document_event,
     get_json,
     items,
@@ -37,7 +38,6 @@ from tests.support import (
     process_all,
     put_object,
     report,
-    ticket,
 )
 
 CLAIM_SCHEMA = {
@@ -279,13 +279,13 @@ def test_a_job_that_pins_no_definition_rejects_its_documents(job: PreparedJob) -
 
 def test_a_job_with_documents_for_review_verifies(job: PreparedJob) -> None:
     summary = report(job, process_all(job, provider()))
-    opened = ticket(job, summary)
+    done = actions(job, summary)
     verification = verify_job(
         VerifyJobEvent.model_validate(
             {
                 "job_id": job.job_id,
                 "report": summary.model_dump(),
-                "ticket": {"ticket_id": opened.ticket_id, "reference": opened.reference},
+                "actions": [action.model_dump(mode="json") for action in done.actions],
             }
         ),
         context=FakeLambdaContext(),
