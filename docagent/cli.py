@@ -604,6 +604,37 @@ def _add_demo_command(
     demo.set_defaults(handler=cmd_demo)
 
 
+# ---- kit-examples: `docagent init`, and `--job PATH` of demo and chaos (docagent/kit/scaffold.py) ----
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from docagent.kit.scaffold import ScaffoldRefused, scaffold
+
+    try:
+        written = scaffold(args.target)
+    except ScaffoldRefused as error:
+        raise OperatorError(str(error)) from None
+
+    def human() -> None:
+        console.print(
+            f"wrote {written['folder']}: job.json, classes/, {len(written['samples'])} samples, README.md"
+        )
+        console.print("next:\n  " + "\n  ".join(written["next"]))
+
+    emit(args, written, human)
+    return EXIT_OK
+
+
+def _add_kit_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    init = commands.add_parser(
+        "init", parents=[common], help="scaffold a job definition folder that runs as it is (demo --job)"
+    )
+    init.add_argument("target", metavar="NAME|PATH", help="a new or empty folder; its name is the job's")
+    init.set_defaults(handler=cmd_init)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docagent", description=__doc__)
     parser.add_argument("--version", action="version", version=f"docagent {package_version('docagent')}")
@@ -612,6 +643,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     _add_local_commands(commands, common)
     _add_demo_command(commands, common)
+    _add_kit_commands(commands, common)
     register_operator_commands(commands, common)
 
     bench = commands.add_parser("bench", parents=[common], help="print the local cloud's speed figures")
