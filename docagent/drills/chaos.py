@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from rich.console import Console
 from rich.table import Table
@@ -64,6 +64,9 @@ from docagent.operator.records import JobRecords, document_step_key, job_step_ke
 from functions import storage
 from functions.models import FaultPointName
 from stacks import outputs as names
+
+if TYPE_CHECKING:  # `chaos --job` only (it needs the kit's definition and label modules)
+    from docagent.drills.job_folder import JobFolder
 
 Mode = Literal["exit", "raise", "hang"]
 Recovery = Literal["retry", "redrive"]
@@ -344,8 +347,10 @@ class ChaosRun:
         run_id: str,
         poll_seconds: float = 0.5,
         job_timeout_seconds: float = 300.0,
+        job_folder: JobFolder | None = None,
     ) -> None:
         self.cloud = cloud
+        self.job_folder = job_folder
         self.stack = stack
         self.documents = documents
         self.run_id = run_id
@@ -372,9 +377,17 @@ class ChaosRun:
 
     def start(self, job: LocalJob, options: dict[str, Any] | None = None) -> None:
         request: dict[str, Any] = {"job_id": job.job_id, "prefix": INPUT_PREFIX}
+        request.update(self.job_folder.request() if self.job_folder is not None else {})
         if options:
             request["options"] = options
         job.start(request)
+
+    def seed(self, job: LocalJob) -> None:
+        """The documents on ``job``'s deployment: the invoice corpus, or (--job) the folder's samples."""
+        if self.job_folder is None:
+            seed_inputs(job, self.documents, INPUT_PREFIX)
+        else:
+            self.job_folder.seed(job, INPUT_PREFIX)
 
     def wait(self, job: LocalJob) -> str:
         deadline = time.time() + self.job_timeout_seconds
@@ -619,7 +632,7 @@ class ChaosRun:
         """EXPRESS children, one document delivered twice at once: one model call and one result."""
         started = time.time()
         job = self.job("at-least-once", stack)
-        seed_inputs(job, self.documents, INPUT_PREFIX)
+        self.seed(job)
         index = self.document_index
         deliver_twice({index})
         try:
@@ -689,9 +702,12 @@ def run_chaos(
     parallel: int = DEFAULT_PARALLEL,
     state_dir: Path | None = None,
     on_cell: Callable[[CellOutcome], None] | None = None,
+    job_folder: JobFolder | None = None,
 ) -> dict[str, Any]:
     """Synthesize, start one local cloud, deploy, then run the baseline, the cells and the at-least-once cell
-    side by side (every check waits for the baseline); return the matrix (the ``--json`` object)."""
+    side by side (every check waits for the baseline); return the matrix (the ``--json`` object). With
+    ``job_folder`` (``--job PATH``) the jobs run that definition on its samples."""
+    documents = documents if job_folder is None else len(job_folder.documents)
     if documents < 1:
         raise ValueError("--documents must be at least 1")
     if parallel < 1:
@@ -719,8 +735,9 @@ def run_chaos(
             documents=documents,
             run_id=f"{time.strftime('%H%M%S')}{uuid.uuid4().hex[:4]}",
             job_timeout_seconds=max(120.0, 6000 * time_scale),
+            job_folder=job_folder,
         )
-        seed_inputs(run.base, documents, INPUT_PREFIX)
+        run.seed(run.base)
         phases["deploy"] = round(time.time() - mark, 1)
         mark = time.time()
         baseline, outcomes, once = _run_all(run, cells, express_stack, parallel, on_cell)
@@ -730,6 +747,7 @@ def run_chaos(
     return {
         "passed": passed,
         "documents": documents,
+        "definition": job_folder.name if job_folder is not None else None,
         "document_index": run.document_index,
         "time_scale": time_scale,
         "parallel": parallel,

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -42,6 +42,9 @@ from functions import storage
 from functions.models import CustomerRecord, DocumentFormat, DocumentResult
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
+
+if TYPE_CHECKING:  # imported where `demo --job` runs (it needs the kit's definition and label modules)
+    from docagent.drills.job_folder import JobFolder
 
 SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 
@@ -339,7 +342,11 @@ def run_demo(
     model_faults: ModelFaults | None = None,
     formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
     documents_per_child: int = 1,
+    job_folder: JobFolder | None = None,
 ) -> dict[str, Any]:
+    """The invoice review on generated documents; with ``job_folder`` (``--job PATH``), that definition on its
+    samples instead (docagent/drills/job_folder.py)."""
+    documents = documents if job_folder is None else len(job_folder.documents)
     time_scale = _checked_time_scale(documents, time_scale, crash)
     started = time.time()
     phases: dict[str, float] = {}
@@ -359,11 +366,13 @@ def run_demo(
         mark = lap("deploy", mark)
         job = LocalJob.on(where.endpoint, stack, job_id)
         prefix = storage.incoming_prefix(job_id)
-        truth = seed_inputs(job, documents, prefix, formats)
+        truth = (
+            seed_inputs(job, documents, prefix, formats)
+            if job_folder is None
+            else job_folder.seed(job, prefix)
+        )
         mark = lap("seed", mark)
-        request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
-        if crash is not None:
-            request["options"] = crash.job_options()
+        request = start_request(job_id, prefix, crash, job_folder)
         invocations_before = start_counting(where)
         cpu_before = cpu_clock()
         job.start(request)
@@ -383,8 +392,11 @@ def run_demo(
             mark = lap("redrive", mark)
         cpu_job = cpu_clock()
         summary = summarize(job, truth, documents, status)
-        summary["alerts"] = alerts
-        summary["model_faults"] = model_faults.model_dump(exclude_defaults=True) if model_faults else None
+        summary.update(
+            alerts=alerts,
+            model_faults=model_faults.model_dump(exclude_defaults=True) if model_faults else None,
+            **(job_folder.summary(job) if job_folder is not None else {}),
+        )
         if crash is not None:
             summary.update(
                 crash=crash_summary(crash, attempts_killed(where, stack, job, crash.document_index)),
@@ -401,6 +413,18 @@ def run_demo(
         cpu_figures(cpu_before, cpu_job, cpu_clock(), documents) if where.cloud is not None else None
     )
     return summary
+
+
+def start_request(
+    job_id: str, prefix: str, crash: Crash | None, job_folder: JobFolder | None = None
+) -> dict[str, Any]:
+    """The demo job's start request: its documents, the crash's fault, the definition folder's name."""
+    request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
+    if job_folder is not None:
+        request.update(job_folder.request())
+    if crash is not None:
+        request["options"] = crash.job_options()
+    return request
 
 
 def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> list[dict[str, Any]]:
