@@ -2,8 +2,9 @@
 the local cloud with a worker killed mid-job and a redrive, and ends SUCCEEDED with one result per sample, no
 repeated model call, the outcomes its labels and checks give, and every action performed once.
 
-It needs `docagent definition publish` (docagent/kit/registry.py) and the local model's labels
-(docagent/localcloud/labels.py): skipped until they are merged."""
+It needs `docagent definition publish` (docagent/kit/registry.py), the local model's labels
+(docagent/localcloud/labels.py) and the pipeline's lookups (functions/references.py): skipped until they are
+merged."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 
 pytest.importorskip("docagent.kit.registry", reason="kit-cli's definition publish is not merged yet")
 pytest.importorskip("docagent.localcloud.labels", reason="kit-localmodel's labels are not merged yet")
+pytest.importorskip("functions.references", reason="kit-pipeline's lookup checks are not merged yet")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
