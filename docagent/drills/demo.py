@@ -395,7 +395,7 @@ def run_demo(
         summary.update(
             alerts=alerts,
             model_faults=model_faults.model_dump(exclude_defaults=True) if model_faults else None,
-            **(job_folder.summary(job) if job_folder is not None else {}),
+            **(job_folder.summary(job, prefix) if job_folder is not None else {}),
         )
         if crash is not None:
             summary.update(

@@ -76,9 +76,34 @@ class JobFolder:
             job.s3.put_object(Bucket=job.bucket, Key=self.key(prefix, document), Body=document.read_bytes())
         return {}
 
-    def summary(self, job: LocalJob) -> dict[str, Any]:
-        """The demo's figures of this definition's job (``definition`` of the --json answer)."""
-        return {"definition": folder_summary(job, self)}
+    def summary(self, job: LocalJob, prefix: str) -> dict[str, Any]:
+        """The demo's figures of this definition's job, its samples uploaded under ``prefix``: the
+        ``definition`` object, and the extraction accuracy against the labels (top-level fields equal to the
+        label's, over every sample), overall and by format (the sample's extension)."""
+        job.records.refresh()
+        results = {str(result.key): result.model_dump(mode="json") for result in job.records.results.values()}
+        scored: dict[str, list[int]] = {}
+        differing = []
+        for document in self.documents:
+            label = json.loads(label_path(document).read_text(encoding="utf-8"))
+            fields = (results.get(self.key(prefix, document)) or {}).get("fields") or {}
+            tally = scored.setdefault(document.suffix.lstrip(".") or "txt", [0, 0])
+            tally[0] += sum(fields.get(name) == value for name, value in label.items())
+            tally[1] += len(label)
+            if fields != label:
+                differing.append(document.relative_to(self.path).as_posix())
+        correct, total = (sum(tally[i] for tally in scored.values()) for i in (0, 1))
+        return {
+            "definition": folder_summary(job, self, list(results.values()), differing),
+            "extraction_accuracy": round(correct / total, 4) if total else 0.0,
+            "extraction_accuracy_by_format": {
+                fmt: round(right / count, 4) if count else 0.0
+                for fmt, (right, count) in sorted(scored.items())
+            },
+            "documents_by_format": dict(
+                sorted(Counter(doc.suffix.lstrip(".") or "txt" for doc in self.documents).items())
+            ),
+        }
 
 
 def reference_table(job: LocalJob) -> str:
@@ -90,20 +115,12 @@ def reference_table(job: LocalJob) -> str:
     return variables["REFERENCE_TABLE_NAME"]
 
 
-def folder_summary(job: LocalJob, folder: JobFolder) -> dict[str, Any]:
-    """What the job of a definition folder did, from its durable records: results by outcome and class,
-    fields that differ from the samples' labels, classify and extract calls, and each action's outcome."""
-    job.records.refresh()
-    results = [result.model_dump(mode="json") for result in job.records.results.values()]
-    by_key = {folder.key(storage.incoming_prefix(job.job_id), doc): doc for doc in folder.documents}
-    differing = []
-    for result in results:
-        document = by_key.get(str(result["key"]))
-        fields = result.get("fields")
-        if document is not None and fields is not None:
-            label = json.loads(label_path(document).read_text(encoding="utf-8"))
-            if fields != label:
-                differing.append(document.relative_to(folder.path).as_posix())
+def folder_summary(
+    job: LocalJob, folder: JobFolder, results: list[dict[str, Any]], differing: list[str]
+) -> dict[str, Any]:
+    """What the job of a definition folder did, from its durable records: the version it pinned, results by
+    outcome and class, the samples whose fields differ from their labels, classify and extract calls, the
+    totals, and each action's outcome and attempts."""
     calls = [call.model_dump(mode="json") for calls in job.records.model_calls.values() for call in calls]
     report = job.records.read_json(storage.report_key(job.job_id)) or {}
     pinned = (report.get("versions") or {}).get("definition_sha256")

@@ -13,6 +13,7 @@ from moto import mock_aws
 from docagent.cli import main
 from docagent.kit.reference_files import load_references, reference_items
 from docagent.kit.scaffold import sample_documents
+from functions import storage
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
 
@@ -86,3 +87,74 @@ def test_only_labelled_samples_are_run(tmp_path: Path) -> None:
 def test_job_refuses_the_cloud_crash_drills(drill: str, option: str, capsys) -> None:
     assert main([drill, "--job", str(CLAIMS), option, "--json"]) == 2
     assert f"{option} runs the invoice example only" in json.loads(capsys.readouterr().out)["error"]
+
+
+class _Record:
+    def __init__(self, data: dict) -> None:
+        self.data = data
+        self.key = data.get("key")
+
+    def model_dump(self, mode: str = "python") -> dict:
+        return self.data
+
+
+class _Records:
+    def __init__(self, results: list[dict], calls: dict[str, list[dict]], objects: dict[str, dict]) -> None:
+        self.results = {str(index): _Record(result) for index, result in enumerate(results)}
+        self.model_calls = {doc: [_Record(call) for call in found] for doc, found in calls.items()}
+        self.objects = objects
+
+    def refresh(self) -> None:
+        pass
+
+    def read_json(self, key: str) -> dict | None:
+        return self.objects.get(key)
+
+
+class _Job:
+    def __init__(self, job_id: str, records: _Records) -> None:
+        self.job_id = job_id
+        self.records = records
+
+
+def test_the_demo_summary_of_a_job_folder_compares_results_with_labels(tmp_path: Path) -> None:
+    pytest.importorskip("docagent.kit.registry", reason="kit-cli's definition publish is not merged yet")
+    pytest.importorskip("docagent.localcloud.labels", reason="kit-localmodel's labels are not merged yet")
+    job_folder = pytest.importorskip("docagent.drills.job_folder")
+
+    folder = job_folder.JobFolder.read(CLAIMS)
+    prefix = "incoming/demo-1/"
+    results = []
+    for document in folder.documents:
+        label = json.loads(document.with_name(document.name.split(".")[0] + ".label.json").read_text())
+        if document.name == "claim-0002.docx":
+            label = {**label, "total": "999.99"}  # one field the model read wrong
+        status = "rejected" if document.name == "claim-0004.docx" else "extracted"
+        results.append(
+            {"key": folder.key(prefix, document), "status": status, "class_name": document.parent.name}
+            | {"fields": label}
+        )
+    calls = {str(i): [{"purpose": "classify"}, {"purpose": "extract"}] for i in range(7)}
+    report = {
+        "versions": {"definition_sha256": folder.bundle.sha256},
+        "totals": {"total-by-currency": {"EUR": "1.00"}},
+        "actions": [{"name": "results-export", "outcome": "performed"}],
+    }
+    objects = {
+        storage.report_key("demo-1"): report,
+        storage.action_done_key("demo-1", "results-export"): {"attempts": 1},
+    }
+    summary = folder.summary(_Job("demo-1", _Records(results, calls, objects)), prefix)
+    definition = summary["definition"]
+    assert definition["pinned"] == definition["version"] == folder.bundle.sha256[:12]
+    assert definition["fields_differing_from_label"] == ["samples/claim-form/claim-0002.docx"]
+    assert definition["results_by_status"] == {"extracted": 6, "rejected": 1}
+    assert definition["results_by_class"] == {"claim-form": 4, "repair-estimate": 3}
+    assert definition["model_calls_by_purpose"] == {"classify": 7, "extract": 7}
+    assert definition["actions"] == [{"name": "results-export", "outcome": "performed", "attempts": 1}]
+    assert definition["actions_declared"] == ["results-export", "intake-finished"]
+    assert summary["documents_by_format"] == {"docx": 3, "pdf": 4}
+    assert summary["extraction_accuracy_by_format"]["pdf"] == 1.0
+    assert summary["extraction_accuracy_by_format"]["docx"] == round(
+        22 / 23, 4
+    )  # two claim forms of 8 fields, an estimate of 7
