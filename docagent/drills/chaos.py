@@ -133,10 +133,6 @@ IGNORED_REPORT_FIELDS = (
     "versions.created_at",
     "rows.model_call_id",
     "rejected_documents.model_call_id",
-    # each job's own: the key is derived from the job id, the reference is the target's id, done_at a time
-    "actions.idempotency_key",
-    "actions.reference",
-    "actions.done_at",
 )
 CHECKS = (
     "expected_path",
@@ -148,7 +144,6 @@ CHECKS = (
     "verified",
     "nothing_in_progress",
 )
-TICKETS_DESTINATION = "tickets"  # the local profile's http destination served by the local ticket service
 AT_LEAST_ONCE_CHECKS = ("delivered_twice", "one_model_call_for_the_document")
 
 
@@ -356,12 +351,6 @@ class ChaosRun:
     ) -> None:
         self.cloud = cloud
         self.job_folder = job_folder
-        # A definition folder's job opens a ticket only with an http action to the local ticket service;
-        # every action's once-only outcome is VerifyJob's check (``verified``).
-        self.opens_ticket = job_folder is None or any(
-            action.type == "http" and action.url == f"destination:{TICKETS_DESTINATION}"
-            for action in job_folder.bundle.definition.actions
-        )
         self.stack = stack
         self.documents = documents
         self.run_id = run_id
@@ -524,7 +513,7 @@ class ChaosRun:
             )
             or None
         )
-        checks["exactly_one_ticket"] = self._ticket_problem(seen) if self.opens_ticket else None
+        checks["exactly_one_ticket"] = self._ticket_problem(seen)
         checks["report_covers_every_document"] = self._report_problem(seen)
         verification = seen.output.get("verification") or {}
         checks["verified"] = (

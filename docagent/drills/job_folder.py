@@ -3,8 +3,9 @@
 Before its job starts, the folder is validated (every problem named, nothing started), published to the
 deployment's bucket as a version (``docagent definition publish``: no deploy), its samples' labels are
 registered with the local Bedrock (which answers each sample's extract and classify calls from its label),
-its ``references/*.csv`` are loaded into the deployment's reference table, and its samples are uploaded. The
-job then runs with ``definition`` = the folder's name, and pins that version.
+its ``references/*.csv`` are loaded into the deployment's reference table (as ``docagent reference load``
+loads them), and its samples are uploaded. The job then runs with ``definition`` = the folder's name, and
+pins that version.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docagent.kit.reference_files import load_references
+from docagent.kit.reference_files import reference_files
 
 # Built by kit-cli (definition publish) and kit-localmodel (labels): present once their branches merge.
 from docagent.kit.registry import checked_bundle, publish  # type: ignore[import-not-found,unused-ignore]
 from docagent.kit.scaffold import LABEL_SUFFIX, SAMPLES_FOLDER, label_path, sample_documents
 from docagent.localcloud.labels import register_labels  # type: ignore[import-not-found,unused-ignore]
+from docagent.operator.reference import load_file  # type: ignore[attr-defined,unused-ignore]
 from functions import storage
 from functions.definition import DefinitionBundle, short_version
 from stacks import outputs as names
@@ -71,7 +73,9 @@ class JobFolder:
             raise ValueError("a definition folder runs on the local cloud only")
         publish(job.s3, job.bucket, self.bundle, by="docagent demo")
         register_labels(job.ctx.endpoint, self.path)
-        load_references(job.dynamodb, reference_table(job), self.path)
+        table_name = job.ctx.output(names.REFERENCE_TABLE)  # type: ignore[attr-defined,unused-ignore]
+        for reference in reference_files(self.path, self.bundle):  # as `docagent reference load` loads it
+            load_file(job.dynamodb, table_name, reference.table, reference.path, reference.key_field)
         for document in self.documents:
             job.s3.put_object(Bucket=job.bucket, Key=self.key(prefix, document), Body=document.read_bytes())
         return {}
@@ -104,15 +108,6 @@ class JobFolder:
                 sorted(Counter(doc.suffix.lstrip(".") or "txt" for doc in self.documents).items())
             ),
         }
-
-
-def reference_table(job: LocalJob) -> str:
-    """The deployment's reference table, as its ProcessDocument function is configured with it."""
-    configuration = job.records.function_configuration(names.function_name_output(names.PROCESS_DOCUMENT))
-    variables: dict[str, str] = configuration["Environment"]["Variables"]
-    if "REFERENCE_TABLE_NAME" not in variables:
-        raise ValueError("the deployment has no reference table (REFERENCE_TABLE_NAME): redeploy the kit")
-    return variables["REFERENCE_TABLE_NAME"]
 
 
 def folder_summary(

@@ -1,46 +1,54 @@
-"""A definition folder's reference tables, ``references/TABLE.csv``, as items of the deployment's one
-reference table (docs/design.md: partition key ``table``, sort key ``key``, the row's attributes beside them),
-which lookup checks read. A file has a header row; the column ``key`` (else the first column) is the row's
-key, the others its attributes, as a lookup check attaches them."""
+"""A definition folder's reference tables: ``references/TABLE.csv`` (or ``.jsonl``), one file per table its
+lookup checks name, loaded into the deployment's one reference table by ``docagent reference load FILE
+--table TABLE --key FIELD``. The key column of a folder's file is the field its lookup checks look up (the
+last part of a dotted field: ``policy_number`` for a check on ``policy_number``), else the file's first
+column."""
 
 from __future__ import annotations
 
 import csv
+import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-REFERENCES = "references"
-KEY_COLUMN = "key"
-TABLE_ATTRIBUTE = "table"
+from functions.definition import DefinitionBundle, LookupCheck
 
-
-def reference_items(folder: Path) -> list[dict[str, str]]:
-    """Every row of ``references/*.csv`` as a reference table item: ``table`` (the file's stem), ``key`` and
-    the row's other non-empty columns. A file without rows or a row without a key is a ValueError."""
-    items: list[dict[str, str]] = []
-    for path in sorted((folder / REFERENCES).glob("*.csv")):
-        with path.open(encoding="utf-8", newline="") as file:
-            reader = csv.DictReader(file)
-            columns = reader.fieldnames or []
-            if not columns:
-                raise ValueError(f"{path}: no header row")
-            key_column = KEY_COLUMN if KEY_COLUMN in columns else columns[0]
-            for line, row in enumerate(reader, start=2):
-                key = (row.get(key_column) or "").strip()
-                if not key:
-                    raise ValueError(f"{path}:{line}: the row has no {key_column}")
-                attributes = {
-                    column: value.strip()
-                    for column, value in row.items()
-                    if column not in (key_column, TABLE_ATTRIBUTE, KEY_COLUMN) and value and value.strip()
-                }
-                items.append({**attributes, TABLE_ATTRIBUTE: path.stem, KEY_COLUMN: key})
-    return items
+REFERENCES_FOLDER = "references"
+SUFFIXES = (".csv", ".jsonl")
 
 
-def load_references(dynamodb: Any, table_name: str, folder: Path) -> int:
-    """Put the folder's reference rows into the deployment's reference table; the number of rows."""
-    items = reference_items(folder)
-    for item in items:
-        dynamodb.put_item(TableName=table_name, Item={name: {"S": value} for name, value in item.items()})
-    return len(items)
+@dataclass(frozen=True)
+class ReferenceFile:
+    """One reference table of a folder: its name (the file's stem), its file and its key column."""
+
+    table: str
+    path: Path
+    key_field: str
+
+
+def _columns(path: Path) -> list[str]:
+    with path.open(encoding="utf-8-sig", newline="") as file:
+        if path.suffix == ".csv":
+            return list(csv.DictReader(file).fieldnames or [])
+        first = next((line for line in file if line.strip()), "")
+    row = json.loads(first) if first else {}
+    return list(row) if isinstance(row, dict) else []
+
+
+def reference_files(folder: Path, bundle: DefinitionBundle) -> list[ReferenceFile]:
+    """The reference files of ``folder`` with the key column each is loaded by; a ValueError for a file
+    with no columns."""
+    looked_up: dict[str, list[str]] = {}
+    for class_bundle in bundle.classes.values():
+        for check in class_bundle.spec.checks:
+            if isinstance(check, LookupCheck):
+                looked_up.setdefault(check.table, []).append(check.field.rsplit(".", 1)[-1])
+    found = []
+    root = folder / REFERENCES_FOLDER
+    for path in sorted(p for p in root.glob("*") if p.suffix in SUFFIXES) if root.is_dir() else []:
+        columns = _columns(path)
+        if not columns:
+            raise ValueError(f"{path}: no columns (a CSV file starts with its header row)")
+        key_field = next((f for f in looked_up.get(path.stem, []) if f in columns), columns[0])
+        found.append(ReferenceFile(path.stem, path, key_field))
+    return found

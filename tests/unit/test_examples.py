@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from pypdf import PdfReader
 
 from docagent.kit.loader import read_bundle
+from docagent.kit.reference_files import reference_files
 from docagent.kit.scaffold import LABEL_SUFFIX, label_path
 from functions.definition import SCHEMA_KEYWORDS, DefinitionBundle, LookupCheck, RuleCheck
 
@@ -78,13 +79,14 @@ CLAIMS = EXAMPLES / "claims"
 
 def _outcome(bundle: DefinitionBundle, class_name: str, label: dict[str, Any]) -> str:
     """The claims example's checks applied to a label (the kinds of condition it uses only)."""
-    tables = {path.stem: path for path in (CLAIMS / "references").glob("*.csv")}
+    tables = {ref.table: ref for ref in reference_files(CLAIMS, bundle)}
     outcome = "extracted"
     for check in bundle.classes[class_name].spec.checks:
         value = label[check.field]
         if isinstance(check, LookupCheck):
-            with tables[check.table].open(encoding="utf-8") as file:
-                passed = value in {row["key"] for row in csv.DictReader(file)}
+            with tables[check.table].path.open(encoding="utf-8") as file:
+                keys = {row[tables[check.table].key_field] for row in csv.DictReader(file)}
+            passed = value in keys
         else:
             assert isinstance(check, RuleCheck)
             assert check.not_after in (None, "today")

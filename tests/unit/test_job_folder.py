@@ -1,76 +1,48 @@
-"""What `demo --job` and `chaos --job` load from a definition folder before the job starts: its labelled
-samples, and its references/*.csv as items of the deployment's one reference table (a moto DynamoDB)."""
+"""What `demo --job` and `chaos --job` load from a definition folder before the job starts (its labelled
+samples, its references/*.csv and the key column of each), and what the demo reports of its job."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from docagent.cli import main
-from docagent.kit.reference_files import load_references, reference_items
+from docagent.kit.loader import read_bundle
+from docagent.kit.reference_files import reference_files
 from docagent.kit.scaffold import sample_documents
 from functions import storage
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
 
 
-def test_the_claims_references_are_items_keyed_by_table_and_key() -> None:
-    items = reference_items(CLAIMS)
-    assert len(items) == 5
-    assert items[0] == {
-        "table": "policies",
-        "key": "POL-100234",
-        "holder": "Maria Jensen",
-        "product": "home",
-        "currency": "EUR",
-        "status": "active",
-    }
-
-
-def test_the_first_column_is_the_key_without_a_key_column(tmp_path: Path) -> None:
-    (tmp_path / "references").mkdir()
-    (tmp_path / "references" / "vendors.csv").write_text("code,label,note\nV-1,Acme,\n V-2 ,Globex,x\n")
-    assert reference_items(tmp_path) == [
-        {"table": "vendors", "key": "V-1", "label": "Acme"},
-        {"table": "vendors", "key": "V-2", "label": "Globex", "note": "x"},
-    ]
-
-
-def test_a_row_without_its_key_is_refused_naming_file_and_line(tmp_path: Path) -> None:
-    (tmp_path / "references").mkdir()
-    (tmp_path / "references" / "codes.csv").write_text("key,label\nA,first\n,second\n")
-    with pytest.raises(ValueError, match=r"codes\.csv:3: the row has no key"):
-        reference_items(tmp_path)
-
-
-@mock_aws
-def test_load_references_puts_every_row_in_the_reference_table() -> None:
-    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-    dynamodb.create_table(
-        TableName="refs",
-        KeySchema=[
-            {"AttributeName": "table", "KeyType": "HASH"},
-            {"AttributeName": "key", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "table", "AttributeType": "S"},
-            {"AttributeName": "key", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
+def test_the_claims_policies_are_keyed_by_the_field_their_lookup_checks_look_up() -> None:
+    (policies,) = reference_files(CLAIMS, read_bundle(CLAIMS))
+    assert (policies.table, policies.path.name, policies.key_field) == (
+        "policies",
+        "policies.csv",
+        "policy_number",
     )
-    assert load_references(dynamodb, "refs", CLAIMS) == 5
-    item = dynamodb.get_item(TableName="refs", Key={"table": {"S": "policies"}, "key": {"S": "POL-204415"}})
-    assert item["Item"]["holder"] == {"S": "Aisha Rahman"}
-    missing = dynamodb.get_item(
-        TableName="refs", Key={"table": {"S": "policies"}, "key": {"S": "POL-999001"}}
+
+
+def test_a_table_no_check_looks_up_is_keyed_by_its_first_column(tmp_path: Path) -> None:
+    bundle = read_bundle(CLAIMS)
+    (tmp_path / "references").mkdir()
+    (tmp_path / "references" / "vendors.csv").write_text("code,label\nV-1,Acme\n", encoding="utf-8")
+    (tmp_path / "references" / "policies.jsonl").write_text(
+        '\n{"holder": "A", "policy_number": "POL-000001"}\n', encoding="utf-8"
     )
-    assert "Item" not in missing  # the sample whose policy is unknown is rejected by its lookup check
-    assert load_references(dynamodb, "refs", CLAIMS) == 5  # loading again leaves the same table
-    assert dynamodb.scan(TableName="refs")["Count"] == 5
+    (tmp_path / "references" / "notes.txt").write_text("not a table", encoding="utf-8")
+    found = [(ref.table, ref.key_field) for ref in reference_files(tmp_path, bundle)]
+    assert found == [("policies", "policy_number"), ("vendors", "code")]
+
+
+def test_a_reference_file_without_columns_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "references").mkdir()
+    (tmp_path / "references" / "empty.csv").write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"empty\.csv: no columns"):
+        reference_files(tmp_path, read_bundle(CLAIMS))
 
 
 def test_only_labelled_samples_are_run(tmp_path: Path) -> None:
