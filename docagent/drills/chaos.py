@@ -53,7 +53,7 @@ from rich.table import Table
 from rich.text import Text
 
 from docagent import project
-from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.drills.demo import LocalJob, call_groups, seed_inputs
 from docagent.localcloud import alerts
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.distributed_map import deliver_twice
@@ -326,13 +326,14 @@ class Observed:
     manifest_ids: list[str]
     results: dict[str, dict[str, Any]]
     calls: dict[str, list[str]]
-    repeats: dict[str, list[str]]  # the journalled calls of documents with more than one
+    repeats: dict[str, list[str]]  # the journalled calls of documents with more than one of a purpose
     report: dict[str, Any] | None
     output: dict[str, Any]
     ticket_json: dict[str, Any] | None
     tickets: list[dict[str, Any]]
     in_progress: list[str]
     missing_records: list[str]
+    call_groups: int = 0  # journalled calls counted once per document and purpose (classify, extract)
 
 
 class ChaosRun:
@@ -419,15 +420,15 @@ class ChaosRun:
         records.refresh()
         manifest_ids = [entry.document_id for entry in records.entries()]
         journal = records.model_calls
-        repeats = {
-            document_id: [
-                f"{call.call_id} (retry {call.retry_count}, {call.duration_ms} ms, "
-                f"finished {call.finished_at})"
-                for call in calls
-            ]
-            for document_id, calls in journal.items()
-            if len(calls) > 1
-        }
+        groups = call_groups(journal)
+        repeats: dict[str, list[str]] = {}
+        for (document_id, _), calls in groups.items():
+            if len(calls) > 1:
+                repeats.setdefault(document_id, []).extend(
+                    f"{call.call_id} (retry {call.retry_count}, {call.duration_ms} ms, "
+                    f"finished {call.finished_at})"
+                    for call in calls
+                )
         in_progress, missing = self._in_progress(records, manifest_ids)
         return Observed(
             job_id=job.job_id,
@@ -437,6 +438,7 @@ class ChaosRun:
             },
             calls={document_id: [call.call_id for call in calls] for document_id, calls in journal.items()},
             repeats=repeats,
+            call_groups=len(groups),
             report=records.report.model_dump(mode="json") if records.report else None,
             output=json.loads(records.require_execution().get("output") or "{}"),
             ticket_json=records.ticket.model_dump(mode="json") if records.ticket else None,
@@ -626,7 +628,7 @@ class ChaosRun:
     @staticmethod
     def _count_calls(outcome: CellOutcome, seen: Observed) -> None:
         outcome.model_calls = sum(len(calls) for calls in seen.calls.values())
-        outcome.repeated_model_calls = outcome.model_calls - len(seen.calls)
+        outcome.repeated_model_calls = outcome.model_calls - seen.call_groups
 
     def run_at_least_once(self, stack: LocalStack) -> dict[str, Any]:
         """EXPRESS children, one document delivered twice at once: one model call and one result."""
@@ -680,7 +682,7 @@ class ChaosRun:
             )
             outcome["model_calls"] = sum(len(c) for c in seen.calls.values())
             outcome["document_model_calls"] = calls
-            outcome["repeated_model_calls"] = outcome["model_calls"] - len(seen.calls)
+            outcome["repeated_model_calls"] = outcome["model_calls"] - seen.call_groups
             outcome["results"] = len(seen.results)
         failed = {name: problem for name, problem in checks.items() if problem is not None}
         outcome["checks"] = checks

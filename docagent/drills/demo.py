@@ -15,7 +15,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +39,7 @@ from docagent.operator.progress import progress_bar
 from docagent.operator.records import JobRecords, documents_of_input
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
-from functions.models import CustomerRecord, DocumentFormat, DocumentResult
+from functions.models import CustomerRecord, DocumentFormat, DocumentResult, ModelCallRecord
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
 
@@ -581,6 +581,19 @@ def _print_stop(stopped: dict[str, Any]) -> None:
     )
 
 
+def call_groups(
+    journal: Mapping[str, Sequence[ModelCallRecord]],
+) -> dict[tuple[str, str], list[ModelCallRecord]]:
+    """The journal's calls by document and purpose: a document's classify call and its extract call are one
+    each, so a group of more than one holds a repeated call."""
+    groups: dict[tuple[str, str], list[ModelCallRecord]] = {}
+    for document_id, calls in journal.items():
+        for call in calls:
+            purpose = str(call.model_dump(mode="json").get("purpose", "extract"))
+            groups.setdefault((document_id, purpose), []).append(call)
+    return groups
+
+
 def summarize(job: LocalJob, truth: dict[str, Truth], documents: int, status: str) -> dict[str, Any]:
     job.records.refresh()
     results = list(job.records.results.values())
@@ -598,7 +611,7 @@ def summarize(job: LocalJob, truth: dict[str, Truth], documents: int, status: st
         "tickets": len(job.tickets()),
         "model_path": job.model_path(),
         "model_calls": model_calls,
-        "repeated_model_calls": model_calls - len(journal),
+        "repeated_model_calls": model_calls - len(call_groups(journal)),
         "model_calls_throttled": sum(attempt["error"] == "ModelThrottled" for attempt in attempts),
         "model_calls_unfinished": dict(sorted(Counter(attempt["error"] for attempt in attempts).items())),
         "redrive_count": int(description.get("redriveCount", 0)),
