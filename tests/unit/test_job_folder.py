@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from docagent.cli import main
+from docagent.drills.demo import call_groups
 from docagent.kit.loader import read_bundle
 from docagent.kit.reference_files import reference_files
 from docagent.kit.scaffold import sample_documents
@@ -130,3 +131,19 @@ def test_the_demo_summary_of_a_job_folder_compares_results_with_labels(tmp_path:
     assert summary["extraction_accuracy_by_format"]["docx"] == round(
         22 / 23, 4
     )  # two claim forms of 8 fields, an estimate of 7
+
+
+def test_a_documents_classify_and_extract_calls_are_not_repeats() -> None:
+    journal = {
+        "doc-1": [_Record({"purpose": "classify"}), _Record({"purpose": "extract"})],
+        "doc-2": [_Record({"purpose": "extract"}), _Record({"purpose": "extract"})],  # one repeated
+        "doc-3": [_Record({})],  # a journal written before classification: an extract call
+    }
+    groups = call_groups(journal)  # type: ignore[arg-type]
+    assert sorted(groups) == [
+        ("doc-1", "classify"),
+        ("doc-1", "extract"),
+        ("doc-2", "extract"),
+        ("doc-3", "extract"),
+    ]
+    assert sum(len(calls) for calls in journal.values()) - len(groups) == 1
