@@ -293,6 +293,7 @@ def cmd_local_deploy(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from docagent.drills.demo import Crash, default_crash_index, default_time_scale, run_demo
 
+    job_folder = _job_folder(args, "--crash-cloud")
     if args.crash_cloud:
         from docagent.drills.cloud_crash import run_cloud_crash_demo
 
@@ -324,6 +325,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             model_faults=_model_faults(args),
             formats=parse_formats(args.formats),
             documents_per_child=args.documents_per_child,
+            job_folder=job_folder,
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -418,6 +420,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
         select_cells,
     )
 
+    job_folder = _job_folder(args, "--cloud")
     if args.cloud:
         from docagent.drills.cloud_chaos import REDUCED_CLOUD_POINTS, print_cloud_cells, run_cloud_chaos
 
@@ -450,6 +453,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             time_scale=args.time_scale,
             parallel=args.parallel,
             on_cell=None if args.json else progress,
+            job_folder=job_folder,
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -604,6 +608,59 @@ def _add_demo_command(
     demo.set_defaults(handler=cmd_demo)
 
 
+# ---- kit-examples: `docagent init`, and `--job PATH` of demo and chaos (docagent/kit/scaffold.py) ----
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from docagent.kit.scaffold import ScaffoldRefused, scaffold
+
+    try:
+        written = scaffold(args.target)
+    except ScaffoldRefused as error:
+        raise OperatorError(str(error)) from None
+
+    def human() -> None:
+        console.print(
+            f"wrote {written['folder']}: job.json, classes/, {len(written['samples'])} samples, README.md"
+        )
+        console.print("next:\n  " + "\n  ".join(written["next"]))
+
+    emit(args, written, human)
+    return EXIT_OK
+
+
+def _job_folder(args: argparse.Namespace, unsupported: str) -> Any:
+    """``--job PATH``: the definition folder (validated; its samples are the job's documents), or None."""
+    if not args.job:
+        return None
+    if getattr(args, unsupported.removeprefix("--").replace("-", "_")):
+        raise OperatorError(f"{unsupported} runs the invoice example only; leave out --job or {unsupported}")
+    from docagent.drills.job_folder import JobFolder
+
+    try:
+        folder = JobFolder.read(args.job)
+    except ValueError as error:
+        raise OperatorError(str(error)) from None
+    args.documents = len(folder.documents)
+    return folder
+
+
+def _add_kit_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    job_help = (
+        "a job definition folder (docagent init): run it on its samples instead of the invoice example "
+        "(validated, published, its labels and references/*.csv loaded first)"
+    )
+    for drill in ("demo", "chaos"):
+        commands.choices[drill].add_argument("--job", metavar="PATH", help=job_help)
+    init = commands.add_parser(
+        "init", parents=[common], help="scaffold a job definition folder that runs as it is (demo --job)"
+    )
+    init.add_argument("target", metavar="NAME|PATH", help="a new or empty folder; its name is the job's")
+    init.set_defaults(handler=cmd_init)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docagent", description=__doc__)
     parser.add_argument("--version", action="version", version=f"docagent {package_version('docagent')}")
@@ -665,6 +722,7 @@ def build_parser() -> argparse.ArgumentParser:
     chaos.add_argument("--time-scale", type=float, default=0.1, help="local cloud time scale (default 0.1)")
     chaos.add_argument("--parallel", type=int, default=6, help="cells run at once (default 6)")
     chaos.set_defaults(handler=cmd_chaos)
+    _add_kit_commands(commands, common)
 
     from docagent.drills.experiment.cli import add_parser as add_experiment_parser
 

@@ -15,11 +15,11 @@ import urllib.parse
 import urllib.request
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -40,9 +40,12 @@ from docagent.operator.records import JobRecords, documents_of_input
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
 from functions.actions.allowed import LEDGER_DESTINATION, AllowedTargets
-from functions.models import CustomerRecord, DocumentFormat, DocumentResult
+from functions.models import CustomerRecord, DocumentFormat, DocumentResult, ModelCallRecord
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
+
+if TYPE_CHECKING:  # imported where `demo --job` runs (it needs the kit's definition and label modules)
+    from docagent.drills.job_folder import JobFolder
 
 SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 
@@ -345,7 +348,11 @@ def run_demo(
     model_faults: ModelFaults | None = None,
     formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
     documents_per_child: int = 1,
+    job_folder: JobFolder | None = None,
 ) -> dict[str, Any]:
+    """The invoice review on generated documents; with ``job_folder`` (``--job PATH``), that definition on its
+    samples instead (docagent/drills/job_folder.py)."""
+    documents = documents if job_folder is None else len(job_folder.documents)
     time_scale = _checked_time_scale(documents, time_scale, crash)
     started = time.time()
     phases: dict[str, float] = {}
@@ -365,11 +372,13 @@ def run_demo(
         mark = lap("deploy", mark)
         job = LocalJob.on(where.endpoint, stack, job_id)
         prefix = storage.incoming_prefix(job_id)
-        truth = seed_inputs(job, documents, prefix, formats)
+        truth = (
+            seed_inputs(job, documents, prefix, formats)
+            if job_folder is None
+            else job_folder.seed(job, prefix)
+        )
         mark = lap("seed", mark)
-        request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
-        if crash is not None:
-            request["options"] = crash.job_options()
+        request = start_request(job_id, prefix, crash, job_folder)
         invocations_before = start_counting(where)
         cpu_before = cpu_clock()
         job.start(request)
@@ -389,8 +398,11 @@ def run_demo(
             mark = lap("redrive", mark)
         cpu_job = cpu_clock()
         summary = summarize(job, truth, documents, status)
-        summary["alerts"] = alerts
-        summary["model_faults"] = model_faults.model_dump(exclude_defaults=True) if model_faults else None
+        summary.update(
+            alerts=alerts,
+            model_faults=model_faults.model_dump(exclude_defaults=True) if model_faults else None,
+            **(job_folder.summary(job, prefix) if job_folder is not None else {}),
+        )
         if crash is not None:
             summary.update(
                 crash=crash_summary(crash, attempts_killed(where, stack, job, crash.document_index)),
@@ -407,6 +419,18 @@ def run_demo(
         cpu_figures(cpu_before, cpu_job, cpu_clock(), documents) if where.cloud is not None else None
     )
     return summary
+
+
+def start_request(
+    job_id: str, prefix: str, crash: Crash | None, job_folder: JobFolder | None = None
+) -> dict[str, Any]:
+    """The demo job's start request: its documents, the crash's fault, the definition folder's name."""
+    request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
+    if job_folder is not None:
+        request.update(job_folder.request())
+    if crash is not None:
+        request["options"] = crash.job_options()
+    return request
 
 
 def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> list[dict[str, Any]]:
@@ -563,6 +587,19 @@ def _print_stop(stopped: dict[str, Any]) -> None:
     )
 
 
+def call_groups(
+    journal: Mapping[str, Sequence[ModelCallRecord]],
+) -> dict[tuple[str, str], list[ModelCallRecord]]:
+    """The journal's calls by document and purpose: a document's classify call and its extract call are one
+    each, so a group of more than one holds a repeated call."""
+    groups: dict[tuple[str, str], list[ModelCallRecord]] = {}
+    for document_id, calls in journal.items():
+        for call in calls:
+            purpose = str(call.model_dump(mode="json").get("purpose", "extract"))
+            groups.setdefault((document_id, purpose), []).append(call)
+    return groups
+
+
 def summarize(job: LocalJob, truth: dict[str, Truth], documents: int, status: str) -> dict[str, Any]:
     job.records.refresh()
     results = list(job.records.results.values())
@@ -580,7 +617,7 @@ def summarize(job: LocalJob, truth: dict[str, Truth], documents: int, status: st
         "tickets": len(job.tickets()),
         "model_path": job.model_path(),
         "model_calls": model_calls,
-        "repeated_model_calls": model_calls - len(journal),
+        "repeated_model_calls": model_calls - len(call_groups(journal)),
         "model_calls_throttled": sum(attempt["error"] == "ModelThrottled" for attempt in attempts),
         "model_calls_unfinished": dict(sorted(Counter(attempt["error"] for attempt in attempts).items())),
         "redrive_count": int(description.get("redriveCount", 0)),

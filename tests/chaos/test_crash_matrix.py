@@ -166,6 +166,7 @@ def test_every_cell_of_the_reduced_matrix_keeps_every_invariant(reduced_matrix, 
         "job_id",
         "processed_at",
         "model_call_id",
+        "classify_call_id",
         "versions.created_at",
     ]
 

@@ -1,0 +1,128 @@
+"""The example definitions (examples/*/): each loads as a bundle, each class's schema is valid JSON Schema
+2020-12 using only the keywords the kit allows, and each sample's label is a valid answer of its class. The
+claims example's samples give the outcomes its README promises."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator, FormatChecker
+from pypdf import PdfReader
+
+from docagent.kit.loader import read_bundle
+from docagent.kit.reference_files import reference_files
+from docagent.kit.scaffold import LABEL_SUFFIX, label_path
+from functions.definition import SCHEMA_KEYWORDS, DefinitionBundle, LookupCheck, RuleCheck
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+FOLDERS = sorted(path.parent for path in EXAMPLES.glob("*/job.json"))
+SUBSCHEMA_MAPS = ("properties", "$defs")
+SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
+SUBSCHEMAS = ("items", "not", "additionalProperties")
+
+
+def keywords(schema: Any, where: str = "") -> list[tuple[str, str]]:
+    """Every (location, keyword) of a schema and its subschemas."""
+    if not isinstance(schema, dict):
+        return []
+    found = [(where or "top", key) for key in schema]
+    for key in SUBSCHEMA_MAPS:
+        for name, sub in (schema.get(key) or {}).items():
+            found += keywords(sub, f"{where}/{key}/{name}")
+    for key in SUBSCHEMA_LISTS:
+        for index, sub in enumerate(schema.get(key) or []):
+            found += keywords(sub, f"{where}/{key}/{index}")
+    for key in SUBSCHEMAS:
+        found += keywords(schema.get(key), f"{where}/{key}")
+    return found
+
+
+def samples(folder: Path, bundle: DefinitionBundle) -> list[tuple[str, Path]]:
+    """(class, document) of every sample: samples/CLASS/ with several classes, samples/ with one."""
+    root = folder / "samples"
+    if not root.is_dir():
+        return []
+    documents = [p for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith(LABEL_SUFFIX)]
+    if len(bundle.classes) == 1:
+        return [(next(iter(bundle.classes)), path) for path in documents]
+    return [(path.relative_to(root).parts[0], path) for path in documents]
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[folder.name for folder in FOLDERS])
+def test_example_loads_and_its_schemas_and_labels_are_valid(folder: Path) -> None:
+    bundle = read_bundle(folder)
+    assert bundle.name == folder.name
+    for name, class_bundle in bundle.classes.items():
+        Draft202012Validator.check_schema(class_bundle.schema_)
+        unknown = [
+            (where, key) for where, key in keywords(class_bundle.schema_) if key not in SCHEMA_KEYWORDS
+        ]
+        assert unknown == [], f"{name}: keywords the kit does not allow"
+        for check in class_bundle.spec.checks:
+            top = check.field.split(".")[0]
+            assert top in class_bundle.schema_["properties"], f"{name}: check {check.name} names no field"
+    for class_name, document in samples(folder, bundle):
+        assert class_name in bundle.classes, f"{document}: no class {class_name}"
+        label = json.loads(label_path(document).read_text(encoding="utf-8"))
+        validator = Draft202012Validator(bundle.classes[class_name].schema_, format_checker=FormatChecker())
+        assert [error.message for error in validator.iter_errors(label)] == [], document
+
+
+CLAIMS = EXAMPLES / "claims"
+
+
+def _outcome(bundle: DefinitionBundle, class_name: str, label: dict[str, Any]) -> str:
+    """The claims example's checks applied to a label (the kinds of condition it uses only)."""
+    tables = {ref.table: ref for ref in reference_files(CLAIMS, bundle)}
+    outcome = "extracted"
+    for check in bundle.classes[class_name].spec.checks:
+        value = label[check.field]
+        if isinstance(check, LookupCheck):
+            with tables[check.table].path.open(encoding="utf-8") as file:
+                keys = {row[tables[check.table].key_field] for row in csv.DictReader(file)}
+            passed = value in keys
+        else:
+            assert isinstance(check, RuleCheck)
+            assert check.not_after in (None, "today")
+            passed = (check.maximum is None or Decimal(value) <= check.maximum) and (
+                check.not_after is None or dt.date.fromisoformat(value) <= dt.datetime.now(dt.UTC).date()
+            )
+        if not passed and check.on_fail == "reject":
+            return "rejected"
+        if not passed:
+            outcome = "review"
+    return outcome
+
+
+def test_claims_samples_cover_each_outcome_of_both_classes() -> None:
+    bundle = read_bundle(CLAIMS)
+    assert set(bundle.classes) == {"claim-form", "repair-estimate"}
+    found = {
+        document.name: _outcome(bundle, class_name, json.loads(label_path(document).read_text("utf-8")))
+        for class_name, document in samples(CLAIMS, bundle)
+    }
+    assert found == {
+        "claim-0001.pdf": "extracted",
+        "claim-0002.docx": "extracted",
+        "claim-0003.pdf": "review",
+        "claim-0004.docx": "rejected",
+        "estimate-0001.pdf": "extracted",
+        "estimate-0002.docx": "extracted",
+        "estimate-0003.pdf": "review",
+    }
+    assert {action.type for action in bundle.definition.actions} == {"export", "eventbridge"}
+    assert bundle.classes["repair-estimate"].prompt is None  # made from the schema
+
+
+def test_claims_estimates_are_multi_page_documents() -> None:
+    pages = {
+        path.name: len(PdfReader(path).pages)
+        for path in (CLAIMS / "samples" / "repair-estimate").glob("*.pdf")
+    }
+    assert pages == {"estimate-0001.pdf": 2, "estimate-0003.pdf": 3}
