@@ -106,7 +106,7 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
             problems.append(f"{label_path.relative_to(root)}: not JSON ({error})")
             continue
         class_name = definition.class_of(relative)
-        problem = _label_problem(label, definition.classes[class_name])
+        problem = label_problem(label, definition.classes[class_name])
         if problem:
             problems.append(f"{label_path.relative_to(root)}: {problem}")
             continue
@@ -128,7 +128,7 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
     return samples
 
 
-def _label_problem(label: Any, schema: dict[str, Any]) -> str | None:
+def label_problem(label: Any, schema: dict[str, Any]) -> str | None:
     if not isinstance(label, dict):
         return "a label is a JSON object of the class's fields"
     known = set(schema.get("properties", {}))

@@ -19,15 +19,21 @@ from docagent import project
 from docagent.cli import main
 from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud.deploy import deploy
+from docagent.localcloud.labels import load_reader
 from docagent.localcloud.server import REGION, LocalCloud
 from docagent.localcloud.synth import synth_local
 from docagent.operator.outputs import validate_output
 
 
+INVOICE_READER = project.ROOT / "examples" / "invoices" / "local_reader.py"
+
+
 @pytest.fixture(scope="session")
 def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
     # A quarter of real time keeps retries and timeouts short while leaving room for a loaded CI machine.
-    with LocalCloud(tmp_path_factory.mktemp("localcloud"), time_scale=0.25) as running:
+    # The generated invoices have no labels: the invoice example's reader answers them.
+    reader = load_reader(INVOICE_READER)
+    with LocalCloud(tmp_path_factory.mktemp("localcloud"), time_scale=0.25, reader=reader) as running:
         yield running
 
 
