@@ -31,6 +31,7 @@ from docagent.drills.synthetic import generate_customers, generate_documents
 from docagent.localcloud import alerts as local_alerts
 from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
+from docagent.localcloud.labels import Label, document_sha256, post_labels
 from docagent.localcloud.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
 from docagent.localcloud.synth import local_context, synth_local
@@ -43,6 +44,8 @@ from functions.models import CustomerRecord, DocumentFormat, DocumentResult
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
 
+# The class of the invoice example (examples/invoices/job.json): the generated documents' labels are of it.
+INVOICE_CLASS = "invoice"
 SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 
 console = Console(stderr=True, markup=False)  # errors and alerts print as written
@@ -137,13 +140,26 @@ class Truth:
 def seed_inputs(
     job: LocalJob, documents: int, prefix: str, formats: Sequence[DocumentFormat] = DEFAULT_FORMATS
 ) -> dict[str, Truth]:
-    """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key."""
+    """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key.
+    Each document's truth is registered as its label with the local Bedrock (the generator knows it), so the
+    local model answers what a perfect model would (docagent/localcloud/labels.py)."""
     customers = generate_customers()
     generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
     rendered = render_corpus(generated, formats, seed=7)
     for document in rendered:
         key = storage.uploaded_key(prefix, document.file_name)
         job.s3.put_object(Bucket=job.bucket, Key=key, Body=document.data)
+    if job.ctx.endpoint is not None:
+        labels = [
+            Label(
+                sha256=document_sha256(document.data),
+                class_name=INVOICE_CLASS,
+                fields=document.truth.model_dump(mode="json"),
+                source=document.file_name,
+            )
+            for document in rendered
+        ]
+        post_labels(job.ctx.endpoint, labels)
     seed_customers(job, customers)
     return {
         storage.uploaded_key(prefix, document.file_name): Truth(

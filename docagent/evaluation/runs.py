@@ -19,6 +19,7 @@ from docagent.drills import prices
 from docagent.evaluation.models import DefinitionVersion, RunUsage
 from docagent.evaluation.samples import Definition, LabelledSample, definition_version
 from docagent.evaluation.scoring import Extraction
+from docagent.localcloud.labels import Label, document_sha256
 from docagent.operator.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operator.records import JobRecords, check_job_id
 from functions.models import DocumentResult, JobVersions
@@ -108,6 +109,18 @@ def usage_of(records: JobRecords) -> RunUsage:
     )
 
 
+def sample_label(sample: LabelledSample) -> Label:
+    """A labelled sample as the local Bedrock's label of its document."""
+    if not isinstance(sample.label, dict):
+        raise RefusedError("LabelledSetInvalid", f"{sample.name}: a label is a JSON object")
+    return Label(
+        sha256=document_sha256(sample.path.read_bytes()),
+        class_name=sample.class_name,
+        fields=sample.label,
+        source=sample.name,
+    )
+
+
 def run_local(
     definition: Definition,
     samples: list[LabelledSample],
@@ -129,6 +142,7 @@ def run_local(
     from docagent.drills.synthetic import generate_customers
     from docagent.localcloud.bedrock import parse_model_faults
     from docagent.localcloud.deploy import deploy
+    from docagent.localcloud.labels import post_labels
     from docagent.operator.jobs import build_request
     from docagent.operator.sources import deployed_limits, source_from_dir
     from functions import storage
@@ -147,6 +161,8 @@ def run_local(
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         job = LocalJob.on(where.endpoint, stack, job_id)
         seed_customers(job, generate_customers())
+        # The local Bedrock answers each document from its label (docagent/localcloud/labels.py).
+        post_labels(where.endpoint, [sample_label(sample) for sample in samples])
         for sample in samples:  # the documents without their labels: what `start --from-dir` uploads
             target = Path(staging) / sample.name
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from docagent.localcloud.labels import post_labels
 from docagent.operator.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -197,6 +198,8 @@ def cmd_start(args: argparse.Namespace) -> int:
 
     started = False
     if existing is None:
+        if source.labels and ctx.endpoint is not None:  # the local Bedrock answers from them
+            post_labels(ctx.endpoint, source.labels)
         started = _start_execution(ctx, records, request, sha)
     records.refresh()
     described = records.require_execution()

@@ -18,6 +18,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from docagent.evaluation.samples import LABEL_SUFFIX
+from docagent.localcloud.labels import Label, LabelsInvalid, read_labels
 from docagent.operator.context import OperatorContext, OperatorError, RefusedError
 from docagent.operator.records import READ_WORKERS, client_error_code
 from functions import storage
@@ -28,6 +30,7 @@ from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks import outputs as names
 
 SHOWN_OFFENDERS = 10
+LABEL_SKIPPED = "a label for the local model (registered with a local cloud), not a document"
 
 
 @dataclass
@@ -60,6 +63,8 @@ class Source:
     # Over MAX_DOCUMENT_BYTES: started anyway, the job rejects each one (DocumentTooLarge, in its result).
     too_large: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)  # --from-dir: entries not uploaded, and why
+    # --from-dir against a local cloud: the labels beside the documents, for the local Bedrock (labels.py).
+    labels: list[Label] = field(default_factory=list)
 
     def request_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"bucket": self.bucket}
@@ -393,6 +398,17 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
     prefix = storage.incoming_prefix(job_id)
     check_sources(ctx, ctx.bucket, [prefix], limits)
     files, skipped = folder_files(root)
+    # NAME.label.json beside NAME.EXT is the document's label for the local model, not a document.
+    skipped += [Skipped(name, LABEL_SKIPPED) for name, _ in files if name.endswith(LABEL_SUFFIX)]
+    labelled = len(files)
+    files = [(name, path) for name, path in files if not name.endswith(LABEL_SUFFIX)]
+    labels: list[Label] = []
+    if ctx.endpoint is not None and labelled > len(files):
+        try:
+            labels = read_labels(root)
+        except LabelsInvalid as invalid:
+            details = {"problems": invalid.problems}
+            raise RefusedError("LabelsInvalid", str(invalid), details=details) from None
     if not files:
         why = f" ({len(skipped)} skipped: {', '.join(item.path for item in skipped[:SHOWN_OFFENDERS])})"
         raise RefusedError(
@@ -427,7 +443,7 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
         "Convert or remove them.",
     )
     problems.refuse()
-    return Source("from_dir", ctx.bucket, prefix=prefix, documents=documents, skipped=skipped)
+    return Source("from_dir", ctx.bucket, prefix=prefix, documents=documents, skipped=skipped, labels=labels)
 
 
 def read_source(ctx: OperatorContext, args: argparse.Namespace, job_id: str) -> Source:

@@ -24,7 +24,6 @@ from docagent.localcloud.server import REGION, LocalCloud
 from docagent.localcloud.synth import synth_local
 from docagent.operator.outputs import validate_output
 
-
 INVOICE_READER = project.ROOT / "examples" / "invoices" / "local_reader.py"
 
 
