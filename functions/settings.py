@@ -23,7 +23,8 @@ class Settings(BaseModel):
 
     bucket_name: str = Field(alias="BUCKET_NAME", min_length=3, max_length=63)
     idempotency_table_name: str = Field(alias="IDEMPOTENCY_TABLE_NAME", min_length=3)
-    customers_table_name: str = Field(alias="CUSTOMERS_TABLE_NAME", min_length=3)
+    # The one DynamoDB table of every reference table (functions/references.py).
+    reference_table_name: str = Field(alias="REFERENCE_TABLE_NAME", min_length=3)
     model_provider: Literal["bedrock", "offline"] = Field(alias="MODEL_PROVIDER")
     model_id: str = Field(alias="MODEL_ID", min_length=1)
     model_max_tokens: int = Field(800, alias="MODEL_MAX_TOKENS", ge=1, le=64_000)

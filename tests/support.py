@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from docagent.drills.synthetic import SyntheticDocument, generate_documents
@@ -35,6 +36,8 @@ from tests.fakes import FakeLambdaContext
 BUCKET = "docagent-test-bucket"
 IDEMPOTENCY_TABLE = "docagent-idempotency"
 CUSTOMERS_TABLE = "docagent-customers"
+REFERENCE_TABLE = "docagent-references"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PREFIX = "incoming/batch-1/"
 
 

@@ -27,7 +27,13 @@ from rich.text import Text
 from docagent import project
 from docagent.drills.cpu import cpu_clock, cpu_figures
 from docagent.drills.formats import DEFAULT_FORMATS, render_corpus
-from docagent.drills.synthetic import generate_customers, generate_documents
+from docagent.drills.synthetic import (
+    CUSTOMERS_CSV,
+    CUSTOMERS_KEY,
+    CUSTOMERS_TABLE,
+    generate_customers,
+    generate_documents,
+)
 from docagent.localcloud import alerts as local_alerts
 from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
@@ -38,9 +44,10 @@ from docagent.localcloud.synth import local_context, synth_local
 from docagent.operator.context import OperatorContext
 from docagent.operator.progress import progress_bar
 from docagent.operator.records import JobRecords, documents_of_input
+from docagent.operator.reference import load_file
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
-from functions.models import CustomerRecord, DocumentFormat, DocumentResult
+from functions.models import DocumentFormat, DocumentResult
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
 
@@ -160,7 +167,7 @@ def seed_inputs(
             for document in rendered
         ]
         post_labels(job.ctx.endpoint, labels)
-    seed_customers(job, customers)
+    seed_references(job)
     return {
         storage.uploaded_key(prefix, document.file_name): Truth(
             document.format, document.truth.model_dump(mode="json")
@@ -169,11 +176,12 @@ def seed_inputs(
     }
 
 
-def seed_customers(job: LocalJob, customers: Sequence[CustomerRecord]) -> None:
-    """The customers table's items, for the documents' customer lookup."""
-    for customer in customers:
-        item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
-        job.dynamodb.put_item(TableName=job.ctx.output(names.CUSTOMERS_TABLE), Item=item)
+def seed_references(job: LocalJob) -> None:
+    """The invoice example's reference table customers (the generated documents' customers), loaded as
+    `docagent reference load examples/invoices/references/customers.csv --table customers --key
+    customer_id` loads it."""
+    table_name = job.ctx.output(names.REFERENCE_TABLE)
+    load_file(job.dynamodb, table_name, CUSTOMERS_TABLE, CUSTOMERS_CSV, CUSTOMERS_KEY)
 
 
 def extraction_accuracy(results: list[DocumentResult], truth: dict[str, Truth]) -> float:

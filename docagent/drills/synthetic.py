@@ -12,9 +12,16 @@ import datetime as dt
 import random
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from pathlib import Path
 from typing import NamedTuple
 
 from functions.models import CATEGORIES, CustomerRecord, ExtractedFacts
+
+# The invoice example's reference table customers (its lookup check, examples/invoices/job.json): the rows of
+# generate_customers(), as `docagent reference load CUSTOMERS_CSV --table customers --key customer_id` loads
+# them (tests/unit/test_local_labels.py keeps the file and the generator in step).
+CUSTOMERS_CSV = Path(__file__).resolve().parents[2] / "examples" / "invoices" / "references" / "customers.csv"
+CUSTOMERS_TABLE, CUSTOMERS_KEY = "customers", "customer_id"
 
 SUPPLIERS = (
     "Northwind Traders GmbH",

@@ -136,10 +136,9 @@ def run_local(
         default_time_scale,
         demo_cloud,
         follow,
-        seed_customers,
+        seed_references,
         synthesized,
     )
-    from docagent.drills.synthetic import generate_customers
     from docagent.localcloud.bedrock import parse_model_faults
     from docagent.localcloud.deploy import deploy
     from docagent.localcloud.labels import post_labels
@@ -160,7 +159,7 @@ def run_local(
     ):
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         job = LocalJob.on(where.endpoint, stack, job_id)
-        seed_customers(job, generate_customers())
+        seed_references(job)
         # The local Bedrock answers each document from its label (docagent/localcloud/labels.py).
         post_labels(where.endpoint, [sample_label(sample) for sample in samples])
         for sample in samples:  # the documents without their labels: what `start --from-dir` uploads

@@ -43,11 +43,12 @@ from docagent.operator.progress import (
     status_label,
 )
 from docagent.operator.records import READ_WORKERS, JobRecords, check_job_id, client_error_code
-from docagent.operator.reference import empty_table_warning, table_is_empty
-from docagent.operator.sources import Document, Source, read_source
+from docagent.operator.reference import published_bundle, reference_warnings
+from docagent.operator.sources import Document, Source, deployed_limits, read_source
 from functions import storage
 from functions.logic.prepare_job import request_sha256
 from functions.models import JOB_ID_RULE, JobRequest
+from stacks import outputs as names
 
 EXECUTION_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE")
 
@@ -184,7 +185,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         where = storage.request_key(job_id)
         raise _conflict(job_id, request, stored.request.model_dump(mode="json", exclude_none=True), where)
 
-    warnings = [] if existing is not None else _reference_warnings(ctx)
+    warnings = [] if existing is not None else _reference_warnings(ctx, request)
     if warnings and not args.json:
         for warning in warnings:
             console.print(f"warning: {warning}", style="yellow", markup=False)
@@ -257,14 +258,20 @@ def cmd_start(args: argparse.Namespace) -> int:
     return code
 
 
-def _reference_warnings(ctx: OperatorContext) -> list[str]:
-    """Before a new job: a reference table it checks documents against that is empty (docs/deploying.md,
-    "Deploying to your account")."""
+def _reference_warnings(ctx: OperatorContext, request: dict[str, Any]) -> list[str]:
+    """Before a new job: each reference table its definition's lookup checks read that is empty
+    (docs/deploying.md, "Deploying to your account"). Nothing when the definition is not published (PrepareJob
+    refuses the job then) or the deployment has no reference table."""
+    name = request.get("definition") or deployed_limits(ctx).default_definition
+    if not name or not ctx.outputs.get(names.REFERENCE_TABLE):
+        return []
     try:
-        empty = table_is_empty(ctx)
+        bundle = published_bundle(ctx.client("s3"), ctx.bucket, name)
+        if bundle is None:
+            return []
+        return reference_warnings(ctx.client("dynamodb"), ctx.outputs[names.REFERENCE_TABLE], bundle)
     except ClientError as error:
-        return [f"could not check the customers table ({client_error_code(error)})"]
-    return [empty_table_warning()] if empty else []
+        return [f"could not check the reference tables of definition {name} ({client_error_code(error)})"]
 
 
 def job_options(args: argparse.Namespace) -> dict[str, Any]:

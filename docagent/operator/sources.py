@@ -80,6 +80,7 @@ class Limits:
     max_document_bytes: int
     max_documents: int
     source_locations: str = ""  # SOURCE_LOCATIONS (empty: the job bucket's incoming/ root)
+    default_definition: str = ""  # DEFAULT_DEFINITION: what a request without a definition runs
 
 
 def deployed_limits(ctx: OperatorContext) -> Limits:
@@ -96,6 +97,7 @@ def deployed_limits(ctx: OperatorContext) -> Limits:
         max_document_bytes=int(environment.get("MAX_DOCUMENT_BYTES", DEFAULT_MAX_DOCUMENT_BYTES)),
         max_documents=int(environment.get("MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS)),
         source_locations=str(environment.get("SOURCE_LOCATIONS", "")),
+        default_definition=str(environment.get("DEFAULT_DEFINITION", "")),
     )
 
 

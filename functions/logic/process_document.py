@@ -387,7 +387,7 @@ def finish_reason(record: ExtractionRecord) -> str:
 
 def lookup_customer(customer_id: str, settings: Settings) -> CustomerLookup:
     response = aws.dynamodb_client().get_item(
-        TableName=settings.customers_table_name, Key={"customer_id": {"S": customer_id}}
+        TableName=settings.reference_table_name, Key={"table": {"S": "customers"}, "key": {"S": customer_id}}
     )
     item = response.get("Item")
     if item is None:

@@ -1,10 +1,11 @@
 """Unit-test fixtures: a test environment, moto in-process (no sockets: the network is blocked), fresh caches
-per test, and the AWS resources of the stack (job bucket, idempotency table, customers table)."""
+per test, and the AWS resources of the stack (job bucket, idempotency table, reference table)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
@@ -17,13 +18,14 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "docagent")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "DocAgent")
 
-from docagent.drills.synthetic import generate_customers
+from docagent.drills.synthetic import CUSTOMERS_CSV, CUSTOMERS_KEY, CUSTOMERS_TABLE
+from docagent.operator.reference import load_file
 from functions import aws, durable
 from functions.logic import process_document
 from functions.model.base import load_prompt
 from functions.observability import metrics
 from functions.settings import get_settings
-from tests.support import BUCKET, CUSTOMERS_TABLE, IDEMPOTENCY_TABLE
+from tests.support import BUCKET, IDEMPOTENCY_TABLE, REFERENCE_TABLE
 
 TEST_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -33,7 +35,7 @@ TEST_ENV = {
     "AWS_REGION": "us-east-1",
     "BUCKET_NAME": BUCKET,
     "IDEMPOTENCY_TABLE_NAME": IDEMPOTENCY_TABLE,
-    "CUSTOMERS_TABLE_NAME": CUSTOMERS_TABLE,
+    "REFERENCE_TABLE_NAME": REFERENCE_TABLE,
     "MODEL_PROVIDER": "offline",
     "MODEL_ID": "offline-regex-v1",
     "PROMPT_VERSION": "extract-v2",
@@ -83,8 +85,8 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
 
 @pytest.fixture
 def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
-    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), customers table
-    (customer_id) holding the 50 synthetic customers CUST-00001..CUST-00050."""
+    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), reference table
+    (table, key) holding reference table customers: the 50 synthetic customers CUST-00001..CUST-00050."""
     # Keep boto3's default session across tests: its loader caches the service models, which would otherwise
     # be parsed again for every test (most of the suite's time). Backends are still reset per test.
     core = {**default_user_config.get("core", {}), "reset_boto3_session": False}
@@ -94,7 +96,8 @@ def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def create_stack_resources() -> None:
-    """The job bucket, the idempotency table (id, TTL expiration), the customers table with 50 customers."""
+    """The job bucket, the idempotency table (id, TTL expiration), the reference table with the invoice
+    example's reference table customers (50 customers)."""
     boto3.client("s3").create_bucket(Bucket=BUCKET)
     dynamodb = boto3.client("dynamodb")
     dynamodb.create_table(
@@ -107,13 +110,21 @@ def create_stack_resources() -> None:
         TableName=IDEMPOTENCY_TABLE,
         TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"},
     )
+    create_reference_table(dynamodb)
+    load_file(dynamodb, REFERENCE_TABLE, CUSTOMERS_TABLE, CUSTOMERS_CSV, CUSTOMERS_KEY)
+
+
+def create_reference_table(dynamodb: Any) -> None:
+    """The reference table as stacks/storage.py creates it: partition key ``table``, sort key ``key``."""
     dynamodb.create_table(
-        TableName=CUSTOMERS_TABLE,
-        KeySchema=[{"AttributeName": "customer_id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "customer_id", "AttributeType": "S"}],
+        TableName=REFERENCE_TABLE,
+        KeySchema=[
+            {"AttributeName": "table", "KeyType": "HASH"},
+            {"AttributeName": "key", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "table", "AttributeType": "S"},
+            {"AttributeName": "key", "AttributeType": "S"},
+        ],
         BillingMode="PAY_PER_REQUEST",
     )
-    table = boto3.resource("dynamodb").Table(CUSTOMERS_TABLE)
-    with table.batch_writer() as batch:
-        for customer in generate_customers(50):
-            batch.put_item(Item=customer.model_dump(exclude_none=True))

@@ -13,7 +13,7 @@ def test_settings_read_every_documented_variable():
     assert settings.max_document_bytes == 4000
     assert settings.fault_injection_enabled is False
     assert set(ENV_VARS) == {
-        "BUCKET_NAME", "IDEMPOTENCY_TABLE_NAME", "CUSTOMERS_TABLE_NAME", "MODEL_PROVIDER", "MODEL_ID",
+        "BUCKET_NAME", "IDEMPOTENCY_TABLE_NAME", "REFERENCE_TABLE_NAME", "MODEL_PROVIDER", "MODEL_ID",
         "PROMPT_VERSION", "CODE_VERSION", "MAX_DOCUMENT_BYTES", "MAX_DOCUMENTS", "IDEMPOTENCY_TTL_SECONDS",
         "TICKET_ADAPTER", "TICKET_API_URL", "TICKET_API_SECRET_ARN", "FAULT_INJECTION_ENABLED",
         "MODEL_MAX_TOKENS", "MODEL_TEMPERATURE", "MODEL_BREAKER_SECONDS", "SOURCE_LOCATIONS",
