@@ -43,7 +43,7 @@ from docagent.localcloud.server import LocalCloud, free_port
 from docagent.localcloud.synth import local_context, synth_local
 from docagent.operator.context import OperatorContext
 from docagent.operator.progress import progress_bar
-from docagent.operator.records import JobRecords, documents_of_input
+from docagent.operator.records import JobRecords, documents_of_input, extracted_fields
 from docagent.operator.reference import load_file
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
@@ -204,7 +204,7 @@ def _scored(results: list[DocumentResult], truth: dict[str, Truth]) -> tuple[int
     correct = total = 0
     for key, expected in truth.items():
         found = by_key.get(key)
-        facts = found.facts.model_dump(mode="json") if found is not None and found.facts else {}
+        facts = (extracted_fields(found)[1] if found is not None else None) or {}
         for name in SCORED_FIELDS:
             total += 1
             correct += str(facts.get(name)) == str(expected.facts[name])

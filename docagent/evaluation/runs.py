@@ -21,7 +21,7 @@ from docagent.evaluation.samples import Definition, LabelledSample, definition_v
 from docagent.evaluation.scoring import Extraction
 from docagent.localcloud.labels import Label, document_sha256
 from docagent.operator.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
-from docagent.operator.records import JobRecords, check_job_id
+from docagent.operator.records import JobRecords, check_job_id, extracted_fields
 from functions.models import DocumentResult, JobVersions
 
 
@@ -70,12 +70,13 @@ def match_results(
             )
         if found:
             result = found[0]
+            class_name, fields = extracted_fields(result)
             matched[sample.name] = Extraction(
                 key=result.key,
                 document_id=result.document_id,
                 status=result.status,
-                class_name=only_class if result.facts is not None else None,
-                fields=result.facts.model_dump(mode="json") if result.facts is not None else None,
+                class_name=class_name or (only_class if fields is not None else None),
+                fields=fields,
             )
     return matched
 

@@ -14,9 +14,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from docagent.evaluation.models import DefinitionVersion
+from docagent.kit.loader import read_bundle
 from docagent.operator.context import RefusedError
+from functions.definition import DefinitionBundle
 
 LABEL_SUFFIX = ".label.json"
+INVOICES = Path(__file__).resolve().parents[2] / "examples" / "invoices"
 
 
 class Definition(BaseModel):
@@ -41,13 +44,16 @@ class Definition(BaseModel):
         return folder
 
 
-def invoice_definition() -> Definition:
-    """Today's only job: the invoice review, its schema the extraction model's own."""
-    from functions.models import ExtractedFacts
+def definition_of(bundle: DefinitionBundle) -> Definition:
+    """What a job definition's documents are scored under: its classes' schemas."""
+    return Definition(
+        name=bundle.name, classes={name: dict(bundle.classes[name].schema_) for name in bundle.classes}
+    )
 
-    schema = ExtractedFacts.model_json_schema()
-    name = str(schema.get("title", "ExtractedFacts"))
-    return Definition(name=name, classes={name: schema})
+
+def invoice_definition() -> Definition:
+    """The invoice example (examples/invoices), the default of `docagent eval`."""
+    return definition_of(read_bundle(INVOICES))
 
 
 def definition_version(definition: Definition, versions: Any | None) -> DefinitionVersion:
