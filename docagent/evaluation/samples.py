@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from docagent.evaluation.models import DefinitionVersion
 from docagent.kit.loader import read_bundle
+from docagent.kit.samples import LABEL_SUFFIX, label_problem
 from docagent.operator.context import RefusedError
 from functions.definition import DefinitionBundle
 
-LABEL_SUFFIX = ".label.json"
 INVOICES = Path(__file__).resolve().parents[2] / "examples" / "invoices"
 
 
@@ -132,16 +132,6 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
             "NoSamples", f"{directory} holds no labelled documents (NAME.EXT + NAME{LABEL_SUFFIX})"
         )
     return samples
-
-
-def label_problem(label: Any, schema: dict[str, Any]) -> str | None:
-    if not isinstance(label, dict):
-        return "a label is a JSON object of the class's fields"
-    known = set(schema.get("properties", {}))
-    unknown = sorted(set(label) - known)
-    if known and unknown:
-        return f"fields not in the schema: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-    return None
 
 
 def write_samples(directory: str | Path, documents: int, seed: int = 7) -> list[Path]:

@@ -27,13 +27,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
-from docagent.evaluation.samples import LABEL_SUFFIX, label_problem
 from docagent.kit.loader import DefinitionInvalid, read_bundle
+from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_problem
 from functions.definition import DEFINITION_FILE
 
 LABELS_PATH = "/_docagent/bedrock/labels"
 LABELS_FILE = "labels.json"
-SAMPLES_FOLDER = "samples"
 
 
 class Label(BaseModel):

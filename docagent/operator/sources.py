@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from docagent.evaluation.samples import LABEL_SUFFIX
+from docagent.kit.samples import LABEL_SUFFIX
 from docagent.localcloud.labels import Label, LabelsInvalid, read_labels
 from docagent.operator.context import OperatorContext, OperatorError, RefusedError
 from docagent.operator.records import READ_WORKERS, client_error_code

@@ -6,7 +6,7 @@ of class ``CLASS_NAME`` with ``reply(text)`` when it holds no label for the docu
 
 A reader is any Python file with ``CLASS_NAME`` and ``reply(text) -> str`` (the JSON reply a model would give
 for the document's text); it imports nothing from docagent. Its field accuracy against the synthetic ground
-truth is a real measurement (tests/unit/test_local_reader.py).
+truth is a real measurement (tests/unit/test_local_labels.py).
 """
 
 from __future__ import annotations
