@@ -260,15 +260,20 @@ def _reader(args: argparse.Namespace) -> Any:
 
 
 def cmd_local_labels(args: argparse.Namespace) -> int:
-    from docagent.localcloud.labels import LabelsInvalid, post_labels, read_labels
+    from docagent.localcloud.labels import LabelsInvalid, post_labels, read_labels, read_recordings
 
     try:
-        labels = read_labels(args.directory)
+        labels, recordings = read_labels(args.directory), read_recordings(args.directory)
     except LabelsInvalid as invalid:
         details = {"problems": invalid.problems}
         raise OperatorError(str(invalid), error_type="LabelsInvalid", details=details) from None
-    held = post_labels(_endpoint(args), labels)
-    answer = {"registered": len(labels), "labels": held["labels"], "directory": str(args.directory)}
+    held = post_labels(_endpoint(args), labels, recordings)
+    answer = {
+        "registered": len(labels) + len(recordings),
+        "labels": held["labels"],
+        "recordings": held["recordings"],
+        "directory": str(args.directory),
+    }
     emit(
         args,
         answer,
@@ -571,7 +576,8 @@ def _add_local_commands(
     labels = local.add_parser(
         "labels",
         parents=[common],
-        help="register the labels of a folder of samples (NAME.EXT + NAME.label.json) with the local Bedrock",
+        help="register a folder's labels (NAME.EXT + NAME.label.json) and recordings (NAME.recording.json) "
+        "with the local Bedrock",
     )
     labels.add_argument(
         "directory", metavar="DIR", help="a definition folder (its samples/) or a samples folder"

@@ -43,6 +43,7 @@ from docagent.localcloud.labels import (
     Label,
     LabelStore,
     Reader,
+    Recording,
     document_sha256,
     no_label,
 )
@@ -180,6 +181,11 @@ class LocalBedrock:
         ``text``), or the refusal of a document the local Bedrock cannot answer. A user text no docagent
         function writes is taken as an extract call of any class."""
         question = asked(user_text)
+        purpose = "extract" if question is None else question.kind
+        recorded = self.labels.recorded(digest, purpose, question.class_name if question else None)
+        if recorded is not None:
+            self._count("replayed")
+            return recorded
         label = self.labels.get(digest)
         if question is not None and question.kind == "classify":
             if label is not None:
@@ -380,7 +386,8 @@ def _admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[
 
 
 def _labels_admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-    """GET how many labels are held; POST {"labels": [Label, ...]} adds them; DELETE forgets them all."""
+    """GET how many labels and recordings are held; POST {"labels": [Label, ...], "recordings": [Recording,
+    ...]} adds them; DELETE forgets them all."""
     method = environ.get("REQUEST_METHOD", "GET")
     answer: dict[str, Any] = {}
     if method in {"PUT", "POST"}:
@@ -388,14 +395,15 @@ def _labels_admin(environ: dict[str, Any], start_response: Callable[..., Any]) -
         try:
             body = json.loads(environ["wsgi.input"].read(length) or b"{}")
             labels = [Label.model_validate(item) for item in body.get("labels", [])]
+            recordings = [Recording.model_validate(item) for item in body.get("recordings", [])]
         except (ValidationError, ValueError, AttributeError) as error:
             start_response("400 Bad Request", [("Content-Type", "application/json")])
             return [json.dumps({"message": str(error)}).encode()]
-        STATE.labels.add(labels)
-        answer["added"] = len(labels)
+        STATE.labels.add(labels, recordings)
+        answer["added"] = len(labels) + len(recordings)
     elif method == "DELETE":
         STATE.labels.clear()
-    answer["labels"] = len(STATE.labels)
+    answer.update(STATE.labels.counts())
     answer["reader"] = STATE.reader.path if STATE.reader else None
     start_response("200 OK", [("Content-Type", "application/json")])
     return [json.dumps(answer).encode()]

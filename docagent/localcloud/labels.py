@@ -7,6 +7,12 @@ start --from-dir DIR`` registers the labels it finds) and kept in the cloud's st
 it and ``local up --fresh`` forgets it. The local Bedrock answers an extract call with the label's fields and
 a classify call with its class; a document with no label is refused with how to add one (``no_label``).
 
+A *recording* is what the real model replied for a document, kept to be replayed: ``NAME.recording.json``
+(``Recording``: the document's sha256 and, per call, its purpose, class and reply text), written from a job
+that ran on AWS by ``scripts/record_replies.py JOB DIR --aws`` (the replies as the job's journal holds them)
+and registered like labels (``docagent local labels DIR`` reads both). The local Bedrock replays a recorded
+reply before it looks at a label.
+
 A *reader* (``docagent local up --reader FILE``) answers extract calls of one class from the document's text
 for documents with no label: a Python file with ``CLASS_NAME`` and ``reply(text) -> str``
 (examples/invoices/local_reader.py).
@@ -20,12 +26,12 @@ import json
 import os
 import threading
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_problem
@@ -46,7 +52,41 @@ class Label(BaseModel):
     source: str = Field("", description="the document's path when it was registered")
 
 
-_LABELS = TypeAdapter(list[Label])
+class RecordedReply(BaseModel):
+    """One call's reply text as the model gave it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    purpose: Literal["extract", "classify"]
+    class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
+    reply: str
+
+
+class Recording(BaseModel):
+    """The replies recorded for one document (a ``NAME.recording.json``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="of the document's bytes")
+    replies: list[RecordedReply] = Field(min_length=1)
+    source: str = ""
+
+    def reply_to(self, purpose: str, class_name: str | None) -> str | None:
+        """The recorded reply of a call (an extract call of no known class: the first extract reply)."""
+        for recorded in self.replies:
+            if recorded.purpose == purpose and (class_name is None or recorded.class_name == class_name):
+                return recorded.reply
+        return None
+
+
+class Kept(BaseModel):
+    """What the local cloud keeps on disk: every label and recording registered."""
+
+    labels: list[Label] = Field(default_factory=list)
+    recordings: list[Recording] = Field(default_factory=list)
+
+
+RECORDING_SUFFIX = ".recording.json"
 
 
 class LabelsInvalid(ValueError):  # noqa: N818 (the labels are invalid: the name reads as the outcome)
@@ -75,43 +115,54 @@ class LabelStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._labels: dict[str, Label] = {}
+        self._recordings: dict[str, Recording] = {}
         self._path: Path | None = None
 
     def attach(self, path: Path | None) -> None:
-        """Keep the labels in ``path`` (None: in memory only) and load what it holds."""
+        """Keep the labels and recordings in ``path`` (None: in memory only) and load what it holds."""
         with self._lock:
             self._path = path
-            self._labels = {}
-            if path is not None and path.exists():
-                saved = _LABELS.validate_json(path.read_bytes())
-                self._labels = {label.sha256: label for label in saved}
+            kept = (
+                Kept.model_validate_json(path.read_bytes()) if path is not None and path.exists() else Kept()
+            )
+            self._labels = {label.sha256: label for label in kept.labels}
+            self._recordings = {recording.sha256: recording for recording in kept.recordings}
 
-    def add(self, labels: Iterable[Label]) -> int:
+    def add(self, labels: Iterable[Label], recordings: Iterable[Recording] = ()) -> int:
+        """Register ``labels`` and ``recordings`` (a document's new one replaces its old one); how many
+        documents the store answers now."""
         with self._lock:
-            for label in labels:
-                self._labels[label.sha256] = label
+            self._labels.update((label.sha256, label) for label in labels)
+            self._recordings.update((recording.sha256, recording) for recording in recordings)
             self._save()
-            return len(self._labels)
+            return len(self._labels.keys() | self._recordings.keys())
 
     def clear(self) -> None:
         with self._lock:
             self._labels.clear()
+            self._recordings.clear()
             self._save()
 
     def get(self, sha256: str) -> Label | None:
         with self._lock:
             return self._labels.get(sha256)
 
-    def __len__(self) -> int:
+    def recorded(self, sha256: str, purpose: str, class_name: str | None) -> str | None:
         with self._lock:
-            return len(self._labels)
+            recording = self._recordings.get(sha256)
+        return None if recording is None else recording.reply_to(purpose, class_name)
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {"labels": len(self._labels), "recordings": len(self._recordings)}
 
     def _save(self) -> None:
         if self._path is None:
             return
         self._path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self._path.with_name(f".{self._path.name}.{os.getpid()}")
-        temporary.write_bytes(_LABELS.dump_json(list(self._labels.values())))
+        kept = Kept(labels=list(self._labels.values()), recordings=list(self._recordings.values()))
+        temporary.write_bytes(kept.model_dump_json().encode())
         temporary.replace(self._path)
 
 
@@ -197,6 +248,65 @@ def read_labels(folder: str | Path) -> list[Label]:
     return labels
 
 
+def read_recordings(folder: str | Path) -> list[Recording]:
+    """Every ``*.recording.json`` under ``folder`` (each names its document by sha256: no document needed);
+    refused (LabelsInvalid) naming every bad one."""
+    root = Path(folder)
+    problems: list[str] = []
+    recordings: list[Recording] = []
+    for path in sorted(root.rglob(f"*{RECORDING_SUFFIX}")) if root.is_dir() else []:
+        shown = path.relative_to(root).as_posix()
+        try:
+            recordings.append(Recording.model_validate_json(path.read_bytes()))
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "top"
+            problems.append(f"{shown}: {where}: {first['msg']}")
+    if problems:
+        raise LabelsInvalid(root, problems)
+    return recordings
+
+
+def recordings_of(
+    results: Mapping[str, BaseModel], calls: Mapping[str, Sequence[BaseModel]]
+) -> list[Recording]:
+    """A finished job's model calls as recordings (``results`` and ``calls`` by document id, as JobRecords
+    reads them): per document whose result holds the sha256 of its bytes, each call that returned fields,
+    its reply the fields as JSON. The journal keeps a reply parsed, not its text: replayed, it is the same
+    answer (a classify call's fields are ``{"class": NAME}``)."""
+    recordings: list[Recording] = []
+    for document_id, result in sorted(results.items()):
+        found = result.model_dump(mode="json")
+        if not found.get("sha256"):
+            continue
+        replies = []
+        for call in calls.get(document_id, []):
+            record = call.model_dump(mode="json")
+            fields = record.get("fields", record.get("facts"))
+            if not isinstance(fields, dict):
+                continue
+            purpose = record.get("purpose", "extract")
+            class_name = record.get("class_name") if purpose == "extract" else None
+            replies.append(RecordedReply(purpose=purpose, class_name=class_name, reply=json.dumps(fields)))
+        if replies:
+            source = str(found.get("key") or document_id)
+            recordings.append(Recording(sha256=found["sha256"], replies=replies, source=source))
+    return recordings
+
+
+def write_recordings(directory: str | Path, recordings: list[Recording]) -> list[Path]:
+    """Each recording as ``NAME-SHA.recording.json`` in ``directory`` (NAME: its document's file name)."""
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for recording in recordings:
+        stem = Path(recording.source).stem or "document"
+        path = root / f"{stem}-{recording.sha256[:12]}{RECORDING_SUFFIX}"
+        path.write_text(recording.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
 # ---------------------------------------------------------------------------------- a running local cloud
 
 
@@ -213,17 +323,28 @@ def _call(endpoint: str, method: str, payload: Any = None) -> dict[str, Any]:
     return answer
 
 
-def post_labels(endpoint: str, labels: list[Label]) -> dict[str, Any]:
-    """Register ``labels`` with the local cloud at ``endpoint``: {"added": N, "labels": held}."""
-    return _call(endpoint, "POST", {"labels": [label.model_dump(mode="json") for label in labels]})
+def post_labels(
+    endpoint: str, labels: list[Label], recordings: list[Recording] | None = None
+) -> dict[str, Any]:
+    """Register ``labels`` (and ``recordings``) with the local cloud at ``endpoint``: {"added": N, "labels":
+    labels held, "recordings": recordings held}."""
+    return _call(
+        endpoint,
+        "POST",
+        {
+            "labels": [label.model_dump(mode="json") for label in labels],
+            "recordings": [recording.model_dump(mode="json") for recording in recordings or []],
+        },
+    )
 
 
 def register_labels(endpoint: str, folder: str | Path) -> int:
-    """Register the labels of ``folder`` (read_labels) with the local cloud; the number registered."""
-    labels = read_labels(folder)
-    if labels:
-        post_labels(endpoint, labels)
-    return len(labels)
+    """Register the labels (read_labels) and recordings (read_recordings) of ``folder`` with the local
+    cloud; the number registered."""
+    labels, recordings = read_labels(folder), read_recordings(folder)
+    if labels or recordings:
+        post_labels(endpoint, labels, recordings)
+    return len(labels) + len(recordings)
 
 
 def labels_of(endpoint: str) -> dict[str, Any]:

@@ -199,8 +199,8 @@ def cmd_start(args: argparse.Namespace) -> int:
 
     started = False
     if existing is None:
-        if source.labels and ctx.endpoint is not None:  # the local Bedrock answers from them
-            post_labels(ctx.endpoint, source.labels)
+        if (source.labels or source.recordings) and ctx.endpoint is not None:  # the local Bedrock's answers
+            post_labels(ctx.endpoint, source.labels, source.recordings)
         started = _start_execution(ctx, records, request, sha)
     records.refresh()
     described = records.require_execution()

@@ -14,7 +14,15 @@ from botocore.exceptions import ClientError
 
 from docagent.cli import main
 from docagent.localcloud.bedrock import ModelFaults
-from docagent.localcloud.labels import labels_of, load_reader, register_labels
+from docagent.localcloud.labels import (
+    RecordedReply,
+    Recording,
+    document_sha256,
+    labels_of,
+    load_reader,
+    register_labels,
+    write_recordings,
+)
 from docagent.localcloud.server import REGION, LocalCloud
 from functions.documents import DocumentInput
 from functions.errors import DocumentUnreadable
@@ -144,3 +152,26 @@ def test_local_labels_command_registers_a_folder(tmp_path: Path, capsys: pytest.
         (bad / "lonely.label.json").write_text("{}")
         assert main(["local", "labels", str(bad), "--endpoint", cloud.endpoint, "--json"]) != 0
         assert "lonely.label.json: no document named lonely.EXT beside it" in capsys.readouterr().out
+
+
+def test_a_recorded_reply_is_replayed_before_the_label(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    definition = write_definition(tmp_path / "claims")
+    recorded = Recording(
+        sha256=document_sha256(LETTER),
+        replies=[
+            RecordedReply(purpose="classify", reply='{"class": "letter"}'),
+            RecordedReply(
+                purpose="extract", class_name="letter", reply='{"claim": "C-118", "received": null}'
+            ),
+        ],
+    )
+    write_recordings(definition / "recorded", [recorded])
+    with LocalCloud(tmp_path / "state") as cloud:
+        code = main(["local", "labels", str(definition), "--endpoint", cloud.endpoint, "--json"])
+        answer = json.loads(capsys.readouterr().out)
+        assert code == 0 and (answer["registered"], answer["labels"], answer["recordings"]) == (3, 2, 1)
+        assert extract(cloud.endpoint, LETTER, "letter") == {"claim": "C-118", "received": None}
+        assert extract(cloud.endpoint, FORM, "form") == {"policy": "P-9001", "street": "4 Elm Row"}, "a label"
+    with LocalCloud(tmp_path / "state") as restarted:
+        assert labels_of(restarted.endpoint) == {"labels": 2, "recordings": 1, "reader": None}
+        assert converse(restarted.endpoint, LETTER, classify_instruction("d")) == '{"class": "letter"}'

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from docagent import project
 from docagent.drills.synthetic import generate_documents
-from docagent.localcloud.labels import LabelsInvalid, LabelStore, document_sha256, load_reader, read_labels
+from docagent.localcloud.labels import (
+    LabelsInvalid,
+    LabelStore,
+    document_sha256,
+    load_reader,
+    read_labels,
+    read_recordings,
+    recordings_of,
+    write_recordings,
+)
 
 FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 READER = project.ROOT / "examples" / "invoices" / "local_reader.py"
@@ -79,7 +90,7 @@ def test_the_label_store_keeps_its_labels_in_its_file(tmp_path: Path):
     again.clear()
     fresh = LabelStore()
     fresh.attach(tmp_path / "state" / "labels.json")
-    assert len(fresh) == 0
+    assert fresh.counts() == {"labels": 0, "recordings": 0}
 
 
 def test_a_file_without_a_reader_is_refused(tmp_path: Path):
@@ -102,3 +113,41 @@ def test_the_invoice_reader_reads_200_synthetic_invoices():
         correct += sum(str(read[name]) == str(truth[name]) for name in FIELDS)
     accuracy = correct / (len(documents) * len(FIELDS))
     assert accuracy >= 0.95, accuracy
+
+
+class KitResult(BaseModel):
+    key: str
+    sha256: str | None
+
+
+class KitCall(BaseModel):
+    purpose: str
+    class_name: str | None
+    fields: dict[str, Any] | None
+
+
+def test_a_jobs_calls_become_recordings_that_read_back(tmp_path: Path):
+    digest = document_sha256(b"claim")
+    results = {
+        "claim.pdf": KitResult(key="incoming/j/claim.pdf", sha256=digest),
+        "unread.pdf": KitResult(key="incoming/j/unread.pdf", sha256=None),
+    }
+    calls = {
+        "claim.pdf": [
+            KitCall(purpose="classify", class_name=None, fields={"class": "letter"}),
+            KitCall(purpose="extract", class_name="letter", fields=None),  # a bad reply: nothing to replay
+            KitCall(purpose="extract", class_name="letter", fields={"claim": "C-1"}),
+        ],
+        "unread.pdf": [KitCall(purpose="extract", class_name="letter", fields={"claim": "C-2"})],
+    }
+    (recording,) = recordings_of(results, calls)
+    assert recording.sha256 == digest and recording.source == "incoming/j/claim.pdf"
+    assert recording.reply_to("classify", None) == '{"class": "letter"}'
+    assert recording.reply_to("extract", "letter") == '{"claim": "C-1"}'
+    assert recording.reply_to("extract", "form") is None
+    (path,) = write_recordings(tmp_path / "recorded", [recording])
+    assert path.name == f"claim-{digest[:12]}.recording.json"
+    assert read_recordings(tmp_path / "recorded") == [recording]
+    path.write_text('{"sha256": "nope", "replies": []}')
+    with pytest.raises(LabelsInvalid, match=r"claim-.*\.recording\.json: sha256: String should match"):
+        read_recordings(tmp_path / "recorded")
