@@ -26,7 +26,7 @@ from docagent.localcloud.labels import (
 from docagent.localcloud.server import REGION, LocalCloud
 from functions.documents import DocumentInput
 from functions.errors import DocumentUnreadable
-from functions.model import BedrockConverseProvider
+from functions.model.bedrock import document_refusal
 from functions.model.instructions import classify_instruction, extract_instruction
 from tests.integration.conftest import INVOICE_READER
 
@@ -105,16 +105,14 @@ def test_a_document_without_a_label_is_refused_saying_how_to_add_one(tmp_path: P
     stray = (definition / "samples" / "letter" / "stray.txt").read_bytes()
     with LocalCloud(tmp_path / "state", persist=False) as cloud:
         register_labels(cloud.endpoint, definition)
-        client = boto3.session.Session(
-            aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
-        ).client("bedrock-runtime", endpoint_url=cloud.endpoint)
-        provider = BedrockConverseProvider(MODEL, client)
-        with pytest.raises(DocumentUnreadable) as raised:
-            provider.extract(DocumentInput(stray, "txt", "document-00003"), "p")
-    reason = str(raised.value)
-    assert "no label for this document (sha256 " in reason
+        with pytest.raises(ClientError) as raised:
+            extract(cloud.endpoint, stray, "letter")
+    # The production provider's reading of the refusal: that document's rejection, with the reason.
+    refusal = document_refusal(raised.value, DocumentInput(stray, "txt", "document-00001"))
+    assert isinstance(refusal, DocumentUnreadable)
+    reason = str(refusal)
+    assert f"no label for this document (sha256 {hashlib.sha256(stray).hexdigest()})" in reason
     assert "put NAME.label.json beside it and run `docagent local labels DIR`" in reason
-    assert hashlib.sha256(stray).hexdigest() in reason
 
 
 def test_the_reader_answers_unlabelled_documents_of_its_class_only(tmp_path: Path):

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from docagent.drills.synthetic import ExtractedFacts
 from docagent.evaluation import runs, samples
 from docagent.evaluation.samples import LabelledSample
 from docagent.operator.context import RefusedError
 from docagent.operator.records import extracted_fields
-from functions.models import DocumentResult, ExtractedFacts, JobVersions, ModelCallRecord
+from functions.models import DocumentResult, JobVersions, ModelCallRecord
 
 VERSIONS = JobVersions(
     model_id="m", prompt_version="v2", prompt_sha256="0" * 64, code_version="c", created_at="t"
