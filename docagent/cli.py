@@ -98,6 +98,7 @@ def _up_detached(args: argparse.Namespace, time_scale: float) -> int:
     command += ["--skip-corrupt"] if args.skip_corrupt else []
     if args.model_faults:
         command += ["--model-faults", args.model_faults]
+    command += ["--reader", str(Path(args.reader).resolve())] if args.reader else []
     command += [argument for index in args.deliver_twice for argument in ("--deliver-twice", str(index))]
     project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
     log_file = project.LOCAL_DIR / "cloud.log"
@@ -142,6 +143,7 @@ def _serve(args: argparse.Namespace, time_scale: float) -> int:
         fresh=args.fresh,
         model_faults=_model_faults(args),
         skip_corrupt=args.skip_corrupt,
+        reader=_reader(args),
     )
     try:
         cloud.start()
@@ -244,6 +246,40 @@ def _model_faults(args: argparse.Namespace) -> Any:
         return parse_model_faults(args.model_faults)
     except ValueError as error:
         raise OperatorError(str(error)) from None
+
+
+def _reader(args: argparse.Namespace) -> Any:
+    from docagent.localcloud.labels import load_reader
+
+    if not getattr(args, "reader", None):
+        return None
+    try:
+        return load_reader(args.reader)
+    except ValueError as error:
+        raise OperatorError(str(error)) from None
+
+
+def cmd_local_labels(args: argparse.Namespace) -> int:
+    from docagent.localcloud.labels import LabelsInvalid, post_labels, read_labels, read_recordings
+
+    try:
+        labels, recordings = read_labels(args.directory), read_recordings(args.directory)
+    except LabelsInvalid as invalid:
+        details = {"problems": invalid.problems}
+        raise OperatorError(str(invalid), error_type="LabelsInvalid", details=details) from None
+    held = post_labels(_endpoint(args), labels, recordings)
+    answer = {
+        "registered": len(labels) + len(recordings),
+        "labels": held["labels"],
+        "recordings": held["recordings"],
+        "directory": str(args.directory),
+    }
+    emit(
+        args,
+        answer,
+        lambda: console.print(f"{len(labels)} label(s) registered; the local cloud holds {held['labels']}"),
+    )
+    return EXIT_OK
 
 
 def cmd_local_model_faults(args: argparse.Namespace) -> int:
@@ -535,7 +571,23 @@ def _add_local_commands(
         help="deliver this item twice to EXPRESS Distributed Map children (AWS runs them at least once)",
     )
     up.add_argument("--model-faults", metavar="SPEC", help=MODEL_FAULTS_HELP)
+    up.add_argument(
+        "--reader",
+        metavar="FILE",
+        help="a Python file answering unlabelled documents of one class (examples/invoices/local_reader.py)",
+    )
     up.set_defaults(handler=cmd_local_up)
+    labels = local.add_parser(
+        "labels",
+        parents=[common],
+        help="register a folder's labels (NAME.EXT + NAME.label.json) and recordings (NAME.recording.json) "
+        "with the local Bedrock",
+    )
+    labels.add_argument(
+        "directory", metavar="DIR", help="a definition folder (its samples/) or a samples folder"
+    )
+    labels.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
+    labels.set_defaults(handler=cmd_local_labels)
     faults = local.add_parser(
         "model-faults",
         parents=[common],

@@ -5,8 +5,8 @@
 
 It finds the stack by its outputs (CloudFormation on AWS, or the local cloud's deploy record), then:
 
-1. writes one customer (``CUST-9NNNN``, only if no such customer exists) to the customers table, so the
-   documents are not rejected;
+1. writes one customer (``CUST-9NNNN``, only if no such customer exists) to the reference table customers,
+   so the documents are not rejected;
 2. uploads three generated invoices for it under ``incoming/<job>/`` and starts the job (execution name =
    job id, input ``{"job_id", "prefix"}``, as the console would);
 3. waits until the execution ends (at most ``--timeout`` seconds);
@@ -81,7 +81,7 @@ def run(ctx: OperatorContext, args: argparse.Namespace, out: Callable[[str], Non
     calls = Calls(ctx, args.dry_run, out)
     run_id = f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}"
     job_id = f"smoke-{run_id}"
-    bucket, table = ctx.bucket, ctx.output(names.CUSTOMERS_TABLE)
+    bucket, table = ctx.bucket, ctx.output(names.REFERENCE_TABLE)
     prefix = storage.incoming_prefix(job_id)
     customer = _add_customer(calls, table)
     documents = generate_documents(DOCUMENTS, seed=1, customer_ids=[customer], noise_rate=0.0)
@@ -126,15 +126,21 @@ def _add_customer(calls: Calls, table: str) -> str:
                 "dynamodb",
                 "put_item",
                 TableName=table,
-                Item={"customer_id": {"S": customer}, "name": {"S": "docagent smoke test"}},
-                ConditionExpression="attribute_not_exists(customer_id)",
+                Item={**_customer_key(customer), "customer_id": {"S": customer}, "name": {"S": "smoke test"}},
+                ConditionExpression="attribute_not_exists(#key)",
+                ExpressionAttributeNames={"#key": "key"},
             )
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
             continue
         return customer
-    raise OperatorError(f"the customers table {table} holds every id tried for the smoke test's customer")
+    raise OperatorError(f"the reference table {table} holds every id tried for the smoke test's customer")
+
+
+def _customer_key(customer: str) -> dict[str, dict[str, str]]:
+    """The row's keys in the reference table: the invoice example's lookup reads table customers."""
+    return {"table": {"S": "customers"}, "key": {"S": customer}}
 
 
 def _wait(calls: Calls, execution_arn: str, timeout: float) -> str:
@@ -196,7 +202,7 @@ def _clean_up(
     ledger = [storage.ledger_key(idempotency_key), storage.ledger_index_key(job_id, idempotency_key)]
     for key in [*keys, *job_keys, *ledger]:
         calls.call("s3", "delete_object", Bucket=ctx.bucket, Key=key)
-    calls.call("dynamodb", "delete_item", TableName=table, Key={"customer_id": {"S": customer}})
+    calls.call("dynamodb", "delete_item", TableName=table, Key=_customer_key(customer))
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

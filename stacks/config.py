@@ -205,7 +205,7 @@ class DocAgentConfig(BaseModel):
     # An approval pending longer than this alarms (CloudWatch evaluates at most one day of data).
     approval_alarm_seconds: int = Field(4 * 3600, ge=300, le=86_400)
     # Documents reviewed but none extracted within this window alarms (the silent failure: jobs that succeed
-    # with every document rejected, e.g. an empty customers table).
+    # with every document rejected, e.g. an empty reference table).
     silent_failure_window_minutes: int = Field(360, ge=5, le=1440)
 
     @model_validator(mode="after")

@@ -42,7 +42,7 @@ class DocAgentStack(Stack):
         CfnOutput(self, outputs.BUCKET, value=self.storage.bucket.bucket_name)
         CfnOutput(self, outputs.STATE_MACHINE, value=self.workflow.state_machine.state_machine_arn)
         CfnOutput(self, outputs.IDEMPOTENCY_TABLE, value=self.storage.idempotency_table.table_name)
-        CfnOutput(self, outputs.CUSTOMERS_TABLE, value=self.storage.customers_table.table_name)
+        CfnOutput(self, outputs.REFERENCE_TABLE, value=self.storage.reference_table.table_name)
         CfnOutput(self, outputs.ALERT_TOPIC, value=self.observability.topic.topic_arn)
         CfnOutput(self, outputs.DASHBOARD, value=self.observability.dashboard.dashboard_name)
         for function_id, function in self.functions.by_id.items():

@@ -56,7 +56,7 @@ class FunctionSpec:
     writes: tuple[str, ...] = ()
     uses_idempotency: bool = False
     reads_sources: bool = False
-    reads_customers: bool = False
+    reads_references: bool = False
     invokes_model: bool = False
     # Keys of multipart uploads the function may abort (s3:AbortMultipartUpload).
     aborts_uploads: tuple[str, ...] = ()
@@ -98,7 +98,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         construct_id=outputs.PROCESS_DOCUMENT,
         module="process_document",
-        description="Reviews one document: checks it, looks up the customer, extracts with the model.",
+        description="Reviews one document: reads it, extracts its fields with the model, runs its checks.",
         reads=(
             keys.manifest_key(keys.ANY_JOB),
             keys.everything_under(keys.results_prefix(keys.ANY_JOB)),
@@ -113,7 +113,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.model_breaker_key(keys.ANY_JOB),
         ),
         uses_idempotency=True,
-        reads_customers=True,
+        reads_references=True,
         invokes_model=True,
     ),
     FunctionSpec(
@@ -316,12 +316,12 @@ class Functions(Construct):
                     resources=[self._storage.idempotency_table.table_arn],
                 )
             )
-        if spec.reads_customers:
+        if spec.reads_references:
             statements.append(
                 iam.PolicyStatement(
-                    sid="LookUpCustomers",
+                    sid="LookUpReferences",
                     actions=["dynamodb:GetItem"],
-                    resources=[self._storage.customers_table.table_arn],
+                    resources=[self._storage.reference_table.table_arn],
                 )
             )
         target_statements: list[iam.PolicyStatement] = []
@@ -442,7 +442,7 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
     return {
         "BUCKET_NAME": storage.bucket.bucket_name,
         "IDEMPOTENCY_TABLE_NAME": storage.idempotency_table.table_name,
-        "CUSTOMERS_TABLE_NAME": storage.customers_table.table_name,
+        "REFERENCE_TABLE_NAME": storage.reference_table.table_name,
         "MODEL_PROVIDER": config.model_provider,
         "MODEL_ID": config.model_id,
         "MODEL_MAX_TOKENS": str(config.model_max_tokens),

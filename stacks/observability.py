@@ -326,7 +326,7 @@ class Observability(Construct):
 
     def _silent_failure_alarm(self) -> None:
         """The failure nothing else reports: jobs that end SUCCEEDED with every document rejected (an empty
-        customers table, a prompt that no longer matches). Documents were reviewed in the window and none was
+        reference table, a prompt that no longer matches). Documents were reviewed in the window and none was
         extracted; a long job that is still running and extracting does not breach it."""
         window = Duration.minutes(self._config.silent_failure_window_minutes)
         self._add_alarm(

@@ -11,7 +11,7 @@ STACK_NAME: Final = "DocAgent"
 BUCKET: Final = "BucketName"
 STATE_MACHINE: Final = "StateMachineArn"
 IDEMPOTENCY_TABLE: Final = "IdempotencyTableName"
-CUSTOMERS_TABLE: Final = "CustomersTableName"
+REFERENCE_TABLE: Final = "ReferenceTableName"
 ALERT_TOPIC: Final = "AlertTopicArn"
 DASHBOARD: Final = "DashboardName"
 

@@ -61,10 +61,13 @@ class Storage(Construct):
             removal_policy=RemovalPolicy.RETAIN,
         )
 
-        self.customers_table = dynamodb.Table(
+        # Every reference table of every job definition (lookup checks; `docagent reference load`): partition
+        # key the reference table's name, sort key the looked-up value, the row's attributes beside them.
+        self.reference_table = dynamodb.Table(
             self,
-            "CustomersTable",
-            partition_key=dynamodb.Attribute(name="customer_id", type=dynamodb.AttributeType.STRING),
+            "ReferenceTable",
+            partition_key=dynamodb.Attribute(name="table", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="key", type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True

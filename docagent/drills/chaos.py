@@ -61,7 +61,7 @@ from docagent.localcloud.distributed_map import deliver_twice
 from docagent.localcloud.server import LocalCloud
 from docagent.localcloud.synth import synth_local_variants
 from docagent.operator.definition import retry_rule
-from docagent.operator.records import JobRecords, document_step_key, job_step_key
+from docagent.operator.records import JobRecords, document_step_key, document_steps, job_step_key
 from functions import storage
 from functions.models import FaultPointName
 from stacks import outputs as names
@@ -458,7 +458,7 @@ class ChaosRun:
         job_id = records.job_id
         keys = {job_step_key("prepare", job_id): "prepare", job_step_key("actions", job_id): "actions"}
         for document_id in document_ids:
-            for step in ("extract", "customer_lookup"):
+            for step in document_steps(records.bundle):
                 keys[document_step_key(step, job_id, document_id)] = f"{step} {document_id}"
         found = records.idempotency_records(list(keys))
         in_progress = sorted(keys[key] for key, record in found.items() if record.status == "INPROGRESS")

@@ -27,26 +27,36 @@ from rich.text import Text
 from docagent import project
 from docagent.drills.cpu import cpu_clock, cpu_figures
 from docagent.drills.formats import DEFAULT_FORMATS, render_corpus
-from docagent.drills.synthetic import generate_customers, generate_documents
+from docagent.drills.synthetic import (
+    CUSTOMERS_CSV,
+    CUSTOMERS_KEY,
+    CUSTOMERS_TABLE,
+    generate_customers,
+    generate_documents,
+)
 from docagent.localcloud import alerts as local_alerts
 from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
+from docagent.localcloud.labels import Label, document_sha256, post_labels
 from docagent.localcloud.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
 from docagent.localcloud.synth import local_context, synth_local
 from docagent.operator.context import OperatorContext
 from docagent.operator.progress import progress_bar
-from docagent.operator.records import JobRecords, documents_of_input
+from docagent.operator.records import JobRecords, documents_of_input, extracted_fields
+from docagent.operator.reference import load_file
 from docagent.operator.trace import build_trace, span_lines
 from functions import storage
 from functions.actions.allowed import LEDGER_DESTINATION, AllowedTargets
-from functions.models import CustomerRecord, DocumentFormat, DocumentResult, ModelCallRecord
+from functions.models import DocumentFormat, DocumentResult, ModelCallRecord
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
 
 if TYPE_CHECKING:  # imported where `demo --job` runs (it needs the kit's definition and label modules)
     from docagent.drills.job_folder import JobFolder
 
+# The class of the invoice example (examples/invoices/job.json): the generated documents' labels are of it.
+INVOICE_CLASS = "invoice"
 SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 
 console = Console(stderr=True, markup=False)  # errors and alerts print as written
@@ -146,14 +156,27 @@ class Truth:
 def seed_inputs(
     job: LocalJob, documents: int, prefix: str, formats: Sequence[DocumentFormat] = DEFAULT_FORMATS
 ) -> dict[str, Truth]:
-    """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key."""
+    """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key.
+    Each document's truth is registered as its label with the local Bedrock (the generator knows it), so the
+    local model answers what a perfect model would (docagent/localcloud/labels.py)."""
     customers = generate_customers()
     generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
     rendered = render_corpus(generated, formats, seed=7)
     for document in rendered:
         key = storage.uploaded_key(prefix, document.file_name)
         job.s3.put_object(Bucket=job.bucket, Key=key, Body=document.data)
-    seed_customers(job, customers)
+    if job.ctx.endpoint is not None:
+        labels = [
+            Label(
+                sha256=document_sha256(document.data),
+                class_name=INVOICE_CLASS,
+                fields=document.truth.model_dump(mode="json"),
+                source=document.file_name,
+            )
+            for document in rendered
+        ]
+        post_labels(job.ctx.endpoint, labels)
+    seed_references(job)
     return {
         storage.uploaded_key(prefix, document.file_name): Truth(
             document.format, document.truth.model_dump(mode="json")
@@ -162,11 +185,12 @@ def seed_inputs(
     }
 
 
-def seed_customers(job: LocalJob, customers: Sequence[CustomerRecord]) -> None:
-    """The customers table's items, for the documents' customer lookup."""
-    for customer in customers:
-        item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
-        job.dynamodb.put_item(TableName=job.ctx.output(names.CUSTOMERS_TABLE), Item=item)
+def seed_references(job: LocalJob) -> None:
+    """The invoice example's reference table customers (the generated documents' customers), loaded as
+    `docagent reference load examples/invoices/references/customers.csv --table customers --key
+    customer_id` loads it."""
+    table_name = job.ctx.output(names.REFERENCE_TABLE)
+    load_file(job.dynamodb, table_name, CUSTOMERS_TABLE, CUSTOMERS_CSV, CUSTOMERS_KEY)
 
 
 def extraction_accuracy(results: list[DocumentResult], truth: dict[str, Truth]) -> float:
@@ -189,7 +213,7 @@ def _scored(results: list[DocumentResult], truth: dict[str, Truth]) -> tuple[int
     correct = total = 0
     for key, expected in truth.items():
         found = by_key.get(key)
-        facts = found.facts.model_dump(mode="json") if found is not None and found.facts else {}
+        facts = (extracted_fields(found)[1] if found is not None else None) or {}
         for name in SCORED_FIELDS:
             total += 1
             correct += str(facts.get(name)) == str(expected.facts[name])

@@ -12,6 +12,7 @@ import datetime as dt
 import random
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
@@ -54,6 +55,12 @@ class CustomerRecord(BaseModel):
     country: str | None = None
     tier: str | None = None
 
+
+# The invoice example's reference table customers (its lookup check, examples/invoices/job.json): the rows of
+# generate_customers(), as `docagent reference load CUSTOMERS_CSV --table customers --key customer_id` loads
+# them (tests/unit/test_local_labels.py keeps the file and the generator in step).
+CUSTOMERS_CSV = Path(__file__).resolve().parents[2] / "examples" / "invoices" / "references" / "customers.csv"
+CUSTOMERS_TABLE, CUSTOMERS_KEY = "customers", "customer_id"
 
 SUPPLIERS = (
     "Northwind Traders GmbH",

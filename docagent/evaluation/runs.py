@@ -19,8 +19,9 @@ from docagent.drills import prices
 from docagent.evaluation.models import DefinitionVersion, RunUsage
 from docagent.evaluation.samples import Definition, LabelledSample, definition_version
 from docagent.evaluation.scoring import Extraction
+from docagent.localcloud.labels import Label, document_sha256
 from docagent.operator.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
-from docagent.operator.records import JobRecords, check_job_id
+from docagent.operator.records import JobRecords, check_job_id, extracted_fields
 from functions.models import DocumentResult, JobVersions
 
 
@@ -69,12 +70,13 @@ def match_results(
             )
         if found:
             result = found[0]
+            class_name, fields = extracted_fields(result)
             matched[sample.name] = Extraction(
                 key=result.key,
                 document_id=result.document_id,
                 status=result.status,
-                class_name=only_class if result.facts is not None else None,
-                fields=result.facts.model_dump(mode="json") if result.facts is not None else None,
+                class_name=class_name or (only_class if fields is not None else None),
+                fields=fields,
             )
     return matched
 
@@ -108,6 +110,18 @@ def usage_of(records: JobRecords) -> RunUsage:
     )
 
 
+def sample_label(sample: LabelledSample) -> Label:
+    """A labelled sample as the local Bedrock's label of its document."""
+    if not isinstance(sample.label, dict):
+        raise RefusedError("LabelledSetInvalid", f"{sample.name}: a label is a JSON object")
+    return Label(
+        sha256=document_sha256(sample.path.read_bytes()),
+        class_name=sample.class_name,
+        fields=sample.label,
+        source=sample.name,
+    )
+
+
 def run_local(
     definition: Definition,
     samples: list[LabelledSample],
@@ -123,12 +137,12 @@ def run_local(
         default_time_scale,
         demo_cloud,
         follow,
-        seed_customers,
+        seed_references,
         synthesized,
     )
-    from docagent.drills.synthetic import generate_customers
     from docagent.localcloud.bedrock import parse_model_faults
     from docagent.localcloud.deploy import deploy
+    from docagent.localcloud.labels import post_labels
     from docagent.operator.jobs import build_request
     from docagent.operator.sources import deployed_limits, source_from_dir
     from functions import storage
@@ -146,7 +160,9 @@ def run_local(
     ):
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         job = LocalJob.on(where.endpoint, stack, job_id)
-        seed_customers(job, generate_customers())
+        seed_references(job)
+        # The local Bedrock answers each document from its label (docagent/localcloud/labels.py).
+        post_labels(where.endpoint, [sample_label(sample) for sample in samples])
         for sample in samples:  # the documents without their labels: what `start --from-dir` uploads
             target = Path(staging) / sample.name
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -14,9 +14,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from docagent.evaluation.models import DefinitionVersion
+from docagent.kit.loader import read_bundle
+from docagent.kit.samples import LABEL_SUFFIX, label_problem
 from docagent.operator.context import RefusedError
+from functions.definition import DefinitionBundle
 
-LABEL_SUFFIX = ".label.json"
+INVOICES = Path(__file__).resolve().parents[2] / "examples" / "invoices"
 
 
 class Definition(BaseModel):
@@ -41,13 +44,16 @@ class Definition(BaseModel):
         return folder
 
 
-def invoice_definition() -> Definition:
-    """Today's only job: the invoice review, its schema the extraction model's own."""
-    from functions.models import ExtractedFacts
+def definition_of(bundle: DefinitionBundle) -> Definition:
+    """What a job definition's documents are scored under: its classes' schemas."""
+    return Definition(
+        name=bundle.name, classes={name: dict(bundle.classes[name].schema_) for name in bundle.classes}
+    )
 
-    schema = ExtractedFacts.model_json_schema()
-    name = str(schema.get("title", "ExtractedFacts"))
-    return Definition(name=name, classes={name: schema})
+
+def invoice_definition() -> Definition:
+    """The invoice example (examples/invoices), the default of `docagent eval`."""
+    return definition_of(read_bundle(INVOICES))
 
 
 def definition_version(definition: Definition, versions: Any | None) -> DefinitionVersion:
@@ -106,7 +112,7 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
             problems.append(f"{label_path.relative_to(root)}: not JSON ({error})")
             continue
         class_name = definition.class_of(relative)
-        problem = _label_problem(label, definition.classes[class_name])
+        problem = label_problem(label, definition.classes[class_name])
         if problem:
             problems.append(f"{label_path.relative_to(root)}: {problem}")
             continue
@@ -126,16 +132,6 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
             "NoSamples", f"{directory} holds no labelled documents (NAME.EXT + NAME{LABEL_SUFFIX})"
         )
     return samples
-
-
-def _label_problem(label: Any, schema: dict[str, Any]) -> str | None:
-    if not isinstance(label, dict):
-        return "a label is a JSON object of the class's fields"
-    known = set(schema.get("properties", {}))
-    unknown = sorted(set(label) - known)
-    if known and unknown:
-        return f"fields not in the schema: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-    return None
 
 
 def write_samples(directory: str | Path, documents: int, seed: int = 7) -> list[Path]:

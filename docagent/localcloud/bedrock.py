@@ -2,15 +2,18 @@
 
 boto3's ``bedrock-runtime`` client with ``endpoint_url`` (or ``AWS_ENDPOINT_URL``) reaches it: moto routes
 ``POST /model/{modelId}/converse`` (signing name ``bedrock``) to its Bedrock Runtime responses, which
-implement no Converse; ``install()`` adds one. Replies come from the deterministic offline extractor with
-token usage, so the production provider (``BedrockConverseProvider``) runs end to end. Fault switches
-(``ModelFaults``) make it answer as Bedrock does when busy or refusing: ThrottlingException (429),
-ServiceUnavailableException (503), a hang past the client's read timeout, a malformed or cut-off reply
-(``stopReason`` max_tokens), one field of the reply made wrong (``corrupt``, for ``docagent eval``),
-AccessDeniedException or ResourceNotFoundException for chosen model ids. An input longer than the model's
-context window is refused as Bedrock refuses it (ValidationException, HTTP 400). They are set when the cloud
-starts (``docagent local up --model-faults ...``) and changed while it runs through
-``/_docagent/bedrock/faults`` (``docagent local model-faults ...``).
+implement no Converse; ``install()`` adds one. It reads what a call asks from its user text
+(functions/model/instructions.py) and answers from the document's label, found by the sha256 of the document
+block's bytes (labels.py): an extract call with the label's fields, a classify call with ``{"class": ...}``; a
+document with no label is refused with how to add one, unless a reader (``local up --reader FILE``) answers
+extract calls of its class. Replies carry token usage, so the production provider
+(``BedrockConverseProvider``) runs end to end. Fault switches (``ModelFaults``) make it answer as Bedrock does
+when busy or refusing: ThrottlingException (429), ServiceUnavailableException (503), a hang past the client's
+read timeout, a malformed or cut-off reply (``stopReason`` max_tokens), one field of the reply made wrong
+(``corrupt``, for ``docagent eval``), AccessDeniedException or ResourceNotFoundException for chosen model ids.
+An input longer than the model's context window is refused as Bedrock refuses it (ValidationException, HTTP
+400). They are set when the cloud starts (``docagent local up --model-faults ...``) and changed while it runs
+through ``/_docagent/bedrock/faults`` (``docagent local model-faults ...``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from moto.bedrockruntime.responses import BedrockRuntimeResponse
@@ -33,10 +37,20 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docagent.localcloud.documents import extract_text
+from docagent.localcloud.labels import (
+    LABELS_FILE,
+    LABELS_PATH,
+    Label,
+    LabelStore,
+    Reader,
+    Recording,
+    document_sha256,
+    no_label,
+)
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, name_problem
 from functions.errors import DocumentUnreadable
 from functions.model.base import estimate_tokens
-from functions.model.offline import OfflineProvider
+from functions.model.instructions import asked
 
 ADMIN_PATH = "/_docagent/bedrock/faults"
 # The model's context window: Claude Haiku 4.5 (the default model, stacks/config.py) takes 200,000 tokens
@@ -51,7 +65,7 @@ CHARACTERS_PER_TOKEN = 4
 TOO_LONG_MESSAGE = "Input is too long for requested model."
 _FRACTIONS = ("throttle", "unavailable", "timeout", "malformed", "cutoff")
 _DOCUMENT_START, _DOCUMENT_END = "<document>\n", "\n</document>"
-MALFORMED_REPLY = "I'm sorry, I can only describe this invoice in prose: it looks like a bill."
+MALFORMED_REPLY = "I'm sorry, I can only describe this document in prose: it looks like a letter."
 
 
 class ModelFaults(BaseModel):
@@ -144,7 +158,8 @@ class LocalBedrock:
         self.stats: Counter[str] = Counter()
         self._random = random.Random()
         self.stopping = threading.Event()
-        self._extractor = OfflineProvider("local-bedrock")
+        self.labels = LabelStore()
+        self.reader: Reader | None = None
 
     def configure(self, faults: ModelFaults) -> None:
         with self.lock:
@@ -160,6 +175,30 @@ class LocalBedrock:
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
             return {"faults": self.faults.model_dump(), "stats": dict(self.stats)}
+
+    def answer(self, user_text: str, digest: str, text: str) -> str | tuple[int, dict[str, str], str]:
+        """The reply to what the user text asks about the document whose bytes hash to ``digest`` (its text
+        ``text``), or the refusal of a document the local Bedrock cannot answer. A user text no docagent
+        function writes is taken as an extract call of any class."""
+        question = asked(user_text)
+        purpose = "extract" if question is None else question.kind
+        recorded = self.labels.recorded(digest, purpose, question.class_name if question else None)
+        if recorded is not None:
+            self._count("replayed")
+            return recorded
+        label = self.labels.get(digest)
+        if question is not None and question.kind == "classify":
+            if label is not None:
+                self._count("labelled")
+                return json.dumps({"class": label.class_name})
+        elif label is not None:
+            self._count("labelled")
+            return json.dumps(label.fields)
+        elif self.reader is not None and (question is None or question.class_name == self.reader.class_name):
+            self._count("read")
+            return self.reader.reply(text)
+        self._count("unlabelled")
+        return _invalid(f"messages.0.content.0.document: {no_label(digest)}")
 
     def _draw(self) -> float:
         with self.lock:
@@ -210,13 +249,18 @@ class LocalBedrock:
         if isinstance(read, tuple):
             self._count("invalid_documents")
             return read
+        digest = document_digest(blocks)
         if read is None:  # no document block: the text between <document> markers, or all of it
             read = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
+            digest = document_sha256(read.encode("utf-8"))
         prompt = "".join(block.get("text", "") for block in system)
         if estimate_input_tokens(prompt, user_text, read) + max_tokens > CONTEXT_WINDOW_TOKENS:
             self._count("too_long")
             return _invalid(TOO_LONG_MESSAGE)
-        reply = self._extractor.reply(read)
+        answered = self.answer(user_text, digest, read)
+        if isinstance(answered, tuple):
+            return answered
+        reply = answered
         if faults.corrupt is not None:
             reply = faults.corrupted(reply, self._draw())
         stop_reason = "end_turn"
@@ -289,6 +333,15 @@ def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, s
     return "\n\n".join(texts)
 
 
+def document_digest(blocks: list[dict[str, Any]]) -> str:
+    """The sha256 of the first document block's bytes (read_documents has checked them), "" without one."""
+    for block in blocks:
+        if "document" in block:
+            raw = (block["document"].get("source") or {}).get("bytes", b"")
+            return document_sha256(raw if isinstance(raw, bytes) else base64.b64decode(str(raw)))
+    return ""
+
+
 def _invalid(message: str) -> tuple[int, dict[str, str], str]:
     return _error(400, "ValidationException", message)
 
@@ -332,15 +385,44 @@ def _admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[
     return [json.dumps(STATE.snapshot()).encode()]
 
 
+def _labels_admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    """GET how many labels and recordings are held; POST {"labels": [Label, ...], "recordings": [Recording,
+    ...]} adds them; DELETE forgets them all."""
+    method = environ.get("REQUEST_METHOD", "GET")
+    answer: dict[str, Any] = {}
+    if method in {"PUT", "POST"}:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        try:
+            body = json.loads(environ["wsgi.input"].read(length) or b"{}")
+            labels = [Label.model_validate(item) for item in body.get("labels", [])]
+            recordings = [Recording.model_validate(item) for item in body.get("recordings", [])]
+        except (ValidationError, ValueError, AttributeError) as error:
+            start_response("400 Bad Request", [("Content-Type", "application/json")])
+            return [json.dumps({"message": str(error)}).encode()]
+        STATE.labels.add(labels, recordings)
+        answer["added"] = len(labels) + len(recordings)
+    elif method == "DELETE":
+        STATE.labels.clear()
+    answer.update(STATE.labels.counts())
+    answer["reader"] = STATE.reader.path if STATE.reader else None
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [json.dumps(answer).encode()]
+
+
 class _Installed:
     done = False
     call: Callable[..., Any] | None = None
 
 
-def install(faults: ModelFaults | None = None) -> None:
-    """Serve Converse and the admin route from moto's server; start with ``faults`` (none by default)."""
+def install(
+    faults: ModelFaults | None = None, *, state_folder: Path | None = None, reader: Reader | None = None
+) -> None:
+    """Serve Converse and the admin routes from moto's server; start with ``faults`` (none by default), the
+    labels kept in ``state_folder`` (None: in memory, none at start) and ``reader``."""
     STATE.reset()
     STATE.configure(faults or ModelFaults())
+    STATE.labels.attach(None if state_folder is None else state_folder / LABELS_FILE)
+    STATE.reader = reader
     if _Installed.done:
         return
     BedrockRuntimeResponse.converse = _converse  # type: ignore[attr-defined]
@@ -350,6 +432,8 @@ def install(faults: ModelFaults | None = None) -> None:
     def dispatch(self: DomainDispatcherApplication, environ: dict[str, Any], start_response: Any) -> Any:
         if environ.get("PATH_INFO", "") == ADMIN_PATH:
             return _admin(environ, start_response)
+        if environ.get("PATH_INFO", "") == LABELS_PATH:
+            return _labels_admin(environ, start_response)
         return original(self, environ, start_response)
 
     DomainDispatcherApplication.__call__ = dispatch  # type: ignore[method-assign]

@@ -22,6 +22,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from docagent.localcloud import alerts, bedrock, distributed_map, patches, persistence, redrive, resume
 from docagent.localcloud.bedrock import ModelFaults
 from docagent.localcloud.journal import Journal, JournalWriteError
+from docagent.localcloud.labels import Reader
 from docagent.localcloud.requests import RequestCounter
 from docagent.localcloud.runtime import LambdaRuntime
 from docagent.localcloud.ticket_service import LOCAL_TOPIC_NAME, TICKET_API_URL_PARAMETER, TicketService
@@ -107,10 +108,12 @@ class LocalCloud:
         persist: bool = True,
         fresh: bool = False,
         skip_corrupt: bool = False,
+        reader: Reader | None = None,
     ) -> None:
         """``persist``: keep state in ``state_dir`` (persistence.py) and restore it at start; ``fresh``:
         forget what is there first; ``skip_corrupt``: set damaged journal records aside and restore the rest
-        (without it, a journal with damaged records in its middle is refused: ``JournalCorruptError``)."""
+        (without it, a journal with damaged records in its middle is refused: ``JournalCorruptError``);
+        ``reader``: the local Bedrock's answerer of unlabelled documents of its class (labels.py)."""
         if time_scale <= 0:
             raise ValueError("time scale must be positive")
         self.port = port or free_port()
@@ -120,6 +123,7 @@ class LocalCloud:
         self.alert_printer = alert_printer or _print_alert
         self.logs = CloudWatchLogsSink()
         self.model_faults = model_faults
+        self.reader = reader
         self.runtime = LambdaRuntime(
             state_dir=state_dir,
             base_env={**_inherited_environment(), **client_environment(self.endpoint)},
@@ -154,8 +158,10 @@ class LocalCloud:
         distributed_map.reset()
         redrive.reset()
         self.logs.forget()
-        # Bedrock Runtime's Converse, with the fault switches it starts with (changed at run time over HTTP).
-        bedrock.install(self.model_faults)
+        # Bedrock Runtime's Converse, with the fault switches it starts with (changed at run time over HTTP)
+        # and the labels it answers from (kept with the rest of the state).
+        labels_folder = persistence.state_folder(self.state_dir) if self.persist else None
+        bedrock.install(self.model_faults, state_folder=labels_folder, reader=self.reader)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         default_user_config["stepfunctions"]["execute_state_machine"] = True
         # The interpreter calls S3 and Lambda through boto3 at localhost:MOTO_PORT.

@@ -20,7 +20,14 @@ from docagent.operator.inspect_print import flow_text, print_report
 from docagent.operator.model_breaker import model_breaker
 from docagent.operator.model_breaker import next_step as model_breaker_step
 from docagent.operator.progress import exit_code_for
-from docagent.operator.records import IdempotencyRecord, JobRecords, StateEntry, job_step_key
+from docagent.operator.records import (
+    MODEL_STEPS,
+    IdempotencyRecord,
+    JobRecords,
+    StateEntry,
+    document_steps,
+    job_step_key,
+)
 from docagent.operator.redrive import armed_fault
 from functions import storage
 
@@ -40,7 +47,7 @@ class Inspector:
         redrives = records.redrives()
         entries = records.entries()
         document_ids = [entry.document_id for entry in entries]
-        keys = document_keys(self.job_id, document_ids)
+        keys = document_keys(self.job_id, document_ids, document_steps(records.bundle))
         job_keys = {step: job_step_key(step, self.job_id) for step in ("prepare", "actions")}
         wanted = [key for steps in keys.values() for key in steps.values()] + list(job_keys.values())
         idempotency = records.idempotency_records(wanted)
@@ -308,7 +315,7 @@ class Inspector:
                 flag = self._in_progress_flag(f"document {document['document_id']}", step, summary, running)
                 if flag is None:
                     continue
-                if step == "extract":
+                if step in MODEL_STEPS:
                     flag["action"] += (
                         f" The journal holds {len(document['model_calls'])} finished call(s) for it: "
                         + (

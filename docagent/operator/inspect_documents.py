@@ -7,16 +7,20 @@ import datetime as dt
 from typing import Any
 
 from docagent.operator.definition import retry_policy
-from docagent.operator.records import IdempotencyRecord, JobRecords, document_outcome, document_step_key
+from docagent.operator.records import (
+    MODEL_STEPS,
+    IdempotencyRecord,
+    JobRecords,
+    document_outcome,
+    document_step_key,
+)
 from functions.models import DocumentResult, ManifestEntry, ModelCallRecord
 
 
-def document_keys(job_id: str, document_ids: list[str]) -> dict[str, dict[str, str]]:
+def document_keys(job_id: str, document_ids: list[str], steps: list[str]) -> dict[str, dict[str, str]]:
+    """The idempotency record key of each durable step (records.document_steps) of each document."""
     return {
-        document_id: {
-            "extract": document_step_key("extract", job_id, document_id),
-            "customer_lookup": document_step_key("customer_lookup", job_id, document_id),
-        }
+        document_id: {step: document_step_key(step, job_id, document_id) for step in steps}
         for document_id in document_ids
     }
 
@@ -34,6 +38,11 @@ CALL_SUMMARY_FIELDS = {
 
 def _call_summary(call: ModelCallRecord) -> dict[str, Any]:
     return call.model_dump(mode="json", include=CALL_SUMMARY_FIELDS)
+
+
+def _with_status(steps: dict[str, IdempotencyRecord | None], status: str) -> list[str]:
+    """The steps whose record has ``status``, in flow order."""
+    return [name for name, record in steps.items() if record is not None and record.status == status]
 
 
 def _step_status(record: IdempotencyRecord | None, at: dt.datetime) -> str | None:
@@ -59,7 +68,6 @@ def document_view(
     processor_task: str | None,
 ) -> dict[str, Any]:
     document_id = entry.document_id
-    extract, lookup = steps.get("extract"), steps.get("customer_lookup")
     outcome = document_outcome(result is not None, map_entry)  # as `status` counts it
     child_failed = map_entry is not None and document_outcome(False, map_entry) == "failed"
     execution_status = str((records.description or {}).get("status"))
@@ -75,7 +83,7 @@ def document_view(
     else:
         status = "not_started"
 
-    last, active = last_boundary(result, calls, extract, lookup)
+    last, active = last_boundary(result, calls, steps)
     if status in {"pending", "not_started", "unfinished"} and active == "read_document":
         active = None  # nothing says a worker ever started it
     error = None
@@ -106,10 +114,10 @@ def document_view(
         flags.append("its result is stored but its worker died after storing it: a redrive returns it")
     if len(calls) > 1:
         flags.append(f"the model was called {len(calls)} times (only a call cut off mid-flight is repeated)")
+    completed = _with_status(steps, "COMPLETED")
     if result is None and status != "not_started":
-        if extract is not None and extract.status == "COMPLETED":
-            both = lookup is not None and lookup.status == "COMPLETED"
-            replaying = "extract and customer_lookup replay" if both else "extract replays"
+        if completed:
+            replaying = " and ".join(completed) + (" replay" if len(completed) > 1 else " replays")
             replayed.append(f"on redrive {replaying} the stored result (no new model call), then {active}")
         elif calls:
             replayed.append(
@@ -133,10 +141,7 @@ def document_view(
         "map_run": None
         if map_entry is None
         else {"status": map_entry["status"], "redrive_count": map_entry["redrive_count"]},
-        "steps": {
-            "extract": _step_status(extract, at),
-            "customer_lookup": _step_status(lookup, at),
-        },
+        "steps": {name: _step_status(record, at) for name, record in steps.items()},
         "step_records": {name: record.summary(at) for name, record in steps.items() if record is not None},
         "model_calls": [_call_summary(call) for call in calls],
         "resumed_by": resumed_by,
@@ -146,25 +151,27 @@ def document_view(
 
 
 def last_boundary(
-    result: DocumentResult | None,
-    calls: list[ModelCallRecord],
-    extract: IdempotencyRecord | None,
-    lookup: IdempotencyRecord | None,
+    result: DocumentResult | None, calls: list[ModelCallRecord], steps: dict[str, IdempotencyRecord | None]
 ) -> tuple[str, str | None]:
-    """(last committed boundary, the step after it) of one document."""
+    """(last committed boundary, the step after it) of one document; ``steps`` in flow order."""
     if result is not None:
         return "result_stored", "after store_result (returning the outcome)"
-    if lookup is not None and lookup.status == "COMPLETED":
-        return "customer_lookup", "store_result"
-    if extract is not None and extract.status == "COMPLETED":
-        extraction = extract.data if isinstance(extract.data, dict) else {}
-        if extraction.get("ok") is False:
-            return "extract", "store_result"
-        return "extract", "customer_lookup"
+    order = list(steps)
+    done = _with_status(steps, "COMPLETED")
+    if done:
+        last = done[-1]
+        record = steps[last]
+        data = record.data if record is not None and isinstance(record.data, dict) else {}
+        if last in MODEL_STEPS and data.get("ok") is False:  # a failed extraction is stored as it is
+            return last, "store_result"
+        following = order[order.index(last) + 1 :]
+        return last, following[0] if following else "store_result"
+    model_steps = [name for name in order if name in MODEL_STEPS]
     if calls:
-        return "model_call_journalled", "extract"
-    if extract is not None and extract.status == "INPROGRESS":
-        return "none", "extract"
+        return "model_call_journalled", model_steps[0] if model_steps else None
+    running = _with_status(steps, "INPROGRESS")
+    if running:
+        return "none", running[0]
     return "none", "read_document"
 
 

@@ -22,7 +22,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from docagent.kit.commands import start_definition
+from docagent.kit.commands import StartDefinition, start_definition
+from docagent.localcloud.labels import post_labels
 from docagent.operator.context import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -43,11 +44,12 @@ from docagent.operator.progress import (
     status_label,
 )
 from docagent.operator.records import READ_WORKERS, JobRecords, check_job_id, client_error_code
-from docagent.operator.reference import empty_table_warning, table_is_empty
-from docagent.operator.sources import Document, Source, read_source
+from docagent.operator.reference import published_bundle, reference_warnings
+from docagent.operator.sources import Document, Source, deployed_limits, read_source
 from functions import storage
 from functions.logic.prepare_job import request_sha256
 from functions.models import JOB_ID_RULE, JobRequest
+from stacks import outputs as names
 
 EXECUTION_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE")
 
@@ -193,7 +195,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         where = storage.request_key(job_id)
         raise _conflict(job_id, request, stored.request.model_dump(mode="json", exclude_none=True), where)
 
-    warnings = [] if existing is not None else _reference_warnings(ctx)
+    warnings = [] if existing is not None else _reference_warnings(ctx, request)
     if warnings and not args.json:
         for warning in warnings:
             console.print(f"warning: {warning}", style="yellow", markup=False)
@@ -207,6 +209,8 @@ def cmd_start(args: argparse.Namespace) -> int:
 
     started = False
     if existing is None:
+        if (source.labels or source.recordings) and ctx.endpoint is not None:  # the local Bedrock's answers
+            post_labels(ctx.endpoint, source.labels, source.recordings)
         started = _start_execution(ctx, records, request, sha)
     records.refresh()
     described = records.require_execution()
@@ -232,29 +236,8 @@ def cmd_start(args: argparse.Namespace) -> int:
         "warnings": warnings,
         "definition": definition.version if definition else None,
     }
-    human = wide_console()
     if not args.json:
-        verb = "started" if started else "already started with the same input:"
-        human.print(
-            Text.assemble(
-                "job ",
-                (job_id, "bold"),
-                f" {verb} {len(source.documents)} documents ({payload['source']['bytes']} bytes) from "
-                f"{_source_text(source)}" + (f", {uploaded} uploaded" if uploaded else ""),
-                f"; status {described['status']}\n  execution {records.execution_arn}",
-            )
-        )
-        if definition is not None:
-            human.print(Text(f"  definition {definition.version}{definition.note}"))
-        for item in source.skipped:
-            human.print(Text.assemble(("  skipped ", "yellow"), f"{item.path}: {item.reason}"))
-        if source.too_large:
-            human.print(
-                Text(
-                    f"  {len(source.too_large)} document(s) over MAX_DOCUMENT_BYTES: the job rejects each "
-                    "(DocumentTooLarge, in its result; `--json` names them in source.too_large)"
-                )
-            )
+        _print_started(payload, source, records, definition)
     code = EXIT_OK
     if args.wait:
         final = follow(records, show=not args.json)
@@ -267,14 +250,50 @@ def cmd_start(args: argparse.Namespace) -> int:
     return code
 
 
-def _reference_warnings(ctx: OperatorContext) -> list[str]:
-    """Before a new job: a reference table it checks documents against that is empty (docs/deploying.md,
-    "Deploying to your account")."""
+def _print_started(
+    payload: dict[str, Any], source: Source, records: JobRecords, definition: StartDefinition | None
+) -> None:
+    """The human answer of a start: the job, its source, its definition, what was skipped."""
+    job_id, started, uploaded = payload["job_id"], payload["started"], payload["source"]["uploaded"]
+    described = records.require_execution()
+    human = wide_console()
+    verb = "started" if started else "already started with the same input:"
+    human.print(
+        Text.assemble(
+            "job ",
+            (job_id, "bold"),
+            f" {verb} {len(source.documents)} documents ({payload['source']['bytes']} bytes) from "
+            f"{_source_text(source)}" + (f", {uploaded} uploaded" if uploaded else ""),
+            f"; status {described['status']}\n  execution {records.execution_arn}",
+        )
+    )
+    if definition is not None:
+        human.print(Text(f"  definition {definition.version}{definition.note}"))
+    for item in source.skipped:
+        human.print(Text.assemble(("  skipped ", "yellow"), f"{item.path}: {item.reason}"))
+    if source.too_large:
+        human.print(
+            Text(
+                f"  {len(source.too_large)} document(s) over MAX_DOCUMENT_BYTES: the job rejects each "
+                "(DocumentTooLarge, in its result; `--json` names them in source.too_large)"
+            )
+        )
+
+
+def _reference_warnings(ctx: OperatorContext, request: dict[str, Any]) -> list[str]:
+    """Before a new job: each reference table its definition's lookup checks read that is empty
+    (docs/deploying.md, "Deploying to your account"). Nothing when the definition is not published (PrepareJob
+    refuses the job then) or the deployment has no reference table."""
+    name = request.get("definition") or deployed_limits(ctx).default_definition
+    if not name or not ctx.outputs.get(names.REFERENCE_TABLE):
+        return []
     try:
-        empty = table_is_empty(ctx)
+        bundle = published_bundle(ctx.client("s3"), ctx.bucket, name)
+        if bundle is None:
+            return []
+        return reference_warnings(ctx.client("dynamodb"), ctx.outputs[names.REFERENCE_TABLE], bundle)
     except ClientError as error:
-        return [f"could not check the customers table ({client_error_code(error)})"]
-    return [empty_table_warning()] if empty else []
+        return [f"could not check the reference tables of definition {name} ({client_error_code(error)})"]
 
 
 def job_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -25,8 +25,9 @@ from rich.text import Text
 from docagent import project
 from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
 from docagent.operator.formats import wide_console
-from docagent.operator.reference import TABLES, empty_table_warning, is_empty
+from docagent.operator.reference import lookup_checks, published_bundle, reference_warnings
 from functions.model.bedrock import model_access_fix
+from stacks import outputs as names
 from stacks.config import INFERENCE_PROFILE_PREFIXES, ConfigError, DocAgentConfig, load_config
 from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
 
@@ -370,14 +371,29 @@ class Preflight:
         )
 
     def reference_data(self) -> Check:
-        """The customers table a job checks documents against: empty means every document is rejected."""
+        """The reference tables the default definition's lookup checks read: an empty one fails that lookup
+        for every document."""
         outputs = self.deployed_outputs if self.on_aws else self.local_outputs
-        table = (outputs or {}).get(TABLES["customers"])
-        if not table:
+        table_name, bucket = (outputs or {}).get(names.REFERENCE_TABLE), (outputs or {}).get(names.BUCKET)
+        if not table_name or not bucket:
             return _skipped("reference_data", "the stack is not deployed")
-        if is_empty(self.client("dynamodb"), table):
-            return Check("reference_data", "warn", empty_table_warning(), "docagent reference load FILE")
-        return Check("reference_data", "ok", f"customers table {table} has rows")
+        # cdk.json's default_definition (stacks/config.py): the definition a job runs unless it names one.
+        name = str(getattr(self.config, "default_definition", "") or "")
+        if not name:
+            return _skipped("reference_data", "no default definition (cdk.json default_definition)")
+        bundle = published_bundle(self.client("s3"), bucket, name)
+        if bundle is None:
+            return _skipped("reference_data", f"definition {name} is not published")
+        warnings = reference_warnings(self.client("dynamodb"), table_name, bundle)
+        if warnings:
+            return Check(
+                "reference_data",
+                "warn",
+                "; ".join(warnings),
+                "docagent reference load FILE --table TABLE --key FIELD",
+            )
+        tables = ", ".join(sorted(lookup_checks(bundle))) or "none"
+        return Check("reference_data", "ok", f"definition {name}: lookup tables with rows: {tables}")
 
 
 def required_bootstrap_version(out_dir: Path = project.ROOT / "cdk.out") -> int:

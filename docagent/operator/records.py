@@ -25,6 +25,7 @@ from docagent.operator.definition import result_writer_prefix
 from docagent.operator.formats import error_message, iso, now
 from functions import durable, storage
 from functions.actions.models import ActionAttempt, ActionDone
+from functions.definition import DefinitionBundle, LookupCheck
 from functions.models import (
     JOB_ID_PATTERN,
     JOB_ID_RULE,
@@ -51,6 +52,15 @@ def document_outcome(has_result: bool, child: dict[str, Any] | None) -> str:
     if child is not None and child.get("status") in FAILED_STATUSES:
         return "failed"
     return "pending"
+
+
+def extracted_fields(result: BaseModel) -> tuple[str | None, dict[str, Any] | None]:
+    """A result's class and extracted fields (``class_name``, ``fields``: the kit's DocumentResult), as JSON.
+    A result written before the kit has ``facts`` of the invoice review and no class (read as fields of no
+    class, for results already stored)."""
+    dumped = result.model_dump(mode="json")
+    fields = dumped.get("fields", dumped.get("facts"))
+    return dumped.get("class_name"), fields if isinstance(fields, dict) else None
 
 
 def check_job_id(job_id: str) -> str:
@@ -421,6 +431,17 @@ class JobRecords:
     def manifest(self) -> JobManifest | None:
         return self._read_model(JobManifest, storage.manifest_key(self.job_id))
 
+    @cached_property
+    def bundle(self) -> DefinitionBundle | None:
+        """The job definition the job pinned (JobVersions.definition, definition_sha256), None for a job
+        prepared before definitions existed, or when its bundle is gone."""
+        versions = self.manifest.versions if self.manifest else None
+        if versions is None or versions.definition is None or versions.definition_sha256 is None:
+            return None
+        return self._read_model(
+            DefinitionBundle, storage.definition_key(versions.definition, versions.definition_sha256)
+        )
+
     def entries(self) -> list[ManifestEntry]:
         """Every document of the job: inline in older manifests, else read from the manifest's parts."""
         return self._entries
@@ -535,8 +556,30 @@ def _idempotency_record(item: dict[str, Any]) -> IdempotencyRecord:
     )
 
 
-def document_step_key(step: durable.StepName, job_id: str, document_id: str) -> str:
-    return durable.record_key(step, {"job_id": job_id, "document_id": document_id})
+# The durable steps of a document of a job prepared before job definitions existed.
+STEPS_BEFORE_DEFINITIONS = ("extract", "customer_lookup")
+MODEL_STEPS = ("classify", "extract")
+
+
+def document_steps(bundle: DefinitionBundle | None) -> list[str]:
+    """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
+    several classes), ``extract``, then ``lookup-{check}`` per lookup check of the definition's classes."""
+    if bundle is None:
+        return list(STEPS_BEFORE_DEFINITIONS)
+    classes = bundle.definition.classes
+    lookups = {
+        f"lookup-{check.name}"
+        for spec in classes.values()
+        for check in spec.checks
+        if isinstance(check, LookupCheck)
+    }
+    return (["classify"] if len(classes) > 1 else []) + ["extract"] + sorted(lookups)
+
+
+def document_step_key(step: str, job_id: str, document_id: str) -> str:
+    """A document step's idempotency record key (``lookup-{check}`` steps are named by the definition)."""
+    ids = {"job_id": job_id, "document_id": document_id}
+    return durable.record_key(step, ids)  # type: ignore[arg-type,unused-ignore]  # StepName: str in the kit
 
 
 def job_step_key(step: durable.StepName, job_id: str) -> str:

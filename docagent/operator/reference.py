@@ -1,16 +1,21 @@
-"""``docagent reference load FILE [--table customers]``: the reference data a job checks documents against.
+"""``docagent reference load FILE --table NAME --key FIELD``: the rows a definition's lookup checks find.
 
-``cdk deploy`` creates the customers table empty, and ProcessDocument rejects every document whose customer
-is not in it (``UnknownCustomer``). This command fills it from a CSV file (a header row) or JSON Lines (one
-object a line), locally or on AWS (``--aws``):
+One DynamoDB table holds every reference table of every job definition (stacks/storage.py ReferenceTable):
+partition key ``table`` (the reference table's name, as a lookup check names it), sort key ``key`` (the value
+looked up: the row's FIELD), the row's attributes beside them (functions/references.py reads them). ``cdk
+deploy`` creates it empty; a lookup check of an empty table fails for every document. This command fills one
+reference table from a CSV file (a header row) or JSON Lines (one object a line), locally or on AWS
+(``--aws``):
 
-- every row is validated first (``CustomerRow``); one bad row refuses the whole file (exit 2, each bad line
-  named) and nothing is written;
-- a customer id twice in the file is a bad row (which one would win is not the deployer's intent);
+- every row is validated first: an object with FIELD (text, or a number written as text) and no attribute
+  named ``table`` or ``key`` (the table's own keys); one bad row refuses the whole file (exit 2, each bad
+  line named) and nothing is written;
+- a key twice in the file is a bad row (which one would win is not the deployer's intent);
 - rows are written with BatchWriteItem, 25 at a time, unprocessed items retried with backoff; a re-run writes
-  the same items again (PutItem replaces an item by its key), so loading twice leaves the same table.
+  the same items again (PutItem replaces an item by its keys), so loading twice leaves the same table.
 
-``table_is_empty`` is the check ``start`` and ``preflight`` warn with (one Scan with Limit=1).
+``reference_warnings`` is what ``start`` and ``preflight`` warn with: each lookup table of the definition
+that holds no row (one Query with Limit=1 per table).
 """
 
 from __future__ import annotations
@@ -19,14 +24,16 @@ import argparse
 import csv
 import io
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from boto3.dynamodb.types import TypeSerializer
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from botocore.exceptions import ClientError
 
 from docagent.operator.context import (
     EXIT_BAD_REQUEST,
@@ -39,29 +46,29 @@ from docagent.operator.context import (
     target_arguments,
 )
 from docagent.operator.formats import wide_console
+from functions import storage
+from functions.definition import NAME_PATTERN, NAME_RULE, DefinitionBundle, DefinitionPointer, LookupCheck
 from stacks import outputs as names
 
-# The invoice example's customer ids (moved out of functions/models.py; kit-cli makes this command generic).
-CUSTOMER_ID_PATTERN = r"^[A-Z0-9][A-Z0-9-]{0,39}$"
-
-# Reference tables by the name the command takes -> the stack output naming the table.
-TABLES = {"customers": names.CUSTOMERS_TABLE}
+# The reference table's own keys (functions/references.py): no row may carry an attribute of these names.
+TABLE_ATTRIBUTE = "table"
+KEY_ATTRIBUTE = "key"
+# A sort key value is at most 1024 bytes (as of 2026-12, DynamoDB developer guide, "Service, account, and
+# table quotas": "The maximum length of a sort key value is 1024 bytes").
+MAX_KEY_BYTES = 1024
+_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,254}$")
 # BatchWriteItem takes at most 25 put requests (as of 2026-12, DynamoDB API reference "BatchWriteItem").
 BATCH_SIZE = 25
 MAX_UNPROCESSED_ROUNDS = 8
 MAX_ERRORS_SHOWN = 20
 
 
-class CustomerRow(BaseModel):
-    """A customers-table row as the deployer writes it: the id in the form the model extracts (an id in
-    another form could never be found), a name, and nothing the table's reader would ignore."""
+@dataclass(frozen=True)
+class ReferenceRow:
+    """One row of a reference table: the looked-up value and every attribute of the row (FIELD included)."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-
-    customer_id: str = Field(pattern=CUSTOMER_ID_PATTERN)
-    name: str = Field(min_length=1, max_length=400)
-    country: str | None = Field(None, max_length=100)
-    tier: str | None = Field(None, max_length=100)
+    key: str
+    attributes: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,7 @@ def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    yield number, json.loads(line)
+                    yield number, json.loads(line, parse_float=Decimal)
                 except json.JSONDecodeError as error:
                     yield number, error
         return
@@ -88,48 +95,53 @@ def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:
         yield reader.line_num, {key: value for key, value in row.items() if value not in (None, "")}
 
 
-def _message(error: ValidationError | json.JSONDecodeError | str) -> str:
-    if isinstance(error, str):
-        return error
-    if isinstance(error, json.JSONDecodeError):
-        return f"not JSON: {error.msg}"
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "row"
-    return f"{where}: {first['msg']}"
+def _row_problem(raw: dict[str, Any], key_field: str) -> str | None:
+    reserved = sorted({TABLE_ATTRIBUTE, KEY_ATTRIBUTE} & set(raw))
+    if reserved:
+        return f"{', '.join(reserved)}: the reference table's own keys; rename the column"
+    unnamed = [name for name in raw if not isinstance(name, str) or not name.strip()]
+    if unnamed:
+        return "a column without a name"
+    value = raw.get(key_field)
+    if value is None or value == "":
+        return f"{key_field}: missing (the --key field of every row)"
+    if isinstance(value, bool) or not isinstance(value, (str, int, Decimal)):
+        return f"{key_field}: a key is text or a number, not {type(value).__name__}"
+    if len(str(value).encode("utf-8")) > MAX_KEY_BYTES:
+        return f"{key_field}: longer than {MAX_KEY_BYTES} bytes"
+    return None
 
 
-def read_rows(path: Path) -> tuple[list[CustomerRow], list[RowError]]:
+def read_rows(path: Path, key_field: str) -> tuple[list[ReferenceRow], list[RowError]]:
     """Every row validated: the good rows and the errors by line (nothing is written when there are any)."""
     if not path.is_file():
         raise OperatorError(f"{path}: no such file", EXIT_NOT_FOUND)
-    rows: list[CustomerRow] = []
+    rows: list[ReferenceRow] = []
     errors: list[RowError] = []
     seen: dict[str, int] = {}
     for line, raw in _raw_rows(path):
         if isinstance(raw, json.JSONDecodeError):
-            errors.append(RowError(line, _message(raw)))
+            errors.append(RowError(line, f"not JSON: {raw.msg}"))
             continue
         if not isinstance(raw, dict):
             errors.append(RowError(line, "not an object"))
             continue
-        try:
-            row = CustomerRow.model_validate(raw)
-        except ValidationError as error:
-            errors.append(RowError(line, _message(error)))
+        problem = _row_problem(raw, key_field)
+        if problem is not None:
+            errors.append(RowError(line, problem))
             continue
-        if row.customer_id in seen:
-            errors.append(
-                RowError(line, f"customer_id {row.customer_id} again (first on line {seen[row.customer_id]})")
-            )
+        key = str(raw[key_field]).strip()
+        if key in seen:
+            errors.append(RowError(line, f"{key_field} {key} again (first on line {seen[key]})"))
             continue
-        seen[row.customer_id] = line
-        rows.append(row)
+        seen[key] = line
+        rows.append(ReferenceRow(key, dict(raw)))
     return rows, errors
 
 
-def write_rows(ctx: OperatorContext, table_name: str, rows: list[CustomerRow]) -> int:
-    """BatchWriteItem in batches of 25; unprocessed items (throttling) are sent again with backoff."""
-    dynamodb = ctx.client("dynamodb")
+def write_rows(dynamodb: Any, table_name: str, table: str, rows: list[ReferenceRow]) -> int:
+    """The rows of reference table ``table`` into the reference table ``table_name``: BatchWriteItem in
+    batches of 25; unprocessed items (throttling) are sent again with backoff."""
     serializer = TypeSerializer()
     written = 0
     for start in range(0, len(rows), BATCH_SIZE):
@@ -138,8 +150,9 @@ def write_rows(ctx: OperatorContext, table_name: str, rows: list[CustomerRow]) -
             {
                 "PutRequest": {
                     "Item": {
-                        key: serializer.serialize(value)
-                        for key, value in row.model_dump(exclude_none=True).items()
+                        **{name: serializer.serialize(value) for name, value in row.attributes.items()},
+                        TABLE_ATTRIBUTE: {"S": table},
+                        KEY_ATTRIBUTE: {"S": row.key},
                     }
                 }
             }
@@ -160,29 +173,14 @@ def write_rows(ctx: OperatorContext, table_name: str, rows: list[CustomerRow]) -
     return written
 
 
-def is_empty(dynamodb: Any, table_name: str) -> bool:
-    """One Scan with Limit=1: reads at most one item, whatever the table's size."""
-    found = dynamodb.scan(TableName=table_name, Limit=1, Select="COUNT")
-    return int(found.get("Count", 0)) == 0
-
-
-def table_is_empty(ctx: OperatorContext, table: str = "customers") -> bool | None:
-    """True when the table has no item; None when the stack has no such table."""
-    name = ctx.outputs.get(TABLES[table])
-    return None if not name else is_empty(ctx.client("dynamodb"), name)
-
-
-def empty_table_warning(table: str = "customers") -> str:
-    return (
-        f"the {table} table is empty: every document will be rejected UnknownCustomer. Load it first: "
-        f"docagent reference load FILE --table {table} (README: Deploying to your account)"
-    )
-
-
-@command
-def cmd_reference_load(args: argparse.Namespace) -> int:
-    path = Path(args.file)
-    rows, errors = read_rows(path)
+def validated_rows(path: Path, table: str, key_field: str) -> list[ReferenceRow]:
+    """The rows of ``path``, every one valid; else OperatorError (InvalidReferenceData) naming every bad
+    line (nothing is written)."""
+    if not re.match(NAME_PATTERN, table):
+        raise OperatorError(f"--table {table!r}: {NAME_RULE}", EXIT_BAD_REQUEST, "InvalidReferenceData")
+    if not _FIELD.match(key_field):
+        raise OperatorError(f"--key {key_field!r}: a column name", EXIT_BAD_REQUEST, "InvalidReferenceData")
+    rows, errors = read_rows(path, key_field)
     if errors:
         shown = errors[:MAX_ERRORS_SHOWN]
         more = len(errors) - len(shown)
@@ -196,11 +194,79 @@ def cmd_reference_load(args: argparse.Namespace) -> int:
         )
     if not rows:
         raise OperatorError(f"{path}: no rows", EXIT_BAD_REQUEST, "InvalidReferenceData")
+    return rows
+
+
+def load_file(dynamodb: Any, table_name: str, table: str, path: Path, key_field: str) -> int:
+    """``path`` validated whole, then written (``docagent reference load`` and the drills): rows written."""
+    return write_rows(dynamodb, table_name, table, validated_rows(path, table, key_field))
+
+
+# ---------------------------------------------------------------------------------- empty lookup tables
+
+
+def is_empty(dynamodb: Any, table_name: str, table: str) -> bool:
+    """One Query with Limit=1: reads at most one row of reference table ``table``, whatever its size."""
+    found = dynamodb.query(
+        TableName=table_name,
+        KeyConditionExpression="#table = :table",
+        ExpressionAttributeNames={"#table": TABLE_ATTRIBUTE},
+        ExpressionAttributeValues={":table": {"S": table}},
+        Limit=1,
+        Select="COUNT",
+    )
+    return int(found.get("Count", 0)) == 0
+
+
+def lookup_checks(bundle: DefinitionBundle) -> dict[str, list[str]]:
+    """The reference tables a definition's lookup checks read, each with the checks (``class.check``)."""
+    tables: dict[str, list[str]] = {}
+    for class_name, spec in bundle.definition.classes.items():
+        for check in spec.checks:
+            if isinstance(check, LookupCheck):
+                tables.setdefault(check.table, []).append(f"{class_name}.{check.name}")
+    return tables
+
+
+def empty_table_warning(table: str, checks: list[str]) -> str:
+    return (
+        f"the reference table {table} is empty: every document fails its lookup ({', '.join(checks)}). "
+        f"Load it first: docagent reference load FILE --table {table} --key FIELD"
+    )
+
+
+def published_bundle(s3: Any, bucket: str, name: str) -> DefinitionBundle | None:
+    """The current published version of definition ``name`` in ``bucket``, or None when none is."""
+    try:
+        pointer = s3.get_object(Bucket=bucket, Key=storage.definition_current_key(name))["Body"].read()
+        sha256 = DefinitionPointer.model_validate_json(pointer).sha256
+        raw = s3.get_object(Bucket=bucket, Key=storage.definition_key(name, sha256))["Body"].read()
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404", "NoSuchBucket"}:
+            return None
+        raise
+    return DefinitionBundle.model_validate_json(raw)
+
+
+def reference_warnings(dynamodb: Any, table_name: str, bundle: DefinitionBundle) -> list[str]:
+    """One warning per lookup table of ``bundle`` that holds no row."""
+    return [
+        empty_table_warning(table, checks)
+        for table, checks in sorted(lookup_checks(bundle).items())
+        if is_empty(dynamodb, table_name, table)
+    ]
+
+
+@command
+def cmd_reference_load(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    rows = validated_rows(path, args.table, args.key)  # refused before the deployment is looked up
     ctx = OperatorContext.from_args(args)
-    table_name = ctx.output(TABLES[args.table])
-    written = write_rows(ctx, table_name, rows)
+    table_name = ctx.output(names.REFERENCE_TABLE)
+    written = write_rows(ctx.client("dynamodb"), table_name, args.table, rows)
     payload = {
         "table": args.table,
+        "key": args.key,
         "table_name": table_name,
         "file": str(path),
         "rows": len(rows),
@@ -210,7 +276,9 @@ def cmd_reference_load(args: argparse.Namespace) -> int:
         args,
         payload,
         lambda: wide_console().print(
-            f"{written} {args.table} rows written to {table_name} ({ctx.where}) from {path}", markup=False
+            f"{written} rows of reference table {args.table} (key {args.key}) written to {table_name} "
+            f"({ctx.where}) from {path}",
+            markup=False,
         ),
     )
     return EXIT_OK
@@ -227,10 +295,11 @@ def register(
         parents=[common, target_arguments()],
         help="load rows from a CSV (header row) or JSON Lines file into a reference table (idempotent)",
     )
+    load.add_argument("file", metavar="FILE", help="a .csv or .jsonl file, one row per looked-up value")
     load.add_argument(
-        "file", metavar="FILE", help="a .csv or .jsonl file; customers: customer_id, name, country, tier"
+        "--table", required=True, help="the reference table's name, as the definition's lookup checks name it"
     )
     load.add_argument(
-        "--table", choices=sorted(TABLES), default="customers", help="the table (default customers)"
+        "--key", required=True, metavar="FIELD", help="the column whose value a lookup check looks up"
     )
     load.set_defaults(handler=cmd_reference_load)

@@ -18,6 +18,15 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from docagent.kit.samples import LABEL_SUFFIX
+from docagent.localcloud.labels import (
+    RECORDING_SUFFIX,
+    Label,
+    LabelsInvalid,
+    Recording,
+    read_labels,
+    read_recordings,
+)
 from docagent.operator.context import OperatorContext, OperatorError, RefusedError
 from docagent.operator.records import READ_WORKERS, client_error_code
 from functions import storage
@@ -28,6 +37,8 @@ from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks import outputs as names
 
 SHOWN_OFFENDERS = 10
+LOCAL_MODEL_SUFFIXES = (LABEL_SUFFIX, RECORDING_SUFFIX)
+LABEL_SKIPPED = "a label or recording for the local model (registered with a local cloud), not a document"
 
 
 @dataclass
@@ -60,6 +71,9 @@ class Source:
     # Over MAX_DOCUMENT_BYTES: started anyway, the job rejects each one (DocumentTooLarge, in its result).
     too_large: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)  # --from-dir: entries not uploaded, and why
+    # --from-dir against a local cloud: the labels beside the documents, for the local Bedrock (labels.py).
+    labels: list[Label] = field(default_factory=list)
+    recordings: list[Recording] = field(default_factory=list)
 
     def request_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"bucket": self.bucket}
@@ -75,6 +89,7 @@ class Limits:
     max_document_bytes: int
     max_documents: int
     source_locations: str = ""  # SOURCE_LOCATIONS (empty: the job bucket's incoming/ root)
+    default_definition: str = ""  # DEFAULT_DEFINITION: what a request without a definition runs
 
 
 def deployed_limits(ctx: OperatorContext) -> Limits:
@@ -91,6 +106,7 @@ def deployed_limits(ctx: OperatorContext) -> Limits:
         max_document_bytes=int(environment.get("MAX_DOCUMENT_BYTES", DEFAULT_MAX_DOCUMENT_BYTES)),
         max_documents=int(environment.get("MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS)),
         source_locations=str(environment.get("SOURCE_LOCATIONS", "")),
+        default_definition=str(environment.get("DEFAULT_DEFINITION", "")),
     )
 
 
@@ -393,6 +409,18 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
     prefix = storage.incoming_prefix(job_id)
     check_sources(ctx, ctx.bucket, [prefix], limits)
     files, skipped = folder_files(root)
+    # NAME.label.json (or NAME.recording.json) beside NAME.EXT is for the local model, not a document.
+    skipped += [Skipped(name, LABEL_SKIPPED) for name, _ in files if name.endswith(LOCAL_MODEL_SUFFIXES)]
+    labelled = len(files)
+    files = [(name, path) for name, path in files if not name.endswith(LOCAL_MODEL_SUFFIXES)]
+    labels: list[Label] = []
+    recordings: list[Recording] = []
+    if ctx.endpoint is not None and labelled > len(files):
+        try:
+            labels, recordings = read_labels(root), read_recordings(root)
+        except LabelsInvalid as invalid:
+            details = {"problems": invalid.problems}
+            raise RefusedError("LabelsInvalid", str(invalid), details=details) from None
     if not files:
         why = f" ({len(skipped)} skipped: {', '.join(item.path for item in skipped[:SHOWN_OFFENDERS])})"
         raise RefusedError(
@@ -427,7 +455,15 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
         "Convert or remove them.",
     )
     problems.refuse()
-    return Source("from_dir", ctx.bucket, prefix=prefix, documents=documents, skipped=skipped)
+    return Source(
+        "from_dir",
+        ctx.bucket,
+        prefix=prefix,
+        documents=documents,
+        skipped=skipped,
+        labels=labels,
+        recordings=recordings,
+    )
 
 
 def read_source(ctx: OperatorContext, args: argparse.Namespace, job_id: str) -> Source:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -31,10 +32,12 @@ from docagent.operator.context import (
 )
 from docagent.operator.formats import as_datetime, iso, wide_console
 from docagent.operator.progress import exit_code_for
-from docagent.operator.records import JobRecords
+from docagent.operator.records import MODEL_STEPS, JobRecords, document_steps
+from functions.definition import DefinitionBundle
 from functions.spans import SPAN_END, SPAN_START, trace_id_for
 
 JOB_STEPS = ("prepare", "report", "actions", "verify")
+# A document's spans in a job prepared before job definitions (trace_steps: a definition's).
 DOCUMENT_STEPS = ("extract", "model_call", "customer_lookup", "store")
 JOB_EVENTS = {
     "ExecutionStarted",
@@ -167,8 +170,19 @@ def _walk(span: dict[str, Any]) -> list[dict[str, Any]]:
     return [span, *(child for inner in span["children"] for child in _walk(inner))]
 
 
-def document_entry(entry: dict[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    """A document's attempts (root spans) with what each reached; steps never entered are ``not reached``."""
+def trace_steps(bundle: DefinitionBundle | None) -> tuple[str, ...]:
+    """The spans a document's attempt goes through, in order: its durable steps (records.document_steps)
+    with the model call after the model steps, then the store."""
+    steps = document_steps(bundle)
+    model = max(index for index, step in enumerate(steps) if step in MODEL_STEPS)
+    return (*steps[: model + 1], "model_call", *steps[model + 1 :], "store")
+
+
+def document_entry(
+    entry: dict[str, Any], attempts: list[dict[str, Any]], steps: Sequence[str] = DOCUMENT_STEPS
+) -> dict[str, Any]:
+    """A document's attempts (root spans) with what each reached; ``steps`` never entered are ``not
+    reached``."""
     killed = [attempt for attempt in attempts if attempt["status"] in {"killed", "unfinished"}]
     completed = [attempt for attempt in attempts if attempt["status"] == "completed"]
     last = attempts[-1] if attempts else None
@@ -191,7 +205,7 @@ def document_entry(entry: dict[str, Any], attempts: list[dict[str, Any]]) -> dic
         "completed_after_redrive": bool(completed and completed[-1]["redrive_count"] > 0),
         "model_calls": sum(call["outcome"] != "replayed" for call in model_calls),
         "model_calls_replayed": sum(call["outcome"] == "replayed" for call in model_calls),
-        "not_reached": [] if completed else [step for step in DOCUMENT_STEPS if step not in reached],
+        "not_reached": [] if completed else [step for step in steps if step not in reached],
         "spans": attempts,
     }
 
@@ -205,6 +219,7 @@ def build_trace(
     *,
     xray: dict[str, Any] | None = None,
     document_id: str | None = None,
+    document_spans: Sequence[str] = DOCUMENT_STEPS,
 ) -> dict[str, Any]:
     spans = [span for span in pair_spans(lines) if span["job_id"] == job_id]
     roots = nest(spans)
@@ -217,7 +232,7 @@ def build_trace(
             job_steps[root["step"]].append(root)
     entries = items or [{"document_id": doc, "index": None} for doc in sorted(by_document)]
     documents = [
-        document_entry(entry, by_document.get(str(entry["document_id"]), []))
+        document_entry(entry, by_document.get(str(entry["document_id"]), []), document_spans)
         for entry in entries
         if document_id is None or entry["document_id"] == document_id
     ]
@@ -295,7 +310,14 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if started is not None:
         xray = xray_trace_ids(ctx, records.job_id, started - dt.timedelta(minutes=5), stopped)
     trace = build_trace(
-        records.job_id, described, records.history, items, lines, xray=xray, document_id=args.document
+        records.job_id,
+        described,
+        records.history,
+        items,
+        lines,
+        xray=xray,
+        document_id=args.document,
+        document_spans=trace_steps(records.bundle),
     )
     emit(args, trace, lambda: print_trace(trace, show_all=args.all or bool(args.document)))
     return exit_code_for(str(described.get("status")))

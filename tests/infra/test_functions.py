@@ -104,7 +104,7 @@ def test_environment_values_come_from_config_and_storage(synthesized: Synthesize
     assert variables["IDEMPOTENCY_TABLE_NAME"] == {
         "Ref": synthesized.logical_id(stack.storage.idempotency_table)
     }
-    assert variables["CUSTOMERS_TABLE_NAME"] == {"Ref": synthesized.logical_id(stack.storage.customers_table)}
+    assert variables["REFERENCE_TABLE_NAME"] == {"Ref": synthesized.logical_id(stack.storage.reference_table)}
     assert variables["MODEL_PROVIDER"] == config.model_provider
     assert variables["MODEL_ID"] == config.model_id
     assert variables["PROMPT_VERSION"] == config.prompt_version
@@ -237,13 +237,13 @@ def s3_actions(granted: set[tuple[str, str]]) -> set[str]:
 
 def test_only_idempotent_steps_touch_the_idempotency_table(synthesized: Synthesized) -> None:
     table = f"<{synthesized.logical_id(synthesized.stack.storage.idempotency_table)}.Arn>"
-    customers = f"<{synthesized.logical_id(synthesized.stack.storage.customers_table)}.Arn>"
+    references = f"<{synthesized.logical_id(synthesized.stack.storage.reference_table)}.Arn>"
     users = {}
     for handler, function in functions_by_handler(synthesized).items():
         granted = template_role_grants(role_of(synthesized, function))
         users[handler.split(".")[2]] = {action for action, resource in granted if resource == table}
         if "process_document" not in handler:
-            assert not any(resource == customers for _, resource in granted), handler
+            assert not any(resource == references for _, resource in granted), handler
     powertools = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
     assert users == {
         "prepare_job": powertools,

@@ -92,12 +92,18 @@ def test_idempotency_table_matches_powertools_schema(synthesized: Synthesized) -
     assert table["BillingMode"] == "PAY_PER_REQUEST"
 
 
-def test_customers_table_is_keyed_by_customer_id(synthesized: Synthesized) -> None:
+def test_the_reference_table_is_keyed_by_table_and_key(synthesized: Synthesized) -> None:
     table = synthesized.template_json["Resources"][
-        synthesized.logical_id(synthesized.stack.storage.customers_table)
+        synthesized.logical_id(synthesized.stack.storage.reference_table)
     ]["Properties"]
-    assert table["KeySchema"] == [{"AttributeName": "customer_id", "KeyType": "HASH"}]
-    assert table["AttributeDefinitions"] == [{"AttributeName": "customer_id", "AttributeType": "S"}]
+    assert table["KeySchema"] == [
+        {"AttributeName": "table", "KeyType": "HASH"},
+        {"AttributeName": "key", "KeyType": "RANGE"},
+    ]
+    assert table["AttributeDefinitions"] == [
+        {"AttributeName": "table", "AttributeType": "S"},
+        {"AttributeName": "key", "AttributeType": "S"},
+    ]
     assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
     assert table["BillingMode"] == "PAY_PER_REQUEST"
     assert "TimeToLiveSpecification" not in table

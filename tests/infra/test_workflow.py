@@ -195,7 +195,7 @@ def test_role_may_deliver_logs_and_traces(synthesized: Synthesized) -> None:
 
 def test_outputs_name_everything_a_client_needs(synthesized: Synthesized) -> None:
     outputs = synthesized.template_json["Outputs"]
-    expected = {"BucketName", "StateMachineArn", "IdempotencyTableName", "CustomersTableName"}
+    expected = {"BucketName", "StateMachineArn", "IdempotencyTableName", "ReferenceTableName"}
     expected |= {"AlertTopicArn", "DashboardName"}
     expected |= {f"{spec.construct_id}FunctionName" for spec in FUNCTION_SPECS}
     assert set(outputs) == expected

@@ -17,17 +17,29 @@ import pytest
 
 from docagent import project
 from docagent.cli import main
-from docagent.drills.synthetic import generate_customers, generate_documents
+from docagent.drills.synthetic import (
+    CUSTOMERS_CSV,
+    CUSTOMERS_KEY,
+    CUSTOMERS_TABLE,
+    generate_customers,
+    generate_documents,
+)
 from docagent.localcloud.deploy import deploy
+from docagent.localcloud.labels import load_reader
 from docagent.localcloud.server import REGION, LocalCloud
 from docagent.localcloud.synth import synth_local
 from docagent.operator.outputs import validate_output
+from docagent.operator.reference import load_file
+
+INVOICE_READER = project.ROOT / "examples" / "invoices" / "local_reader.py"
 
 
 @pytest.fixture(scope="session")
 def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
     # A quarter of real time keeps retries and timeouts short while leaving room for a loaded CI machine.
-    with LocalCloud(tmp_path_factory.mktemp("localcloud"), time_scale=0.25) as running:
+    # The generated invoices have no labels: the invoice example's reader answers them.
+    reader = load_reader(INVOICE_READER)
+    with LocalCloud(tmp_path_factory.mktemp("localcloud"), time_scale=0.25, reader=reader) as running:
         yield running
 
 
@@ -138,13 +150,11 @@ def docagent(cloud: LocalCloud, stack_file: Path, monkeypatch: pytest.MonkeyPatc
 
 @pytest.fixture(scope="session")
 def customers(aws, deployed) -> list[str]:
-    """The synthetic customers in the deployed customers table; returns their ids."""
-    table = deployed.outputs["CustomersTableName"]
-    records = generate_customers()
-    for customer in records:
-        item = {name: {"S": str(value)} for name, value in customer.model_dump().items() if value is not None}
-        aws("dynamodb").put_item(TableName=table, Item=item)
-    return [customer.customer_id for customer in records]
+    """The invoice example's reference table customers (the synthetic customers) loaded into the deployed
+    reference table, as `docagent reference load` loads it; returns their ids."""
+    table = deployed.outputs["ReferenceTableName"]
+    load_file(aws("dynamodb"), table, CUSTOMERS_TABLE, CUSTOMERS_CSV, CUSTOMERS_KEY)
+    return [customer.customer_id for customer in generate_customers()]
 
 
 @pytest.fixture

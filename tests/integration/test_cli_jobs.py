@@ -250,13 +250,14 @@ def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 
         assert name in table and f"{error}: " in table, table
 
 
-def test_reference_load_fills_the_local_customers_table(docagent, aws, deployed, tmp_path):
+def test_reference_load_fills_a_local_reference_table(docagent, aws, deployed, tmp_path):
     path = tmp_path / "customers.csv"
     path.write_text("customer_id,name,country\nLOAD-1,Loaded One,DE\nLOAD-2,Loaded Two,\n", encoding="utf-8")
-    code, out = docagent("reference", "load", str(path))
+    code, out = docagent("reference", "load", str(path), "--table", "customers", "--key", "customer_id")
     assert code == 0, out
     assert (out["rows"], out["written"]) == (2, 2)
-    table = deployed.outputs["CustomersTableName"]
+    table = deployed.outputs["ReferenceTableName"]
     assert out["table_name"] == table
-    item = aws("dynamodb").get_item(TableName=table, Key={"customer_id": {"S": "LOAD-2"}})["Item"]
-    assert item == {"customer_id": {"S": "LOAD-2"}, "name": {"S": "Loaded Two"}}
+    key = {"table": {"S": "customers"}, "key": {"S": "LOAD-2"}}
+    item = aws("dynamodb").get_item(TableName=table, Key=key)["Item"]
+    assert item == {**key, "customer_id": {"S": "LOAD-2"}, "name": {"S": "Loaded Two"}}

@@ -52,7 +52,7 @@ def test_the_smoke_test_runs_a_job_checks_it_and_cleans_up(smoke, aws, deployed)
     report = next(check for check in result["checks"] if check["name"] == "report")
     assert report["detail"] == "3 documents, 3 extracted"
     job_id = result["job_id"]
-    bucket, table = deployed.outputs["BucketName"], deployed.outputs["CustomersTableName"]
+    bucket, table = deployed.outputs["BucketName"], deployed.outputs["ReferenceTableName"]
     execution = execution_arn_for(deployed.outputs["StateMachineArn"], job_id)
     described = aws("stepfunctions").describe_execution(executionArn=execution)
     assert described["status"] == "SUCCEEDED"
@@ -62,7 +62,8 @@ def test_the_smoke_test_runs_a_job_checks_it_and_cleans_up(smoke, aws, deployed)
     (put,) = [call for call in result["calls"] if call.startswith("dynamodb.put_item")]
     customer = json.loads(put.split("(", 1)[1][:-1])["Item"]["customer_id"]["S"]
     assert customer.startswith("CUST-9")
-    assert "Item" not in aws("dynamodb").get_item(TableName=table, Key={"customer_id": {"S": customer}})
+    key = {"table": {"S": "customers"}, "key": {"S": customer}}
+    assert "Item" not in aws("dynamodb").get_item(TableName=table, Key=key)
 
 
 def test_a_dry_run_prints_the_calls_and_makes_none(smoke, aws, deployed):

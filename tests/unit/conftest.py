@@ -1,10 +1,11 @@
 """Unit-test fixtures: a test environment, moto in-process (no sockets: the network is blocked), fresh caches
-per test, and the AWS resources of the stack (job bucket, idempotency table, customers table)."""
+per test, and the AWS resources of the stack (job bucket, idempotency table, reference table)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
@@ -17,22 +18,16 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "docagent")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "DocAgent")
 
-from docagent.drills.synthetic import generate_customers
+from docagent.drills.synthetic import CUSTOMERS_CSV, CUSTOMERS_KEY, CUSTOMERS_TABLE
 from docagent.kit.loader import read_bundle
 from docagent.kit.registry import publish
+from docagent.operator.reference import load_file
 from functions import aws, durable
 from functions.logic import process_document
 from functions.model.base import load_prompt
 from functions.observability import metrics
 from functions.settings import get_settings
-from tests.support import (
-    BUCKET,
-    CUSTOMERS_TABLE,
-    EXAMPLES,
-    IDEMPOTENCY_TABLE,
-    REFERENCE_TABLE,
-    seeded_provider,
-)
+from tests.support import BUCKET, EXAMPLES, IDEMPOTENCY_TABLE, REFERENCE_TABLE, seeded_provider
 
 TEST_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -42,7 +37,6 @@ TEST_ENV = {
     "AWS_REGION": "us-east-1",
     "BUCKET_NAME": BUCKET,
     "IDEMPOTENCY_TABLE_NAME": IDEMPOTENCY_TABLE,
-    "CUSTOMERS_TABLE_NAME": CUSTOMERS_TABLE,
     "REFERENCE_TABLE_NAME": REFERENCE_TABLE,
     "DEFAULT_DEFINITION": "invoices",
     "MODEL_PROVIDER": "bedrock",
@@ -100,9 +94,9 @@ def _seeded_model(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
-    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), the reference
-    table (table, key) holding the 50 synthetic customers CUST-00001..CUST-00050 as its table "customers"
-    (and the customers table of before the kit, for the readers not moved yet)."""
+    """moto with the stack's resources: job bucket, idempotency table (id, TTL expiration), reference table
+    (table, key) holding reference table customers: the 50 synthetic customers CUST-00001..CUST-00050, and
+    the invoice example published as the default definition."""
     # Keep boto3's default session across tests: its loader caches the service models, which would otherwise
     # be parsed again for every test (most of the suite's time). Backends are still reset per test.
     core = {**default_user_config.get("core", {}), "reset_boto3_session": False}
@@ -112,7 +106,8 @@ def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def create_stack_resources() -> None:
-    """The job bucket, the idempotency table (id, TTL expiration), the customers table with 50 customers."""
+    """The job bucket, the idempotency table (id, TTL expiration), the reference table with the invoice
+    example's reference table customers (50 customers)."""
     boto3.client("s3").create_bucket(Bucket=BUCKET)
     dynamodb = boto3.client("dynamodb")
     dynamodb.create_table(
@@ -125,12 +120,15 @@ def create_stack_resources() -> None:
         TableName=IDEMPOTENCY_TABLE,
         TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"},
     )
-    dynamodb.create_table(
-        TableName=CUSTOMERS_TABLE,
-        KeySchema=[{"AttributeName": "customer_id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "customer_id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_reference_table(dynamodb)
+    load_file(dynamodb, REFERENCE_TABLE, CUSTOMERS_TABLE, CUSTOMERS_CSV, CUSTOMERS_KEY)
+    # The deployment's default definition (DEFAULT_DEFINITION), published as `docagent definition publish`
+    # does: PrepareJob pins its current version.
+    publish(boto3.client("s3"), BUCKET, read_bundle(EXAMPLES / "invoices"))
+
+
+def create_reference_table(dynamodb: Any) -> None:
+    """The reference table as stacks/storage.py creates it: partition key ``table``, sort key ``key``."""
     dynamodb.create_table(
         TableName=REFERENCE_TABLE,
         KeySchema=[
@@ -143,18 +141,3 @@ def create_stack_resources() -> None:
         ],
         BillingMode="PAY_PER_REQUEST",
     )
-    table = boto3.resource("dynamodb").Table(CUSTOMERS_TABLE)
-    references = boto3.resource("dynamodb").Table(REFERENCE_TABLE)
-    with table.batch_writer() as batch, references.batch_writer() as rows:
-        for customer in generate_customers(50):
-            batch.put_item(Item=customer.model_dump(exclude_none=True))
-            rows.put_item(
-                Item={
-                    "table": "customers",
-                    "key": customer.customer_id,
-                    **customer.model_dump(exclude_none=True),
-                }
-            )
-    # The deployment's default definition (DEFAULT_DEFINITION), published as `docagent definition publish`
-    # does: PrepareJob pins its current version.
-    publish(boto3.client("s3"), BUCKET, read_bundle(EXAMPLES / "invoices"))

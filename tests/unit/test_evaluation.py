@@ -100,8 +100,9 @@ def test_one_class_has_no_confusion_matrix_several_have_one_with_a_none_column()
     assert [c.name for c in run.classes] == ["Letter", "Receipt"]
 
 
-def test_the_invoice_definition_is_the_extraction_models_schema():
+def test_the_invoice_definition_is_the_invoice_examples_schema():
     invoices = samples.invoice_definition()
+    assert (invoices.name, list(invoices.classes)) == ("invoices", ["invoice"])
     (schema,) = invoices.classes.values()
     assert schema["properties"]["amount"]["x-comparator"]["type"] == "number"
     label = {
@@ -116,8 +117,8 @@ def test_the_invoice_definition_is_the_extraction_models_schema():
     got = dict(label, invoice_date="14 March 2026", amount="10.004", summary="travel invoice F1.")
     run = scoring.evaluate(
         invoices,
-        [sample("x.pdf", label, invoices.name)],
-        {"x.pdf": extracted(got, invoices.name)},
+        [sample("x.pdf", label, "invoice")],
+        {"x.pdf": extracted(got, "invoice")},
         mode="labels",
         version=VERSION,
     )

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
+from docagent.drills.synthetic import ExtractedFacts
 from docagent.evaluation import runs, samples
 from docagent.evaluation.samples import LabelledSample
 from docagent.operator.context import RefusedError
-from functions.models import DocumentResult, ExtractedFacts, JobVersions, ModelCallRecord
+from docagent.operator.records import extracted_fields
+from functions.models import DocumentResult, JobVersions, ModelCallRecord
 
 VERSIONS = JobVersions(
     model_id="m", prompt_version="v2", prompt_sha256="0" * 64, code_version="c", created_at="t"
@@ -26,25 +30,35 @@ FACTS = ExtractedFacts(
 INVOICES = samples.invoice_definition()
 
 
+INVOICE = next(iter(INVOICES.classes))
+
+
 def result(key: str, facts: ExtractedFacts | None = FACTS) -> DocumentResult:
-    document_id = key.replace("/", "_")
-    status = "rejected" if facts is None else "extracted"
-    return DocumentResult(
-        job_id="job-1",
-        document_id=document_id,
-        key=key,
-        index=0,
-        status=status,
-        facts=facts,
-        customer={"customer_id": "CUST-00001", "name": "Ada"} if facts else None,
-        error=None if facts else "ModelReplyInvalid",
-        versions=VERSIONS,
-        processed_at="t",
+    """A result of the invoice example: its fields (the kit's shape), or facts where the model has no
+    ``fields`` yet (the shape before the kit)."""
+    fields = None if facts is None else facts.model_dump(mode="json")
+    extracted: dict[str, object] = (
+        {"class_name": INVOICE if fields else None, "fields": fields}
+        if "fields" in DocumentResult.model_fields
+        else {"facts": fields, "customer": {"customer_id": "CUST-00001", "name": "Ada"} if fields else None}
+    )
+    return DocumentResult.model_validate(
+        {
+            "job_id": "job-1",
+            "document_id": key.replace("/", "_"),
+            "key": key,
+            "index": 0,
+            "status": "rejected" if facts is None else "extracted",
+            **extracted,
+            "error": None if facts else "ModelReplyInvalid",
+            "versions": VERSIONS,
+            "processed_at": "t",
+        }
     )
 
 
 def sample(name: str) -> LabelledSample:
-    return LabelledSample(name=name, path=f"/set/{name}", class_name=INVOICES.name, label={})
+    return LabelledSample(name=name, path=f"/set/{name}", class_name=INVOICE, label={})
 
 
 def test_results_match_samples_by_their_key_or_its_tail():
@@ -54,9 +68,7 @@ def test_results_match_samples_by_their_key_or_its_tail():
         INVOICES,
     )
     assert sorted(found) == ["a.pdf", "b/c.txt"]
-    assert (
-        found["a.pdf"].fields == FACTS.model_dump(mode="json") and found["a.pdf"].class_name == INVOICES.name
-    )
+    assert found["a.pdf"].fields == FACTS.model_dump(mode="json") and found["a.pdf"].class_name == INVOICE
     assert (found["b/c.txt"].status, found["b/c.txt"].class_name, found["b/c.txt"].fields) == (
         "rejected",
         None,
@@ -64,6 +76,20 @@ def test_results_match_samples_by_their_key_or_its_tail():
     )
     with pytest.raises(RefusedError, match=r"a\.pdf matches 2 documents"):
         runs.match_results([result("x/a.pdf"), result("y/a.pdf")], [sample("a.pdf")], INVOICES)
+
+
+class KitResult(BaseModel):
+    """The fields a reader takes from the kit's DocumentResult."""
+
+    class_name: str | None
+    fields: dict[str, Any] | None
+
+
+def test_extracted_fields_are_the_kits_class_and_fields():
+    assert extracted_fields(KitResult(class_name="letter", fields={"a": 1})) == ("letter", {"a": 1})
+    assert extracted_fields(KitResult(class_name=None, fields=None)) == (None, None)
+    before_the_kit = result("a.pdf")  # this branch's model: facts, no class
+    assert extracted_fields(before_the_kit)[1] == FACTS.model_dump(mode="json")
 
 
 def call(model_id: str, tokens_in: int, tokens_out: int) -> ModelCallRecord:

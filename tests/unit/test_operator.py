@@ -12,6 +12,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent import cli
+from docagent.kit.loader import read_bundle
 from docagent.operator import progress
 from docagent.operator.context import OperatorError, RefusedError, command
 from docagent.operator.definition import conditional_states, error_matches, retry_policy, states_from
@@ -21,13 +22,19 @@ from docagent.operator.inspect_documents import last_boundary
 from docagent.operator.inspect_print import short_cause
 from docagent.operator.jobs import _check_upload_conflict
 from docagent.operator.progress import progress_detail, snapshot
-from docagent.operator.records import IdempotencyRecord, check_job_id, documents_of_input, execution_arn_for
+from docagent.operator.records import (
+    IdempotencyRecord,
+    check_job_id,
+    document_steps,
+    documents_of_input,
+    execution_arn_for,
+)
 from docagent.operator.redrive import _estimated_events, armed_fault
 from docagent.operator.sources import Document, Problems, Source, parse_s3_location
 from functions import durable
 from functions.models import CustomerLookup, FaultSpec
 from tests.fakes import FakeLambdaContext
-from tests.support import IDEMPOTENCY_TABLE
+from tests.support import EXAMPLES, IDEMPOTENCY_TABLE
 
 DEFINITION: dict[str, Any] = {
     "StartAt": "Prepare",
@@ -151,9 +158,12 @@ def record(status: str, *, deadline: dt.datetime | None = None, data: Any = None
 
 
 def test_the_last_committed_boundary_of_a_document():
-    boundary = last_boundary
+    def boundary(result: Any, calls: list[Any], *records: IdempotencyRecord | None) -> tuple[str, str | None]:
+        steps = dict(zip(("extract", "customer_lookup"), records, strict=True))
+        return last_boundary(result, calls, steps)
+
     completed = record("COMPLETED", data={"ok": True})
-    assert boundary(SimpleNamespace(status="extracted"), [], completed, completed) == (  # type: ignore[arg-type]
+    assert boundary(SimpleNamespace(status="extracted"), [], completed, completed) == (
         "result_stored",
         "after store_result (returning the outcome)",
     )
@@ -163,6 +173,27 @@ def test_the_last_committed_boundary_of_a_document():
     assert boundary(None, [{}], record("INPROGRESS"), None) == ("model_call_journalled", "extract")
     assert boundary(None, [], record("INPROGRESS"), None) == ("none", "extract")
     assert boundary(None, [], None, None) == ("none", "read_document")
+
+
+def test_a_definitions_document_steps_and_their_boundaries():
+    invoices = read_bundle(EXAMPLES / "invoices")
+    assert document_steps(None) == ["extract", "customer_lookup"], "a job prepared before definitions"
+    assert document_steps(invoices) == ["extract", "lookup-known-customer"]
+    invoice = invoices.definition.classes["invoice"]
+    classes = {"invoice": invoice, "credit-note": invoice.model_copy(update={"checks": []})}
+    two = invoices.model_copy(
+        update={"definition": invoices.definition.model_copy(update={"classes": classes})}
+    )
+    assert document_steps(two) == ["classify", "extract", "lookup-known-customer"]
+    done = record("COMPLETED", data={"ok": True})
+    steps = {"classify": done, "extract": None, "lookup-a": None, "lookup-b": None}
+    assert last_boundary(None, [{}], steps) == ("classify", "extract")
+    assert last_boundary(None, [{}], {**steps, "extract": done}) == ("extract", "lookup-a")
+    assert last_boundary(None, [{}], {**steps, "extract": done, "lookup-b": done}) == (
+        "lookup-b",
+        "store_result",
+    )
+    assert last_boundary(None, [{}], dict.fromkeys(steps)) == ("model_call_journalled", "classify")
 
 
 def inspector(**records: Any) -> Inspector:

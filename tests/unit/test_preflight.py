@@ -272,17 +272,12 @@ def test_no_credentials_stops_at_the_first_check(account: Account) -> None:
     assert list(checks) == ["credentials"] and checks["credentials"].status == "fail"
 
 
-@pytest.mark.parametrize(("count", "status"), [(0, "warn"), (1, "ok")])
-def test_an_empty_customers_table_is_a_warning_before_the_first_job(
-    account: Account, count: int, status: str
-) -> None:
-    healthy = account.healthy(outputs={"BucketName": "b", "CustomersTableName": "DocAgent-Customers"})
-    healthy.stubs["dynamodb"].add_response(
-        "scan",
-        {"Count": count, "ScannedCount": count},
-        {"TableName": "DocAgent-Customers", "Limit": 1, "Select": "COUNT"},
-    )
+def test_reference_data_needs_a_default_definition(account: Account) -> None:
+    """Which reference tables to check comes from the default definition's lookup checks (with one published:
+    tests/unit/test_reference.py); without a default definition there is nothing to check."""
+    healthy = account.healthy(outputs={"BucketName": "b", "ReferenceTableName": "DocAgent-References"})
     check = healthy.preflight()["reference_data"]
-    assert check.status == status
-    if status == "warn":
-        assert "UnknownCustomer" in check.detail and check.fix == "docagent reference load FILE"
+    assert (check.status, check.detail) == (
+        "ok",
+        "skipped: no default definition (cdk.json default_definition)",
+    )

@@ -1,8 +1,10 @@
-"""``docagent reference load``: validated, batched, idempotent loads of the customers table (moto), and the
-empty-table warning of ``start`` and ``preflight``."""
+"""``docagent reference load FILE --table NAME --key FIELD``: validated, batched, idempotent loads of one
+reference table into the deployment's one reference table (moto), and the empty-table warnings of ``start``
+and ``preflight`` per lookup table of the definition."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -11,13 +13,17 @@ import boto3
 import pytest
 
 from docagent import cli
+from docagent.drills.synthetic import CUSTOMERS_CSV, CUSTOMERS_KEY, generate_customers
+from docagent.kit.loader import read_bundle
 from docagent.operator.context import OperatorContext
 from docagent.operator.jobs import _reference_warnings
 from docagent.operator.preflight import Preflight
-from docagent.operator.reference import BATCH_SIZE, is_empty
+from docagent.operator.reference import BATCH_SIZE, is_empty, read_rows
+from functions import storage
+from functions.definition import DefinitionPointer, canonical_json
 from stacks import outputs as names
 from stacks.config import DocAgentConfig
-from tests.support import BUCKET, CUSTOMERS_TABLE
+from tests.support import BUCKET, EXAMPLES, REFERENCE_TABLE
 
 STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:DocAgent-DocumentReview"
 
@@ -30,7 +36,7 @@ def context(cloud, monkeypatch) -> OperatorContext:
         outputs={
             names.BUCKET: BUCKET,
             names.STATE_MACHINE: STATE_MACHINE,
-            names.CUSTOMERS_TABLE: CUSTOMERS_TABLE,
+            names.REFERENCE_TABLE: REFERENCE_TABLE,
         },
         session=boto3.session.Session(),
     )
@@ -40,15 +46,11 @@ def context(cloud, monkeypatch) -> OperatorContext:
 
 @pytest.fixture
 def empty_table(context) -> str:
+    """The reference table without the customers the test environment loads."""
     dynamodb = boto3.client("dynamodb")
-    dynamodb.delete_table(TableName=CUSTOMERS_TABLE)
-    dynamodb.create_table(
-        TableName=CUSTOMERS_TABLE,
-        KeySchema=[{"AttributeName": "customer_id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "customer_id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    return CUSTOMERS_TABLE
+    for item in dynamodb.scan(TableName=REFERENCE_TABLE)["Items"]:
+        dynamodb.delete_item(TableName=REFERENCE_TABLE, Key={"table": item["table"], "key": item["key"]})
+    return REFERENCE_TABLE
 
 
 def run(capsys, *argv: str) -> tuple[int, dict[str, Any]]:
@@ -57,9 +59,26 @@ def run(capsys, *argv: str) -> tuple[int, dict[str, Any]]:
     return code, json.loads(capsys.readouterr().out)
 
 
-def items() -> dict[str, dict[str, Any]]:
-    scanned = boto3.client("dynamodb").scan(TableName=CUSTOMERS_TABLE)["Items"]
-    return {item["customer_id"]["S"]: {k: v["S"] for k, v in item.items()} for item in scanned}
+def load(
+    capsys, path: Path, table: str = "customers", key: str = "customer_id"
+) -> tuple[int, dict[str, Any]]:
+    return run(capsys, "reference", "load", str(path), "--table", table, "--key", key)
+
+
+def items(table: str = "customers") -> dict[str, dict[str, Any]]:
+    """The rows of one reference table by key, their attributes as plain values (the keys left out)."""
+    found = boto3.client("dynamodb").query(
+        TableName=REFERENCE_TABLE,
+        KeyConditionExpression="#t = :t",
+        ExpressionAttributeNames={"#t": "table"},
+        ExpressionAttributeValues={":t": {"S": table}},
+    )["Items"]
+    return {
+        item["key"]["S"]: {
+            name: next(iter(value.values())) for name, value in item.items() if name not in {"table", "key"}
+        }
+        for item in found
+    }
 
 
 def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -71,9 +90,14 @@ def test_a_csv_file_loads_every_row_and_a_rerun_leaves_the_same_table(empty_tabl
     rows = [f"CUST-{n:05d},Customer {n},DE,gold\n" for n in range(1, 61)]
     path = tmp_path / "customers.csv"
     path.write_text("customer_id,name,country,tier\n" + "".join(rows) + "CUST-00999,No tier,FR,\n")
-    code, out = run(capsys, "reference", "load", str(path))
+    code, out = load(capsys, path)
     assert code == 0, out
-    assert (out["rows"], out["written"], out["table_name"]) == (61, 61, CUSTOMERS_TABLE)
+    assert (out["rows"], out["written"], out["table_name"], out["table"]) == (
+        61,
+        61,
+        REFERENCE_TABLE,
+        "customers",
+    )
     assert 2 * BATCH_SIZE < 61, "more than two batches"
     loaded = items()
     assert loaded["CUST-00042"] == {
@@ -83,32 +107,37 @@ def test_a_csv_file_loads_every_row_and_a_rerun_leaves_the_same_table(empty_tabl
         "tier": "gold",
     }
     assert loaded["CUST-00999"] == {"customer_id": "CUST-00999", "name": "No tier", "country": "FR"}
-    assert run(capsys, "reference", "load", str(path), "--table", "customers")[0] == 0
+    assert load(capsys, path)[0] == 0
     assert items() == loaded
 
 
-def test_json_lines_load_and_a_changed_row_replaces_the_item(empty_table, tmp_path, capsys):
+def test_tables_live_side_by_side_and_a_changed_row_replaces_the_item(empty_table, tmp_path, capsys):
     path = jsonl(tmp_path / "c.jsonl", [{"customer_id": "ACME-1", "name": "Acme"}])
-    assert run(capsys, "reference", "load", str(path))[0] == 0
+    assert load(capsys, path)[0] == 0
     jsonl(path, [{"customer_id": "ACME-1", "name": "Acme Corp", "tier": "silver"}])
-    assert run(capsys, "reference", "load", str(path))[0] == 0
+    assert load(capsys, path)[0] == 0
+    policies = jsonl(tmp_path / "p.jsonl", [{"policy": 9001, "holder": "Rowe", "limit": 2500.5}])
+    assert load(capsys, policies, "policies", "policy")[0] == 0
     assert items() == {"ACME-1": {"customer_id": "ACME-1", "name": "Acme Corp", "tier": "silver"}}
+    assert items("policies") == {"9001": {"policy": "9001", "holder": "Rowe", "limit": "2500.5"}}
 
 
 @pytest.mark.parametrize(
     ("row", "says"),
     [
-        ({"customer_id": "cust 1", "name": "x"}, "customer_id"),
-        ({"customer_id": "CUST-1"}, "name"),
-        ({"customer_id": "CUST-1", "name": "x", "nmae": "typo"}, "nmae"),
-        ({"customer_id": "CUST-1", "name": ""}, "name"),
+        ({"name": "x"}, "customer_id: missing"),
+        ({"customer_id": "", "name": "x"}, "customer_id: missing"),
+        ({"customer_id": {"a": 1}}, "a key is text or a number"),
+        ({"customer_id": "C-1", "table": "x"}, "table: the reference table's own keys"),
+        ({"customer_id": "C-1", "key": "x"}, "key: the reference table's own keys"),
+        ({"customer_id": "C" * 1025}, "longer than 1024 bytes"),
     ],
 )
 def test_a_bad_row_refuses_the_file_names_its_line_and_writes_nothing(
     empty_table, tmp_path, capsys, row, says
 ):
     path = jsonl(tmp_path / "c.jsonl", [{"customer_id": "GOOD-1", "name": "Good"}, row])
-    code, out = run(capsys, "reference", "load", str(path))
+    code, out = load(capsys, path)
     assert code == 2
     assert out["error_type"] == "InvalidReferenceData"
     assert out["errors"][0]["line"] == 2 and says in out["errors"][0]["message"], out
@@ -116,17 +145,20 @@ def test_a_bad_row_refuses_the_file_names_its_line_and_writes_nothing(
     assert items() == {}
 
 
-def test_a_duplicate_id_not_json_and_a_wrong_format_are_refused(empty_table, tmp_path, capsys):
+def test_a_duplicate_key_not_json_a_bad_name_and_a_wrong_format_are_refused(empty_table, tmp_path, capsys):
     path = tmp_path / "c.jsonl"
     path.write_text('{"customer_id": "A-1", "name": "a"}\n{oops\n{"customer_id": "A-1", "name": "b"}\n')
-    code, out = run(capsys, "reference", "load", str(path))
+    code, out = load(capsys, path)
     assert code == 2
     assert [error["line"] for error in out["errors"]] == [2, 3]
     assert "not JSON" in out["errors"][0]["message"] and "first on line 1" in out["errors"][1]["message"]
+    good = jsonl(tmp_path / "good.jsonl", [{"customer_id": "A-1"}])
+    code, out = load(capsys, good, table="Not A Name")
+    assert (code, out["error_type"]) == (2, "InvalidReferenceData") and "--table" in out["error"]
     other = tmp_path / "c.xlsx"
     other.write_bytes(b"x")
-    assert run(capsys, "reference", "load", str(other))[0] == 2
-    assert run(capsys, "reference", "load", str(tmp_path / "missing.csv"))[0] == 3
+    assert load(capsys, other)[0] == 2
+    assert load(capsys, tmp_path / "missing.csv")[0] == 3
     assert items() == {}
 
 
@@ -150,22 +182,43 @@ def test_unprocessed_items_are_sent_again(empty_table, context, tmp_path, capsys
     fake = Throttling()
     context._clients["dynamodb"] = fake
     path = jsonl(tmp_path / "c.jsonl", [{"customer_id": f"T-{n}", "name": "t"} for n in range(3)])
-    assert run(capsys, "reference", "load", str(path))[0] == 0
+    assert load(capsys, path)[0] == 0
     assert fake.calls == 2
     assert sorted(items()) == ["T-0", "T-1", "T-2"]
 
 
-def test_is_empty_reads_one_item(context, empty_table):
+def test_is_empty_reads_one_table(context, empty_table, tmp_path, capsys):
     dynamodb = boto3.client("dynamodb")
-    assert is_empty(dynamodb, CUSTOMERS_TABLE) is True
-    dynamodb.put_item(TableName=CUSTOMERS_TABLE, Item={"customer_id": {"S": "A-1"}, "name": {"S": "a"}})
-    assert is_empty(dynamodb, CUSTOMERS_TABLE) is False
+    assert is_empty(dynamodb, REFERENCE_TABLE, "customers") is True
+    assert load(capsys, jsonl(tmp_path / "p.jsonl", [{"policy": "P-1"}]), "policies", "policy")[0] == 0
+    assert is_empty(dynamodb, REFERENCE_TABLE, "customers") is True, "another table's rows are not its rows"
+    assert is_empty(dynamodb, REFERENCE_TABLE, "policies") is False
 
 
-def test_preflight_warns_about_an_empty_customers_table(context, empty_table):
+def publish_invoices() -> None:
+    """The invoice example published as `docagent definition publish` stores it (bundle, then pointer)."""
+    bundle = read_bundle(EXAMPLES / "invoices")
+    s3 = boto3.client("s3")
+    body = canonical_json(bundle.model_dump(mode="json", by_alias=True))
+    s3.put_object(Bucket=BUCKET, Key=storage.definition_key(bundle.name, bundle.sha256), Body=body)
+    pointer = DefinitionPointer(
+        name=bundle.name, sha256=bundle.sha256, published_at=dt.datetime.now(dt.UTC).isoformat()
+    )
+    s3.put_object(
+        Bucket=BUCKET, Key=storage.definition_current_key(bundle.name), Body=pointer.model_dump_json()
+    )
+
+
+class InvoicesByDefault(DocAgentConfig):
+    default_definition: str = "invoices"
+
+
+def test_preflight_warns_about_each_empty_lookup_table_of_the_default_definition(
+    context, empty_table, tmp_path, capsys
+):
     def check() -> Any:
         preflight = Preflight(
-            DocAgentConfig(),
+            InvoicesByDefault(),
             boto3.client,
             region="us-east-1",
             on_aws=False,
@@ -174,20 +227,37 @@ def test_preflight_warns_about_an_empty_customers_table(context, empty_table):
         )
         return preflight.reference_data()
 
+    assert check().detail == "skipped: definition invoices is not published"
+    publish_invoices()
     found = check()
-    assert (found.status, found.fix) == ("warn", "docagent reference load FILE")
-    assert "UnknownCustomer" in found.detail
-    boto3.client("dynamodb").put_item(
-        TableName=CUSTOMERS_TABLE, Item={"customer_id": {"S": "A-1"}, "name": {"S": "a"}}
+    assert (found.status, found.fix) == ("warn", "docagent reference load FILE --table TABLE --key FIELD")
+    assert "reference table customers is empty" in found.detail and "invoice.known-customer" in found.detail
+    assert load(capsys, jsonl(tmp_path / "c.jsonl", [{"customer_id": "A-1"}]))[0] == 0
+    assert (check().status, check().detail) == (
+        "ok",
+        "definition invoices: lookup tables with rows: customers",
     )
-    assert check().status == "ok"
 
 
-def test_start_warns_before_a_job_when_the_customers_table_is_empty(context, empty_table):
-    warnings = _reference_warnings(context)
-    assert len(warnings) == 1 and "docagent reference load FILE --table customers" in warnings[0]
-    put = {"customer_id": {"S": "A-1"}, "name": {"S": "a"}}
-    boto3.client("dynamodb").put_item(TableName=CUSTOMERS_TABLE, Item=put)
-    assert _reference_warnings(context) == []
-    boto3.client("dynamodb").delete_table(TableName=CUSTOMERS_TABLE)
-    assert _reference_warnings(context) == ["could not check the customers table (ResourceNotFoundException)"]
+def test_start_warns_before_a_job_when_a_lookup_table_is_empty(context, empty_table, tmp_path, capsys):
+    request = {"definition": "invoices"}
+    assert _reference_warnings(context, request) == [], "an unpublished definition is PrepareJob's refusal"
+    publish_invoices()
+    warnings = _reference_warnings(context, request)
+    assert len(warnings) == 1
+    assert "docagent reference load FILE --table customers --key FIELD" in warnings[0]
+    assert load(capsys, jsonl(tmp_path / "c.jsonl", [{"customer_id": "A-1"}]))[0] == 0
+    assert _reference_warnings(context, request) == []
+    boto3.client("dynamodb").delete_table(TableName=REFERENCE_TABLE)
+    assert _reference_warnings(context, request) == [
+        "could not check the reference tables of definition invoices (ResourceNotFoundException)"
+    ]
+
+
+def test_the_invoice_examples_customers_are_the_synthetic_customers():
+    """The drills generate invoices for generate_customers(); examples/invoices/references/customers.csv
+    must hold exactly those rows (reference load reads the file the drills load)."""
+    rows, errors = read_rows(CUSTOMERS_CSV, CUSTOMERS_KEY)
+    assert errors == []
+    expected = [customer.model_dump(exclude_none=True) for customer in generate_customers()]
+    assert [row.attributes for row in rows] == expected

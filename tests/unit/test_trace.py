@@ -10,9 +10,18 @@ from typing import Any
 import boto3
 from botocore.stub import ANY, Stubber
 
+from docagent.kit.loader import read_bundle
 from docagent.operator.context import OperatorContext
-from docagent.operator.trace import build_trace, span_lines, xray_trace_ids
+from docagent.operator.trace import (
+    DOCUMENT_STEPS,
+    build_trace,
+    document_entry,
+    span_lines,
+    trace_steps,
+    xray_trace_ids,
+)
 from functions.spans import SPAN_END, SPAN_START, trace_id_for
+from tests.support import EXAMPLES
 
 JOB = "job-trace"
 T0 = 1_800_000_000_000_000_000
@@ -251,3 +260,11 @@ def test_the_local_cloud_has_no_xray() -> None:
     ctx.endpoint = "http://127.0.0.1:9"
     now = dt.datetime.now(dt.UTC)
     assert xray_trace_ids(ctx, JOB, now, now) is None
+
+
+def test_a_definitions_documents_are_traced_through_its_own_steps():
+    invoices = read_bundle(EXAMPLES / "invoices")
+    assert trace_steps(None) == DOCUMENT_STEPS, "a job prepared before definitions"
+    assert trace_steps(invoices) == ("extract", "model_call", "lookup-known-customer", "store")
+    entry = document_entry({"document_id": "doc-1", "index": 0}, [], trace_steps(invoices))
+    assert entry["not_reached"] == ["extract", "model_call", "lookup-known-customer", "store"]

@@ -1,6 +1,7 @@
 """The per-document work every worker-process strategy does, identical to the product's: the same
-synthetic documents (seed 7), the same offline extractor and prompt, the same customer lookup, the same ticket
-at the end.
+synthetic documents (seed 7), the same local model (the invoice example's reader,
+examples/invoices/local_reader.py, as the local cloud runs it), the same customer lookup, the same ticket at
+the end.
 
 Instrumentation, not checkpoints (a strategy never reads them back): every model call is appended to
 ``calls.log`` and every finished document to ``done.log`` (one ``write`` with O_APPEND each, so a SIGKILL
@@ -23,15 +24,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from docagent.drills.synthetic import SyntheticDocument, generate_customers, generate_documents
-from functions.documents import DocumentInput, block_name
-from functions.errors import ExtractionFailed
-from functions.model.base import load_prompt
-from functions.model.offline import OfflineProvider
-from functions.models import CustomerRecord
+from docagent.drills.synthetic import (
+    CustomerRecord,
+    SyntheticDocument,
+    generate_customers,
+    generate_documents,
+)
+from docagent.localcloud.labels import Reader, load_reader
 
 SEED = 7
-PROMPT_VERSION = "extract-v1"
+INVOICE_READER = Path(__file__).resolve().parents[3] / "examples" / "invoices" / "local_reader.py"
 CALLS_LOG = "calls.log"
 DONE_LOG = "done.log"
 TICKETS_LOG = "tickets.log"
@@ -76,29 +78,22 @@ class Workload:
         return {customer.customer_id: customer for customer in generate_customers(seed=SEED)}
 
     @cached_property
-    def prompt(self) -> str:
-        return load_prompt(PROMPT_VERSION).text
-
-    @cached_property
-    def provider(self) -> OfflineProvider:
-        return OfflineProvider()
+    def reader(self) -> Reader:
+        return load_reader(INVOICE_READER)
 
     def prepare(self) -> None:
         """What a worker does before its first document (so ``start`` marks the job, not the imports)."""
-        _ = self.corpus, self.prompt, self.provider
+        _ = self.corpus, self.reader
 
     def review(self, index: int) -> dict[str, Any]:
         """The document's result: one model call (journalled), the customer lookup, the result record."""
         document = self.corpus[index]
-        if self.latency_ms:  # a hosted model's latency (the offline extractor answers in about a millisecond)
+        if self.latency_ms:  # a hosted model's latency (the local reader answers in about a millisecond)
             time.sleep(self.latency_ms / 1000)
-        try:
-            facts = self.provider.extract(
-                DocumentInput(document.text.encode(), "txt", block_name(index)), self.prompt
-            ).facts
-            error = None
-        except ExtractionFailed as failure:
-            facts, error = None, failure.error_name
+        read: dict[str, Any] = json.loads(self.reader.reply(document.text))
+        # A reply missing a field fails the extraction, as the schema's required fields make it fail.
+        facts = read if all(value is not None for value in read.values()) else None
+        error = None if facts is not None else "ExtractionFailed"
         with self._lock:
             self._calls += 1
             calls = self._calls
@@ -106,12 +101,12 @@ class Workload:
         say(f"call {index}")
         if self.kill_at is not None and calls == self.kill_at + 1:
             self.stop_here(index)
-        customer = self.customers.get(facts.customer_id) if facts is not None else None
+        customer = self.customers.get(str(facts["customer_id"])) if facts is not None else None
         return {
             "document_id": document.document_id,
             "index": index,
             "status": "extracted" if customer is not None else "rejected",
-            "facts": facts.model_dump(mode="json") if facts is not None else None,
+            "facts": facts,
             "customer": customer.model_dump(mode="json") if customer is not None else None,
             "error": error or (None if customer is not None else "UnknownCustomer"),
         }

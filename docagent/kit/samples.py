@@ -1,0 +1,22 @@
+"""A definition's labelled samples: ``NAME.EXT`` with ``NAME.label.json`` beside it (the document's expected
+JSON, a JSON object of its class's fields); with several classes a sample sits in ``samples/CLASS/``. The
+local Bedrock answers from the labels (docagent/localcloud/labels.py); ``docagent eval`` scores against them
+(docagent/evaluation/samples.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+LABEL_SUFFIX = ".label.json"
+SAMPLES_FOLDER = "samples"
+
+
+def label_problem(label: Any, schema: dict[str, Any]) -> str | None:
+    """What is wrong with a label of a class of ``schema``, or None."""
+    if not isinstance(label, dict):
+        return "a label is a JSON object of the class's fields"
+    known = set(schema.get("properties", {}))
+    unknown = sorted(set(label) - known)
+    if known and unknown:
+        return f"fields not in the schema: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+    return None
