@@ -6,7 +6,7 @@ from __future__ import annotations
 
 CONFIG_MEANINGS: dict[str, str] = {
     "stack_name": "CloudFormation stack name",
-    "model_provider": "`bedrock` (Converse API) or `offline` (deterministic extractor, no network)",
+    "model_provider": "`bedrock` (the Converse API; locally the local cloud's Bedrock endpoint answers)",
     "model_id": (
         "Bedrock model id, cross-Region inference profile id or ARN (form checked at synth), pinned per "
         "job; the default is Claude Haiku 4.5 (Active as of 2026-11) through the US inference profile: "
@@ -17,10 +17,9 @@ CONFIG_MEANINGS: dict[str, str] = {
     "model_breaker_seconds": (
         "how long the job's model breaker stays open after a permanent refusal (docs/design.md, Model calls)"
     ),
-    "prompt_version": "prompt file `functions/prompts/<version with _>.txt`, hashed per job",
     "default_definition": (
         'the published job definition (docs/defining-a-job.md) a request without `definition` runs; `""`: '
-        "none (the prompt file of `prompt_version`)"
+        "none (such a request is refused)"
     ),
     "child_execution_type": "Distributed Map child type (`STANDARD` or `EXPRESS`)",
     "max_concurrency": (

@@ -31,11 +31,6 @@ DEFAULT_MAX_DOCUMENTS = 100_000
 DEFAULT_ITEMS_PART_MIN_BYTES = 5 * 1024 * 1024
 
 
-def prompt_file_name(version: str) -> str:
-    """The file of a prompt version under functions/prompts/: ``extract-v1`` is ``extract_v1.txt``."""
-    return f"{version.replace('-', '_')}.txt"
-
-
 FaultPointName = Literal[
     "before_model_call",
     "after_model_call",

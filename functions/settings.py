@@ -33,7 +33,6 @@ class Settings(BaseModel):
     model_max_tokens: int = Field(800, alias="MODEL_MAX_TOKENS", ge=1, le=64_000)
     model_temperature: float = Field(0.0, alias="MODEL_TEMPERATURE", ge=0.0, le=1.0)
     model_breaker_seconds: int = Field(300, alias="MODEL_BREAKER_SECONDS", ge=0)
-    prompt_version: str = Field(alias="PROMPT_VERSION", pattern=r"^[a-z0-9-]+$")
     code_version: str = Field(alias="CODE_VERSION", min_length=1)
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, alias="MAX_DOCUMENT_BYTES", ge=1)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, alias="MAX_DOCUMENTS", ge=1)

@@ -123,14 +123,13 @@ class DocAgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     stack_name: str = Field(STACK_NAME, pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
-    model_provider: Literal["bedrock", "offline"] = "bedrock"
+    model_provider: Literal["bedrock"] = "bedrock"
     model_id: str = Field(DEFAULT_MODEL_ID, min_length=1)
     # The Converse inferenceConfig: an extraction is well under 800 tokens; temperature 0 repeats best.
     model_max_tokens: int = Field(800, ge=1, le=64_000)
     model_temperature: float = Field(0.0, ge=0.0, le=1.0)
     # How long the job's model breaker stays open after a permanent refusal (docs/design.md, "Model calls").
     model_breaker_seconds: int = Field(300, ge=0, le=86_400)
-    prompt_version: str = Field("extract-v2", pattern=r"^[a-z0-9-]+$")
     # The published job definition (docs/defining-a-job.md) a request without ``definition`` runs; "" = none.
     default_definition: str = Field("", pattern=r"^([a-z0-9][a-z0-9-]{0,62})?$")
     child_execution_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"

@@ -448,7 +448,6 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "MODEL_MAX_TOKENS": str(config.model_max_tokens),
         "MODEL_TEMPERATURE": str(config.model_temperature),
         "MODEL_BREAKER_SECONDS": str(config.model_breaker_seconds),
-        "PROMPT_VERSION": config.prompt_version,
         "DEFAULT_DEFINITION": config.default_definition,
         "CODE_VERSION": code_version,
         "MAX_DOCUMENT_BYTES": str(config.max_document_bytes),

@@ -39,6 +39,7 @@ EVENT_DETAIL_TYPE = "Step Functions Execution Status Change"
 # The DocAgent metrics the functions emit (functions/handlers, functions/logic, functions/model/telemetry.py).
 EMITTED_METRICS = (
     "DocumentsExtracted",
+    "DocumentsForReview",
     "DocumentsRejected",
     "DocumentsListed",
     "ModelCalls",
@@ -374,7 +375,10 @@ class Observability(Construct):
             ),
             cloudwatch.GraphWidget(
                 title="Documents per minute",
-                left=[self._own_metric(name, minute) for name in ("DocumentsExtracted", "DocumentsRejected")],
+                left=[
+                    self._own_metric(name, minute)
+                    for name in ("DocumentsExtracted", "DocumentsForReview", "DocumentsRejected")
+                ],
                 width=12,
             ),
         )

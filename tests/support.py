@@ -56,14 +56,10 @@ def publish_definition(bundle: DefinitionBundle) -> None:
     )
 
 
-def pin_definition(job: PreparedJob, bundle: DefinitionBundle | None = None) -> PreparedJob:
-    """The job pinned to ``bundle`` (default: the invoice example), published, unless it pins one already."""
-    if job.versions.definition is not None:
-        return job
-    bundle = bundle or example_bundle()
-    pin(job.job_id, bundle)
-    versions = job.versions.model_copy(update={"definition": bundle.name, "definition_sha256": bundle.sha256})
-    return job.model_copy(update={"versions": versions})
+def unpublish_definitions() -> None:
+    """Remove every published definition (the unit cloud publishes the invoice example as the default)."""
+    for key in list_keys(storage.DEFINITIONS_ROOT):
+        s3().delete_object(Bucket=BUCKET, Key=key)
 
 
 PREFIX = "incoming/batch-1/"
@@ -126,11 +122,9 @@ def prepare(
     options: dict[str, Any] | None = None,
     context: FakeLambdaContext | None = None,
     definition: str | DefinitionBundle | None = None,
-    pin: bool = True,
 ) -> PreparedJob:
     """A prepared job (PrepareJob, the listing, SealJob) of ``definition``: a published name, or a bundle
-    published here first; by default the deployment's (DEFAULT_DEFINITION). ``pin``: pinned to the invoice
-    example when PrepareJob pinned none."""
+    published here first; by default the deployment's (DEFAULT_DEFINITION)."""
     request: dict[str, Any] = {"job_id": job_id}
     if isinstance(definition, DefinitionBundle):
         publish(s3(), BUCKET, definition)
@@ -144,8 +138,7 @@ def prepare(
     if options is not None:
         request["options"] = options
     started = prepare_job({"request": request, "execution_name": job_id}, context or FakeLambdaContext())
-    sealed = list_and_seal(started.job_id, started.listing)
-    return pin_definition(sealed) if pin else sealed
+    return list_and_seal(started.job_id, started.listing)
 
 
 def list_and_seal(job_id: str, cursor: ListingCursor | None = None) -> PreparedJob:
@@ -243,14 +236,6 @@ def pin(job_id: str, bundle: DefinitionBundle) -> None:
     storage.put_json(storage.manifest_key(job_id), manifest.model_copy(update={"versions": versions}))
 
 
-def ensure_pinned(job_id: str) -> None:
-    """A job that pins no definition (prepared before definitions) is pinned to examples/invoices."""
-    manifest = storage.get_manifest(job_id)
-    if manifest is not None and manifest.versions.definition is None:
-        pin(job_id, example_bundle())
-
-
 def actions(job: PreparedJob, summary: ReportSummary, **event: Any) -> ActionsResult:
-    """RunActions for the job (pinned to examples/invoices if it pins nothing)."""
-    ensure_pinned(job.job_id)
+    """RunActions for the job."""
     return run_actions(RunActionsEvent(job_id=job.job_id, report=summary, **event), FakeLambdaContext())

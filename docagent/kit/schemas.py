@@ -71,6 +71,11 @@ def kinds(schema: dict[str, Any], root: dict[str, Any]) -> set[str]:
     return found
 
 
+def index_step(index: int) -> str:
+    """A JSON path's step to a list item: ``[3]`` (built by concatenation: no rich markup tag anywhere)."""
+    return "[" + str(index) + "]"
+
+
 def walk(schema: Any, path: str = "$") -> Iterator[tuple[str, dict[str, Any]]]:
     """Every schema object inside ``schema`` with its JSON path (``$.properties.amount``)."""
     if not isinstance(schema, dict):
@@ -81,7 +86,7 @@ def walk(schema: Any, path: str = "$") -> Iterator[tuple[str, dict[str, Any]]]:
     for keyword in _SCHEMA_LISTS:
         branches = schema.get(keyword)
         for index, branch in enumerate(branches if isinstance(branches, list) else []):
-            yield from walk(branch, f"{path}.{keyword}[{index}]")
+            yield from walk(branch, f"{path}.{keyword}" + index_step(index))
     for keyword in _NAMED_SCHEMAS:
         named = schema.get(keyword)
         for name, sub in (named if isinstance(named, dict) else {}).items():

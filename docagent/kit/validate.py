@@ -51,7 +51,8 @@ class Deployment:
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
-    return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+    """A JSON path: ``$.classes.invoice.checks[0]`` (an index in brackets)."""
+    return "$" + "".join(schemas.index_step(part) if isinstance(part, int) else f".{part}" for part in loc)
 
 
 def _fix(issue: ErrorDetails) -> str:

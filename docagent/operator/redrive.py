@@ -12,10 +12,7 @@ import argparse
 import datetime as dt
 import getpass
 import hashlib
-import io
-import urllib.request
 import uuid
-import zipfile
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -39,8 +36,6 @@ from docagent.operator.model_breaker import clear_model_breaker
 from docagent.operator.progress import FAILED_STATUSES, follow
 from docagent.operator.records import JobRecords, client_error_code
 from functions import storage
-from functions.model.base import PROMPTS_DIR
-from functions.models import prompt_file_name
 from stacks import outputs as names
 
 REDRIVE_WINDOW = dt.timedelta(days=14)  # docs/semantics.md R3
@@ -80,7 +75,7 @@ def deployed_versions(records: JobRecords, pinned: dict[str, Any]) -> dict[str, 
     deployed: dict[str, Any] = {
         "function": configuration.get("FunctionName"),
         "model_id": environment.get("MODEL_ID"),
-        "prompt_version": environment.get("PROMPT_VERSION"),
+        "prompt_version": None,
         "code_version": environment.get("CODE_VERSION"),
         "prompt_sha256": None,
         "prompt_source": None,
@@ -92,28 +87,12 @@ def deployed_versions(records: JobRecords, pinned: dict[str, Any]) -> dict[str, 
         deployed["prompt_sha256"] = pinned.get("prompt_sha256")
         deployed["prompt_source"] = f"the pinned definition {version} (published data, not deployed code)"
         return deployed
-    if deployed["code_version"] and deployed["code_version"] == pinned.get("code_version"):
-        deployed["prompt_sha256"] = pinned.get("prompt_sha256")
-        deployed["prompt_source"] = "the job's code version is deployed: same prompt file"
-        return deployed
-    file_name = f"functions/prompts/{prompt_file_name(version)}"
-    if records.ctx.endpoint is None:
-        try:
-            location = records.ctx.client("lambda").get_function(FunctionName=configuration["FunctionName"])
-            with urllib.request.urlopen(location["Code"]["Location"], timeout=30) as response:
-                package = zipfile.ZipFile(io.BytesIO(response.read()))
-            deployed["prompt_sha256"] = hashlib.sha256(package.read(file_name)).hexdigest()
-            deployed["prompt_source"] = f"{file_name} in the deployed code package"
-        except KeyError:
-            deployed["prompt_sha256"] = "missing"
-            deployed["prompt_source"] = f"{file_name} is not in the deployed code package"
-        except (ClientError, OSError, zipfile.BadZipFile) as error:
-            deployed["prompt_source"] = f"could not read the deployed code package: {error}"
-        return deployed
-    path = PROMPTS_DIR / prompt_file_name(version)
-    # A local cloud does not serve function code back; `docagent local deploy` ships the project's source.
-    deployed["prompt_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "missing"
-    deployed["prompt_source"] = f"{file_name} in the project source (what `docagent local deploy` ships)"
+    # A job prepared before job definitions pinned a prompt file of the code package: no deployment of this
+    # version ships one (its documents would be rejected DefinitionMissing).
+    deployed["prompt_sha256"] = "missing"
+    deployed["prompt_source"] = (
+        f"prompt file {version}: jobs prepared before job definitions have no prompt in this version's code"
+    )
     return deployed
 
 

@@ -27,8 +27,7 @@ from botocore.exceptions import ClientError
 
 from functions import aws, storage
 from functions.definition import short_version
-from functions.errors import ConfigurationError, InvalidJobRequest, NoDocuments
-from functions.model import Prompt, load_prompt
+from functions.errors import InvalidJobRequest, NoDocuments
 from functions.models import (
     JobInfo,
     JobManifest,
@@ -308,36 +307,22 @@ def _join(job_id: str, parts: list[str], bucket: str) -> str:
 
 
 def pinned_versions(settings: Settings, stored: StoredRequest | None = None) -> JobVersions:
-    """What the job is pinned to: the model, the code and its definition (PrepareJob resolved it: the prompt
-    is the bundle's, shown as ``name@short sha``); without a definition, the PROMPT_VERSION prompt file."""
-    if stored is not None and stored.definition is not None and stored.definition_sha256 is not None:
-        return JobVersions(
-            model_id=settings.model_id,
-            prompt_version=f"{stored.definition}@{short_version(stored.definition_sha256)}",
-            prompt_sha256=stored.definition_sha256,
-            code_version=settings.code_version,
-            created_at=utc_now(),
-            definition=stored.definition,
-            definition_sha256=stored.definition_sha256,
+    """What the job is pinned to: the model, the code and its definition (PrepareJob resolved it: the prompts
+    are the bundle's, shown as ``name@short sha``)."""
+    if stored is None or stored.definition is None or stored.definition_sha256 is None:
+        job = stored.request.job_id if stored is not None else "the job"
+        raise InvalidJobRequest(
+            f"{job} pins no job definition: it was prepared before definitions; start it again"
         )
-    try:
-        prompt = load_prompt(settings.prompt_version)
-    except ValueError as error:
-        raise ConfigurationError(f"PROMPT_VERSION: {error}") from None
     return JobVersions(
         model_id=settings.model_id,
-        prompt_version=prompt.version,
-        prompt_sha256=prompt.sha256,
+        prompt_version=f"{stored.definition}@{short_version(stored.definition_sha256)}",
+        prompt_sha256=stored.definition_sha256,
         code_version=settings.code_version,
         created_at=utc_now(),
+        definition=stored.definition,
+        definition_sha256=stored.definition_sha256,
     )
-
-
-def pinned_prompt(versions: JobVersions, settings: Settings) -> Prompt:
-    """The prompt file a job's model calls use. A job pinned to a definition has its prompts in the bundle;
-    until the steps read them from there (kit-pipeline), such a job uses the deployment's PROMPT_VERSION
-    file."""
-    return load_prompt(settings.prompt_version if versions.definition else versions.prompt_version)
 
 
 def prepared_job(manifest: JobManifest, stored: StoredRequest, bucket: str) -> PreparedJob:

@@ -121,12 +121,15 @@ def _check_listable(request: JobRequest, settings: Settings) -> None:
         raise
 
 
-def resolve_definition(request: JobRequest, settings: Settings) -> tuple[str | None, str | None]:
+def resolve_definition(request: JobRequest, settings: Settings) -> tuple[str, str]:
     """The definition a new job pins: the request's (else DEFAULT_DEFINITION) at its current version, by name
-    and content hash; (None, None) when neither names one. An unpublished definition is InvalidJobRequest."""
+    and content hash. None named, or an unpublished one, is InvalidJobRequest (nothing starts)."""
     name = request.definition or settings.default_definition or None
     if name is None:
-        return None, None
+        raise InvalidJobRequest(
+            f"job {request.job_id} names no job definition and the deployment has no default: start it with "
+            "`--definition NAME` (a published definition) or set default_definition in cdk.json"
+        )
     raw = storage.get_json_or_none(storage.definition_current_key(name))
     if raw is None:
         origin = "the request's" if request.definition else "the deployment's default (DEFAULT_DEFINITION)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from functions.model.base import ModelProvider, Prompt, load_prompt
+from functions.model.base import ModelProvider
 from functions.model.bedrock import BedrockConverseProvider
 from functions.settings import Settings
 
@@ -27,7 +27,5 @@ def get_model_provider(
 __all__ = [
     "BedrockConverseProvider",
     "ModelProvider",
-    "Prompt",
     "get_model_provider",
-    "load_prompt",
 ]

@@ -1,40 +1,13 @@
 """The model seam: a provider protocol (one call: a document, a system prompt, a user text; the reply's text
-back), and the deployment's prompt versions (PROMPT_VERSION, pinned in JobVersions)."""
+back). The prompts are the job definition's (functions/model/prompts.py)."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import re
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from functions.documents import DocumentInput
-from functions.models import ModelReply, prompt_file_name
-
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
-_PROMPT_VERSION = re.compile(r"^[a-z0-9-]+$")
-
-
-@dataclass(frozen=True)
-class Prompt:
-    version: str
-    text: str
-    sha256: str
-
-
-@functools.cache
-def load_prompt(version: str) -> Prompt:
-    """The system prompt of a version: ``extract-v1`` is ``prompts/extract_v1.txt``."""
-    if not _PROMPT_VERSION.match(version):
-        raise ValueError(f"invalid prompt version {version!r}")
-    path = PROMPTS_DIR / prompt_file_name(version)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"no prompt file for prompt version {version!r} ({path.name})") from None
-    return Prompt(version=version, text=raw.decode("utf-8"), sha256=hashlib.sha256(raw).hexdigest())
+from functions.models import ModelReply
 
 
 class ModelProvider(Protocol):

@@ -86,11 +86,6 @@ def express_inference_profile_stack(tmp_path_factory: pytest.TempPathFactory) ->
     )
 
 
-@pytest.fixture(scope="session")
-def offline_stack(tmp_path_factory: pytest.TempPathFactory) -> DocAgentStack:
-    return construct_stack(tmp_path_factory.mktemp("offline"), model_provider="offline")
-
-
 def resolved_policy_statements(stack: cdk.Stack, role: cdk.aws_iam.CfnRole) -> Iterator[dict[str, Any]]:
     """Every statement of the role's inline policies, resolved to CloudFormation values."""
     for policy in stack.resolve(role.policies) or []:

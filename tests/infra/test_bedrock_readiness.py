@@ -116,10 +116,6 @@ def test_a_model_id_of_no_bedrock_form_fails_synth_with_its_name(model_id: str) 
         load_config({"model_id": model_id})
 
 
-def test_any_model_id_goes_with_the_offline_provider() -> None:
-    assert load_config({"model_provider": "offline", "model_id": "offline-regex-v1"}).model_id
-
-
 @pytest.mark.parametrize(("key", "value"), [("model_max_tokens", 0), ("model_temperature", 1.5)])
 def test_inference_settings_are_bounded(key: str, value: float) -> None:
     with pytest.raises(ConfigError, match=key):

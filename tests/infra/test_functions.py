@@ -107,7 +107,7 @@ def test_environment_values_come_from_config_and_storage(synthesized: Synthesize
     assert variables["REFERENCE_TABLE_NAME"] == {"Ref": synthesized.logical_id(stack.storage.reference_table)}
     assert variables["MODEL_PROVIDER"] == config.model_provider
     assert variables["MODEL_ID"] == config.model_id
-    assert variables["PROMPT_VERSION"] == config.prompt_version
+    assert variables["DEFAULT_DEFINITION"] == config.default_definition
     assert variables["MAX_DOCUMENT_BYTES"] == str(config.max_document_bytes)
     assert variables["IDEMPOTENCY_TTL_SECONDS"] == str(config.idempotency_ttl_seconds)
     assert variables["FAULT_INJECTION_ENABLED"] == "false"
@@ -319,10 +319,6 @@ def test_documents_are_readable_only_in_the_source_locations(
         assert ("s3:ListBucket", "arn:<AWS::Partition>:s3:::partner-drop") in granted
     variables = function_environment(stack.config, stack.storage, code_version="0")
     assert variables["SOURCE_LOCATIONS"] == "incoming/,s3://partner-drop/invoices/"
-
-
-def test_offline_provider_grants_no_model_access(offline_stack: DocAgentStack) -> None:
-    assert not [grant for grant in _process_document_grants(offline_stack) if grant[0].startswith("bedrock:")]
 
 
 def test_config_reaches_the_environment(express_inference_profile_stack: DocAgentStack) -> None:

@@ -242,7 +242,11 @@ def test_dashboard_has_the_widgets_an_operator_needs(synthesized: Synthesized) -
     }
     by_title = {widget["properties"].get("title"): widget["properties"] for widget in body["widgets"]}
     documents = by_title["Documents per minute"]
-    assert [metric[1] for metric in documents["metrics"]] == ["DocumentsExtracted", "DocumentsRejected"]
+    assert [metric[1] for metric in documents["metrics"]] == [
+        "DocumentsExtracted",
+        "DocumentsForReview",
+        "DocumentsRejected",
+    ]
     assert all(metric[-1]["period"] == 60 for metric in documents["metrics"])
     assert [metric[1] for metric in by_title["Action outcomes"]["metrics"]] == [
         "ActionsPerformed",
@@ -256,7 +260,7 @@ def test_dashboard_has_the_widgets_an_operator_needs(synthesized: Synthesized) -
 @pytest.mark.parametrize("metric", EMITTED_METRICS)
 def test_dashboard_and_alarm_metrics_are_ones_the_functions_emit(metric: str) -> None:
     sources = "\n".join(path.read_text(encoding="utf-8") for path in FUNCTIONS_DIR.rglob("*.py"))
-    assert re.search(rf'name="{metric}"|"{metric}" if |else "{metric}"', sources), metric
+    assert re.search(rf'name="{metric}"|"{metric}" if |else "{metric}"|": "{metric}",', sources), metric
 
 
 def test_every_docagent_metric_used_is_an_emitted_one(synthesized: Synthesized) -> None:

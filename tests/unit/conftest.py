@@ -24,7 +24,6 @@ from docagent.kit.registry import publish
 from docagent.operator.reference import load_file
 from functions import aws, durable
 from functions.logic import process_document
-from functions.model.base import load_prompt
 from functions.observability import metrics
 from functions.settings import get_settings
 from tests.support import BUCKET, EXAMPLES, IDEMPOTENCY_TABLE, REFERENCE_TABLE, seeded_provider
@@ -41,7 +40,6 @@ TEST_ENV = {
     "DEFAULT_DEFINITION": "invoices",
     "MODEL_PROVIDER": "bedrock",
     "MODEL_ID": "fake-model",
-    "PROMPT_VERSION": "extract-v2",
     "CODE_VERSION": "test-0000000",
     "MAX_DOCUMENT_BYTES": "4000",
     "MAX_DOCUMENTS": "300",
@@ -61,7 +59,6 @@ def clear_all_caches() -> None:
     aws.clear_clients()
     durable.clear_caches()
     process_document.clear_caches()
-    load_prompt.cache_clear()
     metrics.clear_metrics()
 
 

@@ -32,7 +32,7 @@ def report() -> Report:
     )
     return Report(
         job_id=JOB, versions=versions, documents=0, extracted=0, rejected=0, failed=0, rejection_reasons={},
-        totals_by_currency={}, rows=[], rejected_documents=[], failed_documents=[], map_run=MapRunSummary(),
+        totals={}, rows=[], rejected_documents=[], failed_documents=[], map_run=MapRunSummary(),
     )  # fmt: skip
 
 

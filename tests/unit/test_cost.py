@@ -163,7 +163,7 @@ def test_k_documents_per_child_divide_the_per_child_counters_by_k() -> None:
     }
     assert batched.per_job == measured.per_job
     assert batched.batched(1).per_document == measured.per_document  # back from K=10 to K=1
-    config = load_config({"model_provider": "offline"})
+    config = load_config({})
     one, ten = (cost_report(100_000, model, config)["by_service"] for model in (measured, batched))
     assert (
         ten["stepfunctions"]["state_transitions"] == (one["stepfunctions"]["state_transitions"] - 6) // 10 + 6

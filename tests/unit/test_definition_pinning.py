@@ -19,9 +19,15 @@ from functions.logic.prepare_job import prepare_job
 from functions.models import JobVersions
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
-from tests.support import BUCKET, PREFIX, list_and_seal, prepare, seed_documents
+from tests.support import BUCKET, PREFIX, list_and_seal, prepare, seed_documents, unpublish_definitions
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "invoices"
+
+
+@pytest.fixture(autouse=True)
+def _nothing_published(cloud: None) -> None:
+    """These tests publish themselves: remove the default definition the unit cloud publishes."""
+    unpublish_definitions()
 
 
 def _publish(folder: Path) -> registry.Published:
@@ -103,11 +109,15 @@ def test_a_request_naming_an_unpublished_definition_is_refused_before_anything_i
     assert storage.get_json_or_none(storage.request_key("job-pin-4")) is None
 
 
-def test_without_a_definition_the_prompt_file_is_pinned_as_before(cloud: None) -> None:
+def test_a_request_naming_no_definition_without_a_default_is_refused(
+    cloud: None, env: pytest.MonkeyPatch
+) -> None:
+    env.setenv("DEFAULT_DEFINITION", "")
+    get_settings.cache_clear()
     seed_documents(1)
-    job = prepare("job-pin-5")
-    assert job.versions.definition is None
-    assert job.versions.prompt_version == "extract-v2"
+    with pytest.raises(InvalidJobRequest, match="names no job definition"):
+        prepare("job-pin-5")
+    assert storage.get_json_or_none(storage.request_key("job-pin-5")) is None
 
 
 def test_the_pointer_is_a_definition_pointer(cloud: None) -> None:

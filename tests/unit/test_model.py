@@ -11,8 +11,7 @@ from botocore.stub import Stubber
 
 from functions.documents import DocumentInput
 from functions.errors import DocumentTooLong, DocumentUnreadable, ExtractionFailed, ModelRequestInvalid
-from functions.model import BedrockConverseProvider, get_model_provider, load_prompt
-from functions.model.base import PROMPTS_DIR
+from functions.model import BedrockConverseProvider, get_model_provider
 from functions.model.instructions import extract_instruction
 from functions.settings import get_settings
 
@@ -148,15 +147,3 @@ def test_the_provider_takes_the_jobs_pinned_model(env):
     provider = get_model_provider(get_settings(), "pinned-model")
     assert isinstance(provider, BedrockConverseProvider)
     assert provider.model_id == "pinned-model"
-
-
-def test_prompt_versions_map_to_files_with_a_sha256():
-    prompt = load_prompt("extract-v2")
-    assert prompt.text == (PROMPTS_DIR / "extract_v2.txt").read_text()
-    assert "document block" in prompt.text and load_prompt("extract-v1").sha256 != prompt.sha256
-    assert len(prompt.sha256) == 64
-    assert "JSON" in prompt.text
-    with pytest.raises(ValueError, match="no prompt file"):
-        load_prompt("extract-v999")
-    with pytest.raises(ValueError, match="invalid prompt version"):
-        load_prompt("../../etc/passwd")

@@ -32,7 +32,7 @@ from docagent.operator.records import (
 from docagent.operator.redrive import _estimated_events, armed_fault
 from docagent.operator.sources import Document, Problems, Source, parse_s3_location
 from functions import durable
-from functions.models import CustomerLookup, FaultSpec
+from functions.models import FaultSpec, LookupRecord
 from tests.fakes import FakeLambdaContext
 from tests.support import EXAMPLES, IDEMPOTENCY_TABLE
 
@@ -66,12 +66,12 @@ DEFINITION: dict[str, Any] = {
 
 def test_record_keys_are_the_keys_run_step_writes(cloud):
     ids = {"job_id": "job-1", "document_id": "doc-1"}
-    lookup = CustomerLookup(customer_id="CUST-00001", found=False)
+    lookup = LookupRecord(table="customers", key="CUST-00001", found=False)
     durable.run_step(
-        "customer_lookup",
+        "lookup-known-customer",
         ids=ids,
         fn=lambda: lookup,
-        result_model=CustomerLookup,
+        result_model=LookupRecord,
         context=FakeLambdaContext(),
     )
     durable.run_step(
@@ -80,12 +80,12 @@ def test_record_keys_are_the_keys_run_step_writes(cloud):
         key_field="job_id",
         validate={"request_sha256": "abc"},
         fn=lambda: lookup,
-        result_model=CustomerLookup,
+        result_model=LookupRecord,
         context=FakeLambdaContext(),
     )
     stored = {item["id"]["S"] for item in boto3.client("dynamodb").scan(TableName=IDEMPOTENCY_TABLE)["Items"]}
     assert stored == {
-        durable.record_key("customer_lookup", ids),
+        durable.record_key("lookup-known-customer", ids),
         durable.record_key("prepare", {"job_id": "job-1"}, key_field="job_id"),
     }
 

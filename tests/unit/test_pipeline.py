@@ -8,7 +8,7 @@ from typing import Any
 from functions.handlers import build_report, prepare_job, process_document, run_actions, verify_job
 from functions.models import PreparedJob
 from tests.fakes import FakeLambdaContext
-from tests.support import PREFIX, list_keys, pin_definition, put_object, s3, seed_documents
+from tests.support import PREFIX, list_keys, put_object, s3, seed_documents
 
 
 def run_state_machine(execution_input: dict[str, Any]) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def run_state_machine(execution_input: dict[str, Any]) -> dict[str, Any]:
         state["listing"] = prepare_job.handler(listing, FakeLambdaContext())
     sealing = {"action": "seal", "job_id": state["job_id"], "listing": state["listing"]}
     sealed = PreparedJob.model_validate(prepare_job.handler(sealing, FakeLambdaContext()))
-    job = pin_definition(sealed).model_dump(mode="json")  # the invoice example, unless SealJob pinned one
+    job = sealed.model_dump(mode="json")
     body = s3().get_object(Bucket=job["bucket"], Key=job["items_key"])["Body"].read()
     outcomes = [
         process_document.handler(

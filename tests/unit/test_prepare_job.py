@@ -7,17 +7,18 @@ from typing import Any
 import boto3
 import pytest
 
+from docagent.kit.loader import read_bundle
 from functions import storage
 from functions.errors import InvalidJobRequest, JobConflict, NoDocuments
 from functions.handlers.prepare_job import handler
 from functions.logic.prepare_job import document_id_for
 from functions.logic.process_document import read_document
-from functions.model import load_prompt
 from functions.models import DOCUMENT_ID_PATTERN, JobManifest, ManifestEntry
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import (
     BUCKET,
+    EXAMPLES,
     IDEMPOTENCY_TABLE,
     PREFIX,
     get_json,
@@ -55,8 +56,10 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
     }
     versions = job["versions"]
     assert versions["model_id"] == "fake-model"
-    assert versions["prompt_version"] == "extract-v2"
-    assert versions["prompt_sha256"] == load_prompt("extract-v2").sha256
+    invoices = read_bundle(EXAMPLES / "invoices")
+    assert (versions["definition"], versions["definition_sha256"]) == ("invoices", invoices.sha256)
+    assert versions["prompt_version"] == f"invoices@{invoices.sha256[:12]}"
+    assert versions["prompt_sha256"] == invoices.sha256
     assert versions["code_version"] == "test-0000000"
 
     entries = items_of(job)

@@ -4,7 +4,6 @@ and ``preflight`` per lookup table of the definition."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -14,16 +13,15 @@ import pytest
 
 from docagent import cli
 from docagent.drills.synthetic import CUSTOMERS_CSV, CUSTOMERS_KEY, generate_customers
+from docagent.kit import registry
 from docagent.kit.loader import read_bundle
 from docagent.operator.context import OperatorContext
 from docagent.operator.jobs import _reference_warnings
 from docagent.operator.preflight import Preflight
 from docagent.operator.reference import BATCH_SIZE, is_empty, read_rows
-from functions import storage
-from functions.definition import DefinitionPointer, canonical_json
 from stacks import outputs as names
 from stacks.config import DocAgentConfig
-from tests.support import BUCKET, EXAMPLES, REFERENCE_TABLE
+from tests.support import BUCKET, EXAMPLES, REFERENCE_TABLE, unpublish_definitions
 
 STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:DocAgent-DocumentReview"
 
@@ -46,7 +44,8 @@ def context(cloud, monkeypatch) -> OperatorContext:
 
 @pytest.fixture
 def empty_table(context) -> str:
-    """The reference table without the customers the test environment loads."""
+    """The reference table without the customers the test environment loads, and no definition published."""
+    unpublish_definitions()
     dynamodb = boto3.client("dynamodb")
     for item in dynamodb.scan(TableName=REFERENCE_TABLE)["Items"]:
         dynamodb.delete_item(TableName=REFERENCE_TABLE, Key={"table": item["table"], "key": item["key"]})
@@ -197,16 +196,7 @@ def test_is_empty_reads_one_table(context, empty_table, tmp_path, capsys):
 
 def publish_invoices() -> None:
     """The invoice example published as `docagent definition publish` stores it (bundle, then pointer)."""
-    bundle = read_bundle(EXAMPLES / "invoices")
-    s3 = boto3.client("s3")
-    body = canonical_json(bundle.model_dump(mode="json", by_alias=True))
-    s3.put_object(Bucket=BUCKET, Key=storage.definition_key(bundle.name, bundle.sha256), Body=body)
-    pointer = DefinitionPointer(
-        name=bundle.name, sha256=bundle.sha256, published_at=dt.datetime.now(dt.UTC).isoformat()
-    )
-    s3.put_object(
-        Bucket=BUCKET, Key=storage.definition_current_key(bundle.name), Body=pointer.model_dump_json()
-    )
+    registry.publish(boto3.client("s3"), BUCKET, read_bundle(EXAMPLES / "invoices"))
 
 
 class InvoicesByDefault(DocAgentConfig):

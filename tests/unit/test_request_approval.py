@@ -14,7 +14,7 @@ from functions.handlers import build_report, request_approval, run_actions, veri
 from functions.logic.request_approval import load_approval, record_approval
 from functions.models import JobOptions, JobRequest, RecordApprovalEvent, Report, ReportSummary
 from tests.fakes import FakeLambdaContext
-from tests.support import BUCKET, ensure_pinned, get_json, prepare, process_all, s3, seed_documents
+from tests.support import BUCKET, get_json, prepare, process_all, s3, seed_documents
 
 JOB = "job-approval"
 APPROVAL_KEY = f"jobs/{JOB}/approval.json"
@@ -243,7 +243,6 @@ def test_an_approved_job_still_verifies(summary):
     report = ReportSummary.model_validate(summary).model_dump(mode="json")
     request(summary, "token-1")
     record(summary, DECISION)
-    ensure_pinned(JOB)
     actions = run_actions.handler({"job_id": JOB, "report": report}, FakeLambdaContext())["actions"]
     verification = verify_job.handler(
         {"job_id": JOB, "report": report, "actions": actions}, FakeLambdaContext()
