@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 from docagent.kit.reference_files import reference_files
 
 # Built by kit-cli (definition publish) and kit-localmodel (labels): present once their branches merge.
-from docagent.kit.registry import checked_bundle, publish  # type: ignore[import-not-found,unused-ignore]
+from docagent.kit.registry import checked_bundle, publish
 from docagent.kit.scaffold import LABEL_SUFFIX, SAMPLES_FOLDER, label_path, sample_documents
-from docagent.localcloud.labels import register_labels  # type: ignore[import-not-found,unused-ignore]
-from docagent.operator.reference import load_file  # type: ignore[attr-defined,unused-ignore]
+from docagent.localcloud.labels import register_labels
+from docagent.operator.reference import load_file
 from functions import storage
 from functions.definition import DefinitionBundle, short_version
 from stacks import outputs as names
@@ -73,7 +73,7 @@ class JobFolder:
             raise ValueError("a definition folder runs on the local cloud only")
         publish(job.s3, job.bucket, self.bundle, by="docagent demo")
         register_labels(job.ctx.endpoint, self.path)
-        table_name = job.ctx.output(names.REFERENCE_TABLE)  # type: ignore[attr-defined,unused-ignore]
+        table_name = job.ctx.output(names.REFERENCE_TABLE)
         for reference in reference_files(self.path, self.bundle):  # as `docagent reference load` loads it
             load_file(job.dynamodb, table_name, reference.table, reference.path, reference.key_field)
         for document in self.documents:
@@ -121,7 +121,7 @@ def folder_summary(
     pinned = (report.get("versions") or {}).get("definition_sha256")
     actions = []
     for action in report.get("actions") or []:
-        done_key = storage.action_done_key(job.job_id, action["name"])  # type: ignore[attr-defined,unused-ignore]
+        done_key = storage.action_done_key(job.job_id, action["name"])
         done = job.records.read_json(done_key) or {}
         actions.append({**action, "attempts": done.get("attempts")})
     return {

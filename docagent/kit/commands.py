@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import ClientError
 from rich.console import Console
 
 from docagent.kit import registry
@@ -31,7 +32,13 @@ from docagent.operator.outputs import (
     DefinitionValidateOutput,
 )
 from functions import storage
+from functions.actions.allowed import AllowedTargets
 from functions.definition import DEFINITION_FILE
+from functions.settings import Settings
+from stacks import outputs as names
+
+# The variable that carries the deployment's allow-list to the functions (functions/settings.py).
+ACTIONS_ALLOWED_ENV = str(Settings.model_fields["actions_allowed"].alias)
 
 console = Console(markup=False, soft_wrap=True)
 
@@ -61,10 +68,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_BAD_REQUEST if problems else EXIT_OK
 
 
+def deployed_allow_list(context: OperatorContext) -> AllowedTargets | None:
+    """What the deployed RunActions may reach (its ACTIONS_ALLOWED), so a definition whose actions it would
+    refuse is not published; None when the function cannot be read (the check then happens at run time)."""
+    try:
+        configuration = context.client("lambda").get_function_configuration(
+            FunctionName=context.output(names.function_name_output(names.RUN_ACTIONS))
+        )
+    except (ClientError, OperatorError):
+        return None
+    raw = ((configuration.get("Environment") or {}).get("Variables") or {}).get(ACTIONS_ALLOWED_ENV)
+    return AllowedTargets.model_validate_json(raw) if raw else None
+
+
 def publish_folder(context: OperatorContext, folder: str | Path) -> registry.Published:
     """Validate, then publish; an invalid folder is refused with every problem (DefinitionInvalid)."""
     try:
-        bundle = registry.checked_bundle(folder)
+        bundle = registry.checked_bundle(folder, deployed_allow_list(context))
     except DefinitionInvalid as error:
         raise RefusedError(
             "DefinitionInvalid",

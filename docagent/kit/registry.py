@@ -13,8 +13,9 @@ from botocore.exceptions import ClientError
 
 from docagent import project
 from docagent.kit.loader import DefinitionInvalid, read_bundle
-from docagent.kit.validate import Deployment, validate
+from docagent.kit.validate import validate
 from functions import storage
+from functions.actions.allowed import AllowedTargets
 from functions.definition import (
     DEFINITION_FILE,
     DefinitionBundle,
@@ -39,9 +40,9 @@ class Published:
     moved: bool
 
 
-def checked_bundle(folder: str | Path, deployment: Deployment | None = None) -> DefinitionBundle:
+def checked_bundle(folder: str | Path, allowed: AllowedTargets | None = None) -> DefinitionBundle:
     """The folder's bundle, or DefinitionInvalid listing every problem (validate's, one line each)."""
-    problems = validate(folder, deployment)
+    problems = validate(folder, allowed)
     if problems:
         raise DefinitionInvalid(Path(folder), [problem.line() for problem in problems])
     return read_bundle(folder)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from pydantic_core import ErrorDetails
 
 from docagent.kit import schemas
 from docagent.operator.outputs import DefinitionProblem as Problem
+from functions.actions.allowed import AllowedTargets, refusals
 from functions.definition import (
     DEFINITION_FILE,
     NAME_RULE,
@@ -29,7 +29,6 @@ from functions.definition import (
     SCHEMA_KEYWORDS,
     Action,
     ClassSpec,
-    HttpAction,
     JobDefinition,
     LookupCheck,
     RuleCheck,
@@ -39,15 +38,6 @@ DOCS = "docs/defining-a-job.md"
 SAMPLES_DIR = "samples"
 LABEL_SUFFIX = ".label.json"
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
-
-
-@dataclass(frozen=True)
-class Deployment:
-    """What a deployment allows an HTTP action to reach. None: not known here, not checked."""
-
-    # TODO(kit-actions): after the merge, call functions/actions/allowed.py instead of this local check.
-    allowed_hosts: frozenset[str] | None = None
-    destinations: frozenset[str] | None = None
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
@@ -326,37 +316,25 @@ def _totals_problems(totals: Any, class_schemas: dict[str, dict[str, Any]]) -> l
     return [problem for problem in problems if problem is not None]
 
 
-def _action_problems(actions: list[tuple[int, Any]], deployment: Deployment) -> list[Problem]:
-    problems = []
-    for index, action in actions:
-        if not isinstance(action, HttpAction):
-            continue
-        where = _path(("actions", index, "url"))
-        if action.url.startswith("destination:"):
-            destination = action.url.removeprefix("destination:")
-            if deployment.destinations is not None and destination not in deployment.destinations:
-                problems.append(
-                    Problem(
-                        file=DEFINITION_FILE,
-                        where=where,
-                        message=f"the deployment names no destination {destination!r}",
-                        fix="add it to the deployment's destinations (cdk.json) or use a known "
-                        f"one: {', '.join(sorted(deployment.destinations)) or 'none'}",
-                    )
-                )
-            continue
-        host = re.sub(r"^https?://", "", action.url).split("/")[0].split(":")[0].lower()
-        if deployment.allowed_hosts is not None and host not in deployment.allowed_hosts:
-            problems.append(
-                Problem(
-                    file=DEFINITION_FILE,
-                    where=where,
-                    message=f"host {host!r} is not one the deployment allows",
-                    fix="add it to the deployment's allowed hosts (cdk.json) and deploy, or "
-                    "use destination:NAME",
-                )
-            )
-    return problems
+# The field of an action that names what it reaches (where a refusal of its target is reported).
+_TARGET_FIELD = {"http": "url", "eventbridge": "bus", "sns": "topic_arn", "export": "formats"}
+
+
+def _action_problems(actions: list[tuple[int, Any]], allowed: AllowedTargets | None) -> list[Problem]:
+    """Each action the deployment would refuse (functions/actions/allowed.py, the check RunActions makes);
+    nothing when the deployment's allow-list is not known here (``docagent definition validate`` alone)."""
+    if allowed is None:
+        return []
+    return [
+        Problem(
+            file=DEFINITION_FILE,
+            where=_path(("actions", index, _TARGET_FIELD[action.type])),
+            message=refusal,
+            fix="change the action, or allow its target in the deployment's `actions` (cdk.json) and deploy",
+        )
+        for index, action in actions
+        for refusal in refusals(action, allowed)
+    ]
 
 
 def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]], several: bool) -> list[Problem]:
@@ -407,8 +385,9 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]], sever
     return problems
 
 
-def validate(folder: str | Path, deployment: Deployment | None = None) -> list[Problem]:
-    """Every problem of the definition folder (none: it can be published)."""
+def validate(folder: str | Path, allowed: AllowedTargets | None = None) -> list[Problem]:
+    """Every problem of the definition folder (none: it can be published); ``allowed``: the deployment's
+    allow-list of action targets, when known."""
     root = Path(folder)
     problems: list[Problem] = []
     raw = _read_json(root, DEFINITION_FILE, problems)
@@ -428,7 +407,7 @@ def validate(folder: str | Path, deployment: Deployment | None = None) -> list[P
             class_schemas[name] = schema
             problems += _check_problems(name, spec, schema)
     problems += _totals_problems(raw.get("totals"), class_schemas)
-    problems += _action_problems(actions, deployment or Deployment())
+    problems += _action_problems(actions, allowed)
     if class_schemas and len(class_schemas) == len(classes):
         problems += _sample_problems(root, class_schemas, several=len(classes) > 1)
     return problems

@@ -1,4 +1,4 @@
-"""request_approval: the human approval before the ticket (docs/design.md, "Approval").
+"""request_approval: the human approval before the job's actions (docs/design.md, "Approval").
 
 ``request`` runs in the RequestApproval task (``lambda:invoke.waitForTaskToken``). It durably records the
 pending approval in ``jobs/{job_id}/approval.json`` (job, report, task token, requested at) and returns at

@@ -19,8 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ("functions", "stacks", "statemachines")
 TEXT_SUFFIXES = {".py", ".json", ".txt", ".md", ".yaml", ".yml", ".j2", ".jinja"}
@@ -126,12 +124,6 @@ def test_the_scan_names_file_and_line_and_ignores_other_meanings(tmp_path: Path)
     ]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the invoice review still lives in the core until kit-pipeline, kit-actions and kit-localmodel "
-    "merge (functions/models.py, functions/tickets.py, functions/model/offline.py, the stack's customers "
-    "table); the integrator removes this mark",
-)
 def test_the_core_holds_no_example_vocabulary() -> None:
     hits = scan([ROOT / name for name in CORE], vocabulary())
     assert hits == [], f"{len(hits)} lines of the core name an example:\n" + "\n".join(hits[:200])

@@ -13,7 +13,8 @@ import pytest
 from docagent.cli import main
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.registry import checked_bundle
-from docagent.kit.validate import Deployment, validate
+from docagent.kit.validate import validate
+from functions.actions.allowed import AllowedTargets
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "invoices"
 
@@ -48,7 +49,7 @@ def test_an_error_in_each_part_is_one_message_naming_where_it_is(folder: Path) -
 
     _edit(folder / "job.json", job)
 
-    problems = validate(folder, Deployment(allowed_hosts=frozenset({"tickets.example.com"})))
+    problems = validate(folder, AllowedTargets(hosts=["tickets.example.com"]))
 
     found = {(p.file, p.where) for p in problems}
     assert found == {
@@ -66,7 +67,7 @@ def test_an_error_in_each_part_is_one_message_naming_where_it_is(folder: Path) -
     assert "elsewhere.example.net" in by_where["$.actions[0].url"].message
     assert all(p.fix for p in problems)
     with pytest.raises(DefinitionInvalid) as refused:
-        checked_bundle(folder, Deployment(allowed_hosts=frozenset({"tickets.example.com"})))
+        checked_bundle(folder, AllowedTargets(hosts=["tickets.example.com"]))
     assert len(refused.value.problems) == len(problems)
 
 
