@@ -227,7 +227,7 @@ def seed_job(aws, deployed, job_id: str, *actions: Any) -> dict[str, Any]:
     )
     report = Report(
         job_id=job_id, versions=versions, documents=0, extracted=0, rejected=0, failed=0,
-        rejection_reasons={}, totals_by_currency={}, rows=[], rejected_documents=[], failed_documents=[],
+        rejection_reasons={}, totals={}, rows=[], rejected_documents=[], failed_documents=[],
         map_run=MapRunSummary(),
     )  # fmt: skip
     s3 = aws("s3")

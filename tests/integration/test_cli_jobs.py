@@ -229,7 +229,7 @@ def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 
         "encrypted.pdf": ("DocumentUnreadable", "encrypted or password-protected"),
         "empty.pdf": ("DocumentUnreadable", "has no pages"),
         "bomb.docx": ("DocumentUnreadable", "zip bomb"),
-        "scanned.pdf": ("ExtractionFailed", "does not match the extraction schema"),
+        "scanned.pdf": ("ExtractionFailed", "does not match the class's schema"),
         "photo.pdf": ("DocumentFormatUnsupported", "the content is a PNG image"),
         "oversized.txt": (
             "DocumentTooLarge",

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 
+from docagent.kit.loader import read_bundle
 from functions.storage import drift_key
+from tests.support import EXAMPLES
 
 CRASHED = "doc-00020.txt"
 FAULT = {"point": "before_store_result", "document_index": 20, "mode": "exit", "until_redrive": 1}
@@ -36,11 +38,13 @@ def assert_crash_report(report: dict, job_id: str) -> None:
     assert crashed["index"] == 20 and crashed["status"] == "failed"
     assert crashed["error"]["error"] == "Runtime.ExitError"
     assert "RequestId" in crashed["error"]["cause"], "the runtime's report of the dead worker"
-    assert crashed["active_step"] == "store_result", "it died after its customer lookup, before storing"
-    assert crashed["last_committed"] == "customer_lookup"
-    assert crashed["steps"] == {"extract": "COMPLETED", "customer_lookup": "COMPLETED"}
+    assert crashed["active_step"] == "store_result", "it died after its lookup check, before storing"
+    assert crashed["last_committed"] == "lookup-known-customer"
+    assert crashed["steps"] == {"extract": "COMPLETED", "lookup-known-customer": "COMPLETED"}
     assert crashed["retries"]["policy"]["max_attempts"] == 3
-    assert [call["prompt_version"] for call in crashed["model_calls"]] == ["extract-v2"]
+    assert [call["prompt_version"] for call in crashed["model_calls"]] == [
+        f"invoices@{read_bundle(EXAMPLES / 'invoices').sha256[:12]}"
+    ]
     assert len(documents) == 29
     assert all(doc["status"] == "committed" for doc in documents.values())
     assert all(doc["last_committed"] == "result_stored" for doc in documents.values())

@@ -109,7 +109,7 @@ def check_the_kept_job(tmp_path, summary: dict) -> None:
     for document in trace["documents"]:
         assert document["status"] == "completed", document["document_id"]
         (first, *_) = document["spans"]
-        assert {child["step"] for child in first["children"]} >= {"extract", "customer_lookup", "store"}
+        assert {child["step"] for child in first["children"]} >= {"extract", "lookup-known-customer", "store"}
         calls = [
             call
             for attempt in document["spans"]

@@ -8,14 +8,20 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent.drills.formats import render
+from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock import CHARACTERS_PER_TOKEN, CONTEXT_WINDOW_TOKENS
 from functions.documents import DocumentInput
 from functions.errors import DocumentTooLong, DocumentUnreadable
-from functions.model import BedrockConverseProvider, load_prompt
+from functions.fields import extracted_fields
+from functions.model import BedrockConverseProvider
+from functions.model.instructions import extract_instruction
 from tests import documents as files
 from tests.integration.conftest import aws_cli
+from tests.support import EXAMPLES
 
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+INVOICE_CLASS = read_bundle(EXAMPLES / "invoices").classes["invoice"]
+ASK = extract_instruction("invoice", "document-00001")
 
 
 def message(*blocks: dict) -> list[dict]:
@@ -35,9 +41,13 @@ def document(data: bytes, fmt: str = "pdf", name: str = "document-00001") -> dic
 def test_the_production_provider_reads_each_format_through_the_endpoint(aws, fmt):
     provider = BedrockConverseProvider(MODEL, aws("bedrock-runtime"))
     data = render(files.INVOICE, fmt)
-    response = provider.extract(DocumentInput(data, fmt, "document-00042"), load_prompt("extract-v2").text)
-    assert (response.facts.customer_id, response.facts.invoice_number) == ("CUST-00007", "INV-2026-00421")
-    assert str(response.facts.amount) == "1234.56" and response.input_tokens > 0
+    name = "document-00042"
+    reply = provider.converse(
+        DocumentInput(data, fmt, name), INVOICE_CLASS.prompt or "", extract_instruction("invoice", name)
+    )
+    fields = extracted_fields(reply.text, INVOICE_CLASS)
+    assert (fields["customer_id"], fields["invoice_number"]) == ("CUST-00007", "INV-2026-00421")
+    assert fields["amount"] == "1234.56" and reply.input_tokens > 0
 
 
 @pytest.mark.parametrize(
@@ -53,7 +63,7 @@ def test_the_production_provider_reads_each_format_through_the_endpoint(aws, fmt
 def test_a_document_bedrock_cannot_parse_is_that_documents_rejection(aws, data, reason):
     provider = BedrockConverseProvider(MODEL, aws("bedrock-runtime"))
     with pytest.raises(DocumentUnreadable, match=reason) as raised:
-        provider.extract(DocumentInput(data, "pdf", "document-00001"), "p")
+        provider.converse(DocumentInput(data, "pdf", "document-00001"), "p", ASK)
     assert "Bedrock refused the pdf document" in str(raised.value)
 
 
@@ -142,4 +152,4 @@ def test_an_input_over_the_context_window_is_answered_as_bedrock_answers_it(aws)
     }
     provider = BedrockConverseProvider(MODEL, client)
     with pytest.raises(DocumentTooLong, match="longer than the model's context window"):
-        provider.extract(DocumentInput(too_long, "txt", "document-00001"), "p")
+        provider.converse(DocumentInput(too_long, "txt", "document-00001"), "p", ASK)
