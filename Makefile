@@ -38,8 +38,11 @@ experiment: $(STAMP)
 	$(BIN)/docagent experiment
 
 # The whole suite: lint, type checks, the strict docs build, every test layer (docs/contributing.md "Tests").
+# Tests that start a local cloud of their own in the test process (marked own_cloud) run apart: one process
+# holds one local cloud, and the integration tests' session cloud lives in the workers of the first run.
 test: lint docs
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 -m "not own_cloud"
+	$(BIN)/python -m pytest -n 2 -m own_cloud
 
 # The fast lane: unit and infra tests (everything not marked integration; tests/conftest.py marks by folder).
 unit: $(STAMP)

@@ -20,8 +20,8 @@ baseline job, and is checked against the baseline:
   the baseline's report (without ``IGNORED_REPORT_FIELDS``: the job id, the Map Run, the creation time and
   each row's model call id); the execution's output says
   ``verification.verified``;
-- ``nothing_in_progress``: none of the job's idempotency records (prepare, each document's durable steps: classify,
-  extract, lookup-{check}; actions) is left INPROGRESS;
+- ``nothing_in_progress``: none of the job's idempotency records (prepare, each document's durable
+  steps: classify, extract, lookup-{check}; actions) is left INPROGRESS;
 - ``expected_path``: the fault really fired, and the job was recovered the way the cell says (a retry cell
   succeeds without a redrive; a redrive cell fails first and succeeds after exactly one redrive).
 

@@ -9,7 +9,8 @@ import pytest
 from docagent.drills.experiment.cloud import CloudSession
 from docagent.localcloud.bedrock import model_faults_of
 
-pytestmark = pytest.mark.integration
+# One local cloud per process: these start their own (`make test` runs them apart from the session cloud).
+pytestmark = [pytest.mark.integration, pytest.mark.own_cloud]
 
 DOCUMENTS, BATCH, KILL_AT = 6, 3, 4
 

@@ -30,6 +30,9 @@ from functions.model.bedrock import document_refusal
 from functions.model.instructions import classify_instruction, extract_instruction
 from tests.integration.conftest import INVOICE_READER
 
+# One local cloud per process: these start their own (`make test` runs them apart from the session cloud).
+pytestmark = pytest.mark.own_cloud
+
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 LETTER = b"Dear Ms Rowe,\nyour claim C-118 of 2026-03-04 is received.\n"
 FORM = b"# Change of address\n\nPolicy: P-9001\nNew street: 4 Elm Row\n"

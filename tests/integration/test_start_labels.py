@@ -18,6 +18,8 @@ def test_start_from_dir_registers_the_labels_beside_the_documents(  # noqa: PLR0
     truth = generate_documents(2, seed=7, customer_ids=customers)[0].truth.model_dump(mode="json")
     labelled = {**truth, "invoice_number": "LBL-2026-00001"}  # no reader would read this: the label says it
     (documents / "doc-00000.label.json").write_text(json.dumps(labelled))
+    with (documents / "doc-00000.txt").open("a") as document:  # bytes no other test has labelled
+        document.write(f"\nRef. {job_id}\n")
     held = labels_of(cloud.endpoint)["labels"]
 
     code, started = docagent("start", "--job-id", job_id, "--from-dir", str(documents), "--wait")
