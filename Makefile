@@ -73,8 +73,12 @@ lint: $(STAMP)
 synth: $(STAMP) $(NODE_STAMP)
 	npx --no-install cdk synth --quiet --no-notices
 
+# The stack, then the job definition (JOB, a folder; default the invoice example, the default_definition
+# of cdk.json): `make deploy JOB=my-job`. A new version of a definition later needs only the publish.
+JOB ?= examples/invoices
 deploy: $(STAMP) $(NODE_STAMP)
 	npx --no-install cdk deploy --require-approval never --no-notices
+	$(BIN)/docagent definition publish $(JOB) --aws
 
 destroy: $(STAMP) $(NODE_STAMP)
 	npx --no-install cdk destroy --no-notices

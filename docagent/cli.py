@@ -660,11 +660,11 @@ def _add_demo_command(
     demo.set_defaults(handler=cmd_demo)
 
 
-# ---- kit-examples: `docagent init`, and `--job PATH` of demo and chaos (docagent/kit/scaffold.py) ----
+# ---- `docagent init`, and `--job PATH` of demo and chaos (docagent/drills/scaffold.py) ----
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from docagent.kit.scaffold import ScaffoldRefused, scaffold
+    from docagent.drills.scaffold import ScaffoldRefused, scaffold
 
     try:
         written = scaffold(args.target)

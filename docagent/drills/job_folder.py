@@ -20,7 +20,7 @@ from docagent.kit.reference_files import reference_files
 
 # Built by kit-cli (definition publish) and kit-localmodel (labels): present once their branches merge.
 from docagent.kit.registry import checked_bundle, publish
-from docagent.kit.scaffold import LABEL_SUFFIX, SAMPLES_FOLDER, label_path, sample_documents
+from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_path, sample_documents
 from docagent.localcloud.labels import register_labels
 from docagent.operator.reference import load_file
 from functions import storage

@@ -5,6 +5,7 @@ local Bedrock answers from the labels (docagent/localcloud/labels.py); ``docagen
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 LABEL_SUFFIX = ".label.json"
@@ -20,3 +21,20 @@ def label_problem(label: Any, schema: dict[str, Any]) -> str | None:
     if known and unknown:
         return f"fields not in the schema: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
     return None
+
+
+def label_path(sample: Path) -> Path:
+    """``NAME.EXT`` -> ``NAME.label.json`` beside it (the local model's answer for that document)."""
+    return sample.with_name(sample.name.split(".", 1)[0] + LABEL_SUFFIX)
+
+
+def sample_documents(folder: Path) -> list[Path]:
+    """The folder's samples that have a label (samples/NAME.EXT or samples/CLASS/NAME.EXT), in name order."""
+    root = folder / SAMPLES_FOLDER
+    if not root.is_dir():
+        return []
+    return sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file() and not path.name.endswith(LABEL_SUFFIX) and label_path(path).is_file()
+    )

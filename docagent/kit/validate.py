@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from docagent.kit import schemas
-from docagent.operator.outputs import DefinitionProblem as Problem
 from functions.actions.allowed import AllowedTargets, refusals
 from functions.definition import (
     DEFINITION_FILE,
@@ -38,6 +37,20 @@ DOCS = "docs/defining-a-job.md"
 SAMPLES_DIR = "samples"
 LABEL_SUFFIX = ".label.json"
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
+
+
+class Problem(BaseModel):
+    """One problem of a definition folder: where it is and how to fix it (`--json` answers carry these)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str = Field(description="the file, relative to the definition's folder")
+    where: str = Field(description="a JSON path in it ($ for the whole file)")
+    message: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.file}: {self.where}: {self.message} (fix: {self.fix})"
 
 
 def _path(loc: tuple[int | str, ...]) -> str:

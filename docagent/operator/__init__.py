@@ -19,7 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operator.trace",
     "docagent.operator.preflight",
     "docagent.operator.reference",
-    "docagent.kit.commands",
+    "docagent.operator.definitions",
 )
 
 

@@ -22,7 +22,6 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from docagent.kit.commands import StartDefinition, start_definition
 from docagent.localcloud.labels import post_labels
 from docagent.operator.context import (
     EXIT_INTERRUPTED,
@@ -34,6 +33,7 @@ from docagent.operator.context import (
     emit,
     target_arguments,
 )
+from docagent.operator.definitions import StartDefinition, start_definition
 from docagent.operator.formats import iso, wide_console
 from docagent.operator.progress import (
     Snapshot,

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from docagent.kit.validate import Problem as DefinitionProblem
+
 
 class Output(BaseModel):
     """One command's answer: every key is declared (a key nobody declared fails validation)."""
@@ -236,20 +238,6 @@ class TraceOutput(Output):
     xray: dict[str, Any] | None = Field(description='{"filter_expression", "trace_ids"} on AWS, else null')
 
 
-class DefinitionProblem(Output):
-    """One problem of a definition folder (docagent/kit/validate.py)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    file: str = Field(description="the file, relative to the definition's folder")
-    where: str = Field(description="a JSON path in it ($ for the whole file)")
-    message: str
-    fix: str
-
-    def line(self) -> str:
-        return f"{self.file}: {self.where}: {self.message} (fix: {self.fix})"
-
-
 class DefinitionValidateOutput(Output):
     """``docagent definition validate PATH``: every problem of the folder (exit 2 if any)."""
 
@@ -257,7 +245,7 @@ class DefinitionValidateOutput(Output):
     name: str | None = Field(description="the definition's name, when job.json names one")
     ok: bool
     sha256: str | None = Field(description="the version publishing it would give, when it is valid")
-    problems: list[DefinitionProblem]
+    problems: list[DefinitionProblem] = Field(description="one per problem (docagent/kit/validate.py)")
 
 
 class DefinitionPublishOutput(Output):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docagent.kit.scaffold import Sample, write_samples
+from docagent.drills.scaffold import Sample, write_samples
 
 HERE = Path(__file__).resolve().parent
 

@@ -25,7 +25,7 @@ def room(module: str) -> str | None:
         return "plain"
     if parts[0] == "docagent" and len(parts) > 1:
         return {"cli": "cli", "docs_gen": "docsgen", "docs_meanings": "docsgen"}.get(parts[1]) or (
-            parts[1] if parts[1] in {"operator", "localcloud", "drills", "evaluation"} else None
+            parts[1] if parts[1] in {"operator", "localcloud", "drills", "evaluation", "kit"} else None
         )
     return None
 
@@ -91,4 +91,4 @@ def test_every_solid_arrow_is_an_import() -> None:
 
 def test_the_diagram_has_arrows() -> None:
     solid, dotted = drawn_arrows()
-    assert len(solid) >= 10 and ("functions", "localcloud") in dotted
+    assert len(solid) >= 10 and ("kit", "functions") in solid

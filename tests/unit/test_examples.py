@@ -17,7 +17,7 @@ from pypdf import PdfReader
 
 from docagent.kit.loader import read_bundle
 from docagent.kit.reference_files import reference_files
-from docagent.kit.scaffold import LABEL_SUFFIX, label_path
+from docagent.kit.samples import LABEL_SUFFIX, label_path
 from functions.definition import SCHEMA_KEYWORDS, DefinitionBundle, LookupCheck, RuleCheck
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -12,7 +12,7 @@ from docagent.cli import main
 from docagent.drills.demo import call_groups
 from docagent.kit.loader import read_bundle
 from docagent.kit.reference_files import reference_files
-from docagent.kit.scaffold import sample_documents
+from docagent.kit.samples import sample_documents
 from functions import storage
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"

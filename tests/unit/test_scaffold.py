@@ -13,7 +13,7 @@ from pypdf import PdfReader
 
 from docagent.cli import main
 from docagent.kit.loader import read_bundle
-from docagent.kit.scaffold import LABEL_SUFFIX, label_path
+from docagent.kit.samples import LABEL_SUFFIX, label_path
 from functions.documents import detect_format
 
 

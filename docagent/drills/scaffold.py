@@ -18,31 +18,12 @@ from typing import Any
 from fpdf import FPDF
 
 from docagent.drills.formats import FIXED_TIME, render_docx
+from docagent.kit.samples import label_path
 from functions.definition import DEFINITION_FILE, NAME_PATTERN, NAME_RULE, SCHEMA_DIALECT
-
-LABEL_SUFFIX = ".label.json"
-SAMPLES_FOLDER = "samples"
 
 
 class ScaffoldRefused(ValueError):  # noqa: N818 (the outcome: init refused the folder)
     """The folder cannot be scaffolded: not empty, or its name is no definition name."""
-
-
-def label_path(sample: Path) -> Path:
-    """``NAME.EXT`` -> ``NAME.label.json`` beside it (the local model's answer for that document)."""
-    return sample.with_name(sample.name.split(".", 1)[0] + LABEL_SUFFIX)
-
-
-def sample_documents(folder: Path) -> list[Path]:
-    """The folder's samples that have a label (samples/NAME.EXT or samples/CLASS/NAME.EXT), in name order."""
-    root = folder / SAMPLES_FOLDER
-    if not root.is_dir():
-        return []
-    return sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file() and not path.name.endswith(LABEL_SUFFIX) and label_path(path).is_file()
-    )
 
 
 def render_pdf_pages(pages: Sequence[str], *, title: str) -> bytes:
