@@ -58,6 +58,12 @@ def get_bundle(s3: Any, bucket: str, name: str, sha256: str) -> DefinitionBundle
     return None if raw is None else DefinitionBundle.model_validate(raw)
 
 
+def current_bundle(s3: Any, bucket: str, name: str) -> DefinitionBundle | None:
+    """The version of definition ``name`` new jobs pin, or None when it is not published."""
+    pointer = get_pointer(s3, bucket, name)
+    return None if pointer is None else get_bundle(s3, bucket, name, pointer.sha256)
+
+
 def _put_once(s3: Any, bucket: str, key: str, body: bytes) -> bool:
     """Write ``key`` unless it exists (IfNoneMatch: a version is written once); False when it existed."""
     try:

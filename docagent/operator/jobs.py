@@ -22,6 +22,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from docagent.kit.registry import current_bundle
 from docagent.localcloud.labels import post_labels
 from docagent.operator.context import (
     EXIT_INTERRUPTED,
@@ -44,7 +45,7 @@ from docagent.operator.progress import (
     status_label,
 )
 from docagent.operator.records import READ_WORKERS, JobRecords, check_job_id, client_error_code
-from docagent.operator.reference import published_bundle, reference_warnings
+from docagent.operator.reference import reference_warnings
 from docagent.operator.sources import Document, Source, deployed_limits, read_source
 from functions import storage
 from functions.logic.prepare_job import request_sha256
@@ -288,7 +289,7 @@ def _reference_warnings(ctx: OperatorContext, request: dict[str, Any]) -> list[s
     if not name or not ctx.outputs.get(names.REFERENCE_TABLE):
         return []
     try:
-        bundle = published_bundle(ctx.client("s3"), ctx.bucket, name)
+        bundle = current_bundle(ctx.client("s3"), ctx.bucket, name)
         if bundle is None:
             return []
         return reference_warnings(ctx.client("dynamodb"), ctx.outputs[names.REFERENCE_TABLE], bundle)

@@ -23,9 +23,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.text import Text
 
 from docagent import project
+from docagent.kit.registry import current_bundle
 from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
 from docagent.operator.formats import wide_console
-from docagent.operator.reference import lookup_checks, published_bundle, reference_warnings
+from docagent.operator.reference import lookup_checks, reference_warnings
 from functions.model.bedrock import model_access_fix
 from stacks import outputs as names
 from stacks.config import INFERENCE_PROFILE_PREFIXES, ConfigError, DocAgentConfig, load_config
@@ -381,7 +382,7 @@ class Preflight:
         name = str(getattr(self.config, "default_definition", "") or "")
         if not name:
             return _skipped("reference_data", "no default definition (cdk.json default_definition)")
-        bundle = published_bundle(self.client("s3"), bucket, name)
+        bundle = current_bundle(self.client("s3"), bucket, name)
         if bundle is None:
             return _skipped("reference_data", f"definition {name} is not published")
         warnings = reference_warnings(self.client("dynamodb"), table_name, bundle)

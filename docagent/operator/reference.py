@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from boto3.dynamodb.types import TypeSerializer
-from botocore.exceptions import ClientError
 
 from docagent.operator.context import (
     EXIT_BAD_REQUEST,
@@ -46,8 +45,7 @@ from docagent.operator.context import (
     target_arguments,
 )
 from docagent.operator.formats import wide_console
-from functions import storage
-from functions.definition import NAME_PATTERN, NAME_RULE, DefinitionBundle, DefinitionPointer, LookupCheck
+from functions.definition import NAME_PATTERN, NAME_RULE, DefinitionBundle, LookupCheck
 from stacks import outputs as names
 
 # The reference table's own keys (functions/references.py): no row may carry an attribute of these names.
@@ -233,19 +231,6 @@ def empty_table_warning(table: str, checks: list[str]) -> str:
         f"the reference table {table} is empty: every document fails its lookup ({', '.join(checks)}). "
         f"Load it first: docagent reference load FILE --table {table} --key FIELD"
     )
-
-
-def published_bundle(s3: Any, bucket: str, name: str) -> DefinitionBundle | None:
-    """The current published version of definition ``name`` in ``bucket``, or None when none is."""
-    try:
-        pointer = s3.get_object(Bucket=bucket, Key=storage.definition_current_key(name))["Body"].read()
-        sha256 = DefinitionPointer.model_validate_json(pointer).sha256
-        raw = s3.get_object(Bucket=bucket, Key=storage.definition_key(name, sha256))["Body"].read()
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404", "NoSuchBucket"}:
-            return None
-        raise
-    return DefinitionBundle.model_validate_json(raw)
 
 
 def reference_warnings(dynamodb: Any, table_name: str, bundle: DefinitionBundle) -> list[str]:

@@ -90,5 +90,5 @@ def test_every_solid_arrow_is_an_import() -> None:
 
 
 def test_the_diagram_has_arrows() -> None:
-    solid, dotted = drawn_arrows()
+    solid, _ = drawn_arrows()
     assert len(solid) >= 10 and ("kit", "functions") in solid
