@@ -33,6 +33,11 @@ from stacks import outputs as names
 console = Console(stderr=True, markup=False)  # paths, ids and errors print as written
 
 
+# Cells run at once: the invoice example's small text documents, and a definition folder's samples (PDFs
+# and DOCX files of several pages: at time scale 0.1 a function's 120 s timeout is 12 s, which six jobs
+# of real documents at once overran on a 2-core machine, measured 2026-12-01).
+CHAOS_PARALLEL, JOB_FOLDER_PARALLEL = 6, 2
+
 def _port_free(port: int) -> bool:
     with socket.socket() as probe:
         # As the server binds: connections of a cloud that just died (TIME_WAIT) do not hold the port.
@@ -487,7 +492,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             documents=args.documents,
             at_least_once=not args.no_at_least_once,
             time_scale=args.time_scale,
-            parallel=args.parallel,
+            parallel=args.parallel or (JOB_FOLDER_PARALLEL if job_folder is not None else CHAOS_PARALLEL),
             on_cell=None if args.json else progress,
             job_folder=job_folder,
         )
@@ -772,7 +777,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-at-least-once", action="store_true", help="skip the EXPRESS at-least-once delivery cell"
     )
     chaos.add_argument("--time-scale", type=float, default=0.1, help="local cloud time scale (default 0.1)")
-    chaos.add_argument("--parallel", type=int, default=6, help="cells run at once (default 6)")
+    chaos.add_argument(
+        "--parallel",
+        type=int,
+        default=None,
+        help=f"cells run at once (default {CHAOS_PARALLEL}; {JOB_FOLDER_PARALLEL} with --job, whose real "
+        "documents take longer to read at the time scale's shortened function timeouts)",
+    )
     chaos.set_defaults(handler=cmd_chaos)
     _add_kit_commands(commands, common)
 

@@ -320,6 +320,16 @@ def canonical(value: Any, ignored: Sequence[str]) -> str:
     return json.dumps(_without(value, ignored), sort_keys=True, separators=(",", ":"))
 
 
+def differing_fields(seen: Any, expected: Any, ignored: Sequence[str]) -> list[str]:
+    """The top-level fields of a result that differ between two jobs (``ignored`` removed); ``missing``
+    when one of them has no result."""
+    if seen is None or expected is None:
+        return ["missing"]
+    mine, theirs = _without(seen, ignored), _without(expected, ignored)
+    names = sorted(set(mine) | set(theirs))
+    return [name for name in names if canonical(mine.get(name), ()) != canonical(theirs.get(name), ())]
+
+
 @dataclass
 class Observed:
     """What a finished job left behind, read from durable records only."""
@@ -497,15 +507,21 @@ class ChaosRun:
         else:
             checks["one_result_per_document"] = None
         if baseline is not None:
-            differing = [
-                document_id
+            differing = {
+                document_id: differing_fields(
+                    seen.results.get(document_id), baseline.results.get(document_id), IGNORED_RESULT_FIELDS
+                )
                 for document_id in expected_ids
-                if document_id not in seen.results
-                or document_id not in baseline.results
-                or canonical(seen.results[document_id], IGNORED_RESULT_FIELDS)
-                != canonical(baseline.results[document_id], IGNORED_RESULT_FIELDS)
-            ]
-            checks["results_match_baseline"] = f"differ from the baseline: {differing}" if differing else None
+            }
+            differing = {document_id: fields for document_id, fields in differing.items() if fields}
+            checks["results_match_baseline"] = (
+                "differ from the baseline: "
+                + "; ".join(
+                    f"{document_id} ({', '.join(fields)})" for document_id, fields in differing.items()
+                )
+                if differing
+                else None
+            )
         else:
             checks["results_match_baseline"] = "no baseline to compare with (the baseline job did not finish)"
         linked = [
