@@ -38,6 +38,7 @@ console = Console(stderr=True, markup=False)  # paths, ids and errors print as w
 # of real documents at once overran on a 2-core machine, measured 2026-12-01).
 CHAOS_PARALLEL, JOB_FOLDER_PARALLEL = 6, 2
 
+
 def _port_free(port: int) -> bool:
     with socket.socket() as probe:
         # As the server binds: connections of a cloud that just died (TIME_WAIT) do not hold the port.

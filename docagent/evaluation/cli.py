@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from docagent.evaluation.gate import DEFAULT_MARGIN
+from docagent.kit.samples import SAMPLES_FOLDER
 from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, RefusedError, emit, target_arguments
+
+if TYPE_CHECKING:
+    from docagent.drills.job_folder import JobFolder
 
 WORST_SHOWN = 5
 
@@ -26,6 +31,12 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         "(mode 'labels': measures the plumbing, not a model); --from-job JOB scores a job that already ran "
         "(with --aws: mode 'live'). Exit 1 when --baseline finds a field whose F1 dropped by more than its "
         "margin, or the job failed (docs/evaluation.md).",
+    )
+    evaluation.add_argument(
+        "--job",
+        metavar="PATH",
+        help="a job definition folder: score under its classes (default: examples/invoices); its samples/ "
+        "are the labelled set unless --samples names one",
     )
     evaluation.add_argument("--samples", metavar="DIR", help="the labelled set: NAME.EXT + NAME.label.json")
     evaluation.add_argument("--from-job", metavar="JOB", help="score this job's results (matched by key)")
@@ -77,6 +88,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"wrote {len(written) // 2} labelled documents to {args.write_samples}"
         ))  # fmt: skip
         return EXIT_OK
+    job_folder = _job_folder(args.job) if args.job else None
+    if job_folder is not None:
+        own = job_folder.path / SAMPLES_FOLDER
+        if args.samples and not args.from_job and Path(args.samples).resolve() != own.resolve():
+            raise RefusedError(
+                "BadArguments",
+                f"--job runs its own samples ({own}): leave --samples out, or score a job with --from-job",
+            )
+        args.samples = args.samples or str(own)
     if not args.samples:
         raise RefusedError(
             "NoSamples", "--samples DIR is needed (or --write-samples DIR to make a labelled set)"
@@ -90,7 +110,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     margins = gates.parse_margins(args.field_margin)
     report.require_extra(plots=bool(args.out))
     baseline = gates.load_baseline(args.baseline) if args.baseline else None
-    definition = samples.invoice_definition()
+    definition = (
+        samples.definition_of(job_folder.bundle) if job_folder is not None else samples.invoice_definition()
+    )
     for name, schema in definition.classes.items():
         try:
             check_schema(schema)
@@ -103,7 +125,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         mode: Mode = "live" if ctx.endpoint is None else "labels"
     else:
         found = runs.run_local(
-            definition, labelled, model_faults=args.model_faults, show_progress=not args.json
+            definition,
+            labelled,
+            model_faults=args.model_faults,
+            show_progress=not args.json,
+            job_folder=job_folder,
         )
         mode = "labels"
     run = scoring.evaluate(
@@ -126,6 +152,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if found.status not in {"SUCCEEDED", "UNKNOWN"} or (output.gate is not None and not output.gate.passed):
         return EXIT_JOB_FAILED
     return EXIT_OK
+
+
+def _job_folder(path: str) -> JobFolder:
+    """The definition folder of ``--job``, validated (every problem named) with its labelled samples."""
+    from docagent.drills.job_folder import JobFolder
+
+    try:
+        return JobFolder.read(path)
+    except ValueError as error:
+        raise RefusedError("DefinitionInvalid", str(error)) from None
 
 
 def print_run(output: Any, status: str) -> None:

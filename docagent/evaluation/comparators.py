@@ -51,9 +51,18 @@ class SchemaError(ValueError):
 
 
 def resolve(node: Schema, root: Schema) -> Schema:
-    """``node`` with its ``$ref`` followed (local refs: #/$defs/NAME or #/definitions/NAME) and a nullable
-    union (anyOf/oneOf) reduced to its first non-null branch; the node's own keys (x-comparator, x-weight)
-    win over the branch's."""
+    """``node`` with its ``$ref`` followed (local refs: #/$defs/NAME or #/definitions/NAME), a nullable
+    union (anyOf/oneOf) reduced to its first non-null branch and a list of types (``["string", "null"]``)
+    to its first non-null type; the node's own keys (x-comparator, x-weight) win over the branch's."""
+    resolved = _followed(node, root)
+    kind = resolved.get("type")
+    if isinstance(kind, list):
+        concrete = [name for name in kind if name != "null"]
+        return {**resolved, "type": concrete[0] if concrete else "null"}
+    return resolved
+
+
+def _followed(node: Schema, root: Schema) -> Schema:
     own = {key: value for key, value in node.items() if key not in {"$ref", "anyOf", "oneOf"}}
     if "$ref" in node:
         ref = str(node["$ref"])

@@ -16,8 +16,8 @@ Mode = Literal["labels", "recorded", "live"]
 Outcome = Literal["match", "wrong", "missing", "extra", "absent"]
 
 MODE_MEANING: dict[str, str] = {
-    "labels": "the local cloud's model answered (today the offline reader of the synthetic corpus; with the "
-    "kit, the samples' labels): this measures the plumbing (normalisation, comparators, report), not a model",
+    "labels": "the local cloud's model answered from the samples' labels (or a recorded reply when one is "
+    "registered): this measures the plumbing (normalisation, comparators, checks, report), not a model",
     "recorded": "recorded replies of a real model, replayed locally (not built yet)",
     "live": "a job that ran on AWS with the real model: this measures the model and the prompt",
 }

@@ -14,6 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from docagent.drills import prices
 from docagent.evaluation.models import DefinitionVersion, RunUsage
@@ -32,6 +33,10 @@ class JobResults:
     results: dict[str, Extraction]  # by sample name
     version: DefinitionVersion
     usage: RunUsage
+
+
+if TYPE_CHECKING:
+    from docagent.drills.job_folder import JobFolder
 
 
 def results_of_job(
@@ -128,10 +133,12 @@ def run_local(
     *,
     model_faults: str | None = None,
     show_progress: bool = True,
+    job_folder: JobFolder | None = None,
 ) -> JobResults:
     """A new job of the samples' documents on a fresh in-process local cloud, as ``docagent demo`` starts
     one: the synthesized app deployed, the documents uploaded as ``start --from-dir`` does, the job followed
-    to its end, then read back like any other job."""
+    to its end, then read back like any other job. With ``job_folder`` (``--job PATH``) the job runs that
+    definition on its samples, as ``docagent demo --job`` does (without a crash)."""
     from docagent.drills.demo import (
         LocalJob,
         default_time_scale,
@@ -160,6 +167,12 @@ def run_local(
     ):
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         job = LocalJob.on(where.endpoint, stack, job_id)
+        if job_folder is not None:  # its definition published, its labels and references loaded
+            prefix = storage.incoming_prefix(job_id)
+            job_folder.seed(job, prefix)
+            job.start({"job_id": job_id, "prefix": prefix, **job_folder.request()})
+            follow(job, len(samples), show_progress, description="evaluating")
+            return results_of_job(job.ctx, job_id, definition, samples)
         seed_references(job)
         # The local Bedrock answers each document from its label (docagent/localcloud/labels.py).
         post_labels(where.endpoint, [sample_label(sample) for sample in samples])
