@@ -126,6 +126,34 @@ def test_the_invoice_definition_is_the_invoice_examples_schema():
     assert all(f.rates.f1 == 1.0 for f in run.fields), [(f.path, f.rates) for f in run.fields]
 
 
+def test_a_nullable_type_list_is_compared_as_its_type():
+    """The claims example writes optional fields as {"type": ["string", "null"]}: a date and a text."""
+    definition = Definition(
+        name="claims",
+        classes={
+            "claim": {
+                "type": "object",
+                "properties": {
+                    "reported": {"type": ["string", "null"], "format": "date"},
+                    "email": {"type": ["string", "null"]},
+                },
+            }
+        },
+    )
+    label = {"reported": "2026-03-14", "email": None}
+    got = {"reported": "14 March 2026", "email": None}
+    run = scoring.evaluate(
+        definition,
+        [sample("c.pdf", label, "claim")],
+        {"c.pdf": extracted(got, "claim")},
+        mode="labels",
+        version=VERSION,
+    )
+    assert {f.path: f.comparator for f in run.fields} == {"reported": "date", "email": "text"}
+    counts = {f.path: (f.counts.tp, f.counts.fp, f.counts.fn, f.counts.tn) for f in run.fields}
+    assert counts == {"reported": (1, 0, 0, 0), "email": (0, 0, 0, 1)}
+
+
 def test_read_samples_pairs_documents_with_labels_and_names_every_problem(tmp_path):
     invoices = samples.invoice_definition()
     (tmp_path / "one.txt").write_text("invoice")
