@@ -85,7 +85,9 @@ def model_problems(error: ValidationError, file: str, prefix: tuple[int | str, .
     ]
 
 
-def _read_json(root: Path, relative: str, problems: list[Problem]) -> Any:
+def read_json(root: Path, relative: str, problems: list[Problem]) -> Any:
+    """A JSON file of the definition's folder, or None with the problem appended (outside the folder, missing,
+    not JSON)."""
     path = (root / relative).resolve()
     if not path.is_relative_to(root.resolve()):
         problems.append(
@@ -159,13 +161,16 @@ def _job_problems(raw: Any) -> tuple[list[Problem], dict[str, ClassSpec], list[t
     return problems, classes, actions
 
 
+def not_an_object(file: str) -> Problem:
+    """A schema file whose JSON is no object."""
+    return Problem(
+        file=file, where="$", message="a schema is a JSON object", fix='write {"type": "object", ...}'
+    )
+
+
 def _schema_problems(schema: Any, file: str) -> list[Problem]:
     if not isinstance(schema, dict):
-        return [
-            Problem(
-                file=file, where="$", message="a schema is a JSON object", fix='write {"type": "object", ...}'
-            )
-        ]
+        return [not_an_object(file)]
     problems = [
         Problem(
             file=file,
@@ -223,30 +228,41 @@ def _readable(schema: dict[str, Any]) -> bool:
     )
 
 
-def _prompt_problems(root: Path, relative: str) -> list[Problem]:
+def read_prompt(root: Path, relative: str, problems: list[Problem]) -> str | None:
+    """A prompt file of the definition's folder, or None with the problem appended (outside the folder,
+    missing, not UTF-8)."""
     path = (root / relative).resolve()
+    if not path.is_relative_to(root.resolve()):
+        problems.append(
+            Problem(file=relative, where="$", message="outside the definition's folder", fix="move it in")
+        )
+        return None
     try:
-        text = path.read_text(encoding="utf-8") if path.is_relative_to(root.resolve()) else None
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return [
+        problems.append(
             Problem(
                 file=relative,
                 where="$",
                 message="no such file",
                 fix='create the prompt file, or remove "prompt" to generate it from the schema',
             )
-        ]
+        )
     except UnicodeDecodeError as error:
-        return [Problem(file=relative, where="$", message=f"not UTF-8 ({error})", fix="save it as UTF-8")]
-    if text is None:
-        return [
-            Problem(file=relative, where="$", message="outside the definition's folder", fix="move it in")
-        ]
-    if not text.strip():
-        return [
+        problems.append(
+            Problem(file=relative, where="$", message=f"not UTF-8 ({error})", fix="save it as UTF-8")
+        )
+    return None
+
+
+def _prompt_problems(root: Path, relative: str) -> list[Problem]:
+    problems: list[Problem] = []
+    text = read_prompt(root, relative, problems)
+    if text is not None and not text.strip():
+        problems.append(
             Problem(file=relative, where="$", message="the prompt is empty", fix="write the prompt's text")
-        ]
-    return []
+        )
+    return problems
 
 
 def _field_problem(
@@ -383,7 +399,7 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]], sever
                     fix=f"put the document {stem}.EXT beside it, or remove the label",
                 )
             )
-        value = _read_json(root, relative, problems)
+        value = read_json(root, relative, problems)
         if value is None:
             continue
         for error in Draft202012Validator(class_schemas[class_name]).iter_errors(value):
@@ -403,14 +419,14 @@ def validate(folder: str | Path, allowed: AllowedTargets | None = None) -> list[
     allow-list of action targets, when known."""
     root = Path(folder)
     problems: list[Problem] = []
-    raw = _read_json(root, DEFINITION_FILE, problems)
+    raw = read_json(root, DEFINITION_FILE, problems)
     if raw is None:
         return problems
     found, classes, actions = _job_problems(raw)
     problems += found
     class_schemas: dict[str, dict[str, Any]] = {}
     for name, spec in classes.items():
-        schema = _read_json(root, spec.schema_file, problems)
+        schema = read_json(root, spec.schema_file, problems)
         if schema is None:
             continue
         problems += _schema_problems(schema, spec.schema_file)
