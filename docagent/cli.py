@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.text import Text
 
 from docagent import project
-from docagent.operator import register_operator_commands
-from docagent.operator.context import (
+from docagent.operations import register_operator_commands
+from docagent.operations.context import (
     EXIT_BAD_REQUEST,
     EXIT_JOB_FAILED,
     EXIT_NOT_FOUND,
@@ -81,7 +81,7 @@ def _journal_line(restored: dict[str, Any]) -> str:
 
 
 def cmd_local_up(args: argparse.Namespace) -> int:
-    from docagent.localcloud.persistence import load_settings
+    from docagent.localcloud.state.persistence import load_settings
 
     existing = project.running_cloud()
     if existing:
@@ -135,10 +135,10 @@ def _up_detached(args: argparse.Namespace, time_scale: float) -> int:
 
 
 def _serve(args: argparse.Namespace, time_scale: float) -> int:
-    from docagent.localcloud.distributed_map import deliver_twice
-    from docagent.localcloud.journal import JournalCorruptError
-    from docagent.localcloud.persistence import PortTakenError
     from docagent.localcloud.server import LocalCloud
+    from docagent.localcloud.state.journal import JournalCorruptError
+    from docagent.localcloud.state.persistence import PortTakenError
+    from docagent.localcloud.stepfunctions.distributed_map import deliver_twice
 
     if args.fresh:
         project.LOCAL_STACK_FILE.unlink(missing_ok=True)  # what it deployed is forgotten with the rest
@@ -244,7 +244,7 @@ def cmd_local_down(args: argparse.Namespace) -> int:
 
 
 def _model_faults(args: argparse.Namespace) -> Any:
-    from docagent.localcloud.bedrock import parse_model_faults
+    from docagent.localcloud.bedrock.converse_api import parse_model_faults
 
     if not getattr(args, "model_faults", None):
         return None
@@ -255,7 +255,7 @@ def _model_faults(args: argparse.Namespace) -> Any:
 
 
 def _reader(args: argparse.Namespace) -> Any:
-    from docagent.localcloud.labels import load_reader
+    from docagent.localcloud.bedrock.labels import load_reader
 
     if not getattr(args, "reader", None):
         return None
@@ -266,7 +266,7 @@ def _reader(args: argparse.Namespace) -> Any:
 
 
 def cmd_local_labels(args: argparse.Namespace) -> int:
-    from docagent.localcloud.labels import LabelsInvalid, post_labels, read_labels, read_recordings
+    from docagent.localcloud.bedrock.labels import LabelsInvalid, post_labels, read_labels, read_recordings
 
     try:
         labels, recordings = read_labels(args.directory), read_recordings(args.directory)
@@ -289,7 +289,7 @@ def cmd_local_labels(args: argparse.Namespace) -> int:
 
 
 def cmd_local_model_faults(args: argparse.Namespace) -> int:
-    from docagent.localcloud.bedrock import model_faults_of, set_model_faults
+    from docagent.localcloud.bedrock.converse_api import model_faults_of, set_model_faults
 
     endpoint = _endpoint(args)
     if args.faults is None:
@@ -348,7 +348,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         summary = run_cloud_crash_demo(args.documents, time_scale, index, show_progress=not args.json)
         emit(args, summary, lambda: _print_summary(summary))
         return EXIT_OK if summary["status"] == "SUCCEEDED" and summary["verified"] else EXIT_JOB_FAILED
-    from docagent.drills.formats import parse_formats
+    from docagent.drills.document_files import parse_formats
 
     crash = None
     # With --model-faults the story is the model's (throttling ridden out by Retry): no crash unless asked.

@@ -4,7 +4,7 @@
 - docs/reference/configuration.md from the deployment's settings model (stacks/config.py, DocAgentConfig):
   every key with its type, default and bounds as the model checks them, and its meaning (CONFIG_MEANINGS);
 - docs/reference/cli-json.md from the models of the operator commands' ``--json`` output
-  (docagent/operator/outputs.py).
+  (docagent/operations/json_shapes.py).
 
 ``--check`` writes nothing and exits 1 when a committed page differs from what the code generates
 (tests/unit/test_docs_reference.py runs the same comparison).
@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from docagent.docs_meanings import CONFIG_MEANINGS
-from docagent.operator.outputs import COMMAND_OUTPUTS, Output, Refusal
+from docagent.operations.json_shapes import COMMAND_OUTPUTS, Output, Refusal
 from stacks.config import DocAgentConfig
 
 REFERENCE_DIR = Path(__file__).resolve().parent.parent / "docs" / "reference"
@@ -151,7 +151,7 @@ def cli_json_page() -> str:
     lines = [
         "# The CLI's `--json` output",
         "",
-        GENERATED.format(source="docagent/operator/outputs.py"),
+        GENERATED.format(source="docagent/operations/json_shapes.py"),
         "",
         "Every command prints one JSON object with `--json`. The models below are the contract: the",
         "integration tests check every answer they read against its command's model. A refusal is a",

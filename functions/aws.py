@@ -21,7 +21,7 @@ _DEFAULT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connec
 # Model calls: one attempt per call, no SDK retries. Step Functions retries a throttled or unavailable call
 # (ModelThrottled, ModelUnavailable) with backoff and full jitter, which costs nothing while it waits
 # and lets the journal record every attempt. The read timeout is set per call from the invocation's
-# remaining time (see functions/model/bedrock.py): a hung call ends as ModelUnavailable, not a timeout.
+# remaining time (see functions/inference/converse.py): a hung call ends as ModelUnavailable, not a timeout.
 BEDROCK_CONNECT_TIMEOUT_SECONDS = 3
 
 

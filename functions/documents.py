@@ -1,7 +1,7 @@
 """What a document is, from its content: the format (magic bytes and structure, never the file name), the
 Converse ``document`` block's limits, and the neutral name the model sees. Standard library only: the Lambda
 asset carries no text-extraction library (Bedrock reads the document; the local cloud extracts its text with
-``docagent.localcloud.documents``).
+``docagent.localcloud.bedrock.document_text``).
 
 Converse rules (as of 2026-11, AWS docs: Bedrock API Reference, "DocumentBlock" and "Message"; checked
 again 2026-11-30 against the bedrock-runtime 2023-09-30 service model in botocore 1.44.8 and the SDK's

@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docagent.localcloud.labels import recordings_of, write_recordings
-from docagent.operator.context import OperatorContext, OperatorError, as_refusal, target_arguments
-from docagent.operator.records import JobRecords, check_job_id
+from docagent.localcloud.bedrock.labels import recordings_of, write_recordings
+from docagent.operations.context import OperatorContext, OperatorError, as_refusal, target_arguments
+from docagent.operations.records import JobRecords, check_job_id
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 

@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docagent.drills.synthetic import customer_id_for, generate_documents
-from docagent.operator.context import OperatorContext, OperatorError, as_refusal, target_arguments
-from docagent.operator.records import JobRecords, execution_arn_for
+from docagent.operations.context import OperatorContext, OperatorError, as_refusal, target_arguments
+from docagent.operations.records import JobRecords, execution_arn_for
 from functions import storage
 from functions.actions.send import idempotency_key as action_idempotency_key
 from stacks import outputs as names

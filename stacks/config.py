@@ -137,7 +137,8 @@ class DocAgentConfig(BaseModel):
     tolerated_failure_percentage: int = Field(0, ge=0, le=100)
     map_label: str = Field("documents", pattern=r"^[A-Za-z0-9_-]{1,40}$")
     # Sized for the largest document (4.5 MB, up to the model's 200,000-token window): a model call's read
-    # timeout is 70% of the invocation's remaining time, at most 60 s (functions/model/bedrock.py), so 120 s
+    # timeout is 70% of the invocation's remaining time, at most 60 s (functions/inference/converse.py), so
+    # 120 s
     # gives the first call of an invocation the whole 60 s, and the S3 read, hashing and storing their share
     # (measured for a 4 MB PDF on the local cloud: docs/scale.md, "One large document").
     function_timeout_seconds: int = Field(120, ge=3, le=900)
@@ -179,7 +180,7 @@ class DocAgentConfig(BaseModel):
     # What one document costs: the prompt plus a document near MAX_DOCUMENT_BYTES averages far less; measured
     # on the synthetic corpus the offline extractor counts ~300 input tokens (docagent cost prints the count).
     model_input_tokens_per_document: int = Field(1_500, ge=1)
-    model_max_output_tokens: int = Field(800, ge=1)  # maxTokens of functions/model/bedrock.py
+    model_max_output_tokens: int = Field(800, ge=1)  # maxTokens of functions/inference/converse.py
     seconds_per_document: float = Field(3.0, gt=0)
     # Documents per Distributed Map child (ItemBatcher; 1: no batcher, one child per document). A batch runs
     # its documents one after another in one ProcessDocument invocation, each with its own durable steps, so

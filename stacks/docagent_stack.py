@@ -9,7 +9,7 @@ from constructs import Construct
 
 from stacks import outputs
 from stacks.config import DocAgentConfig
-from stacks.functions import Functions
+from stacks.lambdas import Functions
 from stacks.observability import Observability
 from stacks.storage import Storage
 from stacks.workflow import Workflow

@@ -36,7 +36,8 @@ SERVICE_DIMENSION = {"service": "docagent"}
 ALERT_STATUSES = ("FAILED", "TIMED_OUT", "ABORTED")
 EVENT_SOURCE = "aws.states"
 EVENT_DETAIL_TYPE = "Step Functions Execution Status Change"
-# The DocAgent metrics the functions emit (functions/handlers, functions/logic, functions/model/telemetry.py).
+# The DocAgent metrics the functions emit (functions/handlers, functions/logic,
+# functions/inference/telemetry.py).
 EMITTED_METRICS = (
     "DocumentsExtracted",
     "DocumentsForReview",

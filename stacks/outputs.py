@@ -15,7 +15,7 @@ REFERENCE_TABLE: Final = "ReferenceTableName"
 ALERT_TOPIC: Final = "AlertTopicArn"
 DASHBOARD: Final = "DashboardName"
 
-# The construct ids of stacks/functions.py FUNCTION_SPECS; a function's name is the output {id}FunctionName.
+# The construct ids of stacks/lambdas.py FUNCTION_SPECS; a function's name is the output {id}FunctionName.
 PREPARE_JOB: Final = "PrepareJob"
 PROCESS_DOCUMENT: Final = "ProcessDocument"
 BUILD_REPORT: Final = "BuildReport"

@@ -15,7 +15,7 @@ from fpdf import FPDF
 from msoffcrypto.format.ooxml import OOXMLFile
 from pypdf import PdfWriter
 
-from docagent.drills.formats import render_docx, render_pdf, render_xlsx
+from docagent.drills.document_files import render_docx, render_pdf, render_xlsx
 
 INVOICE = """ACME SUPPLIES
 Invoice number: INV-2026-00421

@@ -15,10 +15,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.actions.models import RemoteRecord
+from functions.actions.payloads import RemoteRecord
 from functions.documents import DocumentInput
 from functions.errors import ActionOutcomeUnknown, ActionTargetUnavailable
-from functions.model.instructions import asked
+from functions.inference.instructions import asked
 from functions.models import ModelReply, utc_now
 
 

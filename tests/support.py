@@ -11,14 +11,14 @@ from docagent.drills.synthetic import SyntheticDocument, generate_documents
 from docagent.kit.loader import read_bundle
 from docagent.kit.registry import publish
 from functions import aws, storage
-from functions.actions.models import ActionsResult, RunActionsEvent
+from functions.actions.payloads import ActionsResult, RunActionsEvent
 from functions.definition import DefinitionBundle, canonical_json
+from functions.inference import ModelProvider
 from functions.logic.build_report import build_report
 from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
 from functions.logic.process_document import process_document
 from functions.logic.run_actions import run_actions
-from functions.model import ModelProvider
 from functions.models import (
     BuildReportEvent,
     DocumentOutcome,

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from docagent.drills.demo import run_demo
-from docagent.localcloud.runtime import FunctionSpec
+from docagent.localcloud.lambdas.runtime import FunctionSpec
 from docagent.localcloud.server import REGION, LocalCloud
 
 EMPTY_HANDLER = "def handler(event, context):\n    return event\n"

@@ -55,13 +55,13 @@ from rich.text import Text
 
 from docagent import project
 from docagent.drills.demo import LocalJob, call_groups, seed_inputs
-from docagent.localcloud import alerts
 from docagent.localcloud.deploy import LocalStack, deploy
-from docagent.localcloud.distributed_map import deliver_twice
 from docagent.localcloud.server import LocalCloud
+from docagent.localcloud.stepfunctions import status_events as alerts
+from docagent.localcloud.stepfunctions.distributed_map import deliver_twice
 from docagent.localcloud.synth import synth_local_variants
-from docagent.operator.definition import retry_rule
-from docagent.operator.records import JobRecords, document_step_key, document_steps, job_step_key
+from docagent.operations.records import JobRecords, document_step_key, document_steps, job_step_key
+from docagent.operations.workflow_definition import retry_rule
 from functions import storage
 from functions.models import FaultPointName
 from stacks import outputs as names

@@ -26,7 +26,7 @@ from rich.text import Text
 
 from docagent import project
 from docagent.drills.cpu import cpu_clock, cpu_figures
-from docagent.drills.formats import DEFAULT_FORMATS, render_corpus
+from docagent.drills.document_files import DEFAULT_FORMATS, render_corpus
 from docagent.drills.synthetic import (
     CUSTOMERS_CSV,
     CUSTOMERS_KEY,
@@ -34,18 +34,18 @@ from docagent.drills.synthetic import (
     generate_customers,
     generate_documents,
 )
-from docagent.localcloud import alerts as local_alerts
-from docagent.localcloud.bedrock import ModelFaults, model_faults_spec
+from docagent.localcloud.bedrock.converse_api import ModelFaults, model_faults_spec
+from docagent.localcloud.bedrock.labels import Label, document_sha256, post_labels
 from docagent.localcloud.deploy import LocalStack, deploy
-from docagent.localcloud.labels import Label, document_sha256, post_labels
-from docagent.localcloud.runtime import InvocationRecord
+from docagent.localcloud.lambdas.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
+from docagent.localcloud.stepfunctions import status_events as local_alerts
 from docagent.localcloud.synth import local_context, synth_local
-from docagent.operator.context import OperatorContext
-from docagent.operator.progress import progress_bar
-from docagent.operator.records import JobRecords, documents_of_input, extracted_fields
-from docagent.operator.reference import load_file
-from docagent.operator.trace import build_trace, span_lines
+from docagent.operations.context import OperatorContext
+from docagent.operations.progress import progress_bar
+from docagent.operations.records import JobRecords, documents_of_input, extracted_fields
+from docagent.operations.reference import load_file
+from docagent.operations.trace_job import build_trace, span_lines
 from functions import storage
 from functions.actions.allowed import LEDGER_DESTINATION, AllowedTargets
 from functions.models import DocumentFormat, DocumentResult, ModelCallRecord
@@ -64,7 +64,7 @@ console = Console(stderr=True, markup=False)  # errors and alerts print as writt
 
 class LocalJob:
     """A job on a local cloud's deployment: started here, read through the operator's one reader of a job's
-    records (docagent/operator/records.py)."""
+    records (docagent/operations/records.py)."""
 
     def __init__(self, ctx: OperatorContext, job_id: str) -> None:
         self.ctx = ctx
@@ -158,7 +158,7 @@ def seed_inputs(
 ) -> dict[str, Truth]:
     """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key.
     Each document's truth is registered as its label with the local Bedrock (the generator knows it), so the
-    local model answers what a perfect model would (docagent/localcloud/labels.py)."""
+    local model answers what a perfect model would (docagent/localcloud/bedrock/labels.py)."""
     customers = generate_customers()
     generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
     rendered = render_corpus(generated, formats, seed=7)

@@ -21,8 +21,8 @@ from docagent.kit.reference_files import reference_files
 # Built by kit-cli (definition publish) and kit-localmodel (labels): present once their branches merge.
 from docagent.kit.registry import checked_bundle, publish
 from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_path, sample_documents
-from docagent.localcloud.labels import register_labels
-from docagent.operator.reference import load_file
+from docagent.localcloud.bedrock.labels import register_labels
+from docagent.operations.reference import load_file
 from functions import storage
 from functions.definition import DefinitionBundle, short_version
 from stacks import outputs as names

@@ -17,7 +17,7 @@ from typing import Any
 
 from fpdf import FPDF
 
-from docagent.drills.formats import FIXED_TIME, render_docx
+from docagent.drills.document_files import FIXED_TIME, render_docx
 from docagent.kit.samples import label_path
 from functions.definition import DEFINITION_FILE, NAME_PATTERN, NAME_RULE, SCHEMA_DIALECT
 

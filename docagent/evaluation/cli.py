@@ -12,7 +12,7 @@ from rich.text import Text
 
 from docagent.evaluation.gate import DEFAULT_MARGIN
 from docagent.kit.samples import SAMPLES_FOLDER
-from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, RefusedError, emit, target_arguments
+from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, RefusedError, emit, target_arguments
 
 if TYPE_CHECKING:
     from docagent.drills.job_folder import JobFolder
@@ -76,10 +76,11 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from docagent.evaluation import gate as gates
-    from docagent.evaluation import report, runs, samples, scoring
+    from docagent.evaluation import labelled_sets as samples
+    from docagent.evaluation import report, runs, scoring
     from docagent.evaluation.comparators import SchemaError, check_schema
-    from docagent.evaluation.models import EvalOutput, Mode
-    from docagent.operator.context import OperatorContext
+    from docagent.evaluation.figures import EvalOutput, Mode
+    from docagent.operations.context import OperatorContext
 
     if args.write_samples:
         written = samples.write_samples(args.write_samples, args.documents, args.seed)
@@ -168,7 +169,7 @@ def print_run(output: Any, status: str) -> None:
     """The fields worst first, the worst documents with their wrong fields side by side, the gate. User text
     (labels, extracted values, sample names) is printed literally: rich markup in it is not interpreted."""
     from docagent.evaluation.report import how
-    from docagent.operator.formats import wide_console
+    from docagent.operations.display import wide_console
 
     out = wide_console()
     run = output.run

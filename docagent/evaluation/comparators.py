@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from docagent.evaluation.models import FieldOutcome, Outcome
+from docagent.evaluation.figures import FieldOutcome, Outcome
 
 ComparatorType = Literal["exact", "text", "number", "date", "enum", "fuzzy"]
 Schema = dict[str, Any]  # a JSON Schema node: JSON, not a model of ours

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from docagent.evaluation.models import DocumentChange, EvalRun, GateResult, Regression
-from docagent.operator.context import EXIT_NOT_FOUND, RefusedError
+from docagent.evaluation.figures import DocumentChange, EvalRun, GateResult, Regression
+from docagent.operations.context import EXIT_NOT_FOUND, RefusedError
 
 DEFAULT_MARGIN = 0.02  # F1 points a field may lose before the gate fails
 

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from docagent.evaluation.models import EvalOutput, EvalRun, FieldOutcome, GateResult
-from docagent.operator.context import RefusedError
+from docagent.evaluation.figures import EvalOutput, EvalRun, FieldOutcome, GateResult
+from docagent.operations.context import RefusedError
 
 EXTRA_MODULES = {"rapidfuzz": "rapidfuzz", "scipy": "scipy", "dateutil": "python-dateutil"}
 WORST_DOCUMENTS = 10

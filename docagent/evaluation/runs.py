@@ -1,7 +1,7 @@
 """Where an evaluation's results come from: a job that already ran (``--from-job``, local or ``--aws``), or a
 new job of the labelled documents through the real pipeline on a local cloud (``--samples`` alone).
 
-Everything is read through the operator's one reader of a job's records (docagent/operator/records.py): the
+Everything is read through the operator's one reader of a job's records (docagent/operations/records.py): the
 results, the versions they were pinned to, and the journal of model calls (priced with
 docagent/drills/prices.py).
 """
@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docagent.drills import prices
-from docagent.evaluation.models import DefinitionVersion, RunUsage
-from docagent.evaluation.samples import Definition, LabelledSample, definition_version
+from docagent.evaluation.figures import DefinitionVersion, RunUsage
+from docagent.evaluation.labelled_sets import Definition, LabelledSample, definition_version
 from docagent.evaluation.scoring import Extraction
-from docagent.localcloud.labels import Label, document_sha256
-from docagent.operator.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
-from docagent.operator.records import JobRecords, check_job_id, extracted_fields
+from docagent.localcloud.bedrock.labels import Label, document_sha256
+from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
+from docagent.operations.records import JobRecords, check_job_id, extracted_fields
 from functions.models import DocumentResult, JobVersions
 
 
@@ -147,11 +147,11 @@ def run_local(
         seed_references,
         synthesized,
     )
-    from docagent.localcloud.bedrock import parse_model_faults
+    from docagent.localcloud.bedrock.converse_api import parse_model_faults
+    from docagent.localcloud.bedrock.labels import post_labels
     from docagent.localcloud.deploy import deploy
-    from docagent.localcloud.labels import post_labels
-    from docagent.operator.jobs import build_request
-    from docagent.operator.sources import deployed_limits, source_from_dir
+    from docagent.operations.jobs import build_request
+    from docagent.operations.sources import deployed_limits, source_from_dir
     from functions import storage
     from stacks import outputs as names
 
@@ -174,7 +174,7 @@ def run_local(
             follow(job, len(samples), show_progress, description="evaluating")
             return results_of_job(job.ctx, job_id, definition, samples)
         seed_references(job)
-        # The local Bedrock answers each document from its label (docagent/localcloud/labels.py).
+        # The local Bedrock answers each document from its label (docagent/localcloud/bedrock/labels.py).
         post_labels(where.endpoint, [sample_label(sample) for sample in samples])
         for sample in samples:  # the documents without their labels: what `start --from-dir` uploads
             target = Path(staging) / sample.name

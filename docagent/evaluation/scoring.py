@@ -11,7 +11,7 @@ from collections import defaultdict
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from docagent.evaluation.comparators import Comparison
-from docagent.evaluation.models import (
+from docagent.evaluation.figures import (
     MODE_MEANING,
     NO_CLASS,
     ClassFigures,
@@ -26,7 +26,7 @@ from docagent.evaluation.models import (
     Rates,
     RunUsage,
 )
-from docagent.evaluation.samples import Definition, LabelledSample
+from docagent.evaluation.labelled_sets import Definition, LabelledSample
 
 
 class Extraction(BaseModel):

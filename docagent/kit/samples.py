@@ -1,7 +1,8 @@
 """A definition's labelled samples: ``NAME.EXT`` with ``NAME.label.json`` beside it (the document's expected
 JSON, a JSON object of its class's fields); with several classes a sample sits in ``samples/CLASS/``. The
-local Bedrock answers from the labels (docagent/localcloud/labels.py); ``docagent eval`` scores against them
-(docagent/evaluation/samples.py)."""
+local Bedrock answers from the labels (docagent/localcloud/bedrock/labels.py); ``docagent eval`` scores
+against them
+(docagent/evaluation/labelled_sets.py)."""
 
 from __future__ import annotations
 

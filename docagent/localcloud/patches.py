@@ -81,27 +81,27 @@ from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import (
+from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
+from docagent.localcloud.s3 import key_index as s3_key_index
+from docagent.localcloud.s3 import listing as s3_listing
+from docagent.localcloud.stepfunctions import api_coverage as sfn_api
+from docagent.localcloud.stepfunctions import (
     distributed_map,
     executions,
     heartbeat,
     history,
     item_reader,
-    jsonata,
     map_children,
     mock_config,
-    redrive,
-    s3_key_index,
-    s3_listing,
-    sfn_api,
-    stop,
-    test_state,
     validation,
 )
-from docagent.localcloud.runtime import FunctionSpec, TooManyRequestsError
+from docagent.localcloud.stepfunctions import jsonata_functions as jsonata
+from docagent.localcloud.stepfunctions import redrive_execution as redrive
+from docagent.localcloud.stepfunctions import stop_execution as stop
+from docagent.localcloud.stepfunctions import teststate as test_state
 
 if TYPE_CHECKING:
-    from docagent.localcloud.runtime import LambdaRuntime
+    from docagent.localcloud.lambdas.runtime import LambdaRuntime
 
 LOG_GROUP_TAG = "docagent:log-group"
 

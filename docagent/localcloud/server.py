@@ -19,12 +19,17 @@ from moto.logs.models import logs_backends
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-from docagent.localcloud import alerts, bedrock, distributed_map, patches, persistence, redrive, resume
-from docagent.localcloud.bedrock import ModelFaults
-from docagent.localcloud.journal import Journal, JournalWriteError
-from docagent.localcloud.labels import Reader
-from docagent.localcloud.requests import RequestCounter
-from docagent.localcloud.runtime import LambdaRuntime
+from docagent.localcloud import patches
+from docagent.localcloud.bedrock import converse_api as bedrock
+from docagent.localcloud.bedrock.converse_api import ModelFaults
+from docagent.localcloud.bedrock.labels import Reader
+from docagent.localcloud.lambdas.runtime import LambdaRuntime
+from docagent.localcloud.request_counts import RequestCounter
+from docagent.localcloud.state import persistence
+from docagent.localcloud.state.journal import Journal, JournalWriteError
+from docagent.localcloud.stepfunctions import distributed_map, resume
+from docagent.localcloud.stepfunctions import redrive_execution as redrive
+from docagent.localcloud.stepfunctions import status_events as alerts
 from docagent.localcloud.ticket_service import LOCAL_TOPIC_NAME, TICKET_API_URL_PARAMETER, TicketService
 
 ACCOUNT_ID = "123456789012"

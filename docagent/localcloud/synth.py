@@ -31,7 +31,8 @@ from docagent.localcloud.ticket_service import LOCAL_EVENT_BUS, LOCAL_TOPIC_ARN,
 # (the local cloud's ticket service over HTTP, its URL resolved from SSM at deploy time; examples/invoices
 # names it; the local event bus and topic are allowed too) and fault injection (armed per job; a no-op
 # unless a job asks for a fault). The model path is production's: BedrockConverseProvider calls Converse at
-# the local cloud's endpoint (AWS_ENDPOINT_URL), served by its local Bedrock (docagent/localcloud/bedrock.py).
+# the local cloud's endpoint (AWS_ENDPOINT_URL), served by its local Bedrock
+# (docagent/localcloud/bedrock/converse_api.py).
 LOCAL_PROFILE = {
     "model_provider": "bedrock",
     "fault_injection_enabled": True,

@@ -10,8 +10,8 @@ import uuid
 from botocore.exceptions import ClientError
 
 from functions import aws, storage
-from functions.actions.http import OnSent, Payload
-from functions.actions.models import RemoteRecord
+from functions.actions.http_call import OnSent, Payload
+from functions.actions.payloads import RemoteRecord
 from functions.errors import ActionError, ActionOutcomeUnknown
 from functions.models import utc_now
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.actions.models import RunActionsEvent
+from functions.actions.payloads import RunActionsEvent
 from functions.logic.run_actions import run_actions
 from functions.observability import logger, metrics, tracer
 from functions.spans import span

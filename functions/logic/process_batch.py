@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from functions.inference import ModelProvider
 from functions.logic.process_document import process_document
-from functions.model import ModelProvider
 from functions.models import BatchOutcome, DocumentOutcome, ProcessBatchEvent
 
 if TYPE_CHECKING:

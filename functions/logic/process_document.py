@@ -34,10 +34,10 @@ from functions.errors import (
 )
 from functions.faults import fault_point
 from functions.fields import extracted_fields, row_columns
-from functions.model import ModelProvider, get_model_provider
-from functions.model.calls import CallSpec, call_once
-from functions.model.instructions import classify_instruction, extract_instruction
-from functions.model.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
+from functions.inference import ModelProvider, get_model_provider
+from functions.inference.calls import CallSpec, call_once
+from functions.inference.instructions import classify_instruction, extract_instruction
+from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
 from functions.models import (
     MAX_CONVERSE_DOCUMENT_BYTES,
     DocumentFormat,

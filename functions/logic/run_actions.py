@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from functions import durable, storage
 from functions.actions.allowed import allowed_target
-from functions.actions.models import (
+from functions.actions.payloads import (
     ActionAttempt,
     ActionAttemptError,
     ActionDone,

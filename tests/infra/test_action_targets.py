@@ -14,7 +14,7 @@ from aws_cdk import aws_iam as iam
 from cdk_nag import AwsSolutionsChecks
 
 from stacks.docagent_stack import DocAgentStack
-from stacks.functions import function_environment
+from stacks.lambdas import function_environment
 from tests.infra.conftest import Synthesized, construct_stack, grants, resolved_policy_statements
 
 ACCOUNT = "123456789012"

@@ -14,7 +14,7 @@ from aws_cdk import aws_iam as iam
 from functions.settings import ENV_VARS
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.docagent_stack import DocAgentStack
-from stacks.functions import REPO_ROOT, function_environment
+from stacks.lambdas import REPO_ROOT, function_environment
 from stacks.powertools import powertools_layer_parameter
 from tests.infra.conftest import Synthesized, grants, resolved_policy_statements, template_role_grants
 

@@ -11,7 +11,7 @@ from aws_cdk import Stage
 from aws_cdk import aws_stepfunctions as sfn
 
 from stacks.docagent_stack import DocAgentStack
-from stacks.functions import FUNCTION_SPECS
+from stacks.lambdas import FUNCTION_SPECS
 from stacks.workflow import RENDERED, asl_placeholders, check_substitutions_cover_asl
 from tests.infra.conftest import Synthesized, construct_stack, template_role_grants
 

@@ -24,12 +24,12 @@ from docagent.drills.synthetic import (
     generate_customers,
     generate_documents,
 )
+from docagent.localcloud.bedrock.labels import load_reader
 from docagent.localcloud.deploy import deploy
-from docagent.localcloud.labels import load_reader
 from docagent.localcloud.server import REGION, LocalCloud
 from docagent.localcloud.synth import synth_local
-from docagent.operator.outputs import validate_output
-from docagent.operator.reference import load_file
+from docagent.operations.json_shapes import validate_output
+from docagent.operations.reference import load_file
 
 INVOICE_READER = project.ROOT / "examples" / "invoices" / "local_reader.py"
 
@@ -135,7 +135,7 @@ def stack_file(deployed, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def docagent(cloud: LocalCloud, stack_file: Path, monkeypatch: pytest.MonkeyPatch, capsys):
     """Run `docagent ARGS --endpoint <cloud> --json` in-process: returns (exit code, the parsed JSON), checked
-    against the command's output model (docagent/operator/outputs.py)."""
+    against the command's output model (docagent/operations/json_shapes.py)."""
     monkeypatch.setattr(project, "LOCAL_STACK_FILE", stack_file)
 
     def run(*arguments: str) -> tuple[int, dict]:

@@ -8,8 +8,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent.cli import main
-from docagent.drills.formats import render
-from docagent.operator.records import execution_arn_for
+from docagent.drills.document_files import render
+from docagent.operations.records import execution_arn_for
 from functions.models import MAX_CONVERSE_DOCUMENT_BYTES
 from tests import documents as files
 

@@ -12,9 +12,13 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from docagent.localcloud import redrive
-from docagent.localcloud.distributed_map import MAP_RUN_REDRIVE_LIMIT, deliver_twice, memory_for_map_run
 from docagent.localcloud.server import LocalCloud
+from docagent.localcloud.stepfunctions import redrive_execution as redrive
+from docagent.localcloud.stepfunctions.distributed_map import (
+    MAP_RUN_REDRIVE_LIMIT,
+    deliver_twice,
+    memory_for_map_run,
+)
 from tests.integration.conftest import zip_source
 from tests.support import wait_for_execution
 

@@ -3,7 +3,8 @@ the local cloud with a worker killed mid-job and a redrive, and ends SUCCEEDED w
 repeated model call, the outcomes its labels and checks give, and every action performed once.
 
 It needs `docagent definition publish` (docagent/kit/registry.py), the local model's labels
-(docagent/localcloud/labels.py) and the pipeline's lookups (functions/references.py): skipped until they are
+(docagent/localcloud/bedrock/labels.py) and the pipeline's lookups (functions/references.py): skipped until
+they are
 merged."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("docagent.kit.registry", reason="kit-cli's definition publish is not merged yet")
-pytest.importorskip("docagent.localcloud.labels", reason="kit-localmodel's labels are not merged yet")
+pytest.importorskip("docagent.localcloud.bedrock.labels", reason="kit-localmodel's labels are not merged yet")
 pytest.importorskip("functions.references", reason="kit-pipeline's lookup checks are not merged yet")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from docagent.drills.formats import render_scanned_appendix_pdf
+from docagent.drills.document_files import render_scanned_appendix_pdf
 from functions.models import MAX_CONVERSE_DOCUMENT_BYTES
 from tests import documents as files
 

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from docagent.evaluation import samples
+from docagent.evaluation import labelled_sets as samples
 from tests.integration.test_demo import docagent as run_docagent
 
 pytestmark = pytest.mark.integration

@@ -1,5 +1,6 @@
 """The local cloud's ItemReader reads JSON Lines, and lists keys S3's XML cannot carry raw
-(docagent/localcloud/item_reader.py, s3_listing.py). The definition is the AWS docs' ItemReader example
+(docagent/localcloud/stepfunctions/item_reader.py, s3_listing.py). The definition is the AWS docs'
+ItemReader example
 ("ItemReader (Map)", https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemreader.html, as of
 2026-11) with InputType JSONL, one of the five types the page lists."""
 

@@ -7,14 +7,14 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
-from docagent.drills.formats import render
+from docagent.drills.document_files import render
 from docagent.kit.loader import read_bundle
-from docagent.localcloud.bedrock import CHARACTERS_PER_TOKEN, CONTEXT_WINDOW_TOKENS
+from docagent.localcloud.bedrock.converse_api import CHARACTERS_PER_TOKEN, CONTEXT_WINDOW_TOKENS
 from functions.documents import DocumentInput
 from functions.errors import DocumentTooLong, DocumentUnreadable
 from functions.fields import extracted_fields
-from functions.model import BedrockConverseProvider
-from functions.model.instructions import extract_instruction
+from functions.inference import BedrockConverseProvider
+from functions.inference.instructions import extract_instruction
 from tests import documents as files
 from tests.integration.conftest import aws_cli
 from tests.support import EXAMPLES

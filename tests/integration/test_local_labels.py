@@ -1,4 +1,5 @@
-"""The local Bedrock answers any job definition from its samples' labels (docagent/localcloud/labels.py):
+"""The local Bedrock answers any job definition from its samples' labels
+(docagent/localcloud/bedrock/labels.py):
 extract and classify calls by the document's sha256, a clear refusal without a label, labels kept across a
 restart and forgotten by a fresh start, a reader for unlabelled documents of its class, faults on top."""
 
@@ -13,8 +14,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent.cli import main
-from docagent.localcloud.bedrock import ModelFaults
-from docagent.localcloud.labels import (
+from docagent.localcloud.bedrock.converse_api import ModelFaults
+from docagent.localcloud.bedrock.labels import (
     RecordedReply,
     Recording,
     document_sha256,
@@ -26,8 +27,8 @@ from docagent.localcloud.labels import (
 from docagent.localcloud.server import REGION, LocalCloud
 from functions.documents import DocumentInput
 from functions.errors import DocumentUnreadable
-from functions.model.bedrock import document_refusal
-from functions.model.instructions import classify_instruction, extract_instruction
+from functions.inference.converse import document_refusal
+from functions.inference.instructions import classify_instruction, extract_instruction
 from tests.integration.conftest import INVOICE_READER
 
 # One local cloud per process: these start their own (`make test` runs them apart from the session cloud).

@@ -1,5 +1,6 @@
 """What the local cloud does not honour is refused, naming it, never silently ignored and never an HTTP 500
-(docs/sfn-api-coverage.md, generated from botocore's model by docagent/localcloud/sfn_api.py)."""
+(docs/sfn-api-coverage.md, generated from botocore's model by
+docagent/localcloud/stepfunctions/api_coverage.py)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ kept its QueryLanguage scopes in a list shared by every parse (a class attribute
 mixed their scopes, and a JSONata parse that failed left its scope behind, so every later ordinary JSONPath
 definition was refused with "Unsupported declaration in QueryLanguage=JSONPath block" until a restart.
 
-The parser-level test fails without the fix (docagent/localcloud/validation.py); through the API, the
+The parser-level test fails without the fix (docagent/localcloud/stepfunctions/validation.py); through the
+API, the
 definition checks refuse most half-way failures before the parser sees them, so the API-level test guards
 the end-to-end promise (many clients, parses at once, every valid definition accepted)."""
 

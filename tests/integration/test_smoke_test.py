@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from docagent import project
-from docagent.operator.records import execution_arn_for
+from docagent.operations.records import execution_arn_for
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "smoke_test.py"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from docagent.drills.synthetic import generate_documents
-from docagent.localcloud.labels import labels_of
+from docagent.localcloud.bedrock.labels import labels_of
 from functions import storage
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from docagent.localcloud.runtime import LambdaRuntime
+from docagent.localcloud.lambdas.runtime import LambdaRuntime
 from tests.integration.conftest import zip_source
 
 SOURCE = "def handler(event, context):\n    raise ValueError('from the handler')\n"

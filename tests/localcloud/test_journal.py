@@ -9,14 +9,14 @@ import os
 
 import pytest
 
-from docagent.localcloud.journal import (
+from docagent.localcloud.state.journal import (
     DamagedRecord,
     Journal,
     JournalCorruptError,
     JournalWriteError,
     dumps,
 )
-from docagent.localcloud.persistence import JournalingApp, is_journaled
+from docagent.localcloud.state.persistence import JournalingApp, is_journaled
 
 
 def test_records_come_back_in_order_with_their_types(tmp_path):

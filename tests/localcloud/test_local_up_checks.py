@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from docagent import cli, project
-from docagent.localcloud.journal import dumps
 from docagent.localcloud.server import free_port
+from docagent.localcloud.state.journal import dumps
 
 
 def _up(capsys, *arguments: str) -> tuple[int, dict[str, object]]:

@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 from moto.s3.models import s3_backends
 
-from docagent.localcloud import s3_key_index
+from docagent.localcloud.s3 import key_index as s3_key_index
 
 ACCOUNT = "123456789012"
 PREFIXES = ["", "a/", "a/b", "a/b/", "b/", "jobs/j1/", "jobs/j1/calls/d00", "zz", "nothing/"]

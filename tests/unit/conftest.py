@@ -21,7 +21,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "DocAgent")
 from docagent.drills.synthetic import CUSTOMERS_CSV, CUSTOMERS_KEY, CUSTOMERS_TABLE
 from docagent.kit.loader import read_bundle
 from docagent.kit.registry import publish
-from docagent.operator.reference import load_file
+from docagent.operations.reference import load_file
 from functions import aws, durable
 from functions.logic import process_document
 from functions.observability import metrics

@@ -11,7 +11,7 @@ import pytest
 
 from functions import aws
 from functions.actions.allowed import AllowedTargets, allowed_target, refusals
-from functions.actions.secrets import clear_cache, secret_value
+from functions.actions.credentials import clear_cache, secret_value
 from functions.actions.send import Sending, idempotency_key, send
 from functions.definition import EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.errors import ActionError, ActionNotAllowed, ConfigurationError

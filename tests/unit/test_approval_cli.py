@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent import cli
-from docagent.operator.context import OperatorContext
+from docagent.operations.context import OperatorContext
 from functions.handlers import request_approval
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, get_json, s3

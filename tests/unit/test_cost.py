@@ -13,7 +13,7 @@ from botocore.config import Config
 
 from docagent.drills import prices
 from docagent.drills.cost import UsageModel, cost_report
-from docagent.localcloud.requests import OPERATOR_USER_AGENT, RequestCounter, classify
+from docagent.localcloud.request_counts import OPERATOR_USER_AGENT, RequestCounter, classify
 from stacks.config import load_config
 
 

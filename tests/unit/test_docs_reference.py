@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from docagent import docs_gen
 from docagent.docs_meanings import CONFIG_MEANINGS
-from docagent.operator.outputs import COMMAND_OUTPUTS, Output, Refusal, StatusOutput, validate_output
+from docagent.operations.json_shapes import COMMAND_OUTPUTS, Output, Refusal, StatusOutput, validate_output
 from stacks.config import DocAgentConfig
 
 

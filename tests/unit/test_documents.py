@@ -12,9 +12,15 @@ from collections.abc import Iterator
 import openpyxl
 import pytest
 
-from docagent.drills.formats import DEFAULT_FORMATS, assign_formats, parse_formats, render, render_corpus
+from docagent.drills.document_files import (
+    DEFAULT_FORMATS,
+    assign_formats,
+    parse_formats,
+    render,
+    render_corpus,
+)
 from docagent.drills.synthetic import generate_documents
-from docagent.localcloud.documents import csv_text, extract_text, html_text
+from docagent.localcloud.bedrock.document_text import csv_text, extract_text, html_text
 from functions import storage
 from functions.documents import (
     MAX_NAME_LENGTH,

@@ -7,13 +7,14 @@ import json
 import pytest
 
 from docagent.cli import main
-from docagent.evaluation import gate, report, samples, scoring
+from docagent.evaluation import gate, report, scoring
+from docagent.evaluation import labelled_sets as samples
 from docagent.evaluation.cli import print_run
-from docagent.evaluation.models import DefinitionVersion, EvalOutput, FieldOutcome
-from docagent.evaluation.samples import Definition, LabelledSample
+from docagent.evaluation.figures import DefinitionVersion, EvalOutput, FieldOutcome
+from docagent.evaluation.labelled_sets import Definition, LabelledSample
 from docagent.evaluation.scoring import Extraction
-from docagent.localcloud.bedrock import ModelFaults, parse_model_faults
-from docagent.operator.context import RefusedError
+from docagent.localcloud.bedrock.converse_api import ModelFaults, parse_model_faults
+from docagent.operations.context import RefusedError
 
 SCHEMA = {
     "type": "object",

@@ -9,10 +9,11 @@ import pytest
 from pydantic import BaseModel
 
 from docagent.drills.synthetic import ExtractedFacts
-from docagent.evaluation import runs, samples
-from docagent.evaluation.samples import LabelledSample
-from docagent.operator.context import RefusedError
-from docagent.operator.records import extracted_fields
+from docagent.evaluation import labelled_sets as samples
+from docagent.evaluation import runs
+from docagent.evaluation.labelled_sets import LabelledSample
+from docagent.operations.context import RefusedError
+from docagent.operations.records import extracted_fields
 from functions.models import DocumentResult, JobVersions, ModelCallRecord
 
 VERSIONS = JobVersions(

@@ -1,5 +1,5 @@
 """functions/fields.py: the model's reply read, normalised by x-normalise and validated against a class's
-schema; the report row's text; and the generated prompts (functions/model/prompts.py)."""
+schema; the report row's text; and the generated prompts (functions/inference/prompts.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from functions.fields import (
     parse_reply,
     row_values,
 )
-from functions.model.prompts import classified, extract_prompt, generated_extract_prompt
+from functions.inference.prompts import classified, extract_prompt, generated_extract_prompt
 from tests.support import example_bundle
 
 CLAIM_SCHEMA: dict[str, Any] = {

@@ -15,9 +15,9 @@ import pytest
 from functions import storage
 from functions.documents import DocumentInput
 from functions.fields import MAX_REPLY_CHARS, extracted_fields
+from functions.inference.calls import CallSpec, finished_call
+from functions.inference.instructions import extract_instruction
 from functions.logic.run_actions import action_attempt
-from functions.model.calls import CallSpec, finished_call
-from functions.model.instructions import extract_instruction
 from functions.models import DocumentResult
 from functions.settings import get_settings
 from tests import documents

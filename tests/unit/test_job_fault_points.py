@@ -12,7 +12,7 @@ from functions.logic.build_report import build_report
 from functions.logic.verify_job import verify_job
 from functions.models import BuildReportEvent, FaultPointName, PreparedJob, VerifyJobEvent
 from functions.settings import get_settings
-from stacks.functions import REPO_ROOT
+from stacks.lambdas import REPO_ROOT
 from tests.fakes import FakeLambdaContext
 from tests.support import actions, prepare, process_all, report, seed_documents
 

@@ -92,7 +92,9 @@ class _Job:
 
 def test_the_demo_summary_of_a_job_folder_compares_results_with_labels(tmp_path: Path) -> None:
     pytest.importorskip("docagent.kit.registry", reason="kit-cli's definition publish is not merged yet")
-    pytest.importorskip("docagent.localcloud.labels", reason="kit-localmodel's labels are not merged yet")
+    pytest.importorskip(
+        "docagent.localcloud.bedrock.labels", reason="kit-localmodel's labels are not merged yet"
+    )
     job_folder = pytest.importorskip("docagent.drills.job_folder")
 
     folder = job_folder.JobFolder.read(CLAIMS)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from docagent.localcloud.jsonata import UNDEFINED, QueryEvaluationError, evaluate
+from docagent.localcloud.stepfunctions.jsonata_functions import UNDEFINED, QueryEvaluationError, evaluate
 
 SAMPLE = json.loads((Path(__file__).parent / "fixtures" / "jsonata_suite_sample.json").read_text())
 

@@ -13,11 +13,11 @@ import boto3
 import pytest
 
 from docagent import cli
-from docagent.operator.context import OperatorContext
-from docagent.operator.jobs import _print_snapshot
-from docagent.operator.progress import Snapshot
-from docagent.operator.redrive import _print_plan
-from docagent.operator.trace import print_trace
+from docagent.operations.context import OperatorContext
+from docagent.operations.jobs import _print_snapshot
+from docagent.operations.progress import Snapshot
+from docagent.operations.redrive_job import _print_plan
+from docagent.operations.trace_job import print_trace
 from functions.handlers import request_approval
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET

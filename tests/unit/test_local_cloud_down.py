@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from docagent import project
-from docagent.operator.context import OperatorContext, OperatorError
+from docagent.operations.context import OperatorContext, OperatorError
 
 
 def test_a_local_cloud_that_is_down_is_named_instead_of_trying_aws(tmp_path, monkeypatch):

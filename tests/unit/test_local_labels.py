@@ -1,4 +1,5 @@
-"""Reading labels for the local Bedrock (docagent/localcloud/labels.py) and the invoice example's reader."""
+"""Reading labels for the local Bedrock (docagent/localcloud/bedrock/labels.py) and the invoice example's
+reader."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pydantic import BaseModel
 
 from docagent import project
 from docagent.drills.synthetic import generate_documents
-from docagent.localcloud.labels import (
+from docagent.localcloud.bedrock.labels import (
     LabelsInvalid,
     LabelStore,
     document_sha256,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from docagent.operator.logs import newest
+from docagent.operations.logs import newest
 
 
 def _lines(documents: int, per_document: int) -> list[dict[str, Any]]:

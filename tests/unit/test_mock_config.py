@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from moto.stepfunctions.parser.mocking.mock_config import MockedResponseReturn, MockedResponseThrow
 
-from docagent.localcloud.executions import AwsError
-from docagent.localcloud.mock_config import CaseMocks, config_path, load
+from docagent.localcloud.stepfunctions.executions import AwsError
+from docagent.localcloud.stepfunctions.mock_config import CaseMocks, config_path, load
 
 CONFIG = {
     "StateMachines": {"M": {"TestCases": {"Case": {"Task": "Flaky"}, "Broken": {"Task": "Missing"}}}},

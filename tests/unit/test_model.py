@@ -11,8 +11,8 @@ from botocore.stub import Stubber
 
 from functions.documents import DocumentInput
 from functions.errors import DocumentTooLong, DocumentUnreadable, ExtractionFailed, ModelRequestInvalid
-from functions.model import BedrockConverseProvider, get_model_provider
-from functions.model.instructions import extract_instruction
+from functions.inference import BedrockConverseProvider, get_model_provider
+from functions.inference.instructions import extract_instruction
 from functions.settings import get_settings
 
 GOOD_REPLY = {

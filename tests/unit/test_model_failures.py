@@ -22,9 +22,9 @@ from functions.errors import (
     ModelThrottled,
     ModelUnavailable,
 )
+from functions.inference import BedrockConverseProvider
+from functions.inference.instructions import extract_instruction
 from functions.logic.process_document import process_document
-from functions.model import BedrockConverseProvider
-from functions.model.instructions import extract_instruction
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext
 from tests.support import SEEDED_REPLIES, document_event, items, prepare, seed_documents

@@ -13,24 +13,29 @@ from botocore.exceptions import ClientError
 
 from docagent import cli
 from docagent.kit.loader import read_bundle
-from docagent.operator import progress
-from docagent.operator.context import OperatorError, RefusedError, command
-from docagent.operator.definition import conditional_states, error_matches, retry_policy, states_from
-from docagent.operator.formats import error_message
-from docagent.operator.inspect import Inspector
-from docagent.operator.inspect_documents import last_boundary
-from docagent.operator.inspect_print import short_cause
-from docagent.operator.jobs import _check_upload_conflict
-from docagent.operator.progress import progress_detail, snapshot
-from docagent.operator.records import (
+from docagent.operations import progress
+from docagent.operations.context import OperatorError, RefusedError, command
+from docagent.operations.display import error_message
+from docagent.operations.inspect_documents import last_boundary
+from docagent.operations.inspect_job import Inspector
+from docagent.operations.inspect_print import short_cause
+from docagent.operations.jobs import _check_upload_conflict
+from docagent.operations.progress import progress_detail, snapshot
+from docagent.operations.records import (
     IdempotencyRecord,
     check_job_id,
     document_steps,
     documents_of_input,
     execution_arn_for,
 )
-from docagent.operator.redrive import _estimated_events, armed_fault
-from docagent.operator.sources import Document, Problems, Source, parse_s3_location
+from docagent.operations.redrive_job import _estimated_events, armed_fault
+from docagent.operations.sources import Document, Problems, Source, parse_s3_location
+from docagent.operations.workflow_definition import (
+    conditional_states,
+    error_matches,
+    retry_policy,
+    states_from,
+)
 from functions import durable
 from functions.models import FaultSpec, LookupRecord
 from tests.fakes import FakeLambdaContext

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from docagent import cli
-from docagent.operator.context import OperatorContext
-from docagent.operator.inspect_documents import document_counts as inspect_counts
-from docagent.operator.inspect_documents import document_view
-from docagent.operator.records import JobRecords
+from docagent.operations.context import OperatorContext
+from docagent.operations.inspect_documents import document_counts as inspect_counts
+from docagent.operations.inspect_documents import document_view
+from docagent.operations.records import JobRecords
 from functions.models import DocumentResult, ManifestEntry
 
 PACKAGE = Path(__file__).resolve().parents[2] / "docagent"

@@ -12,9 +12,9 @@ import boto3
 import pytest
 
 from docagent import cli
-from docagent.operator import sources
-from docagent.operator.context import OperatorContext
-from docagent.operator.sources import Limits
+from docagent.operations import sources
+from docagent.operations.context import OperatorContext
+from docagent.operations.sources import Limits
 from tests.support import BUCKET
 
 STATE_MACHINE = "DocAgent-DocumentReview"

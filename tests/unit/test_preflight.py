@@ -10,7 +10,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from docagent.operator.preflight import Preflight
+from docagent.operations.preflight import Preflight
 from stacks.config import load_config
 from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
 

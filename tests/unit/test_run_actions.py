@@ -12,7 +12,7 @@ import pytest
 
 from functions import durable, storage
 from functions.actions import export
-from functions.actions.models import ActionsResult, RunActionsEvent
+from functions.actions.payloads import ActionsResult, RunActionsEvent
 from functions.definition import Action, DefinitionBundle, EventBridgeAction, ExportAction, HttpAction
 from functions.errors import (
     ActionInvalidResponse,

@@ -1,13 +1,16 @@
-"""docs/sfn-api-coverage.md is what docagent/localcloud/sfn_api.py generates from botocore's service model and
-its table; every parameter the table names is one of botocore's; the guard refuses what the table refuses."""
+"""docs/sfn-api-coverage.md is what docagent/localcloud/stepfunctions/api_coverage.py generates from
+botocore's service model and its table; every parameter the table names is one of botocore's; the guard
+refuses what the table refuses."""
 
 from __future__ import annotations
 
-from docagent.localcloud import sfn_api
+from docagent.localcloud.stepfunctions import api_coverage as sfn_api
 
 
 def test_the_page_is_what_the_generator_writes() -> None:
-    assert sfn_api.PAGE.read_text() == sfn_api.render(), "run: python -m docagent.localcloud.sfn_api --write"
+    assert sfn_api.PAGE.read_text() == sfn_api.render(), (
+        "run: python -m docagent.localcloud.stepfunctions.api_coverage --write"
+    )
 
 
 def test_every_declared_action_and_parameter_is_in_botocores_model() -> None:

@@ -11,8 +11,8 @@ import boto3
 from botocore.stub import ANY, Stubber
 
 from docagent.kit.loader import read_bundle
-from docagent.operator.context import OperatorContext
-from docagent.operator.trace import (
+from docagent.operations.context import OperatorContext
+from docagent.operations.trace_job import (
     DOCUMENT_STEPS,
     build_trace,
     document_entry,

@@ -22,6 +22,9 @@ from functions.definition import UNKNOWN_CLASS_ERROR, LookupCheck
 from functions.documents import DocumentInput
 from functions.errors import DocumentRejected
 from functions.faults import fault_point
+from functions.inference import ModelProvider, get_model_provider
+from functions.inference.calls import CallSpec, finished_call, journal_call
+from functions.inference.prompts import CLASS_KEY
 from functions.logic.process_document import (
     DEFINITION_MISSING_ERROR,
     classify_spec,
@@ -31,9 +34,6 @@ from functions.logic.process_document import (
     read_document,
     unknown_class_reason,
 )
-from functions.model import ModelProvider, get_model_provider
-from functions.model.calls import CallSpec, finished_call, journal_call
-from functions.model.prompts import CLASS_KEY
 from functions.models import DocumentResult, ExtractionRecord, LookupRecord, ProcessDocumentEvent, utc_now
 from functions.settings import get_settings
 

@@ -126,7 +126,7 @@ def run_command(args: argparse.Namespace) -> int:
     from docagent.drills.experiment import report  # noqa: PLC0415
     from docagent.drills.experiment.measures import Run  # noqa: PLC0415
     from docagent.drills.experiment.runner import run_experiment  # noqa: PLC0415
-    from docagent.operator.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, emit  # noqa: PLC0415
+    from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, emit  # noqa: PLC0415
 
     kill_points = args.kill_at or [default_crash_index(args.documents)]
     strategies = [name.strip() for name in args.strategies.split(",")] if args.strategies else None

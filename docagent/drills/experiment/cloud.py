@@ -26,11 +26,11 @@ from typing import Any
 from docagent import project
 from docagent.drills.demo import LocalJob, seed_inputs
 from docagent.drills.experiment.measures import Run, comparable, repeats_of
-from docagent.localcloud.bedrock import ModelFaults
+from docagent.localcloud.bedrock.converse_api import ModelFaults
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import LocalCloud
 from docagent.localcloud.synth import synth_local
-from docagent.operator.records import execution_arn_for
+from docagent.operations.records import execution_arn_for
 from functions import storage
 from stacks import outputs as names
 

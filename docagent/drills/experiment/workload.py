@@ -30,7 +30,7 @@ from docagent.drills.synthetic import (
     generate_customers,
     generate_documents,
 )
-from docagent.localcloud.labels import Reader, load_reader
+from docagent.localcloud.bedrock.labels import Reader, load_reader
 
 SEED = 7
 INVOICE_READER = Path(__file__).resolve().parents[3] / "examples" / "invoices" / "local_reader.py"

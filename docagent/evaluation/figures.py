@@ -1,0 +1,209 @@
+"""The figures of an evaluation, as pydantic models: what ``--json`` prints, the report and the baseline hold.
+
+Convention (stated in every run's output): per field and document, a value that matches the label is a
+true positive; a value extracted where the label has none is a false positive; none extracted where the label
+has one is a false negative; a wrong value counts as both a false positive and a false negative; no value in
+either is a true negative. Accuracy = (TP + TN) / all, precision = TP / (TP + FP), recall = TP / (TP + FN).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+Mode = Literal["labels", "recorded", "live"]
+Outcome = Literal["match", "wrong", "missing", "extra", "absent"]
+
+MODE_MEANING: dict[str, str] = {
+    "labels": "the local cloud's model answered from the samples' labels (or a recorded reply when one is "
+    "registered): this measures the plumbing (normalisation, comparators, checks, report), not a model",
+    "recorded": "recorded replies of a real model, replayed locally (not built yet)",
+    "live": "a job that ran on AWS with the real model: this measures the model and the prompt",
+}
+CONVENTION = (
+    "per field and document: match = TP; extracted where the label has none = FP; none extracted where the "
+    "label has one = FN; a wrong value = FP and FN; none in either = TN. accuracy = (TP+TN)/all, "
+    "precision = TP/(TP+FP), recall = TP/(TP+FN), F1 their harmonic mean"
+)
+NO_CLASS = "(none)"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FieldOutcome(_Model):
+    """One field of one document, compared: ``path`` names it in the schema (``items[].price`` for a field of
+    a list's items, matched by best assignment first)."""
+
+    path: str
+    outcome: Outcome
+    comparator: str
+    expected: JsonValue = None
+    extracted: JsonValue = None
+    score: float = Field(ge=0, le=1, description="the comparator's similarity (1: equal)")
+    weight: float = Field(ge=0)
+
+
+class Counts(_Model):
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+
+    def add(self, outcome: Outcome) -> None:
+        if outcome == "match":
+            self.tp += 1
+        elif outcome == "absent":
+            self.tn += 1
+        else:
+            self.fp += outcome in {"wrong", "extra"}
+            self.fn += outcome in {"wrong", "missing"}
+
+
+class Rates(_Model):
+    accuracy: float
+    precision: float
+    recall: float
+    f1: float
+
+    @classmethod
+    def of(cls, counts: Counts, outcomes: int) -> Rates:
+        precision = counts.tp / (counts.tp + counts.fp) if counts.tp + counts.fp else 1.0
+        recall = counts.tp / (counts.tp + counts.fn) if counts.tp + counts.fn else 1.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        accuracy = (counts.tp + counts.tn) / outcomes if outcomes else 1.0
+        return cls(
+            accuracy=round(accuracy, 4),
+            precision=round(precision, 4),
+            recall=round(recall, 4),
+            f1=round(f1, 4),
+        )
+
+
+class FieldFigures(_Model):
+    """One field over every document (a list's item field: over every matched or unmatched item)."""
+
+    path: str
+    comparator: str
+    weight: float
+    outcomes: int
+    counts: Counts
+    rates: Rates
+    wrong: int
+    missing: int
+    extra: int
+
+
+class ClassFigures(_Model):
+    """Every field of every document of one class (micro-averaged), and the mean weighted document score."""
+
+    name: str
+    documents: int
+    counts: Counts
+    rates: Rates
+    mean_score: float
+
+
+class DocumentScore(_Model):
+    """One labelled document: its weighted score (sum of the weights of the fields right / of the fields
+    compared, 1.0 when all are right) and the fields that are not right, and how."""
+
+    sample: str
+    key: str | None = None
+    document_id: str | None = None
+    status: str = Field(description="the result's status, or 'no result' when the job has none for it")
+    expected_class: str
+    predicted_class: str | None = None
+    score: float = Field(ge=0, le=1)
+    wrong: list[FieldOutcome] = Field(default_factory=list)
+
+
+class ConfusionMatrix(_Model):
+    """Rows: the labelled class; columns: the class the job decided (the last column: none decided)."""
+
+    classes: list[str]
+    predicted: list[str]
+    counts: list[list[int]]
+
+
+class RunUsage(_Model):
+    """Model calls of the run from the job's journal (docagent/operations/records.py), priced with the dated
+    table of docagent/drills/prices.py (on-demand Bedrock, as if the calls had been made there)."""
+
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    model_ids: list[str]
+    cost_usd: float | None
+    prices_as_of: str
+    price_note: str | None = None
+
+
+class DefinitionVersion(_Model):
+    """What a run measured: the definition and the versions its job was pinned to."""
+
+    name: str
+    model_id: str | None = None
+    prompt_version: str | None = None
+    prompt_sha256: str | None = None
+
+    def label(self) -> str:
+        return f"{self.name} (prompt {self.prompt_version or '?'}, model {self.model_id or '?'})"
+
+
+class EvalRun(_Model):
+    """One evaluation: ``--json`` prints it, ``--save-baseline`` keeps it, ``--out`` writes it."""
+
+    mode: Mode
+    mode_meaning: str
+    convention: str = CONVENTION
+    definition: DefinitionVersion
+    job_id: str | None = None
+    samples: int
+    results_matched: int
+    fields: list[FieldFigures]
+    classes: list[ClassFigures]
+    confusion: ConfusionMatrix | None = Field(
+        None, description="only when the definition has several classes"
+    )
+    documents: list[DocumentScore]
+    usage: RunUsage | None = None
+
+
+class Regression(_Model):
+    path: str
+    baseline_f1: float
+    current_f1: float | None = Field(description="None: the field is no longer compared")
+    drop: float
+    margin: float
+
+
+class DocumentChange(_Model):
+    sample: str
+    baseline_score: float | None
+    current_score: float | None
+    newly_wrong: list[str]
+    now_right: list[str]
+
+
+class GateResult(_Model):
+    """``--baseline``: passed unless a field's F1 dropped by more than its margin."""
+
+    passed: bool
+    default_margin: float
+    margins: dict[str, float]
+    baseline: DefinitionVersion
+    current: DefinitionVersion
+    regressions: list[Regression]
+    changes: dict[str, float] = Field(description="per field: current F1 - baseline F1")
+    changed_documents: list[DocumentChange]
+
+
+class EvalOutput(_Model):
+    """Everything ``docagent eval --json`` prints."""
+
+    run: EvalRun
+    gate: GateResult | None = None
+    written: list[str] = Field(default_factory=list, description="the files --out and --save-baseline wrote")

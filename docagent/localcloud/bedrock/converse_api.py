@@ -1,0 +1,466 @@
+"""A local Bedrock Runtime: the ``Converse`` operation at the local cloud's endpoint.
+
+boto3's ``bedrock-runtime`` client with ``endpoint_url`` (or ``AWS_ENDPOINT_URL``) reaches it: moto routes
+``POST /model/{modelId}/converse`` (signing name ``bedrock``) to its Bedrock Runtime responses, which
+implement no Converse; ``install()`` adds one. It reads what a call asks from its user text
+(functions/inference/instructions.py) and answers from the document's label, found by the sha256 of the
+document
+block's bytes (labels.py): an extract call with the label's fields, a classify call with ``{"class": ...}``; a
+document with no label is refused with how to add one, unless a reader (``local up --reader FILE``) answers
+extract calls of its class. Replies carry token usage, so the production provider
+(``BedrockConverseProvider``) runs end to end. Fault switches (``ModelFaults``) make it answer as Bedrock does
+when busy or refusing: ThrottlingException (429), ServiceUnavailableException (503), a hang past the client's
+read timeout, a malformed or cut-off reply (``stopReason`` max_tokens), one field of the reply made wrong
+(``corrupt``, for ``docagent eval``), AccessDeniedException or ResourceNotFoundException for chosen model ids.
+An input longer than the model's context window is refused as Bedrock refuses it (ValidationException, HTTP
+400). They are set when the cloud starts (``docagent local up --model-faults ...``) and changed while it runs
+through ``/_docagent/bedrock/faults`` (``docagent local model-faults ...``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import json
+import random
+import re
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from moto.bedrockruntime.responses import BedrockRuntimeResponse
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from docagent.localcloud.bedrock.document_text import extract_text
+from docagent.localcloud.bedrock.labels import (
+    LABELS_FILE,
+    LABELS_PATH,
+    Label,
+    LabelStore,
+    Reader,
+    Recording,
+    document_sha256,
+    no_label,
+)
+from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, name_problem
+from functions.errors import DocumentUnreadable
+from functions.inference.base import estimate_tokens
+from functions.inference.instructions import asked
+
+ADMIN_PATH = "/_docagent/bedrock/faults"
+# The model's context window: Claude Haiku 4.5 (the default model, stacks/config.py) takes 200,000 tokens
+# (looked up 2026-12-01, AWS docs "Claude Haiku 4.5" model card: "Context window: 200K tokens"; the other
+# Claude models a local job would name have as much or more). The local endpoint holds every model to it.
+CONTEXT_WINDOW_TOKENS = 200_000
+# Tokens are estimated from characters (about 4 a token for English text; Anthropic's rule of thumb is ~3.5):
+# the local estimate errs on the short side, so a document it refuses is one Bedrock would refuse too.
+CHARACTERS_PER_TOKEN = 4
+# Bedrock's answer to an input over the window (HTTP 400 ValidationException; as Converse words it in public
+# bug reports, looked up 2026-12-01).
+TOO_LONG_MESSAGE = "Input is too long for requested model."
+_FRACTIONS = ("throttle", "unavailable", "timeout", "malformed", "cutoff")
+_DOCUMENT_START, _DOCUMENT_END = "<document>\n", "\n</document>"
+MALFORMED_REPLY = "I'm sorry, I can only describe this document in prose: it looks like a letter."
+
+
+class ModelFaults(BaseModel):
+    """How the local Bedrock misbehaves. Fractions are per call, drawn in the order listed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    throttle: float = Field(0.0, ge=0, le=1, description="ThrottlingException (HTTP 429)")
+    unavailable: float = Field(0.0, ge=0, le=1, description="ServiceUnavailableException (HTTP 503)")
+    timeout: float = Field(0.0, ge=0, le=1, description="no answer until the client's read timeout")
+    malformed: float = Field(0.0, ge=0, le=1, description="a reply that is not the JSON asked for")
+    cutoff: float = Field(0.0, ge=0, le=1, description="a reply cut off at max tokens")
+    latency: float = Field(0.0, ge=0, le=60, description="seconds before every answer")
+    deny: list[str] = Field(default_factory=list, description="model ids answered AccessDeniedException")
+    missing: list[str] = Field(
+        default_factory=list, description="model ids answered ResourceNotFoundException"
+    )
+    corrupt: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(:(0(\.\d+)?|1(\.0*)?))?$",
+        description="FIELD[:RATE]: this top-level field of the reply made wrong (a rate of the replies, "
+        "default 1), for docagent eval's gate",
+    )
+    seed: int | None = None
+
+    def corrupted(self, reply: str, draw: float) -> str:
+        """``reply`` with the ``corrupt`` field made wrong when ``draw`` falls under its rate: a number plus
+        1, a date a day later, any other value with "-x" appended (a value the schema refuses makes the
+        document rejected, as a model's bad reply would)."""
+        if self.corrupt is None:
+            return reply
+        name, _, rate = self.corrupt.partition(":")
+        try:
+            facts = json.loads(reply)
+        except ValueError:
+            return reply
+        if draw >= float(rate or 1) or not isinstance(facts, dict) or facts.get(name) is None:
+            return reply
+        value = facts[name]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            facts[name] = value + 1
+        elif isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            facts[name] = (dt.date.fromisoformat(value) + dt.timedelta(days=1)).isoformat()
+        else:
+            facts[name] = f"{value}-x"
+        return json.dumps(facts)
+
+    def model_post_init(self, _: Any) -> None:
+        if sum(getattr(self, name) for name in ("throttle", "unavailable", "timeout")) > 1:
+            raise ValueError("throttle + unavailable + timeout must not exceed 1")
+
+
+def parse_model_faults(spec: str) -> ModelFaults:
+    """``throttle=0.3,latency=0.05,deny=MODEL_ID`` (repeat deny/missing for several ids); ``none`` clears."""
+    values: dict[str, Any] = {}
+    for part in (p.strip() for p in spec.split(",")):
+        if not part or part == "none":
+            continue
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"model fault {part!r} is not NAME=VALUE")
+        if name in {"deny", "missing"}:
+            values.setdefault(name, []).append(value)
+        else:
+            values[name] = value
+    try:
+        return ModelFaults.model_validate(values)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'faults'}: {e['msg']}" for e in error.errors()
+        )
+        raise ValueError(f"invalid model faults {spec!r}: {problems}") from None
+
+
+def model_faults_spec(faults: ModelFaults) -> str:
+    """The ``--model-faults`` text of ``faults`` (parse_model_faults reads it back)."""
+    parts = []
+    for name, value in faults.model_dump(exclude_defaults=True).items():
+        values = value if isinstance(value, list) else [value]
+        parts += [f"{name}={item}" for item in values]
+    return ",".join(parts) or "none"
+
+
+class LocalBedrock:
+    """The process-wide state of the local Bedrock Runtime (moto's backends are process-wide too)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.faults = ModelFaults()
+        self.stats: Counter[str] = Counter()
+        self._random = random.Random()
+        self.stopping = threading.Event()
+        self.labels = LabelStore()
+        self.reader: Reader | None = None
+
+    def configure(self, faults: ModelFaults) -> None:
+        with self.lock:
+            self.faults = faults
+            self._random = random.Random(faults.seed)
+
+    def reset(self) -> None:
+        self.configure(ModelFaults())
+        with self.lock:
+            self.stats.clear()
+        self.stopping.clear()
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"faults": self.faults.model_dump(), "stats": dict(self.stats)}
+
+    def answer(self, user_text: str, digest: str, text: str) -> str | tuple[int, dict[str, str], str]:
+        """The reply to what the user text asks about the document whose bytes hash to ``digest`` (its text
+        ``text``), or the refusal of a document the local Bedrock cannot answer. A user text no docagent
+        function writes is taken as an extract call of any class."""
+        question = asked(user_text)
+        purpose = "extract" if question is None else question.kind
+        recorded = self.labels.recorded(digest, purpose, question.class_name if question else None)
+        if recorded is not None:
+            self._count("replayed")
+            return recorded
+        label = self.labels.get(digest)
+        if question is not None and question.kind == "classify":
+            if label is not None:
+                self._count("labelled")
+                return json.dumps({"class": label.class_name})
+        elif label is not None:
+            self._count("labelled")
+            return json.dumps(label.fields)
+        elif self.reader is not None and (question is None or question.class_name == self.reader.class_name):
+            self._count("read")
+            return self.reader.reply(text)
+        self._count("unlabelled")
+        return _invalid(f"messages.0.content.0.document: {no_label(digest)}")
+
+    def _draw(self) -> float:
+        with self.lock:
+            return self._random.random()
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self.lock:
+            self.stats[name] += amount
+
+    def converse(
+        self,
+        model_id: str,
+        system: Iterable[dict[str, Any]],
+        messages: Iterable[dict[str, Any]],
+        max_tokens: int,
+    ) -> tuple[int, dict[str, str], str]:
+        """One Converse call: (HTTP status, headers, body), as Bedrock answers it."""
+        faults = self.faults
+        self._count("calls")
+        started = time.monotonic()
+        if faults.latency:
+            self.stopping.wait(faults.latency)
+        if model_id in faults.deny:
+            self._count("access_denied")
+            return _error(
+                403,
+                "AccessDeniedException",
+                "You don't have access to the model with the specified model ID.",
+            )
+        if model_id in faults.missing:
+            self._count("not_found")
+            return _error(404, "ResourceNotFoundException", "Model not found.")
+        draw = self._draw()
+        if draw < faults.throttle:
+            self._count("throttled")
+            return _error(429, "ThrottlingException", "Too many requests, please wait before trying again.")
+        if draw < faults.throttle + faults.unavailable:
+            self._count("unavailable")
+            return _error(503, "ServiceUnavailableException", "Service unavailable. Try your request again.")
+        if draw < faults.throttle + faults.unavailable + faults.timeout:
+            self._count("timed_out")
+            self.stopping.wait(600)  # past any client's read timeout; ends when the cloud stops
+            return _error(503, "ServiceUnavailableException", "The local cloud stopped.")
+
+        blocks = [block for message in messages for block in message.get("content", [])]
+        user_text = "".join(block.get("text", "") for block in blocks)
+        read = read_documents(blocks)
+        if isinstance(read, tuple):
+            self._count("invalid_documents")
+            return read
+        digest = document_digest(blocks)
+        if read is None:  # no document block: the text between <document> markers, or all of it
+            read = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
+            digest = document_sha256(read.encode("utf-8"))
+        prompt = "".join(block.get("text", "") for block in system)
+        if estimate_input_tokens(prompt, user_text, read) + max_tokens > CONTEXT_WINDOW_TOKENS:
+            self._count("too_long")
+            return _invalid(TOO_LONG_MESSAGE)
+        answered = self.answer(user_text, digest, read)
+        if isinstance(answered, tuple):
+            return answered
+        reply = answered
+        if faults.corrupt is not None:
+            reply = faults.corrupted(reply, self._draw())
+        stop_reason = "end_turn"
+        shape = self._draw()
+        if shape < faults.malformed:
+            self._count("malformed")
+            reply = MALFORMED_REPLY
+        elif shape < faults.malformed + faults.cutoff or estimate_tokens(reply) > max_tokens:
+            self._count("cut_off")
+            words = reply.split(" ")
+            reply, stop_reason = " ".join(words[: max(1, min(max_tokens, len(words) // 2))]), "max_tokens"
+        input_tokens = estimate_tokens(prompt) + estimate_tokens(user_text) + estimate_tokens(read)
+        output_tokens = estimate_tokens(reply)
+        self._count("answered")
+        self._count("input_tokens", input_tokens)
+        self._count("output_tokens", output_tokens)
+        body = {
+            "output": {"message": {"role": "assistant", "content": [{"text": reply}]}},
+            "stopReason": stop_reason,
+            "usage": {
+                "inputTokens": input_tokens,
+                "outputTokens": output_tokens,
+                "totalTokens": input_tokens + output_tokens,
+            },
+            "metrics": {"latencyMs": int((time.monotonic() - started) * 1000)},
+        }
+        return 200, {"Content-Type": "application/json"}, json.dumps(body)
+
+
+def estimate_input_tokens(*texts: str) -> int:
+    """The input's tokens as the local endpoint counts them against the context window: characters / 4."""
+    return -(-sum(len(text) for text in texts) // CHARACTERS_PER_TOKEN)
+
+
+def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, str], str] | None:
+    """The text of the message's document blocks, None when it has none, or the ValidationException Bedrock
+    answers for them (as of 2026-11, AWS docs "Message" and "DocumentBlock": at most five documents of 4.5 MB,
+    a text block beside them, a known format, a name of 1 to 200 allowed characters; a document it cannot
+    parse is refused). The text comes from docagent/localcloud/bedrock/document_text.py (pypdf, python-docx,
+    openpyxl, xlrd, stdlib)."""
+    documents = [(index, block["document"]) for index, block in enumerate(blocks) if "document" in block]
+    if not documents:
+        return None
+    if len(documents) > MAX_CONVERSE_DOCUMENTS:
+        return _invalid(
+            f"messages.0.content: at most {MAX_CONVERSE_DOCUMENTS} documents, got {len(documents)}"
+        )
+    if not any("text" in block for block in blocks):
+        return _invalid("messages.0.content: a message with a document needs a text block too")
+    texts = []
+    for index, document in documents:
+        where = f"messages.0.content.{index}.document"
+        problem = name_problem(str(document.get("name", "")))
+        if problem is not None:
+            return _invalid(f"{where}.name: the document name is invalid: {problem}")
+        declared = str(document.get("format", "txt"))
+        if declared not in CONVERSE_FORMATS:
+            return _invalid(f"{where}.format: {declared!r} is not one of {', '.join(CONVERSE_FORMATS)}")
+        raw = (document.get("source") or {}).get("bytes", b"")
+        try:  # moto's request parsing decodes the blob; a raw JSON body would still hold base64
+            data = raw if isinstance(raw, bytes) else base64.b64decode(str(raw), validate=True)
+        except binascii.Error:
+            return _invalid(f"{where}.source.bytes: the document bytes are not valid base64")
+        try:
+            texts.append(extract_text(data, declared))
+        except DocumentUnreadable as refused:
+            return _invalid(
+                f"The model returned the following errors: {where}.source.bytes: {refused.reason}"
+            )
+    return "\n\n".join(texts)
+
+
+def document_digest(blocks: list[dict[str, Any]]) -> str:
+    """The sha256 of the first document block's bytes (read_documents has checked them), "" without one."""
+    for block in blocks:
+        if "document" in block:
+            raw = (block["document"].get("source") or {}).get("bytes", b"")
+            return document_sha256(raw if isinstance(raw, bytes) else base64.b64decode(str(raw)))
+    return ""
+
+
+def _invalid(message: str) -> tuple[int, dict[str, str], str]:
+    return _error(400, "ValidationException", message)
+
+
+def _error(status: int, code: str, message: str) -> tuple[int, dict[str, str], str]:
+    headers = {"Content-Type": "application/json", "x-amzn-ErrorType": code}
+    return status, headers, json.dumps({"message": message})
+
+
+STATE = LocalBedrock()
+
+
+def _converse(self: BedrockRuntimeResponse) -> tuple[int, dict[str, str], str]:
+    """BedrockRuntimeResponse.converse: moto's parsed request, answered by the local Bedrock."""
+    config = self._get_param("inferenceConfig") or {}
+    status, headers, body = STATE.converse(
+        str(self._get_param("modelId")),
+        self._get_param("system") or [],
+        self._get_param("messages") or [],
+        int(config.get("maxTokens") or 4096),
+    )
+    return status, {**headers, "status": str(status)}, body
+
+
+def _admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    """GET the faults and counters; PUT/POST new faults (the JSON of ModelFaults); DELETE resets both."""
+    method = environ.get("REQUEST_METHOD", "GET")
+    status = "200 OK"
+    if method in {"PUT", "POST"}:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        try:
+            STATE.configure(ModelFaults.model_validate_json(environ["wsgi.input"].read(length) or b"{}"))
+        except (ValidationError, ValueError) as error:
+            status = "400 Bad Request"
+            payload = json.dumps({"message": str(error)}).encode()
+            start_response(status, [("Content-Type", "application/json")])
+            return [payload]
+    elif method == "DELETE":
+        STATE.reset()
+    start_response(status, [("Content-Type", "application/json")])
+    return [json.dumps(STATE.snapshot()).encode()]
+
+
+def _labels_admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    """GET how many labels and recordings are held; POST {"labels": [Label, ...], "recordings": [Recording,
+    ...]} adds them; DELETE forgets them all."""
+    method = environ.get("REQUEST_METHOD", "GET")
+    answer: dict[str, Any] = {}
+    if method in {"PUT", "POST"}:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        try:
+            body = json.loads(environ["wsgi.input"].read(length) or b"{}")
+            labels = [Label.model_validate(item) for item in body.get("labels", [])]
+            recordings = [Recording.model_validate(item) for item in body.get("recordings", [])]
+        except (ValidationError, ValueError, AttributeError) as error:
+            start_response("400 Bad Request", [("Content-Type", "application/json")])
+            return [json.dumps({"message": str(error)}).encode()]
+        STATE.labels.add(labels, recordings)
+        answer["added"] = len(labels) + len(recordings)
+    elif method == "DELETE":
+        STATE.labels.clear()
+    answer.update(STATE.labels.counts())
+    answer["reader"] = STATE.reader.path if STATE.reader else None
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [json.dumps(answer).encode()]
+
+
+class _Installed:
+    done = False
+    call: Callable[..., Any] | None = None
+
+
+def install(
+    faults: ModelFaults | None = None, *, state_folder: Path | None = None, reader: Reader | None = None
+) -> None:
+    """Serve Converse and the admin routes from moto's server; start with ``faults`` (none by default), the
+    labels kept in ``state_folder`` (None: in memory, none at start) and ``reader``."""
+    STATE.reset()
+    STATE.configure(faults or ModelFaults())
+    STATE.labels.attach(None if state_folder is None else state_folder / LABELS_FILE)
+    STATE.reader = reader
+    if _Installed.done:
+        return
+    BedrockRuntimeResponse.converse = _converse  # type: ignore[attr-defined]
+    original = DomainDispatcherApplication.__call__
+    _Installed.call = original
+
+    def dispatch(self: DomainDispatcherApplication, environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO", "") == ADMIN_PATH:
+            return _admin(environ, start_response)
+        if environ.get("PATH_INFO", "") == LABELS_PATH:
+            return _labels_admin(environ, start_response)
+        return original(self, environ, start_response)
+
+    DomainDispatcherApplication.__call__ = dispatch  # type: ignore[method-assign]
+    _Installed.done = True
+
+
+def stop() -> None:
+    """Wake every call held by a ``timeout`` fault (the server is stopping)."""
+    STATE.stopping.set()
+
+
+def set_model_faults(endpoint: str, faults: ModelFaults | None) -> dict[str, Any]:
+    """Change a running local cloud's model faults (None resets them and the counters)."""
+    data = None if faults is None else faults.model_dump_json().encode()
+    request = urllib.request.Request(
+        endpoint.rstrip("/") + ADMIN_PATH,
+        data=data,
+        method="DELETE" if faults is None else "PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+    return answer
+
+
+def model_faults_of(endpoint: str) -> dict[str, Any]:
+    with urllib.request.urlopen(endpoint.rstrip("/") + ADMIN_PATH, timeout=10) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+    return answer

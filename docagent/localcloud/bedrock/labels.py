@@ -1,0 +1,379 @@
+"""What the local Bedrock answers for any job definition: a document's label, found by its bytes' sha256.
+
+A label is the expected JSON of a sample document: ``NAME.EXT`` with ``NAME.label.json`` beside it
+(docagent/evaluation/labelled_sets.py's convention; with several classes a sample sits in
+``samples/CLASS/``). It
+is registered with a running local cloud (``docagent local labels DIR``, ``register_labels``; ``docagent
+start --from-dir DIR`` registers the labels it finds) and kept in the cloud's state folder, so a restart keeps
+it and ``local up --fresh`` forgets it. The local Bedrock answers an extract call with the label's fields and
+a classify call with its class; a document with no label is refused with how to add one (``no_label``).
+
+A *recording* is what the real model replied for a document, kept to be replayed: ``NAME.recording.json``
+(``Recording``: the document's sha256 and, per call, its purpose, class and reply text), written from a job
+that ran on AWS by ``scripts/record_replies.py JOB DIR --aws`` (the replies as the job's journal holds them)
+and registered like labels (``docagent local labels DIR`` reads both). The local Bedrock replays a recorded
+reply before it looks at a label.
+
+A *reader* (``docagent local up --reader FILE``) answers extract calls of one class from the document's text
+for documents with no label: a Python file with ``CLASS_NAME`` and ``reply(text) -> str``
+(examples/invoices/local_reader.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import threading
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from docagent.kit.loader import DefinitionInvalid, read_bundle
+from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_problem
+from functions.definition import DEFINITION_FILE
+
+LABELS_PATH = "/_docagent/bedrock/labels"
+LABELS_FILE = "labels.json"
+
+
+class Label(BaseModel):
+    """One document's expected answer: its fields (an extract call) and its class (a classify call)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="of the document's bytes")
+    class_name: str | None = Field(None, description="None: the definition's only class")
+    fields: dict[str, JsonValue]
+    source: str = Field("", description="the document's path when it was registered")
+
+
+class RecordedReply(BaseModel):
+    """One call's reply text as the model gave it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    purpose: Literal["extract", "classify"]
+    class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
+    reply: str
+
+
+class Recording(BaseModel):
+    """The replies recorded for one document (a ``NAME.recording.json``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="of the document's bytes")
+    replies: list[RecordedReply] = Field(min_length=1)
+    source: str = ""
+
+    def reply_to(self, purpose: str, class_name: str | None) -> str | None:
+        """The recorded reply of a call (an extract call of no known class: the first extract reply)."""
+        for recorded in self.replies:
+            if recorded.purpose == purpose and (class_name is None or recorded.class_name == class_name):
+                return recorded.reply
+        return None
+
+
+class Kept(BaseModel):
+    """What the local cloud keeps on disk: every label and recording registered."""
+
+    labels: list[Label] = Field(default_factory=list)
+    recordings: list[Recording] = Field(default_factory=list)
+
+
+RECORDING_SUFFIX = ".recording.json"
+
+
+class LabelsInvalid(ValueError):  # noqa: N818 (the labels are invalid: the name reads as the outcome)
+    """A folder whose labels cannot be registered; ``problems`` holds one line per problem."""
+
+    def __init__(self, folder: Path, problems: list[str]) -> None:
+        super().__init__(f"{folder}: {len(problems)} problem(s): " + "; ".join(problems))
+        self.problems = problems
+
+
+def no_label(sha256: str) -> str:
+    """Why the local Bedrock cannot answer a document, and how to make it."""
+    return (
+        f"no label for this document (sha256 {sha256}): put NAME.label.json beside it and run "
+        "`docagent local labels DIR`"
+    )
+
+
+def document_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class LabelStore:
+    """The labels a local cloud holds, by document sha256; saved whole to ``path`` on every change."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._labels: dict[str, Label] = {}
+        self._recordings: dict[str, Recording] = {}
+        self._path: Path | None = None
+
+    def attach(self, path: Path | None) -> None:
+        """Keep the labels and recordings in ``path`` (None: in memory only) and load what it holds."""
+        with self._lock:
+            self._path = path
+            kept = (
+                Kept.model_validate_json(path.read_bytes()) if path is not None and path.exists() else Kept()
+            )
+            self._labels = {label.sha256: label for label in kept.labels}
+            self._recordings = {recording.sha256: recording for recording in kept.recordings}
+
+    def add(self, labels: Iterable[Label], recordings: Iterable[Recording] = ()) -> int:
+        """Register ``labels`` and ``recordings`` (a document's new one replaces its old one); how many
+        documents the store answers now."""
+        with self._lock:
+            self._labels.update((label.sha256, label) for label in labels)
+            self._recordings.update((recording.sha256, recording) for recording in recordings)
+            self._save()
+            return len(self._labels.keys() | self._recordings.keys())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._labels.clear()
+            self._recordings.clear()
+            self._save()
+
+    def get(self, sha256: str) -> Label | None:
+        with self._lock:
+            return self._labels.get(sha256)
+
+    def recorded(self, sha256: str, purpose: str, class_name: str | None) -> str | None:
+        with self._lock:
+            recording = self._recordings.get(sha256)
+        return None if recording is None else recording.reply_to(purpose, class_name)
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {"labels": len(self._labels), "recordings": len(self._recordings)}
+
+    def _save(self) -> None:
+        if self._path is None:
+            return
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self._path.with_name(f".{self._path.name}.{os.getpid()}")
+        kept = Kept(labels=list(self._labels.values()), recordings=list(self._recordings.values()))
+        temporary.write_bytes(kept.model_dump_json().encode())
+        temporary.replace(self._path)
+
+
+# ------------------------------------------------------------------------------------------ reading labels
+
+
+def _definition_classes(root: Path) -> dict[str, dict[str, Any]] | None:
+    """The classes (name -> schema) of the definition folder ``root``, or None when it is no definition."""
+    if not (root / DEFINITION_FILE).is_file():
+        return None
+    try:
+        bundle = read_bundle(root)
+    except DefinitionInvalid as invalid:
+        raise LabelsInvalid(root, invalid.problems) from None
+    return {name: dict(bundle.classes[name].schema_) for name in bundle.classes}
+
+
+def read_labels(folder: str | Path) -> list[Label]:
+    """The labels of a folder of samples, or of a definition folder (its ``samples/``, classes known):
+    every ``NAME.label.json`` with its one ``NAME.EXT``. A document in a subfolder is of the class the
+    subfolder names; with one class, of that class. Documents with no label are left out (the local Bedrock
+    refuses them, saying how to add one). Refused (LabelsInvalid) naming every bad label."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise LabelsInvalid(root, [f"{folder} is not a directory"])
+    classes = _definition_classes(root)
+    samples = root / SAMPLES_FOLDER if classes is not None else root
+    if not samples.is_dir():
+        return []
+    files = sorted(
+        path
+        for path in samples.rglob("*")
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(samples).parts)
+    )
+    documents: dict[Path, list[Path]] = {}
+    for path in files:
+        if not path.name.endswith(LABEL_SUFFIX):
+            documents.setdefault(path.with_suffix(""), []).append(path)
+    problems: list[str] = []
+    labels: list[Label] = []
+    for path in files:
+        if not path.name.endswith(LABEL_SUFFIX):
+            continue
+        shown = path.relative_to(samples).as_posix()
+        stem = path.with_name(path.name.removesuffix(LABEL_SUFFIX))
+        found = documents.get(stem, [])
+        if len(found) != 1:
+            what = "no document" if not found else f"{len(found)} documents"
+            problems.append(f"{shown}: {what} named {stem.name}.EXT beside it")
+            continue
+        try:
+            fields = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as error:
+            problems.append(f"{shown}: not JSON ({error})")
+            continue
+        relative = found[0].relative_to(samples)
+        class_name: str | None = relative.parts[0] if len(relative.parts) > 1 else None
+        if classes is not None:
+            if class_name is None and len(classes) == 1:
+                class_name = next(iter(classes))
+            if class_name not in classes:
+                problems.append(
+                    f"{shown}: a sample sits in {SAMPLES_FOLDER}/CLASS/ with several classes "
+                    f"({', '.join(classes)})"
+                )
+                continue
+            problem = label_problem(fields, classes[class_name])
+        else:
+            problem = None if isinstance(fields, dict) else "a label is a JSON object of the class's fields"
+        if problem:
+            problems.append(f"{shown}: {problem}")
+            continue
+        labels.append(
+            Label(
+                sha256=document_sha256(found[0].read_bytes()),
+                class_name=class_name,
+                fields=fields,
+                source=str(found[0]),
+            )
+        )
+    if problems:
+        raise LabelsInvalid(root, problems)
+    return labels
+
+
+def read_recordings(folder: str | Path) -> list[Recording]:
+    """Every ``*.recording.json`` under ``folder`` (each names its document by sha256: no document needed);
+    refused (LabelsInvalid) naming every bad one."""
+    root = Path(folder)
+    problems: list[str] = []
+    recordings: list[Recording] = []
+    for path in sorted(root.rglob(f"*{RECORDING_SUFFIX}")) if root.is_dir() else []:
+        shown = path.relative_to(root).as_posix()
+        try:
+            recordings.append(Recording.model_validate_json(path.read_bytes()))
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "top"
+            problems.append(f"{shown}: {where}: {first['msg']}")
+    if problems:
+        raise LabelsInvalid(root, problems)
+    return recordings
+
+
+def recordings_of(
+    results: Mapping[str, BaseModel], calls: Mapping[str, Sequence[BaseModel]]
+) -> list[Recording]:
+    """A finished job's model calls as recordings (``results`` and ``calls`` by document id, as JobRecords
+    reads them): per document whose result holds the sha256 of its bytes, each call that returned fields,
+    its reply the fields as JSON. The journal keeps a reply parsed, not its text: replayed, it is the same
+    answer (a classify call's fields are ``{"class": NAME}``)."""
+    recordings: list[Recording] = []
+    for document_id, result in sorted(results.items()):
+        found = result.model_dump(mode="json")
+        if not found.get("sha256"):
+            continue
+        replies = []
+        for call in calls.get(document_id, []):
+            record = call.model_dump(mode="json")
+            fields = record.get("fields", record.get("facts"))
+            if not isinstance(fields, dict):
+                continue
+            purpose = record.get("purpose", "extract")
+            class_name = record.get("class_name") if purpose == "extract" else None
+            replies.append(RecordedReply(purpose=purpose, class_name=class_name, reply=json.dumps(fields)))
+        if replies:
+            source = str(found.get("key") or document_id)
+            recordings.append(Recording(sha256=found["sha256"], replies=replies, source=source))
+    return recordings
+
+
+def write_recordings(directory: str | Path, recordings: list[Recording]) -> list[Path]:
+    """Each recording as ``NAME-SHA.recording.json`` in ``directory`` (NAME: its document's file name)."""
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for recording in recordings:
+        stem = Path(recording.source).stem or "document"
+        path = root / f"{stem}-{recording.sha256[:12]}{RECORDING_SUFFIX}"
+        path.write_text(recording.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+# ---------------------------------------------------------------------------------- a running local cloud
+
+
+def _call(endpoint: str, method: str, payload: Any = None) -> dict[str, Any]:
+    data = None if payload is None else json.dumps(payload).encode()
+    request = urllib.request.Request(
+        endpoint.rstrip("/") + LABELS_PATH,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+    return answer
+
+
+def post_labels(
+    endpoint: str, labels: list[Label], recordings: list[Recording] | None = None
+) -> dict[str, Any]:
+    """Register ``labels`` (and ``recordings``) with the local cloud at ``endpoint``: {"added": N, "labels":
+    labels held, "recordings": recordings held}."""
+    return _call(
+        endpoint,
+        "POST",
+        {
+            "labels": [label.model_dump(mode="json") for label in labels],
+            "recordings": [recording.model_dump(mode="json") for recording in recordings or []],
+        },
+    )
+
+
+def register_labels(endpoint: str, folder: str | Path) -> int:
+    """Register the labels (read_labels) and recordings (read_recordings) of ``folder`` with the local
+    cloud; the number registered."""
+    labels, recordings = read_labels(folder), read_recordings(folder)
+    if labels or recordings:
+        post_labels(endpoint, labels, recordings)
+    return len(labels) + len(recordings)
+
+
+def labels_of(endpoint: str) -> dict[str, Any]:
+    """How many labels the local cloud holds: {"labels": N}."""
+    return _call(endpoint, "GET")
+
+
+# ------------------------------------------------------------------------------------------------ readers
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A fallback answerer of extract calls of one class, from the document's text."""
+
+    class_name: str
+    reply: Callable[[str], str]
+    path: str
+
+
+def load_reader(path: str | Path) -> Reader:
+    """The reader in a Python file (``CLASS_NAME`` and ``reply(text) -> str``); ValueError when it is none."""
+    file = Path(path)
+    spec = importlib.util.spec_from_file_location(f"docagent_reader_{file.stem}", file)
+    if spec is None or spec.loader is None or not file.is_file():
+        raise ValueError(f"{path}: no such Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    class_name, reply = getattr(module, "CLASS_NAME", None), getattr(module, "reply", None)
+    if not isinstance(class_name, str) or not callable(reply):
+        raise ValueError(f"{path}: a reader defines CLASS_NAME (a class name) and reply(text) -> str")
+    return Reader(class_name=class_name, reply=reply, path=str(file))

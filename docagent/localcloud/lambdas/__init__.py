@@ -1,0 +1,1 @@
+"""The local Lambda service: warm worker processes (execution environments) running the handlers."""

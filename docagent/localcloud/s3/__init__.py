@@ -1,0 +1,1 @@
+"""S3 as AWS answers it where moto does not: listings by prefix, URL-encoded version listings."""

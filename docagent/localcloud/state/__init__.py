@@ -1,0 +1,1 @@
+"""The local cloud's state on disk: the journal and its replay at start."""

@@ -1,0 +1,1 @@
+"""The local Step Functions: executions, Distributed Map, redrive, history, TestState, validation."""

@@ -1,0 +1,294 @@
+"""TestState on the local endpoint: run one state, mocked or for real, and say what it did.
+
+As of 2026-11, AWS API reference "TestState", "MockInput", "TestStateConfiguration", "InspectionData":
+the request carries ``definition`` (one state, or a whole state machine with ``stateName``), ``input``,
+``variables``, ``context`` (with a mock), ``inspectionLevel`` (INFO | DEBUG | TRACE), ``revealSecrets``,
+``mock`` (``result`` or ``errorOutput``; ``fieldValidationMode``) and ``stateConfiguration``
+(``retrierRetryCount``, ``errorCausedByState``, ``mapIterationFailureCount``, ``mapItemReaderData``).
+The answer has ``status`` (SUCCEEDED | FAILED | RETRIABLE | CAUGHT_ERROR), ``output``, ``error``,
+``cause``, ``nextState`` and, from DEBUG on, ``inspectionData``.
+
+The state runs in moto's interpreter inside a throw-away execution: its transitions lead to stub
+states, so the state runs exactly once; its Retry is decided here (TestState never waits or retries:
+a matching retrier with attempts left is RETRIABLE). A Task that is not mocked calls the local cloud's
+real service, so a Lambda task runs the project's own handler. Not modelled: the HTTP ``request`` and
+``response`` of inspectionData (TRACE), ``fieldValidationMode`` checks of the mock against the
+service's response shape, ``mapItemReaderData``/``mapIterationFailureCount``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import threading
+import uuid
+from types import SimpleNamespace
+from typing import Any
+
+from moto.core.responses import ActionResult
+from moto.stepfunctions.parser.api import ExecutionStatus
+from moto.stepfunctions.parser.asl.eval.environment import Environment
+from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication, Execution
+from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+from moto.stepfunctions.responses import StepFunctionResponse
+
+from docagent.localcloud.stepfunctions import validation
+from docagent.localcloud.stepfunctions.executions import AwsError
+from docagent.localcloud.stepfunctions.mock_config import CaseMocks, ThrowSpec, to_moto
+
+STUB_PREFIX = "TestStateNext:"
+RUN_LIMIT_SECONDS = 300.0
+
+
+class _TestStateWorker(ExecutionWorker):
+    """An execution worker that starts with the request's variables and context."""
+
+    variables: dict[str, Any]
+    context: dict[str, Any]
+
+    def _get_evaluation_environment(self) -> Environment:
+        env = super()._get_evaluation_environment()
+        for name, value in self.variables.items():
+            env.variable_store.set(name, value)
+        data = env.states.context_object.context_object_data
+        for key, value in self.context.items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict):
+                data[key].update(value)  # type: ignore[literal-required]
+            else:
+                data[key] = value  # type: ignore[literal-required]
+        return env
+
+
+def _json_field(raw: str | None, field: str, default: Any) -> Any:
+    if raw is None:
+        return default
+    try:
+        return json.loads(raw)
+    except ValueError as error:
+        raise AwsError("ValidationException", f"{field} is not valid JSON: {error}") from None
+
+
+def _targets(state: dict[str, Any]) -> list[str]:
+    found = [state.get("Next"), state.get("Default")]
+    found += [
+        rule.get("Next")
+        for rule in state.get("Choices", []) + state.get("Catch", [])
+        if isinstance(rule, dict)
+    ]
+    return [target for target in dict.fromkeys(found) if isinstance(target, str)]
+
+
+def _the_state(definition: dict[str, Any], state_name: str | None) -> tuple[str, dict[str, Any], str]:
+    """(name, state, query language) of the state to test."""
+    if "States" in definition:
+        states = definition.get("States") or {}
+        name = state_name or definition.get("StartAt")
+        if not isinstance(name, str) or name not in states:
+            raise AwsError("ValidationException", f"stateName {name!r} names no state of the definition")
+        return name, dict(states[name]), str(definition.get("QueryLanguage", "JSONPath"))
+    if state_name:
+        raise AwsError("ValidationException", "stateName needs a whole state machine as definition")
+    return "TestState", dict(definition), "JSONPath"
+
+
+def _machine(name: str, state: dict[str, Any], language: str) -> dict[str, Any]:
+    run_state = {key: value for key, value in state.items() if key != "Retry"}
+    states: dict[str, Any] = {name: run_state}
+    for target in _targets(state):
+        if target != name:
+            states[target] = (
+                {"Type": "Succeed", "QueryLanguage": language}
+                if language == "JSONata"
+                else {"Type": "Succeed"}
+            )
+    return {"QueryLanguage": language, "StartAt": name, "States": states}
+
+
+def _run(
+    machine: dict[str, Any],
+    input_value: Any,
+    *,
+    mocks: CaseMocks | None,
+    variables: dict[str, Any],
+    context: dict[str, Any],
+    role_arn: str,
+    backend: Any,
+) -> tuple[Execution, _TestStateWorker]:
+    name = f"test-state-{uuid.uuid4()}"
+    prefix = f"arn:{backend.partition}:states:{backend.region_name}:{backend.account_id}"
+    state_machine = SimpleNamespace(
+        arn=f"{prefix}:stateMachine:{name}", name=name, definition=json.dumps(machine), sm_type="STANDARD",
+    )  # fmt: skip
+    execution = Execution(
+        name=name, sm_type="STANDARD", role_arn=role_arn, exec_arn=f"{prefix}:execution:{name}:{name}",  # type: ignore[arg-type]
+        account_id=backend.account_id, region_name=backend.region_name,
+        state_machine=state_machine,  # type: ignore[arg-type]
+        start_date=datetime.datetime.now(tz=datetime.UTC), cloud_watch_logging_session=None,
+        activity_store={}, input_data=json.dumps(input_value),
+    )  # fmt: skip
+    worker = _TestStateWorker(
+        evaluation_details=execution._get_start_execution_worker()._evaluation_details,
+        exec_comm=BaseExecutionWorkerCommunication(execution),
+        cloud_watch_logging_session=None,
+        activity_store={},
+        mock_test_case=mocks,  # type: ignore[arg-type]
+    )
+    worker.variables, worker.context = variables, context
+    finished = threading.Event()
+    execution.exec_worker = worker
+    execution.exec_status = ExecutionStatus.RUNNING
+    original_terminated = worker._execution_communication.terminated
+
+    def terminated() -> None:
+        original_terminated()
+        finished.set()
+
+    worker._execution_communication.terminated = terminated  # type: ignore[method-assign]
+    worker.start()  # type: ignore[no-untyped-call]
+    if not finished.wait(RUN_LIMIT_SECONDS):
+        raise AwsError("ValidationException", f"the state did not finish within {RUN_LIMIT_SECONDS:.0f} s")
+    return execution, worker
+
+
+def _events(worker: _TestStateWorker) -> list[dict[str, Any]]:
+    return (
+        [dict(event) for event in worker.env.event_manager.get_event_history()]
+        if worker.env is not None
+        else []
+    )
+
+
+def _first_error(events: list[dict[str, Any]]) -> tuple[str | None, str | None]:
+    for event in events:
+        for key, details in event.items():
+            if (
+                key.endswith("EventDetails")
+                and isinstance(details, dict)
+                and "error" in details
+                and event["type"] != "ExecutionFailed"
+            ):
+                return details.get("error"), details.get("cause")
+    return None, None
+
+
+def _matches(rule: dict[str, Any], error: str) -> bool:
+    names = rule.get("ErrorEquals") or []
+    return (
+        error in names
+        or "States.ALL" in names
+        or ("States.TaskFailed" in names and not error.startswith("States."))
+    )
+
+
+def _retry(state: dict[str, Any], error: str, retried: int) -> dict[str, Any] | None:
+    for index, rule in enumerate(state.get("Retry") or []):
+        if _matches(rule, error):
+            if retried >= int(rule.get("MaxAttempts", 3)):
+                return None
+            interval = float(rule.get("IntervalSeconds", 1)) * float(rule.get("BackoffRate", 2.0)) ** retried
+            if "MaxDelaySeconds" in rule:
+                interval = min(interval, float(rule["MaxDelaySeconds"]))
+            return {"retryIndex": index, "retryBackoffIntervalSeconds": int(interval)}
+    return None
+
+
+def _entered(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    found = []
+    for event in events:
+        details = event.get("stateEnteredEventDetails")
+        if details:
+            found.append((details["name"], json.loads(details.get("input") or "null")))
+    return found
+
+
+def _inspection(
+    events: list[dict[str, Any]], worker: _TestStateWorker, state_input: Any, language: str
+) -> dict[str, Any]:
+    data: dict[str, Any] = {"input": json.dumps(state_input)}
+    for event in events:
+        scheduled = event.get("taskScheduledEventDetails") or event.get("lambdaFunctionScheduledEventDetails")
+        if scheduled and "parameters" in scheduled:
+            data["afterArguments" if language == "JSONata" else "afterParameters"] = scheduled.get(
+                "parameters"
+            ) or scheduled.get("input")
+        done = event.get("taskSucceededEventDetails") or event.get("lambdaFunctionSucceededEventDetails")
+        if done and "output" in done:
+            data["result"] = done["output"]
+    if worker.env is not None:
+        store = worker.env.variable_store
+        data["variables"] = json.dumps({**store._outer_scope, **store._inner_scope})
+    return data
+
+
+def test_state(self: StepFunctionResponse) -> ActionResult:
+    raw = self._get_param("definition")
+    problems = [
+        item
+        for item in validation.diagnose(raw)
+        if item.code in ("INVALID_JSON_DESCRIPTION", "MISSING_DESCRIPTION")
+    ]
+    if problems:
+        raise AwsError("InvalidDefinition", problems[0].message)
+    definition = json.loads(raw)
+    name, state, language = _the_state(definition, self._get_param("stateName"))
+    language = str(state.get("QueryLanguage", language))
+    state_input = _json_field(self._get_param("input"), "input", {})
+    variables = _json_field(self._get_param("variables"), "variables", {})
+    context = _json_field(self._get_param("context"), "context", {})
+    mock = self._get_param("mock") or {}
+    config = self._get_param("stateConfiguration") or {}
+    mocks = None
+    if "result" in mock or "errorOutput" in mock:
+        thrown = mock.get("errorOutput")
+        mocked = to_moto(
+            _json_field(mock.get("result"), "mock.result", None),
+            ThrowSpec(Error=thrown.get("error", ""), Cause=thrown.get("cause", "")) if thrown else None,
+        )
+        mocks = CaseMocks("TestState", {name: {0: mocked}})
+    elif context:
+        raise AwsError("ValidationException", "context is only accepted together with a mock")
+    role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
+    execution, worker = _run(
+        _machine(name, state, language),
+        state_input,
+        mocks=mocks,
+        variables=variables,
+        context=context,
+        role_arn=role,
+        backend=self.stepfunction_backend,
+    )
+    events = _events(worker)
+    entered = _entered(events)
+    error, cause = _first_error(events)
+    answer: dict[str, Any] = {}
+    next_entries = [(entered_name, value) for entered_name, value in entered[1:] if entered_name != name]
+    if error is not None and (retry := _retry(state, error, int(config.get("retrierRetryCount", 0)))):
+        answer = {"status": "RETRIABLE", "error": error, "cause": cause or "", "errorDetails": retry}
+    elif error is not None and next_entries:
+        catch_index = next((i for i, rule in enumerate(state.get("Catch") or []) if _matches(rule, error)), 0)
+        caught_by, caught_output = next_entries[0]
+        answer = {"status": "CAUGHT_ERROR", "error": error, "cause": cause or "", "nextState": caught_by}
+        answer |= {"output": json.dumps(caught_output), "errorDetails": {"catchIndex": catch_index}}
+    elif execution.exec_status != ExecutionStatus.SUCCEEDED:
+        answer = {
+            "status": "FAILED",
+            "error": execution.error or error or "States.Runtime",
+            "cause": execution.cause or cause or "",
+        }
+    else:
+        answer = {"status": "SUCCEEDED"}
+        if next_entries:
+            answer |= {"nextState": next_entries[0][0], "output": json.dumps(next_entries[0][1])}
+        else:
+            answer["output"] = json.dumps(execution.output)
+    details = answer.pop("errorDetails", None)
+    if (self._get_param("inspectionLevel") or "INFO") in ("DEBUG", "TRACE"):
+        inspection = _inspection(events, worker, state_input, language)
+        if details:
+            inspection["errorDetails"] = details
+        answer["inspectionData"] = inspection
+    return ActionResult(answer)
+
+
+def install() -> None:
+    StepFunctionResponse.test_state = test_state  # type: ignore[attr-defined]

@@ -1,0 +1,294 @@
+"""The body of the durable ``classify`` and ``extract`` steps (docs/design.md, "Model calls"): one real model
+call, journalled (model-calls/) with its output before the step completes, so a call that finished is never
+made again; calls that did not finish go to model-attempts/; a permanent refusal opens the job's breaker."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
+
+from functions import storage
+from functions.documents import DocumentInput
+from functions.errors import (
+    DocumentTooLong,
+    DocumentUnreadable,
+    ExtractionFailed,
+    ModelAccessDenied,
+    ModelCallRefused,
+    ModelError,
+    ModelNotAvailable,
+    ModelRequestInvalid,
+)
+from functions.faults import fault_point
+from functions.fields import FieldsInvalid
+from functions.inference.base import ModelProvider, sha256_text
+from functions.inference.telemetry import genai_attributes, record_model_call
+from functions.models import (
+    CallPurpose,
+    ExtractionRecord,
+    ModelAttemptRecord,
+    ModelBreaker,
+    ModelCallOutcome,
+    ModelCallRecord,
+    ProcessDocumentEvent,
+    utc_now,
+)
+from functions.observability import logger
+from functions.settings import get_settings
+from functions.spans import span
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """A model call of a document: what for, the prompts, how its reply is read (raises FieldsInvalid)."""
+
+    purpose: CallPurpose
+    class_name: str | None
+    system: str
+    user: str
+    prompt_version: str
+    read: Callable[[str], dict[str, JsonValue]]
+
+
+_REFUSALS: dict[str, type[ModelCallRefused]] = {
+    cls.__name__: cls for cls in (ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid)
+}
+
+
+def check_breaker(job_id: str, model_id: str) -> None:
+    """Fail at once, without a model call, while the job's model breaker is open (docs/design.md)."""
+    breaker = storage.get_model_breaker(job_id)
+    if breaker is None or breaker.model_id != model_id or breaker.open_until <= utc_now():
+        return
+    refusal = _REFUSALS.get(breaker.error, ModelCallRefused)
+    raise refusal(
+        f"not called: the job's model breaker is open until {breaker.open_until} (opened by document "
+        f"{breaker.document_id}): {breaker.message}"
+    )
+
+
+def _open_breaker(event: ProcessDocumentEvent, model_id: str, refusal: ModelCallRefused) -> None:
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    until = now + dt.timedelta(seconds=get_settings().model_breaker_seconds)
+    storage.put_model_breaker(
+        ModelBreaker(
+            job_id=event.job_id,
+            model_id=model_id,
+            error=type(refusal).__name__,
+            message=str(refusal),
+            document_id=event.document.document_id,
+            opened_at=now.isoformat().replace("+00:00", "Z"),
+            open_until=until.isoformat().replace("+00:00", "Z"),
+        )
+    )
+    logger.error("model breaker opened", extra={"error": type(refusal).__name__, "model_id": model_id})
+
+
+def _journal_attempt(
+    event: ProcessDocumentEvent,
+    provider: ModelProvider,
+    error: ModelError,
+    *,
+    call_id: str,
+    started_at: str,
+    duration_ms: int,
+) -> None:
+    """A call that did not finish is journalled too (model-attempts/): the journal holds every attempt."""
+    storage.put_model_attempt(
+        ModelAttemptRecord(
+            call_id=call_id,
+            job_id=event.job_id,
+            document_id=event.document.document_id,
+            provider=provider.system,
+            model_id=provider.model_id,
+            error=type(error).__name__,
+            message=str(error),
+            retryable=not isinstance(error, ModelCallRefused),
+            retry_count=event.retry_count,
+            redrive_count=event.redrive_count,
+            started_at=started_at,
+            finished_at=utc_now(),
+            duration_ms=duration_ms,
+        )
+    )
+
+
+def finished_call(
+    provider: ModelProvider, document: DocumentInput, spec: CallSpec, call_id: str
+) -> ExtractionRecord:
+    """One model call that finished: its fields, why its reply gave none (ExtractionFailed), or the model's
+    refusal of the document itself (this document's rejection, not the job's failure). A call that did not
+    finish (a ModelError) propagates."""
+    failed = {"call_id": call_id, "ok": False, "purpose": spec.purpose, "class_name": spec.class_name}
+    try:
+        reply = provider.converse(document, spec.system, spec.user)
+    except ExtractionFailed as failure:
+        return ExtractionRecord.model_validate(
+            {
+                **failed,
+                "error": failure.error_name,
+                "reason": failure.reason,
+                "model_id": failure.model_id or provider.model_id,
+                "input_tokens": failure.input_tokens,
+                "output_tokens": failure.output_tokens,
+            }
+        )
+    except (DocumentUnreadable, DocumentTooLong) as refused:
+        return ExtractionRecord.model_validate(
+            {**failed, "error": refused.error_name, "reason": refused.reason, "model_id": provider.model_id}
+        )
+    usage = {
+        "model_id": reply.model_id,
+        "input_tokens": reply.input_tokens,
+        "output_tokens": reply.output_tokens,
+    }
+    try:
+        fields = spec.read(reply.text)
+    except FieldsInvalid as invalid:
+        return ExtractionRecord.model_validate(
+            {**failed, **usage, "error": ExtractionFailed.__name__, "reason": str(invalid)}
+        )
+    return ExtractionRecord.model_validate({**failed, **usage, "ok": True, "fields": fields})
+
+
+def call_outcome(record: ExtractionRecord) -> ModelCallOutcome:
+    """How a finished call is journalled: ok, or why it gave no fields."""
+    if record.ok:
+        return "ok"
+    if record.error == DocumentTooLong.__name__:
+        return "DocumentTooLong"
+    return "DocumentUnreadable" if record.error == DocumentUnreadable.__name__ else "ExtractionFailed"
+
+
+def finish_reason(record: ExtractionRecord) -> str:
+    """The OpenTelemetry ``gen_ai.response.finish_reasons`` entry: ``length`` for a reply cut off at the token
+    limit, ``stop`` for a reply that ended on its own (valid or not: a bad reply is still a finished one)."""
+    return "length" if record.reason and "cut off" in record.reason else "stop"
+
+
+def journal_call(
+    event: ProcessDocumentEvent,
+    provider: ModelProvider,
+    spec: CallSpec,
+    record: ExtractionRecord,
+    *,
+    started_at: str,
+    duration_ms: int,
+) -> None:
+    """A finished model call into the journal (model-calls/), with its output."""
+    storage.put_model_call(
+        ModelCallRecord(
+            call_id=record.call_id,
+            job_id=event.job_id,
+            document_id=event.document.document_id,
+            purpose=spec.purpose,
+            class_name=spec.class_name,
+            provider=provider.system,
+            model_id=record.model_id,
+            prompt_version=spec.prompt_version,
+            prompt_sha256=sha256_text(spec.system),
+            input_tokens=record.input_tokens,
+            output_tokens=record.output_tokens,
+            outcome=call_outcome(record),
+            fields=record.fields,
+            reason=record.reason,
+            retry_count=event.retry_count,
+            started_at=started_at,
+            finished_at=utc_now(),
+            duration_ms=duration_ms,
+        )
+    )
+
+
+def _fault(name: str, event: ProcessDocumentEvent, context: LambdaContext) -> None:
+    fault_point(
+        "before_model_call" if name == "before" else "after_model_call",
+        event.options,
+        event.retry_count,
+        redrive_count=event.redrive_count,
+        document_index=event.document.index,
+        context=context,
+    )
+
+
+def call_once(
+    event: ProcessDocumentEvent,
+    spec: CallSpec,
+    document: DocumentInput,
+    provider: ModelProvider,
+    context: LambdaContext,
+) -> ExtractionRecord:
+    """The body of a durable model step: one real model call, journalled before the step completes.
+
+    If the journal already holds a finished call of this purpose for this document (the process died after the
+    call but before the step's record was saved), its output is reused: a finished call is never made again.
+    """
+    journal = [
+        call
+        for call in storage.list_model_calls(event.job_id, event.document.document_id)
+        if call.purpose == spec.purpose
+    ]
+    if journal:
+        logger.info(
+            "reusing the journalled model call",
+            extra={"model_call_id": journal[-1].call_id, "purpose": spec.purpose},
+        )
+        with span("model call", job_id=event.job_id, step="model_call") as replayed:
+            replayed.outcome = "replayed"
+            replayed.set_attributes(model_call_id=journal[-1].call_id, replayed=True, purpose=spec.purpose)
+        return journal[-1].to_extraction()
+    check_breaker(event.job_id, provider.model_id)
+    _fault("before", event, context)
+
+    now = time.time()
+    stamp = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}{int(now * 1000) % 1000:03d}Z"
+    call_id = f"{stamp}-{uuid.uuid4().hex[:8]}"
+    started_at, started = utc_now(), time.monotonic()
+    with span("model call", job_id=event.job_id, step="model_call") as call_span:
+        try:
+            record = finished_call(provider, document, spec, call_id)
+        except ModelError as error:
+            duration_ms = int((time.monotonic() - started) * 1000)
+            if error.call_made:
+                _journal_attempt(
+                    event, provider, error, call_id=call_id, started_at=started_at, duration_ms=duration_ms
+                )
+            logger.warning(
+                "model call did not finish",
+                extra={"model_call_id": call_id, "outcome": type(error).__name__, "duration_ms": duration_ms},
+            )
+            if isinstance(error, ModelCallRefused):
+                _open_breaker(event, provider.model_id, error)
+            raise  # the span ends as ERROR with the error's name
+        duration_ms = int((time.monotonic() - started) * 1000)
+        attributes = genai_attributes(
+            system=provider.system,
+            operation=provider.operation,
+            model_id=record.model_id,
+            input_tokens=record.input_tokens,
+            output_tokens=record.output_tokens,
+        )
+        outcome = call_outcome(record)
+        call_span.outcome = outcome
+        call_span.set_attributes(
+            **attributes,
+            model_call_id=call_id,
+            purpose=spec.purpose,
+            **{
+                "gen_ai.provider.name": provider.system,
+                "gen_ai.response.finish_reasons": [finish_reason(record)],
+            },
+        )
+    record_model_call(attributes, outcome=outcome, duration_ms=duration_ms, call_id=call_id)
+    journal_call(event, provider, spec, record, started_at=started_at, duration_ms=duration_ms)
+    _fault("after", event, context)
+    return record

@@ -1,0 +1,44 @@
+"""The user text block of each kind of model call (Converse needs one beside the document block), and how to
+read it back. The local Bedrock (docagent/localcloud/bedrock/converse_api.py) reads these to know what it is
+asked; the
+functions write them. They name the document block and the class, nothing from the document."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+_EXTRACT = 'Extract the fields of a document of class "{class_name}" from the attached document {name}. '
+_CLASSIFY = "Classify the attached document {name}: name the one class it belongs to. "
+_REPLY = "Reply with the JSON object only."
+_EXTRACT_RE = re.compile(
+    r'^Extract the fields of a document of class "([a-z0-9-]+)" from the attached document '
+)
+_CLASSIFY_RE = re.compile(r"^Classify the attached document ")
+
+
+def extract_instruction(class_name: str, document_name: str) -> str:
+    return _EXTRACT.format(class_name=class_name, name=document_name) + _REPLY
+
+
+def classify_instruction(document_name: str) -> str:
+    return _CLASSIFY.format(name=document_name) + _REPLY
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a call asks: ``extract`` (of ``class_name``) or ``classify``."""
+
+    kind: Literal["extract", "classify"]
+    class_name: str | None = None
+
+
+def asked(instruction: str) -> Asked | None:
+    """What the user text block asks, or None for a text no docagent function writes."""
+    match = _EXTRACT_RE.match(instruction)
+    if match:
+        return Asked("extract", match.group(1))
+    if _CLASSIFY_RE.match(instruction):
+        return Asked("classify")
+    return None
