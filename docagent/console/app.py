@@ -94,19 +94,14 @@ class Console:
         verdict = form.get("verdict")
         if verdict not in {"accepted", "rejected"}:
             raise OperatorError("choose accept or reject")
-        records = JobRecords(self.ctx, job_id)
-        result = records.results.get(document_id)
-        fields = (result.fields or {}) if result is not None else {}
-        corrected = review.parse_corrections(
-            [f"{name}={form[f'field:{name}']}" for name in fields if f"field:{name}" in form]
-        )
-        # A field left as the model read it is no correction (its text form parses back to the same value).
-        corrected = {name: value for name, value in corrected.items() if value != fields.get(name)}
+        typed = {
+            name.removeprefix("field:"): value for name, value in form.items() if name.startswith("field:")
+        }
         decided = review.decide(
-            records,
+            JobRecords(self.ctx, job_id),
             document_id,
             "accepted" if verdict == "accepted" else "rejected",
-            corrected=corrected if verdict == "accepted" else {},
+            typed=typed,
             by=form.get("by") or self.reviewer,
             reason=form.get("reason") or None,
         )
@@ -269,8 +264,8 @@ def page_file(
     content = views.file_of(console.ctx, job_id, document_id)
     if content is None:
         raise OperatorError(f"job {job_id} has no PDF document {document_id}", EXIT_NOT_FOUND)
-    # The document is untrusted: shown as a PDF only, sandboxed, never as a page of the console.
-    handler.reply(HTTPStatus.OK, content, "application/pdf", csp="sandbox; default-src 'none'")
+    # The document is untrusted: served only when it is a PDF, as a PDF (nosniff), never as a page.
+    handler.reply(HTTPStatus.OK, content, "application/pdf", csp="default-src 'none'; object-src 'self'")
 
 
 def page_static(handler: Handler, console: Console, query: dict[str, str], name: str) -> None:

@@ -75,8 +75,8 @@ class DocumentRow:
 
     def key_fields(self, limit: int = 3) -> str:
         fields = (self.result.fields or {}) if self.result is not None else {}
-        shown = [f"{name}: {value}" for name, value in list(fields.items())[:limit] if value is not None]
-        return "; ".join(shown)
+        scalars = [(name, value) for name, value in fields.items() if isinstance(value, str | int | float)]
+        return "; ".join(f"{name}: {value}" for name, value in scalars[:limit])
 
 
 @dataclass

@@ -80,7 +80,7 @@ def register(
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="a corrected field (VALUE as JSON, else as text); repeat for several",
+        help="a corrected field (VALUE: text for a field read as text, else JSON); repeat for several",
     )
     accept.add_argument("--by", help="who decides (default: the current user)")
     accept.add_argument("--reason", help="an optional note stored with the decision")
@@ -126,17 +126,31 @@ def queue(records: JobRecords) -> list[dict[str, Any]]:
     ]
 
 
-def parse_corrections(values: list[str]) -> dict[str, JsonValue]:
-    """``FIELD=VALUE`` pairs: VALUE parsed as JSON when it is JSON, else kept as text."""
-    corrected: dict[str, JsonValue] = {}
+def parse_corrections(values: list[str]) -> dict[str, str]:
+    """``FIELD=VALUE`` pairs, as typed (``--set``)."""
+    pairs: dict[str, str] = {}
     for value in values:
         name, sep, raw = value.partition("=")
         if not sep or not name.strip():
             raise RefusedError("InvalidCorrection", f"--set {value!r}: expected FIELD=VALUE")
-        try:
-            corrected[name.strip()] = json.loads(raw)
-        except ValueError:
-            corrected[name.strip()] = raw
+        pairs[name.strip()] = raw
+    return pairs
+
+
+def typed_corrections(typed: dict[str, str], extracted: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """The typed values as field values: text for a field the model read as text (``"5930.00"`` stays
+    text), JSON for any other (a number, a list, an object), else text; a value equal to what the model read
+    is no correction."""
+    corrected: dict[str, JsonValue] = {}
+    for name, raw in typed.items():
+        value: JsonValue = raw
+        if not isinstance(extracted.get(name), str):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = raw
+        if name not in extracted or value != extracted[name]:
+            corrected[name] = value
     return corrected
 
 
@@ -161,16 +175,18 @@ def decide(
     document_id: str,
     verdict: ReviewVerdict,
     *,
-    corrected: dict[str, JsonValue],
+    typed: dict[str, str],
     by: str | None,
     reason: str | None,
 ) -> Decided:
-    """Record a reviewer's decision on one document that waits for review, once.
+    """Record a reviewer's decision on one document that waits for review, once: ``typed`` holds the
+    fields as the reviewer typed them (FIELD: text; a rejection keeps the fields as read).
 
     The same decision again (a double click, a reload, a retried command) answers the stored one and
     writes nothing; a different decision after one is recorded is refused (exit 2)."""
     result = _reviewable(records, document_id)
     extracted = dict(result.fields or {})
+    corrected = typed_corrections(typed, extracted) if verdict == "accepted" else {}
     unknown = sorted(set(corrected) - set(extracted))
     if unknown:
         raise RefusedError(
@@ -270,9 +286,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _decide_command(args: argparse.Namespace, verdict: ReviewVerdict, corrected: dict[str, JsonValue]) -> int:
+def _decide_command(args: argparse.Namespace, verdict: ReviewVerdict, typed: dict[str, str]) -> int:
     records = JobRecords(OperatorContext.from_args(args), args.job_id)
-    decided = decide(records, args.document_id, verdict, corrected=corrected, by=args.by, reason=args.reason)
+    decided = decide(records, args.document_id, verdict, typed=typed, by=args.by, reason=args.reason)
     decision = decided.decision
     said = "recorded" if decided.written else "already recorded"
     emit(
