@@ -80,6 +80,7 @@ class Setting:
     def shoot(self, name: str) -> None:
         if os.environ.get("DOCAGENT_SCREENSHOTS") == "1":
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            self.page.wait_for_timeout(2000)  # the PDF viewer draws its page (pictures only, never asserted)
             self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
