@@ -12,6 +12,7 @@ import pytest
 
 from docagent import cli
 from docagent.operator.context import OperatorContext, RefusedError
+from docagent.operator.outputs import validate_output
 from docagent.operator.records import JobRecords
 from docagent.operator.review import decide, export_labels, parse_corrections, typed_corrections
 from functions import storage
@@ -50,6 +51,13 @@ def store(document_id: str, index: int, status: str) -> None:
     put_object(result.key, f"claim {document_id}: a pan fire, total 5.930,00 EUR")
 
 
+class FinishedExecutions:
+    """Step Functions, as far as the review commands ask it: every job's execution succeeded."""
+
+    def describe_execution(self, executionArn: str) -> dict[str, Any]:  # noqa: N803 (boto3's name)
+        return {"executionArn": executionArn, "status": "SUCCEEDED"}
+
+
 @pytest.fixture
 def records(cloud: None, monkeypatch: pytest.MonkeyPatch) -> JobRecords:
     store("claim-1.txt", 0, "review")
@@ -71,6 +79,7 @@ def records(cloud: None, monkeypatch: pytest.MonkeyPatch) -> JobRecords:
         outputs={"BucketName": BUCKET, "StateMachineArn": STATE_MACHINE},
         session=boto3.session.Session(),
     )
+    context._clients["stepfunctions"] = FinishedExecutions()
     monkeypatch.setattr(OperatorContext, "from_args", classmethod(lambda cls, args: context))
     return JobRecords(context, JOB)
 
@@ -143,11 +152,15 @@ def test_typed_values_keep_the_type_the_model_read() -> None:
         parse_corrections(["no-equals-sign"])
 
 
-def test_the_review_commands_answer_json(records: JobRecords, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_review_commands_answer_their_documented_json(
+    records: JobRecords, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     def run(*argv: str) -> tuple[int, Any]:
         capsys.readouterr()
         code = cli.main([*argv, "--json"])
-        return code, json.loads(capsys.readouterr().out)
+        answer = json.loads(capsys.readouterr().out)
+        validate_output(" ".join(argv[:2]), answer)  # docs/reference/cli-json.md
+        return code, answer
 
     code, accepted = run(
         "review", "accept", JOB, "claim-1.txt", "--set", "incident_type=storm", "--by", "rita"
@@ -157,3 +170,5 @@ def test_the_review_commands_answer_json(records: JobRecords, capsys: pytest.Cap
     assert code == 0 and again["written"] is False
     code, refused = run("review", "reject", JOB, "claim-1.txt", "--reason", "changed my mind")
     assert code == 2 and refused["error_type"] == "AlreadyReviewed"
+    code, exported = run("review", "export", JOB, str(tmp_path))
+    assert code == 0 and [item["document_id"] for item in exported["exported"]] == ["claim-1.txt"]
