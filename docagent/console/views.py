@@ -32,6 +32,7 @@ class JobRow:
 
     snapshot: Snapshot
     cost_usd: str | None  # the report's cost when it has one (docagent cost); else None
+    review: int | None  # documents for review, once the report is built
 
     @property
     def done(self) -> int:
@@ -51,7 +52,14 @@ def jobs(ctx: OperatorContext) -> list[JobRow]:
             records = JobRecords(ctx, str(item["name"]))
         except RefusedError:
             continue  # an execution docagent did not start (not a job id)
-        rows.append(JobRow(snapshot(records, count_rejected=False), cost_of(records)))
+        report = records.report
+        rows.append(
+            JobRow(
+                snapshot(records, count_rejected=False),
+                cost_of(records),
+                None if report is None else report.review,
+            )
+        )
     return rows
 
 
