@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo chaos experiment test unit coverage lint docs docs-gen docs-serve synth deploy destroy clean
+.PHONY: setup browser demo chaos experiment test unit coverage lint docs docs-gen docs-serve synth deploy destroy clean
 
 setup: $(STAMP)
 
@@ -37,10 +37,17 @@ experiment: $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[cdk,local,dev,experiment]'
 	$(BIN)/docagent experiment
 
+# Debian's Chromium for the console's browser tests (tests/browser/, Playwright's Python API pointed at
+# /usr/bin/chromium): installed from the distribution's packages when missing, never a browser build of
+# Playwright's own (`playwright install` is not used). Needs root, as on CI.
+CHROMIUM := /usr/bin/chromium
+browser:
+	test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
 # The whole suite: lint, type checks, the strict docs build, every test layer (docs/contributing.md "Tests").
 # Tests that start a local cloud of their own in the test process (marked own_cloud) run apart: one process
 # holds one local cloud, and the integration tests' session cloud lives in the workers of the first run.
-test: lint docs
+test: lint docs browser
 	$(BIN)/python -m pytest -n 2 -m "not own_cloud"
 	$(BIN)/python -m pytest -n 2 -m own_cloud
 

@@ -164,6 +164,16 @@ def approval_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}approval.json"
 
 
+def reviews_prefix(job_id: str) -> str:
+    """jobs/{job_id}/reviews/: the reviewers' decisions, one per document (docs/design.md, "Review")."""
+    return f"{job_prefix(job_id)}reviews/"
+
+
+def review_key(job_id: str, document_id: str) -> str:
+    """A reviewer's decision on one document, beside its result (results/{document_id}.json)."""
+    return f"{reviews_prefix(job_id)}{document_id}.json"
+
+
 def drift_key(job_id: str) -> str:
     """Every redrive the operator allowed to run with versions other than the pinned ones."""
     return f"{job_prefix(job_id)}drift.json"
@@ -230,6 +240,9 @@ def model_call_document(job_id: str, key: str) -> str:
 
 # ---------------------------------------------------------------------------------------- generic JSON
 
+# What S3 answers a conditional write (IfNoneMatch) that another writer won.
+PUT_ONCE_LOST = frozenset({"PreconditionFailed", "ConditionalRequestConflict"})
+
 
 def _bucket(bucket: str | None) -> str:
     return bucket or get_settings().bucket_name
@@ -251,6 +264,24 @@ def put_json(
     (client or aws.s3_client()).put_object(
         Bucket=_bucket(bucket), Key=key, Body=to_json_bytes(data), ContentType="application/json"
     )
+
+
+def put_json_once(key: str, data: BaseModel | Any, *, bucket: str | None = None, client: Any = None) -> bool:
+    """Write ``key`` unless it exists (PutObject IfNoneMatch "*"); False when it existed: two writers of the
+    same key, one wins, and the other reads what it wrote."""
+    try:
+        (client or aws.s3_client()).put_object(
+            Bucket=_bucket(bucket),
+            Key=key,
+            Body=to_json_bytes(data),
+            ContentType="application/json",
+            IfNoneMatch="*",
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in PUT_ONCE_LOST:
+            return False
+        raise
+    return True
 
 
 def put_bytes(key: str, data: bytes, *, content_type: str, bucket: str | None = None) -> None:

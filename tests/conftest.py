@@ -31,6 +31,7 @@ LAYER_MARKS = {
     "localcloud": "integration",
     "chaos": "integration",
     "experiment": "integration",
+    "browser": "integration",
 }
 
 

@@ -1,5 +1,5 @@
 """The operator's commands (start, status, list, redrive, inspect, logs, trace, approve,
-reject, preflight, reference load, definition).
+reject, preflight, reference load, definition, review, console).
 
 Each module listed here exposes ``register(commands, common)`` adding its subcommands to the
 ``docagent`` parser; ``common`` is the parent parser that carries ``--json``.
@@ -11,15 +11,17 @@ import argparse
 import importlib
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "docagent.operations.approval",
-    "docagent.operations.jobs",
-    "docagent.operations.inspect_job",
-    "docagent.operations.redrive_job",
-    "docagent.operations.logs",
-    "docagent.operations.trace_job",
-    "docagent.operations.preflight",
-    "docagent.operations.reference",
-    "docagent.operations.job_definitions",
+    "docagent.operator.approval",
+    "docagent.operator.jobs",
+    "docagent.operator.inspect",
+    "docagent.operator.redrive",
+    "docagent.operator.logs",
+    "docagent.operator.trace",
+    "docagent.operator.preflight",
+    "docagent.operator.reference",
+    "docagent.operator.definitions",
+    "docagent.operator.review",
+    "docagent.console.command",
 )
 
 

@@ -77,19 +77,35 @@ def cmd_reject(args: argparse.Namespace) -> int:
 
 
 def _decide(args: argparse.Namespace, decision: str) -> int:
-    job_id = check_job_id(args.job_id)
+    payload = decide(OperatorContext.from_args(args), args.job_id, decision, by=args.by, reason=args.reason)
+    verb = "approved: the actions run next" if decision == "approved" else "rejected: the job fails"
+    emit(
+        args,
+        payload,
+        lambda: wide_console().print(
+            f"job {payload['job_id']} {verb} ({payload['decided_by']}, {payload['decided_at']})"
+        ),
+    )
+    return EXIT_OK
+
+
+def decide(
+    context: OperatorContext, job_id: str, decision: str, *, by: str | None, reason: str | None
+) -> dict[str, Any]:
+    """Approve or reject job ``job_id``'s pending approval (bound to that job: see _check_bound); the
+    decision as ``--json`` prints it. The console decides through this function too."""
+    job_id = check_job_id(job_id)
     try:
         chosen = ApprovalDecision.model_validate(
             {
                 "decision": decision,
-                "decided_by": args.by or getpass.getuser(),
+                "decided_by": by or getpass.getuser(),
                 "decided_at": utc_now(),
-                "reason": args.reason,
+                "reason": reason,
             }
         )
     except ValidationError as error:
         raise OperatorError(f"invalid decision: {error.errors()[0]['msg']}") from None
-    context = OperatorContext.from_args(args)
     record = _pending(context, job_id)
     _check_bound(context, job_id, record)
     record = _complete_token(context, record, chosen)
@@ -102,7 +118,7 @@ def _decide(args: argparse.Namespace, decision: str) -> int:
         }
     )
     _store(context, decided)
-    payload = {
+    return {
         "job_id": job_id,
         "decision": chosen.decision,
         "decided_by": chosen.decided_by,
@@ -111,13 +127,6 @@ def _decide(args: argparse.Namespace, decision: str) -> int:
         "approval_key": approval_key(job_id),
         "execution_arn": record.execution_arn,
     }
-    verb = "approved: the actions run next" if decision == "approved" else "rejected: the job fails"
-    emit(
-        args,
-        payload,
-        lambda: wide_console().print(f"job {job_id} {verb} ({chosen.decided_by}, {chosen.decided_at})"),
-    )
-    return EXIT_OK
 
 
 def _load(context: OperatorContext, job_id: str) -> ApprovalRecord | None:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from docagent.kit.validate import Problem as DefinitionProblem
+from functions.reviews import ReviewDecision
 
 
 class Output(BaseModel):
@@ -293,6 +294,52 @@ class DefinitionShowOutput(Output):
     definition: dict[str, Any] = Field(description="job.json as published (docs/defining-a-job.md)")
 
 
+class ReviewDecisionOutput(Output, ReviewDecision):
+    """``docagent review accept|reject JOB DOCUMENT``: the decision as stored (docs/design.md, "Review")."""
+
+    written: bool = Field(description="false: the same decision was already recorded, nothing was written")
+    review_key: str = Field(description="the S3 key of the decision, beside the document's result")
+
+
+class ReviewQueueItem(Output):
+    document_id: str
+    index: int
+    class_name: str | None
+    reason: str | None = Field(description="why its checks sent it to review")
+    error: str | None
+    decision: ReviewDecision | None = Field(description="null: waiting for a reviewer")
+
+
+class ReviewListOutput(Output):
+    """``docagent review list JOB``: the documents whose result is review, in job order."""
+
+    job_id: str
+    documents: list[ReviewQueueItem]
+    waiting: int = Field(description="documents without a decision")
+
+
+class ExportedLabel(Output):
+    document_id: str
+    label: str = Field(description="the NAME.label.json written")
+    corrections: int = Field(description="fields the reviewer changed")
+
+
+class ReviewExportOutput(Output):
+    """``docagent review export JOB DIR``: the accepted documents written as labelled samples."""
+
+    job_id: str
+    directory: str
+    exported: list[ExportedLabel]
+
+
+class ConsoleOutput(Output):
+    """``docagent console``: printed once it serves (it serves until Ctrl-C)."""
+
+    url: str = Field(description="http://127.0.0.1:PORT")
+    where: str = Field(description="the local cloud's endpoint, or AWS and its region")
+    stack_name: str
+
+
 # The model of each command's --json answer, by the command's words on the command line.
 COMMAND_OUTPUTS: dict[str, type[Output]] = {
     "start": StartOutput,
@@ -308,6 +355,11 @@ COMMAND_OUTPUTS: dict[str, type[Output]] = {
     "definition publish": DefinitionPublishOutput,
     "definition list": DefinitionListOutput,
     "definition show": DefinitionShowOutput,
+    "review accept": ReviewDecisionOutput,
+    "review reject": ReviewDecisionOutput,
+    "review list": ReviewListOutput,
+    "review export": ReviewExportOutput,
+    "console": ConsoleOutput,
 }
 
 

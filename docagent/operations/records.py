@@ -37,6 +37,7 @@ from functions.models import (
     Report,
     StoredRequest,
 )
+from functions.reviews import ReviewDecision
 
 READ_WORKERS = 16
 M = TypeVar("M", bound=BaseModel)
@@ -183,7 +184,15 @@ class JobRecords:
         return self.description
 
     def refresh(self) -> None:
-        for name in ("description", "history", "map_run", "map_run_files", "result_ids", "results"):
+        for name in (
+            "description",
+            "history",
+            "map_run",
+            "map_run_files",
+            "result_ids",
+            "results",
+            "reviews",
+        ):
             self.__dict__.pop(name, None)
         if self.__dict__.get("manifest", ...) is None:  # not sealed when last read: read it again
             for name in ("manifest", "_entries"):
@@ -472,6 +481,44 @@ class JobRecords:
     @cached_property
     def approval(self) -> ApprovalRecord | None:
         return self._read_model(ApprovalRecord, storage.approval_key(self.job_id))
+
+    @cached_property
+    def reviews(self) -> dict[str, ReviewDecision]:
+        """The reviewers' decisions, by document id (jobs/{job}/reviews/, docs/design.md "Review")."""
+        prefix = storage.reviews_prefix(self.job_id)
+        keys = sorted(key for key in self.keys(prefix) if key.endswith(".json"))
+        loaded = self.read_many(keys)
+        return {
+            decision.document_id: decision
+            for decision in (ReviewDecision.model_validate(data) for data in loaded if data)
+        }
+
+    def review(self, document_id: str) -> ReviewDecision | None:
+        """One document's decision, read now (not cached: the console shows it right after it is made)."""
+        return self._read_model(ReviewDecision, storage.review_key(self.job_id, document_id))
+
+    def document_bytes(self, entry: ManifestEntry, limit: int) -> bytes | None:
+        """The document as the job read it (its pinned version, else its key), at most ``limit`` bytes;
+        None when it is gone."""
+        request: dict[str, Any] = {
+            "Bucket": self.source_bucket,
+            "Key": entry.key,
+            "Range": f"bytes=0-{limit - 1}",
+        }
+        if entry.version_id:
+            request["VersionId"] = entry.version_id
+        try:
+            body: bytes = self.ctx.client("s3").get_object(**request)["Body"].read()
+        except ClientError as error:
+            if storage.is_not_found(error) or client_error_code(error) in {"InvalidRange", "NoSuchVersion"}:
+                return None
+            raise
+        return body
+
+    @property
+    def source_bucket(self) -> str:
+        """The bucket the job's documents came from (its manifest's, else the job bucket)."""
+        return self.manifest.job.source_bucket if self.manifest is not None else self.ctx.bucket
 
     @cached_property
     def drift(self) -> dict[str, Any] | None:

@@ -415,12 +415,38 @@ def armed_fault(records: JobRecords) -> dict[str, Any] | None:
 
 @command
 def cmd_redrive(args: argparse.Namespace) -> int:
-    ctx = OperatorContext.from_args(args)
-    records = JobRecords(ctx, args.job_id)
-    plan = plan_redrive(records, allow_version_drift=args.allow_version_drift)
+    records = JobRecords(OperatorContext.from_args(args), args.job_id)
+    code, plan = redrive_job(records, dry_run=args.dry_run, allow_version_drift=args.allow_version_drift)
+    if not plan["redriven"]:
+        emit(args, plan, lambda: _print_plan(plan))
+        return code
+    if not args.json:
+        _print_plan(plan)
+    if args.wait:
+        final = follow(records, show=not args.json, description=f"{records.job_id} (redriven)")
+        plan["final"] = final.as_json()
+        code = EXIT_JOB_FAILED if final.status in FAILED_STATUSES else EXIT_OK
+        if not args.json:
+            wide_console().print(
+                f"job {records.job_id}: {final.status}" + (f" ({final.error})" if final.error else "")
+            )
+    if args.json:
+        emit(args, plan, lambda: None)
+    return code
+
+
+def redrive_job(
+    records: JobRecords, *, dry_run: bool, allow_version_drift: bool
+) -> tuple[int, dict[str, Any]]:
+    """Plan the job's redrive and, unless ``dry_run`` or refused, redrive it once: (exit code, the plan as
+    ``--json`` prints it, ``redriven`` true when this call redrove it). A job already redriven by another
+    caller (a second click, a concurrent command) is ``already_redriven`` and exit 0: nothing is sent twice.
+    The console redrives through this function too."""
+    ctx = records.ctx
+    plan = plan_redrive(records, allow_version_drift=allow_version_drift)
     plan.update(
         {
-            "dry_run": bool(args.dry_run),
+            "dry_run": bool(dry_run),
             "redriven": False,
             "already_redriven": False,
             "redrive_date": None,
@@ -431,16 +457,13 @@ def cmd_redrive(args: argparse.Namespace) -> int:
     codes = [reason["code"] for reason in plan["reasons"]]
     if codes == ["Running"] and plan["redrive_count"] > 0:  # running again after a redrive: nothing to do
         _mark_already_redriven(plan, records)
-        emit(args, plan, lambda: _print_plan(plan))
-        return EXIT_OK
+        return EXIT_OK, plan
     if not plan["eligible"]:
         plan["error"] = "; ".join(reason["message"] for reason in plan["reasons"])
         plan["exit_code"] = EXIT_BAD_REQUEST
-        emit(args, plan, lambda: _print_plan(plan))
-        return EXIT_BAD_REQUEST
-    if args.dry_run:
-        emit(args, plan, lambda: _print_plan(plan))
-        return EXIT_OK
+        return EXIT_BAD_REQUEST, plan
+    if dry_run:
+        return EXIT_OK, plan
     if plan["versions"].get("drift"):
         plan["drift_recorded"] = record_drift(records, plan, "redriving")
     try:
@@ -456,8 +479,7 @@ def cmd_redrive(args: argparse.Namespace) -> int:
             records, plan["redrive_count"]
         ):
             _mark_already_redriven(plan, records)  # a concurrent command redrove it first
-            emit(args, plan, lambda: _print_plan(plan))
-            return EXIT_OK
+            return EXIT_OK, plan
         message = error.response.get("Error", {}).get("Message", str(error))
         plan.update(
             {
@@ -467,26 +489,12 @@ def cmd_redrive(args: argparse.Namespace) -> int:
             }
         )
         plan["reasons"].append({"code": client_error_code(error) or "RedriveRefused", "message": message})
-        emit(args, plan, lambda: _print_plan(plan))
-        return EXIT_BAD_REQUEST
+        return EXIT_BAD_REQUEST, plan
     if plan["drift_recorded"]:
         record_drift(records, plan, "redriven")
     plan["redriven"] = True
     plan["redrive_date"] = iso(response.get("redriveDate"))
-    code = EXIT_OK
-    if not args.json:
-        _print_plan(plan)
-    if args.wait:
-        final = follow(records, show=not args.json, description=f"{records.job_id} (redriven)")
-        plan["final"] = final.as_json()
-        code = EXIT_JOB_FAILED if final.status in FAILED_STATUSES else EXIT_OK
-        if not args.json:
-            wide_console().print(
-                f"job {records.job_id}: {final.status}" + (f" ({final.error})" if final.error else "")
-            )
-    if args.json:
-        emit(args, plan, lambda: None)
-    return code
+    return EXIT_OK, plan
 
 
 def _print_plan(plan: dict[str, Any]) -> None:

@@ -1,0 +1,315 @@
+"""The console's web application: a threaded HTTP server of the standard library on 127.0.0.1, pages rendered
+by Jinja2 (autoescaped: job ids, fields and documents are untrusted text), a little JavaScript.
+
+Every page reads through docagent/console/views.py (the operator's reader); every action is the operator's
+command function (redrive, approve/reject, review) called with the job named by the URL, then a redirect
+(POST, redirect, GET: a reload shows the page again and sends nothing). Actions are refused without the
+server's form token (a page of another site cannot post to the console) and run one at a time per job.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+import secrets
+import threading
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from docagent.console import views
+from docagent.operator import approval, review
+from docagent.operator.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
+from docagent.operator.records import JobRecords, check_job_id
+from docagent.operator.redrive import redrive_job
+
+HOST = "127.0.0.1"  # never another interface: the console acts with the operator's credentials
+MAX_FORM_BYTES = 64 * 1024
+SEGMENT = r"([A-Za-z0-9_][A-Za-z0-9._-]{0,199})"
+
+
+@dataclass
+class Console:
+    """The application: the deployment it reads and acts on, who acts, the form token."""
+
+    ctx: OperatorContext
+    reviewer: str
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    _locks: dict[str, threading.Lock] = field(default_factory=dict)
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.templates = Environment(
+            loader=PackageLoader("docagent.console", "templates"),
+            autoescape=select_autoescape(["html"]),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+
+    def job_lock(self, job_id: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(job_id, threading.Lock())
+
+    def render(self, template: str, **values: Any) -> bytes:
+        page = self.templates.get_template(template)
+        return page.render(token=self.token, where=self.ctx.where, **values).encode()
+
+    # -- actions: each is an operator command's function, bound to the job in the URL ---------------------
+
+    def redrive(self, job_id: str, form: dict[str, str]) -> str:
+        records = JobRecords(self.ctx, job_id)
+        code, plan = redrive_job(records, dry_run=False, allow_version_drift=False)
+        if plan["redriven"]:
+            return f"job {job_id} redriven at {plan['redrive_date']}"
+        if plan["already_redriven"]:
+            return f"job {job_id} was already redriven: nothing sent again"
+        raise OperatorError(plan.get("error") or f"job {job_id} cannot be redriven", code)
+
+    def approve(self, job_id: str, form: dict[str, str]) -> str:
+        decided = approval.decide(
+            self.ctx,
+            job_id,
+            "approved",
+            by=form.get("by") or self.reviewer,
+            reason=form.get("reason") or None,
+        )
+        return f"job {job_id} approved by {decided['decided_by']}: its actions run next"
+
+    def reject(self, job_id: str, form: dict[str, str]) -> str:
+        if not (form.get("reason") or "").strip():
+            raise OperatorError("a rejection needs a reason")
+        decided = approval.decide(
+            self.ctx, job_id, "rejected", by=form.get("by") or self.reviewer, reason=form["reason"]
+        )
+        return f"job {job_id} rejected by {decided['decided_by']}"
+
+    def decide_document(self, job_id: str, document_id: str, form: dict[str, str]) -> str:
+        verdict = form.get("verdict")
+        if verdict not in {"accepted", "rejected"}:
+            raise OperatorError("choose accept or reject")
+        typed = {
+            name.removeprefix("field:"): value for name, value in form.items() if name.startswith("field:")
+        }
+        decided = review.decide(
+            JobRecords(self.ctx, job_id),
+            document_id,
+            "accepted" if verdict == "accepted" else "rejected",
+            typed=typed,
+            by=form.get("by") or self.reviewer,
+            reason=form.get("reason") or None,
+        )
+        said = "recorded" if decided.written else "already recorded: nothing changed"
+        return f"document {document_id} {decided.decision.verdict} ({said})"
+
+
+def field_text(value: Any) -> str:
+    """A field's value as the review form shows it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: ConsoleServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the console prints nothing per request."""
+
+    # -- replies ----------------------------------------------------------------------------------------
+
+    def reply(
+        self, status: int, body: bytes, content_type: str = "text/html; charset=utf-8", **headers: str
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "same-origin")
+        self.send_header("X-Frame-Options", "SAMEORIGIN")
+        self.send_header(
+            "Content-Security-Policy",
+            headers.pop("csp", "default-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'none'"),
+        )
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def redirect(self, location: str) -> None:
+        self.reply(HTTPStatus.SEE_OTHER, b"", Location=location)
+
+    def refusal(self, error: Exception) -> None:
+        refusal = as_refusal(error)
+        status = HTTPStatus.NOT_FOUND if refusal.exit_code == EXIT_NOT_FOUND else HTTPStatus.BAD_REQUEST
+        body = self.server.console.render("error.html", message=str(refusal), error_type=refusal.error_type)
+        self.reply(status, body)
+
+    # -- GET --------------------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        console = self.server.console
+        try:
+            for pattern, page in GET_ROUTES:
+                matched = re.fullmatch(pattern, url.path)
+                if matched:
+                    page(self, console, query, *matched.groups())
+                    return
+            self.reply(
+                HTTPStatus.NOT_FOUND,
+                console.render("error.html", message="no such page", error_type="NotFound"),
+            )
+        except Exception as error:  # a refusal page, not a dropped connection
+            self.refusal(error)
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    # -- POST -------------------------------------------------------------------------------------------
+
+    def do_POST(self) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        console = self.server.console
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_FORM_BYTES:
+            self.reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, b"form too large", "text/plain")
+            return
+        form = dict(
+            urllib.parse.parse_qsl(self.rfile.read(length).decode("utf-8", "replace"), keep_blank_values=True)
+        )
+        origin = self.headers.get("Origin")
+        if not secrets.compare_digest(form.get("token", ""), console.token) or (
+            origin is not None and origin != f"http://{self.headers.get('Host')}"
+        ):
+            self.reply(HTTPStatus.FORBIDDEN, b"refused: not a form of this console", "text/plain")
+            return
+        for pattern, action in POST_ROUTES:
+            matched = re.fullmatch(pattern, url.path)
+            if not matched:
+                continue
+            job_id = matched.group(1)
+            back = form.get("back") or f"/job/{job_id}"
+            if not back.startswith(f"/job/{job_id}"):  # back to this job's pages only
+                back = f"/job/{job_id}"
+            try:
+                check_job_id(job_id)
+                with console.job_lock(job_id):
+                    said = action(console, form, *matched.groups())
+                kind = "ok"
+            except Exception as error:  # a refusal is said on the page
+                said, kind = str(as_refusal(error)), "error"
+            separator = "&" if "?" in back else "?"
+            self.redirect(f"{back}{separator}{urllib.parse.urlencode({'said': said, 'kind': kind})}")
+            return
+        self.reply(HTTPStatus.NOT_FOUND, b"no such action", "text/plain")
+
+
+# ------------------------------------------------------------------------------------------------ pages
+
+
+def _said(query: dict[str, str]) -> dict[str, str] | None:
+    return {"text": query["said"], "kind": query.get("kind", "ok")} if query.get("said") else None
+
+
+def page_jobs(handler: Handler, console: Console, query: dict[str, str]) -> None:
+    rows = views.jobs(console.ctx)
+    handler.reply(HTTPStatus.OK, console.render("jobs.html", jobs=rows, said=_said(query)))
+
+
+def page_job(handler: Handler, console: Console, query: dict[str, str], job_id: str) -> None:
+    view = views.job(console.ctx, job_id)
+    shown = view.documents
+    outcome = query.get("outcome") or ""
+    text = (query.get("q") or "").strip().lower()
+    if outcome:
+        shown = [row for row in shown if row.outcome == outcome]
+    if text:
+        shown = [row for row in shown if text in row.document_id.lower() or text in row.key_fields().lower()]
+    body = console.render(
+        "job.html", job=view, shown=shown, outcome=outcome, q=query.get("q") or "", said=_said(query)
+    )
+    handler.reply(HTTPStatus.OK, body)
+
+
+def page_review(handler: Handler, console: Console, query: dict[str, str], job_id: str) -> None:
+    documents = views.review_queue(console.ctx, job_id)
+    body = console.render("review.html", job_id=job_id, documents=documents, said=_said(query))
+    handler.reply(HTTPStatus.OK, body)
+
+
+def page_document(
+    handler: Handler, console: Console, query: dict[str, str], job_id: str, document_id: str
+) -> None:
+    view = views.document(console.ctx, job_id, document_id)
+    if view is None:
+        raise OperatorError(f"job {job_id} has no document {document_id}", EXIT_NOT_FOUND)
+    body = console.render(
+        "document.html", doc=view, reviewer=console.reviewer, field_text=field_text, said=_said(query)
+    )
+    handler.reply(HTTPStatus.OK, body)
+
+
+def page_file(
+    handler: Handler, console: Console, query: dict[str, str], job_id: str, document_id: str
+) -> None:
+    content = views.file_of(console.ctx, job_id, document_id)
+    if content is None:
+        raise OperatorError(f"job {job_id} has no PDF document {document_id}", EXIT_NOT_FOUND)
+    # The document is untrusted: served only when it is a PDF, as a PDF (nosniff), never as a page.
+    handler.reply(HTTPStatus.OK, content, "application/pdf", csp="default-src 'none'; object-src 'self'")
+
+
+def page_static(handler: Handler, console: Console, query: dict[str, str], name: str) -> None:
+    asset = resources.files("docagent.console").joinpath("static", name)
+    if not asset.is_file():
+        raise OperatorError(f"no static file {name}", EXIT_NOT_FOUND)
+    content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    handler.reply(HTTPStatus.OK, asset.read_bytes(), content_type)
+
+
+GET_ROUTES: list[tuple[str, Callable[..., None]]] = [
+    (r"/", page_jobs),
+    (rf"/job/{SEGMENT}", page_job),
+    (rf"/job/{SEGMENT}/review", page_review),
+    (rf"/job/{SEGMENT}/document/{SEGMENT}", page_document),
+    (rf"/job/{SEGMENT}/document/{SEGMENT}/file", page_file),
+    (r"/static/([a-z0-9-]+\.(?:css|js))", page_static),
+]
+
+POST_ROUTES: list[tuple[str, Callable[..., str]]] = [
+    (rf"/job/{SEGMENT}/redrive", lambda console, form, job: console.redrive(job, form)),
+    (rf"/job/{SEGMENT}/approve", lambda console, form, job: console.approve(job, form)),
+    (rf"/job/{SEGMENT}/reject", lambda console, form, job: console.reject(job, form)),
+    (
+        rf"/job/{SEGMENT}/document/{SEGMENT}/review",
+        lambda console, form, job, document: console.decide_document(job, document, form),
+    ),
+]
+
+
+class ConsoleServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, console: Console, port: int) -> None:
+        super().__init__((HOST, port), Handler)
+        self.console = console
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.server_address[1]}"
+
+
+def serve(console: Console, port: int) -> ConsoleServer:
+    """A started server (its own thread); ``shutdown()`` and ``server_close()`` stop it."""
+    server = ConsoleServer(console, port)
+    threading.Thread(target=server.serve_forever, name="docagent-console", daemon=True).start()
+    return server

@@ -1,0 +1,32 @@
+// docagent console: the little JavaScript it has. The pages work without it.
+"use strict";
+
+// An action's button is pressed once: the form is disabled while it is sent (the server acts once anyway).
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (!form.classList.contains("once")) return;
+  if (form.dataset.sent) { event.preventDefault(); return; }
+  form.dataset.sent = "1";
+  const pressed = event.submitter;
+  if (pressed && pressed.name) {  // keep the pressed button's value once it is disabled
+    const value = document.createElement("input");
+    value.type = "hidden"; value.name = pressed.name; value.value = pressed.value;
+    form.appendChild(value);
+  }
+  setTimeout(() => form.querySelectorAll("button").forEach((button) => { button.disabled = true; }), 0);
+});
+
+// Pages of a running job refresh their live part every few seconds, unless the reader is in a form.
+const seconds = Number(document.body.dataset.refresh || 0);
+if (seconds > 0) {
+  setInterval(async () => {
+    const active = document.activeElement;
+    if (active && active.closest("form")) return;
+    const answer = await fetch(window.location.href, { headers: { "Accept": "text/html" } });
+    if (!answer.ok) return;
+    const fresh = new DOMParser().parseFromString(await answer.text(), "text/html");
+    const live = document.getElementById("live");
+    const next = fresh.getElementById("live");
+    if (live && next) live.replaceWith(next);
+  }, seconds * 1000);
+}

@@ -1,0 +1,266 @@
+"""What each page of the console shows, read through the operator's one reader of a job's records
+(docagent/operator/records.py) and the functions the operator's commands print from (status, redrive
+--dry-run, trace, review list). Nothing here writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from docagent.operator.context import OperatorContext, RefusedError
+from docagent.operator.formats import as_datetime, iso
+from docagent.operator.progress import Snapshot, snapshot
+from docagent.operator.records import JobRecords, check_job_id
+from docagent.operator.redrive import plan_redrive
+from docagent.operator.review import queue
+from docagent.operator.trace import build_trace, span_lines, trace_steps
+from functions.documents import detect_format
+from functions.errors import DocumentRejected
+from functions.models import DocumentResult, ModelCallRecord
+from functions.reviews import ReviewDecision
+
+# How many jobs the jobs page lists (newest first), and the most of a document it shows.
+JOBS_SHOWN = 50
+DOCUMENT_BYTES_SHOWN = 4_500_000
+DOCUMENT_TEXT_SHOWN = 200_000
+
+
+@dataclass
+class JobRow:
+    """One line of the jobs page: the job's snapshot (as ``docagent status`` reads it) and its usage."""
+
+    snapshot: Snapshot
+    cost_usd: str | None  # the report's cost when it has one (docagent cost); else None
+    review: int | None  # documents for review, once the report is built
+
+    @property
+    def done(self) -> int:
+        return int(self.snapshot.documents["succeeded"])
+
+
+def jobs(ctx: OperatorContext) -> list[JobRow]:
+    """The newest executions of the state machine, each as ``docagent status`` sees it."""
+    states = ctx.client("stepfunctions")
+    executions: list[dict[str, Any]] = []
+    for page in states.get_paginator("list_executions").paginate(stateMachineArn=ctx.state_machine_arn):
+        executions += page.get("executions", [])
+    executions.sort(key=lambda item: str(iso(item.get("startDate")) or ""), reverse=True)
+    rows: list[JobRow] = []
+    for item in executions[:JOBS_SHOWN]:
+        try:
+            records = JobRecords(ctx, str(item["name"]))
+        except RefusedError:
+            continue  # an execution docagent did not start (not a job id)
+        report = records.report
+        rows.append(
+            JobRow(
+                snapshot(records, count_rejected=False),
+                cost_of(records),
+                None if report is None else report.review,
+            )
+        )
+    return rows
+
+
+def cost_of(records: JobRecords) -> str | None:
+    """The seam for cost accounting: a report that carries ``cost_usd`` shows it; none does yet."""
+    report = records.report
+    cost = getattr(report, "cost_usd", None) if report is not None else None
+    return None if cost is None else str(cost)
+
+
+@dataclass
+class DocumentRow:
+    document_id: str
+    index: int
+    outcome: str  # extracted | review | rejected | failed | pending
+    result: DocumentResult | None
+    review: ReviewDecision | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+
+    def key_fields(self, limit: int = 3) -> str:
+        fields = (self.result.fields or {}) if self.result is not None else {}
+        scalars = [(name, value) for name, value in fields.items() if isinstance(value, str | int | float)]
+        return "; ".join(f"{name}: {value}" for name, value in scalars[:limit])
+
+
+@dataclass
+class JobView:
+    snapshot: Snapshot
+    documents: list[DocumentRow]
+    timeline: list[dict[str, Any]]
+    redrive_plan: dict[str, Any] | None
+    approval: Any
+    report: Any
+    reviews_waiting: int
+    cost_usd: str | None
+    tokens: dict[str, int] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for document in self.documents:
+            found[document.outcome] = found.get(document.outcome, 0) + 1
+        return found
+
+
+def job(ctx: OperatorContext, job_id: str) -> JobView:
+    records = JobRecords(ctx, check_job_id(job_id))
+    current = snapshot(records)
+    children = records.map_run_entries_by_document() if records.map_run_files is not None else {}
+    calls = records.model_calls
+    reviews = records.reviews
+    rows: list[DocumentRow] = []
+    for entry in records.entries():
+        result = records.results.get(entry.document_id)
+        child = children.get(entry.document_id)
+        outcome: str
+        if result is not None:
+            outcome = result.status
+        elif child is not None and child.get("status") in {"FAILED", "TIMED_OUT", "ABORTED"}:
+            outcome = "failed"
+        else:
+            outcome = "pending"
+        made = calls.get(entry.document_id, [])
+        rows.append(
+            DocumentRow(
+                document_id=entry.document_id,
+                index=entry.index,
+                outcome=outcome,
+                result=result,
+                review=reviews.get(entry.document_id),
+                input_tokens=sum(call.input_tokens for call in made),
+                output_tokens=sum(call.output_tokens for call in made),
+                calls=len(made),
+            )
+        )
+    plan = None
+    if current.status in {"FAILED", "TIMED_OUT", "ABORTED"}:
+        plan = plan_redrive(records, allow_version_drift=False)
+    tokens = {
+        "input": sum(row.input_tokens for row in rows),
+        "output": sum(row.output_tokens for row in rows),
+        "calls": sum(row.calls for row in rows),
+    }
+    waiting = sum(1 for item in queue(records) if item["decision"] is None)
+    return JobView(
+        snapshot=current,
+        documents=rows,
+        timeline=[entry.as_json() for entry in records.timeline()],
+        redrive_plan=plan,
+        approval=records.approval,
+        report=records.report,
+        reviews_waiting=waiting,
+        cost_usd=cost_of(records),
+        tokens=tokens,
+    )
+
+
+@dataclass
+class CallView:
+    call: ModelCallRecord
+    reused: bool  # made before a redrive and used by the attempt after it: not made again
+
+
+@dataclass
+class DocumentView:
+    job_id: str
+    document_id: str
+    index: int
+    key: str
+    result: DocumentResult | None
+    review: ReviewDecision | None
+    calls: list[CallView]
+    text: str | None
+    text_note: str | None
+    is_pdf: bool
+    trace: dict[str, Any] | None
+    job_status: str
+
+
+def _reused(call: ModelCallRecord, result: DocumentResult | None, redrives: list[dict[str, Any]]) -> bool:
+    """A journalled call reused by a redrive: it finished before an execution redrive and the document's
+    result was stored after it (the redrive read the call's record instead of calling the model)."""
+    finished = as_datetime(call.finished_at)
+    processed = as_datetime(result.processed_at) if result is not None else None
+    if finished is None or processed is None:
+        return False
+    for redrive in redrives:
+        at = as_datetime(redrive["at"])
+        if redrive["kind"] == "execution" and at is not None and finished <= at <= processed:
+            return True
+    return False
+
+
+def document(ctx: OperatorContext, job_id: str, document_id: str) -> DocumentView | None:
+    records = JobRecords(ctx, check_job_id(job_id))
+    described = records.require_execution()
+    entry = next((item for item in records.entries() if item.document_id == document_id), None)
+    if entry is None:
+        return None
+    result = records.results.get(document_id)
+    redrives = records.redrives()
+    calls = [
+        CallView(call, _reused(call, result, redrives)) for call in records.model_calls.get(document_id, [])
+    ]
+    content = records.document_bytes(entry, DOCUMENT_BYTES_SHOWN)
+    text, note = document_text(content, result)
+    started = as_datetime(described.get("startDate"))
+    lines = span_lines(ctx, records.job_id, started - dt.timedelta(minutes=1) if started else None)
+    trace = build_trace(
+        records.job_id,
+        described,
+        records.history,
+        [entry.model_dump(mode="json")],
+        lines,
+        document_id=document_id,
+        document_spans=trace_steps(records.bundle),
+    )
+    return DocumentView(
+        job_id=records.job_id,
+        document_id=document_id,
+        index=entry.index,
+        key=entry.key,
+        result=result,
+        review=records.review(document_id),
+        calls=calls,
+        text=text,
+        text_note=note,
+        is_pdf=content is not None and content.startswith(b"%PDF-"),
+        trace=trace["documents"][0] if trace["documents"] else None,
+        job_status=str(described["status"]),
+    )
+
+
+def document_text(content: bytes | None, result: DocumentResult | None) -> tuple[str | None, str | None]:
+    """The document's text as the model read it (PDF pages, DOCX, XLSX, text), and a note when there is
+    none: the local extra's readers (docagent/localcloud/documents.py) do the reading."""
+    if content is None:
+        return None, "the document is no longer in its bucket"
+    try:
+        from docagent.localcloud.documents import extract_text  # noqa: PLC0415 (the local extra's readers)
+    except ImportError:  # an install without the local extra: the PDF still shows in the page
+        return None, "install docagent[local] to show the document's text"
+    try:
+        text = extract_text(
+            content, (result.format if result and result.format else None) or detect_format(content)
+        )
+    except DocumentRejected as problem:
+        return None, f"cannot show the document's text: {problem}"
+    return text[:DOCUMENT_TEXT_SHOWN], None
+
+
+def file_of(ctx: OperatorContext, job_id: str, document_id: str) -> bytes | None:
+    """The document's bytes when it is a PDF (the page shows it in a frame); None otherwise."""
+    records = JobRecords(ctx, check_job_id(job_id))
+    entry = next((item for item in records.entries() if item.document_id == document_id), None)
+    content = None if entry is None else records.document_bytes(entry, DOCUMENT_BYTES_SHOWN)
+    return content if content is not None and content.startswith(b"%PDF-") else None
+
+
+def review_queue(ctx: OperatorContext, job_id: str) -> list[dict[str, Any]]:
+    records = JobRecords(ctx, check_job_id(job_id))
+    records.require_execution()
+    return queue(records)

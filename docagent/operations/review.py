@@ -1,0 +1,328 @@
+"""``docagent review``: the reviewers' queue of a job (docs/design.md, "Review").
+
+``review list JOB`` shows the documents whose result is ``review`` with their decision, if any; ``review
+accept JOB DOC [--set FIELD=JSON]...`` and ``review reject JOB DOC --reason TEXT`` record a reviewer's
+decision beside the result (written once: the same decision again changes nothing, another one is refused);
+``review export JOB DIR`` writes each accepted document with its corrected fields as a labelled sample
+(``NAME.EXT`` + ``NAME.label.json``, in a folder per class when the definition has several) for
+``docagent eval``. The console (docagent/console/) decides through :func:`decide` too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue, ValidationError
+
+from docagent.operator.context import (
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    OperatorContext,
+    RefusedError,
+    command,
+    emit,
+    target_arguments,
+)
+from docagent.operator.formats import wide_console
+from docagent.operator.records import JobRecords
+from functions import storage
+from functions.models import DocumentResult, utc_now
+from functions.reviews import FieldCorrection, ReviewDecision, ReviewVerdict, decision_id
+
+LABEL_SUFFIX = ".label.json"
+# The largest document exported as a sample: Converse's limit per document (docs/design.md, "Documents").
+EXPORT_MAX_BYTES = 4_500_000
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A decision as stored, and whether this call wrote it (False: it was already recorded)."""
+
+    decision: ReviewDecision
+    written: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **self.decision.model_dump(mode="json"),
+            "written": self.written,
+            "review_key": storage.review_key(self.decision.job_id, self.decision.document_id),
+        }
+
+
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+) -> None:
+    target = target_arguments()
+    review = commands.add_parser(
+        "review", help="the review queue of a job: list, accept or reject (with corrections), export labels"
+    )
+    actions = review.add_subparsers(dest="review_command", required=True, metavar="ACTION")
+
+    listed = actions.add_parser(
+        "list", parents=[common, target], help="the documents of a job that need review, with decisions"
+    )
+    listed.add_argument("job_id", metavar="JOB")
+    listed.set_defaults(handler=cmd_list)
+
+    accept = actions.add_parser(
+        "accept", parents=[common, target], help="accept a document, optionally with corrected fields"
+    )
+    accept.add_argument("job_id", metavar="JOB")
+    accept.add_argument("document_id", metavar="DOCUMENT")
+    accept.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a corrected field (VALUE: text for a field read as text, else JSON); repeat for several",
+    )
+    accept.add_argument("--by", help="who decides (default: the current user)")
+    accept.add_argument("--reason", help="an optional note stored with the decision")
+    accept.set_defaults(handler=cmd_accept)
+
+    reject = actions.add_parser("reject", parents=[common, target], help="reject a document")
+    reject.add_argument("job_id", metavar="JOB")
+    reject.add_argument("document_id", metavar="DOCUMENT")
+    reject.add_argument("--reason", required=True, help="why (stored with the decision)")
+    reject.add_argument("--by", help="who decides (default: the current user)")
+    reject.set_defaults(handler=cmd_reject)
+
+    export = actions.add_parser(
+        "export", parents=[common, target], help="write the accepted documents as labels for docagent eval"
+    )
+    export.add_argument("job_id", metavar="JOB")
+    export.add_argument("directory", metavar="DIR", type=Path)
+    export.set_defaults(handler=cmd_export)
+
+
+# ------------------------------------------------------------------------------------------ the queue
+
+
+def queue(records: JobRecords) -> list[dict[str, Any]]:
+    """The documents whose result is ``review``, in job order, each with its decision (or null)."""
+    decisions = records.reviews
+    waiting = sorted(
+        (result for result in records.results.values() if result.status == "review"),
+        key=lambda result: result.index,
+    )
+    return [
+        {
+            "document_id": result.document_id,
+            "index": result.index,
+            "class_name": result.class_name,
+            "reason": result.reason,
+            "error": result.error,
+            "decision": None
+            if result.document_id not in decisions
+            else decisions[result.document_id].model_dump(mode="json"),
+        }
+        for result in waiting
+    ]
+
+
+def parse_corrections(values: list[str]) -> dict[str, str]:
+    """``FIELD=VALUE`` pairs, as typed (``--set``)."""
+    pairs: dict[str, str] = {}
+    for value in values:
+        name, sep, raw = value.partition("=")
+        if not sep or not name.strip():
+            raise RefusedError("InvalidCorrection", f"--set {value!r}: expected FIELD=VALUE")
+        pairs[name.strip()] = raw
+    return pairs
+
+
+def typed_corrections(typed: dict[str, str], extracted: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """The typed values as field values: text for a field the model read as text (``"5930.00"`` stays
+    text), JSON for any other (a number, a list, an object), else text; a value equal to what the model read
+    is no correction."""
+    corrected: dict[str, JsonValue] = {}
+    for name, raw in typed.items():
+        value: JsonValue = raw
+        if not isinstance(extracted.get(name), str):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = raw
+        if name not in extracted or value != extracted[name]:
+            corrected[name] = value
+    return corrected
+
+
+def _reviewable(records: JobRecords, document_id: str) -> DocumentResult:
+    result = records.results.get(document_id)
+    if result is None:
+        raise RefusedError(
+            "DocumentNotFound",
+            f"job {records.job_id} has no stored result for document {document_id}",
+            EXIT_NOT_FOUND,
+        )
+    if result.status != "review":
+        raise RefusedError(
+            "NotInReview",
+            f"document {document_id} of job {records.job_id} is {result.status}, not waiting for review",
+        )
+    return result
+
+
+def decide(
+    records: JobRecords,
+    document_id: str,
+    verdict: ReviewVerdict,
+    *,
+    typed: dict[str, str],
+    by: str | None,
+    reason: str | None,
+) -> Decided:
+    """Record a reviewer's decision on one document that waits for review, once: ``typed`` holds the
+    fields as the reviewer typed them (FIELD: text; a rejection keeps the fields as read).
+
+    The same decision again (a double click, a reload, a retried command) answers the stored one and
+    writes nothing; a different decision after one is recorded is refused (exit 2)."""
+    result = _reviewable(records, document_id)
+    extracted = dict(result.fields or {})
+    corrected = typed_corrections(typed, extracted) if verdict == "accepted" else {}
+    unknown = sorted(set(corrected) - set(extracted))
+    if unknown:
+        raise RefusedError(
+            "UnknownField",
+            f"document {document_id} has no field {', '.join(unknown)} (its fields: {', '.join(extracted)})",
+        )
+    changes = [
+        FieldCorrection(field=name, extracted=extracted[name], corrected=value)
+        for name, value in corrected.items()
+        if extracted[name] != value
+    ]
+    try:
+        decision = ReviewDecision(
+            decision_id=decision_id(records.job_id, document_id),
+            job_id=records.job_id,
+            document_id=document_id,
+            verdict=verdict,
+            class_name=result.class_name,
+            fields={**extracted, **corrected},
+            corrections=changes,
+            reason=(reason or "").strip() or None,
+            decided_by=(by or "").strip() or getpass.getuser(),
+            decided_at=utc_now(),
+        )
+    except ValidationError as error:
+        raise RefusedError("InvalidDecision", f"invalid decision: {error.errors()[0]['msg']}") from None
+    key = storage.review_key(records.job_id, document_id)
+    written = storage.put_json_once(key, decision, bucket=records.ctx.bucket, client=records.ctx.client("s3"))
+    if written:
+        return Decided(decision, written=True)
+    stored = records.review(document_id)
+    if stored is None:  # pragma: no cover - a conditional write lost to a record that is gone
+        raise RefusedError("ReviewConflict", f"{key} changed while deciding; try again")
+    if not stored.same_decision(decision):
+        raise RefusedError(
+            "AlreadyReviewed",
+            f"document {document_id} of job {records.job_id} was already {stored.verdict} by "
+            f"{stored.decided_by} at {stored.decided_at}: a decision is recorded once",
+            details={"decision": stored.model_dump(mode="json")},
+        )
+    return Decided(stored, written=False)
+
+
+# ---------------------------------------------------------------------------------------- the labels
+
+
+def export_labels(records: JobRecords, directory: Path) -> list[dict[str, Any]]:
+    """Each accepted document with its corrected fields as a sample of a labelled set: ``NAME.EXT`` (the
+    document's bytes as the job read them) and ``NAME.label.json``; in a folder named after its class when
+    the job's definition has several classes (docagent/evaluation/samples.py ``class_of``)."""
+    several = records.bundle is not None and len(records.bundle.definition.classes) > 1
+    entries = {entry.document_id: entry for entry in records.entries()}
+    exported: list[dict[str, Any]] = []
+    for document_id, decision in sorted(records.reviews.items()):
+        entry = entries.get(document_id)
+        result = records.results.get(document_id)
+        if decision.verdict != "accepted" or entry is None or result is None:
+            continue
+        content = records.document_bytes(entry, EXPORT_MAX_BYTES)
+        if content is None:
+            continue
+        stem = Path(document_id).stem if Path(document_id).suffix else document_id
+        suffix = Path(entry.key).suffix or (f".{result.format}" if result.format else ".txt")
+        folder = directory / (decision.class_name or "") if several else directory
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{stem}{suffix}").write_bytes(content)
+        label = folder / f"{stem}{LABEL_SUFFIX}"
+        label.write_text(json.dumps(decision.fields, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        exported.append(
+            {"document_id": document_id, "label": str(label), "corrections": len(decision.corrections)}
+        )
+    return exported
+
+
+# -------------------------------------------------------------------------------------- the commands
+
+
+@command
+def cmd_list(args: argparse.Namespace) -> int:
+    records = JobRecords(OperatorContext.from_args(args), args.job_id)
+    records.require_execution()
+    documents = queue(records)
+    waiting = sum(1 for document in documents if document["decision"] is None)
+    payload = {"job_id": records.job_id, "documents": documents, "waiting": waiting}
+
+    def human() -> None:
+        console = wide_console()
+        for document in documents:
+            decided = document["decision"]
+            state = "waiting" if decided is None else f"{decided['verdict']} by {decided['decided_by']}"
+            console.print(
+                f"{document['document_id']}  {document['class_name']}  {document['reason']}  {state}"
+            )
+        console.print(f"{len(documents)} document(s) for review, {waiting} waiting")
+
+    emit(args, payload, human)
+    return EXIT_OK
+
+
+def _decide_command(args: argparse.Namespace, verdict: ReviewVerdict, typed: dict[str, str]) -> int:
+    records = JobRecords(OperatorContext.from_args(args), args.job_id)
+    decided = decide(records, args.document_id, verdict, typed=typed, by=args.by, reason=args.reason)
+    decision = decided.decision
+    said = "recorded" if decided.written else "already recorded"
+    emit(
+        args,
+        decided.as_json(),
+        lambda: wide_console().print(
+            f"{decision.document_id} of job {decision.job_id} {decision.verdict} ({said}: "
+            f"{decision.decided_by}, {decision.decided_at}, {len(decision.corrections)} correction(s))"
+        ),
+    )
+    return EXIT_OK
+
+
+@command
+def cmd_accept(args: argparse.Namespace) -> int:
+    return _decide_command(args, "accepted", parse_corrections(args.set))
+
+
+@command
+def cmd_reject(args: argparse.Namespace) -> int:
+    if not args.reason.strip():
+        raise RefusedError("InvalidDecision", "--reason must not be empty")
+    return _decide_command(args, "rejected", {})
+
+
+@command
+def cmd_export(args: argparse.Namespace) -> int:
+    records = JobRecords(OperatorContext.from_args(args), args.job_id)
+    records.require_execution()
+    exported = export_labels(records, args.directory)
+    payload = {"job_id": records.job_id, "directory": str(args.directory), "exported": exported}
+    emit(
+        args,
+        payload,
+        lambda: wide_console().print(f"{len(exported)} labelled document(s) written to {args.directory}"),
+    )
+    return EXIT_OK

@@ -1,0 +1,233 @@
+"""``docagent console`` in a real browser: headless Debian Chromium (``make browser``) driven by Playwright's
+Python API, against a local cloud of its own (``docagent local up`` in its own process, so that it can be
+killed with ``kill -9`` and started again) running the claims example (docs/console.md).
+
+One local cloud and one console for the module; two jobs: ``crashy`` (its worker dies storing document 1
+until the first redrive, then waits for approval) and ``steady`` (waits for approval). Each test goes on
+from where the one before left the jobs, in file order. DOCAGENT_SCREENSHOTS=1 saves the main pages to
+docs/console/*.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docagent import project
+from docagent.console.app import Console, ConsoleServer, serve
+from docagent.drills.cloud_crash import CloudProcess
+from docagent.drills.demo import LocalJob
+from docagent.drills.job_folder import JobFolder
+from docagent.localcloud.deploy import LocalStack, deploy
+from docagent.localcloud.synth import synth_local
+from docagent.operator.context import OperatorContext
+from docagent.operator.records import JobRecords
+from docagent.operator.review import export_labels
+from functions import storage
+from tests.support import wait_until
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+CLAIMS = project.ROOT / "examples" / "claims"
+# This suite's ports; the console takes the first free one of the others (a port of the ephemeral range may
+# be held a moment by an outgoing connection).
+CLOUD_PORT, CONSOLE_PORTS = 47241, (47240, 47242, 47243, 47244)
+CRASH = {"point": "before_store_result", "document_index": 1, "mode": "exit", "until_redrive": 1}
+SCREENSHOTS = project.ROOT / "docs" / "console"
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium: run `make browser`")
+
+
+class Setting:
+    """The module's local cloud, deployment, console and browser page."""
+
+    def __init__(self, cloud: CloudProcess, stack: LocalStack, server: ConsoleServer, page: Any) -> None:
+        self.cloud, self.stack, self.server, self.page = cloud, stack, server, page
+
+    def job(self, job_id: str) -> LocalJob:
+        return LocalJob.on(self.cloud.endpoint, self.stack, job_id)
+
+    def open(self, path: str) -> Any:
+        self.page.goto(f"{self.server.url}{path}")
+        return self.page
+
+    def execution(self, job_id: str) -> dict[str, Any]:
+        job = self.job(job_id)
+        described: dict[str, Any] = job.sfn.describe_execution(executionArn=job.execution_arn)
+        return described
+
+    def approval(self, job_id: str) -> dict[str, Any] | None:
+        data: dict[str, Any] | None = self.job(job_id).records.read_json(storage.approval_key(job_id))
+        return data
+
+    def shoot(self, name: str) -> None:
+        if os.environ.get("DOCAGENT_SCREENSHOTS") == "1":
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            self.page.wait_for_timeout(2000)  # the PDF viewer draws its page (pictures only, never asserted)
+            self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def start_claims(job: LocalJob, folder: JobFolder, options: dict[str, Any]) -> None:
+    prefix = f"incoming/{job.job_id}/"
+    folder.seed(job, prefix)
+    job.start({"job_id": job.job_id, "prefix": prefix, **folder.request(), "options": options})
+
+
+def serve_on_a_free_port(console: Console) -> ConsoleServer:
+    for port in CONSOLE_PORTS[:-1]:
+        try:
+            return serve(console, port)
+        except OSError:
+            continue
+    return serve(console, CONSOLE_PORTS[-1])
+
+
+@pytest.fixture(scope="module")
+def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
+    root = tmp_path_factory.mktemp("console")
+    cloud = CloudProcess(root / "cloud", CLOUD_PORT, time_scale=0.25)
+    cloud.start(fresh=True)
+    server: ConsoleServer | None = None
+    try:
+        stack = deploy(synth_local(), "DocAgent", cloud.endpoint)
+        ctx = OperatorContext.of_local_stack(cloud.endpoint, stack.stack_name, stack.outputs)
+        server = serve_on_a_free_port(Console(ctx, "rita"))
+        folder = JobFolder.read(CLAIMS)
+        start_claims(LocalJob(ctx, "crashy"), folder, {"fault": CRASH, "require_approval": True})
+        start_claims(LocalJob(ctx, "steady"), folder, {"require_approval": True})
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch_persistent_context(
+                str(root / "profile"),
+                executable_path=str(CHROMIUM),
+                headless=True,
+                args=CHROMIUM_FLAGS,
+                viewport={"width": 1280, "height": 900},
+            )
+            try:
+                yield Setting(cloud, stack, server, browser.new_page())
+            finally:
+                browser.close()
+    finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        cloud.stop()
+
+
+def test_the_crashed_job_shows_where_it_stopped_and_a_double_clicked_redrive_redrives_once(
+    setting: Setting,
+) -> None:
+    wait_until(lambda: setting.execution("crashy")["status"] == "FAILED", "crashy failed", timeout=240)
+
+    page = setting.open("/")
+    assert page.get_by_role("link", name="crashy").is_visible()
+    setting.shoot("jobs")
+    page.get_by_role("link", name="crashy").click()
+    assert "Where it stopped" in page.content()
+    assert "ReviewDocuments" in page.locator("#stopped + p").inner_text()
+    assert "would re-run" in page.content()
+    setting.shoot("job-failed")
+
+    page.locator("#redrive").dblclick()
+    page.wait_for_url("**/job/crashy?said=*")
+    assert "redriven" in page.locator("#said").inner_text()
+    # Sent again without the page's script (a second tab, a resubmitted form): the server acts once too.
+    token = setting.server.console.token
+    again = page.request.post(f"{setting.server.url}/job/crashy/redrive", form={"token": token})
+    assert again.ok and "already redriven" in again.text()
+    page.reload()
+    assert setting.execution("crashy")["redriveCount"] == 1
+    assert page.locator("#redrive-count").inner_text() == "1"
+
+
+def test_a_form_of_another_site_acts_on_nothing(setting: Setting) -> None:
+    refused = setting.page.request.post(f"{setting.server.url}/job/crashy/redrive", form={"token": "guessed"})
+    assert refused.status == 403
+    assert setting.execution("crashy")["redriveCount"] == 1
+
+
+def test_approve_of_one_job_acts_on_that_job_only(setting: Setting) -> None:
+    for job_id in ("crashy", "steady"):
+        wait_until(lambda j=job_id: (setting.approval(j) or {}).get("status") == "pending", f"{job_id} waits")
+    steady_before = setting.approval("steady")
+    crashy_record = setting.approval("crashy")
+    assert steady_before is not None and crashy_record is not None
+
+    # crashy's record holding steady's token (a copied record): approving crashy sends nothing to steady.
+    swapped = {**crashy_record, "task_token": steady_before["task_token"]}
+    setting.job("crashy").records.ctx.write_json(storage.approval_key("crashy"), swapped)
+    page = setting.open("/job/crashy")
+    setting.shoot("job-approval")
+    page.locator("#approve").click()
+    page.wait_for_url("**said=*")
+    assert "nothing sent" in page.locator("#said").inner_text()
+    assert setting.approval("steady") == steady_before
+    assert setting.execution("steady")["status"] == "RUNNING"
+
+    setting.job("crashy").records.ctx.write_json(storage.approval_key("crashy"), crashy_record)
+    page = setting.open("/job/crashy")
+    page.locator("#approve").dblclick()
+    page.wait_for_url("**said=*")
+    assert "approved by rita" in page.locator("#said").inner_text()
+    assert (setting.approval("crashy") or {})["status"] == "approved"
+    assert setting.approval("steady") == steady_before
+    wait_until(lambda: setting.execution("crashy")["status"] == "SUCCEEDED", "crashy finished", timeout=120)
+    assert setting.execution("steady")["status"] == "RUNNING"
+
+
+def _first_for_review(job_id: str, setting: Setting) -> str:
+    records = setting.job(job_id).records
+    records.refresh()
+    waiting = sorted(result.document_id for result in records.results.values() if result.status == "review")
+    assert waiting, "the claims example sends claims above the desk limit to review"
+    return waiting[0]
+
+
+def test_a_reviewers_correction_is_recorded_once_survives_kill_9_and_is_exported(
+    setting: Setting, tmp_path: Path
+) -> None:
+    document_id = _first_for_review("crashy", setting)
+    page = setting.open("/job/crashy/review")
+    setting.shoot("review-queue")
+    page.get_by_role("link", name=document_id).click()
+    setting.shoot("document")
+    claimant = page.get_by_label("incident_type")
+    claimant.fill("corrected by rita")
+    page.get_by_label("Reviewer").fill("rita")
+    page.locator("#accept").dblclick()
+    page.wait_for_url("**said=*")
+    assert "accepted (recorded)" in page.locator("#said").inner_text()
+    page.reload()  # a reload of the answer shows the page again and sends nothing
+    assert "Accepted by rita" in page.locator("#decision").inner_text()
+    key = storage.review_key("crashy", document_id)
+    assert setting.job("crashy").records.keys(key) == [key]
+
+    setting.cloud.kill()  # kill -9: the cloud's process group and its workers
+    setting.cloud.start()
+    page = setting.open(f"/job/crashy/document/{document_id}")
+    assert "Accepted by rita" in page.locator("#decision").inner_text()
+    assert "corrected by rita" in page.locator("td.reviewed").all_inner_texts()
+
+    records = JobRecords(setting.job("crashy").ctx, "crashy")
+    exported = export_labels(records, tmp_path / "labels")
+    assert [item["document_id"] for item in exported] == [document_id]
+    label = json.loads(Path(exported[0]["label"]).read_text())
+    assert label["incident_type"] == "corrected by rita"
+    shutil.rmtree(tmp_path / "labels")
