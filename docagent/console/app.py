@@ -25,10 +25,10 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from docagent.console import views
-from docagent.operator import approval, review
-from docagent.operator.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
-from docagent.operator.records import JobRecords, check_job_id
-from docagent.operator.redrive import redrive_job
+from docagent.operations import approval, review
+from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
+from docagent.operations.records import JobRecords, check_job_id
+from docagent.operations.redrive_job import redrive_job
 
 HOST = "127.0.0.1"  # never another interface: the console acts with the operator's credentials
 MAX_FORM_BYTES = 64 * 1024

@@ -8,7 +8,7 @@ import getpass
 import sys
 import threading
 
-from docagent.operator.context import (
+from docagent.operations.context import (
     EXIT_BAD_REQUEST,
     EXIT_OK,
     OperatorContext,

@@ -1,5 +1,5 @@
 """What each page of the console shows, read through the operator's one reader of a job's records
-(docagent/operator/records.py) and the functions the operator's commands print from (status, redrive
+(docagent/operations/records.py) and the functions the operator's commands print from (status, redrive
 --dry-run, trace, review list). Nothing here writes."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from docagent.operator.context import OperatorContext, RefusedError
-from docagent.operator.formats import as_datetime, iso
-from docagent.operator.progress import Snapshot, snapshot
-from docagent.operator.records import JobRecords, check_job_id
-from docagent.operator.redrive import plan_redrive
-from docagent.operator.review import queue
-from docagent.operator.trace import build_trace, span_lines, trace_steps
+from docagent.operations.context import OperatorContext, RefusedError
+from docagent.operations.display import as_datetime, iso
+from docagent.operations.progress import Snapshot, snapshot
+from docagent.operations.records import JobRecords, check_job_id
+from docagent.operations.redrive_job import plan_redrive
+from docagent.operations.review import queue
+from docagent.operations.trace_job import build_trace, span_lines, trace_steps
 from functions.documents import detect_format
 from functions.errors import DocumentRejected
 from functions.models import DocumentResult, ModelCallRecord
@@ -236,11 +236,11 @@ def document(ctx: OperatorContext, job_id: str, document_id: str) -> DocumentVie
 
 def document_text(content: bytes | None, result: DocumentResult | None) -> tuple[str | None, str | None]:
     """The document's text as the model read it (PDF pages, DOCX, XLSX, text), and a note when there is
-    none: the local extra's readers (docagent/localcloud/documents.py) do the reading."""
+    none: the local extra's readers (docagent/localcloud/bedrock/document_text.py) do the reading."""
     if content is None:
         return None, "the document is no longer in its bucket"
     try:
-        from docagent.localcloud.documents import extract_text  # noqa: PLC0415 (the local extra's readers)
+        from docagent.localcloud.bedrock.document_text import extract_text  # noqa: PLC0415 (the local extra's readers)
     except ImportError:  # an install without the local extra: the PDF still shows in the page
         return None, "install docagent[local] to show the document's text"
     try:

@@ -11,16 +11,16 @@ import argparse
 import importlib
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "docagent.operator.approval",
-    "docagent.operator.jobs",
-    "docagent.operator.inspect",
-    "docagent.operator.redrive",
-    "docagent.operator.logs",
-    "docagent.operator.trace",
-    "docagent.operator.preflight",
-    "docagent.operator.reference",
-    "docagent.operator.definitions",
-    "docagent.operator.review",
+    "docagent.operations.approval",
+    "docagent.operations.jobs",
+    "docagent.operations.inspect_job",
+    "docagent.operations.redrive_job",
+    "docagent.operations.logs",
+    "docagent.operations.trace_job",
+    "docagent.operations.preflight",
+    "docagent.operations.reference",
+    "docagent.operations.job_definitions",
+    "docagent.operations.review",
     "docagent.console.command",
 )
 

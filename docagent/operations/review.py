@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
-from docagent.operator.context import (
+from docagent.operations.context import (
     EXIT_NOT_FOUND,
     EXIT_OK,
     OperatorContext,
@@ -28,8 +28,8 @@ from docagent.operator.context import (
     emit,
     target_arguments,
 )
-from docagent.operator.formats import wide_console
-from docagent.operator.records import JobRecords
+from docagent.operations.display import wide_console
+from docagent.operations.records import JobRecords
 from functions import storage
 from functions.models import DocumentResult, utc_now
 from functions.reviews import FieldCorrection, ReviewDecision, ReviewVerdict, decision_id
@@ -236,7 +236,7 @@ def decide(
 def export_labels(records: JobRecords, directory: Path) -> list[dict[str, Any]]:
     """Each accepted document with its corrected fields as a sample of a labelled set: ``NAME.EXT`` (the
     document's bytes as the job read them) and ``NAME.label.json``; in a folder named after its class when
-    the job's definition has several classes (docagent/evaluation/samples.py ``class_of``)."""
+    the job's definition has several classes (docagent/evaluation/labelled_sets.py ``class_of``)."""
     several = records.bundle is not None and len(records.bundle.definition.classes) > 1
     entries = {entry.document_id: entry for entry in records.entries()}
     exported: list[dict[str, Any]] = []

@@ -26,9 +26,9 @@ from docagent.drills.demo import LocalJob
 from docagent.drills.job_folder import JobFolder
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.synth import synth_local
-from docagent.operator.context import OperatorContext
-from docagent.operator.records import JobRecords
-from docagent.operator.review import export_labels
+from docagent.operations.context import OperatorContext
+from docagent.operations.records import JobRecords
+from docagent.operations.review import export_labels
 from functions import storage
 from tests.support import wait_until
 

@@ -11,10 +11,10 @@ import boto3
 import pytest
 
 from docagent import cli
-from docagent.operator.context import OperatorContext, RefusedError
-from docagent.operator.outputs import validate_output
-from docagent.operator.records import JobRecords
-from docagent.operator.review import decide, export_labels, parse_corrections, typed_corrections
+from docagent.operations.context import OperatorContext, RefusedError
+from docagent.operations.json_shapes import validate_output
+from docagent.operations.records import JobRecords
+from docagent.operations.review import decide, export_labels, parse_corrections, typed_corrections
 from functions import storage
 from functions.models import DocumentResult, JobInfo, JobManifest, JobVersions, ManifestEntry
 from functions.reviews import decision_id
