@@ -181,3 +181,10 @@ class ExtractionFailed(DocumentRejected):
         self.model_id = model_id
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
+
+
+class BudgetExceeded(DocAgentError):
+    """The job's budget (``max_cost_usd``) would be passed by the document's next model call, so the call was
+    not made: the document's Map child fails and the job stops (docs/design.md, "Budget"). The message gives
+    the spent and reserved amounts and the budget. ``docagent budget JOB --max-usd N`` raises it and
+    ``docagent redrive JOB`` continues: the documents done are not called again."""

@@ -89,6 +89,11 @@ class JobOptions(_Strict):
     require_approval: bool = Field(
         False, description="wait for `docagent approve` before the actions (the RequestApproval step)"
     )
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description="the job's budget in US dollars: no model call starts that would pass it",
+    )
 
     @model_validator(mode="before")
     @classmethod
