@@ -13,7 +13,9 @@ functions/model/calls.py). Amounts are integer nano-dollars (functions/spend.py)
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
@@ -25,6 +27,7 @@ from functions.observability import MetricUnit, logger, metrics
 from functions.settings import get_settings
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
 # An alert goes out once when the spent amount reaches this share of the budget (BudgetWarningsAlarm).
@@ -77,6 +80,20 @@ def estimate_reservation_nusd(model_id: str, input_chars: int, max_output_tokens
     return spend.call_cost_nano(model_id, input_tokens, max_output_tokens)
 
 
+@dataclass(frozen=True)
+class LedgerTable:
+    """Where the ledgers are: the functions' own client and table by default; the operator passes its own."""
+
+    client: DynamoDBClient
+    name: str
+    ttl_seconds: int = 7 * 24 * 3600  # the idempotency records' default (IDEMPOTENCY_TTL_SECONDS)
+
+    @classmethod
+    def default(cls) -> LedgerTable:
+        settings = get_settings()
+        return cls(aws.dynamodb_client(), settings.idempotency_table_name, settings.idempotency_ttl_seconds)
+
+
 def _key(job_id: str) -> dict[str, AttributeValueTypeDef]:
     return {"id": {"S": ledger_id(job_id)}}
 
@@ -85,19 +102,19 @@ def _n(value: int) -> AttributeValueTypeDef:
     return {"N": str(value)}
 
 
-def _expiration() -> AttributeValueTypeDef:
-    return _n(int(time.time()) + get_settings().idempotency_ttl_seconds)
+def _expiration(where: LedgerTable) -> AttributeValueTypeDef:
+    return _n(int(time.time()) + where.ttl_seconds)
 
 
 def _is_condition_failure(error: ClientError) -> bool:
     return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
-def _create(job_id: str, budget_nusd: int) -> None:
+def _create(job_id: str, budget_nusd: int, where: LedgerTable) -> None:
     """The job's ledger with its budget, unless it exists (a raised budget or another child's ledger)."""
     try:
-        aws.dynamodb_client().put_item(
-            TableName=get_settings().idempotency_table_name,
+        where.client.put_item(
+            TableName=where.name,
             Item={
                 **_key(job_id),
                 "job_id": {"S": job_id},
@@ -107,7 +124,7 @@ def _create(job_id: str, budget_nusd: int) -> None:
                 "headroom_nusd": _n(budget_nusd),
                 "settled_calls": _n(0),
                 "reservations": {"M": {}},
-                "expiration": _expiration(),
+                "expiration": _expiration(where),
             },
             ConditionExpression="attribute_not_exists(id)",
         )
@@ -116,14 +133,14 @@ def _create(job_id: str, budget_nusd: int) -> None:
             raise
 
 
-def read_ledger(job_id: str) -> BudgetLedger | None:
-    item = (
-        aws.dynamodb_client()
-        .get_item(TableName=get_settings().idempotency_table_name, Key=_key(job_id), ConsistentRead=True)
-        .get("Item")
-    )
-    if item is None:
-        return None
+def read_ledger(job_id: str, where: LedgerTable | None = None) -> BudgetLedger | None:
+    where = where or LedgerTable.default()
+    item = where.client.get_item(TableName=where.name, Key=_key(job_id), ConsistentRead=True).get("Item")
+    return None if item is None else parse_ledger(job_id, item)
+
+
+def parse_ledger(job_id: str, item: Mapping[str, Any]) -> BudgetLedger:
+    """The ledger item as a model (also what the operator reads)."""
     numbers = {name: int(value["N"]) for name, value in item.items() if "N" in value and name != "expiration"}
     reservations = {
         name: int(value["N"]) for name, value in item.get("reservations", {}).get("M", {}).items()
@@ -137,13 +154,16 @@ def read_ledger(job_id: str) -> BudgetLedger | None:
     )
 
 
-def reserve(job_id: str, name: str, amount_nusd: int, budget_usd: float) -> None:
+def reserve(
+    job_id: str, name: str, amount_nusd: int, budget_usd: float, where: LedgerTable | None = None
+) -> None:
     """Reserve ``amount_nusd`` for the call ``name`` (kept if it is already reserved: a retry), or raise
     BudgetExceeded without a call when the budget's headroom is smaller."""
-    _create(job_id, spend.to_nano(budget_usd))
+    where = where or LedgerTable.default()
+    _create(job_id, spend.to_nano(budget_usd), where)
     try:
-        aws.dynamodb_client().update_item(
-            TableName=get_settings().idempotency_table_name,
+        where.client.update_item(
+            TableName=where.name,
             Key=_key(job_id),
             UpdateExpression=(
                 "SET headroom_nusd = headroom_nusd - :amount, reserved_nusd = reserved_nusd + :amount, "
@@ -151,18 +171,18 @@ def reserve(job_id: str, name: str, amount_nusd: int, budget_usd: float) -> None
             ),
             ConditionExpression="attribute_not_exists(reservations.#name) AND headroom_nusd >= :amount",
             ExpressionAttributeNames={"#name": name},
-            ExpressionAttributeValues={":amount": _n(amount_nusd), ":expiration": _expiration()},
+            ExpressionAttributeValues={":amount": _n(amount_nusd), ":expiration": _expiration(where)},
         )
     except ClientError as error:
         if not _is_condition_failure(error):
             raise
-        ledger = read_ledger(job_id)
+        ledger = read_ledger(job_id, where)
         if ledger is not None and name in ledger.reservations:
             return  # reserved by an earlier attempt of this call, which did not finish
-        _refuse(job_id, ledger, amount_nusd)
+        _refuse(job_id, ledger, amount_nusd, where)
 
 
-def _refuse(job_id: str, ledger: BudgetLedger | None, amount_nusd: int) -> None:
+def _refuse(job_id: str, ledger: BudgetLedger | None, amount_nusd: int, where: LedgerTable) -> None:
     spent = ledger.spent_usd if ledger else 0.0
     reserved = ledger.reserved_usd if ledger else 0.0
     budget = ledger.budget_usd if ledger else 0.0
@@ -172,8 +192,8 @@ def _refuse(job_id: str, ledger: BudgetLedger | None, amount_nusd: int) -> None:
         f"`docagent budget {job_id} --max-usd N`, then `docagent redrive {job_id}`"
     )
     try:
-        aws.dynamodb_client().update_item(
-            TableName=get_settings().idempotency_table_name,
+        where.client.update_item(
+            TableName=where.name,
             Key=_key(job_id),
             UpdateExpression="SET stopped = :message",
             ConditionExpression="attribute_exists(id)",
@@ -187,16 +207,24 @@ def _refuse(job_id: str, ledger: BudgetLedger | None, amount_nusd: int) -> None:
     raise BudgetExceeded(message)
 
 
-def settle(job_id: str, name: str, actual_nusd: int, *, warn_share: float = DEFAULT_WARN_SHARE) -> bool:
+def settle(
+    job_id: str,
+    name: str,
+    actual_nusd: int,
+    *,
+    warn_share: float = DEFAULT_WARN_SHARE,
+    where: LedgerTable | None = None,
+) -> bool:
     """Replace the call's reservation by what it cost (0 for a call that did not finish). False when there was
     no reservation to settle (settled already, or the job has no budget): nothing is charged twice."""
-    ledger = read_ledger(job_id)
+    where = where or LedgerTable.default()
+    ledger = read_ledger(job_id, where)
     reserved = None if ledger is None else ledger.reservations.get(name)
     if reserved is None:
         return False
     try:
-        updated = aws.dynamodb_client().update_item(
-            TableName=get_settings().idempotency_table_name,
+        updated = where.client.update_item(
+            TableName=where.name,
             Key=_key(job_id),
             UpdateExpression=(
                 "SET headroom_nusd = headroom_nusd + :delta, reserved_nusd = reserved_nusd - :reserved, "
@@ -220,15 +248,15 @@ def settle(job_id: str, name: str, actual_nusd: int, *, warn_share: float = DEFA
     item = updated.get("Attributes", {})
     spent, budget = int(item["spent_nusd"]["N"]), int(item["budget_nusd"]["N"])
     if not item.get("warned", {}).get("BOOL", False) and spent >= warn_share * budget:
-        _warn_once(job_id, spent, budget)
+        _warn_once(job_id, spent, budget, where)
     return True
 
 
-def _warn_once(job_id: str, spent_nusd: int, budget_nusd: int) -> None:
+def _warn_once(job_id: str, spent_nusd: int, budget_nusd: int, where: LedgerTable) -> None:
     """The alert at the warning share, once per job (the flag is set on condition that it is not)."""
     try:
-        aws.dynamodb_client().update_item(
-            TableName=get_settings().idempotency_table_name,
+        where.client.update_item(
+            TableName=where.name,
             Key=_key(job_id),
             UpdateExpression="SET warned = :true",
             ConditionExpression="attribute_not_exists(warned)",
@@ -245,18 +273,19 @@ def _warn_once(job_id: str, spent_nusd: int, budget_nusd: int) -> None:
     )
 
 
-def set_budget(job_id: str, budget_usd: float) -> BudgetLedger:
+def set_budget(job_id: str, budget_usd: float, where: LedgerTable | None = None) -> BudgetLedger:
     """Raise (or lower) a job's budget: the headroom moves by the difference. Creates the ledger when the job
     made no call yet. The warning may go out again for the new budget."""
+    where = where or LedgerTable.default()
     new = spend.to_nano(budget_usd)
     for _ in range(10):
-        ledger = read_ledger(job_id)
+        ledger = read_ledger(job_id, where)
         if ledger is None:
-            _create(job_id, new)
+            _create(job_id, new, where)
             continue
         try:
-            aws.dynamodb_client().update_item(
-                TableName=get_settings().idempotency_table_name,
+            where.client.update_item(
+                TableName=where.name,
                 Key=_key(job_id),
                 UpdateExpression=(
                     "SET budget_nusd = :new, headroom_nusd = headroom_nusd + :delta REMOVE warned, stopped"
@@ -272,7 +301,7 @@ def set_budget(job_id: str, budget_usd: float) -> BudgetLedger:
             if _is_condition_failure(error):
                 continue  # another update in between: read again
             raise
-        updated = read_ledger(job_id)
+        updated = read_ledger(job_id, where)
         assert updated is not None
         return updated
     raise RuntimeError(f"the budget of job {job_id} kept changing; try again")
