@@ -368,6 +368,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             formats=parse_formats(args.formats),
             documents_per_child=args.documents_per_child,
             job_folder=job_folder,
+            demo_budget=_demo_budget(args),
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -619,6 +620,20 @@ def _add_local_commands(
     deploy.set_defaults(handler=cmd_local_deploy)
 
 
+def _demo_budget(args: argparse.Namespace) -> Any:
+    """--max-cost-usd B [--then-max-cost-usd N] (docagent/drills/budget_demo.py), or None."""
+    from docagent.drills.budget_demo import DemoBudget
+
+    if args.max_cost_usd is None:
+        if args.then_max_cost_usd is not None:
+            raise OperatorError("--then-max-cost-usd needs --max-cost-usd")
+        return None
+    for value in (args.max_cost_usd, args.then_max_cost_usd):
+        if value is not None and not value > 0:
+            raise OperatorError(f"a budget must be more than 0 US dollars, not {value}")
+    return DemoBudget(args.max_cost_usd, args.then_max_cost_usd)
+
+
 def _add_demo_command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
@@ -651,6 +666,16 @@ def _add_demo_command(
         help="kill -9 the local cloud itself (and its workers) at the crash document, restart it, finish",
     )
     demo.add_argument("--model-faults", metavar="SPEC", help=MODEL_FAULTS_HELP)
+    demo.add_argument(
+        "--max-cost-usd",
+        type=float,
+        help="the job's budget in US dollars: the job stops with BudgetExceeded before passing it",
+    )
+    demo.add_argument(
+        "--then-max-cost-usd",
+        type=float,
+        help="after the budget stopped the job: raise it to this (docagent budget) and redrive",
+    )
     demo.add_argument(
         "--formats",
         default="pdf,docx,html,txt,md",

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from functions import aws, spend
 from functions.durable import step_key_prefix
-from functions.errors import BudgetExceeded
+from functions.errors import BudgetBusy, BudgetExceeded
 from functions.observability import MetricUnit, logger, metrics
 from functions.settings import get_settings
 
@@ -157,8 +157,9 @@ def parse_ledger(job_id: str, item: Mapping[str, Any]) -> BudgetLedger:
 def reserve(
     job_id: str, name: str, amount_nusd: int, budget_usd: float, where: LedgerTable | None = None
 ) -> None:
-    """Reserve ``amount_nusd`` for the call ``name`` (kept if it is already reserved: a retry), or raise
-    BudgetExceeded without a call when the budget's headroom is smaller."""
+    """Reserve ``amount_nusd`` for the call ``name`` (kept if it is already reserved: a retry). When the
+    headroom is smaller: BudgetBusy (retried) while calls in flight hold reservations and the spent amount
+    leaves room, else BudgetExceeded; no call either way."""
     where = where or LedgerTable.default()
     _create(job_id, spend.to_nano(budget_usd), where)
     try:
@@ -176,10 +177,19 @@ def reserve(
     except ClientError as error:
         if not _is_condition_failure(error):
             raise
-        ledger = read_ledger(job_id, where)
-        if ledger is not None and name in ledger.reservations:
-            return  # reserved by an earlier attempt of this call, which did not finish
-        _refuse(job_id, ledger, amount_nusd, where)
+    else:
+        return
+    ledger = read_ledger(job_id, where)
+    if ledger is not None and name in ledger.reservations:
+        return  # reserved by an earlier attempt of this call, which did not finish
+    if ledger is not None and ledger.reservations and ledger.spent_nusd + amount_nusd <= ledger.budget_nusd:
+        metrics.add_metric(name="BudgetWaits", unit=MetricUnit.Count, value=1)
+        raise BudgetBusy(
+            f"the call's reservation (${spend.to_usd(amount_nusd):.6f}) waits for the "
+            f"{len(ledger.reservations)} call(s) in flight to settle (${ledger.reserved_usd:.6f} "
+            f"reserved, ${ledger.spent_usd:.6f} spent of ${ledger.budget_usd:.4f})"
+        )
+    _refuse(job_id, ledger, amount_nusd, where)
 
 
 def _refuse(job_id: str, ledger: BudgetLedger | None, amount_nusd: int, where: LedgerTable) -> None:

@@ -1,5 +1,5 @@
 """The operator's commands (start, status, list, redrive, inspect, logs, trace, approve,
-reject, preflight, reference load, definition).
+reject, preflight, reference load, definition, budget).
 
 Each module listed here exposes ``register(commands, common)`` adding its subcommands to the
 ``docagent`` parser; ``common`` is the parent parser that carries ``--json``.
@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operator.preflight",
     "docagent.operator.reference",
     "docagent.operator.definitions",
+    "docagent.operator.spend",
 )
 
 

@@ -29,6 +29,8 @@ from docagent.operator.records import (
     job_step_key,
 )
 from docagent.operator.redrive import armed_fault
+from docagent.operator.spend import job_spend
+from docagent.operator.spend import next_step as budget_next_step
 from functions import storage
 
 
@@ -136,7 +138,10 @@ class Inspector:
             "armed_fault": armed_fault(records),
             "drift": records.drift,
             "model_breaker": model_breaker(records),
+            "spend": job_spend(records),
         }
+        for document in documents:
+            document["model_cost_usd"] = report["spend"]["by_document"].get(document["document_id"], 0.0)
         report["last_committed_boundary"] = next(
             (boundary["name"] for boundary in reversed(report["boundaries"]) if boundary["committed"]), None
         )
@@ -398,6 +403,8 @@ class Inspector:
             return f"the job is running: `docagent status {job} --watch`"
         if report.get("model_breaker"):
             return model_breaker_step(job, report["model_breaker"])
+        if report["spend"]["budget_exceeded"]:
+            return budget_next_step(job, report["spend"]["budget_exceeded"])
         blocking = [flag for flag in report["uncertain"] if "Redrive after" in flag["action"]]
         if blocking:
             return str(blocking[0]["action"])

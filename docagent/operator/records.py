@@ -183,7 +183,8 @@ class JobRecords:
         return self.description
 
     def refresh(self) -> None:
-        for name in ("description", "history", "map_run", "map_run_files", "result_ids", "results"):
+        names = ("description", "history", "map_run", "map_run_files", "result_ids", "results", "model_calls")
+        for name in names:
             self.__dict__.pop(name, None)
         if self.__dict__.get("manifest", ...) is None:  # not sealed when last read: read it again
             for name in ("manifest", "_entries"):

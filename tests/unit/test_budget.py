@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from functions import aws, budget, spend, storage
-from functions.errors import BudgetExceeded, ModelThrottled
+from functions.errors import BudgetBusy, BudgetExceeded, ModelThrottled
 from functions.logic.process_document import process_document
 from functions.models import JobOptions
 from functions.settings import get_settings
@@ -153,3 +153,18 @@ def storage_clear_in_progress(job_id: str) -> None:
     for item in aws.dynamodb_client().scan(TableName=table)["Items"]:
         if item.get("status", {}).get("S") == "INPROGRESS":
             aws.dynamodb_client().delete_item(TableName=table, Key={"id": item["id"]})
+
+
+def test_a_call_waits_while_calls_in_flight_hold_the_headroom_then_fits_once_they_settle(job) -> None:
+    prepared, entries = job
+    provider = _provider()
+    options = JobOptions(max_cost_usd=spend.to_usd(_reservation(10_000)))
+    # another document's call in flight holds most of the budget
+    budget.reserve(prepared.job_id, "other#extract", _reservation(6_000), spend.to_usd(_reservation(10_000)))
+    event = document_event(prepared, entries[0], options=options)
+    with pytest.raises(BudgetBusy, match="waits for the 1 call"):
+        process_document(event, FakeLambdaContext(), provider=provider)
+    assert provider.calls == []
+    budget.settle(prepared.job_id, "other#extract", CALL_NANO)  # it cost far less than reserved
+    outcome = process_document(event, FakeLambdaContext(), provider=provider)
+    assert outcome.status == "extracted" and len(provider.calls) == 1
