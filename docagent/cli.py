@@ -27,6 +27,7 @@ from docagent.operator.context import (
     OperatorError,
     command,
     emit,
+    target_arguments,
 )
 from stacks import outputs as names
 
@@ -406,6 +407,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if args.documents < 1:
         raise OperatorError("--documents must be at least 1")
     config = deployed_config()
+    if args.from_job:
+        return _cost_from_job(args, config)
     if args.usage:
         try:
             saved = json.loads(Path(args.usage).read_text())
@@ -431,6 +434,28 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if args.save_usage:
         Path(args.save_usage).write_text(json.dumps(model.to_json(), indent=2))
     emit(args, report, lambda: _print_cost(report))
+    return EXIT_OK
+
+
+def _cost_from_job(args: argparse.Namespace, config: Any) -> int:
+    """``cost --from-job JOB``: the job's actual model cost beside the estimate (drills/cost_from_job.py)."""
+    from docagent.drills.cost_from_job import compare
+    from docagent.operator.context import OperatorContext
+    from docagent.operator.records import JobRecords
+
+    report = compare(JobRecords(OperatorContext.from_args(args), args.from_job), config)
+
+    def human() -> None:
+        estimate, actual = report["estimate"], report["actual"]
+        console.print(
+            f"job {report['job_id']} ({report['status']}, {report['documents']} documents): model cost "
+            f"${actual['model_cost_usd']:.4f} actual ({actual['model_calls']} calls, "
+            f"{actual['input_tokens']} input and {actual['output_tokens']} output tokens) against "
+            f"${estimate['model_cost_usd']:.4f} estimated; as batch inference ${actual['batch_usd']:.4f} "
+            f"(prices as of {report['prices_as_of']})"
+        )
+
+    emit(args, report, human)
     return EXIT_OK
 
 
@@ -767,7 +792,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cost = commands.add_parser(
         "cost",
-        parents=[common],
+        parents=[common, target_arguments()],
         help="what a job of N documents costs on AWS",
         description="Runs two small clean jobs on the local cloud, counts their requests by service and "
         "operation, and prices a job of N documents with the dated table in docagent/drills/prices.py.",
@@ -780,6 +805,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cost.add_argument("--usage", help="price a usage measurement saved by --save-usage instead of measuring")
     cost.add_argument("--save-usage", help="write the measured usage per document and per job to this file")
+    cost.add_argument(
+        "--from-job",
+        metavar="JOB",
+        help="compare a job's actual model cost (its journal) with the estimate for its size",
+    )
+
     cost.set_defaults(handler=cmd_cost)
 
     chaos = commands.add_parser(
