@@ -29,8 +29,8 @@ class DemoBudget:
 def stopped_by_budget(job: LocalJob) -> dict[str, Any] | None:
     """The BudgetExceeded view of a failed job: spent, budget, documents done and pending, how to continue."""
     job.records.refresh()
-    exceeded: dict[str, Any] | None = job_spend(job.records)["budget_exceeded"]
-    return exceeded
+    exceeded = job_spend(job.records).budget_exceeded
+    return None if exceeded is None else exceeded.model_dump(mode="json")
 
 
 def after_budget(
@@ -50,6 +50,4 @@ def after_budget(
 
 def spend_summary(job: LocalJob) -> dict[str, Any]:
     """The demo summary's spend: the actual model cost (per job, per document, per class) and the budget."""
-    figures = job_spend(job.records)
-    figures.pop("by_document")
-    return figures
+    return job_spend(job.records).model_dump(mode="json", exclude={"by_document"})

@@ -16,7 +16,7 @@ from stacks.config import DocAgentConfig
 def compare(records: JobRecords, config: DocAgentConfig) -> dict[str, Any]:
     """The estimate, the actual figures and their ratio; ``batch_usd``: the same tokens at the batch price."""
     records.require_execution()
-    actual = job_spend(records)
+    actual = job_spend(records).model_dump(mode="json")
     documents = len(records.entries())
     input_tokens = documents * config.model_input_tokens_per_document
     output_tokens = documents * prices.ASSUMED_OUTPUT_TOKENS_PER_DOCUMENT

@@ -19,6 +19,7 @@ from docagent.operator.inspect_documents import document_counts, document_keys, 
 from docagent.operator.inspect_print import flow_text, print_report
 from docagent.operator.model_breaker import model_breaker
 from docagent.operator.model_breaker import next_step as model_breaker_step
+from docagent.operator.outputs import BudgetExceededView
 from docagent.operator.progress import exit_code_for
 from docagent.operator.records import (
     MODEL_STEPS,
@@ -138,10 +139,10 @@ class Inspector:
             "armed_fault": armed_fault(records),
             "drift": records.drift,
             "model_breaker": model_breaker(records),
-            "spend": job_spend(records),
+            "spend": (figures := job_spend(records)).model_dump(mode="json"),
         }
         for document in documents:
-            document["model_cost_usd"] = report["spend"]["by_document"].get(document["document_id"], 0.0)
+            document["model_cost_usd"] = figures.by_document.get(document["document_id"], 0.0)
         report["last_committed_boundary"] = next(
             (boundary["name"] for boundary in reversed(report["boundaries"]) if boundary["committed"]), None
         )
@@ -404,7 +405,7 @@ class Inspector:
         if report.get("model_breaker"):
             return model_breaker_step(job, report["model_breaker"])
         if report["spend"]["budget_exceeded"]:
-            return budget_next_step(job, report["spend"]["budget_exceeded"])
+            return budget_next_step(job, BudgetExceededView(**report["spend"]["budget_exceeded"]))
         blocking = [flag for flag in report["uncertain"] if "Redrive after" in flag["action"]]
         if blocking:
             return str(blocking[0]["action"])

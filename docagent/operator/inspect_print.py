@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from docagent.operator.formats import compress_ids, wide_console
+from docagent.operator.outputs import JobSpend
 from docagent.operator.spend import spend_line
 
 RUNTIME_PREFIX = re.compile(r"^RequestId: \S+ (Error: )?")
@@ -161,7 +162,7 @@ def _print_effects(out: Console, report: dict[str, Any]) -> None:
             f"(sha256 {str(version['prompt_sha256'])[:12]})"
         )
     if report.get("spend"):
-        out.print(f"  spend: {spend_line(report['spend'])}")
+        out.print(f"  spend: {spend_line(JobSpend(**report['spend']))}")
         for name, usd in report["spend"]["by_class"].items():
             out.print(f"    class {name}: ${usd:.4f}")
     if not effects["actions"]:

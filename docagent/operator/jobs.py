@@ -36,6 +36,7 @@ from docagent.operator.context import (
 )
 from docagent.operator.definitions import StartDefinition, start_definition
 from docagent.operator.formats import iso, wide_console
+from docagent.operator.outputs import JobSpend
 from docagent.operator.progress import (
     Snapshot,
     exit_code_for,
@@ -424,11 +425,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         current = snapshot(records)
     figures = job_spend(records)
-    emit(args, {**current.as_json(), "spend": figures}, lambda: _print_snapshot(current, figures))
+    payload = {**current.as_json(), "spend": figures.model_dump(mode="json")}
+    emit(args, payload, lambda: _print_snapshot(current, figures))
     return exit_code_for(current.status)
 
 
-def _print_snapshot(current: Snapshot, figures: dict[str, Any] | None = None) -> None:
+def _print_snapshot(current: Snapshot, figures: JobSpend | None = None) -> None:
     out = wide_console()
     documents = current.documents
     colour = {"SUCCEEDED": "green", "RUNNING": "cyan"}.get(current.status, "red")
@@ -454,8 +456,8 @@ def _print_snapshot(current: Snapshot, figures: dict[str, Any] | None = None) ->
     table.add_row("elapsed", f"{elapsed:.1f} s" if elapsed is not None else "-")
     if figures is not None:
         table.add_row("spend", spend_line(figures))
-        if figures["budget_exceeded"]:
-            table.add_row("next", budget_next_step(current.job_id, figures["budget_exceeded"]))
+        if figures.budget_exceeded:
+            table.add_row("next", budget_next_step(current.job_id, figures.budget_exceeded))
     if current.approval:
         table.add_row("approval", current.approval)
     table.add_row("execution", current.execution_arn)

@@ -9,6 +9,7 @@ from typing import Any
 
 from docagent.operator.context import OperatorContext, OperatorError, command, emit, target_arguments
 from docagent.operator.formats import wide_console
+from docagent.operator.outputs import BudgetExceededView, BudgetOutput, BudgetView, JobSpend
 from docagent.operator.records import JobRecords
 from functions import budget, spend
 from functions.errors import BudgetExceeded
@@ -57,64 +58,60 @@ def ledger_table(ctx: OperatorContext) -> budget.LedgerTable:
     return budget.LedgerTable(ctx.client("dynamodb"), ctx.output("IdempotencyTableName"))
 
 
-def budget_view(records: JobRecords) -> dict[str, Any] | None:
+def budget_view(records: JobRecords) -> BudgetView | None:
     """The job's budget ledger, or None: the job has no budget (or made no call under one yet)."""
     ledger = budget.read_ledger(records.job_id, ledger_table(records.ctx))
     if ledger is None:
         return None
-    return {
-        "max_cost_usd": ledger.budget_usd,
-        "spent_usd": ledger.spent_usd,
-        "reserved_usd": ledger.reserved_usd,
-        "settled_calls": ledger.settled_calls,
-        "calls_in_flight": len(ledger.reservations),
-        "warned": ledger.warned,
-        "stopped": ledger.stopped,
-    }
+    return BudgetView(
+        max_cost_usd=ledger.budget_usd,
+        spent_usd=ledger.spent_usd,
+        reserved_usd=ledger.reserved_usd,
+        settled_calls=ledger.settled_calls,
+        calls_in_flight=len(ledger.reservations),
+        warned=ledger.warned,
+        stopped=ledger.stopped,
+    )
 
 
-def job_spend(records: JobRecords) -> dict[str, Any]:
+def job_spend(records: JobRecords) -> JobSpend:
     """The actual cost and the budget; ``budget_exceeded`` when the budget stopped the job's calls: spent,
     budget, documents done and pending, and the commands that continue it."""
-    figures = actual_cost(records.model_calls)
-    figures["budget"] = view = budget_view(records)
-    figures["budget_exceeded"] = None
-    if view is not None and view["stopped"] and records.status != "RUNNING":
+    view = budget_view(records)
+    exceeded = None
+    if view is not None and view.stopped and records.status != "RUNNING":
         total = len(records.entries())
         done = len(records.result_ids)
-        figures["budget_exceeded"] = {
-            "error": BudgetExceeded.__name__,
-            "spent_usd": view["spent_usd"],
-            "max_cost_usd": view["max_cost_usd"],
-            "documents_done": done,
-            "documents_pending": total - done,
-            "continue": [
-                f"docagent budget {records.job_id} --max-usd N",
-                f"docagent redrive {records.job_id}",
-            ],
-        }
-    return figures
+        exceeded = BudgetExceededView(
+            error=BudgetExceeded.__name__,
+            spent_usd=view.spent_usd,
+            max_cost_usd=view.max_cost_usd,
+            documents_done=done,
+            documents_pending=total - done,
+            commands=[f"docagent budget {records.job_id} --max-usd N", f"docagent redrive {records.job_id}"],
+        )
+    return JobSpend(**actual_cost(records.model_calls), budget=view, budget_exceeded=exceeded)
 
 
-def next_step(job_id: str, exceeded: dict[str, Any]) -> str:
+def next_step(job_id: str, exceeded: BudgetExceededView) -> str:
     return (
-        f"the job's budget stopped it ({exceeded['error']}: ${exceeded['spent_usd']:.4f} spent of "
-        f"${exceeded['max_cost_usd']:.4f}, {exceeded['documents_done']} documents done, "
-        f"{exceeded['documents_pending']} pending): `docagent budget {job_id} --max-usd N`, then "
+        f"the job's budget stopped it ({exceeded.error}: ${exceeded.spent_usd:.4f} spent of "
+        f"${exceeded.max_cost_usd:.4f}, {exceeded.documents_done} documents done, "
+        f"{exceeded.documents_pending} pending): `docagent budget {job_id} --max-usd N`, then "
         f"`docagent redrive {job_id}` (documents done are not called again)"
     )
 
 
-def spend_line(figures: dict[str, Any]) -> str:
+def spend_line(figures: JobSpend) -> str:
     """One line for status and inspect: the actual cost and, with a budget, how much of it is spent."""
     line = (
-        f"${figures['model_cost_usd']:.4f} model ({figures['model_calls']} calls, "
-        f"${figures['per_document_usd']:.6f} per document)"
+        f"${figures.model_cost_usd:.4f} model ({figures.model_calls} calls, "
+        f"${figures.per_document_usd:.6f} per document)"
     )
-    view = figures["budget"]
+    view = figures.budget
     if view is not None:
-        line += f"; budget ${view['max_cost_usd']:.4f}, spent ${view['spent_usd']:.4f}"
-        line += " (stopped: BudgetExceeded)" if view["stopped"] else ""
+        line += f"; budget ${view.max_cost_usd:.4f}, spent ${view.spent_usd:.4f}"
+        line += " (stopped: BudgetExceeded)" if view.stopped else ""
     return line
 
 
@@ -129,14 +126,14 @@ def cmd_budget(args: argparse.Namespace) -> int:
     records = JobRecords(ctx, args.job_id)
     records.require_execution()
     ledger = budget.set_budget(args.job_id, args.max_usd, ledger_table(ctx))
-    payload = {
-        "job_id": args.job_id,
-        "max_cost_usd": ledger.budget_usd,
-        "spent_usd": ledger.spent_usd,
-        "reserved_usd": ledger.reserved_usd,
-        "status": records.status,
-        "next": f"docagent redrive {args.job_id}" if records.status == "FAILED" else None,
-    }
+    answer = BudgetOutput(
+        job_id=args.job_id,
+        max_cost_usd=ledger.budget_usd,
+        spent_usd=ledger.spent_usd,
+        reserved_usd=ledger.reserved_usd,
+        status=records.status,
+        next=f"docagent redrive {args.job_id}" if records.status == "FAILED" else None,
+    )
 
     def human() -> None:
         out = wide_console()
@@ -144,10 +141,10 @@ def cmd_budget(args: argparse.Namespace) -> int:
             f"job {args.job_id}: budget ${ledger.budget_usd:.4f}, spent ${ledger.spent_usd:.4f}, "
             f"reserved ${ledger.reserved_usd:.4f}"
         )
-        if payload["next"]:
-            out.print(f"continue it with `{payload['next']}`")
+        if answer.next:
+            out.print(f"continue it with `{answer.next}`")
 
-    emit(args, payload, human)
+    emit(args, answer.model_dump(mode="json"), human)
     return 0
 
 

@@ -36,7 +36,7 @@ def test_the_budget_stops_the_job_and_a_raised_budget_and_a_redrive_finish_it_at
     assert stop["spent_usd"] <= BUDGET
     assert 0 < stop["documents_done"] < int(DOCUMENTS)
     assert stop["documents_done"] + stop["documents_pending"] == int(DOCUMENTS)
-    assert stop["continue"] == [
+    assert stop["commands"] == [
         f"docagent budget {summary['job_id']} --max-usd N",
         f"docagent redrive {summary['job_id']}",
     ]

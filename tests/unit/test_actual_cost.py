@@ -3,6 +3,7 @@ with the one dated table, per document, per class and per job."""
 
 from __future__ import annotations
 
+from docagent.operator.outputs import BudgetExceededView
 from docagent.operator.spend import UNCLASSIFIED, actual_cost, next_step
 from functions import spend
 from functions.models import CallPurpose, ModelCallRecord
@@ -66,13 +67,16 @@ def test_a_model_with_no_dated_price_is_named_not_guessed() -> None:
 def test_the_next_step_of_a_job_the_budget_stopped_says_how_to_continue() -> None:
     step = next_step(
         "job-7",
-        {
-            "error": "BudgetExceeded",
-            "spent_usd": 0.19,
-            "max_cost_usd": 0.2,
-            "documents_done": 60,
-            "documents_pending": 140,
-        },
+        BudgetExceededView(
+            **{
+                "error": "BudgetExceeded",
+                "spent_usd": 0.19,
+                "max_cost_usd": 0.2,
+                "documents_done": 60,
+                "documents_pending": 140,
+                "commands": [],
+            }
+        ),
     )
     assert "60 documents done, 140 pending" in step
     assert "`docagent budget job-7 --max-usd N`, then `docagent redrive job-7`" in step
