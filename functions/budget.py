@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from functions import aws, spend
 from functions.durable import step_key_prefix
 from functions.errors import BudgetBusy, BudgetExceeded
+from functions.models import JobOptions
 from functions.observability import MetricUnit, logger, metrics
 from functions.settings import get_settings
 
@@ -63,6 +64,13 @@ class BudgetLedger(BaseModel):
     @property
     def reserved_usd(self) -> float:
         return spend.to_usd(self.reserved_nusd)
+
+
+def with_default(options: JobOptions, default_usd: float) -> JobOptions:
+    """The options a job runs with: the request's budget, else the deployment's default (0: none)."""
+    if options.max_cost_usd is not None or not default_usd:
+        return options
+    return options.model_copy(update={"max_cost_usd": default_usd})
 
 
 def ledger_id(job_id: str) -> str:
