@@ -200,6 +200,23 @@ def reserve(
     _refuse(job_id, ledger, amount_nusd, where)
 
 
+def _mark(job_id: str, where: LedgerTable, name: str, value: AttributeValueTypeDef, condition: str) -> bool:
+    """Set one attribute of the ledger on a condition; False when the condition did not hold."""
+    try:
+        where.client.update_item(
+            TableName=where.name,
+            Key=_key(job_id),
+            UpdateExpression=f"SET {name} = :value",
+            ConditionExpression=condition,
+            ExpressionAttributeValues={":value": value},
+        )
+    except ClientError as error:
+        if _is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
 def _refuse(job_id: str, ledger: BudgetLedger | None, amount_nusd: int, where: LedgerTable) -> None:
     spent = ledger.spent_usd if ledger else 0.0
     reserved = ledger.reserved_usd if ledger else 0.0
@@ -209,17 +226,7 @@ def _refuse(job_id: str, ledger: BudgetLedger | None, amount_nusd: int, where: L
         f"${budget:.4f}: ${spent:.6f} spent, ${reserved:.6f} reserved by calls in flight. Raise it with "
         f"`docagent budget {job_id} --max-usd N`, then `docagent redrive {job_id}`"
     )
-    try:
-        where.client.update_item(
-            TableName=where.name,
-            Key=_key(job_id),
-            UpdateExpression="SET stopped = :message",
-            ConditionExpression="attribute_exists(id)",
-            ExpressionAttributeValues={":message": {"S": message}},
-        )
-    except ClientError as error:
-        if not _is_condition_failure(error):
-            raise
+    _mark(job_id, where, "stopped", {"S": message}, "attribute_exists(id)")
     metrics.add_metric(name="BudgetStops", unit=MetricUnit.Count, value=1)
     logger.warning("budget exceeded: no model call", extra={"budget_usd": budget, "spent_usd": spent})
     raise BudgetExceeded(message)
@@ -272,18 +279,8 @@ def settle(
 
 def _warn_once(job_id: str, spent_nusd: int, budget_nusd: int, where: LedgerTable) -> None:
     """The alert at the warning share, once per job (the flag is set on condition that it is not)."""
-    try:
-        where.client.update_item(
-            TableName=where.name,
-            Key=_key(job_id),
-            UpdateExpression="SET warned = :true",
-            ConditionExpression="attribute_not_exists(warned)",
-            ExpressionAttributeValues={":true": {"BOOL": True}},
-        )
-    except ClientError as error:
-        if _is_condition_failure(error):
-            return
-        raise
+    if not _mark(job_id, where, "warned", {"BOOL": True}, "attribute_not_exists(warned)"):
+        return
     metrics.add_metric(name="BudgetWarnings", unit=MetricUnit.Count, value=1)
     logger.warning(
         "budget warning: spent passed the warning share",
