@@ -8,6 +8,7 @@ unstopped job and a stopped-then-redriven one spend exactly the same.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -78,3 +79,14 @@ def to_usd(nano: int) -> float:
 
 def to_nano(usd: float) -> int:
     return round(usd * NANO_PER_USD)
+
+
+def calls_cost_usd(calls: Iterable[tuple[str, int, int]]) -> float | None:
+    """(model id, input tokens, output tokens) of finished on-demand calls priced together; None when a model
+    has no dated price."""
+    try:
+        return to_usd(
+            sum(call_cost_nano(model_id, tokens_in, tokens_out) for model_id, tokens_in, tokens_out in calls)
+        )
+    except LookupError:
+        return None

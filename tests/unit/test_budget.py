@@ -8,6 +8,7 @@ import pytest
 
 from functions import aws, budget, spend, storage
 from functions.errors import BudgetBusy, BudgetExceeded, ModelThrottled
+from functions.logic.build_report import rows_cost_usd
 from functions.logic.process_document import process_document
 from functions.models import JobOptions
 from functions.settings import get_settings
@@ -168,3 +169,17 @@ def test_a_call_waits_while_calls_in_flight_hold_the_headroom_then_fits_once_the
     budget.settle(prepared.job_id, "other#extract", CALL_NANO)  # it cost far less than reserved
     outcome = process_document(event, FakeLambdaContext(), provider=provider)
     assert outcome.status == "extracted" and len(provider.calls) == 1
+
+
+def test_each_result_carries_its_model_cost_and_the_report_sums_them(job) -> None:
+    prepared, entries = job
+    provider = _provider()
+    rows = []
+    for entry in entries[:3]:
+        outcome = process_document(document_event(prepared, entry), FakeLambdaContext(), provider=provider)
+        result = storage.get_result(prepared.job_id, entry.document_id)
+        assert result is not None and result.model_cost_usd == spend.to_usd(CALL_NANO)
+        assert outcome.row is not None and outcome.row.model_cost_usd == result.model_cost_usd
+        rows.append(outcome.row)
+    assert rows_cost_usd(rows) == spend.to_usd(3 * CALL_NANO)
+    assert rows_cost_usd([row.model_copy(update={"model_cost_usd": None}) for row in rows]) is None
