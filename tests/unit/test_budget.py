@@ -183,3 +183,13 @@ def test_each_result_carries_its_model_cost_and_the_report_sums_them(job) -> Non
         rows.append(outcome.row)
     assert rows_cost_usd(rows) == spend.to_usd(3 * CALL_NANO)
     assert rows_cost_usd([row.model_copy(update={"model_cost_usd": None}) for row in rows]) is None
+
+
+def test_a_job_without_a_budget_gets_the_deployments_default(cloud, env) -> None:
+    env.setenv("DEFAULT_MAX_COST_USD", "0.5")
+    get_settings.cache_clear()
+    seed_documents(2)
+    assert prepare("job-default").options.max_cost_usd == 0.5
+    assert prepare("job-own", options={"max_cost_usd": 2.0}).options.max_cost_usd == 2.0
+    stored = storage.get_json(storage.request_key("job-default"))
+    assert stored["request"]["options"]["max_cost_usd"] is None  # the request is kept as sent
