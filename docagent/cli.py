@@ -27,6 +27,7 @@ from docagent.operations.context import (
     OperatorError,
     command,
     emit,
+    target_arguments,
 )
 from stacks import outputs as names
 
@@ -368,6 +369,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             formats=parse_formats(args.formats),
             documents_per_child=args.documents_per_child,
             job_folder=job_folder,
+            demo_budget=_demo_budget(args),
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -405,6 +407,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if args.documents < 1:
         raise OperatorError("--documents must be at least 1")
     config = deployed_config()
+    if args.from_job:
+        return _cost_from_job(args, config)
     if args.usage:
         try:
             saved = json.loads(Path(args.usage).read_text())
@@ -430,6 +434,28 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if args.save_usage:
         Path(args.save_usage).write_text(json.dumps(model.to_json(), indent=2))
     emit(args, report, lambda: _print_cost(report))
+    return EXIT_OK
+
+
+def _cost_from_job(args: argparse.Namespace, config: Any) -> int:
+    """``cost --from-job JOB``: the job's actual model cost beside the estimate (drills/cost_from_job.py)."""
+    from docagent.drills.cost_from_job import compare
+    from docagent.operations.context import OperatorContext
+    from docagent.operations.records import JobRecords
+
+    report = compare(JobRecords(OperatorContext.from_args(args), args.from_job), config)
+
+    def human() -> None:
+        estimate, actual = report["estimate"], report["actual"]
+        console.print(
+            f"job {report['job_id']} ({report['status']}, {report['documents']} documents): model cost "
+            f"${actual['model_cost_usd']:.4f} actual ({actual['model_calls']} calls, "
+            f"{actual['input_tokens']} input and {actual['output_tokens']} output tokens) against "
+            f"${estimate['model_cost_usd']:.4f} estimated; as batch inference ${actual['batch_usd']:.4f} "
+            f"(prices as of {report['prices_as_of']})"
+        )
+
+    emit(args, report, human)
     return EXIT_OK
 
 
@@ -619,6 +645,20 @@ def _add_local_commands(
     deploy.set_defaults(handler=cmd_local_deploy)
 
 
+def _demo_budget(args: argparse.Namespace) -> Any:
+    """--max-cost-usd B [--then-max-cost-usd N] (docagent/drills/budget_demo.py), or None."""
+    from docagent.drills.budget_demo import DemoBudget
+
+    if args.max_cost_usd is None:
+        if args.then_max_cost_usd is not None:
+            raise OperatorError("--then-max-cost-usd needs --max-cost-usd")
+        return None
+    for value in (args.max_cost_usd, args.then_max_cost_usd):
+        if value is not None and not value > 0:
+            raise OperatorError(f"a budget must be more than 0 US dollars, not {value}")
+    return DemoBudget(args.max_cost_usd, args.then_max_cost_usd)
+
+
 def _add_demo_command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
@@ -651,6 +691,16 @@ def _add_demo_command(
         help="kill -9 the local cloud itself (and its workers) at the crash document, restart it, finish",
     )
     demo.add_argument("--model-faults", metavar="SPEC", help=MODEL_FAULTS_HELP)
+    demo.add_argument(
+        "--max-cost-usd",
+        type=float,
+        help="the job's budget in US dollars: the job stops with BudgetExceeded before passing it",
+    )
+    demo.add_argument(
+        "--then-max-cost-usd",
+        type=float,
+        help="after the budget stopped the job: raise it to this (docagent budget) and redrive",
+    )
     demo.add_argument(
         "--formats",
         default="pdf,docx,html,txt,md",
@@ -742,7 +792,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cost = commands.add_parser(
         "cost",
-        parents=[common],
+        parents=[common, target_arguments()],
         help="what a job of N documents costs on AWS",
         description="Runs two small clean jobs on the local cloud, counts their requests by service and "
         "operation, and prices a job of N documents with the dated table in docagent/drills/prices.py.",
@@ -755,6 +805,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cost.add_argument("--usage", help="price a usage measurement saved by --save-usage instead of measuring")
     cost.add_argument("--save-usage", help="write the measured usage per document and per job to this file")
+    cost.add_argument(
+        "--from-job",
+        metavar="JOB",
+        help="compare a job's actual model cost (its journal) with the estimate for its size",
+    )
+
     cost.set_defaults(handler=cmd_cost)
 
     chaos = commands.add_parser(

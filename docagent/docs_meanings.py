@@ -17,6 +17,10 @@ CONFIG_MEANINGS: dict[str, str] = {
     "model_breaker_seconds": (
         "how long the job's model breaker stays open after a permanent refusal (docs/design.md, Model calls)"
     ),
+    "default_max_cost_usd": (
+        "the budget in US dollars of a job whose request sets no `max_cost_usd` (docs/cost.md, Actual cost "
+        "and budgets); `0`: none"
+    ),
     "default_definition": (
         'the published job definition (docs/defining-a-job.md) a request without `definition` runs; `""`: '
         "none (such a request is refused)"

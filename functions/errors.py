@@ -181,3 +181,17 @@ class ExtractionFailed(DocumentRejected):
         self.model_id = model_id
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
+
+
+class BudgetExceeded(DocAgentError):
+    """The job's budget (``max_cost_usd``) would be passed by the document's next model call, so the call was
+    not made: the document's Map child fails and the job stops (docs/design.md, "Budget"). The message gives
+    the spent and reserved amounts and the budget. ``docagent budget JOB --max-usd N`` raises it and
+    ``docagent redrive JOB`` continues: the documents done are not called again."""
+
+
+class BudgetBusy(DocAgentError):
+    """The document's next model call does not fit in the budget's headroom now, but would if the calls in
+    flight (reserved at their input estimate and output maximum) cost less than reserved, as they usually
+    do. Nothing was called; ProcessDocument retries it like ModelThrottled, and the call either fits once they
+    settle or, when the spent amount alone leaves no room, fails with BudgetExceeded."""

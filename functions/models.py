@@ -89,6 +89,11 @@ class JobOptions(_Strict):
     require_approval: bool = Field(
         False, description="wait for `docagent approve` before the actions (the RequestApproval step)"
     )
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description="the job's budget in US dollars: no model call starts that would pass it",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -432,6 +437,9 @@ class DocumentResult(_Strict):
     reason: str | None = None
     model_call_id: str | None = None
     classify_call_id: str | None = None
+    model_cost_usd: float | None = Field(
+        None, description="its model calls priced (functions/spend.py); null: no dated price, or older"
+    )
     versions: JobVersions
     format: DocumentFormat | None = None
     processed_at: str
@@ -460,6 +468,7 @@ class DocumentResult(_Strict):
             reason=self.reason,
             fields=row_values(self.fields, columns) if self.fields is not None else {},
             model_call_id=self.model_call_id,
+            model_cost_usd=self.model_cost_usd,
         )
 
 
@@ -538,6 +547,7 @@ class ReportRow(_Strict):
     reason: str | None = None
     fields: dict[str, str | None] = Field(default_factory=dict)
     model_call_id: str | None = None
+    model_cost_usd: float | None = None
 
 
 class MapRunSummary(_Strict):
@@ -595,6 +605,8 @@ class Report(_Strict):
     # The definition's totals by name, then by the value of its ``by`` field ("" without one): the sum of
     # its ``sum`` field over the accepted (extracted) documents, as text.
     totals: dict[str, dict[str, str]] = Field(default_factory=dict)
+    # The rows' model costs summed (functions/spend.py), rounded to the nano-dollar; null: no row has one.
+    model_cost_usd: float | None = None
     rows: list[ReportRow]
     rejected_documents: list[ReportRow]
     failed_documents: list[ChildFailure]

@@ -33,6 +33,8 @@ class Settings(BaseModel):
     model_max_tokens: int = Field(800, alias="MODEL_MAX_TOKENS", ge=1, le=64_000)
     model_temperature: float = Field(0.0, alias="MODEL_TEMPERATURE", ge=0.0, le=1.0)
     model_breaker_seconds: int = Field(300, alias="MODEL_BREAKER_SECONDS", ge=0)
+    # The budget of a job whose request sets none (functions/budget.py); 0: none.
+    default_max_cost_usd: float = Field(0.0, alias="DEFAULT_MAX_COST_USD", ge=0)
     code_version: str = Field(alias="CODE_VERSION", min_length=1)
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, alias="MAX_DOCUMENT_BYTES", ge=1)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, alias="MAX_DOCUMENTS", ge=1)

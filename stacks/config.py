@@ -130,6 +130,8 @@ class DocAgentConfig(BaseModel):
     model_temperature: float = Field(0.0, ge=0.0, le=1.0)
     # How long the job's model breaker stays open after a permanent refusal (docs/design.md, "Model calls").
     model_breaker_seconds: int = Field(300, ge=0, le=86_400)
+    # The budget of a job whose request sets no max_cost_usd, in US dollars; 0: none (docs/cost.md).
+    default_max_cost_usd: float = Field(0.0, ge=0)
     # The published job definition (docs/defining-a-job.md) a request without ``definition`` runs; "" = none.
     default_definition: str = Field("", pattern=r"^([a-z0-9][a-z0-9-]{0,62})?$")
     child_execution_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"

@@ -448,6 +448,7 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "MODEL_MAX_TOKENS": str(config.model_max_tokens),
         "MODEL_TEMPERATURE": str(config.model_temperature),
         "MODEL_BREAKER_SECONDS": str(config.model_breaker_seconds),
+        "DEFAULT_MAX_COST_USD": str(config.default_max_cost_usd),
         "DEFAULT_DEFINITION": config.default_definition,
         "CODE_VERSION": code_version,
         "MAX_DOCUMENT_BYTES": str(config.max_document_bytes),

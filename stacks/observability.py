@@ -301,6 +301,23 @@ class Observability(Construct):
             )
         self._approval_alarm()
         self._silent_failure_alarm()
+        self._budget_alarms()
+
+    def _budget_alarms(self) -> None:
+        """A job's spend reached the warning share of its budget, or the budget stopped a job
+        (functions/budget.py emits each metric once per event; docs/design.md, "Budget")."""
+        self._add_alarm(
+            "BudgetWarningAlarm",
+            self._own_metric("BudgetWarnings"),
+            threshold=1,
+            description="a job spent 80 % of its budget (docagent status JOB; docagent budget JOB)",
+        )
+        self._add_alarm(
+            "BudgetStoppedAlarm",
+            self._own_metric("BudgetStops"),
+            threshold=1,
+            description="a job's budget stopped its model calls (docagent budget JOB, then redrive)",
+        )
 
     def _approval_alarm(self) -> None:
         """Requests minus decisions, cumulated over the configured wait: breaching at every period means an

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from docagent import project
+from docagent.drills.budget_demo import DemoBudget, after_budget, spend_summary
 from docagent.drills.cpu import cpu_clock, cpu_figures
 from docagent.drills.document_files import DEFAULT_FORMATS, render_corpus
 from docagent.drills.synthetic import (
@@ -373,6 +374,7 @@ def run_demo(
     formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
     documents_per_child: int = 1,
     job_folder: JobFolder | None = None,
+    demo_budget: DemoBudget | None = None,
 ) -> dict[str, Any]:
     """The invoice review on generated documents; with ``job_folder`` (``--job PATH``), that definition on its
     samples instead (docagent/drills/job_folder.py)."""
@@ -402,7 +404,7 @@ def run_demo(
             else job_folder.seed(job, prefix)
         )
         mark = lap("seed", mark)
-        request = start_request(job_id, prefix, crash, job_folder)
+        request = start_request(job_id, prefix, crash, job_folder, demo_budget)
         invocations_before = start_counting(where)
         cpu_before = cpu_clock()
         job.start(request)
@@ -420,9 +422,15 @@ def run_demo(
             redrive_to_progress = _first_new_progress(job, before)
             status = follow(job, documents, show_progress, description="redriven")
             mark = lap("redrive", mark)
+        status, budget_stop = after_budget(
+            job, demo_budget, status, lambda: follow(job, documents, show_progress, description="redriven")
+        )
         cpu_job = cpu_clock()
         summary = summarize(job, truth, documents, status)
         summary.update(
+            spend=(spent := spend_summary(job)),
+            model_cost_usd=spent["model_cost_usd"],
+            budget_exceeded=budget_stop,
             alerts=alerts,
             model_faults=model_faults.model_dump(exclude_defaults=True) if model_faults else None,
             **(job_folder.summary(job, prefix) if job_folder is not None else {}),
@@ -446,14 +454,21 @@ def run_demo(
 
 
 def start_request(
-    job_id: str, prefix: str, crash: Crash | None, job_folder: JobFolder | None = None
+    job_id: str,
+    prefix: str,
+    crash: Crash | None,
+    job_folder: JobFolder | None = None,
+    demo_budget: DemoBudget | None = None,
 ) -> dict[str, Any]:
-    """The demo job's start request: its documents, the crash's fault, the definition folder's name."""
+    """The demo job's start request: its documents, the crash's fault, the definition folder's name, the
+    budget."""
     request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
     if job_folder is not None:
         request.update(job_folder.request())
     if crash is not None:
         request["options"] = crash.job_options()
+    if demo_budget is not None:
+        request["options"] = {**request.get("options", {}), **demo_budget.job_options()}
     return request
 
 

@@ -5,9 +5,9 @@ Prices change: check the pages before relying on a figure. Free tiers are ignore
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functions import spend
 
-PRICES_AS_OF = "2026-11-30"
+PRICES_AS_OF = spend.PRICES_AS_OF
 REGION = "us-east-1"
 
 # Step Functions Standard: $0.025 per 1,000 state transitions (retries included).
@@ -50,39 +50,13 @@ DYNAMODB_WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "B
 DYNAMODB_READ_OPERATIONS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem"})
 
 
-@dataclass(frozen=True)
-class ModelPrice:
-    """On-demand price per 1,000 tokens; ``matches`` is a substring of the model or inference profile id."""
-
-    matches: str
-    input_per_1000: float
-    output_per_1000: float
-    source: str
-
-
-# Bedrock on-demand, per 1,000 tokens. As of 2026-11: https://aws.amazon.com/bedrock/pricing/ (Anthropic);
-# Claude 3 Haiku $0.25 / $1.25 per million (also https://inventivehq.com/blog/aws-bedrock-pricing-guide),
-# Claude 3.5 Haiku $0.80 / $4.00 per million (https://deploybase.ai/articles/amazon-bedrock-pricing),
-# Claude Haiku 4.5 $1 / $5 per million on the global endpoint, regional (us.*) 10% more
-# (https://clauder-navi.com/en/bedrock-claude-cost/).
-MODEL_PRICES: tuple[ModelPrice, ...] = (
-    ModelPrice("claude-3-haiku", 0.00025, 0.00125, "https://aws.amazon.com/bedrock/pricing/"),
-    ModelPrice("claude-3-5-haiku", 0.0008, 0.004, "https://aws.amazon.com/bedrock/pricing/"),
-    ModelPrice("global.anthropic.claude-haiku-4-5", 0.001, 0.005, "https://aws.amazon.com/bedrock/pricing/"),
-    ModelPrice("claude-haiku-4-5", 0.0011, 0.0055, "https://aws.amazon.com/bedrock/pricing/ (regional +10%)"),
-)
+# The model's prices: the one dated table of functions/spend.py (the budget and the actual cost use it too).
+ModelPrice = spend.ModelPrice
+MODEL_PRICES = spend.MODEL_PRICES
+model_price = spend.model_price
 
 # Not prices but what a job is assumed to take on AWS, where a local run cannot tell (printed with the cost):
 # the output tokens of one extraction (a JSON object of seven short fields), and how long each function runs
 # (ProcessDocument: the config's seconds_per_document, dominated by the model call; the others a second).
 ASSUMED_OUTPUT_TOKENS_PER_DOCUMENT = 200
 ASSUMED_SECONDS_PER_JOB_STEP = 1.0
-
-
-def model_price(model_id: str) -> ModelPrice:
-    """The price of a model id; LookupError naming the known models when there is none."""
-    for price in MODEL_PRICES:
-        if price.matches in model_id:
-            return price
-    known = ", ".join(price.matches for price in MODEL_PRICES)
-    raise LookupError(f"no price for model {model_id!r} in docagent/drills/prices.py (known: {known})")

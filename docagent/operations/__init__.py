@@ -1,5 +1,5 @@
 """The operator's commands (start, status, list, redrive, inspect, logs, trace, approve,
-reject, preflight, reference load, definition, review, console).
+reject, preflight, reference load, definition, review, console, budget).
 
 Each module listed here exposes ``register(commands, common)`` adding its subcommands to the
 ``docagent`` parser; ``common`` is the parent parser that carries ``--json``.
@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operations.job_definitions",
     "docagent.operations.review",
     "docagent.console.command",
+    "docagent.operations.spend",
 )
 
 

@@ -16,6 +16,7 @@ from docagent.operations.context import OperatorContext, command, emit, target_a
 from docagent.operations.display import iso
 from docagent.operations.inspect_documents import document_counts, document_keys, document_view
 from docagent.operations.inspect_print import flow_text, print_report
+from docagent.operations.json_shapes import BudgetExceededView
 from docagent.operations.model_breaker import model_breaker
 from docagent.operations.model_breaker import next_step as model_breaker_step
 from docagent.operations.progress import exit_code_for
@@ -28,6 +29,8 @@ from docagent.operations.records import (
     job_step_key,
 )
 from docagent.operations.redrive_job import armed_fault
+from docagent.operations.spend import job_spend
+from docagent.operations.spend import next_step as budget_next_step
 from docagent.operations.workflow_definition import conditional_states, map_state_name, states_from
 from functions import storage
 
@@ -136,7 +139,10 @@ class Inspector:
             "armed_fault": armed_fault(records),
             "drift": records.drift,
             "model_breaker": model_breaker(records),
+            "spend": (figures := job_spend(records)).model_dump(mode="json"),
         }
+        for document in documents:
+            document["model_cost_usd"] = figures.by_document.get(document["document_id"], 0.0)
         report["last_committed_boundary"] = next(
             (boundary["name"] for boundary in reversed(report["boundaries"]) if boundary["committed"]), None
         )
@@ -398,6 +404,8 @@ class Inspector:
             return f"the job is running: `docagent status {job} --watch`"
         if report.get("model_breaker"):
             return model_breaker_step(job, report["model_breaker"])
+        if report["spend"]["budget_exceeded"]:
+            return budget_next_step(job, BudgetExceededView(**report["spend"]["budget_exceeded"]))
         blocking = [flag for flag in report["uncertain"] if "Redrive after" in flag["action"]]
         if blocking:
             return str(blocking[0]["action"])

@@ -11,6 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from docagent.operations.display import compress_ids, wide_console
+from docagent.operations.json_shapes import JobSpend
+from docagent.operations.spend import spend_line
 
 RUNTIME_PREFIX = re.compile(r"^RequestId: \S+ (Error: )?")
 
@@ -112,7 +114,9 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
     if shown:
         title = "Documents" if show_all else "Documents not committed, rejected, flagged or resumed"
         table = Table(title=title, title_justify="left")
-        for column in ("document", "#", "status", "last committed", "active step", "error", "calls", "notes"):
+        columns = ["document", "#", "status", "last committed", "active step", "error", "calls", "cost $"]
+        columns.append("notes")
+        for column in columns:
             table.add_column(column, overflow="fold")
         for doc in shown:
             error = doc["error"]
@@ -124,6 +128,7 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
                 doc["active_step"] or "-",
                 f"{error['error']} ({short_cause(error['cause'])})" if error else _rejection(doc),
                 str(len(doc["model_calls"])),
+                f"{doc.get('model_cost_usd', 0.0):.6f}",
                 "; ".join(filter(None, [doc["resumed_by"], *doc["replayed"], *doc["flags"]])),
             )
         out.print(table)
@@ -156,6 +161,10 @@ def _print_effects(out: Console, report: dict[str, Any]) -> None:
             f"  {version['count']} x model {version['model_id']}, prompt {version['prompt_version']} "
             f"(sha256 {str(version['prompt_sha256'])[:12]})"
         )
+    if report.get("spend"):
+        out.print(f"  spend: {spend_line(JobSpend(**report['spend']))}")
+        for name, usd in report["spend"]["by_class"].items():
+            out.print(f"    class {name}: ${usd:.4f}")
     if not effects["actions"]:
         out.print("  actions: none recorded")
     for action in effects["actions"]:

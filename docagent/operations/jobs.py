@@ -36,6 +36,7 @@ from docagent.operations.context import (
 )
 from docagent.operations.display import iso, wide_console
 from docagent.operations.job_definitions import StartDefinition, start_definition
+from docagent.operations.json_shapes import JobSpend
 from docagent.operations.progress import (
     Snapshot,
     exit_code_for,
@@ -47,6 +48,8 @@ from docagent.operations.progress import (
 from docagent.operations.records import READ_WORKERS, JobRecords, check_job_id, client_error_code
 from docagent.operations.reference import reference_warnings
 from docagent.operations.sources import Document, Source, deployed_limits, read_source
+from docagent.operations.spend import job_spend, spend_line
+from docagent.operations.spend import next_step as budget_next_step
 from functions import storage
 from functions.logic.prepare_job import request_sha256
 from functions.models import JOB_ID_RULE, JobRequest
@@ -83,6 +86,12 @@ def register(
     )
     definition.add_argument(
         "--job", metavar="PATH", help="a definition folder: validate and publish it, then run the job with it"
+    )
+    start.add_argument(
+        "--max-cost-usd",
+        type=float,
+        help="the job's budget in US dollars: no model call starts that would pass it (BudgetExceeded); "
+        "`docagent budget JOB --max-usd N` raises it",
     )
     start.add_argument("--wait", action="store_true", help="follow the job until it ends")
     start.add_argument(
@@ -299,6 +308,8 @@ def _reference_warnings(ctx: OperatorContext, request: dict[str, Any]) -> list[s
 
 def job_options(args: argparse.Namespace) -> dict[str, Any]:
     options: dict[str, Any] = {"require_approval": bool(args.require_approval)}
+    if getattr(args, "max_cost_usd", None) is not None:
+        options["max_cost_usd"] = args.max_cost_usd
     if args.fault:
         try:
             options["fault"] = json.loads(args.fault)
@@ -336,6 +347,8 @@ def _resume_command(args: argparse.Namespace, job_id: str) -> str:
     words += ["--definition", args.definition] if getattr(args, "definition", None) else []
     words += ["--job", str(args.job)] if getattr(args, "job", None) else []
     words += ["--fault", args.fault] if args.fault else []
+    max_cost = getattr(args, "max_cost_usd", None)
+    words += ["--max-cost-usd", str(max_cost)] if max_cost is not None else []
     words += ["--wait"] if args.wait else []
     return shlex.join(words)
 
@@ -411,11 +424,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         current = follow(records, show=not args.json, interval=max(args.interval, 0.1))
     else:
         current = snapshot(records)
-    emit(args, current.as_json(), lambda: _print_snapshot(current))
+    figures = job_spend(records)
+    payload = {**current.as_json(), "spend": figures.model_dump(mode="json")}
+    emit(args, payload, lambda: _print_snapshot(current, figures))
     return exit_code_for(current.status)
 
 
-def _print_snapshot(current: Snapshot) -> None:
+def _print_snapshot(current: Snapshot, figures: JobSpend | None = None) -> None:
     out = wide_console()
     documents = current.documents
     colour = {"SUCCEEDED": "green", "RUNNING": "cyan"}.get(current.status, "red")
@@ -439,6 +454,10 @@ def _print_snapshot(current: Snapshot) -> None:
     table.add_row("started", iso(current.started_at) or "-")
     elapsed = current.elapsed_seconds()
     table.add_row("elapsed", f"{elapsed:.1f} s" if elapsed is not None else "-")
+    if figures is not None:
+        table.add_row("spend", spend_line(figures))
+        if figures.budget_exceeded:
+            table.add_row("next", budget_next_step(current.job_id, figures.budget_exceeded))
     if current.approval:
         table.add_row("approval", current.approval)
     table.add_row("execution", current.execution_arn)

@@ -49,6 +49,48 @@ class MapRunSummary(Output):
     redrive_count: int
 
 
+# ---- spend (docagent/operations/spend.py; docs/design.md, "Budget")
+
+
+class BudgetView(Output):
+    """The job's budget ledger (docs/design.md, "Budget")."""
+
+    max_cost_usd: float
+    spent_usd: float = Field(description="the settled cost of the finished model calls")
+    reserved_usd: float = Field(description="held by calls in flight")
+    settled_calls: int
+    calls_in_flight: int
+    warned: bool = Field(description="the warning at 80 % of the budget went out")
+    stopped: str | None = Field(description="why the budget refused a call, until the budget is changed")
+
+
+class BudgetExceededView(Output):
+    """Why a stopped job stopped, and how to continue it."""
+
+    error: str = Field(description="BudgetExceeded")
+    spent_usd: float
+    max_cost_usd: float
+    documents_done: int
+    documents_pending: int
+    commands: list[str] = Field(description="the commands that continue the job")
+
+
+class JobSpend(Output):
+    """The job's actual model cost, from its journal, priced with functions/spend.py."""
+
+    model_cost_usd: float
+    per_document_usd: float = Field(description="the mean over the documents with a model call")
+    by_class: dict[str, float] = Field(description="by the class each document was extracted as")
+    by_document: dict[str, float]
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    unpriced_models: list[str] = Field(description="models with no dated price: not in the figures")
+    prices_as_of: str
+    budget: BudgetView | None = Field(description="null: the job has no budget")
+    budget_exceeded: BudgetExceededView | None
+
+
 class StatusOutput(Output):
     """``docagent status JOB``: the execution, its current state and the documents' progress."""
 
@@ -66,6 +108,7 @@ class StatusOutput(Output):
     documents: DocumentCounts
     map_run: MapRunSummary | None
     approval: str | None = Field(description="pending, approved, rejected, or null without approval")
+    spend: JobSpend | None = Field(None, description="the actual model cost and the budget")
 
 
 class StartSource(Output):
@@ -340,6 +383,17 @@ class ConsoleOutput(Output):
     stack_name: str
 
 
+class BudgetOutput(Output):
+    """``docagent budget JOB --max-usd N``: the job's budget after the change."""
+
+    job_id: str
+    max_cost_usd: float
+    spent_usd: float
+    reserved_usd: float
+    status: str
+    next: str | None = Field(description="the command that continues a failed job")
+
+
 # The model of each command's --json answer, by the command's words on the command line.
 COMMAND_OUTPUTS: dict[str, type[Output]] = {
     "start": StartOutput,
@@ -360,6 +414,7 @@ COMMAND_OUTPUTS: dict[str, type[Output]] = {
     "review list": ReviewListOutput,
     "review export": ReviewExportOutput,
     "console": ConsoleOutput,
+    "budget": BudgetOutput,
 }
 
 

@@ -192,6 +192,7 @@ class JobRecords:
             "result_ids",
             "results",
             "reviews",
+            "model_calls",
         ):
             self.__dict__.pop(name, None)
         if self.__dict__.get("manifest", ...) is None:  # not sealed when last read: read it again

@@ -27,6 +27,7 @@ from functions.errors import (
 )
 from functions.faults import fault_point
 from functions.fields import FieldsInvalid
+from functions.inference import spending
 from functions.inference.base import ModelProvider, sha256_text
 from functions.inference.telemetry import genai_attributes, record_model_call
 from functions.models import (
@@ -183,30 +184,30 @@ def journal_call(
     *,
     started_at: str,
     duration_ms: int,
-) -> None:
+) -> ModelCallRecord:
     """A finished model call into the journal (model-calls/), with its output."""
-    storage.put_model_call(
-        ModelCallRecord(
-            call_id=record.call_id,
-            job_id=event.job_id,
-            document_id=event.document.document_id,
-            purpose=spec.purpose,
-            class_name=spec.class_name,
-            provider=provider.system,
-            model_id=record.model_id,
-            prompt_version=spec.prompt_version,
-            prompt_sha256=sha256_text(spec.system),
-            input_tokens=record.input_tokens,
-            output_tokens=record.output_tokens,
-            outcome=call_outcome(record),
-            fields=record.fields,
-            reason=record.reason,
-            retry_count=event.retry_count,
-            started_at=started_at,
-            finished_at=utc_now(),
-            duration_ms=duration_ms,
-        )
+    call = ModelCallRecord(
+        call_id=record.call_id,
+        job_id=event.job_id,
+        document_id=event.document.document_id,
+        purpose=spec.purpose,
+        class_name=spec.class_name,
+        provider=provider.system,
+        model_id=record.model_id,
+        prompt_version=spec.prompt_version,
+        prompt_sha256=sha256_text(spec.system),
+        input_tokens=record.input_tokens,
+        output_tokens=record.output_tokens,
+        outcome=call_outcome(record),
+        fields=record.fields,
+        reason=record.reason,
+        retry_count=event.retry_count,
+        started_at=started_at,
+        finished_at=utc_now(),
+        duration_ms=duration_ms,
     )
+    storage.put_model_call(call)
+    return call
 
 
 def _fault(name: str, event: ProcessDocumentEvent, context: LambdaContext) -> None:
@@ -245,8 +246,10 @@ def call_once(
         with span("model call", job_id=event.job_id, step="model_call") as replayed:
             replayed.outcome = "replayed"
             replayed.set_attributes(model_call_id=journal[-1].call_id, replayed=True, purpose=spec.purpose)
+        spending.settle_call(event, journal[-1], replayed=True)
         return journal[-1].to_extraction()
     check_breaker(event.job_id, provider.model_id)
+    spending.reserve_call(event, spec.purpose, provider.model_id, document, len(spec.system) + len(spec.user))
     _fault("before", event, context)
 
     now = time.time()
@@ -268,6 +271,7 @@ def call_once(
             )
             if isinstance(error, ModelCallRefused):
                 _open_breaker(event, provider.model_id, error)
+            spending.release_call(event, spec.purpose)
             raise  # the span ends as ERROR with the error's name
         duration_ms = int((time.monotonic() - started) * 1000)
         attributes = genai_attributes(
@@ -289,6 +293,7 @@ def call_once(
             },
         )
     record_model_call(attributes, outcome=outcome, duration_ms=duration_ms, call_id=call_id)
-    journal_call(event, provider, spec, record, started_at=started_at, duration_ms=duration_ms)
+    call = journal_call(event, provider, spec, record, started_at=started_at, duration_ms=duration_ms)
+    spending.settle_call(event, call)
     _fault("after", event, context)
     return record

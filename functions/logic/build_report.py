@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from functions import storage
+from functions import spend, storage
 from functions.definition import DefinitionBundle, Totals
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
@@ -157,6 +157,12 @@ def pinned_definition(versions: JobVersions) -> DefinitionBundle | None:
     return storage.get_definition(versions.definition, versions.definition_sha256)
 
 
+def rows_cost_usd(rows: list[ReportRow]) -> float | None:
+    """The job's model cost: its rows' costs summed exactly (nano-dollars); None when no row carries one."""
+    costs = [row.model_cost_usd for row in rows if row.model_cost_usd is not None]
+    return spend.to_usd(sum(spend.to_nano(cost) for cost in costs)) if costs else None
+
+
 def totals_of(totals: list[Totals], rows: list[ReportRow]) -> dict[str, dict[str, str]]:
     """Each of the definition's totals: the sum of its ``sum`` field over the accepted (extracted) rows, by
     the value of its ``by`` field ("" without one). A row whose value is not a number adds nothing."""
@@ -240,6 +246,7 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         failed=len(failed),
         rejection_reasons=dict(sorted(Counter(str(row.error) for row in rejected_rows).items())),
         totals=totals_of(bundle.definition.totals if bundle is not None else [], rows),
+        model_cost_usd=rows_cost_usd(rows),
         rows=rows,
         rejected_documents=rejected_rows,
         failed_documents=failed,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from functions import aws, storage
+from functions import aws, budget, storage
 from functions.definition import short_version
 from functions.errors import InvalidJobRequest, NoDocuments
 from functions.models import (
@@ -41,6 +41,7 @@ from functions.models import (
     utc_now,
 )
 from functions.observability import logger
+from functions.settings import get_settings
 
 if TYPE_CHECKING:
     from mypy_boto3_s3.type_defs import CompletedPartTypeDef
@@ -333,7 +334,7 @@ def prepared_job(manifest: JobManifest, stored: StoredRequest, bucket: str) -> P
         manifest_key=storage.manifest_key(job_id),
         items_key=manifest.items_key or storage.legacy_items_key(job_id),
         document_count=manifest.count,
-        options=stored.request.options,
+        options=budget.with_default(stored.request.options, get_settings().default_max_cost_usd),
         versions=manifest.versions,
     )
 

@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyVa
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from functions import durable, storage
+from functions import budget, durable, storage
 from functions.definition import DefinitionPointer
 from functions.errors import InvalidJobRequest, JobConflict
 from functions.logic.list_documents import document_id_for, pinned_versions
@@ -160,7 +160,10 @@ def _prepare(request: JobRequest, sha: str, settings: Settings) -> StartedJob:
         storage.put_json(storage.request_key(job_id), record)
     logger.info("job request stored; listing starts", extra={"job_id": job_id})
     return StartedJob(
-        job_id=job_id, bucket=settings.bucket_name, options=request.options, listing=ListingCursor()
+        job_id=job_id,
+        bucket=settings.bucket_name,
+        options=budget.with_default(request.options, settings.default_max_cost_usd),
+        listing=ListingCursor(),
     )
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
-from functions import aws, durable, references, storage
+from functions import aws, durable, references, spend, storage
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
 from functions.documents import DocumentInput, block_name, detect_format
@@ -275,6 +275,7 @@ class _Run:
         self.ran: set[str] = set()
         self.digest: str | None = None
         self.detected: DocumentFormat | None = None
+        self.calls: list[ExtractionRecord] = []
 
     def result(self, **fields: object) -> DocumentResult:
         entry = self.event.document
@@ -288,6 +289,9 @@ class _Run:
                 "format": self.detected,
                 "processed_at": utc_now(),
                 "sha256": self.digest,
+                "model_cost_usd": spend.calls_cost_usd(
+                    (call.model_id, call.input_tokens, call.output_tokens) for call in self.calls
+                ),
                 **fields,
             }
         )
@@ -315,6 +319,7 @@ class _Run:
             )
             step_span.outcome = "ok" if record.ok else record.error or ExtractionFailed.__name__
             step_span.set_attributes(durable_record_reused=spec.purpose not in self.ran)
+        self.calls.append(record)
         return record
 
     def process(self, provider: ModelProvider | None) -> DocumentOutcome:

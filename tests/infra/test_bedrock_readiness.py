@@ -72,7 +72,8 @@ def test_throttled_and_unavailable_model_calls_back_off_with_full_jitter_past_a_
     retriers = [r for r in state["Retry"] if set(r["ErrorEquals"]) & TRANSIENT_MODEL_ERRORS]
     assert len(retriers) == 1
     retrier = retriers[0]
-    assert set(retrier["ErrorEquals"]) == TRANSIENT_MODEL_ERRORS
+    # BudgetBusy (no call: the budget's headroom is held by calls in flight) waits with the same policy.
+    assert set(retrier["ErrorEquals"]) == TRANSIENT_MODEL_ERRORS | {"BudgetBusy"}
     assert retrier["JitterStrategy"] == "FULL"
     assert 0 < retrier["MaxDelaySeconds"] <= 120
     assert _expected_wait(retrier) > 60  # Bedrock quotas are per minute
@@ -86,9 +87,10 @@ def test_throttled_and_unavailable_model_calls_back_off_with_full_jitter_past_a_
 
 
 def test_permanent_model_refusals_are_never_retried(definition: Any) -> None:
+    never = PERMANENT_MODEL_ERRORS | {"States.ALL", "BudgetExceeded"}  # a budget stop waits for the operator
     for name, state, _ in walk_states(definition["States"]):
         for retrier in state.get("Retry", []):
-            assert not set(retrier["ErrorEquals"]) & (PERMANENT_MODEL_ERRORS | {"States.ALL"}), name
+            assert not set(retrier["ErrorEquals"]) & never, name
 
 
 def test_the_default_model_is_a_cross_region_inference_profile() -> None:

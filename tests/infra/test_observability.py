@@ -92,8 +92,8 @@ def test_email_subscription_only_when_configured(synthesized: Synthesized, tmp_p
 
 def test_every_alarm_notifies_the_topic_and_ignores_missing_data(synthesized: Synthesized) -> None:
     found = alarms(synthesized)
-    # 4 job and model alarms, errors of 5 functions, throttles of 6, approval and nothing-extracted.
-    assert len(found) == 4 + 5 + 6 + 2
+    # 4 job and model alarms, errors of 5 functions, throttles of 6, approval and nothing-extracted, budget 2.
+    assert len(found) == 4 + 5 + 6 + 2 + 2
     for alarm_id, properties in found.items():
         assert properties["AlarmActions"] == [topic_ref(synthesized)], alarm_id
         assert properties["TreatMissingData"] == "notBreaching", alarm_id
@@ -401,3 +401,14 @@ def test_alarms_are_named_after_the_stack(synthesized: Synthesized) -> None:
     prefix = f"{synthesized.stack.config.stack_name}-"
     for alarm_id, properties in alarms(synthesized).items():
         assert properties["AlarmName"] == f"{prefix}{alarm_id}"
+
+
+def test_budget_alarms_alert_at_the_warning_share_and_when_the_budget_stops_a_job(
+    synthesized: Synthesized,
+) -> None:
+    found = alarms(synthesized)
+    for alarm, metric in (("BudgetWarningAlarm", "BudgetWarnings"), ("BudgetStoppedAlarm", "BudgetStops")):
+        properties = found[alarm]
+        assert properties["MetricName"] == metric
+        assert properties["Threshold"] == 1
+        assert properties["AlarmActions"], f"{alarm} alerts nobody"

@@ -1,0 +1,92 @@
+"""What a finished model call costs: the one dated price table of the project (docs/cost.md).
+
+``docagent cost`` estimates a job with it, the budget (functions/budget.py) reserves and settles with it, and
+the operator's actual cost of a job (the journalled calls' tokens) is priced with it. Amounts are kept in
+integer nano-dollars (1e-9 USD) so that sums are exact and do not depend on the order of the calls: an
+unstopped job and a stopped-then-redriven one spend exactly the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+InferenceMode = Literal["on_demand", "batch"]
+
+PRICES_AS_OF = "2026-11-30"
+NANO_PER_USD = 1_000_000_000
+# Batch inference bills half the on-demand price, input and output alike. Looked up 2026-12-02:
+# https://aws.amazon.com/bedrock/pricing/ ("Batch ... 50% lower price compared to on-demand"), confirmed by
+# https://www.wring.co/blog/aws-bedrock-batch-inference-guide ("Output tokens receive the same 50% discount")
+# and https://clauder-navi.com/en/bedrock-claude-cost/ ("Batch API (50% discount on both input and output)").
+BATCH_PRICE_FACTOR = 0.5
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """On-demand price per 1,000 tokens; ``matches`` is a substring of the model or inference profile id."""
+
+    matches: str
+    input_per_1000: float
+    output_per_1000: float
+    source: str
+
+
+# Bedrock on-demand, per 1,000 tokens. As of 2026-11: https://aws.amazon.com/bedrock/pricing/ (Anthropic);
+# Claude 3 Haiku $0.25 / $1.25 per million (also https://inventivehq.com/blog/aws-bedrock-pricing-guide),
+# Claude 3.5 Haiku $0.80 / $4.00 per million (https://deploybase.ai/articles/amazon-bedrock-pricing),
+# Claude Haiku 4.5 $1 / $5 per million on the global endpoint, regional (us.*) 10% more
+# (https://clauder-navi.com/en/bedrock-claude-cost/). The first entry whose ``matches`` is in the id wins.
+MODEL_PRICES: tuple[ModelPrice, ...] = (
+    ModelPrice("claude-3-haiku", 0.00025, 0.00125, "https://aws.amazon.com/bedrock/pricing/"),
+    ModelPrice("claude-3-5-haiku", 0.0008, 0.004, "https://aws.amazon.com/bedrock/pricing/"),
+    ModelPrice("global.anthropic.claude-haiku-4-5", 0.001, 0.005, "https://aws.amazon.com/bedrock/pricing/"),
+    ModelPrice("claude-haiku-4-5", 0.0011, 0.0055, "https://aws.amazon.com/bedrock/pricing/ (regional +10%)"),
+)
+
+
+def model_price(model_id: str) -> ModelPrice:
+    """The price of a model id; LookupError naming the known models when there is none."""
+    for price in MODEL_PRICES:
+        if price.matches in model_id:
+            return price
+    known = ", ".join(price.matches for price in MODEL_PRICES)
+    raise LookupError(f"no price for model {model_id!r} in functions/spend.py (known: {known})")
+
+
+def call_cost_nano(
+    model_id: str, input_tokens: int, output_tokens: int, mode: InferenceMode = "on_demand"
+) -> int:
+    """A model call's cost in nano-dollars, rounded up (never under-counted)."""
+    price = model_price(model_id)
+    factor = BATCH_PRICE_FACTOR if mode == "batch" else 1.0
+    # per 1,000 tokens in USD = per token in micro-dollars * 1,000, so per token in nano-dollars * 1e3 / 1e3
+    nano = (input_tokens * price.input_per_1000 + output_tokens * price.output_per_1000) * factor * 1_000_000
+    return int(-(-round(nano * 1000) // 1000))
+
+
+def call_cost_usd(
+    model_id: str, input_tokens: int, output_tokens: int, mode: InferenceMode = "on_demand"
+) -> float:
+    """A finished model call's cost in US dollars (the dated price of its model, on-demand or batch)."""
+    return to_usd(call_cost_nano(model_id, input_tokens, output_tokens, mode))
+
+
+def to_usd(nano: int) -> float:
+    return round(nano / NANO_PER_USD, 9)
+
+
+def to_nano(usd: float) -> int:
+    return round(usd * NANO_PER_USD)
+
+
+def calls_cost_usd(calls: Iterable[tuple[str, int, int]]) -> float | None:
+    """(model id, input tokens, output tokens) of finished on-demand calls priced together; None when a model
+    has no dated price."""
+    try:
+        return to_usd(
+            sum(call_cost_nano(model_id, tokens_in, tokens_out) for model_id, tokens_in, tokens_out in calls)
+        )
+    except LookupError:
+        return None

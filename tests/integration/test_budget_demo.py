@@ -1,0 +1,102 @@
+"""A job's budget on the local cloud, as a user runs it (`docagent demo --json`, a subprocess): the
+budget stops the job with BudgetExceeded before it passes, a raised budget and a redrive finish it, with no
+model call repeated and exactly the spend of the same job run without a budget."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from docagent.operations.json_shapes import validate_output
+from tests.integration.test_demo import demo, docagent
+
+DOCUMENTS = "20"
+# The local model's calls cost about $0.00044 each and are reserved at about $0.0065 (their input estimate and
+# 800 output tokens): a budget of $0.008 lets the first calls through and stops the job well before its end.
+BUDGET = 0.008
+
+
+def test_the_budget_stops_the_job_and_a_raised_budget_and_a_redrive_finish_it_at_the_same_spend(
+    tmp_path,
+) -> None:
+    unstopped = demo(tmp_path / "unstopped", "--no-crash", "--documents", DOCUMENTS, "--time-scale", "0.1")
+    assert unstopped["status"] == "SUCCEEDED" and unstopped["budget_exceeded"] is None
+
+    kept = tmp_path / "budget"
+    try:
+        summary = demo(
+            kept,
+            "--no-crash",
+            "--documents",
+            DOCUMENTS,
+            "--time-scale",
+            "0.1",
+            "--max-cost-usd",
+            str(BUDGET),
+            "--then-max-cost-usd",
+            "1",
+            "--keep",
+        )
+        check_the_operator_sees_the_spend(kept, summary)
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "docagent.cli", "local", "down"],
+            env={**os.environ, "DOCAGENT_STATE_DIR": str(kept)},
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    stop = summary["budget_exceeded"]
+    assert stop is not None, "the budget did not stop the job"
+    assert stop["error"] == "BudgetExceeded"
+    assert stop["spent_usd"] <= BUDGET
+    assert 0 < stop["documents_done"] < int(DOCUMENTS)
+    assert stop["documents_done"] + stop["documents_pending"] == int(DOCUMENTS)
+    assert stop["commands"] == [
+        f"docagent budget {summary['job_id']} --max-usd N",
+        f"docagent redrive {summary['job_id']}",
+    ]
+    # raised and redriven: finished, nothing called twice, the spend of the unstopped job to the nano-dollar
+    assert summary["status"] == "SUCCEEDED" and summary["verified"]
+    assert summary["redrive_count"] == 1
+    assert summary["results"] == int(DOCUMENTS)
+    assert summary["repeated_model_calls"] == 0
+    assert summary["model_calls"] == unstopped["model_calls"]
+    assert summary["model_cost_usd"] == unstopped["model_cost_usd"] > 0
+    ledger = summary["spend"]["budget"]
+    assert ledger["spent_usd"] == summary["model_cost_usd"]
+    assert (ledger["max_cost_usd"], ledger["reserved_usd"], ledger["stopped"]) == (1.0, 0.0, None)
+    print(
+        f"unstopped ${unstopped['model_cost_usd']}; stopped at ${stop['spent_usd']} of ${BUDGET} with "
+        f"{stop['documents_done']} done, {stop['documents_pending']} pending; raised and redriven "
+        f"${summary['model_cost_usd']} ({summary['model_calls']} calls, "
+        f"{summary['repeated_model_calls']} repeated)"
+    )
+
+
+def check_the_operator_sees_the_spend(kept, summary: dict) -> None:
+    """status, inspect and cost --from-job show the actual cost per job and per document; budget sets it."""
+    job_id = summary["job_id"]
+    status = docagent(kept, "status", job_id)
+    validate_output("status", status)
+    assert status["spend"]["model_cost_usd"] == summary["model_cost_usd"]
+    assert len(status["spend"]["by_document"]) == int(DOCUMENTS)
+    assert sum(status["spend"]["by_document"].values()) == pytest.approx(summary["model_cost_usd"])
+    report = docagent(kept, "inspect", job_id)
+    assert report["spend"]["model_cost_usd"] == summary["model_cost_usd"]
+    costs = {doc["document_id"]: doc["model_cost_usd"] for doc in report["document_details"]}
+    assert costs == status["spend"]["by_document"] and all(cost > 0 for cost in costs.values())
+    compared = docagent(kept, "cost", "--from-job", job_id)
+    assert compared["actual"]["model_cost_usd"] == summary["model_cost_usd"]
+    assert compared["actual"]["batch_usd"] == pytest.approx(summary["model_cost_usd"] / 2, abs=1e-6)
+    assert compared["estimate"]["model_cost_usd"] > 0
+    changed = docagent(kept, "budget", job_id, "--max-usd", "2")
+    validate_output("budget", changed)
+    assert (changed["max_cost_usd"], changed["spent_usd"], changed["next"]) == (
+        2.0,
+        summary["model_cost_usd"],
+        None,
+    )
