@@ -87,6 +87,7 @@ from docagent.localcloud import (
     heartbeat,
     history,
     item_reader,
+    json_paths,
     jsonata,
     map_children,
     mock_config,
@@ -322,6 +323,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         executions.install()
         validation.install()
         jsonata.install()
+        json_paths.install()
         mock_config.install()
         test_state.install()
         item_reader.install()
