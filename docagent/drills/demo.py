@@ -35,6 +35,7 @@ from docagent.drills.synthetic import (
     generate_customers,
     generate_documents,
 )
+from docagent.drills.uploads import put_objects
 from docagent.localcloud.bedrock.converse_api import ModelFaults, model_faults_spec
 from docagent.localcloud.bedrock.labels import Label, document_sha256, post_labels
 from docagent.localcloud.deploy import LocalStack, deploy
@@ -163,9 +164,7 @@ def seed_inputs(
     customers = generate_customers()
     generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
     rendered = render_corpus(generated, formats, seed=7)
-    for document in rendered:
-        key = storage.uploaded_key(prefix, document.file_name)
-        job.s3.put_object(Bucket=job.bucket, Key=key, Body=document.data)
+    put_objects(job.s3, job.bucket, [(storage.uploaded_key(prefix, d.file_name), d.data) for d in rendered])
     if job.ctx.endpoint is not None:
         labels = [
             Label(

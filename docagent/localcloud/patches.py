@@ -91,6 +91,7 @@ from docagent.localcloud.stepfunctions import (
     heartbeat,
     history,
     item_reader,
+    json_paths,
     map_children,
     mock_config,
     validation,
@@ -322,6 +323,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         executions.install()
         validation.install()
         jsonata.install()
+        json_paths.install()
         mock_config.install()
         test_state.install()
         item_reader.install()

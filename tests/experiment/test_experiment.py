@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from docagent.drills.experiment import report
 from docagent.drills.experiment.cloud import batched_definition
 from docagent.drills.experiment.measures import Run, repeats_of, strategy_rows
-from docagent.drills.experiment.processes import HAND_WRITTEN, PEER, WorkerStrategy, run_worker
+from docagent.drills.experiment.processes import HAND_WRITTEN, PEER, WorkerStrategy, _Worker, run_worker
 from docagent.drills.experiment.runner import run_experiment, select_strategies
 from docagent.drills.synthetic import generate_documents
 
@@ -59,6 +60,25 @@ def test_the_worker_results_match_the_ground_truth(tmp_path):
     assert [r["document_id"] for r in report_file] == sorted(truth)
     for result in report_file:
         assert result["facts"]["invoice_number"] == truth[result["document_id"]].invoice_number
+
+
+def test_job_time_is_when_the_worker_said_it_not_when_the_parent_read_it(tmp_path):
+    # The parent reads the pipe only after the worker has exited, as a busy machine may schedule it: "start"
+    # and "end" then arrive in one read. The job's time is still the worker's own, from the lines' stamps.
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    worker = _Worker(strategy("none").command(run_dir, DOCUMENTS, None, resume=False), run_dir)
+    try:
+        worker.process.wait(timeout=120)
+        exited = time.monotonic()
+        _, started = worker.until("start")
+        _, ended = worker.until("end")
+    finally:
+        worker.close()
+    calls = [line for line in worker.lines if line.startswith("call")]
+    assert len(calls) == DOCUMENTS
+    assert started < ended <= exited, "both happened before the worker exited, and the loop took some time"
+    assert worker.lines[0] == "start" and worker.lines[-1] == "end", "the stamps are not part of the message"
 
 
 def test_repeats_count_calls_and_documents():

@@ -17,7 +17,7 @@ from typing import IO
 
 from docagent import project
 from docagent.drills.experiment.measures import Run, comparable, repeats_of
-from docagent.drills.experiment.workload import CALLS_LOG, REPORT_FILE, TICKETS_LOG
+from docagent.drills.experiment.workload import CALLS_LOG, REPORT_FILE, TICKETS_LOG, heard
 
 WORKER_TIMEOUT_SECONDS = 1800.0
 
@@ -94,17 +94,17 @@ class _Worker:
         self.lines: list[str] = []
 
     def until(self, *prefixes: str) -> tuple[str, float]:
-        """The first line starting with one of ``prefixes``, and when it arrived."""
+        """The first line starting with one of ``prefixes``, and when the worker wrote it (its stamp)."""
         deadline = time.monotonic() + WORKER_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
             raw = self.stdout.readline()
             if not raw:
                 code = self.process.wait()
                 raise WorkerError(f"worker exited ({code}) before {'/'.join(prefixes)}; see worker.log")
-            line = raw.decode().strip()
+            line, when = heard(raw.decode().strip())
             self.lines.append(line)
             if line.startswith(prefixes):
-                return line, time.monotonic()
+                return line, when
         self.kill()
         raise WorkerError(f"worker did not reach {'/'.join(prefixes)} in {WORKER_TIMEOUT_SECONDS:.0f} s")
 
@@ -166,7 +166,7 @@ def run_worker(
             how, _ = worker.until("start", "resume", "restart")
             _, first = worker.until("call", "end")
             _, ended = worker.until("end") if not worker.lines[-1].startswith("end") else ("", first)
-            recovery_first, recovery = round(first - killed, 4), round(ended - killed, 4)
+            recovery_first, recovery = round(first - killed, 6), round(ended - killed, 6)
         worker.process.wait()
     finally:
         worker.close()
@@ -179,7 +179,7 @@ def run_worker(
         strategy=strategy.name,
         documents=documents,
         kill_at=kill_at,
-        job_seconds=round(ended - started, 4),
+        job_seconds=round(ended - started, 6),
         recovery_first_progress_seconds=recovery_first,
         recovery_seconds=recovery,
         recovery=strategy.recovery

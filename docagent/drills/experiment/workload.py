@@ -8,7 +8,10 @@ Instrumentation, not checkpoints (a strategy never reads them back): every model
 never loses a line), and the ticket system is an append-only ledger (``tickets.log``) that, like a naive
 ticket API, opens a new ticket on every request. A worker talks to the parent over stdout: ``start``,
 ``call <index>``, ``end``, and ``stopped <index>`` when it reaches the kill point, where it stops itself
-(SIGSTOP) so the parent's SIGKILL lands at exactly that point with every thread frozen as it was.
+(SIGSTOP) so the parent's SIGKILL lands at exactly that point with every thread frozen as it was. Every line
+ends with `` @<seconds>``, the worker's ``time.monotonic()`` when it happened (one clock for every process of
+the machine), so the parent measures when things happened, not when it got round to reading the pipe: on a
+busy machine it can read ``start`` and ``end`` in one go, microseconds apart.
 """
 
 from __future__ import annotations
@@ -49,9 +52,18 @@ def _append(path: Path, line: str) -> None:
         os.close(descriptor)
 
 
+STAMP = " @"
+
+
 def say(message: str) -> None:
-    """One line to the parent (stdout is a pipe it reads)."""
-    os.write(sys.stdout.fileno(), (message + "\n").encode())
+    """One line to the parent (stdout is a pipe it reads), stamped with when it happened."""
+    os.write(sys.stdout.fileno(), f"{message}{STAMP}{time.monotonic():.6f}\n".encode())
+
+
+def heard(line: str) -> tuple[str, float]:
+    """A line ``say`` wrote: its message and its stamp."""
+    message, _, stamp = line.rpartition(STAMP)
+    return message, float(stamp)
 
 
 @dataclass
