@@ -80,7 +80,9 @@ def test_an_answer_with_an_undeclared_key_fails_its_model() -> None:
     assert isinstance(refusal, Refusal)
 
 
-@pytest.mark.parametrize(("page", "name", "source", "render"), docs_gen.BLOCKS, ids=str)
+@pytest.mark.parametrize(
+    ("page", "name", "source", "render"), docs_gen.BLOCKS, ids=[block[1] for block in docs_gen.BLOCKS]
+)
 def test_the_committed_generated_block_is_what_the_code_generates(page, name, source, render) -> None:
     text = (docs_gen.DOCS_DIR / page).read_text(encoding="utf-8")
     assert docs_gen.with_block(text, name, source, render()) == text, f"docs/{page} is stale: make docs-gen"
