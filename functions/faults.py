@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from functions import storage
 from functions.errors import InjectedFault
+from functions.fault_points import fault_point_named
 from functions.models import JobOptions, StoredRequest
 from functions.observability import logger
 from functions.settings import get_settings
@@ -42,18 +43,20 @@ def fault_point(
 ) -> None:
     """Inject the configured fault if it targets this point (and document, and retry); else do nothing.
 
-    ``document_index`` is given at per-document points; job-level points ignore the spec's document_index.
+    ``document_index`` is given at per-document points and ``action`` at per-action points (the registry's
+    scope, functions/fault_points.py); other points ignore the spec's document_index and action.
     """
     spec = options.fault
     if spec is None or spec.point != name or not get_settings().fault_injection_enabled:
         return
+    point = fault_point_named(name)
     if (
-        document_index is not None
+        point.scope == "document"
         and spec.document_index is not None
         and spec.document_index != document_index
     ):
         return
-    if action is not None and spec.action is not None and spec.action != action:
+    if point.scope == "action" and spec.action is not None and spec.action != action:
         return
     if spec.until_retry is not None and retry_count >= spec.until_retry:
         return
@@ -63,6 +66,7 @@ def fault_point(
         "injecting fault",
         extra={
             "fault_point": name,
+            "fault_step": point.step,
             "fault_mode": spec.mode,
             "retry_count": retry_count,
             "redrive_count": redrive_count,

@@ -3,7 +3,7 @@
 At each fault point, a small job's worker is held at the point (``hang``, first attempt only); the moment it
 logs the fault, the whole local cloud is killed (``kill -9`` of its process group and its Lambda workers),
 started again from its journal, and the job must finish with no redrive and every invariant of the worker
-cells (docagent/drills/chaos.py): each document's result once and equal to a crash-free run's, no finished
+cells (docagent/drills/chaos/): each document's result once and equal to a crash-free run's, no finished
 model call repeated, exactly one ticket, a verified report, nothing left in progress. Cells run one after
 the other on one cloud process (killing it stops everything it runs).
 """

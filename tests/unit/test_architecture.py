@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAIN_STACKS = {"stacks.outputs", "stacks.config", "stacks.powertools", "stacks.sdk_pins"}
 # A dotted arrow whose label says it is not an import.
 NOT_IMPORTS = {"loads", "synthesizes, by subprocess"}
+# docagent's top-level modules drawn as a node: the CLI (its parser and the local cloud's commands), the docs.
+ROOMS = {"cli": "cli", "local_commands": "cli", "docs_gen": "docsgen", "docs_meanings": "docsgen"}
 
 
 def room(module: str) -> str | None:
@@ -24,8 +26,8 @@ def room(module: str) -> str | None:
     if parts[0] == "stacks":
         return "plain"
     if parts[0] == "docagent" and len(parts) > 1:
-        return {"cli": "cli", "docs_gen": "docsgen", "docs_meanings": "docsgen"}.get(parts[1]) or (
-            parts[1] if parts[1] in {"operations", "localcloud", "drills", "evaluation", "kit"} else None
+        return ROOMS.get(parts[1]) or (
+            parts[1] if parts[1] in {"operator", "localcloud", "drills", "evaluation", "kit"} else None
         )
     return None
 

@@ -87,13 +87,17 @@ def _contains(line: tuple[str, ...], term: tuple[str, ...]) -> bool:
 def scan(roots: list[Path], terms: set[tuple[str, ...]]) -> list[str]:
     """``file:line: words`` for every line of the text files under ``roots`` holding a term."""
     hits = []
+    first_words = {term[0] for term in terms}
     for root in roots:
         for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES):
             if "__pycache__" in path.parts:
                 continue
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             for number, line in enumerate(lines, start=1):
-                found = sorted("-".join(term) for term in terms if _contains(words(line), term))
+                line_words = words(line)  # once per line, not once per term
+                if first_words.isdisjoint(line_words):
+                    continue
+                found = sorted("-".join(term) for term in terms if _contains(line_words, term))
                 if found:
                     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
                     hits.append(f"{shown}:{number}: {', '.join(found)}")

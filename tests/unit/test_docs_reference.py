@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from docagent import docs_gen
 from docagent.docs_meanings import CONFIG_MEANINGS
 from docagent.operations.json_shapes import COMMAND_OUTPUTS, Output, Refusal, StatusOutput, validate_output
+from functions.fault_points import FAULT_POINTS
 from stacks.config import DocAgentConfig
 
 
@@ -77,3 +78,33 @@ def test_an_answer_with_an_undeclared_key_fails_its_model() -> None:
         validate_output("status", {**status, "surprise": 1})
     refusal = validate_output("status", {"error": "no job", "error_type": "JobNotFound", "exit_code": 3})
     assert isinstance(refusal, Refusal)
+
+
+@pytest.mark.parametrize(
+    ("page", "name", "source", "render"), docs_gen.BLOCKS, ids=[block[1] for block in docs_gen.BLOCKS]
+)
+def test_the_committed_generated_block_is_what_the_code_generates(page, name, source, render) -> None:
+    text = (docs_gen.DOCS_DIR / page).read_text(encoding="utf-8")
+    assert docs_gen.with_block(text, name, source, render()) == text, f"docs/{page} is stale: make docs-gen"
+
+
+def test_a_changed_or_missing_block_is_reported(tmp_path) -> None:
+    for name, render in docs_gen.PAGES.items():
+        (tmp_path / name).write_text(render(), encoding="utf-8")
+    page, name, source, render = docs_gen.BLOCKS[0]
+    fresh = docs_gen.with_block(
+        (docs_gen.DOCS_DIR / page).read_text(encoding="utf-8"), name, source, render()
+    )
+    (tmp_path / page).write_text(fresh, encoding="utf-8")
+    assert docs_gen.drifted(tmp_path, tmp_path) == []
+    (tmp_path / page).write_text(fresh.replace("| `after_report` |", "| `after_lunch` |"), encoding="utf-8")
+    assert docs_gen.drifted(tmp_path, tmp_path) == [page]
+    (tmp_path / page).write_text("# no markers\n", encoding="utf-8")
+    assert docs_gen.drifted(tmp_path, tmp_path) == [page]
+
+
+def test_the_fault_point_table_has_a_row_per_registered_point() -> None:
+    table = docs_gen.fault_points_table()
+    for point in FAULT_POINTS:
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{point.name}` |"))
+        assert f"| {point.step} |" in row

@@ -1,8 +1,9 @@
 """The work of one PrepareJob, ListDocuments, SealJob, BuildReport or VerifyJob invocation does not grow with
-the job (docs/design.md, "Reports and verification"): every S3 and DynamoDB call they make is counted at two
-job sizes, each in a fresh moto. Report and verify: the counts are the same (all listings fit in one page of
-1,000 at both sizes). The listing: at 1,000 and 5,000 documents (small pages and parts, so that many steps
-run; moto lists versions in time linear in the bucket, so bigger sizes only cost suite time), no ListDocuments
+the job (docs/design.md, "Reports and verification"): every S3 and DynamoDB call they make is counted at
+two job sizes, each in a fresh moto. Report and verify: the counts are the same (all listings fit in one
+page of 1,000 at both sizes; the larger is six times the smaller and past verify's sample of 16). The
+listing: at 200 and 1,000 documents (pages of 100 and parts of two pages, so that many steps and parts run;
+moto lists versions in time linear in the bucket, so bigger sizes only cost suite time), no ListDocuments
 invocation makes more calls than the bound, at either size; SealJob makes a fixed number of calls per part."""
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from tests.support import (
 )
 from tests.unit.conftest import clear_all_caches, create_stack_resources
 
-SIZES = (20, 200)
+SIZES = (20, 120)
 Calls = Counter[tuple[str, str]]
 
 
@@ -99,7 +100,7 @@ def _job_calls(size: int, counter: CallCounter) -> dict[str, Calls]:
     return calls
 
 
-def test_prepare_report_and_verify_make_the_same_calls_at_20_and_200_documents(cloud, counter):
+def test_prepare_report_and_verify_make_the_same_calls_at_20_and_120_documents(cloud, counter):
     small, large = (_job_calls(size, counter) for size in SIZES)
 
     for step in ("prepare", "report", "verify"):
@@ -119,10 +120,10 @@ def test_prepare_report_and_verify_make_the_same_calls_at_20_and_200_documents(c
 
 # -- the listing, spread over steps -------------------------------------------------------------------------
 
-LISTING_SIZES = (1_000, 5_000)
-PAGE_SIZE = 500
+LISTING_SIZES = (200, 1_000)
+PAGE_SIZE = 100
 MAX_PAGES = 1
-PART_MIN_BYTES = 128 * 1024  # ~870 entries of ~150 B: each part takes two steps (the first leaves it open)
+PART_MIN_BYTES = 24 * 1024  # ~160 entries of ~150 B: each part takes two steps (the first leaves it open)
 
 
 def seed_fast(count: int) -> None:
@@ -177,7 +178,7 @@ def _step_bound(calls: Calls) -> None:
     assert sum(calls.values()) <= MAX_PAGES + 5
 
 
-def test_each_listing_step_is_bounded_at_1000_and_5000_documents(cloud, counter, small_listing):
+def test_each_listing_step_is_bounded_at_200_and_1000_documents(cloud, counter, small_listing):
     for size in LISTING_SIZES:
         steps, sealed, job = _listing_calls(size, counter)
         for calls in steps:
@@ -206,7 +207,7 @@ def test_each_listing_step_is_bounded_at_1000_and_5000_documents(cloud, counter,
 
 
 def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, small_listing):
-    seed_fast(2_000)
+    seed_fast(400)
     job_id = "job-crash"
     started = prepare_job({"request": {"job_id": job_id, "prefix": PREFIX}, "execution_name": job_id},
                           FakeLambdaContext())  # fmt: skip
@@ -214,7 +215,7 @@ def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, 
     cursor = started.listing
     for _ in range(3):  # part 0 (two steps, complete), part 1 open after one page
         cursor = list_step(ListingEvent(action="list", job_id=job_id, listing=cursor), settings)
-    assert (cursor.part, cursor.documents, cursor.done) == (1, 1_500, False)
+    assert (cursor.part, cursor.documents, cursor.done) == (1, 3 * PAGE_SIZE, False)
     written = storage.get_json(storage.listing_part_key(job_id, 1))
     markers: list[str | None] = []
     original_page, original_put = storage.list_versions_page, storage.put_json
@@ -254,8 +255,8 @@ def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, 
     _step_bound(retried)
     job = list_and_seal(job_id, cursor)
     entries = storage.manifest_entries(storage.get_manifest(job_id))  # type: ignore[arg-type]
-    assert [entry.index for entry in entries] == list(range(2_000))
-    assert len({entry.key for entry in entries}) == 2_000 and job.document_count == 2_000
+    assert [entry.index for entry in entries] == list(range(400))
+    assert len({entry.key for entry in entries}) == 400 and job.document_count == 400
     # A complete part is reused without listing: a repeat of the whole job lists and writes nothing.
     repeat = counter.measure(lambda: list_and_seal(job_id))
     assert repeat[("s3", "ListObjectVersions")] == 0 and repeat[("s3", "PutObject")] == 0
