@@ -36,7 +36,7 @@ SEGMENT = r"([A-Za-z0-9_][A-Za-z0-9._-]{0,199})"
 
 
 @dataclass
-class Console:
+class ReviewConsole:
     """The application: the deployment it reads and acts on, who acts, the form token."""
 
     ctx: OperatorContext
@@ -220,12 +220,12 @@ def _said(query: dict[str, str]) -> dict[str, str] | None:
     return {"text": query["said"], "kind": query.get("kind", "ok")} if query.get("said") else None
 
 
-def page_jobs(handler: Handler, console: Console, query: dict[str, str]) -> None:
+def page_jobs(handler: Handler, console: ReviewConsole, query: dict[str, str]) -> None:
     rows = views.jobs(console.ctx)
     handler.reply(HTTPStatus.OK, console.render("jobs.html", jobs=rows, said=_said(query)))
 
 
-def page_job(handler: Handler, console: Console, query: dict[str, str], job_id: str) -> None:
+def page_job(handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str) -> None:
     view = views.job(console.ctx, job_id)
     shown = view.documents
     outcome = query.get("outcome") or ""
@@ -240,14 +240,14 @@ def page_job(handler: Handler, console: Console, query: dict[str, str], job_id: 
     handler.reply(HTTPStatus.OK, body)
 
 
-def page_review(handler: Handler, console: Console, query: dict[str, str], job_id: str) -> None:
+def page_review(handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str) -> None:
     documents = views.review_queue(console.ctx, job_id)
     body = console.render("review.html", job_id=job_id, documents=documents, said=_said(query))
     handler.reply(HTTPStatus.OK, body)
 
 
 def page_document(
-    handler: Handler, console: Console, query: dict[str, str], job_id: str, document_id: str
+    handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str, document_id: str
 ) -> None:
     view = views.document(console.ctx, job_id, document_id)
     if view is None:
@@ -259,7 +259,7 @@ def page_document(
 
 
 def page_file(
-    handler: Handler, console: Console, query: dict[str, str], job_id: str, document_id: str
+    handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str, document_id: str
 ) -> None:
     content = views.file_of(console.ctx, job_id, document_id)
     if content is None:
@@ -268,7 +268,7 @@ def page_file(
     handler.reply(HTTPStatus.OK, content, "application/pdf", csp="default-src 'none'; object-src 'self'")
 
 
-def page_static(handler: Handler, console: Console, query: dict[str, str], name: str) -> None:
+def page_static(handler: Handler, console: ReviewConsole, query: dict[str, str], name: str) -> None:
     asset = resources.files("docagent.console").joinpath("static", name)
     if not asset.is_file():
         raise OperatorError(f"no static file {name}", EXIT_NOT_FOUND)
@@ -299,7 +299,7 @@ POST_ROUTES: list[tuple[str, Callable[..., str]]] = [
 class ConsoleServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, console: Console, port: int) -> None:
+    def __init__(self, console: ReviewConsole, port: int) -> None:
         super().__init__((HOST, port), Handler)
         self.console = console
 
@@ -308,7 +308,7 @@ class ConsoleServer(ThreadingHTTPServer):
         return f"http://{HOST}:{self.server_address[1]}"
 
 
-def serve(console: Console, port: int) -> ConsoleServer:
+def serve(console: ReviewConsole, port: int) -> ConsoleServer:
     """A started server (its own thread); ``shutdown()`` and ``server_close()`` stop it."""
     server = ConsoleServer(console, port)
     threading.Thread(target=server.serve_forever, name="docagent-console", daemon=True).start()

@@ -40,12 +40,12 @@ def register(
 
 @command
 def cmd_console(args: argparse.Namespace) -> int:
-    from docagent.console.app import Console, serve  # noqa: PLC0415 (Jinja2 only when serving)
+    from docagent.console.app import ReviewConsole, serve  # noqa: PLC0415 (Jinja2 only when serving)
 
     ctx = OperatorContext.from_args(args)
     ctx.state_machine_arn  # noqa: B018 (refuse a deployment without the stack's outputs before serving)
     try:
-        server = serve(Console(ctx, args.reviewer or getpass.getuser()), args.port)
+        server = serve(ReviewConsole(ctx, args.reviewer or getpass.getuser()), args.port)
     except OSError as error:
         raise OperatorError(
             f"cannot serve on 127.0.0.1:{args.port}: {error.strerror}", EXIT_BAD_REQUEST

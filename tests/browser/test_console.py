@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from docagent import project
-from docagent.console.app import Console, ConsoleServer, serve
+from docagent.console.app import ConsoleServer, ReviewConsole, serve
 from docagent.drills.cloud_crash import CloudProcess
 from docagent.drills.demo import LocalJob
 from docagent.drills.job_folder import JobFolder
@@ -90,7 +90,7 @@ def start_claims(job: LocalJob, folder: JobFolder, options: dict[str, Any]) -> N
     job.start({"job_id": job.job_id, "prefix": prefix, **folder.request(), "options": options})
 
 
-def serve_on_a_free_port(console: Console) -> ConsoleServer:
+def serve_on_a_free_port(console: ReviewConsole) -> ConsoleServer:
     for port in CONSOLE_PORTS[:-1]:
         try:
             return serve(console, port)
@@ -108,7 +108,7 @@ def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
     try:
         stack = deploy(synth_local(), "DocAgent", cloud.endpoint)
         ctx = OperatorContext.of_local_stack(cloud.endpoint, stack.stack_name, stack.outputs)
-        server = serve_on_a_free_port(Console(ctx, "rita"))
+        server = serve_on_a_free_port(ReviewConsole(ctx, "rita"))
         folder = JobFolder.read(CLAIMS)
         start_claims(LocalJob(ctx, "crashy"), folder, {"fault": CRASH, "require_approval": True})
         start_claims(LocalJob(ctx, "steady"), folder, {"require_approval": True})

@@ -27,7 +27,7 @@ def room(module: str) -> str | None:
         return "plain"
     if parts[0] == "docagent" and len(parts) > 1:
         return ROOMS.get(parts[1]) or (
-            parts[1] if parts[1] in {"operator", "localcloud", "drills", "evaluation", "kit"} else None
+            parts[1] if parts[1] in {"operations", "localcloud", "drills", "evaluation", "kit"} else None
         )
     return None
 

@@ -18,6 +18,7 @@ SAME_MEANING = {
     "storage": "where a job's data lives: its keys (functions/) and its buckets and tables (stacks/)",
     "observability": "logs, metrics and traces: emitted (functions/), their groups and alarms (stacks/)",
     "report": "the report a run writes: the evaluation's and the experiment's",
+    "runner": "a drill's run behind its command: the crash matrix's and the experiment's",
     "spend": "a job's model spend: priced (functions/), shown and budgeted by the operator (operations/)",
 }
 
