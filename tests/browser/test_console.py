@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright import sync_api
 
 from docagent import project
 from docagent.console.app import ConsoleServer, ReviewConsole, serve
@@ -31,8 +32,6 @@ from docagent.operations.records import JobRecords
 from docagent.operations.review import export_labels
 from functions import storage
 from tests.support import wait_until
-
-sync_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [

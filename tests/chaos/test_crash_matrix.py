@@ -40,7 +40,9 @@ def test_every_fault_point_belongs_to_a_workflow_state_and_every_mode_to_an_erro
     definition = workflow_definition()
     processor = definition["States"]["ReviewDocuments"]["ItemProcessor"]
     states = set(definition["States"]) | set(processor["States"])
-    assert set(POINT_STATES) == set(POINTS), "a new fault point needs its state in docagent/drills/chaos.py"
+    assert set(POINT_STATES) == set(POINTS), (
+        "a new fault point needs its state in functions/fault_points.py (the registry)"
+    )
     assert set(POINT_STATES.values()) <= states
     assert set(MODE_ERRORS) == set(MODES)
 
