@@ -51,6 +51,7 @@ PRODUCT_PREFIXES = (
     f"{storage.MAP_RUNS_PREFIX}/",
     storage.LEDGER_PREFIX,
     storage.LEDGER_INDEX_PREFIX,
+    storage.BATCH_JOBS_INDEX_PREFIX,
 )
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
