@@ -197,6 +197,9 @@ class DocAgentConfig(BaseModel):
     # The job's overall limit: the execution ends TIMED_OUT after this (the ExecutionsTimedOut alarm and the
     # job alert). Longer than the approval wait; at most the one year a Standard execution may run.
     job_timeout_seconds: int = Field(3 * 86_400, ge=60, le=365 * 24 * 3600)
+    # Batch inference (docs/batch.md): how often WaitForBatchJob asks Bedrock for the batch job's status when
+    # no state-change event came (its TimeoutSeconds; each timeout is retried, the retry polls).
+    batch_poll_seconds: int = Field(900, ge=1, le=86_400)
     # Observability (stacks/observability.py): job alerts by email when set (the SNS topic exists either way).
     alert_email: str = Field("", pattern=r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$")
     # Alarms: model throttles (AWS/Bedrock InvocationThrottles) per 5 minutes, function errors per 5 minutes.
