@@ -368,6 +368,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             formats=parse_formats(args.formats),
             documents_per_child=args.documents_per_child,
             job_folder=job_folder,
+            inference=args.inference,
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -662,6 +663,13 @@ def _add_demo_command(
         type=int,
         default=1,
         help="documents per Distributed Map child (ItemBatcher; default 1)",
+    )
+    demo.add_argument(
+        "--inference",
+        choices=["on_demand", "batch", "auto"],
+        default="on_demand",
+        help="the job's model calls: on_demand (one Converse call a document), batch (one Bedrock batch "
+        "inference job: about half the price) or auto (batch from its minimum of records); docs/batch.md",
     )
     demo.set_defaults(handler=cmd_demo)
 

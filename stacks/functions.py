@@ -475,6 +475,20 @@ class Functions(Construct):
             "The deployment's actions allow-list names secrets by ARN pattern and SSM parameters by prefix "
             "(config actions.secrets): read only, those patterns only.",
         )
+        if spec.runs_batch_jobs:
+            nag.acknowledge_wildcard_resources(
+                role,
+                [
+                    arn
+                    for statement in statements
+                    for arn in statement.resources
+                    if "model-invocation-job" in arn
+                ]
+                + [arn for arn in bedrock_model_arns(Stack.of(self), self._config.model_id) if "*" in arn],
+                "Batch job ids are made by Bedrock when the job is created: any batch job of this account "
+                "and region, and this model only (a cross-region profile's model in every region of its "
+                "geography).",
+            )
         nag.acknowledge_wildcard_resources(
             role,
             [arn for arn in model_arns if "*" in arn],

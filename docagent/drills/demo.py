@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from docagent import project
+from docagent.drills.batch_figures import batch_jobs_of, model_cost
 from docagent.drills.cpu import cpu_clock, cpu_figures
 from docagent.drills.formats import DEFAULT_FORMATS, render_corpus
 from docagent.drills.synthetic import (
@@ -373,6 +374,7 @@ def run_demo(
     formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
     documents_per_child: int = 1,
     job_folder: JobFolder | None = None,
+    inference: str = "on_demand",
 ) -> dict[str, Any]:
     """The invoice review on generated documents; with ``job_folder`` (``--job PATH``), that definition on its
     samples instead (docagent/drills/job_folder.py)."""
@@ -402,7 +404,7 @@ def run_demo(
             else job_folder.seed(job, prefix)
         )
         mark = lap("seed", mark)
-        request = start_request(job_id, prefix, crash, job_folder)
+        request = start_request(job_id, prefix, crash, job_folder, inference)
         invocations_before = start_counting(where)
         cpu_before = cpu_clock()
         job.start(request)
@@ -422,6 +424,7 @@ def run_demo(
             mark = lap("redrive", mark)
         cpu_job = cpu_clock()
         summary = summarize(job, truth, documents, status)
+        summary.update(model_figures(job, inference))
         summary.update(
             alerts=alerts,
             model_faults=model_faults.model_dump(exclude_defaults=True) if model_faults else None,
@@ -446,15 +449,32 @@ def run_demo(
 
 
 def start_request(
-    job_id: str, prefix: str, crash: Crash | None, job_folder: JobFolder | None = None
+    job_id: str,
+    prefix: str,
+    crash: Crash | None,
+    job_folder: JobFolder | None = None,
+    inference: str = "on_demand",
 ) -> dict[str, Any]:
-    """The demo job's start request: its documents, the crash's fault, the definition folder's name."""
+    """The demo job's start request: its documents, the crash's fault, the definition folder's name, how
+    its model calls are made."""
     request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
     if job_folder is not None:
         request.update(job_folder.request())
     if crash is not None:
         request["options"] = crash.job_options()
+    if inference != "on_demand":
+        request.setdefault("options", {})["inference"] = inference
     return request
+
+
+def model_figures(job: LocalJob, inference: str) -> dict[str, Any]:
+    """How the job's model calls were made and what they cost (docagent/drills/batch_figures.py)."""
+    manifest = job.records.manifest
+    return {
+        "inference": inference,
+        "batch_jobs": batch_jobs_of(job.ctx.client("bedrock"), job.job_id),
+        **model_cost(job.records.model_calls, manifest.versions.model_id if manifest else ""),
+    }
 
 
 def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> list[dict[str, Any]]:

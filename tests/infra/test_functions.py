@@ -1,4 +1,4 @@
-"""The six functions against docs/design.md: handlers, environment, runtime, logs and their own roles."""
+"""The seven functions against docs/design.md: handlers, environment, runtime, logs and their own roles."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ def role_of(synthesized: Synthesized, function: dict[str, Any]) -> dict[str, Any
     return role
 
 
-def test_design_lists_six_handlers_and_the_environment() -> None:
-    assert len(DESIGN_HANDLERS) == 6
+def test_design_lists_seven_handlers_and_the_environment() -> None:
+    assert len(DESIGN_HANDLERS) == 7
     assert {"BUCKET_NAME", "MODEL_ID", "POWERTOOLS_LOG_LEVEL"} <= DESIGN_ENV.keys()
 
 
@@ -124,7 +124,7 @@ def test_code_asset_holds_only_the_functions_package(synthesized: Synthesized) -
         function["Properties"]["Code"]["S3Key"]
         for function in synthesized.resources("AWS::Lambda::Function").values()
     }
-    assert len(keys) == 1, "all six functions share one code asset"
+    assert len(keys) == 1, "all seven functions share one code asset"
     asset_dir = synthesized.outdir / f"asset.{keys.pop().removesuffix('.zip')}"
     files = sorted(path.relative_to(asset_dir) for path in asset_dir.rglob("*") if path.is_file())
     assert files, asset_dir
