@@ -451,6 +451,12 @@ def _print_cost(report: dict[str, Any]) -> None:
         table.add_row(service, f"${figures['per_1000_usd']:,.4f}", f"${figures['usd']:,.2f}", what)
     table.add_row("total", f"${report['per_1000_usd']:,.4f}", f"${report['total_usd']:,.2f}", "")
     Console(markup=False).print(table)
+    modes = report["inference"]
+    batch = "n/a" if modes["batch_usd"] is None else f"${modes['batch_usd']:,.2f}"
+    Console(markup=False).print(
+        f"on-demand ${modes['on_demand_usd']:,.2f}, batch inference {batch}: {modes['verdict']} "
+        "(docs/batch.md)"
+    )
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
