@@ -35,7 +35,8 @@ from moto.events.models import events_backends
 
 from functions.batch.facts import BATCH_MIN_RECORDS, EVENT_DETAIL_TYPE, EVENT_SOURCE, TERMINAL_STATUSES
 
-PATH = re.compile(r"^/model-invocation-job(?P<many>s)?(?:/(?P<job>[^/]+))?(?P<stop>/stop)?$")
+# The job identifier is a job id or a whole ARN (which holds a "/" of its own once the path is decoded).
+PATH = re.compile(r"^/model-invocation-job(?P<many>s)?(?:/(?P<job>.+?))?(?P<stop>/stop)?$")
 ACCOUNT_ID, REGION = "123456789012", "us-east-1"
 
 

@@ -140,6 +140,12 @@ def test_the_api_routes(service):
         {"PATH_INFO": "/model-invocation-jobs", "REQUEST_METHOD": "GET"}, lambda s, h: answers.append(s)
     )
     assert [j["jobArn"] for j in json.loads(listed[0])["invocationJobSummaries"]] == [created["jobArn"]]
+    for identifier in (created["jobArn"], created["jobArn"].rsplit("/", 1)[-1]):  # an ARN or a job id
+        path = f"/model-invocation-job/{identifier}"
+        assert bedrock_batch.PATH.match(path)["job"] == identifier  # type: ignore[index]
+        got = service.handle({"PATH_INFO": path, "REQUEST_METHOD": "GET"}, lambda s, h: answers.append(s))
+        assert json.loads(got[0])["jobArn"] == created["jobArn"]
+    assert bedrock_batch.PATH.match(f"/model-invocation-job/{created['jobArn']}/stop")["stop"]  # type: ignore[index]
     missing = service.handle(
         {"PATH_INFO": "/model-invocation-job/nope", "REQUEST_METHOD": "GET"}, lambda s, h: answers.append(s)
     )
