@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-from moto.events.models import events_backends
 
+from docagent.localcloud.alerts import matching_targets
 from functions.batch.facts import BATCH_MIN_RECORDS, EVENT_DETAIL_TYPE, EVENT_SOURCE, TERMINAL_STATUSES
 
 # The job identifier is a job id or a whole ARN (which holds a "/" of its own once the path is decoded).
@@ -283,8 +283,13 @@ def _split(uri: str) -> tuple[str, str]:
 
 def _s3() -> Any:
     """The local cloud's own S3, over its endpoint (so the writes are journalled like any other)."""
-    return boto3.client(
-        "s3",
+    return _client("s3")
+
+
+def _client(service: str) -> Any:
+    """A client of the local cloud's own endpoint (MOTO_PORT: the server's port)."""
+    return boto3.client(  # type: ignore[call-overload]
+        service,
         endpoint_url=f"http://127.0.0.1:{os.environ['MOTO_PORT']}",
         region_name=REGION,
         aws_access_key_id="local",
@@ -332,29 +337,12 @@ def state_change_event(job: LocalBatchJob) -> dict[str, Any]:
 def deliver_state_change(job: LocalBatchJob) -> int:
     """Invoke (asynchronously) each Lambda target of the enabled default-bus rules matching the event."""
     event = state_change_event(job)
-    try:
-        backend = events_backends[ACCOUNT_ID][REGION]
-    except KeyError:
-        return 0
     invoked = 0
-    for rule in list(backend.event_buses["default"].rules.values()):
-        if rule.state != "ENABLED" or not rule.event_pattern.get_pattern():
-            continue
-        if not rule.event_pattern.matches_event(event):  # type: ignore[arg-type]
-            continue
-        for target in rule.targets:
-            arn = str(target.get("Arn", ""))
-            if ":lambda:" in arn:
-                _lambda().invoke(FunctionName=arn, InvocationType="Event", Payload=json.dumps(event).encode())
-                invoked += 1
+    for _, target in matching_targets(event):
+        arn = str(target.get("Arn", ""))
+        if ":lambda:" in arn:
+            _client("lambda").invoke(
+                FunctionName=arn, InvocationType="Event", Payload=json.dumps(event).encode()
+            )
+            invoked += 1
     return invoked
-
-
-def _lambda() -> Any:
-    return boto3.client(
-        "lambda",
-        endpoint_url=f"http://127.0.0.1:{os.environ['MOTO_PORT']}",
-        region_name=REGION,
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
