@@ -15,11 +15,20 @@ from functions.batch import facts, jobs
 from functions.batch.inputs import write_record
 from functions.batch.models import BatchJobRecord, SubmitEvent, WaitEvent, WriteRecordEvent
 from functions.batch.outputs import clear_caches, get_batch_job, record_id
+from functions.errors import InvalidJobRequest
 from functions.handlers.batch_inference import handler
 from functions.logic.process_document import process_document
 from functions.models import utc_now
 from tests.fakes import FakeLambdaContext
-from tests.support import BUCKET, document_event, items, prepare, seed_documents, seeded_provider
+from tests.support import (
+    BUCKET,
+    document_event,
+    example_bundle,
+    items,
+    prepare,
+    seed_documents,
+    seeded_provider,
+)
 
 ROLE = "arn:aws:iam::123456789012:role/batch"
 ARN = "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abcdef123456"
@@ -217,3 +226,12 @@ def _job(status: str) -> dict[str, Any]:
         "inputDataConfig": {"s3InputDataConfig": {"s3Uri": "s3://b/i/"}},
         "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": "s3://b/o/"}},
     }
+
+
+def test_batch_inference_of_a_definition_of_several_classes_is_refused_at_start(cloud):
+    seed_documents(1)
+    with pytest.raises(InvalidJobRequest, match="inference 'batch' runs the extraction of a one-class"):
+        prepare("job-claims", options={"inference": "batch"}, definition=example_bundle("claims"))
+    assert storage.get_json_or_none(storage.request_key("job-claims")) is None  # nothing started
+    auto = prepare("job-claims-auto", options={"inference": "auto"}, definition=example_bundle("claims"))
+    assert auto.options.inference == "auto"  # auto chooses: on-demand for it (no records, no batch job)
