@@ -111,6 +111,10 @@ CONFIG_MEANINGS: dict[str, str] = {
     "approval_timeout_seconds": (
         "how long a job with `require_approval` waits for `docagent approve`/`reject` (then `States.Timeout`)"
     ),
+    "batch_poll_seconds": (
+        "how often a job on batch inference asks Bedrock for its batch job's status when no state-change "
+        "event came (docs/batch.md); 1 to 86400"
+    ),
     "alert_email": (
         "| an address subscribed (email) to the job alerts topic; empty: the topic has no subscription"
     ),

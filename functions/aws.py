@@ -71,8 +71,20 @@ def sns_client() -> Any:
     return boto3.client("sns", config=_DEFAULT_CONFIG)
 
 
+@functools.cache
+def bedrock_client() -> Any:
+    """The Bedrock control plane (batch inference jobs); typed loosely: no stubs are pinned for it."""
+    return boto3.client("bedrock", config=_DEFAULT_CONFIG)
+
+
+@functools.cache
+def stepfunctions_client() -> Any:
+    """SendTaskSuccess for the batch wait's task token (functions/batch/invocation_jobs.py)."""
+    return boto3.client("stepfunctions", config=_DEFAULT_CONFIG)
+
+
 def clear_clients() -> None:
     """Forget every cached client (tests, or after the environment changed)."""
     factories = (s3_client, dynamodb_client, bedrock_runtime_client, secretsmanager_client, ssm_client)
-    for factory in (*factories, events_client, sns_client):
+    for factory in (*factories, events_client, sns_client, bedrock_client, stepfunctions_client):
         factory.cache_clear()

@@ -51,6 +51,11 @@ CallPurpose = Literal["extract", "classify"]
 # The Converse document formats (functions/documents.py); ModelCallOutcome: a finished call's outcome.
 DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"]
 ModelCallOutcome = Literal["ok", "ExtractionFailed", "DocumentUnreadable", "DocumentTooLong"]
+# How a job's model calls are made (docs/batch.md): one Converse call per document (on_demand), one Bedrock
+# batch inference job for the whole job (batch: about half the price, hours of latency), or batch when the job
+# is large enough for it to pay off (auto). InferenceMode: how one finished call was made (priced by it).
+Inference = Literal["on_demand", "batch", "auto"]
+InferenceMode = Literal["on_demand", "batch"]
 
 
 def utc_now() -> str:
@@ -93,6 +98,10 @@ class JobOptions(_Strict):
         None,
         gt=0,
         description="the job's budget in US dollars: no model call starts that would pass it",
+    )
+    inference: Inference = Field(
+        "on_demand",
+        description="on_demand, batch (Bedrock batch inference) or auto (batch above its minimum)",
     )
 
     @model_validator(mode="before")
@@ -263,6 +272,7 @@ class ModelReply(_Strict):
     model_id: str
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
+    inference: InferenceMode = "on_demand"
 
 
 class ExtractionRecord(_Strict):
@@ -279,6 +289,7 @@ class ExtractionRecord(_Strict):
     model_id: str
     input_tokens: int = 0
     output_tokens: int = 0
+    inference: InferenceMode = "on_demand"
 
 
 class ModelCallRecord(_Strict):
@@ -307,6 +318,9 @@ class ModelCallRecord(_Strict):
     started_at: str
     finished_at: str
     duration_ms: int
+    inference: InferenceMode = Field(
+        "on_demand", description="on_demand, or batch: an output record of the job's batch job"
+    )
 
     def to_extraction(self) -> ExtractionRecord:
         return ExtractionRecord(
@@ -320,6 +334,7 @@ class ModelCallRecord(_Strict):
             model_id=self.model_id,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
+            inference=self.inference,
         )
 
 

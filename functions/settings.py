@@ -51,6 +51,9 @@ class Settings(BaseModel):
     # the job bucket ("incoming/") or "s3://bucket/prefix/" in another bucket.
     # Empty: the default, the job bucket's incoming root (functions/storage.py INCOMING_ROOT).
     source_locations: str = Field("", alias="SOURCE_LOCATIONS")
+    # The service role Bedrock assumes to run a job's batch inference (docs/batch.md); "" where the
+    # deployment runs no batch jobs (the batch functions only read it).
+    batch_role_arn: str = Field("", alias="BATCH_ROLE_ARN")
 
 
 ENV_VARS: tuple[str, ...] = tuple(

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
-InferenceMode = Literal["on_demand", "batch"]
+from functions.models import InferenceMode
 
 PRICES_AS_OF = "2026-11-30"
 NANO_PER_USD = 1_000_000_000
@@ -81,12 +80,10 @@ def to_nano(usd: float) -> int:
     return round(usd * NANO_PER_USD)
 
 
-def calls_cost_usd(calls: Iterable[tuple[str, int, int]]) -> float | None:
-    """(model id, input tokens, output tokens) of finished on-demand calls priced together; None when a model
-    has no dated price."""
+def calls_cost_usd(calls: Iterable[tuple[str, int, int, InferenceMode]]) -> float | None:
+    """(model id, input tokens, output tokens, mode) of finished calls priced together; None when a model has
+    no dated price."""
     try:
-        return to_usd(
-            sum(call_cost_nano(model_id, tokens_in, tokens_out) for model_id, tokens_in, tokens_out in calls)
-        )
+        return to_usd(sum(call_cost_nano(*call) for call in calls))
     except LookupError:
         return None

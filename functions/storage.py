@@ -37,6 +37,8 @@ LEDGER_PREFIX = "action-ledger/"
 # still lists records only).
 LEDGER_INDEX_PREFIX = "action-ledger-index/"
 INCOMING_ROOT = "incoming/"
+# Which docagent job each Bedrock batch job belongs to (functions/batch/invocation_jobs.py).
+BATCH_JOBS_INDEX_PREFIX = "batch-jobs/"
 # Published job definitions (functions/definition.py): each version under its content hash.
 DEFINITIONS_ROOT = "definitions/"
 # The Distributed Map's ResultWriter prefix (statemachines/document_review.asl.json): one folder per Map Run.
@@ -130,6 +132,41 @@ def model_attempt_key(job_id: str, document_id: str, call_id: str) -> str:
 
 def model_breaker_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}model-breaker.json"
+
+
+def batch_root(job_id: str) -> str:
+    """jobs/{job_id}/batch/: the job's Bedrock batch inference (docs/batch.md)."""
+    return f"{job_prefix(job_id)}batch/"
+
+
+def batch_job_key(job_id: str) -> str:
+    """The job's batch job record (BatchJobRecord): its ARN once submitted, the waiting task's token."""
+    return f"{batch_root(job_id)}job.json"
+
+
+def batch_input_prefix(job_id: str) -> str:
+    """The batch job's input location: one JSON Lines file of one record per document."""
+    return f"{batch_root(job_id)}input/"
+
+
+def batch_input_key(job_id: str, document_id: str) -> str:
+    return f"{batch_input_prefix(job_id)}{document_id}.jsonl"
+
+
+def batch_output_prefix(job_id: str) -> str:
+    """The batch job's output location; Bedrock writes under ``{prefix}{bedrock job id}/``."""
+    return f"{batch_root(job_id)}output/"
+
+
+def batch_output_key(job_id: str, bedrock_job_id: str, document_id: str) -> str:
+    """The output file Bedrock writes for a document's input file (``{input file name}.out``)."""
+    return f"{batch_output_prefix(job_id)}{bedrock_job_id}/{document_id}.jsonl.out"
+
+
+def batch_jobs_index_key(bedrock_job_id: str) -> str:
+    """batch-jobs/{bedrock job id}.json: which docagent job a Bedrock batch job belongs to (its state-change
+    event names the Bedrock job only)."""
+    return f"{BATCH_JOBS_INDEX_PREFIX}{bedrock_job_id}.json"
 
 
 def report_key(job_id: str) -> str:
@@ -286,6 +323,17 @@ def put_json_once(key: str, data: BaseModel | Any, *, bucket: str | None = None,
 
 def put_bytes(key: str, data: bytes, *, content_type: str, bucket: str | None = None) -> None:
     aws.s3_client().put_object(Bucket=_bucket(bucket), Key=key, Body=data, ContentType=content_type)
+
+
+def get_bytes(key: str, *, bucket: str | None = None) -> bytes:
+    """The object's bytes; ObjectNotFound if it does not exist."""
+    try:
+        response = aws.s3_client().get_object(Bucket=_bucket(bucket), Key=key)
+    except ClientError as error:
+        if is_not_found(error):
+            raise ObjectNotFound(key) from error
+        raise
+    return response["Body"].read()
 
 
 def get_json(key: str, *, bucket: str | None = None, client: S3Client | None = None) -> Any:

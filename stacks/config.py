@@ -51,6 +51,7 @@ PRODUCT_PREFIXES = (
     f"{storage.MAP_RUNS_PREFIX}/",
     storage.LEDGER_PREFIX,
     storage.LEDGER_INDEX_PREFIX,
+    storage.BATCH_JOBS_INDEX_PREFIX,
 )
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
@@ -199,6 +200,9 @@ class DocAgentConfig(BaseModel):
     # The job's overall limit: the execution ends TIMED_OUT after this (the ExecutionsTimedOut alarm and the
     # job alert). Longer than the approval wait; at most the one year a Standard execution may run.
     job_timeout_seconds: int = Field(3 * 86_400, ge=60, le=365 * 24 * 3600)
+    # Batch inference (docs/batch.md): how often WaitForBatchJob asks Bedrock for the batch job's status when
+    # no state-change event came (its TimeoutSeconds; each timeout is retried, the retry polls).
+    batch_poll_seconds: int = Field(900, ge=1, le=86_400)
     # Observability (stacks/observability.py): job alerts by email when set (the SNS topic exists either way).
     alert_email: str = Field("", pattern=r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$")
     # Alarms: model throttles (AWS/Bedrock InvocationThrottles) per 5 minutes, function errors per 5 minutes.

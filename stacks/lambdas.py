@@ -7,12 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Duration, FileSystem, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from functions import storage as keys
 from functions.actions.allowed import SSM_PREFIX
+from functions.batch.facts import EVENT_DETAIL_TYPE, EVENT_SOURCE
 from stacks import nag, outputs
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.log_groups import retained_log_group
@@ -66,6 +69,9 @@ class FunctionSpec:
     sends_actions: bool = False
     # Holds a whole job's listing or result files in memory (O(N) bytes, a bounded number of requests).
     aggregates: bool = False
+    # Creates and reads the job's Bedrock batch inference job, passes it the batch role and completes the
+    # waiting task's token (docs/batch.md).
+    runs_batch_jobs: bool = False
 
     @property
     def handler(self) -> str:
@@ -104,6 +110,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.everything_under(keys.results_prefix(keys.ANY_JOB)),
             keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
             keys.model_breaker_key(keys.ANY_JOB),
+            keys.everything_under(keys.batch_root(keys.ANY_JOB)),  # the batch job's output records
         ),
         reads_sources=True,
         writes=(
@@ -166,6 +173,23 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         reaches_action_targets=True,
         aggregates=True,
     ),
+    FunctionSpec(
+        construct_id=outputs.BATCH_INFERENCE,
+        module="batch_inference",
+        description="Batch inference: writes a document's batch record, submits the job's batch job, waits.",
+        reads=(
+            keys.manifest_key(keys.ANY_JOB),
+            keys.everything_under(keys.DEFINITIONS_ROOT),
+            keys.everything_under(keys.batch_root(keys.ANY_JOB)),
+            keys.everything_under(keys.BATCH_JOBS_INDEX_PREFIX),
+        ),
+        reads_sources=True,
+        writes=(
+            keys.everything_under(keys.batch_root(keys.ANY_JOB)),
+            keys.everything_under(keys.BATCH_JOBS_INDEX_PREFIX),
+        ),
+        runs_batch_jobs=True,
+    ),
 )
 
 # What Powertools' DynamoDB persistence layer calls.
@@ -189,13 +213,95 @@ class Functions(Construct):
         )
         # The pinned SDK before the runtime's own (stacks/sdk_pins.py).
         self.sdk_layer = sdk_layer(self, "SdkLayer")
-        environment = function_environment(config, storage, code_version=self.code_version)
+        self.batch_role = self._batch_service_role()
+        environment = function_environment(
+            config, storage, code_version=self.code_version, batch_role_arn=self.batch_role.role_arn
+        )
 
         layers = (self.sdk_layer, powertools)
         self.by_id: Mapping[str, lambda_.Function] = {
             spec.construct_id: self._function(spec, code=code, layers=layers, environment=environment)
             for spec in FUNCTION_SPECS
         }
+        # Bedrock's batch job state changes wake the waiting WaitForBatchJob task
+        # (functions/batch/invocation_jobs.py).
+        events.Rule(
+            self,
+            "BatchJobStateChange",
+            description="docagent: Bedrock batch inference job state changes, to complete the waiting task",
+            event_pattern=events.EventPattern(source=[EVENT_SOURCE], detail_type=[EVENT_DETAIL_TYPE]),
+            targets=[targets.LambdaFunction(self.by_id[outputs.BATCH_INFERENCE])],
+        )
+
+    def _batch_service_role(self) -> iam.Role:
+        """The role Bedrock assumes to run a job's batch inference: read the batch input, write the output,
+        invoke the model (looked up 2026-12-02, Bedrock User Guide "Create a service role for batch
+        inference": trust bedrock.amazonaws.com with aws:SourceAccount; S3 GetObject, ListBucket, PutObject
+        on the input and output locations)."""
+        stack, bucket = Stack.of(self), self._storage.bucket
+        model_arns = bedrock_model_arns(stack, self._config.model_id)
+        statements = [
+            iam.PolicyStatement(
+                sid="ReadBatchInput",
+                actions=["s3:GetObject"],
+                resources=[
+                    bucket.arn_for_objects(keys.everything_under(keys.batch_input_prefix(keys.ANY_JOB)))
+                ],
+            ),
+            iam.PolicyStatement(
+                sid="WriteBatchOutput",
+                actions=["s3:PutObject"],
+                resources=[
+                    bucket.arn_for_objects(keys.everything_under(keys.batch_output_prefix(keys.ANY_JOB)))
+                ],
+            ),
+            iam.PolicyStatement(
+                sid="ListJobBucket", actions=["s3:ListBucket"], resources=[bucket.bucket_arn]
+            ),
+            iam.PolicyStatement(sid="InvokeModel", actions=["bedrock:InvokeModel"], resources=model_arns),
+        ]
+        role = iam.Role(
+            self,
+            "BatchInferenceServiceRole",
+            description="docagent: Bedrock batch inference of a job's documents, least privilege",
+            assumed_by=iam.ServicePrincipal(
+                "bedrock.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": stack.account}}
+            ),
+            inline_policies={"LeastPrivilege": iam.PolicyDocument(statements=statements)},
+        )
+        nag.acknowledge_wildcard_resources(
+            role,
+            [s.resources[0] for s in statements[:2]] + [arn for arn in model_arns if "*" in arn],
+            "Bedrock reads each job's batch input and writes its output under the job's batch/ keys only; a "
+            "cross-region inference profile is granted in every region of its geography, this model only.",
+        )
+        return role
+
+    def _batch_statements(self) -> list[iam.PolicyStatement]:
+        """Create, read and tag the job's batch job, pass Bedrock the batch role, complete the wait."""
+        stack = Stack.of(self)
+        jobs = stack.format_arn(service="bedrock", resource="model-invocation-job", resource_name="*")
+        models = bedrock_model_arns(stack, self._config.model_id)
+        return [
+            iam.PolicyStatement(
+                sid="RunBatchJobs",
+                actions=[
+                    "bedrock:CreateModelInvocationJob",
+                    "bedrock:GetModelInvocationJob",
+                    "bedrock:TagResource",
+                ],
+                resources=[jobs, *models],
+            ),
+            iam.PolicyStatement(
+                sid="PassBatchRole",
+                actions=["iam:PassRole"],
+                resources=[self.batch_role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": "bedrock.amazonaws.com"}},
+            ),
+            # SendTaskSuccess names a task token, not a resource (service authorization reference: no
+            # resource type for a token of a service integration).
+            iam.PolicyStatement(sid="CompleteBatchWait", actions=["states:SendTaskSuccess"], resources=["*"]),
+        ]
 
     def _function(
         self,
@@ -328,6 +434,8 @@ class Functions(Construct):
         if spec.reaches_action_targets:
             target_statements = action_statements(Stack.of(self), self._config, sends=spec.sends_actions)
             statements += target_statements
+        if spec.runs_batch_jobs:
+            statements += self._batch_statements()
         model_arns: list[str] = []
         if spec.invokes_model and self._config.model_provider == "bedrock":
             model_arns = bedrock_model_arns(Stack.of(self), self._config.model_id)
@@ -368,6 +476,20 @@ class Functions(Construct):
             "The deployment's actions allow-list names secrets by ARN pattern and SSM parameters by prefix "
             "(config actions.secrets): read only, those patterns only.",
         )
+        if spec.runs_batch_jobs:
+            nag.acknowledge_wildcard_resources(
+                role,
+                [
+                    arn
+                    for statement in statements
+                    for arn in statement.resources
+                    if "model-invocation-job" in arn
+                ]
+                + [arn for arn in bedrock_model_arns(Stack.of(self), self._config.model_id) if "*" in arn],
+                "Batch job ids are made by Bedrock when the job is created: any batch job of this account "
+                "and region, and this model only (a cross-region profile's model in every region of its "
+                "geography).",
+            )
         nag.acknowledge_wildcard_resources(
             role,
             [arn for arn in model_arns if "*" in arn],
@@ -437,7 +559,9 @@ def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:
     ]
 
 
-def function_environment(config: DocAgentConfig, storage: Storage, *, code_version: str) -> dict[str, str]:
+def function_environment(
+    config: DocAgentConfig, storage: Storage, *, code_version: str, batch_role_arn: str = ""
+) -> dict[str, str]:
     """The one environment every function gets (docs/design.md, "Environment variables")."""
     return {
         "BUCKET_NAME": storage.bucket.bucket_name,
@@ -459,6 +583,7 @@ def function_environment(config: DocAgentConfig, storage: Storage, *, code_versi
         "ACTIONS_ALLOWED": config.actions.model_dump_json(),
         "FAULT_INJECTION_ENABLED": "true" if config.fault_injection_enabled else "false",
         "SOURCE_LOCATIONS": ",".join(config.source_locations),
+        "BATCH_ROLE_ARN": batch_role_arn,
         "POWERTOOLS_SERVICE_NAME": "docagent",
         "POWERTOOLS_METRICS_NAMESPACE": "DocAgent",
         "POWERTOOLS_LOG_LEVEL": config.log_level,

@@ -22,6 +22,7 @@ BUILD_REPORT: Final = "BuildReport"
 RUN_ACTIONS: Final = "RunActions"
 REQUEST_APPROVAL: Final = "RequestApproval"
 VERIFY_JOB: Final = "VerifyJob"
+BATCH_INFERENCE: Final = "BatchInference"
 FUNCTION_IDS: Final = (
     PREPARE_JOB,
     PROCESS_DOCUMENT,
@@ -29,6 +30,7 @@ FUNCTION_IDS: Final = (
     RUN_ACTIONS,
     REQUEST_APPROVAL,
     VERIFY_JOB,
+    BATCH_INFERENCE,
 )
 
 

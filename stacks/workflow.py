@@ -15,6 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from functions import storage as keys
+from functions.batch.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
 from stacks import nag
 from stacks.config import BATCH_MAX_INPUT_BYTES, DocAgentConfig
 from stacks.log_groups import retained_log_group
@@ -65,6 +66,10 @@ RENDERED = frozenset(
         "JobTimeoutSeconds",
         "ItemSelector",
         "ItemBatcher",
+        "BatchMinRecords",
+        "BatchMaxRecords",
+        "BatchPollSeconds",
+        "BatchPollAttempts",
     }
 )
 
@@ -78,7 +83,17 @@ def rendered_values(config: DocAgentConfig) -> dict[str, Any]:
         "ApprovalTimeoutSeconds": config.approval_timeout_seconds,
         "JobTimeoutSeconds": config.job_timeout_seconds,
         **batching_blocks(config.documents_per_child),
+        "BatchMinRecords": BATCH_MIN_RECORDS,
+        "BatchMaxRecords": BATCH_MAX_RECORDS,
+        "BatchPollSeconds": config.batch_poll_seconds,
+        "BatchPollAttempts": batch_poll_attempts(config.batch_poll_seconds),
     }
+
+
+def batch_poll_attempts(poll_seconds: int) -> int:
+    """WaitForBatchJob's retries of States.Timeout: polls enough to outlast a batch job that waits in the
+    queue and then runs for its whole timeout (functions/batch/facts.py: twice BATCH_TIMEOUT_HOURS_MIN)."""
+    return -(-2 * BATCH_TIMEOUT_HOURS_MIN * 3600 // poll_seconds)
 
 
 def render_definition(config: DocAgentConfig, path: Path = ASL_PATH) -> Any:

@@ -84,6 +84,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             documents_per_child=args.documents_per_child,
             job_folder=job_folder,
             demo_budget=_demo_budget(args),
+            inference=args.inference,
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -178,6 +179,13 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         help="documents per Distributed Map child (ItemBatcher; default 1)",
+    )
+    demo.add_argument(
+        "--inference",
+        choices=["on_demand", "batch", "auto"],
+        default="on_demand",
+        help="the job's model calls: on_demand (one Converse call a document), batch (one Bedrock batch "
+        "inference job: about half the price) or auto (batch from its minimum of records); docs/batch.md",
     )
     demo.add_argument("--job", metavar="PATH", help=JOB_HELP)
     demo.set_defaults(handler=cmd_demo)
@@ -306,6 +314,12 @@ def _print_cost(report: dict[str, Any]) -> None:
         table.add_row(service, f"${figures['per_1000_usd']:,.4f}", f"${figures['usd']:,.2f}", what)
     table.add_row("total", f"${report['per_1000_usd']:,.4f}", f"${report['total_usd']:,.2f}", "")
     Console(markup=False).print(table)
+    modes = report["inference"]
+    batch = "n/a" if modes["batch_usd"] is None else f"${modes['batch_usd']:,.2f}"
+    Console(markup=False).print(
+        f"on-demand ${modes['on_demand_usd']:,.2f}, batch inference {batch}: {modes['verdict']} "
+        "(docs/batch.md)"
+    )
 
 
 def add_cost(commands: Commands, common: argparse.ArgumentParser) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from docagent import project
 from docagent.drills import prices
+from docagent.drills.batch_figures import inference_modes
 from docagent.drills.demo import run_demo
 from stacks.config import DocAgentConfig, load_config
 
@@ -177,6 +178,14 @@ def cost_report(documents: int, model: UsageModel, config: DocAgentConfig) -> di
             "storage_months": 1,
         },
         "measured": model.to_json(),
+        "inference": inference_modes(
+            {
+                "documents": documents,
+                "total_usd": sum(f["usd"] for f in by_service.values()),
+                "by_service": by_service,
+            },
+            config.function_memory_mb,
+        ),
     }
 
 

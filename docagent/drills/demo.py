@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from docagent import project
+from docagent.drills.batch_figures import batch_jobs_of, model_calls_by_mode
 from docagent.drills.budget_demo import DemoBudget, after_budget, spend_summary
 from docagent.drills.cpu import cpu_clock, cpu_figures
 from docagent.drills.document_files import DEFAULT_FORMATS, render_corpus
@@ -374,6 +375,7 @@ def run_demo(
     documents_per_child: int = 1,
     job_folder: JobFolder | None = None,
     demo_budget: DemoBudget | None = None,
+    inference: str = "on_demand",
 ) -> dict[str, Any]:
     """The invoice review on generated documents; with ``job_folder`` (``--job PATH``), that definition on its
     samples instead (docagent/drills/job_folder.py)."""
@@ -403,7 +405,9 @@ def run_demo(
             else job_folder.seed(job, prefix)
         )
         mark = lap("seed", mark)
-        request = start_request(job_id, prefix, crash, job_folder, demo_budget)
+        request = start_request(
+            job_id, prefix, crash, job_folder, demo_budget=demo_budget, inference=inference
+        )
         invocations_before = start_counting(where)
         cpu_before = cpu_clock()
         job.start(request)
@@ -427,6 +431,7 @@ def run_demo(
         cpu_job = cpu_clock()
         summary = summarize(job, truth, documents, status)
         summary.update(
+            **model_figures(job, inference),
             spend=(spent := spend_summary(job)),
             model_cost_usd=spent["model_cost_usd"],
             budget_exceeded=budget_stop,
@@ -457,10 +462,12 @@ def start_request(
     prefix: str,
     crash: Crash | None,
     job_folder: JobFolder | None = None,
+    *,
     demo_budget: DemoBudget | None = None,
+    inference: str = "on_demand",
 ) -> dict[str, Any]:
     """The demo job's start request: its documents, the crash's fault, the definition folder's name, the
-    budget."""
+    budget, how its model calls are made."""
     request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
     if job_folder is not None:
         request.update(job_folder.request())
@@ -468,7 +475,18 @@ def start_request(
         request["options"] = crash.job_options()
     if demo_budget is not None:
         request["options"] = {**request.get("options", {}), **demo_budget.job_options()}
+    if inference != "on_demand":
+        request.setdefault("options", {})["inference"] = inference
     return request
+
+
+def model_figures(job: LocalJob, inference: str) -> dict[str, Any]:
+    """How the job's model calls were made and what they cost (docagent/drills/batch_figures.py)."""
+    return {
+        "inference": inference,
+        "batch_jobs": batch_jobs_of(job.ctx.client("bedrock"), job.job_id),
+        "model_calls_by_mode": model_calls_by_mode(job.records.model_calls),
+    }
 
 
 def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> list[dict[str, Any]]:

@@ -71,6 +71,7 @@ ACCEPTED_WITHOUT_EFFECT = {
     "AWS::SNS::TopicPolicy",
     "AWS::SNS::Subscription",
     "AWS::Logs::QueryDefinition",
+    "AWS::Lambda::Permission",
 }
 # CloudFormation properties of AWS::CloudWatch::Alarm that PutMetricAlarm takes under the same name.
 ALARM_PROPERTIES = (

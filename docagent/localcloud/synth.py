@@ -36,6 +36,9 @@ from docagent.localcloud.ticket_service import LOCAL_EVENT_BUS, LOCAL_TOPIC_ARN,
 LOCAL_PROFILE = {
     "model_provider": "bedrock",
     "fault_injection_enabled": True,
+    # The local batch jobs end in seconds and their state-change events arrive: poll every minute all the
+    # same (3 s at the demo's time scale of 0.05: longer than a local invocation of the wait takes).
+    "batch_poll_seconds": 60,
     "actions": {
         "destinations": {"tickets": "{{resolve:ssm:" + TICKET_API_URL_PARAMETER + "}}/tickets"},
         "event_buses": [LOCAL_EVENT_BUS],

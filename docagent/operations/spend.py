@@ -33,7 +33,9 @@ def actual_cost(calls: dict[str, list[ModelCallRecord]]) -> dict[str, Any]:
             input_tokens += call.input_tokens
             output_tokens += call.output_tokens
             try:
-                nano += spend.call_cost_nano(call.model_id, call.input_tokens, call.output_tokens)
+                nano += spend.call_cost_nano(
+                    call.model_id, call.input_tokens, call.output_tokens, call.inference
+                )
             except LookupError:
                 unpriced.add(call.model_id)
         extracted = [call.class_name for call in document_calls if call.purpose == "extract"]

@@ -151,6 +151,7 @@ def finished_call(
         "model_id": reply.model_id,
         "input_tokens": reply.input_tokens,
         "output_tokens": reply.output_tokens,
+        "inference": reply.inference,
     }
     try:
         fields = spec.read(reply.text)
@@ -205,6 +206,7 @@ def journal_call(
         started_at=started_at,
         finished_at=utc_now(),
         duration_ms=duration_ms,
+        inference=record.inference,
     )
     storage.put_model_call(call)
     return call

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import (
     ClientError,
@@ -27,7 +27,7 @@ from functions.errors import (
     ModelThrottled,
     ModelUnavailable,
 )
-from functions.models import ModelReply
+from functions.models import InferenceMode, ModelReply
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
@@ -185,9 +185,7 @@ class BedrockConverseProvider:
         try:
             response = client.converse(
                 modelId=self._model_id,
-                system=[{"text": system}],
-                messages=[{"role": "user", "content": [document.converse_block(), {"text": user}]}],
-                inferenceConfig={"maxTokens": self._max_tokens, "temperature": self._temperature},
+                **converse_body(document, system, user, self._max_tokens, self._temperature),
             )
         except ClientError as error:
             refused = document_refusal(error, document)
@@ -200,20 +198,44 @@ class BedrockConverseProvider:
             raise ModelUnavailable(f"Bedrock could not be reached ({error}); retried") from None
         except ResponseParserError as error:
             raise ModelUnavailable(f"Bedrock's answer could not be read ({error}); retried") from None
-        usage = response.get("usage", {})
-        input_tokens = int(usage.get("inputTokens", 0))
-        output_tokens = int(usage.get("outputTokens", 0))
-        reply = "".join(
-            block.get("text", "")
-            for block in response.get("output", {}).get("message", {}).get("content", [])
+        return read_reply(response, self._model_id, self._max_tokens)
+
+
+def converse_body(
+    document: DocumentInput, system: str, user: str, max_tokens: int, temperature: float
+) -> dict[str, Any]:
+    """The Converse request's body but the model id: the system prompt, one user message of the document block
+    and the user text, the inference settings. A batch record's ``modelInput`` is the same body
+    (functions/batch/records.py), so a batch reply answers exactly the call the on-demand path would make."""
+    return {
+        "system": [{"text": system}],
+        "messages": [{"role": "user", "content": [document.converse_block(), {"text": user}]}],
+        "inferenceConfig": {"maxTokens": max_tokens, "temperature": temperature},
+    }
+
+
+def read_reply(
+    response: Mapping[str, Any], model_id: str, max_tokens: int, inference: InferenceMode = "on_demand"
+) -> ModelReply:
+    """A Converse response (or a batch output record's ``modelOutput``, the same shape) as the reply's text
+    and usage; a reply cut off at the token limit raises ExtractionFailed (a finished call)."""
+    usage = response.get("usage", {})
+    input_tokens = int(usage.get("inputTokens", 0))
+    output_tokens = int(usage.get("outputTokens", 0))
+    reply = "".join(
+        block.get("text", "") for block in response.get("output", {}).get("message", {}).get("content", [])
+    )
+    if response.get("stopReason") == "max_tokens":
+        raise ExtractionFailed(
+            f"model reply was cut off at {max_tokens} tokens (stopReason max_tokens)",
+            model_id=model_id,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
         )
-        if response.get("stopReason") == "max_tokens":
-            raise ExtractionFailed(
-                f"model reply was cut off at {self._max_tokens} tokens (stopReason max_tokens)",
-                model_id=self._model_id,
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-            )
-        return ModelReply(
-            text=reply, model_id=self._model_id, input_tokens=input_tokens, output_tokens=output_tokens
-        )
+    return ModelReply(
+        text=reply,
+        model_id=model_id,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        inference=inference,
+    )

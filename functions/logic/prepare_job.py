@@ -141,6 +141,20 @@ def resolve_definition(request: JobRequest, settings: Settings) -> tuple[str, st
     return pointer.name, pointer.sha256
 
 
+def _check_batch_inference(request: JobRequest, name: str, sha256: str) -> None:
+    """Batch inference batches the extraction of a one-class definition (docs/batch.md): a request for it
+    with a definition of several classes (a classification first) is refused before anything starts."""
+    if request.options.inference != "batch":
+        return
+    bundle = storage.get_definition(name, sha256)
+    if bundle is not None and len(bundle.classes) > 1:
+        raise InvalidJobRequest(
+            f"job {request.job_id}: inference 'batch' runs the extraction of a one-class definition as a "
+            f"batch job; {name} has {len(bundle.classes)} classes ({', '.join(sorted(bundle.classes))}), "
+            "classified first: start it with inference 'on_demand' (or 'auto', which runs it on-demand)"
+        )
+
+
 def _prepare(request: JobRequest, sha: str, settings: Settings) -> StartedJob:
     """Store the request (once: the same job id with another request is JobConflict) and start the listing."""
     job_id = request.job_id
@@ -150,6 +164,7 @@ def _prepare(request: JobRequest, sha: str, settings: Settings) -> StartedJob:
     if stored is None:
         _check_listable(request, settings)
         definition, definition_sha256 = resolve_definition(request, settings)
+        _check_batch_inference(request, definition, definition_sha256)
         record = StoredRequest(
             request=request,
             request_sha256=sha,

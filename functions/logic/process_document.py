@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
 from functions import aws, durable, references, spend, storage
+from functions.batch.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
 from functions.documents import DocumentInput, block_name, detect_format
@@ -290,7 +291,8 @@ class _Run:
                 "processed_at": utc_now(),
                 "sha256": self.digest,
                 "model_cost_usd": spend.calls_cost_usd(
-                    (call.model_id, call.input_tokens, call.output_tokens) for call in self.calls
+                    (call.model_id, call.input_tokens, call.output_tokens, call.inference)
+                    for call in self.calls
                 ),
                 **fields,
             }
@@ -336,6 +338,8 @@ class _Run:
         model = provider or get_model_provider(
             settings, versions.model_id, time_left=lambda: self.context.get_remaining_time_in_millis() / 1000
         )
+        if self.event.options.inference != "on_demand":  # its batch job's output records answer first
+            model = BatchReplies(model, self.event.job_id, entry.document_id)
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
         if len(self.bundle.classes) > 1:
             classification = self.model_step(classify_spec(self.bundle, versions, document), document, model)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from functions import errors
+from functions.batch.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
 from stacks.config import DocAgentConfig
 from stacks.workflow import (
     ASL_PATH,
@@ -41,6 +42,7 @@ PLAUSIBLE_VALUES = {
             "RequestApproval",
             "RunActions",
             "VerifyJob",
+            "BatchInference",
         )
     },
     "BucketName": "docagent-jobbucket-1a2b3c",
@@ -123,6 +125,8 @@ def test_substituted_definition_parses_and_starts_with_prepare_job(definition: A
         "RecordApproval",
         "RunActions",
         "VerifyJob",
+        "WriteBatchRecord",
+        "SubmitBatchJob",
     }
 
 
@@ -176,7 +180,7 @@ def test_the_listing_loops_over_bounded_steps_then_seals(definition: Any) -> Non
     seal = states["SealJob"]
     assert seal["Parameters"]["Payload"]["action"] == "seal"
     assert (seal["ResultSelector"], seal["OutputPath"]) == ({"job.$": "$.Payload"}, "$.job")
-    assert seal["Next"] == "ReviewDocuments"
+    assert seal["Next"] == "InferenceMode"  # then ReviewDocuments, after a batch job when the job uses one
     for name in ("ListDocuments", "SealJob"):  # a crashed step is retried: parts already written are reused
         retried = {error for rule in states[name]["Retry"] for error in rule["ErrorEquals"]}
         assert {"Runtime.ExitError", "Sandbox.Timedout", "Lambda.Unknown"} <= retried, name
@@ -363,3 +367,26 @@ def test_ten_documents_per_child_batch_with_job_and_options_once_per_batch() -> 
     assert retried_errors(find_state(definition, "ProcessDocument")) == retried_errors(
         find_state(per_document, "ProcessDocument")
     )
+
+
+def test_batch_inference_runs_before_the_review_and_any_failure_of_it_goes_on_demand(definition: Any) -> None:
+    states = definition["States"]
+    [choice] = states["InferenceMode"]["Choices"]
+    assert (choice["Next"], states["InferenceMode"]["Default"]) == ("WriteBatchRecords", "ReviewDocuments")
+    auto = choice["Or"][1]["And"]
+    assert [rule.get("NumericGreaterThanEquals", rule.get("NumericLessThanEquals")) for rule in auto[2:]] == [
+        BATCH_MIN_RECORDS,
+        BATCH_MAX_RECORDS,
+    ]
+    records = states["WriteBatchRecords"]
+    assert records["ToleratedFailurePercentage"] == 100 and records["Next"] == "SubmitBatchJob"
+    assert states["SubmitBatchJob"]["Next"] == "WaitForBatchJob"
+    wait = states["WaitForBatchJob"]
+    assert wait["Resource"].endswith(".waitForTaskToken") and wait["Next"] == "ReviewDocuments"
+    assert wait["TimeoutSeconds"] == CONFIG.batch_poll_seconds
+    [poll] = [r for r in wait["Retry"] if r["ErrorEquals"] == ["States.Timeout"]]
+    assert poll["MaxAttempts"] * CONFIG.batch_poll_seconds >= 2 * 24 * 3600
+    for name in ("SubmitBatchJob", "WaitForBatchJob"):
+        assert states[name]["Catch"] == [
+            {"ErrorEquals": ["States.ALL"], "ResultPath": "$.batch_error", "Next": "ReviewDocuments"}
+        ]

@@ -1,4 +1,4 @@
-"""The six functions against docs/design.md: handlers, environment, runtime, logs and their own roles."""
+"""The seven functions against docs/design.md: handlers, environment, runtime, logs and their own roles."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ def role_of(synthesized: Synthesized, function: dict[str, Any]) -> dict[str, Any
     return role
 
 
-def test_design_lists_six_handlers_and_the_environment() -> None:
-    assert len(DESIGN_HANDLERS) == 6
+def test_design_lists_seven_handlers_and_the_environment() -> None:
+    assert len(DESIGN_HANDLERS) == 7
     assert {"BUCKET_NAME", "MODEL_ID", "POWERTOOLS_LOG_LEVEL"} <= DESIGN_ENV.keys()
 
 
@@ -124,7 +124,7 @@ def test_code_asset_holds_only_the_functions_package(synthesized: Synthesized) -
         function["Properties"]["Code"]["S3Key"]
         for function in synthesized.resources("AWS::Lambda::Function").values()
     }
-    assert len(keys) == 1, "all six functions share one code asset"
+    assert len(keys) == 1, "all seven functions share one code asset"
     asset_dir = synthesized.outdir / f"asset.{keys.pop().removesuffix('.zip')}"
     files = sorted(path.relative_to(asset_dir) for path in asset_dir.rglob("*") if path.is_file())
     assert files, asset_dir
@@ -144,7 +144,7 @@ def test_each_function_logs_to_its_own_retained_log_group(synthesized: Synthesiz
         assert log_group["Properties"]["RetentionInDays"] == synthesized.stack.config.log_retention_days
         assert log_group["DeletionPolicy"] == "Retain"
         used.append(log_group_id)
-    assert len(set(used)) == 6
+    assert len(set(used)) == 7
 
 
 def test_each_function_has_its_own_role(synthesized: Synthesized) -> None:
@@ -152,7 +152,7 @@ def test_each_function_has_its_own_role(synthesized: Synthesized) -> None:
         function["Properties"]["Role"]["Fn::GetAtt"][0]
         for function in synthesized.resources("AWS::Lambda::Function").values()
     ]
-    assert len(set(roles)) == 6
+    assert len(set(roles)) == 7
 
 
 def test_no_managed_or_generated_policies(synthesized: Synthesized) -> None:
@@ -216,8 +216,12 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     approval_objects = {f"{bucket}/jobs/*/approval.json", f"{bucket}/jobs/*/report.json"}
     assert s3("request_approval", "s3:GetObject") == approval_objects
     assert s3("request_approval", "s3:PutObject") == approval_objects
+    assert s3("batch_inference", "s3:PutObject") == {f"{bucket}/jobs/*/batch/*", f"{bucket}/batch-jobs/*"}
+    assert f"{bucket}/jobs/*/batch/*" in s3("process_document", "s3:GetObject")  # its batch output record
+    # batch_inference reads a document to write its batch record, as process_document will send it
     document_readers = {
-        f"functions.handlers.{module}.handler" for module in ("prepare_job", "process_document")
+        f"functions.handlers.{module}.handler"
+        for module in ("prepare_job", "process_document", "batch_inference")
     }
     for handler, function in by_handler.items():
         role = role_of(synthesized, function)
@@ -252,6 +256,7 @@ def test_only_idempotent_steps_touch_the_idempotency_table(synthesized: Synthesi
         "build_report": set(),
         "request_approval": set(),
         "verify_job": set(),
+        "batch_inference": set(),
     }
 
 
@@ -273,6 +278,13 @@ def test_only_process_document_may_invoke_the_model(synthesized: Synthesized) ->
                     + model_id,
                 ),
                 ("bedrock:InvokeModel", "arn:<AWS::Partition>:bedrock:*::foundation-model/" + base_model),
+            }
+        elif handler == "functions.handlers.batch_inference.handler":
+            # Creates and reads the job's batch job (Bedrock invokes the model under the batch role).
+            assert {action for action, _ in model_grants} == {
+                "bedrock:CreateModelInvocationJob",
+                "bedrock:GetModelInvocationJob",
+                "bedrock:TagResource",
             }
         else:
             assert model_grants == set()

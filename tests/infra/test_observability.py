@@ -40,10 +40,20 @@ def metric_stats(properties: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {metric["Id"]: metric["MetricStat"] for metric in properties["Metrics"] if "MetricStat" in metric}
 
 
+def job_alert_rule(synthesized: Synthesized) -> dict[str, Any]:
+    """The job alerts' rule (the other rule routes Bedrock batch job state changes: stacks/lambdas.py)."""
+    (rule,) = [
+        rule
+        for rule in synthesized.resources("AWS::Events::Rule").values()
+        if rule["Properties"]["EventPattern"]["source"] == ["aws.states"]
+    ]
+    return rule  # type: ignore[no-any-return]
+
+
 def test_rule_matches_failed_timed_out_and_aborted_jobs_of_this_state_machine_only(
     synthesized: Synthesized,
 ) -> None:
-    (rule,) = synthesized.resources("AWS::Events::Rule").values()
+    rule = job_alert_rule(synthesized)
     pattern = rule["Properties"]["EventPattern"]
     assert pattern["source"] == ["aws.states"]
     assert pattern["detail-type"] == ["Step Functions Execution Status Change"]
@@ -54,7 +64,7 @@ def test_rule_matches_failed_timed_out_and_aborted_jobs_of_this_state_machine_on
 
 
 def test_rule_sends_a_message_naming_the_job_the_error_and_the_commands(synthesized: Synthesized) -> None:
-    (rule,) = synthesized.resources("AWS::Events::Rule").values()
+    rule = job_alert_rule(synthesized)
     (target,) = rule["Properties"]["Targets"]
     assert target["Arn"] == topic_ref(synthesized)
     transformer = target["InputTransformer"]
@@ -92,8 +102,8 @@ def test_email_subscription_only_when_configured(synthesized: Synthesized, tmp_p
 
 def test_every_alarm_notifies_the_topic_and_ignores_missing_data(synthesized: Synthesized) -> None:
     found = alarms(synthesized)
-    # 4 job and model alarms, errors of 5 functions, throttles of 6, approval and nothing-extracted, budget 2.
-    assert len(found) == 4 + 5 + 6 + 2 + 2
+    # 4 job and model alarms, errors of 6 functions, throttles of 7, approval and nothing-extracted, budget 2.
+    assert len(found) == 4 + 6 + 7 + 2 + 2
     for alarm_id, properties in found.items():
         assert properties["AlarmActions"] == [topic_ref(synthesized)], alarm_id
         assert properties["TreatMissingData"] == "notBreaching", alarm_id
@@ -254,7 +264,7 @@ def test_dashboard_has_the_widgets_an_operator_needs(synthesized: Synthesized) -
         "ActionsSkipped",
         "ActionErrors",
     ]
-    assert len(by_title["Function errors"]["metrics"]) == 6
+    assert len(by_title["Function errors"]["metrics"]) == 7
 
 
 @pytest.mark.parametrize("metric", EMITTED_METRICS)
@@ -373,7 +383,11 @@ def publishers(synthesized: Synthesized) -> tuple[str, list[dict[str, Any]], dic
 def test_every_publisher_the_topic_needs_may_publish_and_nobody_else(synthesized: Synthesized) -> None:
     topic_arn, statements, arns = publishers(synthesized)
     tls = {"aws:SecureTransport": "true", "aws:SourceAccount": ACCOUNT}
-    (rule_id,) = synthesized.resources("AWS::Events::Rule")
+    (rule_id,) = [
+        rule_id
+        for rule_id, rule in synthesized.resources("AWS::Events::Rule").items()
+        if rule == job_alert_rule(synthesized)
+    ]
     rule = {**tls, "aws:SourceArn": arns[rule_id]}
     assert may_publish(statements, topic_arn, "events.amazonaws.com", rule), pretty(statements)
     found = alarms(synthesized)

@@ -162,14 +162,14 @@ def test_role_may_watch_stop_and_redrive_its_map_children(synthesized: Synthesiz
     assert all(resource.startswith(f"{STATES_ARN}:") and name in resource for resource in states_resources)
 
 
-def test_role_may_invoke_the_six_functions_and_their_versions(synthesized: Synthesized) -> None:
+def test_role_may_invoke_the_seven_functions_and_their_versions(synthesized: Synthesized) -> None:
     invokes = {
         resource
         for action, resource in state_machine_grants(synthesized)
         if action == "lambda:InvokeFunction"
     }
     function_ids = synthesized.resources("AWS::Lambda::Function").keys()
-    assert len(function_ids) == 6, "RequestApproval included"
+    assert len(function_ids) == 7, "RequestApproval and BatchInference included"
     assert invokes == {f"<{fid}.Arn>" for fid in function_ids} | {f"<{fid}.Arn>:*" for fid in function_ids}
 
 

@@ -37,7 +37,7 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
     assert started == {
         "job_id": "job-unit-1",
         "bucket": BUCKET,
-        "options": {"fault": None, "require_approval": False, "max_cost_usd": None},
+        "options": {"fault": None, "require_approval": False, "max_cost_usd": None, "inference": "on_demand"},
         "listing": {"part": 0, "documents": 0, "done": False},
     }
     list_event = {"action": "list", "job_id": "job-unit-1", "listing": started["listing"]}
@@ -51,7 +51,7 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
         "manifest_key": "jobs/job-unit-1/manifest.json",
         "items_key": "jobs/job-unit-1/items/part-00000.jsonl",  # one part: the Map reads it as it is
         "document_count": 3,
-        "options": {"fault": None, "require_approval": False, "max_cost_usd": None},
+        "options": {"fault": None, "require_approval": False, "max_cost_usd": None, "inference": "on_demand"},
         "versions": job["versions"],
     }
     versions = job["versions"]

@@ -55,7 +55,12 @@ def raw(key: str) -> bytes:
 
 def test_require_approval_defaults_to_false_and_is_normalised():
     request = JobRequest.model_validate({"job_id": "j1", "prefix": "a/"})
-    assert request.options.model_dump() == {"fault": None, "require_approval": False, "max_cost_usd": None}
+    assert request.options.model_dump() == {
+        "fault": None,
+        "require_approval": False,
+        "max_cost_usd": None,
+        "inference": "on_demand",
+    }
     assert JobOptions.model_validate({"require_approval": True}).require_approval is True
 
 

@@ -19,6 +19,7 @@ def test_settings_read_every_documented_variable():
         "ACTIONS_ALLOWED", "FAULT_INJECTION_ENABLED",
         "MODEL_MAX_TOKENS", "MODEL_TEMPERATURE", "MODEL_BREAKER_SECONDS", "SOURCE_LOCATIONS",
         "ITEMS_PART_MIN_BYTES", "LISTING_PAGE_SIZE", "DEFAULT_DEFINITION", "DEFAULT_MAX_COST_USD",
+        "BATCH_ROLE_ARN",
     }  # fmt: skip
 
 

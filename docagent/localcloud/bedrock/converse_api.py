@@ -31,12 +31,14 @@ import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from moto.bedrockruntime.responses import BedrockRuntimeResponse
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
+from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
 from docagent.localcloud.bedrock.labels import (
     LABELS_FILE,
@@ -89,6 +91,15 @@ class ModelFaults(BaseModel):
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*(:(0(\.\d+)?|1(\.0*)?))?$",
         description="FIELD[:RATE]: this top-level field of the reply made wrong (a rate of the replies, "
         "default 1), for docagent eval's gate",
+    )
+    batch_record_error: float = Field(
+        0.0, ge=0, le=1, description="batch inference: this share of the records answered with an error line"
+    )
+    batch_job: Literal["", "failed", "expired"] = Field(
+        "", description="batch inference: every batch job fails, or expires without starting"
+    )
+    batch_seconds: float = Field(
+        0.0, ge=0, le=3600, description="batch inference: seconds a batch job stays in progress (a slow job)"
     )
     seed: int | None = None
 
@@ -353,6 +364,8 @@ def _error(status: int, code: str, message: str) -> tuple[int, dict[str, str], s
 
 
 STATE = LocalBedrock()
+# The control plane's batch inference jobs, answered record by record by the same local Bedrock.
+BATCH = BatchService(STATE.converse, lambda: STATE.faults, STATE._draw)
 
 
 def _converse(self: BedrockRuntimeResponse) -> tuple[int, dict[str, str], str]:
@@ -421,6 +434,7 @@ def install(
     """Serve Converse and the admin routes from moto's server; start with ``faults`` (none by default), the
     labels kept in ``state_folder`` (None: in memory, none at start) and ``reader``."""
     STATE.reset()
+    BATCH.reset()
     STATE.configure(faults or ModelFaults())
     STATE.labels.attach(None if state_folder is None else state_folder / LABELS_FILE)
     STATE.reader = reader
@@ -435,6 +449,8 @@ def install(
             return _admin(environ, start_response)
         if environ.get("PATH_INFO", "") == LABELS_PATH:
             return _labels_admin(environ, start_response)
+        if BATCH_PATH.match(environ.get("PATH_INFO", "")):
+            return BATCH.handle(environ, start_response)
         return original(self, environ, start_response)
 
     DomainDispatcherApplication.__call__ = dispatch  # type: ignore[method-assign]
@@ -444,6 +460,7 @@ def install(
 def stop() -> None:
     """Wake every call held by a ``timeout`` fault (the server is stopping)."""
     STATE.stopping.set()
+    BATCH.reset()
 
 
 def set_model_faults(endpoint: str, faults: ModelFaults | None) -> dict[str, Any]:

@@ -149,39 +149,45 @@ def render_input_transformer(transformer: dict[str, Any], event: dict[str, Any])
         return rendered
 
 
-def deliver(event: dict[str, Any]) -> list[dict[str, Any]]:
-    """Match the event against every enabled rule of the default bus; publish to SNS targets and record
-    each message in the sink. Returns the alerts recorded."""
+def matching_targets(event: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+    """(rule, target) of every enabled rule of the default bus whose pattern matches the event."""
     backend = events_backends[event["account"]][event["region"]]
-    delivered = []
+    found = []
     for rule in list(backend.event_buses["default"].rules.values()):
         if rule.state != "ENABLED" or not rule.event_pattern.get_pattern():
             continue
-        if not rule.event_pattern.matches_event(event):  # type: ignore[arg-type]
+        if rule.event_pattern.matches_event(event):  # type: ignore[arg-type]
+            found += [(rule, target) for target in rule.targets]
+    return found
+
+
+def deliver(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """Match the event against every enabled rule of the default bus; publish to SNS targets and record
+    each message in the sink. Returns the alerts recorded."""
+    delivered = []
+    for rule, target in matching_targets(event):
+        arn = str(target.get("Arn", ""))
+        if ":sns:" not in arn:
             continue
-        for target in rule.targets:
-            arn = str(target.get("Arn", ""))
-            if ":sns:" not in arn:
-                continue
-            if "InputTransformer" in target:
-                message = render_input_transformer(target["InputTransformer"], event)
-            elif "Input" in target:
-                message = json.loads(target["Input"])
-            else:
-                message = event
-            text = message if isinstance(message, str) else json.dumps(message)
-            sns_backends[event["account"]][event["region"]].publish(text, arn=arn)
-            alert = {
-                "time": event["time"],
-                "rule": rule.name,
-                "topic_arn": arn,
-                "job_id": event["detail"]["name"],
-                "status": event["detail"]["status"],
-                "message": text,
-                "event": event,
-            }
-            _record(alert)
-            delivered.append(alert)
+        if "InputTransformer" in target:
+            message = render_input_transformer(target["InputTransformer"], event)
+        elif "Input" in target:
+            message = json.loads(target["Input"])
+        else:
+            message = event
+        text = message if isinstance(message, str) else json.dumps(message)
+        sns_backends[event["account"]][event["region"]].publish(text, arn=arn)
+        alert = {
+            "time": event["time"],
+            "rule": rule.name,
+            "topic_arn": arn,
+            "job_id": event["detail"]["name"],
+            "status": event["detail"]["status"],
+            "message": text,
+            "event": event,
+        }
+        _record(alert)
+        delivered.append(alert)
     return delivered
 
 

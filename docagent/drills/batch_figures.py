@@ -1,0 +1,83 @@
+"""What a job's model calls cost, by how each was made (on-demand or batch inference), and what the local
+cloud's batch jobs of a job were: the figures ``docagent demo --inference`` prints (docs/batch.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docagent.drills import prices
+from functions.batch.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, price_share
+from functions.batch.invocation_jobs import batch_job_name
+from functions.models import ModelCallRecord
+
+
+def model_calls_by_mode(journal: dict[str, list[ModelCallRecord]]) -> dict[str, int]:
+    """How many of the job's finished model calls were made each way (their cost:
+    docagent/operations/spend.py, which prices each call at its mode's price)."""
+    counts: dict[str, int] = {}
+    for calls in journal.values():
+        for call in calls:
+            counts[call.inference] = counts.get(call.inference, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def batch_jobs_of(bedrock: Any, job_id: str) -> list[dict[str, Any]]:
+    """The model invocation jobs submitted for a docagent job (by their name)."""
+    name = batch_job_name(job_id)
+    summaries = bedrock.list_model_invocation_jobs(nameContains=name).get("invocationJobSummaries", [])
+    return [
+        {
+            "job_arn": job["jobArn"],
+            "status": job["status"],
+            "success_records": job.get("successRecordCount"),
+            "error_records": job.get("errorRecordCount"),
+        }
+        for job in summaries
+        if job.get("jobName") == name
+    ]
+
+
+# What the batch path adds per document (docs/batch.md): one WriteBatchRecord child (its start, its task and
+# its end: about 3 state transitions; one Lambda request of about a second), one S3 PUT (the record) and two
+# GETs (the batch job record and the output file, read by the document's review).
+BATCH_TRANSITIONS_PER_DOCUMENT = 3
+BATCH_SECONDS_PER_DOCUMENT = 1.0
+BATCH_PUTS_PER_DOCUMENT = 1
+BATCH_GETS_PER_DOCUMENT = 2
+
+
+def inference_modes(report: dict[str, Any], function_memory_mb: int) -> dict[str, Any]:
+    """A cost report's job priced on-demand and on batch inference, and whether batch pays off: the model at
+    its batch share, plus what the batch path adds per document (its own steps and requests)."""
+    documents = int(report["documents"])
+    on_demand = float(report["total_usd"])
+    model = float(report["by_service"]["bedrock"]["usd"])
+    saved = model * (1 - price_share("batch"))
+    added = documents * (
+        BATCH_TRANSITIONS_PER_DOCUMENT * prices.STEP_FUNCTIONS_PER_TRANSITION
+        + prices.LAMBDA_PER_REQUEST
+        + BATCH_SECONDS_PER_DOCUMENT * function_memory_mb / 1024 * prices.LAMBDA_PER_GB_SECOND
+        + BATCH_PUTS_PER_DOCUMENT * prices.S3_PER_WRITE_OR_LIST
+        + BATCH_GETS_PER_DOCUMENT * prices.S3_PER_READ
+    )
+    possible = BATCH_MIN_RECORDS <= documents <= BATCH_MAX_RECORDS
+    if not possible:
+        verdict = (
+            f"batch needs {BATCH_MIN_RECORDS:,} to {BATCH_MAX_RECORDS:,} documents a job (Bedrock's "
+            "records per batch job): this job runs on-demand"
+        )
+    elif saved > added:
+        verdict = (
+            f"batch pays off: it saves ${saved - added:,.2f} ({(saved - added) / on_demand:.0%}) when the "
+            "job can wait hours (Bedrock's batch jobs run within 24 h)"
+        )
+    else:
+        verdict = "on-demand is cheaper: the batch path's own steps cost more than the model saves"
+    return {
+        "on_demand_usd": round(on_demand, 4),
+        "batch_usd": round(on_demand - saved + added, 4) if possible else None,
+        "batch_model_saving_usd": round(saved, 4),
+        "batch_added_usd": round(added, 4),
+        "batch_pays_off": possible and saved > added,
+        "verdict": verdict,
+    }

@@ -1,0 +1,64 @@
+"""What Bedrock batch inference is, as looked up (dated): the numbers docagent's batch path depends on.
+
+Looked up 2026-12-02 (AWS docs, Bedrock User Guide "Process multiple prompts with batch inference",
+"Format and upload your batch inference data", "View the results of a batch inference job", "Monitor Amazon
+Bedrock job state changes using Amazon EventBridge"; Bedrock API Reference "CreateModelInvocationJob",
+"GetModelInvocationJob", "ModelInvocationJobSummary"; the "Amazon Bedrock pricing" page):
+
+- Input: JSON Lines files (``.jsonl``) under the input S3 location, one record a line,
+  ``{"recordId": "...", "modelInput": {...}}``. ``modelInput`` is the model's native InvokeModel body (the
+  default invocation type) or, with the ``Converse`` invocation type, the body of a Converse request: docagent
+  uses Converse, so a record is exactly the on-demand call (system prompt, the document block, the text).
+  Tool use is not supported in batch; docagent uses none. Record order in the output is not guaranteed: the
+  record id says which document a line answers.
+- Output: per input file ``{file}.out`` under ``{output location}/{job id}/`` (the job id is the last part of
+  the job's ARN), each line ``{"recordId", "modelInput", "modelOutput"}`` or, for a record that failed,
+  ``{"recordId", "modelInput", "error": {"errorCode", "errorMessage"}}``; plus ``manifest.json.out``
+  (``totalRecordCount``, ``processedRecordCount``, ``successRecordCount``, ``errorRecordCount``,
+  ``inputTokenCount``, ``outputTokenCount``).
+- Quotas (per model, adjustable, Service Quotas "Minimum number of records per batch inference job",
+  "Records per batch inference job", "Records per input file per batch inference job", "Batch inference job
+  size"): a job needs at least 100 records; at most 50,000 records for the Claude models docagent defaults to.
+- Time: ``timeoutDurationInHours`` 24 to 168 (a job not finished by then ends ``Expired`` or
+  ``PartiallyCompleted``; records not processed have no output line).
+- Statuses: Submitted, Validating, Scheduled, InProgress, Completed, PartiallyCompleted, Failed, Stopping,
+  Stopped, Expired.
+- Idempotency: ``clientRequestToken`` ([a-zA-Z0-9](-*[a-zA-Z0-9]){0,256}): the same token again is ignored
+  without an error, so a retried or redriven submit never creates a second job.
+- Events: source ``aws.bedrock``, detail-type ``Batch Inference Job State Change``, on the default bus, best
+  effort (hence docagent's polling fallback); the detail names the job's ARN and its status.
+- Price: batch inference is priced at 50 % of the on-demand price of the same model, input and output tokens
+  alike, for the models that offer it (Anthropic Claude among them); Regions: where the model offers batch
+  (us-east-1, us-west-2 and others; cross-Region inference profiles are accepted).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from functions.models import InferenceMode
+from functions.spend import BATCH_PRICE_FACTOR
+
+BATCH_MIN_RECORDS: Final = 100
+BATCH_MAX_RECORDS: Final = 50_000
+BATCH_TIMEOUT_HOURS_MIN: Final = 24
+BATCH_TIMEOUT_HOURS_MAX: Final = 168
+# Bedrock statuses after which nothing more will be written.
+TERMINAL_STATUSES: Final = frozenset({"Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired"})
+EVENT_SOURCE: Final = "aws.bedrock"
+EVENT_DETAIL_TYPE: Final = "Batch Inference Job State Change"
+INVOCATION_TYPE: Final = "Converse"
+
+
+def price_share(mode: InferenceMode) -> float:
+    """The share of the on-demand price a model call of ``mode`` costs (functions/spend.py's factor)."""
+    return BATCH_PRICE_FACTOR if mode == "batch" else 1.0
+
+
+def uses_batch(inference: str, documents: int) -> bool:
+    """Whether a job of ``documents`` documents runs its model calls as one batch job: ``batch`` always (a job
+    under the minimum is refused by Bedrock's validation: its documents then all go on-demand), ``auto`` from
+    the batch minimum to its maximum, where half the price pays for the wait."""
+    if inference == "batch":
+        return True
+    return inference == "auto" and BATCH_MIN_RECORDS <= documents <= BATCH_MAX_RECORDS

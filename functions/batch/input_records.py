@@ -1,0 +1,52 @@
+"""A job's batch input records: one JSON Lines file of one record per document, written by the children of
+WriteBatchRecords (docs/batch.md). The record is the Converse request the on-demand path would send
+(functions/inference/converse.py ``converse_body``), the
+document's bytes in base64 as Converse's JSON carries them."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from functions import storage
+from functions.batch.output_records import record_id
+from functions.batch.payloads import RecordWritten, WriteRecordEvent
+from functions.documents import DocumentInput
+from functions.errors import DocumentRejected
+from functions.inference.converse import converse_body
+from functions.logic.process_document import extract_spec, load_definition, load_manifest, read_document
+from functions.settings import get_settings
+
+
+def model_input(document: DocumentInput, system: str, user: str) -> dict[str, Any]:
+    """The Converse body of the call as JSON: the document's bytes in base64."""
+    settings = get_settings()
+    body = converse_body(document, system, user, settings.model_max_tokens, settings.model_temperature)
+    block = body["messages"][0]["content"][0]["document"]
+    block["source"] = {"bytes": base64.b64encode(document.data).decode("ascii")}
+    return body
+
+
+def write_record(event: WriteRecordEvent) -> RecordWritten:
+    """The document's input record (the extraction of its one class), written once; none for a document the
+    review rejects before any model call (missing, changed, too large, no definition)."""
+    entry, settings = event.document, get_settings()
+    key = storage.batch_input_key(event.job_id, entry.document_id)
+    if storage.exists(key):
+        return RecordWritten(document_id=entry.document_id, record_id=record_id(entry.document_id), key=key)
+    manifest = load_manifest(event.job_id)
+    bundle = load_definition(manifest.versions)
+    if bundle is None or len(bundle.classes) != 1:
+        return RecordWritten(document_id=entry.document_id, record_id=None)
+    try:
+        pinned = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
+    except DocumentRejected:
+        return RecordWritten(document_id=entry.document_id, record_id=None)
+    spec = extract_spec(bundle, next(iter(bundle.classes)), manifest.versions, pinned.document)
+    line = {
+        "recordId": record_id(entry.document_id),
+        "modelInput": model_input(pinned.document, spec.system, spec.user),
+    }
+    storage.put_bytes(key, (json.dumps(line) + "\n").encode("utf-8"), content_type="application/jsonl")
+    return RecordWritten(document_id=entry.document_id, record_id=line["recordId"], key=key)

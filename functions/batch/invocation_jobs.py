@@ -1,0 +1,168 @@
+"""The job's one Bedrock batch inference job: submitted idempotently, waited for durably (docs/batch.md).
+
+Submit: the client request token comes from the docagent job id, so a retried or redriven SubmitBatchJob
+never creates a second batch job (Bedrock ignores a repeated token; the record in jobs/{job}/batch/job.json
+is read first, and the token covers a crash between the create call and that write). Too few records for
+Bedrock's minimum: no job is submitted (``NotSubmitted``) and every document goes on-demand.
+
+Wait: WaitForBatchJob is a ``waitForTaskToken`` task; its invocation keeps the token in job.json and returns
+at once (no Lambda waits). The state-change event (source aws.bedrock, "Batch Inference Job State Change")
+reaches ``on_event``, which completes the token when the batch job ended. Events are best effort: the task's
+TimeoutSeconds is the polling interval, and its retry invokes ``wait`` again, which asks Bedrock for the
+status and completes the token itself when the job ended."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from functions import aws, storage
+from functions.batch.facts import (
+    BATCH_MIN_RECORDS,
+    BATCH_TIMEOUT_HOURS_MIN,
+    INVOCATION_TYPE,
+    TERMINAL_STATUSES,
+)
+from functions.batch.output_records import get_batch_job
+from functions.batch.payloads import BatchJobRecord, BatchOutcome, BatchStatus, SubmitEvent, WaitEvent
+from functions.errors import ConfigurationError
+from functions.logic.process_document import load_manifest
+from functions.models import utc_now
+from functions.observability import logger
+from functions.settings import get_settings
+
+# Errors of SendTaskSuccess that mean the token was completed already or the task no longer waits.
+_SETTLED_TOKEN_CODES = frozenset({"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"})
+
+
+def client_request_token(job_id: str) -> str:
+    """The batch job's idempotency token: the same for every attempt and redrive of a docagent job."""
+    return f"docagent-{hashlib.sha256(job_id.encode('utf-8')).hexdigest()[:48]}"
+
+
+def batch_job_name(job_id: str) -> str:
+    """A job name Bedrock accepts (letters, digits, hyphens; no underscores) that names the docagent job."""
+    readable = "".join(c if c.isalnum() else "-" for c in job_id).strip("-")[:40] or "job"
+    return f"docagent-{readable}-{hashlib.sha256(job_id.encode('utf-8')).hexdigest()[:8]}"
+
+
+def _outcome(record: BatchJobRecord) -> BatchOutcome:
+    return BatchOutcome(
+        job_id=record.job_id, status=record.status, job_arn=record.job_arn, message=record.message
+    )
+
+
+def _save(record: BatchJobRecord) -> None:
+    storage.put_json(
+        storage.batch_job_key(record.job_id), record.model_copy(update={"updated_at": utc_now()})
+    )
+
+
+def submit(event: SubmitEvent) -> BatchOutcome:
+    """The job's batch job, created at most once."""
+    existing = get_batch_job(event.job_id)
+    if existing is not None and (existing.job_arn is not None or existing.status == "NotSubmitted"):
+        return _outcome(existing)
+    settings, manifest = get_settings(), load_manifest(event.job_id)
+    records = sum(1 for _ in storage.list_objects(storage.batch_input_prefix(event.job_id)))
+    now = utc_now()
+    record = BatchJobRecord(
+        job_id=event.job_id,
+        status="NotSubmitted",
+        model_id=manifest.versions.model_id,
+        records=records,
+        client_request_token=client_request_token(event.job_id),
+        job_name=batch_job_name(event.job_id),
+        submitted_at=now,
+        updated_at=now,
+    )
+    if records < BATCH_MIN_RECORDS:
+        record.message = (
+            f"{records} batch records is under Bedrock's minimum of {BATCH_MIN_RECORDS} per batch job: "
+            "every document is called on-demand"
+        )
+        _save(record)
+        logger.info("batch job not submitted", extra={"records": records})
+        return _outcome(record)
+    if not settings.batch_role_arn:
+        raise ConfigurationError("BATCH_ROLE_ARN is not set: the deployment has no batch inference role")
+    bucket = settings.bucket_name
+    response = aws.bedrock_client().create_model_invocation_job(
+        jobName=record.job_name,
+        roleArn=settings.batch_role_arn,
+        clientRequestToken=record.client_request_token,
+        modelId=record.model_id,
+        modelInvocationType=INVOCATION_TYPE,
+        inputDataConfig={
+            "s3InputDataConfig": {
+                "s3Uri": f"s3://{bucket}/{storage.batch_input_prefix(event.job_id)}",
+                "s3InputFormat": "JSONL",
+            }
+        },
+        outputDataConfig={
+            "s3OutputDataConfig": {"s3Uri": f"s3://{bucket}/{storage.batch_output_prefix(event.job_id)}"}
+        },
+        timeoutDurationInHours=BATCH_TIMEOUT_HOURS_MIN,
+        tags=[{"key": "docagent-job", "value": event.job_id}],
+    )
+    record.job_arn, record.status = str(response["jobArn"]), "Submitted"
+    storage.put_json(storage.batch_jobs_index_key(str(record.bedrock_job_id)), {"job_id": event.job_id})
+    _save(record)
+    logger.info("batch job submitted", extra={"job_arn": record.job_arn, "records": records})
+    return _outcome(record)
+
+
+def _status(record: BatchJobRecord) -> tuple[BatchStatus, str | None]:
+    if record.job_arn is None:
+        return record.status, record.message
+    answer = aws.bedrock_client().get_model_invocation_job(jobIdentifier=record.job_arn)
+    return answer["status"], answer.get("message")
+
+
+def _complete(record: BatchJobRecord, token: str) -> None:
+    """Send the waiting task its output; a token already completed (the event and a poll both saw the end)
+    or no longer waiting changes nothing."""
+    try:
+        aws.stepfunctions_client().send_task_success(
+            taskToken=token, output=_outcome(record).model_dump_json()
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") not in _SETTLED_TOKEN_CODES:
+            raise
+        logger.info("task token already settled", extra={"code": error.response["Error"]["Code"]})
+
+
+def wait(event: WaitEvent) -> BatchOutcome:
+    """Keep the task token; complete it at once if the batch job has ended (the polling fallback)."""
+    record = get_batch_job(event.job_id)
+    if record is None:
+        raise LookupError(f"job {event.job_id} has no batch job record: SubmitBatchJob did not run")
+    record.task_token = event.task_token
+    record.status, record.message = _status(record)
+    _save(record)
+    if record.status in TERMINAL_STATUSES or record.status == "NotSubmitted":
+        _complete(record, event.task_token)
+    return _outcome(record)
+
+
+def on_event(event: dict[str, Any]) -> BatchOutcome | None:
+    """A Batch Inference Job State Change event: when the job ended, complete the waiting task's token."""
+    resources = event.get("resources") or []
+    detail = event.get("detail") or {}
+    job_arn = str(resources[0] if resources else detail.get("batchJobArn", ""))
+    index = storage.get_json_or_none(storage.batch_jobs_index_key(job_arn.rsplit("/", 1)[-1]))
+    if not job_arn or not isinstance(index, dict):
+        logger.info("state change of a batch job docagent did not submit", extra={"job_arn": job_arn})
+        return None
+    record = get_batch_job(str(index["job_id"]))
+    if record is None or record.job_arn != job_arn:
+        return None
+    record.status, record.message = _status(record)
+    _save(record)
+    if record.status in TERMINAL_STATUSES and record.task_token is not None:
+        _complete(record, record.task_token)
+    logger.info("batch job state change", extra={"status": record.status, "event": json.dumps(detail)[:500]})
+    return _outcome(record)
