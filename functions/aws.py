@@ -79,7 +79,7 @@ def bedrock_client() -> Any:
 
 @functools.cache
 def stepfunctions_client() -> Any:
-    """SendTaskSuccess for the batch wait's task token (functions/batch/invocation_jobs.py)."""
+    """SendTaskSuccess for the batch wait's task token (functions/batch_inference/invocation_jobs.py)."""
     return boto3.client("stepfunctions", config=_DEFAULT_CONFIG)
 
 

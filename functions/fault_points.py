@@ -128,6 +128,9 @@ UNFAULTED_STEPS: dict[str, str] = {
     "SealJob": "writes the manifest and the items the Map reads",
     "RequestApproval": "sends the approval request and waits for an operator's task token",
     "RecordApproval": "records the operator's decision",
+    "WriteBatchRecord": "writes one document's batch input record: a repeat writes the same object",
+    "SubmitBatchJob": "creates the batch job with a client request token from the job id: a repeat gets it",
+    "WaitForBatchJob": "keeps the task token until the job's end event or a poll completes it",
 }
 
 

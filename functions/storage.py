@@ -37,7 +37,7 @@ LEDGER_PREFIX = "action-ledger/"
 # still lists records only).
 LEDGER_INDEX_PREFIX = "action-ledger-index/"
 INCOMING_ROOT = "incoming/"
-# Which docagent job each Bedrock batch job belongs to (functions/batch/invocation_jobs.py).
+# Which docagent job each Bedrock batch job belongs to (functions/batch_inference/invocation_jobs.py).
 BATCH_JOBS_INDEX_PREFIX = "batch-jobs/"
 # Published job definitions (functions/definition.py): each version under its content hash.
 DEFINITIONS_ROOT = "definitions/"

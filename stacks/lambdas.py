@@ -15,7 +15,7 @@ from constructs import Construct
 
 from functions import storage as keys
 from functions.actions.allowed import SSM_PREFIX
-from functions.batch.facts import EVENT_DETAIL_TYPE, EVENT_SOURCE
+from functions.batch_inference.facts import EVENT_DETAIL_TYPE, EVENT_SOURCE
 from stacks import nag, outputs
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.log_groups import retained_log_group
@@ -224,7 +224,7 @@ class Functions(Construct):
             for spec in FUNCTION_SPECS
         }
         # Bedrock's batch job state changes wake the waiting WaitForBatchJob task
-        # (functions/batch/invocation_jobs.py).
+        # (functions/batch_inference/invocation_jobs.py).
         events.Rule(
             self,
             "BatchJobStateChange",

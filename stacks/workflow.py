@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from functions import storage as keys
-from functions.batch.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
+from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
 from stacks import nag
 from stacks.config import BATCH_MAX_INPUT_BYTES, DocAgentConfig
 from stacks.log_groups import retained_log_group
@@ -92,7 +92,8 @@ def rendered_values(config: DocAgentConfig) -> dict[str, Any]:
 
 def batch_poll_attempts(poll_seconds: int) -> int:
     """WaitForBatchJob's retries of States.Timeout: polls enough to outlast a batch job that waits in the
-    queue and then runs for its whole timeout (functions/batch/facts.py: twice BATCH_TIMEOUT_HOURS_MIN)."""
+    queue and then runs for its whole timeout (functions/batch_inference/facts.py: twice
+    BATCH_TIMEOUT_HOURS_MIN)."""
     return -(-2 * BATCH_TIMEOUT_HOURS_MIN * 3600 // poll_seconds)
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from docagent.drills import prices
-from functions.batch.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, price_share
-from functions.batch.invocation_jobs import batch_job_name
+from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, price_share
+from functions.batch_inference.invocation_jobs import batch_job_name
 from functions.models import ModelCallRecord
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.batch.facts import EVENT_SOURCE
-from functions.batch.input_records import write_record
-from functions.batch.invocation_jobs import on_event, submit, wait
-from functions.batch.payloads import SubmitEvent, WaitEvent, WriteRecordEvent
+from functions.batch_inference.facts import EVENT_SOURCE
+from functions.batch_inference.input_records import write_record
+from functions.batch_inference.invocation_jobs import on_event, submit, wait
+from functions.batch_inference.payloads import SubmitEvent, WaitEvent, WriteRecordEvent
 from functions.observability import logger, metrics, tracer
 
 

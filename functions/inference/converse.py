@@ -206,7 +206,8 @@ def converse_body(
 ) -> dict[str, Any]:
     """The Converse request's body but the model id: the system prompt, one user message of the document block
     and the user text, the inference settings. A batch record's ``modelInput`` is the same body
-    (functions/batch/records.py), so a batch reply answers exactly the call the on-demand path would make."""
+    (functions/batch_inference/input_records.py), so a batch reply answers exactly the call the on-demand
+    path would make."""
     return {
         "system": [{"text": system}],
         "messages": [{"role": "user", "content": [document.converse_block(), {"text": user}]}],

@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
 from functions import aws, durable, references, spend, storage
-from functions.batch.output_records import BatchReplies
+from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
 from functions.documents import DocumentInput, block_name, detect_format

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from functions import errors
-from functions.batch.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
+from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
 from stacks.config import DocAgentConfig
 from stacks.workflow import (
     ASL_PATH,

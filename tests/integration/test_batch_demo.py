@@ -4,7 +4,7 @@ on-demand and the job succeeds with one result per document and no repeated mode
 
 from __future__ import annotations
 
-from functions.batch.facts import BATCH_MIN_RECORDS
+from functions.batch_inference.facts import BATCH_MIN_RECORDS
 from tests.integration.test_demo import demo
 
 

@@ -11,11 +11,11 @@ import pytest
 from botocore.stub import Stubber
 
 from functions import aws, storage
-from functions.batch import facts
-from functions.batch import invocation_jobs as jobs
-from functions.batch.input_records import write_record
-from functions.batch.output_records import clear_caches, get_batch_job, record_id
-from functions.batch.payloads import BatchJobRecord, SubmitEvent, WaitEvent, WriteRecordEvent
+from functions.batch_inference import facts
+from functions.batch_inference import invocation_jobs as jobs
+from functions.batch_inference.input_records import write_record
+from functions.batch_inference.output_records import clear_caches, get_batch_job, record_id
+from functions.batch_inference.payloads import BatchJobRecord, SubmitEvent, WaitEvent, WriteRecordEvent
 from functions.errors import InvalidJobRequest
 from functions.handlers.batch_inference import handler
 from functions.logic.process_document import process_document

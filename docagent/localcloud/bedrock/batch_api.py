@@ -3,7 +3,8 @@
 moto serves no model invocation jobs (moto 5.2: its Bedrock backend has custom models and invocation
 logging only), so the local cloud answers ``CreateModelInvocationJob``, ``GetModelInvocationJob``,
 ``ListModelInvocationJobs`` and ``StopModelInvocationJob`` itself, as the Bedrock API Reference documents
-them (functions/batch/facts.py): a repeated ``clientRequestToken`` returns the job it created; the input is
+them (functions/batch_inference/facts.py): a repeated ``clientRequestToken`` returns the job it created; the
+input is
 every ``.jsonl`` under the input location in the local S3, each record answered by the local Bedrock's
 Converse (labels, recorded replies, its fault switches); the output is ``{file}.out`` per input file and
 ``manifest.json.out`` under ``{output location}/{job id}/``; a job under the minimum of records fails
@@ -33,7 +34,12 @@ from typing import Any
 import boto3
 
 from docagent.localcloud.stepfunctions.status_events import matching_targets
-from functions.batch.facts import BATCH_MIN_RECORDS, EVENT_DETAIL_TYPE, EVENT_SOURCE, TERMINAL_STATUSES
+from functions.batch_inference.facts import (
+    BATCH_MIN_RECORDS,
+    EVENT_DETAIL_TYPE,
+    EVENT_SOURCE,
+    TERMINAL_STATUSES,
+)
 
 # The job identifier is a job id or a whole ARN (which holds a "/" of its own once the path is decoded).
 PATH = re.compile(r"^/model-invocation-job(?P<many>s)?(?:/(?P<job>.+?))?(?P<stop>/stop)?$")

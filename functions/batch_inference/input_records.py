@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 from functions import storage
-from functions.batch.output_records import record_id
-from functions.batch.payloads import RecordWritten, WriteRecordEvent
+from functions.batch_inference.output_records import record_id
+from functions.batch_inference.payloads import RecordWritten, WriteRecordEvent
 from functions.documents import DocumentInput
 from functions.errors import DocumentRejected
 from functions.inference.converse import converse_body

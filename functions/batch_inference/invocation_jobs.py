@@ -20,14 +20,20 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions import aws, storage
-from functions.batch.facts import (
+from functions.batch_inference.facts import (
     BATCH_MIN_RECORDS,
     BATCH_TIMEOUT_HOURS_MIN,
     INVOCATION_TYPE,
     TERMINAL_STATUSES,
 )
-from functions.batch.output_records import get_batch_job
-from functions.batch.payloads import BatchJobRecord, BatchOutcome, BatchStatus, SubmitEvent, WaitEvent
+from functions.batch_inference.output_records import get_batch_job
+from functions.batch_inference.payloads import (
+    BatchJobRecord,
+    BatchOutcome,
+    BatchStatus,
+    SubmitEvent,
+    WaitEvent,
+)
 from functions.errors import ConfigurationError
 from functions.logic.process_document import load_manifest
 from functions.models import utc_now

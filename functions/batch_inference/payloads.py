@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from functions.models import JOB_ID_PATTERN, JobOptions, ManifestEntry
 
-# Bedrock's statuses (functions/batch/facts.py), and docagent's own: NotSubmitted (too few records for a batch
+# Bedrock's statuses (functions/batch_inference/facts.py), and docagent's own: NotSubmitted (too few records
+# for a batch
 # job: every document goes on-demand).
 BatchStatus = Literal[
     "NotSubmitted",

@@ -1,8 +1,9 @@
 """The reading of a job's batch output records: a document's durable model step takes its batch reply instead
 of calling the model (docs/batch.md). The reply is used only when the record's system prompt and text equal
-the call's (functions/batch/input_records.py wrote the call the on-demand path would make). A record that
-failed, a missing output (the job failed, expired, was stopped, or was never submitted) or a record of another call
-leaves the call to the on-demand provider: every document ends with one result."""
+the call's (functions/batch_inference/input_records.py wrote the call the on-demand path would make). A
+record that
+failed, a missing output (the job failed, expired, was stopped, or was never submitted) or a record of another
+call leaves the call to the on-demand provider: every document ends with one result."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import json
 from typing import Any
 
 from functions import storage
-from functions.batch.facts import TERMINAL_STATUSES
-from functions.batch.payloads import BatchJobRecord
+from functions.batch_inference.facts import TERMINAL_STATUSES
+from functions.batch_inference.payloads import BatchJobRecord
 from functions.documents import DocumentInput
 from functions.inference.base import ModelProvider
 from functions.inference.converse import read_reply
