@@ -68,6 +68,7 @@ class LocalBatchJob:
     end_time: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
+    runner: threading.Thread | None = None
 
     @property
     def job_id(self) -> str:
@@ -110,10 +111,15 @@ class BatchService:
         self._converse, self._faults, self._draw = converse, faults, draw
 
     def reset(self) -> None:
+        """Stops every job and waits for its thread: nothing of a job runs on after the service is reset."""
         with self.lock:
-            for job in self.jobs.values():
+            jobs = list(self.jobs.values())
+            for job in jobs:
                 job.stop.set()
             self.jobs.clear()
+        for job in jobs:
+            if job.runner is not None:
+                job.runner.join(timeout=30)
 
     # ------------------------------------------------------------------------------------- the API
 
@@ -161,7 +167,8 @@ class BatchService:
             except (KeyError, TypeError) as missing:
                 return 400, {"__type": "ValidationException", "message": f"missing {missing}"}
             self.jobs[job.arn] = job
-        threading.Thread(target=self._run, args=(job,), name=f"batch-{job.job_id}", daemon=True).start()
+        job.runner = threading.Thread(target=self._run, args=(job,), name=f"batch-{job.job_id}", daemon=True)
+        job.runner.start()
         return 200, {"jobArn": job.arn}
 
     def _find(self, identifier: str) -> LocalBatchJob | None:
