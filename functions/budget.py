@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field
 from functions import aws, spend
 from functions.durable import step_key_prefix
 from functions.errors import BudgetBusy, BudgetExceeded
-from functions.models import JobOptions
 from functions.observability import MetricUnit, logger, metrics
+from functions.payloads.job import JobOptions
 from functions.settings import get_settings
 
 if TYPE_CHECKING:

@@ -18,7 +18,8 @@ from pydantic import JsonValue
 
 from functions.definition import Check, LookupCheck, RuleCheck
 from functions.fields import MISSING, as_text, field_value
-from functions.models import CheckOutcome, DocumentStatus, LookupRecord
+from functions.payloads.common import DocumentStatus
+from functions.payloads.model_calls import CheckOutcome, LookupRecord
 
 
 def _message(check: RuleCheck | LookupCheck, value: Any, default: str) -> str:

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 from functions import storage
 from functions.errors import InjectedFault
 from functions.fault_points import fault_point_named
-from functions.models import JobOptions, StoredRequest
 from functions.observability import logger
+from functions.payloads.job import JobOptions, StoredRequest
 from functions.settings import get_settings
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from functions.models import FaultPointName
+    from functions.payloads.common import FaultPointName
 
 EXIT_CODE = 137
 _HANG_WITHOUT_CONTEXT_SECONDS = 900.0

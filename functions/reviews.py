@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from functions.models import DOCUMENT_ID_PATTERN, JOB_ID_PATTERN
+from functions.payloads.common import DOCUMENT_ID_PATTERN, JOB_ID_PATTERN
 
 ReviewVerdict = Literal["accepted", "rejected"]
 

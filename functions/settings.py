@@ -14,7 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, Json, ValidationError
 
 from functions.actions.allowed import AllowedTargets
 from functions.errors import ConfigurationError
-from functions.models import DEFAULT_ITEMS_PART_MIN_BYTES, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
+from functions.payloads.common import (
+    DEFAULT_ITEMS_PART_MIN_BYTES,
+    DEFAULT_MAX_DOCUMENT_BYTES,
+    DEFAULT_MAX_DOCUMENTS,
+)
 
 
 class Settings(BaseModel):

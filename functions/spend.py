@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from functions.models import InferenceMode
+from functions.payloads.common import InferenceMode
 
 PRICES_AS_OF = "2026-11-30"
 NANO_PER_USD = 1_000_000_000

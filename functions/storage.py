@@ -15,14 +15,9 @@ from pydantic import BaseModel
 
 from functions import aws
 from functions.definition import DefinitionBundle
-from functions.models import (
-    DocumentResult,
-    JobManifest,
-    ManifestEntry,
-    ModelAttemptRecord,
-    ModelBreaker,
-    ModelCallRecord,
-)
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import JobManifest, ManifestEntry
+from functions.payloads.model_calls import ModelAttemptRecord, ModelBreaker, ModelCallRecord
 from functions.settings import get_settings
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from functions import storage
 from functions.actions.allowed import LEDGER_DESTINATION, SSM_PREFIX, AllowedTargets
-from functions.models import (
+from functions.payloads.common import (
     DEFAULT_ITEMS_PART_MIN_BYTES,
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_DOCUMENTS,

@@ -19,7 +19,8 @@ from functions.actions.payloads import RemoteRecord
 from functions.documents import DocumentInput
 from functions.errors import ActionOutcomeUnknown, ActionTargetUnavailable
 from functions.inference.instructions import asked
-from functions.models import ModelReply, utc_now
+from functions.payloads.common import utc_now
+from functions.payloads.model_calls import ModelReply
 
 
 class SimulatedCrash(BaseException):

@@ -19,18 +19,9 @@ from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
 from functions.logic.process_document import process_document
 from functions.logic.run_actions import run_actions
-from functions.models import (
-    BuildReportEvent,
-    DocumentOutcome,
-    JobOptions,
-    ListingCursor,
-    ListingEvent,
-    ManifestEntry,
-    MapRunInfo,
-    PreparedJob,
-    ProcessDocumentEvent,
-    ReportSummary,
-)
+from functions.payloads.document import DocumentOutcome, ProcessDocumentEvent
+from functions.payloads.job import JobOptions, ListingCursor, ListingEvent, ManifestEntry, PreparedJob
+from functions.payloads.report import BuildReportEvent, MapRunInfo, ReportSummary
 from functions.settings import get_settings
 from functions.storage import parse_items
 from tests.fakes import CountingProvider, FakeLambdaContext

@@ -17,7 +17,8 @@ from docagent.operations.review import queue
 from docagent.operations.trace_job import build_trace, span_lines, trace_steps
 from functions.documents import detect_format
 from functions.errors import DocumentRejected
-from functions.models import DocumentResult, ModelCallRecord
+from functions.payloads.document import DocumentResult
+from functions.payloads.model_calls import ModelCallRecord
 from functions.reviews import ReviewDecision
 
 # How many jobs the jobs page lists (newest first), and the most of a document it shows.

@@ -8,7 +8,7 @@ from typing import Any
 from docagent.drills import prices
 from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, price_share
 from functions.batch_inference.invocation_jobs import batch_job_name
-from functions.models import ModelCallRecord
+from functions.payloads.model_calls import ModelCallRecord
 
 
 def model_calls_by_mode(journal: dict[str, list[ModelCallRecord]]) -> dict[str, int]:

@@ -51,7 +51,9 @@ from docagent.operations.reference import load_file
 from docagent.operations.trace_job import build_trace, span_lines
 from functions import storage
 from functions.actions.allowed import LEDGER_DESTINATION, AllowedTargets
-from functions.models import DocumentFormat, DocumentResult, ModelCallRecord
+from functions.payloads.common import DocumentFormat
+from functions.payloads.document import DocumentResult
+from functions.payloads.model_calls import ModelCallRecord
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
 

@@ -25,7 +25,7 @@ from openpyxl.writer.excel import ExcelWriter
 from PIL import Image
 
 from docagent.drills.synthetic import ExtractedFacts, SyntheticDocument
-from functions.models import DocumentFormat
+from functions.payloads.common import DocumentFormat
 
 FIXED_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 # The default mix: share of the corpus per format.

@@ -23,7 +23,8 @@ from docagent.evaluation.scoring import Extraction
 from docagent.localcloud.bedrock.labels import Label, document_sha256
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operations.records import JobRecords, check_job_id, extracted_fields
-from functions.models import DocumentResult, JobVersions
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import JobVersions
 
 
 @dataclass

@@ -23,7 +23,8 @@ from functions.definition import (
     canonical_json,
     short_version,
 )
-from functions.models import JobVersions, utc_now
+from functions.payloads.common import utc_now
+from functions.payloads.job import JobVersions
 
 EXAMPLES_DIR = "examples"
 EXAMPLE_PUBLISHER = "docagent local deploy"  # published_by of the examples a local deploy publishes

@@ -31,7 +31,8 @@ from docagent.operations.context import (
 )
 from docagent.operations.display import wide_console
 from docagent.operations.records import JobRecords, check_job_id, execution_arn_for
-from functions.models import APPROVAL_REJECTED_ERROR, ApprovalDecision, ApprovalRecord, utc_now
+from functions.payloads.approval import APPROVAL_REJECTED_ERROR, ApprovalDecision, ApprovalRecord
+from functions.payloads.common import utc_now
 from functions.storage import approval_key
 
 # What Step Functions answers for a token it no longer accepts.

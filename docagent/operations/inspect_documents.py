@@ -14,7 +14,9 @@ from docagent.operations.records import (
     document_step_key,
 )
 from docagent.operations.workflow_definition import retry_policy
-from functions.models import DocumentResult, ManifestEntry, ModelCallRecord
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import ManifestEntry
+from functions.payloads.model_calls import ModelCallRecord
 
 
 def document_keys(job_id: str, document_ids: list[str], steps: list[str]) -> dict[str, dict[str, str]]:

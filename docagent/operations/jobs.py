@@ -52,7 +52,8 @@ from docagent.operations.spend import job_spend, spend_line
 from docagent.operations.spend import next_step as budget_next_step
 from functions import storage
 from functions.logic.prepare_job import request_sha256
-from functions.models import JOB_ID_RULE, JobRequest
+from functions.payloads.common import JOB_ID_RULE
+from functions.payloads.job import JobRequest
 from stacks import outputs as names
 
 EXECUTION_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE")

@@ -26,17 +26,12 @@ from docagent.operations.workflow_definition import result_writer_prefix
 from functions import durable, storage
 from functions.actions.payloads import ActionAttempt, ActionDone
 from functions.definition import DefinitionBundle, LookupCheck
-from functions.models import (
-    JOB_ID_PATTERN,
-    JOB_ID_RULE,
-    ApprovalRecord,
-    DocumentResult,
-    JobManifest,
-    ManifestEntry,
-    ModelCallRecord,
-    Report,
-    StoredRequest,
-)
+from functions.payloads.approval import ApprovalRecord
+from functions.payloads.common import JOB_ID_PATTERN, JOB_ID_RULE
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import JobManifest, ManifestEntry, StoredRequest
+from functions.payloads.model_calls import ModelCallRecord
+from functions.payloads.report import Report
 from functions.reviews import ReviewDecision
 
 READ_WORKERS = 16

@@ -31,7 +31,8 @@ from docagent.operations.context import (
 from docagent.operations.display import wide_console
 from docagent.operations.records import JobRecords
 from functions import storage
-from functions.models import DocumentResult, utc_now
+from functions.payloads.common import utc_now
+from functions.payloads.document import DocumentResult
 from functions.reviews import FieldCorrection, ReviewDecision, ReviewVerdict, decision_id
 
 LABEL_SUFFIX = ".label.json"

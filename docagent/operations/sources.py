@@ -33,7 +33,7 @@ from functions import storage
 from functions.documents import CONVERSE_FORMATS, detect_format
 from functions.errors import DocumentFormatUnsupported, DocumentNotUtf8, DocumentRejected
 from functions.logic.prepare_job import configured_sources, outside_sources
-from functions.models import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
+from functions.payloads.common import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks import outputs as names
 
 SHOWN_OFFENDERS = 10

@@ -13,7 +13,7 @@ from docagent.operations.json_shapes import BudgetExceededView, BudgetOutput, Bu
 from docagent.operations.records import JobRecords
 from functions import budget, spend
 from functions.errors import BudgetExceeded
-from functions.models import ModelCallRecord
+from functions.payloads.model_calls import ModelCallRecord
 
 UNCLASSIFIED = "(no class)"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from functions import storage
 from functions.definition import ExportAction
-from functions.models import Report
+from functions.payloads.report import Report
 
 _READ_WORKERS = 16
 

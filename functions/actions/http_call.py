@@ -30,7 +30,7 @@ from functions.errors import (
     ActionOutcomeUnknown,
     ActionTargetUnavailable,
 )
-from functions.models import utc_now
+from functions.payloads.common import utc_now
 
 OnSent = Callable[[], None]
 """Called once the request has left (the ``after_action_request`` fault point)."""

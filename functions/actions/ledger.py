@@ -13,7 +13,7 @@ from functions import aws, storage
 from functions.actions.http_call import OnSent, Payload
 from functions.actions.payloads import RemoteRecord
 from functions.errors import ActionError, ActionOutcomeUnknown
-from functions.models import utc_now
+from functions.payloads.common import utc_now
 
 _REFUSED_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "412", "409"})
 

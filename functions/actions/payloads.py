@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from functions.models import JOB_ID_PATTERN, JobOptions, ReportAction, ReportSummary
+from functions.payloads.common import JOB_ID_PATTERN
+from functions.payloads.job import JobOptions
+from functions.payloads.report import ReportAction, ReportSummary
 
 ActionType = Literal["http", "eventbridge", "sns", "export"]
 

@@ -22,8 +22,8 @@ from functions.actions.ledger import LedgerClient
 from functions.actions.payloads import RemoteRecord
 from functions.definition import Action, EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.errors import ActionError, ActionOutcomeUnknown, ActionTargetUnavailable
-from functions.models import Report
 from functions.observability import logger
+from functions.payloads.report import Report
 
 EVENT_SOURCE = "docagent"
 _RETRYABLE_CODES = frozenset({"ThrottlingException", "Throttling", "InternalFailure", "ServiceUnavailable"})

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from functions.models import InferenceMode
+from functions.payloads.common import InferenceMode
 from functions.spend import BATCH_PRICE_FACTOR
 
 BATCH_MIN_RECORDS: Final = 100

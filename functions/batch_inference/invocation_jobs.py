@@ -36,8 +36,8 @@ from functions.batch_inference.payloads import (
 )
 from functions.errors import ConfigurationError
 from functions.logic.process_document import load_manifest
-from functions.models import utc_now
 from functions.observability import logger
+from functions.payloads.common import utc_now
 from functions.settings import get_settings
 
 # Errors of SendTaskSuccess that mean the token was completed already or the task no longer waits.

@@ -18,8 +18,8 @@ from functions.batch_inference.payloads import BatchJobRecord
 from functions.documents import DocumentInput
 from functions.inference.base import ModelProvider
 from functions.inference.converse import read_reply
-from functions.models import ModelReply
 from functions.observability import logger
+from functions.payloads.model_calls import ModelReply
 from functions.settings import get_settings
 
 

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from functions.models import JOB_ID_PATTERN, JobOptions, ManifestEntry
+from functions.payloads.common import JOB_ID_PATTERN
+from functions.payloads.job import JobOptions, ManifestEntry
 
 # Bedrock's statuses (functions/batch_inference/facts.py), and docagent's own: NotSubmitted (too few records
 # for a batch

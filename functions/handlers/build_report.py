@@ -8,8 +8,8 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.logic.build_report import build_report
-from functions.models import BuildReportEvent
 from functions.observability import MetricUnit, logger, metrics, tracer
+from functions.payloads.report import BuildReportEvent
 from functions.spans import span
 
 

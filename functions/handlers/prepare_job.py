@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from functions.errors import InvalidJobRequest
 from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
-from functions.models import ListingEvent
 from functions.observability import MetricUnit, logger, metrics, tracer
+from functions.payloads.job import ListingEvent
 from functions.settings import get_settings
 from functions.spans import span
 

@@ -9,8 +9,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.logic.process_batch import process_batch
 from functions.logic.process_document import process_document
-from functions.models import DocumentOutcome, ProcessBatchEvent, ProcessDocumentEvent
 from functions.observability import MetricUnit, logger, metrics, tracer
+from functions.payloads.document import DocumentOutcome, ProcessBatchEvent, ProcessDocumentEvent
 
 # The documents' outcomes as metrics, by status.
 _METRICS = {

@@ -13,8 +13,8 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.logic.request_approval import record_approval, request_approval
-from functions.models import RecordApprovalEvent, RequestApprovalEvent
 from functions.observability import logger, metrics, tracer
+from functions.payloads.approval import RecordApprovalEvent, RequestApprovalEvent
 
 
 @logger.inject_lambda_context(clear_state=True)

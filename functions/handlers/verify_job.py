@@ -8,8 +8,8 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.logic.verify_job import verify_job
-from functions.models import VerifyJobEvent
 from functions.observability import MetricUnit, logger, metrics, tracer
+from functions.payloads.verification import VerifyJobEvent
 from functions.spans import span
 
 

@@ -7,7 +7,7 @@ import hashlib
 from typing import Protocol
 
 from functions.documents import DocumentInput
-from functions.models import ModelReply
+from functions.payloads.model_calls import ModelReply
 
 
 class ModelProvider(Protocol):

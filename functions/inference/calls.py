@@ -30,17 +30,10 @@ from functions.fields import FieldsInvalid
 from functions.inference import spending
 from functions.inference.base import ModelProvider, sha256_text
 from functions.inference.telemetry import genai_attributes, record_model_call
-from functions.models import (
-    CallPurpose,
-    ExtractionRecord,
-    ModelAttemptRecord,
-    ModelBreaker,
-    ModelCallOutcome,
-    ModelCallRecord,
-    ProcessDocumentEvent,
-    utc_now,
-)
 from functions.observability import logger
+from functions.payloads.common import CallPurpose, ModelCallOutcome, utc_now
+from functions.payloads.document import ProcessDocumentEvent
+from functions.payloads.model_calls import ExtractionRecord, ModelAttemptRecord, ModelBreaker, ModelCallRecord
 from functions.settings import get_settings
 from functions.spans import span
 

@@ -27,7 +27,8 @@ from functions.errors import (
     ModelThrottled,
     ModelUnavailable,
 )
-from functions.models import InferenceMode, ModelReply
+from functions.payloads.common import InferenceMode
+from functions.payloads.model_calls import ModelReply
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient

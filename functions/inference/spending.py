@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from functions import budget, spend
 from functions.documents import DocumentInput
-from functions.models import ModelCallRecord, ProcessDocumentEvent
 from functions.observability import MetricUnit, metrics
+from functions.payloads.document import ProcessDocumentEvent
+from functions.payloads.model_calls import ModelCallRecord
 from functions.settings import get_settings
 
 

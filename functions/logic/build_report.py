@@ -22,20 +22,19 @@ from functions.definition import DefinitionBundle, Totals
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
 from functions.fields import row_columns
-from functions.models import (
+from functions.observability import logger
+from functions.payloads.common import FaultPointName
+from functions.payloads.document import DocumentOutcome, DocumentResult
+from functions.payloads.job import JobVersions
+from functions.payloads.report import (
     BuildReportEvent,
     ChildFailure,
-    DocumentOutcome,
-    DocumentResult,
-    FaultPointName,
-    JobVersions,
     MapRunInfo,
     MapRunSummary,
     Report,
     ReportRow,
     ReportSummary,
 )
-from functions.observability import logger
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext

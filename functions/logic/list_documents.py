@@ -28,7 +28,9 @@ from botocore.exceptions import ClientError
 from functions import aws, budget, storage
 from functions.definition import short_version
 from functions.errors import InvalidJobRequest, NoDocuments
-from functions.models import (
+from functions.observability import logger
+from functions.payloads.common import utc_now
+from functions.payloads.job import (
     JobInfo,
     JobManifest,
     JobVersions,
@@ -38,9 +40,7 @@ from functions.models import (
     ManifestEntry,
     PreparedJob,
     StoredRequest,
-    utc_now,
 )
-from functions.observability import logger
 from functions.settings import get_settings
 
 if TYPE_CHECKING:

@@ -23,15 +23,9 @@ from functions import budget, durable, storage
 from functions.definition import DefinitionPointer
 from functions.errors import InvalidJobRequest, JobConflict
 from functions.logic.list_documents import document_id_for, pinned_versions
-from functions.models import (
-    JobRequest,
-    ListingCursor,
-    PrepareJobEvent,
-    StartedJob,
-    StoredRequest,
-    utc_now,
-)
 from functions.observability import logger
+from functions.payloads.common import utc_now
+from functions.payloads.job import JobRequest, ListingCursor, PrepareJobEvent, StartedJob, StoredRequest
 from functions.settings import Settings, get_settings
 
 if TYPE_CHECKING:

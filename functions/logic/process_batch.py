@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from functions.inference import ModelProvider
 from functions.logic.process_document import process_document
-from functions.models import BatchOutcome, DocumentOutcome, ProcessBatchEvent
+from functions.payloads.document import BatchOutcome, DocumentOutcome, ProcessBatchEvent
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext

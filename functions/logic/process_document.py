@@ -39,20 +39,11 @@ from functions.inference import ModelProvider, get_model_provider
 from functions.inference.calls import CallSpec, call_once
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
-from functions.models import (
-    MAX_CONVERSE_DOCUMENT_BYTES,
-    DocumentFormat,
-    DocumentOutcome,
-    DocumentResult,
-    ExtractionRecord,
-    JobManifest,
-    JobVersions,
-    LookupRecord,
-    ManifestEntry,
-    ProcessDocumentEvent,
-    utc_now,
-)
 from functions.observability import logger
+from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, DocumentFormat, utc_now
+from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
+from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
+from functions.payloads.model_calls import ExtractionRecord, LookupRecord
 from functions.settings import get_settings
 from functions.spans import span
 

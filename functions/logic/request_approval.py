@@ -20,17 +20,16 @@ from __future__ import annotations
 
 from functions import storage
 from functions.errors import ApprovalNotForThisJob, ApprovalRejected, InvalidJobRequest
-from functions.models import (
+from functions.observability import MetricUnit, logger, metrics
+from functions.payloads.approval import (
     ApprovalRecord,
     ApprovalRequested,
     PastDecision,
     RecordApprovalEvent,
-    Report,
-    ReportApproval,
     RequestApprovalEvent,
-    utc_now,
 )
-from functions.observability import MetricUnit, logger, metrics
+from functions.payloads.common import utc_now
+from functions.payloads.report import Report, ReportApproval
 
 
 def load_approval(job_id: str) -> ApprovalRecord | None:

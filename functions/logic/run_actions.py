@@ -45,8 +45,10 @@ from functions.actions.send import (
 from functions.definition import Action, DefinitionBundle
 from functions.errors import ActionError, InvalidJobRequest
 from functions.faults import fault_point, job_options
-from functions.models import FaultPointName, JobManifest, Report, ReportAction, utc_now
 from functions.observability import MetricUnit, logger, metrics
+from functions.payloads.common import FaultPointName, utc_now
+from functions.payloads.job import JobManifest
+from functions.payloads.report import Report, ReportAction
 from functions.settings import get_settings
 
 if TYPE_CHECKING:

@@ -25,16 +25,11 @@ from functions.definition import HttpAction
 from functions.errors import ActionNotAllowed, JobVerificationFailed
 from functions.faults import fault_point, job_options
 from functions.logic.run_actions import action_done, client_deadline, http_references, pinned_definition
-from functions.models import (
-    DocumentResult,
-    JobManifest,
-    Report,
-    ReportAction,
-    ReportRow,
-    Verification,
-    VerifyJobEvent,
-)
 from functions.observability import logger
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import JobManifest
+from functions.payloads.report import Report, ReportAction, ReportRow
+from functions.payloads.verification import Verification, VerifyJobEvent
 from functions.settings import get_settings
 
 if TYPE_CHECKING:

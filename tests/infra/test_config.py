@@ -9,7 +9,7 @@ import pytest
 
 from app import build_app, cdk_json_context
 from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS, READ_TIMEOUT_SHARE
-from functions.models import MAX_CONVERSE_DOCUMENT_BYTES
+from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
 from stacks.config import CONTEXT_KEY, ConfigError, DocAgentConfig, load_config
 
 

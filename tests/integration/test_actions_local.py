@@ -24,7 +24,8 @@ from functions.errors import (
     ActionOutcomeUnknown,
     ActionTargetUnavailable,
 )
-from functions.models import JobInfo, JobManifest, JobVersions, MapRunSummary, Report
+from functions.payloads.job import JobInfo, JobManifest, JobVersions
+from functions.payloads.report import MapRunSummary, Report
 from tests.support import example_bundle
 
 PAYLOAD: dict[str, Any] = {"reference": "job-1", "title": "Review of job-1", "body": "3 documents"}

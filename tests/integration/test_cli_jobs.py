@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 from docagent.cli import main
 from docagent.drills.document_files import render
 from docagent.operations.records import execution_arn_for
-from functions.models import MAX_CONVERSE_DOCUMENT_BYTES
+from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
 from tests import documents as files
 
 

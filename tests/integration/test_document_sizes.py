@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from docagent.drills.document_files import render_scanned_appendix_pdf
-from functions.models import MAX_CONVERSE_DOCUMENT_BYTES
+from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
 from tests import documents as files
 
 SIZES = {  # name -> target bytes: an attachment-laden invoice, a scan bundle, a manual, one too large

@@ -15,7 +15,8 @@ from functions.actions.credentials import clear_cache, secret_value
 from functions.actions.send import Sending, idempotency_key, send
 from functions.definition import EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.errors import ActionError, ActionNotAllowed, ConfigurationError
-from functions.models import JobVersions, MapRunSummary, Report
+from functions.payloads.job import JobVersions
+from functions.payloads.report import MapRunSummary, Report
 from tests.support import BUCKET
 
 JOB = "job-targets"

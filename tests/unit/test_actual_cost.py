@@ -6,7 +6,8 @@ from __future__ import annotations
 from docagent.operations.json_shapes import BudgetExceededView
 from docagent.operations.spend import UNCLASSIFIED, actual_cost, next_step
 from functions import spend
-from functions.models import CallPurpose, ModelCallRecord
+from functions.payloads.common import CallPurpose
+from functions.payloads.model_calls import ModelCallRecord
 
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 

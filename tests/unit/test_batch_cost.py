@@ -9,7 +9,7 @@ from docagent.drills.batch_figures import model_calls_by_mode
 from docagent.drills.cost import UsageModel, cost_report
 from docagent.operations.spend import actual_cost
 from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
-from functions.models import ModelCallRecord
+from functions.payloads.model_calls import ModelCallRecord
 from stacks.config import load_config
 from tests.unit.test_cost import usage
 

@@ -19,7 +19,7 @@ from functions.batch_inference.payloads import BatchJobRecord, SubmitEvent, Wait
 from functions.errors import InvalidJobRequest
 from functions.handlers.batch_inference import handler
 from functions.logic.process_document import process_document
-from functions.models import utc_now
+from functions.payloads.common import utc_now
 from tests.fakes import FakeLambdaContext
 from tests.support import (
     BUCKET,

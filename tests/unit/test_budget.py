@@ -10,7 +10,7 @@ from functions import aws, budget, spend, storage
 from functions.errors import BudgetBusy, BudgetExceeded, ModelThrottled
 from functions.logic.build_report import rows_cost_usd
 from functions.logic.process_document import process_document
-from functions.models import JobOptions
+from functions.payloads.job import JobOptions
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
 from tests.support import SEEDED_REPLIES, document_event, items, prepare, seed_documents

@@ -6,7 +6,8 @@ from decimal import Decimal
 import boto3
 
 from functions.handlers.build_report import handler
-from functions.models import PreparedJob, Report
+from functions.payloads.job import PreparedJob
+from functions.payloads.report import Report
 from tests.conftest import read_event
 from tests.fakes import FakeLambdaContext
 from tests.support import (

@@ -10,7 +10,7 @@ from pydantic import JsonValue
 
 from functions.checks import decide, lookup_key, lookup_outcome, rule_outcome
 from functions.definition import LookupCheck, RuleCheck
-from functions.models import CheckOutcome, LookupRecord
+from functions.payloads.model_calls import CheckOutcome, LookupRecord
 
 TODAY = dt.date(2026, 6, 1)
 FIELDS: dict[str, JsonValue] = {

@@ -16,7 +16,7 @@ from functions import storage
 from functions.definition import DefinitionPointer, short_version
 from functions.errors import InvalidJobRequest
 from functions.logic.prepare_job import prepare_job
-from functions.models import JobVersions
+from functions.payloads.job import JobVersions
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, PREFIX, list_and_seal, prepare, seed_documents, unpublish_definitions

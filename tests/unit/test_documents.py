@@ -31,7 +31,7 @@ from functions.documents import (
     name_problem,
 )
 from functions.errors import DocumentEmpty, DocumentFormatUnsupported, DocumentNotUtf8, DocumentUnreadable
-from functions.models import ModelReply
+from functions.payloads.model_calls import ModelReply
 from functions.settings import get_settings
 from tests import documents as files
 from tests.fakes import CountingProvider

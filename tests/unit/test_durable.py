@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 
 from functions import durable
-from functions.models import LookupRecord
+from functions.payloads.model_calls import LookupRecord
 from tests.fakes import FakeLambdaContext, SimulatedCrash
 from tests.support import IDEMPOTENCY_TABLE
 

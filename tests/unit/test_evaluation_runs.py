@@ -14,7 +14,9 @@ from docagent.evaluation import runs
 from docagent.evaluation.labelled_sets import LabelledSample
 from docagent.operations.context import RefusedError
 from docagent.operations.records import extracted_fields
-from functions.models import DocumentResult, JobVersions, ModelCallRecord
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import JobVersions
+from functions.payloads.model_calls import ModelCallRecord
 
 VERSIONS = JobVersions(
     model_id="m", prompt_version="v2", prompt_sha256="0" * 64, code_version="c", created_at="t"

@@ -15,7 +15,8 @@ from docagent.project import ROOT as REPO_ROOT
 from functions.errors import InjectedFault
 from functions.fault_points import FAULT_POINTS, UNFAULTED_STEPS, fault_point_named
 from functions.faults import fault_point
-from functions.models import FaultPointName, FaultSpec, JobOptions
+from functions.payloads.common import FaultPointName
+from functions.payloads.job import FaultSpec, JobOptions
 from functions.settings import get_settings
 
 

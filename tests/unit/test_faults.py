@@ -6,7 +6,7 @@ import pytest
 
 from functions.errors import InjectedFault
 from functions.faults import fault_point
-from functions.models import FaultSpec, JobOptions
+from functions.payloads.job import FaultSpec, JobOptions
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext, SimulatedCrash
 

@@ -18,7 +18,7 @@ from functions.fields import MAX_REPLY_CHARS, extracted_fields
 from functions.inference.calls import CallSpec, finished_call
 from functions.inference.instructions import extract_instruction
 from functions.logic.run_actions import action_attempt
-from functions.models import DocumentResult
+from functions.payloads.document import DocumentResult
 from functions.settings import get_settings
 from tests import documents
 from tests.fakes import CountingProvider

@@ -26,7 +26,9 @@ from functions.logic.build_report import build_report
 from functions.logic.list_documents import list_step, seal
 from functions.logic.prepare_job import prepare_job
 from functions.logic.verify_job import SAMPLE_SIZE, verify_job
-from functions.models import BuildReportEvent, ListingCursor, ListingEvent, PreparedJob, VerifyJobEvent
+from functions.payloads.job import ListingCursor, ListingEvent, PreparedJob
+from functions.payloads.report import BuildReportEvent
+from functions.payloads.verification import VerifyJobEvent
 from functions.settings import Settings, get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import (

@@ -10,7 +10,10 @@ from functions import storage
 from functions.errors import InjectedFault
 from functions.logic.build_report import build_report
 from functions.logic.verify_job import verify_job
-from functions.models import BuildReportEvent, FaultPointName, PreparedJob, VerifyJobEvent
+from functions.payloads.common import FaultPointName
+from functions.payloads.job import PreparedJob
+from functions.payloads.report import BuildReportEvent
+from functions.payloads.verification import VerifyJobEvent
 from functions.settings import get_settings
 from stacks.lambdas import REPO_ROOT
 from tests.fakes import FakeLambdaContext

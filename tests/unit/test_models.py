@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from functions.models import DocumentResult, JobRequest, JobVersions
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import JobRequest, JobVersions
 from tests.conftest import read_event
 
 

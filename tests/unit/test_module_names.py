@@ -15,6 +15,7 @@ SHIPPED = ("functions", "stacks", "docagent", "scripts")
 SAME_MEANING = {
     "__init__": "a package",
     "cli": "the command line of its package (docagent, its eval and its experiment)",
+    "approval": "a job's approval: its payloads (functions/payloads/) and approve and reject (operations/)",
     "storage": "where a job's data lives: its keys (functions/) and its buckets and tables (stacks/)",
     "observability": "logs, metrics and traces: emitted (functions/), their groups and alarms (stacks/)",
     "report": "the report a run writes: the evaluation's and the experiment's",

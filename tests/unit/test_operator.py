@@ -37,7 +37,8 @@ from docagent.operations.workflow_definition import (
     states_from,
 )
 from functions import durable
-from functions.models import FaultSpec, LookupRecord
+from functions.payloads.job import FaultSpec
+from functions.payloads.model_calls import LookupRecord
 from tests.fakes import FakeLambdaContext
 from tests.support import EXAMPLES, IDEMPOTENCY_TABLE
 

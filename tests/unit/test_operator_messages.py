@@ -18,7 +18,8 @@ from docagent.operations.context import OperatorContext
 from docagent.operations.inspect_documents import document_counts as inspect_counts
 from docagent.operations.inspect_documents import document_view
 from docagent.operations.records import JobRecords
-from functions.models import DocumentResult, ManifestEntry
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import ManifestEntry
 
 PACKAGE = Path(__file__).resolve().parents[2] / "docagent"
 TAG = re.compile(r"\((?:shared spec )?[A-Z]\d{1,2}(?:[,-] ?[A-Z]?\d{1,2})*\)")

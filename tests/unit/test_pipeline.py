@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from functions.handlers import build_report, prepare_job, process_document, run_actions, verify_job
-from functions.models import PreparedJob
+from functions.payloads.job import PreparedJob
 from tests.fakes import FakeLambdaContext
 from tests.support import PREFIX, list_keys, put_object, s3, seed_documents
 

@@ -13,7 +13,8 @@ from functions.errors import InvalidJobRequest, JobConflict, NoDocuments
 from functions.handlers.prepare_job import handler
 from functions.logic.prepare_job import document_id_for
 from functions.logic.process_document import read_document
-from functions.models import DOCUMENT_ID_PATTERN, JobManifest, ManifestEntry
+from functions.payloads.common import DOCUMENT_ID_PATTERN
+from functions.payloads.job import JobManifest, ManifestEntry
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import (

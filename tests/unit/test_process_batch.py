@@ -14,16 +14,9 @@ from functions.errors import ModelThrottled
 from functions.handlers.process_document import handler
 from functions.logic.build_report import build_report
 from functions.logic.process_batch import process_batch, within_budget
-from functions.models import (
-    BatchItem,
-    BuildReportEvent,
-    DocumentOutcome,
-    ManifestEntry,
-    MapRunInfo,
-    PreparedJob,
-    ProcessBatchEvent,
-    Report,
-)
+from functions.payloads.document import BatchItem, DocumentOutcome, ProcessBatchEvent
+from functions.payloads.job import ManifestEntry, PreparedJob
+from functions.payloads.report import BuildReportEvent, MapRunInfo, Report
 from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
 from tests.support import (

@@ -15,16 +15,10 @@ from functions.definition import DefinitionBundle, canonical_json
 from functions.logic.build_report import build_report
 from functions.logic.process_document import process_document
 from functions.logic.verify_job import verify_job
-from functions.models import (
-    BuildReportEvent,
-    DocumentResult,
-    FaultSpec,
-    JobOptions,
-    MapRunInfo,
-    PreparedJob,
-    Report,
-    VerifyJobEvent,
-)
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import FaultSpec, JobOptions, PreparedJob
+from functions.payloads.report import BuildReportEvent, MapRunInfo, Report
+from functions.payloads.verification import VerifyJobEvent
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
 from tests.support import (

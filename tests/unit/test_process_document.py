@@ -11,7 +11,9 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAl
 from functions import storage
 from functions.handlers.process_document import handler
 from functions.logic.process_document import process_document
-from functions.models import DocumentResult, FaultSpec, JobOptions, ModelCallRecord
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import FaultSpec, JobOptions
+from functions.payloads.model_calls import ModelCallRecord
 from functions.settings import get_settings
 from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash

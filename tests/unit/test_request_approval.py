@@ -12,7 +12,9 @@ from pydantic import ValidationError
 from functions.errors import ApprovalNotForThisJob, ApprovalRejected, InvalidJobRequest
 from functions.handlers import build_report, request_approval, run_actions, verify_job
 from functions.logic.request_approval import load_approval, record_approval
-from functions.models import JobOptions, JobRequest, RecordApprovalEvent, Report, ReportSummary
+from functions.payloads.approval import RecordApprovalEvent
+from functions.payloads.job import JobOptions, JobRequest
+from functions.payloads.report import Report, ReportSummary
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, get_json, prepare, process_all, s3, seed_documents
 

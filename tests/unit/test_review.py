@@ -16,7 +16,8 @@ from docagent.operations.json_shapes import validate_output
 from docagent.operations.records import JobRecords
 from docagent.operations.review import decide, export_labels, parse_corrections, typed_corrections
 from functions import storage
-from functions.models import DocumentResult, JobInfo, JobManifest, JobVersions, ManifestEntry
+from functions.payloads.document import DocumentResult
+from functions.payloads.job import JobInfo, JobManifest, JobVersions, ManifestEntry
 from functions.reviews import decision_id
 from tests.support import BUCKET, get_json, put_object
 

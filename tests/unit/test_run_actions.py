@@ -22,7 +22,8 @@ from functions.errors import (
 )
 from functions.handlers.run_actions import handler
 from functions.logic.run_actions import action_attempt, action_done, run_actions
-from functions.models import PreparedJob, Report, ReportSummary
+from functions.payloads.job import PreparedJob
+from functions.payloads.report import Report, ReportSummary
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext, InMemoryRecipient, SimulatedCrash
 from tests.support import (

@@ -9,7 +9,7 @@ from functions import storage
 from functions.actions.ledger import LedgerClient
 from functions.errors import JobVerificationFailed
 from functions.handlers.verify_job import handler
-from functions.models import PreparedJob
+from functions.payloads.job import PreparedJob
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, PREFIX, actions, prepare, process_all, put_object, report, seed_documents

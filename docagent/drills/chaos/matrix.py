@@ -11,7 +11,7 @@ from typing import Any, Literal, get_args
 
 from docagent.operations.workflow_definition import retry_rule
 from functions.fault_points import FAULT_POINTS
-from functions.models import FaultPointName
+from functions.payloads.common import FaultPointName
 
 Mode = Literal["exit", "raise", "hang"]
 Recovery = Literal["retry", "redrive"]

@@ -34,7 +34,9 @@ from functions.logic.process_document import (
     read_document,
     unknown_class_reason,
 )
-from functions.models import DocumentResult, ExtractionRecord, LookupRecord, ProcessDocumentEvent, utc_now
+from functions.payloads.common import utc_now
+from functions.payloads.document import DocumentResult, ProcessDocumentEvent
+from functions.payloads.model_calls import ExtractionRecord, LookupRecord
 from functions.settings import get_settings
 
 

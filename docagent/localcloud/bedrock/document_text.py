@@ -33,9 +33,9 @@ from pypdf.errors import PyPdfError
 from docagent.localcloud.bedrock.spreadsheets import SpreadsheetError, xls_text, xlsx_text
 from functions.documents import detect_format
 from functions.errors import DocumentRejected, DocumentUnreadable
-from functions.models import MAX_CONVERSE_DOCUMENT_BYTES, MAX_CONVERSE_PDF_PAGES
+from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, MAX_CONVERSE_PDF_PAGES
 
-# Claude reads at most 100 PDF pages per request on models with a 200k-token context (functions/models.py);
+# Claude reads at most 100 PDF pages per request on models with a 200k-token context (functions/payloads/);
 # the local runtime refuses more, as a request over the limit is refused.
 MAX_PDF_PAGES = MAX_CONVERSE_PDF_PAGES
 _BLOCK_TAGS = frozenset(

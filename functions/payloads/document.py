@@ -1,0 +1,127 @@
+"""ProcessDocument's event, batch items and a document's stored result and outcome."""
+
+from __future__ import annotations
+
+from pydantic import Field, JsonValue, model_validator
+
+from functions.fields import row_values
+from functions.payloads.common import (
+    DOCUMENT_ID_PATTERN,
+    JOB_ID_PATTERN,
+    DocumentFormat,
+    DocumentStatus,
+    StrictModel,
+)
+from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
+from functions.payloads.model_calls import CheckOutcome
+from functions.payloads.report import ReportRow
+
+
+class ProcessDocumentEvent(StrictModel):
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    options: JobOptions = Field(default_factory=JobOptions)
+    document: ManifestEntry
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
+
+
+class BatchItem(StrictModel):
+    """One item of a batched child's ``Items`` (the ItemSelector's output): its document."""
+
+    document: ManifestEntry
+
+
+class ProcessBatchEvent(StrictModel):
+    """process_document's payload with ``documents_per_child`` > 1: the batch's items, the job once."""
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    options: JobOptions = Field(default_factory=JobOptions)
+    items: list[BatchItem] = Field(min_length=1)
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
+
+    def document_events(self) -> list[ProcessDocumentEvent]:
+        """Each document as the per-document event it would be in a child of its own."""
+        return [
+            ProcessDocumentEvent(
+                job_id=self.job_id,
+                options=self.options,
+                document=item.document,
+                retry_count=self.retry_count,
+                redrive_count=self.redrive_count,
+            )
+            for item in self.items
+        ]
+
+
+class DocumentResult(StrictModel):
+    """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted, review or rejected."""
+
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    document_id: str = Field(pattern=DOCUMENT_ID_PATTERN)
+    key: str
+    index: int = Field(ge=0)
+    status: DocumentStatus
+    class_name: str | None = None
+    fields: dict[str, JsonValue] | None = None
+    attached: dict[str, dict[str, JsonValue]] = Field(
+        default_factory=dict, description="rows found by lookup checks, by the check's attach name"
+    )
+    checks: list[CheckOutcome] = Field(default_factory=list)
+    error: str | None = None
+    reason: str | None = None
+    model_call_id: str | None = None
+    classify_call_id: str | None = None
+    model_cost_usd: float | None = Field(
+        None, description="its model calls priced (functions/spend.py); null: no dated price, or older"
+    )
+    versions: JobVersions
+    format: DocumentFormat | None = None
+    processed_at: str
+    sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="of the bytes read (null: not read)"
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DocumentResult:
+        if self.status != "rejected" and (self.fields is None or self.class_name is None or self.error):
+            raise ValueError(f"a {self.status} result needs a class and fields and no error")
+        if self.status == "rejected" and not self.error:
+            raise ValueError("a rejected result needs an error name")
+        return self
+
+    def report_row(self, columns: list[str]) -> ReportRow:
+        """This document's row of report.json (carried in the child's output, see DocumentOutcome): the
+        ``columns`` of its fields as text (functions/fields.py ``row_values``)."""
+        return ReportRow(
+            document_id=self.document_id,
+            index=self.index,
+            key=self.key,
+            status=self.status,
+            class_name=self.class_name,
+            error=self.error,
+            reason=self.reason,
+            fields=row_values(self.fields, columns) if self.fields is not None else {},
+            model_call_id=self.model_call_id,
+            model_cost_usd=self.model_cost_usd,
+        )
+
+
+class DocumentOutcome(StrictModel):
+    """process_document's output: small, the Map's per-child result.
+
+    ``row`` is the document's report row: the ResultWriter's result files carry it to build_report and
+    verify_job, so neither reads one object per document. Null only in outputs of code from before it existed.
+    """
+
+    document_id: str
+    status: DocumentStatus
+    result_key: str
+    error: str | None = None
+    row: ReportRow | None = None
+
+
+class BatchOutcome(StrictModel):
+    """process_document's output for a batch: one DocumentOutcome per item, in the batch's order."""
+
+    outcomes: list[DocumentOutcome]

@@ -1,0 +1,138 @@
+"""A model call's journal records, its attempts, the model breaker, lookups and check outcomes."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, JsonValue
+
+from functions.payloads.common import CallPurpose, InferenceMode, ModelCallOutcome, StrictModel
+
+
+class ModelReply(StrictModel):
+    """What a ModelProvider returns for a finished call: the reply's text (functions/fields.py reads it)."""
+
+    text: str
+    model_id: str
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+    inference: InferenceMode = "on_demand"
+
+
+class ExtractionRecord(StrictModel):
+    """Result of the durable ``classify`` and ``extract`` steps: a finished model call, successful or not.
+    ``fields``: the normalised, schema-valid fields (extract) or ``{"class": NAME or null}`` (classify)."""
+
+    call_id: str
+    ok: bool
+    purpose: CallPurpose = "extract"
+    class_name: str | None = None
+    fields: dict[str, JsonValue] | None = None
+    error: str | None = None
+    reason: str | None = None
+    model_id: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    inference: InferenceMode = "on_demand"
+
+
+class ModelCallRecord(StrictModel):
+    """jobs/{job}/model-calls/{document_id}/{call_id}.json: one per model call really made.
+
+    Written before the ``classify`` or ``extract`` step completes, with the call's output, so it doubles as a
+    write-ahead log: if the process dies after the call but before the step's record is saved, the retry
+    reuses this output (the newest record of the same purpose) instead of calling the model again.
+    """
+
+    call_id: str
+    job_id: str
+    document_id: str
+    purpose: CallPurpose = "extract"
+    class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
+    provider: str
+    model_id: str
+    prompt_version: str
+    prompt_sha256: str
+    input_tokens: int
+    output_tokens: int
+    outcome: ModelCallOutcome
+    fields: dict[str, JsonValue] | None = None
+    reason: str | None = None
+    retry_count: int
+    started_at: str
+    finished_at: str
+    duration_ms: int
+    inference: InferenceMode = Field(
+        "on_demand", description="on_demand, or batch: an output record of the job's batch job"
+    )
+
+    def to_extraction(self) -> ExtractionRecord:
+        return ExtractionRecord(
+            call_id=self.call_id,
+            ok=self.outcome == "ok",
+            purpose=self.purpose,
+            class_name=self.class_name,
+            fields=self.fields,
+            error=None if self.outcome == "ok" else self.outcome,
+            reason=self.reason,
+            model_id=self.model_id,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            inference=self.inference,
+        )
+
+
+class ModelAttemptRecord(StrictModel):
+    """jobs/{job}/model-attempts/{document_id}/{call_id}.json: one per model call that did not finish
+    (throttled, unavailable, refused). With model-calls/ (the finished calls) the journal holds every
+    attempt."""
+
+    call_id: str
+    job_id: str
+    document_id: str
+    provider: str
+    model_id: str
+    error: str
+    message: str
+    retryable: bool
+    retry_count: int
+    redrive_count: int = 0
+    started_at: str
+    finished_at: str
+    duration_ms: int
+
+
+class ModelBreaker(StrictModel):
+    """jobs/{job}/model-breaker.json: the job's model circuit breaker, opened by the first permanent refusal.
+
+    While it is open (until ``open_until``), a document that would call the model fails at once with the same
+    error instead. It closes by itself after the cool-down (the next document probes the model again), and
+    ``docagent redrive`` removes it before it redrives (the operator has fixed the cause)."""
+
+    job_id: str
+    model_id: str
+    error: str
+    message: str
+    document_id: str
+    opened_at: str
+    open_until: str
+
+
+class LookupRecord(StrictModel):
+    """Result of a durable ``lookup-{check}`` step: the reference table's row for the key, if any."""
+
+    table: str
+    key: str
+    found: bool
+    row: dict[str, JsonValue] | None = None
+
+
+class CheckOutcome(StrictModel):
+    """One check of a document's class, as it went (DocumentResult.checks, in the definition's order)."""
+
+    name: str
+    type: Literal["rule", "lookup"]
+    passed: bool
+    on_fail: Literal["reject", "review"]
+    error: str | None = Field(None, description="the check's error name when it failed")
+    reason: str | None = None

@@ -1,0 +1,140 @@
+"""BuildReport's event and the job's report: rows, Map Run summary, approval and actions."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from functions.payloads.common import JOB_ID_PATTERN, StrictModel
+from functions.payloads.job import JobOptions, JobVersions
+
+
+class WriterDetails(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    Bucket: str
+    Key: str
+
+
+class MapRunInfo(BaseModel):
+    """The Distributed Map's ResultPath output; tolerant of missing fields (local interpreters)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    MapRunArn: str | None = None
+    ResultWriterDetails: WriterDetails | None = None
+
+
+class BuildReportEvent(StrictModel):
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    map_run: MapRunInfo = Field(default_factory=MapRunInfo)
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
+    options: JobOptions = Field(default_factory=JobOptions)
+
+    @field_validator("map_run", mode="before")
+    @classmethod
+    def _tolerate_other_shapes(cls, value: Any) -> Any:
+        """Without a ResultWriter (or on an interpreter that ignores it) the Map's output is the list of the
+        children's outputs: nothing to read then, the stored results are the source of truth."""
+        return value if isinstance(value, (dict, MapRunInfo)) else {}
+
+
+class ChildFailure(StrictModel):
+    document_id: str
+    status: str
+    error: str | None = None
+    cause: str | None = None
+    execution_arn: str | None = None
+
+
+class ReportRow(StrictModel):
+    """A document's row: ``fields`` holds its class's columns (and the fields the definition's totals read),
+    each value as text (null: absent)."""
+
+    document_id: str
+    index: int
+    key: str
+    status: Literal["extracted", "review", "rejected", "failed"]
+    class_name: str | None = None
+    error: str | None = None
+    reason: str | None = None
+    fields: dict[str, str | None] = Field(default_factory=dict)
+    model_call_id: str | None = None
+    model_cost_usd: float | None = None
+
+
+class MapRunSummary(StrictModel):
+    map_run_arn: str | None = None
+    result_files_read: bool = False
+    result_writer_bucket: str | None = None
+    result_writer_key: str | None = None
+    succeeded: int = 0
+    failed: int = 0
+    pending: int = 0
+
+
+class ReportApproval(StrictModel):
+    """The report's ``approval`` section, written by the RecordApproval step once the operator approved.
+
+    Its times are the operator's (from the decision), not the writer's clock, so rewriting it is byte-stable.
+    """
+
+    decision: Literal["approved"]
+    decided_by: str
+    decided_at: str
+    reason: str | None = None
+    requested_at: str
+
+
+class ReportAction(StrictModel):
+    """One entry of the report's ``actions`` section (written by RunActions from the actions' done.json, so
+    rewriting it is byte-stable). ``outcome``: ``performed`` (done by this job), ``reconciled`` (an earlier
+    attempt with an unknown outcome had done it), ``skipped`` (its ``when`` did not hold)."""
+
+    name: str
+    type: Literal["http", "eventbridge", "sns", "export"]
+    outcome: Literal["performed", "reconciled", "skipped"]
+    idempotency_key: str
+    reference: str | None = Field(
+        None, description="the target's id (http record id, EventBridge event id, SNS message id, export key)"
+    )
+    done_at: str
+
+
+class Report(StrictModel):
+    """jobs/{job_id}/report.json: deterministic for the same inputs (no wall-clock fields of its own).
+
+    ``approval`` is null unless the job required approval and was approved (set by RecordApproval).
+    """
+
+    job_id: str
+    versions: JobVersions
+    documents: int
+    extracted: int
+    review: int = 0
+    rejected: int
+    failed: int
+    rejection_reasons: dict[str, int]
+    # The definition's totals by name, then by the value of its ``by`` field ("" without one): the sum of
+    # its ``sum`` field over the accepted (extracted) documents, as text.
+    totals: dict[str, dict[str, str]] = Field(default_factory=dict)
+    # The rows' model costs summed (functions/spend.py), rounded to the nano-dollar; null: no row has one.
+    model_cost_usd: float | None = None
+    rows: list[ReportRow]
+    rejected_documents: list[ReportRow]
+    failed_documents: list[ChildFailure]
+    map_run: MapRunSummary
+    approval: ReportApproval | None = None
+    actions: list[ReportAction] | None = None
+
+
+class ReportSummary(StrictModel):
+    """build_report's output (and the ``report`` field of later events)."""
+
+    report_key: str
+    documents: int = Field(ge=0)
+    extracted: int = Field(ge=0)
+    review: int = Field(0, ge=0)
+    rejected: int = Field(ge=0)
