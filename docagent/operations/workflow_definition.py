@@ -89,10 +89,17 @@ def _all_states(definition: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any
 
 
 def map_state_name(definition: dict[str, Any]) -> str | None:
-    for name, state in definition.get("States", {}).items():
-        if state.get("Type") == "Map" and "ItemReader" in state:
+    """The Distributed Map that processes the documents (its children start at ProcessDocument), or the first
+    Distributed Map of a definition without one; None when there is none."""
+    maps = [
+        (name, state)
+        for name, state in definition.get("States", {}).items()
+        if state.get("Type") == "Map" and "ItemReader" in state
+    ]
+    for name, state in maps:
+        if (state.get("ItemProcessor") or {}).get("StartAt") == "ProcessDocument":
             return str(name)
-    return None
+    return str(maps[0][0]) if maps else None
 
 
 def result_writer_prefix(definition: dict[str, Any]) -> str:
