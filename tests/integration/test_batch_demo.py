@@ -29,7 +29,7 @@ def test_failed_batch_records_finish_on_demand_and_the_job_succeeds(tmp_path):
     by_mode = summary["model_calls_by_mode"]
     assert by_mode["batch"] == batch_job["success_records"]
     assert by_mode["on_demand"] == batch_job["error_records"]  # each failed record, once, on-demand
-    # every call priced at its mode's price (tests/unit/test_batch_cost.py: batch is half): one call a document
+    # each call priced at its mode's price (tests/unit/test_batch_cost.py: batch is half), one a document
     assert summary["spend"]["model_calls"] == BATCH_MIN_RECORDS and summary["model_cost_usd"] > 0
 
 
