@@ -32,9 +32,6 @@ MODE_ERRORS: dict[str, str] = {
 # Points a crash (exit, hang) reaches once: the next attempt replays a durable record and never gets there
 # again, so Retry recovers the crash before the job can fail, and a redrive has nothing to recover. (A raise
 # fails the state at once, no Retry names InjectedFault, so its redrive cells apply everywhere.)
-# Points a crash (exit, hang) reaches once: the next attempt replays a durable record and never gets there
-# again, so Retry recovers the crash before the job can fail, and a redrive has nothing to recover. (A raise
-# fails the state at once, no Retry names InjectedFault, so its redrive cells apply everywhere.)
 REACHED_ONCE: dict[str, str] = {
     point.name: point.reached_once for point in FAULT_POINTS if point.reached_once
 }
