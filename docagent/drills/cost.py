@@ -17,7 +17,6 @@ from typing import Any
 from docagent import project
 from docagent.drills import prices
 from docagent.drills.batch_figures import inference_modes
-from docagent.drills.demo import run_demo
 from stacks.config import DocAgentConfig, load_config
 
 MEASURE_SIZES = (10, 30)
@@ -198,6 +197,8 @@ def deployed_config() -> DocAgentConfig:
 def measure(sizes: tuple[int, int] = MEASURE_SIZES) -> UsageModel:
     """Run two clean local jobs (real timeouts: no retry caused by a compressed clock on a busy machine) and
     fit the usage per document and per job."""
+    from docagent.drills.demo import run_demo  # noqa: PLC0415 (the local cloud only when measuring)
+
     runs = []
     for size in sizes:
         summary = run_demo(documents=size, time_scale=1.0, show_progress=False, crash=None)

@@ -370,7 +370,8 @@ def _upload(ctx: OperatorContext, source: Source, documents: list[Document], res
     try:
         list(pool.map(put, documents))
     except KeyboardInterrupt:
-        pool.shutdown(wait=False, cancel_futures=True)  # the uploads in flight end; no new one begins
+        # No new upload begins, and the ones in flight end before the refusal: what it reports is settled.
+        pool.shutdown(wait=True, cancel_futures=True)
         raise RefusedError(
             "UploadInterrupted",
             f"the upload to s3://{source.bucket}/{source.prefix} stopped (Ctrl-C); the job was not started. "
