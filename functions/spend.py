@@ -54,12 +54,17 @@ def model_price(model_id: str) -> ModelPrice:
     raise LookupError(f"no price for model {model_id!r} in functions/spend.py (known: {known})")
 
 
+def price_factor(mode: InferenceMode) -> float:
+    """The share of the on-demand price a call made this way costs (batch: BATCH_PRICE_FACTOR)."""
+    return BATCH_PRICE_FACTOR if mode == "batch" else 1.0
+
+
 def call_cost_nano(
     model_id: str, input_tokens: int, output_tokens: int, mode: InferenceMode = "on_demand"
 ) -> int:
     """A model call's cost in nano-dollars, rounded up (never under-counted)."""
     price = model_price(model_id)
-    factor = BATCH_PRICE_FACTOR if mode == "batch" else 1.0
+    factor = price_factor(mode)
     # per 1,000 tokens in USD = per token in micro-dollars * 1,000, so per token in nano-dollars * 1e3 / 1e3
     nano = (input_tokens * price.input_per_1000 + output_tokens * price.output_per_1000) * factor * 1_000_000
     return int(-(-round(nano * 1000) // 1000))

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from docagent.drills import prices
-from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, price_share
+from functions import spend
+from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
 from functions.batch_inference.invocation_jobs import batch_job_name
 from functions.payloads.model_calls import ModelCallRecord
 
@@ -52,7 +53,7 @@ def inference_modes(report: dict[str, Any], function_memory_mb: int) -> dict[str
     documents = int(report["documents"])
     on_demand = float(report["total_usd"])
     model = float(report["by_service"]["bedrock"]["usd"])
-    saved = model * (1 - price_share("batch"))
+    saved = model * (1 - spend.price_factor("batch"))
     added = documents * (
         BATCH_TRANSITIONS_PER_DOCUMENT * prices.STEP_FUNCTIONS_PER_TRANSITION
         + prices.LAMBDA_PER_REQUEST

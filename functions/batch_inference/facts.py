@@ -36,9 +36,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from functions.payloads.common import InferenceMode
-from functions.spend import BATCH_PRICE_FACTOR
-
 BATCH_MIN_RECORDS: Final = 100
 BATCH_MAX_RECORDS: Final = 50_000
 BATCH_TIMEOUT_HOURS_MIN: Final = 24
@@ -48,11 +45,6 @@ TERMINAL_STATUSES: Final = frozenset({"Completed", "PartiallyCompleted", "Failed
 EVENT_SOURCE: Final = "aws.bedrock"
 EVENT_DETAIL_TYPE: Final = "Batch Inference Job State Change"
 INVOCATION_TYPE: Final = "Converse"
-
-
-def price_share(mode: InferenceMode) -> float:
-    """The share of the on-demand price a model call of ``mode`` costs (functions/spend.py's factor)."""
-    return BATCH_PRICE_FACTOR if mode == "batch" else 1.0
 
 
 def uses_batch(inference: str, documents: int) -> bool:
