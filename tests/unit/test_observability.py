@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 
 from functions.handlers.process_document import handler
 from functions.spans import SPAN_END, SPAN_START, trace_id_for
@@ -69,3 +72,32 @@ def test_every_boundary_of_a_document_is_a_span_of_its_jobs_trace(cloud, caplog)
     assert ends[document["span_id"]]["outcome"] == "extracted"
     assert ends[by_name["extract"]["span_id"]]["attributes"]["durable_record_reused"] is False
     assert call["end_time_unix_nano"] >= call["start_time_unix_nano"]
+
+
+def _tracer_in_a_new_process(**env: str) -> dict[str, object]:
+    """The Tracer's provider and whether the X-Ray SDK's recorder was imported, in a fresh interpreter."""
+    script = (
+        "import json, sys\n"
+        "from functions.observability import tracer\n"
+        "print(json.dumps({'provider': type(tracer.provider).__name__, 'disabled': tracer.disabled,\n"
+        "                  'xray_core': 'aws_xray_sdk.core' in sys.modules}))\n"
+    )
+    clean = {
+        k: v for k, v in os.environ.items() if k not in {"POWERTOOLS_TRACE_DISABLED", "LAMBDA_TASK_ROOT"}
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], env={**clean, **env}, capture_output=True, text=True, check=True
+    )
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_tracing_off_imports_no_xray_sdk_and_on_lambda_traces_with_xray() -> None:
+    assert _tracer_in_a_new_process(POWERTOOLS_TRACE_DISABLED="true", LAMBDA_TASK_ROOT="/var/task") == {
+        "provider": "NoTracing",
+        "disabled": True,
+        "xray_core": False,
+    }
+    assert _tracer_in_a_new_process() == {"provider": "NoTracing", "disabled": True, "xray_core": False}
+    on_lambda = _tracer_in_a_new_process(LAMBDA_TASK_ROOT="/var/task")
+    assert on_lambda == {"provider": "AsyncAWSXRayRecorder", "disabled": False, "xray_core": True}
