@@ -109,7 +109,8 @@ CONFIG_MEANINGS: dict[str, str] = {
         "alert); more than `approval_timeout_seconds`, at most a year"
     ),
     "approval_timeout_seconds": (
-        "how long a job with `require_approval` waits for `docagent approve`/`reject` (then `States.Timeout`)"
+        "how long a job with `require_approval` waits for `docagent approve`/`reject`, and a job that waits "
+        "for its review queue for the last decision (each then `States.Timeout`)"
     ),
     "batch_poll_seconds": (
         "how often a job on batch inference asks Bedrock for its batch job's status when no state-change "

@@ -19,7 +19,15 @@ import json
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 # A definition's and a class's name: a path segment of S3 keys and a CLI argument.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -191,6 +199,15 @@ Action = Annotated[HttpAction | EventBridgeAction | SnsAction | ExportAction, Fi
 # -------------------------------------------------------------------------------------------- definitions
 
 
+class ReviewSettings(_Strict):
+    """The review queue's part in the job (docs/design.md, "Review")."""
+
+    wait: bool = Field(
+        False,
+        description="the report and the actions wait until every document of the review queue has a decision",
+    )
+
+
 class JobDefinition(_Strict):
     """job.json."""
 
@@ -199,6 +216,18 @@ class JobDefinition(_Strict):
     classes: dict[Annotated[str, Field(pattern=NAME_PATTERN)], ClassSpec] = Field(min_length=1)
     totals: list[Totals] = Field(default_factory=list)
     actions: list[Action] = Field(default_factory=list)
+    review: ReviewSettings | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A definition without ``review`` dumps as before it existed, so its bundle keeps its version."""
+        data: dict[str, Any] = handler(self)
+        if data.get("review") is None:
+            data.pop("review", None)
+        return data
+
+    def waits_for_review(self) -> bool:
+        return self.review is not None and self.review.wait
 
     @model_validator(mode="after")
     def _unique_names(self) -> JobDefinition:

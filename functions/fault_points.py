@@ -131,6 +131,7 @@ UNFAULTED_STEPS: dict[str, str] = {
     "WriteBatchRecord": "writes one document's batch input record: a repeat writes the same object",
     "SubmitBatchJob": "creates the batch job with a client request token from the job id: a repeat gets it",
     "WaitForBatchJob": "keeps the task token until the job's end event or a poll completes it",
+    "WaitForReview": "keeps the task token and the review queue until every queued document has a decision",
 }
 
 

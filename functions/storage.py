@@ -206,6 +206,19 @@ def review_key(job_id: str, document_id: str) -> str:
     return f"{reviews_prefix(job_id)}{document_id}.json"
 
 
+def review_wait_key(job_id: str) -> str:
+    """The waiting WaitForReview task's token and the job's review queue, beside approval.json
+    (docs/design.md, "Review")."""
+    return f"{job_prefix(job_id)}review-wait.json"
+
+
+def list_review_ids(job_id: str, *, bucket: str | None = None, client: S3Client | None = None) -> list[str]:
+    """Document ids that have a reviewer's decision (one listing of reviews/, ceil(R / 1000) pages)."""
+    prefix = reviews_prefix(job_id)
+    keys = (obj["Key"] for obj in list_objects(prefix, bucket=bucket, client=client))
+    return [document_id for key in keys if (document_id := id_from_key(prefix, key)) is not None]
+
+
 def drift_key(job_id: str) -> str:
     """Every redrive the operator allowed to run with versions other than the pinned ones."""
     return f"{job_prefix(job_id)}drift.json"

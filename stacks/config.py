@@ -194,8 +194,8 @@ class DocAgentConfig(BaseModel):
     # Where documents may come from: prefixes of the job bucket, or "s3://bucket/prefix/" elsewhere (each
     # granted read-only to PrepareJob and ProcessDocument). Anything else is refused as InvalidJobRequest.
     source_locations: tuple[str, ...] = Field((storage.INCOMING_ROOT,), min_length=1)
-    # How long RequestApproval waits for `docagent approve`/`reject` (States.Timeout after); at most the one
-    # year a Standard execution may run.
+    # How long RequestApproval waits for `docagent approve`/`reject`, and WaitForReview for the review queue's
+    # last decision (States.Timeout after); at most the one year a Standard execution may run.
     approval_timeout_seconds: int = Field(86_400, ge=1, le=365 * 24 * 3600)
     # The job's overall limit: the execution ends TIMED_OUT after this (the ExecutionsTimedOut alarm and the
     # job alert). Longer than the approval wait; at most the one year a Standard execution may run.

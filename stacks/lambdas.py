@@ -72,6 +72,9 @@ class FunctionSpec:
     # Creates and reads the job's Bedrock batch inference job, passes it the batch role and completes the
     # waiting task's token (docs/batch.md).
     runs_batch_jobs: bool = False
+    # Completes the WaitForReview task's token when the review queue is already decided (docs/design.md,
+    # "Review").
+    completes_review_wait: bool = False
 
     @property
     def handler(self) -> str:
@@ -88,6 +91,8 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.manifest_key(keys.ANY_JOB),
             keys.everything_under(keys.items_prefix(keys.ANY_JOB)),  # UploadPartCopy reads the parts
             keys.everything_under(keys.listing_prefix(keys.ANY_JOB)),
+            # the published definitions: the one a request names, and the pinned one's review.wait (SealJob)
+            keys.everything_under(keys.DEFINITIONS_ROOT),
         ),
         reads_sources=True,
         writes=(
@@ -126,10 +131,11 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         construct_id=outputs.BUILD_REPORT,
         module="build_report",
-        description="Builds the job report from the Distributed Map results.",
+        description="Builds the job report from the Distributed Map results; waits for the review queue.",
         reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(f"{keys.MAP_RUNS_PREFIX}/")),
-        writes=(keys.report_key(keys.ANY_JOB),),
+        writes=(keys.report_key(keys.ANY_JOB), keys.review_wait_key(keys.ANY_JOB)),
         aggregates=True,
+        completes_review_wait=True,
     ),
     FunctionSpec(
         construct_id=outputs.RUN_ACTIONS,
@@ -436,6 +442,13 @@ class Functions(Construct):
             statements += target_statements
         if spec.runs_batch_jobs:
             statements += self._batch_statements()
+        if spec.completes_review_wait:
+            # SendTaskSuccess names a task token, not a resource (as CompleteBatchWait).
+            statements.append(
+                iam.PolicyStatement(
+                    sid="CompleteReviewWait", actions=["states:SendTaskSuccess"], resources=["*"]
+                )
+            )
         model_arns: list[str] = []
         if spec.invokes_model and self._config.model_provider == "bedrock":
             model_arns = bedrock_model_arns(Stack.of(self), self._config.model_id)

@@ -106,7 +106,8 @@ class ReviewConsole:
             reason=form.get("reason") or None,
         )
         said = "recorded" if decided.written else "already recorded: nothing changed"
-        return f"document {document_id} {decided.decision.verdict} ({said})"
+        queue = f"; {decided.queue.sentence()}" if decided.queue is not None else ""
+        return f"document {document_id} {decided.decision.verdict} ({said}){queue}"
 
 
 def field_text(value: Any) -> str:

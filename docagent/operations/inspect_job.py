@@ -136,6 +136,7 @@ class Inspector:
             )
             if records.approval
             else None,
+            "review_wait": records.review_wait(),
             "armed_fault": armed_fault(records),
             "drift": records.drift,
             "model_breaker": model_breaker(records),
@@ -401,6 +402,13 @@ class Inspector:
         if status == "RUNNING":
             if (report.get("approval") or {}).get("status") == "pending":
                 return f"the job waits for approval: `docagent approve {job}` (or `docagent reject {job}`)"
+            wait = report.get("review_wait") or {}
+            if wait.get("status") == "waiting":
+                left = wait["documents"] - wait["decided"]
+                return (
+                    f"the job waits for review: {left} document(s) without a decision (`docagent review list "
+                    f"{job}`, then `docagent review accept|reject {job} DOC`)"
+                )
             return f"the job is running: `docagent status {job} --watch`"
         if report.get("model_breaker"):
             return model_breaker_step(job, report["model_breaker"])

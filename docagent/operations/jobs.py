@@ -462,6 +462,9 @@ def _print_snapshot(current: Snapshot, figures: JobSpend | None = None) -> None:
             table.add_row("next", budget_next_step(current.job_id, figures.budget_exceeded))
     if current.approval:
         table.add_row("approval", current.approval)
+    review_wait = current.review_wait_line()
+    if review_wait:
+        table.add_row("review", review_wait)
     table.add_row("execution", current.execution_arn)
     out.print(table)
 

@@ -91,6 +91,18 @@ class JobSpend(Output):
     budget_exceeded: BudgetExceededView | None
 
 
+class ReviewWaitView(Output):
+    """A job's wait for its review queue (jobs/{job}/review-wait.json, docs/design.md "Review")."""
+
+    status: Literal["waiting", "released"]
+    documents: int = Field(description="the review queue's length")
+    decided: int = Field(description="queued documents with a decision")
+    undecided: list[str] = Field(description="queued documents without a decision, in job order")
+    requested_at: str
+    released_by: str | None = Field(description="WaitForReview (decided already) or reviewer NAME")
+    released_at: str | None
+
+
 class StatusOutput(Output):
     """``docagent status JOB``: the execution, its current state and the documents' progress."""
 
@@ -108,6 +120,8 @@ class StatusOutput(Output):
     documents: DocumentCounts
     map_run: MapRunSummary | None
     approval: str | None = Field(description="pending, approved, rejected, or null without approval")
+    review_wait: ReviewWaitView | None = Field(None, description="null: the job never waited for review")
+    waiting_for_review: bool = Field(False, description="running, in WaitForReview")
     spend: JobSpend | None = Field(None, description="the actual model cost and the budget")
 
 
@@ -337,11 +351,28 @@ class DefinitionShowOutput(Output):
     definition: dict[str, Any] = Field(description="job.json as published (docs/defining-a-job.md)")
 
 
+class ReviewWaitRelease(Output):
+    """What a decision did to the job's wait for its review queue."""
+
+    job_id: str
+    status: Literal["waiting", "released"]
+    documents: int
+    decided: int
+    released_by: str | None
+    sent: bool = Field(description="this decision completed the queue and sent SendTaskSuccess")
+    settled: str | None = Field(
+        description="TaskTimedOut, InvalidToken or TaskDoesNotExist: the token was settled already"
+    )
+
+
 class ReviewDecisionOutput(Output, ReviewDecision):
     """``docagent review accept|reject JOB DOCUMENT``: the decision as stored (docs/design.md, "Review")."""
 
     written: bool = Field(description="false: the same decision was already recorded, nothing was written")
     review_key: str = Field(description="the S3 key of the decision, beside the document's result")
+    review_wait: ReviewWaitRelease | None = Field(
+        None, description="null: the job does not wait for its review queue (or has not reached the wait)"
+    )
 
 
 class ReviewQueueItem(Output):

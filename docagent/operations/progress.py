@@ -47,6 +47,21 @@ class Snapshot:
     ]  # total, succeeded (of which rejected), failed, running, pending, results_stored
     map_run: dict[str, Any] | None
     approval: str | None
+    # The job's wait for its review queue (records.py ``review_wait``), None when it never waited.
+    review_wait: dict[str, Any] | None = None
+
+    @property
+    def waiting_for_review(self) -> bool:
+        return self.status == "RUNNING" and self.current_state == "WaitForReview"
+
+    def review_wait_line(self) -> str | None:
+        wait = self.review_wait
+        if wait is None:
+            return None
+        counted = f"{wait['decided']} of {wait['documents']} decided"
+        if self.waiting_for_review and wait["status"] == "waiting":
+            return f"waiting for review: {counted} (`docagent review list {self.job_id}`)"
+        return f"{wait['status']}: {counted}" + (f", by {wait['released_by']}" if wait["released_by"] else "")
 
     def elapsed_seconds(self) -> float | None:
         started = as_datetime(self.started_at)
@@ -71,6 +86,8 @@ class Snapshot:
             "documents": self.documents,
             "map_run": self.map_run,
             "approval": self.approval,
+            "review_wait": self.review_wait,
+            "waiting_for_review": self.waiting_for_review,
         }
 
 
@@ -113,6 +130,7 @@ def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
         },
         map_run=map_run,
         approval=approval,
+        review_wait=records.review_wait(),
     )
 
 
@@ -165,6 +183,9 @@ def follow(
                     return current
                 if show and not hinted and current.current_state == "RequestApproval":
                     console.print(f"waiting for approval: `docagent approve {records.job_id}` or `reject`")
+                    hinted = True
+                if show and not hinted and current.waiting_for_review:
+                    console.print(f"waiting for review: `docagent review list {records.job_id}`")
                     hinted = True
                 time.sleep(interval)
     except KeyboardInterrupt:

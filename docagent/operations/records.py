@@ -32,7 +32,7 @@ from functions.payloads.document import DocumentResult
 from functions.payloads.job import JobManifest, ManifestEntry, StoredRequest
 from functions.payloads.model_calls import ModelCallRecord
 from functions.payloads.report import Report
-from functions.reviews import ReviewDecision
+from functions.reviews import ReviewDecision, ReviewWaitRecord
 
 READ_WORKERS = 16
 M = TypeVar("M", bound=BaseModel)
@@ -487,6 +487,27 @@ class JobRecords:
         return {
             decision.document_id: decision
             for decision in (ReviewDecision.model_validate(data) for data in loaded if data)
+        }
+
+    def review_wait(self) -> dict[str, Any] | None:
+        """The job's wait for its review queue (review-wait.json, docs/design.md "Review"), read now, with
+        how many queued documents have a decision (one listing of reviews/): None when it never waited."""
+        record = self._read_model(ReviewWaitRecord, storage.review_wait_key(self.job_id))
+        if record is None:
+            return None
+        prefix = storage.reviews_prefix(self.job_id)
+        decided = {
+            found for key in self.keys(prefix) if (found := storage.id_from_key(prefix, key)) is not None
+        }
+        undecided = record.undecided(decided)
+        return {
+            "status": record.status,
+            "documents": len(record.documents),
+            "decided": len(record.documents) - len(undecided),
+            "undecided": undecided,
+            "requested_at": record.requested_at,
+            "released_by": record.released_by,
+            "released_at": record.released_at,
         }
 
     def review(self, document_id: str) -> ReviewDecision | None:

@@ -31,13 +31,37 @@ from docagent.operations.context import (
 from docagent.operations.display import wide_console
 from docagent.operations.records import JobRecords
 from functions import storage
+from functions.logic.review_wait import load_wait, release_if_decided
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult
-from functions.reviews import FieldCorrection, ReviewDecision, ReviewVerdict, decision_id
+from functions.reviews import FieldCorrection, ReviewDecision, ReviewVerdict, ReviewWaitOutput, decision_id
 
 LABEL_SUFFIX = ".label.json"
 # The largest document exported as a sample: Converse's limit per document (docs/design.md, "Documents").
 EXPORT_MAX_BYTES = 4_500_000
+
+
+@dataclass(frozen=True)
+class QueueRelease:
+    """What a decision did to a job that waits for its review queue (docs/design.md, "Review")."""
+
+    wait: ReviewWaitOutput
+    # SendTaskSuccess was refused as settled already (TaskTimedOut, InvalidToken, TaskDoesNotExist): None
+    # when it was accepted, or not sent.
+    settled: str | None = None
+    sent: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.wait.model_dump(mode="json"), "sent": self.sent, "settled": self.settled}
+
+    def sentence(self) -> str:
+        if self.wait.status == "waiting":
+            return f"the job waits for {self.wait.documents - self.wait.decided} more review decision(s)"
+        if self.sent and self.settled is None:
+            return "the review queue is decided: the job continues"
+        if self.settled is not None:
+            return f"the review queue is decided; the job's wait was already settled ({self.settled})"
+        return f"the review queue is decided; the job was released by {self.wait.released_by}"
 
 
 @dataclass(frozen=True)
@@ -46,12 +70,14 @@ class Decided:
 
     decision: ReviewDecision
     written: bool
+    queue: QueueRelease | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
             **self.decision.model_dump(mode="json"),
             "written": self.written,
             "review_key": storage.review_key(self.decision.job_id, self.decision.document_id),
+            "review_wait": None if self.queue is None else self.queue.as_json(),
         }
 
 
@@ -217,7 +243,7 @@ def decide(
     key = storage.review_key(records.job_id, document_id)
     written = storage.put_json_once(key, decision, bucket=records.ctx.bucket, client=records.ctx.client("s3"))
     if written:
-        return Decided(decision, written=True)
+        return Decided(decision, written=True, queue=release_queue(records, decision.decided_by))
     stored = records.review(document_id)
     if stored is None:  # pragma: no cover - a conditional write lost to a record that is gone
         raise RefusedError("ReviewConflict", f"{key} changed while deciding; try again")
@@ -228,7 +254,26 @@ def decide(
             f"{stored.decided_by} at {stored.decided_at}: a decision is recorded once",
             details={"decision": stored.model_dump(mode="json")},
         )
-    return Decided(stored, written=False)
+    return Decided(stored, written=False, queue=release_queue(records, stored.decided_by))
+
+
+def release_queue(records: JobRecords, by: str) -> QueueRelease | None:
+    """After a decision is stored: when the job waits for its review queue (review-wait.json) and every
+    queued document now has a decision, complete the waiting task's token (SendTaskSuccess) and mark the
+    wait released. Idempotent: a released wait sends nothing; a token settled already is reported."""
+    s3 = records.ctx.client("s3")
+    record = load_wait(records.job_id, bucket=records.ctx.bucket, s3=s3)
+    if record is None or record.job_id != records.job_id:
+        return None
+    already = record.status == "released"
+    wait, settled = release_if_decided(
+        record,
+        by=f"reviewer {by}",
+        bucket=records.ctx.bucket,
+        s3=s3,
+        states=records.ctx.client("stepfunctions"),
+    )
+    return QueueRelease(wait, settled=settled, sent=not already and wait.status == "released")
 
 
 # ---------------------------------------------------------------------------------------- the labels
@@ -292,14 +337,17 @@ def _decide_command(args: argparse.Namespace, verdict: ReviewVerdict, typed: dic
     decided = decide(records, args.document_id, verdict, typed=typed, by=args.by, reason=args.reason)
     decision = decided.decision
     said = "recorded" if decided.written else "already recorded"
-    emit(
-        args,
-        decided.as_json(),
-        lambda: wide_console().print(
+
+    def human() -> None:
+        console = wide_console()
+        console.print(
             f"{decision.document_id} of job {decision.job_id} {decision.verdict} ({said}: "
             f"{decision.decided_by}, {decision.decided_at}, {len(decision.corrections)} correction(s))"
-        ),
-    )
+        )
+        if decided.queue is not None:
+            console.print(decided.queue.sentence())
+
+    emit(args, decided.as_json(), human)
     return EXIT_OK
 
 

@@ -35,6 +35,7 @@ from functions.payloads.report import (
     ReportRow,
     ReportSummary,
 )
+from functions.reviews import apply_decisions
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -140,7 +141,7 @@ def read_map_run(map_run: MapRunInfo) -> MapRunRead:
     return read
 
 
-def _read_results(job_id: str, document_ids: list[str]) -> dict[str, DocumentResult | None]:
+def read_results(job_id: str, document_ids: list[str]) -> dict[str, DocumentResult | None]:
     """Stored results of the documents the result files do not cover (children that did not succeed, outputs
     of older code, a Map without ResultWriter): normally none."""
     if not document_ids:
@@ -201,7 +202,7 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
     bundle = pinned_definition(manifest.versions)
     read = read_map_run(event.map_run)
     uncovered = [entry.document_id for entry in entries if entry.document_id not in read.rows]
-    results = _read_results(job_id, uncovered)
+    results = read_results(job_id, uncovered)
     logger.info(
         "map run read", extra={"rows_from_result_files": len(read.rows), "results_read": len(results)}
     )
@@ -234,6 +235,8 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
             )
         )
 
+    if event.options.wait_for_review:  # the job waited for its review queue: the decisions count
+        rows = apply_decisions(job_id, rows, bundle)
     rejected_rows = [row for row in rows if row.status == "rejected"]
     report = Report(
         job_id=job_id,

@@ -33,6 +33,7 @@ from functions.payloads.common import utc_now
 from functions.payloads.job import (
     JobInfo,
     JobManifest,
+    JobOptions,
     JobVersions,
     ListingCursor,
     ListingEvent,
@@ -334,8 +335,22 @@ def prepared_job(manifest: JobManifest, stored: StoredRequest, bucket: str) -> P
         manifest_key=storage.manifest_key(job_id),
         items_key=manifest.items_key or storage.legacy_items_key(job_id),
         document_count=manifest.count,
-        options=budget.with_default(stored.request.options, get_settings().default_max_cost_usd),
+        options=run_options(stored, manifest.versions),
         versions=manifest.versions,
+    )
+
+
+def run_options(stored: StoredRequest, versions: JobVersions) -> JobOptions:
+    """The options the job runs with: the request's, its budget defaulted, and ``wait_for_review`` decided
+    (the request's, else its pinned definition's ``review.wait``: docs/design.md, "Review")."""
+    options = budget.with_default(stored.request.options, get_settings().default_max_cost_usd)
+    if options.wait_for_review is not None:
+        return options
+    bundle = None
+    if versions.definition is not None and versions.definition_sha256 is not None:
+        bundle = storage.get_definition(versions.definition, versions.definition_sha256)
+    return options.model_copy(
+        update={"wait_for_review": bundle is not None and bundle.definition.waits_for_review()}
     )
 
 

@@ -30,6 +30,7 @@ from functions.payloads.document import DocumentResult
 from functions.payloads.job import JobManifest
 from functions.payloads.report import Report, ReportAction, ReportRow
 from functions.payloads.verification import Verification, VerifyJobEvent
+from functions.reviews import ReviewDecision, reviewed_row
 from functions.settings import get_settings
 
 if TYPE_CHECKING:
@@ -96,6 +97,16 @@ def _check_results(job_id: str, manifest_ids: list[str], stored: set[str], check
     return sample_ids(job_id, [document_id for document_id in manifest_ids if document_id in stored])
 
 
+def expected_row(result: DocumentResult, row: ReportRow) -> ReportRow:
+    """The row the report should hold for a result: its own, or, for a review result the report shows
+    decided (the job waited for its review queue), the row with the reviewer's decision applied."""
+    own = result.report_row(list(row.fields))
+    if result.status != "review" or row.status == "review":
+        return own
+    data = storage.get_json_or_none(storage.review_key(result.job_id, result.document_id))
+    return own if data is None else reviewed_row(own, ReviewDecision.model_validate(data), list(row.fields))
+
+
 def _check_sample(job_id: str, raw: dict[str, Any], rows: dict[str, ReportRow], checks: _Checks) -> None:
     """The sampled results are valid, belong to their document and say what their report row says."""
     invalid: list[str] = []
@@ -110,7 +121,7 @@ def _check_sample(job_id: str, raw: dict[str, Any], rows: dict[str, ReportRow], 
             invalid.append(document_id)
             continue
         row = rows.get(document_id)
-        if row is not None and row.status != "failed" and row != result.report_row(list(row.fields)):
+        if row is not None and row.status != "failed" and row != expected_row(result, row):
             differing.append(document_id)
     problems = [f"invalid results: {_some(invalid)}" if invalid else ""]
     problems.append(f"results that differ from their report row: {_some(differing)}" if differing else "")

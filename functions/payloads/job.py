@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from functions.payloads.common import (
     DOCUMENT_ID_PATTERN,
@@ -46,6 +46,19 @@ class JobOptions(StrictModel):
         "on_demand",
         description="on_demand, batch (Bedrock batch inference) or auto (batch above its minimum)",
     )
+    wait_for_review: bool | None = Field(
+        None,
+        description="the report and actions wait for the review queue; null: the definition's review.wait "
+        "(SealJob sets it)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_wait(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A request that leaves ``wait_for_review`` unset dumps (and hashes) as before the key existed."""
+        data: dict[str, Any] = handler(self)
+        if data.get("wait_for_review") is None:
+            data.pop("wait_for_review", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -2,9 +2,10 @@
 Python API, against a local cloud of its own (``docagent local up`` in its own process, so that it can be
 killed with ``kill -9`` and started again) running the claims example (docs/console.md).
 
-One local cloud and one console for the module; two jobs: ``crashy`` (its worker dies storing document 1
-until the first redrive, then waits for approval) and ``steady`` (waits for approval). Each test goes on
-from where the one before left the jobs, in file order. DOCAGENT_SCREENSHOTS=1 saves the main pages to
+One local cloud and one console for the module; three jobs: ``crashy`` (its worker dies storing document 1
+until the first redrive, then waits for approval), ``steady`` (waits for approval) and ``waity`` (waits for
+its review queue before its report). Each test goes on from where the one before left the jobs, in file
+order. DOCAGENT_SCREENSHOTS=1 saves the main pages to
 docs/console/*.png.
 """
 
@@ -111,6 +112,7 @@ def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
         folder = JobFolder.read(CLAIMS)
         start_claims(LocalJob(ctx, "crashy"), folder, {"fault": CRASH, "require_approval": True})
         start_claims(LocalJob(ctx, "steady"), folder, {"require_approval": True})
+        start_claims(LocalJob(ctx, "waity"), folder, {"wait_for_review": True})
         with sync_api.sync_playwright() as playwright:
             browser = playwright.chromium.launch_persistent_context(
                 str(root / "profile"),
@@ -230,3 +232,35 @@ def test_a_reviewers_correction_is_recorded_once_survives_kill_9_and_is_exported
     label = json.loads(Path(exported[0]["label"]).read_text())
     assert label["incident_type"] == "corrected by rita"
     shutil.rmtree(tmp_path / "labels")
+
+
+def test_reviewing_the_whole_queue_in_the_page_lets_the_waiting_job_finish(setting: Setting) -> None:
+    def wait_record() -> dict[str, Any] | None:
+        data: dict[str, Any] | None = setting.job("waity").records.read_json(storage.review_wait_key("waity"))
+        return data
+
+    wait_until(
+        lambda: (wait_record() or {}).get("status") == "waiting", "waity waits for review", timeout=240
+    )
+    record = wait_record()
+    assert record is not None and record["documents"], "the claims example sends claims to review"
+    page = setting.open("/job/waity")
+    assert "Waiting for review" in page.content()
+    assert setting.job("waity").records.keys(storage.report_key("waity")) == []
+
+    queue = record["documents"]
+    for number, document_id in enumerate(queue, start=1):
+        page = setting.open(f"/job/waity/document/{document_id}")
+        page.get_by_label("Reviewer").fill("rita")
+        page.locator("#accept").dblclick()
+        page.wait_for_url("**said=*")
+        said = page.locator("#said").inner_text()
+        assert "accepted (recorded)" in said
+        assert ("the job continues" if number == len(queue) else "more review decision") in said, said
+
+    wait_until(lambda: setting.execution("waity")["status"] == "SUCCEEDED", "waity finished", timeout=180)
+    page = setting.open("/job/waity")
+    assert "Waiting for review" not in page.content()
+    assert "released" in page.locator("#review-wait-line").inner_text()
+    report = setting.job("waity").records.read_json(storage.report_key("waity"))
+    assert report["review"] == 0 and report["extracted"] >= len(queue)

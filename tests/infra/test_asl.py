@@ -205,6 +205,7 @@ def test_r4_no_catch_leads_to_a_fail_state(definition: Any) -> None:
         "BuildReport",
         "RequestApproval",
         "RecordApproval",
+        "WaitForReview",
         "RunActions",
         "VerifyJob",
     ],
@@ -320,6 +321,41 @@ def test_approval_timeout_substitutes(timeout: int) -> None:
     config = DocAgentConfig(approval_timeout_seconds=timeout, job_timeout_seconds=timeout + 86_400)
     definition = substituted(PLAUSIBLE_VALUES, config)
     assert find_state(definition, "RequestApproval")["TimeoutSeconds"] == timeout
+
+
+# ------------------------------------------------------------------- waiting for the review queue
+
+
+def test_the_review_queue_is_waited_for_only_when_the_options_say_so(definition: Any) -> None:
+    assert find_state(definition, "ReviewDocuments")["Next"] == "ReviewWaitRequired"
+    choice = find_state(definition, "ReviewWaitRequired")
+    assert (choice["Type"], choice["Default"]) == ("Choice", "BuildReport")
+    (rule,) = choice["Choices"]
+    assert rule["Next"] == "WaitForReview"
+    # IsPresent first: an execution prepared before the option existed takes the default branch.
+    assert rule["And"] == [
+        {"Variable": "$.options.wait_for_review", "IsPresent": True},
+        {"Variable": "$.options.wait_for_review", "BooleanEquals": True},
+    ]
+
+
+def test_wait_for_review_waits_for_its_token_before_the_report(definition: Any) -> None:
+    state = find_state(definition, "WaitForReview")
+    assert state["Resource"] == "arn:aws:states:::lambda:invoke.waitForTaskToken"
+    assert state["TimeoutSeconds"] == find_state(definition, "RequestApproval")["TimeoutSeconds"]
+    assert "HeartbeatSeconds" not in state
+    assert state["Parameters"]["FunctionName"] == PLAUSIBLE_VALUES["BuildReportFunctionArn"]
+    assert state["Parameters"]["Payload"] == {
+        "action": "wait_review",
+        "job_id.$": "$.job_id",
+        "map_run.$": "$.map_run",
+        "task_token.$": "$$.Task.Token",
+        "execution_arn.$": "$$.Execution.Id",
+    }
+    assert state["ResultPath"] == "$.review_wait"  # the report, its approval and the actions come after
+    assert state["Next"] == "BuildReport"
+    assert "Catch" not in state, "a timeout ends the execution (a redrive waits again)"
+    assert "States.Timeout" not in retried_errors(state)
 
 
 # -- batching (docs/scale.md "Batching"; docs/semantics.md D4) ----------------------------------------------

@@ -201,7 +201,10 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
         f"{bucket}/jobs/*/model-breaker.json",
     }
     assert s3("build_report", "s3:GetObject") == {f"{bucket}/jobs/*", f"{bucket}/map-runs/*"}
-    assert s3("build_report", "s3:PutObject") == {f"{bucket}/jobs/*/report.json"}
+    assert s3("build_report", "s3:PutObject") == {
+        f"{bucket}/jobs/*/report.json",
+        f"{bucket}/jobs/*/review-wait.json",  # WaitForReview's token and queue
+    }
     assert s3("run_actions", "s3:PutObject") == {
         f"{bucket}/jobs/*/actions/*",
         f"{bucket}/jobs/*/exports/*/*",
@@ -237,6 +240,20 @@ DOCUMENT_VERSION_ACTIONS = {"s3:ListBucketVersions", "s3:GetObjectVersion"}
 
 def s3_actions(granted: set[tuple[str, str]]) -> set[str]:
     return {action for action, _ in granted if action.startswith("s3:")}
+
+
+def test_only_the_waits_that_complete_their_own_token_may_send_task_success(synthesized: Synthesized) -> None:
+    """WaitForBatchJob (batch_inference) and WaitForReview (build_report) complete their token when what they
+    wait for has already happened; no other function completes a task."""
+    senders = {
+        handler.split(".")[2]
+        for handler, function in functions_by_handler(synthesized).items()
+        if any(
+            granted.startswith("states:")
+            for granted, _ in template_role_grants(role_of(synthesized, function))
+        )
+    }
+    assert senders == {"batch_inference", "build_report"}
 
 
 def test_only_idempotent_steps_touch_the_idempotency_table(synthesized: Synthesized) -> None:

@@ -99,7 +99,13 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
     code, plan = docagent("redrive", job_id, "--dry-run")
     assert code == 0 and plan["eligible"] is True and plan["dry_run"] is True and plan["redriven"] is False
     assert [doc["document_id"] for doc in plan["will_run"]["documents"]] == [CRASHED]
-    assert plan["will_run"]["states"][:2] == ["ReviewDocuments", "BuildReport"]
+    assert plan["will_run"]["states"][:4] == [
+        "ReviewDocuments",
+        "ReviewWaitRequired",
+        "WaitForReview",
+        "BuildReport",
+    ]
+    assert "WaitForReview" in plan["will_run"]["conditional_states"]  # only for a job that waits for review
     assert plan["rerun_all"] is False and plan["versions"]["drift"] is False
     assert plan["armed_fault"] is None, "the drill's fault fires only until the first redrive"
 

@@ -362,6 +362,7 @@ def test_status_counts_rejected_documents_apart_from_ok():
         results=results,
         map_run=None,
         approval=None,
+        review_wait=lambda: None,
         current_state=lambda: "VerifyJob",
     )
     current = snapshot(records)

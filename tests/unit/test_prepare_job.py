@@ -52,7 +52,14 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
         "manifest_key": "jobs/job-unit-1/manifest.json",
         "items_key": "jobs/job-unit-1/items/part-00000.jsonl",  # one part: the Map reads it as it is
         "document_count": 3,
-        "options": {"fault": None, "require_approval": False, "max_cost_usd": None, "inference": "on_demand"},
+        # SealJob decides wait_for_review: the request leaves it to the definition, whose review.wait is unset
+        "options": {
+            "fault": None,
+            "require_approval": False,
+            "max_cost_usd": None,
+            "inference": "on_demand",
+            "wait_for_review": False,
+        },
         "versions": job["versions"],
     }
     versions = job["versions"]

@@ -1,0 +1,134 @@
+"""Waiting for the review queue (docs/design.md, "Review"): the WaitForReview task and the decisions in
+the report.
+
+``wait_for_review`` runs in the WaitForReview task (``lambda:invoke.waitForTaskToken``, on the build_report
+function) of a job whose options say ``wait_for_review``. It finds the review queue (the documents whose
+outcome is ``review``, from the Map Run's result files as build_report reads them: never one read per
+document), writes it with the task token to ``jobs/{job_id}/review-wait.json`` (a read-modify-write: the
+same token changes nothing, a new one replaces it and keeps ``requested_at``), then lists the decisions. When
+every queued document has one (an empty queue, a redrive, a crash after the last decision) it completes the
+token itself; otherwise ``docagent review accept|reject`` does, when its decision completes the queue. The
+token is written before the decisions are listed and a decision before the token is read, so one of the two
+sees the other.
+
+build_report applies the decisions to the report's rows (functions/reviews.py ``apply_decisions``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from functions import aws, storage
+from functions.errors import InvalidJobRequest
+from functions.logic.build_report import read_map_run, read_results
+from functions.observability import logger
+from functions.payloads.common import utc_now
+from functions.payloads.report import MapRunInfo
+from functions.reviews import (
+    SETTLED_TOKEN_CODES,
+    ReviewWaitEvent,
+    ReviewWaitOutput,
+    ReviewWaitRecord,
+)
+
+WORKFLOW = "WaitForReview"
+
+
+def review_queue(job_id: str, map_run: MapRunInfo) -> list[str]:
+    """The job's review queue in job order: rows from the result files, stored results for the documents
+    those do not cover (children that did not succeed; normally none)."""
+    manifest = storage.get_manifest(job_id)
+    if manifest is None:
+        raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
+    entries = storage.manifest_entries(manifest)
+    read = read_map_run(map_run)
+    results = read_results(
+        job_id, [entry.document_id for entry in entries if entry.document_id not in read.rows]
+    )
+    queue = []
+    for entry in entries:
+        row, result = read.rows.get(entry.document_id), results.get(entry.document_id)
+        status = row.status if row is not None else (result.status if result is not None else None)
+        if status == "review":
+            queue.append(entry.document_id)
+    return queue
+
+
+def load_wait(job_id: str, *, bucket: str | None = None, s3: Any = None) -> ReviewWaitRecord | None:
+    data = storage.get_json_or_none(storage.review_wait_key(job_id), bucket=bucket, client=s3)
+    return None if data is None else ReviewWaitRecord.model_validate(data)
+
+
+def release_if_decided(
+    record: ReviewWaitRecord,
+    *,
+    by: str,
+    bucket: str | None = None,
+    s3: Any = None,
+    states: Any = None,
+) -> tuple[ReviewWaitOutput, str | None]:
+    """Complete the waiting task's token when every queued document has a decision, and mark the record
+    released. Returns the output and the SendTaskSuccess error code that said the token was settled already
+    (TaskTimedOut, InvalidToken, TaskDoesNotExist: reported, never raised), or None."""
+    decided = set(storage.list_review_ids(record.job_id, bucket=bucket, client=s3))
+    waiting = record.undecided(decided)
+    output = ReviewWaitOutput(
+        job_id=record.job_id,
+        status="released" if not waiting else "waiting",
+        documents=len(record.documents),
+        decided=len(record.documents) - len(waiting),
+        released_by=by if not waiting else None,
+    )
+    if waiting or record.status == "released":
+        return output.model_copy(update={"status": record.status, "released_by": record.released_by}), None
+    settled: str | None = None
+    try:
+        (states or aws.stepfunctions_client()).send_task_success(
+            taskToken=record.task_token, output=output.model_dump_json()
+        )
+    except ClientError as error:
+        settled = str(error.response.get("Error", {}).get("Code", ""))
+        if settled not in SETTLED_TOKEN_CODES:
+            raise
+        logger.info("review wait token already settled", extra={"code": settled})
+    released = record.model_copy(update={"status": "released", "released_by": by, "released_at": utc_now()})
+    storage.put_json(storage.review_wait_key(record.job_id), released, bucket=bucket, client=s3)
+    return output, settled
+
+
+def wait_for_review(event: ReviewWaitEvent) -> ReviewWaitOutput:
+    """Record the token and the queue; complete the token at once if the queue is already decided."""
+    logger.append_keys(job_id=event.job_id)
+    existing = load_wait(event.job_id)
+    now = utc_now()
+    if existing is not None and existing.task_token == event.task_token:
+        record = existing
+    else:
+        queue = review_queue(
+            event.job_id, MapRunInfo.model_validate(event.map_run if isinstance(event.map_run, dict) else {})
+        )
+        record = ReviewWaitRecord(
+            job_id=event.job_id,
+            status="waiting",
+            task_token=event.task_token,
+            execution_arn=event.execution_arn,
+            documents=queue,
+            requested_at=existing.requested_at if existing is not None else now,
+            token_updated_at=now,
+            requests=existing.requests + 1 if existing is not None else 1,
+        )
+        storage.put_json(storage.review_wait_key(event.job_id), record)
+    # Never log the token: whoever holds it can complete the task.
+    output, settled = release_if_decided(record, by=WORKFLOW)
+    logger.info(
+        "review wait recorded",
+        extra={
+            "queue": output.documents,
+            "decided": output.decided,
+            "status": output.status,
+            "settled": settled,
+        },
+    )
+    return output
