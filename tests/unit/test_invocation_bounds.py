@@ -1,8 +1,8 @@
 """The work of one PrepareJob, ListDocuments, SealJob, BuildReport or VerifyJob invocation does not grow with
 the job (docs/design.md, "Reports and verification"): every S3 and DynamoDB call they make is counted at
 two job sizes, each in a fresh moto. Report and verify: the counts are the same (all listings fit in one
-page of 1,000 at both sizes; the larger is six times the smaller and past verify's sample of 16). The
-listing: at 200 and 1,000 documents (pages of 100 and parts of two pages, so that many steps and parts run;
+page of 1,000 at both sizes; the larger is three times the smaller and past verify's sample of 16). The
+listing: at 200 and 600 documents (pages of 100 and parts of two pages, so that many steps and parts run;
 moto lists versions in time linear in the bucket, so bigger sizes only cost suite time), no ListDocuments
 invocation makes more calls than the bound, at either size; SealJob makes a fixed number of calls per part."""
 
@@ -44,7 +44,7 @@ from tests.support import (
 )
 from tests.unit.conftest import clear_all_caches, create_stack_resources
 
-SIZES = (20, 120)
+SIZES = (20, 60)
 Calls = Counter[tuple[str, str]]
 
 
@@ -102,7 +102,7 @@ def _job_calls(size: int, counter: CallCounter) -> dict[str, Calls]:
     return calls
 
 
-def test_prepare_report_and_verify_make_the_same_calls_at_20_and_120_documents(cloud, counter):
+def test_prepare_report_and_verify_make_the_same_calls_at_20_and_60_documents(cloud, counter):
     small, large = (_job_calls(size, counter) for size in SIZES)
 
     for step in ("prepare", "report", "verify"):
@@ -123,7 +123,7 @@ def test_prepare_report_and_verify_make_the_same_calls_at_20_and_120_documents(c
 
 # -- the listing, spread over steps -------------------------------------------------------------------------
 
-LISTING_SIZES = (200, 1_000)
+LISTING_SIZES = (200, 600)
 PAGE_SIZE = 100
 MAX_PAGES = 1
 PART_MIN_BYTES = 24 * 1024  # ~160 entries of ~150 B: each part takes two steps (the first leaves it open)
@@ -181,7 +181,7 @@ def _step_bound(calls: Calls) -> None:
     assert sum(calls.values()) <= MAX_PAGES + 5
 
 
-def test_each_listing_step_is_bounded_at_200_and_1000_documents(cloud, counter, small_listing):
+def test_each_listing_step_is_bounded_at_200_and_600_documents(cloud, counter, small_listing):
     for size in LISTING_SIZES:
         steps, sealed, job = _listing_calls(size, counter)
         for calls in steps:
