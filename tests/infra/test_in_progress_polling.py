@@ -98,7 +98,7 @@ def test_every_durable_state_polls_the_in_progress_record(timeout: int) -> None:
         ), name
         # The polls outlast one record per crash the state retries: a kill on every attempt never runs the
         # in-progress retrier out before the crash retrier.
-        crashes = state["Retry"][handler(state, KILL)]  # type: ignore[index]
+        crashes = state["Retry"][handler(state, KILL)]
         assert set(crashes["ErrorEquals"]) >= CRASH_ERRORS, name
         assert crashes["MaxAttempts"] <= CRASH_RETRIES_COVERED, name
         assert polling.seconds_covered >= crashes["MaxAttempts"] * record_lifetime_seconds(timeout), name
@@ -111,7 +111,7 @@ def test_one_kill_after_a_side_effect_ends_within_the_timeout_and_the_backoffs(t
     invocation's start cost 2 s + timeout + 5 s."""
     polling = in_progress_polling(timeout)
     for name, state in durable_states(DocAgentConfig(function_timeout_seconds=timeout)).items():
-        crash_interval = state["Retry"][handler(state, KILL)]["IntervalSeconds"]  # type: ignore[index]
+        crash_interval = state["Retry"][handler(state, KILL)]["IntervalSeconds"]
         seconds, succeeded = play(state, timeout, kills=1, run_seconds=1.0)
         assert succeeded, name
         assert seconds <= timeout + crash_interval + polling.interval_seconds + 1.0, name
@@ -124,7 +124,7 @@ def test_a_kill_on_every_attempt_fails_the_state_on_its_crash_retrier_then_one_w
 ) -> None:
     polling = in_progress_polling(timeout)
     for name, state in durable_states(DocAgentConfig(function_timeout_seconds=timeout)).items():
-        crashes = state["Retry"][handler(state, KILL)]  # type: ignore[index]
+        crashes = state["Retry"][handler(state, KILL)]
         retries = crashes["MaxAttempts"]
         backoff = sum(crashes["IntervalSeconds"] * crashes["BackoffRate"] ** n for n in range(retries))
         seconds, succeeded = play(state, timeout, kills=retries + 1)
