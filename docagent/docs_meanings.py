@@ -37,7 +37,8 @@ CONFIG_MEANINGS: dict[str, str] = {
     "map_label": "Map Run label",
     "function_timeout_seconds": (
         "every function's timeout, sized so a model call on the largest document gets its whole 60 s read "
-        'timeout (docs/scale.md, "One large document"); the in-progress retry waits this + 5 s'
+        'timeout (docs/scale.md, "One large document"); the in-progress retry polls for this + 5 s per crash '
+        "retried (stacks/in_progress_polling.py)"
     ),
     "function_memory_mb": "memory of ProcessDocument, RequestApproval",
     "aggregate_memory_mb": (

@@ -290,11 +290,6 @@ class DocAgentConfig(BaseModel):
             return self.quota_concurrency
         return min(self.max_concurrency, self.quota_concurrency)
 
-    @property
-    def in_progress_retry_interval_seconds(self) -> int:
-        """A retry after IdempotencyAlreadyInProgressError must wait out the dead invocation's deadline."""
-        return self.function_timeout_seconds + 5
-
 
 class ConfigError(ValueError):
     """The cdk.json context is not a valid DocAgent configuration."""

@@ -18,6 +18,7 @@ from functions import storage as keys
 from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
 from stacks import nag
 from stacks.config import BATCH_MAX_INPUT_BYTES, DocAgentConfig
+from stacks.in_progress_polling import in_progress_polling
 from stacks.log_groups import retained_log_group
 from stacks.storage import Storage
 
@@ -62,6 +63,7 @@ RENDERED = frozenset(
         "MaxConcurrency",
         "ToleratedFailurePercentage",
         "InProgressRetryIntervalSeconds",
+        "InProgressRetryMaxAttempts",
         "ApprovalTimeoutSeconds",
         "JobTimeoutSeconds",
         "ItemSelector",
@@ -76,10 +78,12 @@ RENDERED = frozenset(
 
 def rendered_values(config: DocAgentConfig) -> dict[str, Any]:
     """The value of each RENDERED placeholder for this config; None leaves the field out of the definition."""
+    polling = in_progress_polling(config.function_timeout_seconds)
     return {
         "MaxConcurrency": config.effective_max_concurrency,
         "ToleratedFailurePercentage": config.tolerated_failure_percentage,
-        "InProgressRetryIntervalSeconds": config.in_progress_retry_interval_seconds,
+        "InProgressRetryIntervalSeconds": polling.interval_seconds,
+        "InProgressRetryMaxAttempts": polling.max_attempts,
         "ApprovalTimeoutSeconds": config.approval_timeout_seconds,
         "JobTimeoutSeconds": config.job_timeout_seconds,
         **batching_blocks(config.documents_per_child),

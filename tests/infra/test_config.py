@@ -125,4 +125,3 @@ def test_the_default_timeout_gives_a_call_on_the_largest_document_its_whole_read
     assert config.max_document_bytes == MAX_CONVERSE_DOCUMENT_BYTES
     time_left_at_the_call = config.function_timeout_seconds - 5  # generous for reading and hashing
     assert READ_TIMEOUT_SHARE * time_left_at_the_call >= MAX_READ_TIMEOUT_SECONDS
-    assert config.in_progress_retry_interval_seconds > config.function_timeout_seconds

@@ -11,6 +11,7 @@ from aws_cdk import Stage
 from aws_cdk import aws_stepfunctions as sfn
 
 from stacks.docagent_stack import DocAgentStack
+from stacks.in_progress_polling import in_progress_polling
 from stacks.lambdas import FUNCTION_SPECS
 from stacks.workflow import RENDERED, asl_placeholders, check_substitutions_cover_asl
 from tests.infra.conftest import Synthesized, construct_stack, template_role_grants
@@ -98,12 +99,13 @@ def test_substitutions_carry_the_config(synthesized: Synthesized) -> None:
     assert "ItemBatcher" not in review
     assert definition["States"]["RequestApproval"]["TimeoutSeconds"] == config.approval_timeout_seconds
     in_progress = [
-        retrier["IntervalSeconds"]
+        (retrier["IntervalSeconds"], retrier["MaxAttempts"])
         for state in [*definition["States"].values(), *review["ItemProcessor"]["States"].values()]
         for retrier in state.get("Retry", [])
         if retrier["ErrorEquals"] == ["IdempotencyAlreadyInProgressError"]
     ]
-    assert in_progress and set(in_progress) == {config.in_progress_retry_interval_seconds}
+    polling = in_progress_polling(config.function_timeout_seconds)
+    assert in_progress and set(in_progress) == {(polling.interval_seconds, polling.max_attempts)}
     assert substitutions["BucketName"] == {"Ref": synthesized.logical_id(synthesized.stack.storage.bucket)}
 
 
