@@ -47,9 +47,10 @@ browser:
 # The whole suite: lint, type checks, the strict docs build, every test layer (docs/contributing.md "Tests").
 # Tests that start a local cloud of their own in the test process (marked own_cloud) run apart: one process
 # holds one local cloud, and the integration tests' session cloud lives in the workers of the first run.
+# --durations: each run prints its slowest tests, the work list of the suite's time (docs/performance.md).
 test: lint docs browser
-	$(BIN)/python -m pytest -n 2 -m "not own_cloud"
-	$(BIN)/python -m pytest -n 2 -m own_cloud
+	$(BIN)/python -m pytest -n 2 -m "not own_cloud" --durations=30
+	$(BIN)/python -m pytest -n 2 -m own_cloud --durations=10
 
 # The fast lane: unit and infra tests (everything not marked integration; tests/conftest.py marks by folder).
 # Named by folder too, so that the workers do not import the integration modules only to deselect them
