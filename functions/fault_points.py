@@ -16,7 +16,9 @@ from typing import Literal
 from functions.payloads.common import FaultPointName
 
 # The workflow's Task states whose Lambda function passes fault points (the state's name in the ASL).
-FaultStep = Literal["SubmitBatchJob", "ProcessDocument", "BuildReport", "RunActions", "VerifyJob"]
+FaultStep = Literal[
+    "SubmitBatchJob", "WaitForBatchJob", "ProcessDocument", "BuildReport", "RunActions", "VerifyJob"
+]
 # How often a job passes a point: once per document (document_index narrows the fault), once per action
 # (the spec's action narrows it), or once per job.
 FaultScope = Literal["document", "action", "job"]
@@ -51,6 +53,15 @@ FAULT_POINTS: tuple[FaultPoint, ...] = (
         "job",
         "CreateModelInvocationJob returned and nothing of it is recorded (no job.json): the next attempt, or "
         "the redrive, creates it again with the same client request token and gets the same batch job",
+        batch_only=True,
+    ),
+    FaultPoint(
+        "after_batch_wait_token",
+        "WaitForBatchJob",
+        "job",
+        "the task's token is kept in job.json and the batch job's status not yet acted on: the next attempt "
+        "(a new token) keeps its own token and completes it if the batch job ended; an event in between "
+        "completes a token no task waits for any more, which changes nothing",
         batch_only=True,
     ),
     FaultPoint(
@@ -140,7 +151,6 @@ UNFAULTED_STEPS: dict[str, str] = {
     "RequestApproval": "sends the approval request and waits for an operator's task token",
     "RecordApproval": "records the operator's decision",
     "WriteBatchRecord": "writes one document's batch input record: a repeat writes the same object",
-    "WaitForBatchJob": "keeps the task token until the job's end event or a poll completes it",
 }
 
 

@@ -611,7 +611,8 @@ def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, crash: C
     document_index = crash.document_index
     if where.cloud is not None:
         point = fault_point_named(crash.point)
-        function = names.BATCH_INFERENCE if point.step == "SubmitBatchJob" else point.step
+        batch_step = point.step in {"SubmitBatchJob", "WaitForBatchJob"}
+        function = names.BATCH_INFERENCE if batch_step else point.step
         return len(
             [
                 record

@@ -176,6 +176,12 @@ def wait(event: WaitEvent) -> BatchOutcome:
     record.task_token = event.task_token
     record.status, record.message = _status(record)
     _save(record)
+    fault_point(  # the token is kept; its completion, if the batch job ended, not yet sent
+        "after_batch_wait_token",
+        job_options(event.job_id, event.options),
+        event.retry_count,
+        redrive_count=event.redrive_count,
+    )
     if record.status in TERMINAL_STATUSES or record.status == "NotSubmitted":
         _complete(record, event.task_token)
     return _outcome(record)

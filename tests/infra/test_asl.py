@@ -403,9 +403,10 @@ def test_batch_inference_runs_before_the_review_and_an_unusable_batch_path_goes_
             }
         ],
     }
-    payload = states["SubmitBatchJob"]["Parameters"]["Payload"]
-    assert (payload["options.$"], payload["retry_count.$"], payload["redrive_count.$"]) == (
-        "$.options",
-        "$$.State.RetryCount",
-        "$$.Execution.RedriveCount",
-    )
+    for name in ("SubmitBatchJob", "WaitForBatchJob"):  # what their fault points read
+        payload = states[name]["Parameters"]["Payload"]
+        assert (payload["options.$"], payload["retry_count.$"], payload["redrive_count.$"]) == (
+            "$.options",
+            "$$.State.RetryCount",
+            "$$.Execution.RedriveCount",
+        )

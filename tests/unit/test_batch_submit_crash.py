@@ -101,3 +101,30 @@ def test_a_create_that_may_have_happened_or_was_throttled_fails_the_state_not_in
 def test_a_wait_without_a_batch_job_record_is_batch_unavailable(written):
     with pytest.raises(BatchUnavailable, match="no batch job record"):
         jobs.wait(WaitEvent(job_id=JOB, task_token="t"))
+
+
+def test_a_crash_after_the_wait_kept_its_token_and_the_redrive_waits_again_and_completes(written):
+    options = JobOptions(fault=FaultSpec(point="after_batch_wait_token", mode="raise", until_redrive=1))
+    ended = {
+        "jobArn": ARN,
+        "jobName": "n",
+        "modelId": "fake-model",
+        "roleArn": ROLE,
+        "status": "Completed",
+        "submitTime": "2026-12-02T00:00:00Z",
+        "inputDataConfig": {"s3InputDataConfig": {"s3Uri": "s3://b/i/"}},
+        "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": "s3://b/o/"}},
+    }
+    with Stubber(aws.bedrock_client()) as bedrock, Stubber(aws.stepfunctions_client()) as sfn:
+        bedrock.add_response("create_model_invocation_job", {"jobArn": ARN}, CREATE)
+        jobs.submit(SubmitEvent(job_id=JOB, document_count=3))
+        bedrock.add_response("get_model_invocation_job", ended, {"jobIdentifier": ARN})
+        with pytest.raises(InjectedFault):  # the token is kept, its completion not sent
+            jobs.wait(WaitEvent(job_id=JOB, task_token="killed", options=options))
+        assert get_batch_job(JOB).task_token == "killed"  # type: ignore[union-attr]
+        bedrock.add_response("get_model_invocation_job", ended, {"jobIdentifier": ARN})
+        sfn.add_response("send_task_success", {}, {"taskToken": "redriven", "output": ANY})
+        waited = jobs.wait(WaitEvent(job_id=JOB, task_token="redriven", options=options, redrive_count=1))
+        bedrock.assert_no_pending_responses()
+        sfn.assert_no_pending_responses()
+    assert waited.status == "Completed" and waited.job_arn == ARN
