@@ -190,6 +190,10 @@ PAGES: dict[str, Callable[[], str]] = {
 }
 
 
+# A point only a job on batch inference reaches: the crash matrix's on-demand jobs never do.
+BATCH_ONLY = ", a job on batch inference only (the crash matrix leaves it out; docs/batch.md, Crashes)"
+
+
 def fault_points_table() -> str:
     scopes = {"document": "per document", "action": "per action", "job": "once per job"}
     lines = [
@@ -198,7 +202,8 @@ def fault_points_table() -> str:
     ]
     for point in FAULT_POINTS:
         lines.append(
-            f"| `{point.name}` | {point.step} | {scopes[point.scope]} | {cell(point.kill_means)} | "
+            f"| `{point.name}` | {point.step} | {scopes[point.scope]}{BATCH_ONLY if point.batch_only else ''}"
+            f" | {cell(point.kill_means)} | "
             f"{cell(point.reached_once or 'no')} | {'yes' if point.in_durable_step else 'no'} |"
         )
     lines += ["", "No fault point is in the other Task states:", ""]

@@ -195,3 +195,11 @@ class BudgetBusy(DocAgentError):
     flight (reserved at their input estimate and output maximum) cost less than reserved, as they usually
     do. Nothing was called; ProcessDocument retries it like ModelThrottled, and the call either fits once they
     settle or, when the spent amount alone leaves no room, fails with BudgetExceeded."""
+
+
+class BatchUnavailable(DocAgentError):
+    """The job's batch path cannot be used: no batch role is configured, Bedrock refused the batch job (a 4xx:
+    nothing was created), or there is no batch job record to wait for. The workflow catches it and the
+    documents go on-demand. Any other failure of SubmitBatchJob or WaitForBatchJob (a killed or hung worker, a
+    5xx after which the job may exist) is not caught: it fails the job, and a redrive continues with the same
+    batch job (docs/batch.md, "Crashes")."""

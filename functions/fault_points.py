@@ -16,7 +16,9 @@ from typing import Literal
 from functions.payloads.common import FaultPointName
 
 # The workflow's Task states whose Lambda function passes fault points (the state's name in the ASL).
-FaultStep = Literal["ProcessDocument", "BuildReport", "RunActions", "VerifyJob"]
+FaultStep = Literal[
+    "SubmitBatchJob", "WaitForBatchJob", "ProcessDocument", "BuildReport", "RunActions", "VerifyJob"
+]
 # How often a job passes a point: once per document (document_index narrows the fault), once per action
 # (the spec's action narrows it), or once per job.
 FaultScope = Literal["document", "action", "job"]
@@ -38,10 +40,30 @@ class FaultPoint:
     in_durable_step: bool = False
     """Inside an idempotent (durable) step: a process that dies here leaves an INPROGRESS record that holds
     the next attempt off until the dead invocation's deadline."""
+    batch_only: bool = False
+    """Passed only by a job on Bedrock batch inference (``inference`` batch, or auto in range, with at least
+    Bedrock's minimum of records per batch job): an on-demand job never reaches it."""
 
 
 # In the order of FaultPointName (the matrix's rows).
 FAULT_POINTS: tuple[FaultPoint, ...] = (
+    FaultPoint(
+        "after_batch_submit",
+        "SubmitBatchJob",
+        "job",
+        "CreateModelInvocationJob returned and nothing of it is recorded (no job.json): the next attempt, or "
+        "the redrive, creates it again with the same client request token and gets the same batch job",
+        batch_only=True,
+    ),
+    FaultPoint(
+        "after_batch_wait_token",
+        "WaitForBatchJob",
+        "job",
+        "the task's token is kept in job.json and the batch job's status not yet acted on: the next attempt "
+        "(a new token) keeps its own token and completes it if the batch job ended; an event in between "
+        "completes a token no task waits for any more, which changes nothing",
+        batch_only=True,
+    ),
     FaultPoint(
         "before_model_call",
         "ProcessDocument",
@@ -129,8 +151,6 @@ UNFAULTED_STEPS: dict[str, str] = {
     "RequestApproval": "sends the approval request and waits for an operator's task token",
     "RecordApproval": "records the operator's decision",
     "WriteBatchRecord": "writes one document's batch input record: a repeat writes the same object",
-    "SubmitBatchJob": "creates the batch job with a client request token from the job id: a repeat gets it",
-    "WaitForBatchJob": "keeps the task token until the job's end event or a poll completes it",
     "WaitForReview": "keeps the task token and the review queue until every queued document has a decision",
 }
 

@@ -180,8 +180,9 @@ class DocAgentConfig(BaseModel):
     # quotas-token-burndown.html, looked up 2026-12-01: 5 for Anthropic Claude 3.7 and later, Claude 4.x and
     # Haiku 4.5 included; 1 for most other models). It counts against the TPM quota, never the bill.
     model_output_token_burndown: int = Field(5, ge=1, le=10)
-    # What one document costs: the prompt plus a document near MAX_DOCUMENT_BYTES averages far less; measured
-    # on the synthetic corpus the offline extractor counts ~300 input tokens (docagent cost prints the count).
+    # What one document costs: the prompt plus a real document of a few pages (~1,000 tokens of text for
+    # three; docs/cost.md "Token counting"). The demo's one-page invoices bill ~500 input and ~55 output
+    # tokens (the local model counts as Bedrock bills: docagent/localcloud/bedrock/billed_tokens.py).
     model_input_tokens_per_document: int = Field(1_500, ge=1)
     model_max_output_tokens: int = Field(800, ge=1)  # maxTokens of functions/inference/converse.py
     seconds_per_document: float = Field(3.0, gt=0)

@@ -6,15 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, get_args
 
 from rich.console import Console
 
 from docagent.localcloud.lifecycle import MODEL_FAULTS_HELP
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, emit, target_arguments
+from functions.payloads.common import FaultPointName
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 console = Console(stderr=True, markup=False)  # paths, ids and errors print as written
+CRASH_POINT = "before_store_result"  # the demo's story: the worker dies before a document's result is stored
 JOB_HELP = (
     "a job definition folder (docagent init): run it on its samples instead of the invoice example "
     "(validated, published, its labels and references/*.csv loaded first)"
@@ -67,10 +69,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     crash = None
     # With --model-faults the story is the model's (throttling ridden out by Retry): no crash unless asked.
-    asked = args.crash_at is not None or args.crash_mode is not None
+    asked = args.crash_at is not None or args.crash_mode is not None or args.crash_point != CRASH_POINT
     if not args.no_crash and (asked or not args.model_faults):
         index = default_crash_index(args.documents) if args.crash_at is None else args.crash_at
-        crash = Crash(document_index=index, mode=args.crash_mode or "redrive")
+        crash = Crash(document_index=index, mode=args.crash_mode or "redrive", point=args.crash_point)
     try:
         summary = run_demo(
             documents=args.documents,
@@ -140,6 +142,13 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
         choices=["redrive", "transient"],
         help="(default redrive) redrive: the worker dies on every attempt until the job is redriven; "
         "transient: only the first attempt dies and Retry recovers it",
+    )
+    demo.add_argument(
+        "--crash-point",
+        choices=get_args(FaultPointName),
+        default=CRASH_POINT,
+        help=f"(default {CRASH_POINT}) where the worker dies (functions/fault_points.py); after_batch_submit "
+        "(with --inference batch): after Bedrock created the batch job, before it is recorded",
     )
     demo.add_argument("--no-crash", action="store_true", help="run the job without a fault")
     demo.add_argument(

@@ -51,6 +51,7 @@ from docagent.operations.reference import load_file
 from docagent.operations.trace_job import build_trace, span_lines
 from functions import storage
 from functions.actions.allowed import LEDGER_DESTINATION, AllowedTargets
+from functions.fault_points import fault_point_named
 from functions.payloads.common import DocumentFormat
 from functions.payloads.document import DocumentResult
 from functions.payloads.model_calls import ModelCallRecord
@@ -242,7 +243,8 @@ def follow(job: LocalJob, documents: int, show_progress: bool, description: str 
 
 @dataclass(frozen=True)
 class Crash:
-    """A fault armed for one document: the worker dies before the document's result is stored."""
+    """A fault armed for one document (or, at a job-level point such as after_batch_submit, for the job): the
+    worker dies at ``point`` (default: before the document's result is stored)."""
 
     document_index: int
     mode: str  # "redrive": on every attempt until the execution is redriven; "transient": first attempt only
@@ -443,7 +445,7 @@ def run_demo(
         )
         if crash is not None:
             summary.update(
-                crash=crash_summary(crash, attempts_killed(where, stack, job, crash.document_index)),
+                crash=crash_summary(crash, attempts_killed(where, stack, job, crash)),
                 stopped_at=stopped_at,
                 redrive_to_first_progress_seconds=redrive_to_progress,
             )
@@ -503,8 +505,9 @@ def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> li
 
 
 def crash_summary(crash: Crash, killed: int) -> dict[str, Any]:
+    per_document = fault_point_named(crash.point).scope == "document"
     return {
-        "document_index": crash.document_index,
+        "document_index": crash.document_index if per_document else None,
         "fault_point": crash.point,
         "mode": crash.mode,
         "attempts_killed": killed,
@@ -601,17 +604,23 @@ def kept(where: DemoCloud, job_id: str) -> dict[str, Any]:
     }
 
 
-def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, document_index: int) -> int:
-    """How many invocations of the crashed document died: the in-process runtime's records, or (a kept,
-    detached cloud) the job's trace, where a killed attempt is a span the runtime reported dead."""
+def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, crash: Crash) -> int:
+    """How many invocations died at the crash's point (of its document, at a per-document point): the
+    in-process runtime's records, or (a kept, detached cloud) the job's trace, where a killed attempt is a
+    span the runtime reported dead."""
+    document_index = crash.document_index
     if where.cloud is not None:
+        point = fault_point_named(crash.point)
+        batch_step = point.step in {"SubmitBatchJob", "WaitForBatchJob"}
+        function = names.BATCH_INFERENCE if batch_step else point.step
         return len(
             [
                 record
                 for record in where.cloud.runtime.invocations_of(
-                    stack.outputs[names.function_name_output(names.PROCESS_DOCUMENT)]
+                    stack.outputs[names.function_name_output(function)]
                 )
-                if record.error_type == "Runtime.ExitError" and document_index in event_indexes(record.event)
+                if record.error_type == "Runtime.ExitError"
+                and (point.scope != "document" or document_index in event_indexes(record.event))
             ]
         )
     ctx = OperatorContext.local(where.endpoint)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -34,7 +36,8 @@ from functions.batch_inference.payloads import (
     SubmitEvent,
     WaitEvent,
 )
-from functions.errors import ConfigurationError
+from functions.errors import BatchUnavailable
+from functions.faults import fault_point, job_options
 from functions.logic.process_document import load_manifest
 from functions.observability import logger
 from functions.payloads.common import utc_now
@@ -94,37 +97,61 @@ def submit(event: SubmitEvent) -> BatchOutcome:
         logger.info("batch job not submitted", extra={"records": records})
         return _outcome(record)
     if not settings.batch_role_arn:
-        raise ConfigurationError("BATCH_ROLE_ARN is not set: the deployment has no batch inference role")
+        raise BatchUnavailable("BATCH_ROLE_ARN is not set: the deployment has no batch inference role")
     bucket = settings.bucket_name
-    response = aws.bedrock_client().create_model_invocation_job(
-        jobName=record.job_name,
-        roleArn=settings.batch_role_arn,
-        clientRequestToken=record.client_request_token,
-        modelId=record.model_id,
-        modelInvocationType=INVOCATION_TYPE,
-        inputDataConfig={
-            "s3InputDataConfig": {
-                "s3Uri": f"s3://{bucket}/{storage.batch_input_prefix(event.job_id)}",
-                "s3InputFormat": "JSONL",
-            }
-        },
-        outputDataConfig={
-            "s3OutputDataConfig": {"s3Uri": f"s3://{bucket}/{storage.batch_output_prefix(event.job_id)}"}
-        },
-        timeoutDurationInHours=BATCH_TIMEOUT_HOURS_MIN,
-        tags=[{"key": "docagent-job", "value": event.job_id}],
-    )
+    with _refused_means_unavailable("CreateModelInvocationJob"):
+        response = aws.bedrock_client().create_model_invocation_job(
+            jobName=record.job_name,
+            roleArn=settings.batch_role_arn,
+            clientRequestToken=record.client_request_token,
+            modelId=record.model_id,
+            modelInvocationType=INVOCATION_TYPE,
+            inputDataConfig={
+                "s3InputDataConfig": {
+                    "s3Uri": f"s3://{bucket}/{storage.batch_input_prefix(event.job_id)}",
+                    "s3InputFormat": "JSONL",
+                }
+            },
+            outputDataConfig={
+                "s3OutputDataConfig": {"s3Uri": f"s3://{bucket}/{storage.batch_output_prefix(event.job_id)}"}
+            },
+            timeoutDurationInHours=BATCH_TIMEOUT_HOURS_MIN,
+            tags=[{"key": "docagent-job", "value": event.job_id}],
+        )
     record.job_arn, record.status = str(response["jobArn"]), "Submitted"
+    # The batch job exists and nothing of it is recorded: a retry or a redrive gets it again by its token.
+    fault_point(
+        "after_batch_submit",
+        job_options(event.job_id, event.options),
+        event.retry_count,
+        redrive_count=event.redrive_count,
+    )
     storage.put_json(storage.batch_jobs_index_key(str(record.bedrock_job_id)), {"job_id": event.job_id})
     _save(record)
     logger.info("batch job submitted", extra={"job_arn": record.job_arn, "records": records})
     return _outcome(record)
 
 
+@contextmanager
+def _refused_means_unavailable(operation: str) -> Iterator[None]:
+    """Bedrock's 4xx (a refusal: nothing created, nothing to wait for) as BatchUnavailable, which the workflow
+    catches into on-demand; a 5xx or a lost connection stays itself and fails the job (the batch job may
+    exist: a redrive finds it by its token, docs/batch.md "Crashes")."""
+    try:
+        yield
+    except ClientError as error:
+        status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+        if not 400 <= status < 500 or status == 429:  # throttled: botocore retried it; a redrive resumes
+            raise
+        code = error.response.get("Error", {}).get("Code", "ClientError")
+        raise BatchUnavailable(f"Bedrock refused {operation} ({code}): {error}") from error
+
+
 def _status(record: BatchJobRecord) -> tuple[BatchStatus, str | None]:
     if record.job_arn is None:
         return record.status, record.message
-    answer = aws.bedrock_client().get_model_invocation_job(jobIdentifier=record.job_arn)
+    with _refused_means_unavailable("GetModelInvocationJob"):
+        answer = aws.bedrock_client().get_model_invocation_job(jobIdentifier=record.job_arn)
     return answer["status"], answer.get("message")
 
 
@@ -145,10 +172,16 @@ def wait(event: WaitEvent) -> BatchOutcome:
     """Keep the task token; complete it at once if the batch job has ended (the polling fallback)."""
     record = get_batch_job(event.job_id)
     if record is None:
-        raise LookupError(f"job {event.job_id} has no batch job record: SubmitBatchJob did not run")
+        raise BatchUnavailable(f"job {event.job_id} has no batch job record: SubmitBatchJob did not run")
     record.task_token = event.task_token
     record.status, record.message = _status(record)
     _save(record)
+    fault_point(  # the token is kept; its completion, if the batch job ended, not yet sent
+        "after_batch_wait_token",
+        job_options(event.job_id, event.options),
+        event.retry_count,
+        redrive_count=event.redrive_count,
+    )
     if record.status in TERMINAL_STATUSES or record.status == "NotSubmitted":
         _complete(record, event.task_token)
     return _outcome(record)

@@ -52,6 +52,10 @@ class SubmitEvent(_Strict):
     action: Literal["submit"] = "submit"
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     document_count: int = Field(ge=0)
+    # What the fault switch reads (functions/faults.py; the point after_batch_submit).
+    options: JobOptions = Field(default_factory=JobOptions)
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
 
 
 class WaitEvent(_Strict):
@@ -60,6 +64,10 @@ class WaitEvent(_Strict):
     action: Literal["wait"] = "wait"
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     task_token: str = Field(min_length=1)
+    # What the fault switch reads (functions/faults.py; the point after_batch_wait_token).
+    options: JobOptions = Field(default_factory=JobOptions)
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
 
 
 class BatchJobRecord(_Strict):

@@ -30,6 +30,8 @@ DEFAULT_ITEMS_PART_MIN_BYTES = 5 * 1024 * 1024
 
 
 FaultPointName = Literal[
+    "after_batch_submit",
+    "after_batch_wait_token",
     "before_model_call",
     "after_model_call",
     "before_store_result",

@@ -402,7 +402,9 @@ def test_ten_documents_per_child_batch_with_job_and_options_once_per_batch() -> 
     )
 
 
-def test_batch_inference_runs_before_the_review_and_any_failure_of_it_goes_on_demand(definition: Any) -> None:
+def test_batch_inference_runs_before_the_review_and_an_unusable_batch_path_goes_on_demand(
+    definition: Any,
+) -> None:
     states = definition["States"]
     [choice] = states["InferenceMode"]["Choices"]
     assert (choice["Next"], states["InferenceMode"]["Default"]) == ("WriteBatchRecords", "ReviewDocuments")
@@ -419,7 +421,25 @@ def test_batch_inference_runs_before_the_review_and_any_failure_of_it_goes_on_de
     assert wait["TimeoutSeconds"] == CONFIG.batch_poll_seconds
     [poll] = [r for r in wait["Retry"] if r["ErrorEquals"] == ["States.Timeout"]]
     assert poll["MaxAttempts"] * CONFIG.batch_poll_seconds >= 2 * 24 * 3600
-    for name in ("SubmitBatchJob", "WaitForBatchJob"):
-        assert states[name]["Catch"] == [
-            {"ErrorEquals": ["States.ALL"], "ResultPath": "$.batch_error", "Next": "ReviewDocuments"}
-        ]
+    # Only a batch path that cannot be used goes on-demand; a killed worker fails the job, so a redrive
+    # continues with the batch job already created (not a second, on-demand, bill for the same calls).
+    catches = {name: states[name]["Catch"] for name in ("SubmitBatchJob", "WaitForBatchJob")}
+    assert catches == {
+        "SubmitBatchJob": [
+            {"ErrorEquals": ["BatchUnavailable"], "ResultPath": "$.batch_error", "Next": "ReviewDocuments"}
+        ],
+        "WaitForBatchJob": [
+            {
+                "ErrorEquals": ["BatchUnavailable", "States.Timeout"],
+                "ResultPath": "$.batch_error",
+                "Next": "ReviewDocuments",
+            }
+        ],
+    }
+    for name in ("SubmitBatchJob", "WaitForBatchJob"):  # what their fault points read
+        payload = states[name]["Parameters"]["Payload"]
+        assert (payload["options.$"], payload["retry_count.$"], payload["redrive_count.$"]) == (
+            "$.options",
+            "$$.State.RetryCount",
+            "$$.Execution.RedriveCount",
+        )

@@ -14,8 +14,9 @@ from docagent.operations.json_shapes import validate_output
 from tests.integration.test_demo import demo, docagent
 
 DOCUMENTS = "20"
-# The local model's calls cost about $0.00044 each and are reserved at about $0.0065 (their input estimate and
-# 800 output tokens): a budget of $0.008 lets the first calls through and stops the job well before its end.
+# The local model's calls cost about $0.00085 each (what Bedrock would bill: docs/cost.md, "Token
+# counting") and are reserved at about $0.0065 (their input estimate and 800 output tokens): a budget of
+# $0.008 lets the first calls through and stops the job well before its end.
 BUDGET = 0.008
 
 

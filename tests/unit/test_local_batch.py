@@ -19,7 +19,9 @@ from functions.batch_inference.facts import BATCH_MIN_RECORDS
 from tests.support import BUCKET, wait_until
 
 
-def reply(model_id: str, system: Any, messages: Any, max_tokens: int) -> tuple[int, dict[str, str], str]:
+def reply(
+    model_id: str, system: Any, messages: Any, max_tokens: int, tool_config: Any = None
+) -> tuple[int, dict[str, str], str]:
     text = messages[0]["content"][0]["text"]
     if text == "refuse me":
         return 400, {}, json.dumps({"message": "Input is too long for requested model."})

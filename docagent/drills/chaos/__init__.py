@@ -44,6 +44,7 @@ printed matrix).
 from docagent.drills.chaos.invariants import check
 from docagent.drills.chaos.matrix import (
     AT_LEAST_ONCE_CHECKS,
+    BATCH_POINTS,
     CHECKS,
     DOCUMENT_POINTS,
     IN_STEP_POINTS,
@@ -89,6 +90,7 @@ from docagent.drills.chaos.table import print_matrix
 
 __all__ = [
     "AT_LEAST_ONCE_CHECKS",
+    "BATCH_POINTS",
     "CHECKS",
     "DEFAULT_DOCUMENTS",
     "DEFAULT_PARALLEL",

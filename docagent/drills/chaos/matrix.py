@@ -16,12 +16,16 @@ from functions.payloads.common import FaultPointName
 Mode = Literal["exit", "raise", "hang"]
 Recovery = Literal["retry", "redrive"]
 
-POINTS: tuple[str, ...] = get_args(FaultPointName)
+# Points only a job on batch inference passes are not the matrix's: its jobs run on-demand, with fewer
+# documents than Bedrock's minimum per batch job. `docagent demo --inference batch --crash-point` drills them
+# (tests/integration/test_batch_crash.py).
+BATCH_POINTS = frozenset(point.name for point in FAULT_POINTS if point.batch_only)
+POINTS: tuple[str, ...] = tuple(name for name in get_args(FaultPointName) if name not in BATCH_POINTS)
 MODES: tuple[str, ...] = get_args(Mode)
 RECOVERIES: tuple[str, ...] = get_args(Recovery)
 
 # The state whose Lambda function passes each point; the per-document points fire for one document only.
-POINT_STATES: dict[str, str] = {point.name: point.step for point in FAULT_POINTS}
+POINT_STATES: dict[str, str] = {point.name: point.step for point in FAULT_POINTS if point.name in POINTS}
 DOCUMENT_POINTS = frozenset(point.name for point in FAULT_POINTS if point.scope == "document")
 # The error each mode surfaces as (docs/semantics.md L2): what a Retry rule must name to recover it.
 MODE_ERRORS: dict[str, str] = {

@@ -98,7 +98,11 @@ class LocalBatchJob:
         return answer
 
 
-Converse = Callable[[str, list[dict[str, Any]], list[dict[str, Any]], int], tuple[int, dict[str, str], str]]
+# (model id, system, messages, max tokens, toolConfig) -> (HTTP status, headers, body)
+Converse = Callable[
+    [str, list[dict[str, Any]], list[dict[str, Any]], int, dict[str, Any] | None],
+    tuple[int, dict[str, str], str],
+]
 
 
 class BatchService:
@@ -277,7 +281,7 @@ class BatchService:
             return {**answer, "error": {"errorCode": 500, "errorMessage": "Internal error (a local fault)"}}
         max_tokens = int((body.get("inferenceConfig") or {}).get("maxTokens") or 4096)
         status, _, text = self._converse(
-            model_id, body.get("system") or [], body.get("messages") or [], max_tokens
+            model_id, body.get("system") or [], body.get("messages") or [], max_tokens, body.get("toolConfig")
         )
         reply = json.loads(text)
         if status != 200:

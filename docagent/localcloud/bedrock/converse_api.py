@@ -29,7 +29,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +37,7 @@ from moto.bedrockruntime.responses import BedrockRuntimeResponse
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from docagent.localcloud.bedrock import billed_tokens
 from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
@@ -52,7 +53,6 @@ from docagent.localcloud.bedrock.labels import (
 )
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, name_problem
 from functions.errors import DocumentUnreadable
-from functions.inference.base import estimate_tokens
 from functions.inference.instructions import asked
 
 ADMIN_PATH = "/_docagent/bedrock/faults"
@@ -223,11 +223,13 @@ class LocalBedrock:
     def converse(
         self,
         model_id: str,
-        system: Iterable[dict[str, Any]],
-        messages: Iterable[dict[str, Any]],
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
         max_tokens: int,
+        tool_config: dict[str, Any] | None = None,
     ) -> tuple[int, dict[str, str], str]:
-        """One Converse call: (HTTP status, headers, body), as Bedrock answers it."""
+        """One Converse call: (HTTP status, headers, body), as Bedrock answers it; ``usage`` counts what
+        Bedrock would bill for it (docagent/localcloud/bedrock/billed_tokens.py)."""
         faults = self.faults
         self._count("calls")
         started = time.monotonic()
@@ -280,12 +282,12 @@ class LocalBedrock:
         if shape < faults.malformed:
             self._count("malformed")
             reply = MALFORMED_REPLY
-        elif shape < faults.malformed + faults.cutoff or estimate_tokens(reply) > max_tokens:
+        elif shape < faults.malformed + faults.cutoff or billed_tokens.output_tokens(reply) > max_tokens:
             self._count("cut_off")
             words = reply.split(" ")
             reply, stop_reason = " ".join(words[: max(1, min(max_tokens, len(words) // 2))]), "max_tokens"
-        input_tokens = estimate_tokens(prompt) + estimate_tokens(user_text) + estimate_tokens(read)
-        output_tokens = estimate_tokens(reply)
+        input_tokens = billed_tokens.input_tokens(system, messages, read, tool_config)
+        output_tokens = billed_tokens.output_tokens(reply)
         self._count("answered")
         self._count("input_tokens", input_tokens)
         self._count("output_tokens", output_tokens)
@@ -376,6 +378,7 @@ def _converse(self: BedrockRuntimeResponse) -> tuple[int, dict[str, str], str]:
         self._get_param("system") or [],
         self._get_param("messages") or [],
         int(config.get("maxTokens") or 4096),
+        self._get_param("toolConfig"),
     )
     return status, {**headers, "status": str(status)}, body
 
