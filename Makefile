@@ -10,6 +10,12 @@ EXPERIMENT_EXTRAS := cdk,local,dev,experiment
 
 .PHONY: setup browser demo chaos experiment test unit coverage lint docs docs-gen docs-serve synth deploy destroy clean
 
+# Python writes the bytecode of what it imports, once, into .venv/ and __pycache__/ (ignored by git), also where
+# the shell sets PYTHONDONTWRITEBYTECODE: with it every process (the CLI, the endpoint, each Lambda worker)
+# compiled every module it imported from source again, about 28 s of CPU of each 200-document demo
+# (docs/scale.md, "Set-up").
+unexport PYTHONDONTWRITEBYTECODE
+
 setup: $(STAMP)
 
 # The installer: uv (PyPI's uv, pinned in constraints.txt), which downloads in parallel and writes no bytecode;
