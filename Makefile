@@ -18,19 +18,16 @@ unexport PYTHONDONTWRITEBYTECODE
 
 setup: $(STAMP)
 
-# The installer: uv (PyPI's uv, pinned in constraints.txt), which downloads in parallel and writes no bytecode;
-# pip (upgraded first) where uv cannot be installed. Neither byte-compiles site-packages at install (1.1 GB;
-# aws-cdk-lib alone would write 189 MB of .pyc, about 32 s of CPU): Python compiles what is imported, once, on
-# first use (docs/scale.md, "Set-up"). $(call install,EXTRAS) installs the project with those extras.
+# The installer: uv (PyPI's uv, pinned in constraints.txt), which downloads in parallel; pip (upgraded first)
+# where uv cannot be installed or fails. Neither byte-compiles site-packages at install (1.1 GB; aws-cdk-lib
+# alone would write 189 MB of .pyc, about 32 s of CPU): Python compiles what is imported, once, on first use
+# (docs/scale.md, "Set-up"). $(call install,EXTRAS) installs the project with those extras.
 define install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet -c constraints.txt uv || true
-	if test -x $(BIN)/uv; then \
-		$(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt -e '.[$(1)]'; \
-	else \
-		$(BIN)/python -m pip install --quiet --upgrade pip && \
-		$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[$(1)]'; \
-	fi
+	(test -x $(BIN)/uv && $(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt -e '.[$(1)]') || \
+		($(BIN)/python -m pip install --quiet --upgrade pip && \
+		$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[$(1)]')
 endef
 
 # Everything (`make setup`, `make test`, lint, docs): re-run whenever the pinned dependencies change.
