@@ -3,19 +3,43 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
+ALL_EXTRAS := cdk,local,dev,eval
+DEMO_EXTRAS := cdk,local
+EXPERIMENT_EXTRAS := cdk,local,dev,experiment
 
 .PHONY: setup browser demo chaos experiment test unit coverage lint docs docs-gen docs-serve synth deploy destroy clean
 
+# Python writes the bytecode of what it imports, once, into .venv/ and __pycache__/ (ignored by git), also where
+# the shell sets PYTHONDONTWRITEBYTECODE: with it every process (the CLI, the endpoint, each Lambda worker)
+# compiled every module it imported from source again, about 28 s of CPU of each 200-document demo
+# (docs/scale.md, "Set-up").
+unexport PYTHONDONTWRITEBYTECODE
+
 setup: $(STAMP)
 
-# Re-run the install whenever the pinned dependencies change. --no-compile: pip would byte-compile all of
-# site-packages (1.1 GB; aws-cdk-lib alone writes 189 MB of .pyc), about 32 s of CPU; Python compiles what is
-# imported, once, on first use (docs/scale.md, "Set-up").
-$(STAMP): pyproject.toml constraints.txt
+# The installer: uv (PyPI's uv, pinned in constraints.txt), which downloads in parallel; pip (upgraded first)
+# where uv cannot be installed or fails. Neither byte-compiles site-packages at install (1.1 GB; aws-cdk-lib
+# alone would write 189 MB of .pyc, about 32 s of CPU): Python compiles what is imported, once, on first use
+# (docs/scale.md, "Set-up"). $(call install,EXTRAS) installs the project with those extras.
+define install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[cdk,local,dev,eval]'
-	touch $(STAMP)
+	test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet -c constraints.txt uv || true
+	(test -x $(BIN)/uv && $(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt -e '.[$(1)]') || \
+		($(BIN)/python -m pip install --quiet --upgrade pip && \
+		$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[$(1)]')
+endef
+
+# Everything (`make setup`, `make test`, lint, docs): re-run whenever the pinned dependencies change.
+$(STAMP): pyproject.toml constraints.txt
+	$(call install,$(ALL_EXTRAS))
+	touch $(DEMO_STAMP) $(STAMP)
+
+# What `make demo` and `make chaos` need, no more: the CLI, the CDK app and the local cloud ('.[cdk,local]'),
+# not the linters, type stubs, test runners, browser driver, docs site or eval's scipy (`make setup` adds them).
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	$(call install,$(DEMO_EXTRAS))
+	touch $(DEMO_STAMP)
 
 # The CDK CLI (Node) for synth, deploy and destroy only: the demo, the local cloud and the tests synthesize
 # with `python app.py` (jsii brings its own runtime), so `make setup` does not install it.
@@ -24,17 +48,17 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/docagent demo
 
 # The full crash matrix (docs/crash-matrix.md); the test suite runs a reduced one (tests/chaos/).
-chaos: $(STAMP)
+chaos: $(DEMO_STAMP)
 	$(BIN)/docagent chaos
 
 # The checkpoint-strategy experiment (docs/experiment.md): installs the experiment extra (LangGraph,
 # matplotlib), runs every strategy and writes the table and plots to docs/experiment/.
 experiment: $(STAMP)
-	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[cdk,local,dev,experiment]'
+	$(call install,$(EXPERIMENT_EXTRAS))
 	$(BIN)/docagent experiment
 
 # Debian's Chromium for the console's browser tests (tests/browser/, Playwright's Python API pointed at

@@ -3,6 +3,7 @@ synthesis, and a failed or partial synthesis is never taken for a hit."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -140,3 +141,58 @@ def test_old_entries_are_pruned(fake_synthesis: FakeSynthesis):
     assert len(kept) == synth.KEEP_ENTRIES
     assert entries[-1].name in kept
     assert entries[0].name not in kept
+
+
+def _module_file(name: str, root: Path) -> Path | None:
+    """The project file a dotted module name resolves to under ``root`` (None for an installed module)."""
+    base = root.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _project_imports(start: Path, root: Path) -> set[Path]:
+    """Every project module ``start`` imports, directly or through others (its packages' ``__init__`` too)."""
+    seen: set[Path] = set()
+    todo = [start]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        package = ".".join(path.relative_to(root).with_suffix("").parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = ".".join(filter(None, [parent if node.level else "", node.module or ""]))
+                names = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+            for name in names:
+                parts = name.split(".")
+                for depth in range(1, len(parts) + 1):  # a.b.c imports a and a.b first
+                    found = _module_file(".".join(parts[:depth]), root)
+                    if found is not None:
+                        todo.append(found)
+    return seen
+
+
+def test_every_module_the_app_imports_is_an_input(source_root: Path):
+    """The key hashes SOURCES: a project module that app.py reached outside them (in docagent/, say) would
+    change the assembly without changing the key."""
+    imported = _project_imports(source_root / "app.py", source_root)
+    # The walk follows the app into stacks/ and functions/ (so it would see a stray import there).
+    assert source_root / "stacks" / "workflow.py" in imported
+    assert source_root / "functions" / "storage.py" in imported
+    assert imported <= set(synth._source_files(source_root))
+
+    # An import of a project module outside SOURCES is one the key would miss, and the walk finds it.
+    (source_root / "docagent").mkdir()
+    (source_root / "docagent" / "__init__.py").write_text("")
+    (source_root / "docagent" / "names.py").write_text("STACK = 'x'\n")
+    storage = source_root / "functions" / "storage.py"
+    storage.write_text(storage.read_text() + "\nfrom docagent.names import STACK  # noqa\n")
+    missed = _project_imports(source_root / "app.py", source_root) - set(synth._source_files(source_root))
+    assert missed == {source_root / "docagent" / "__init__.py", source_root / "docagent" / "names.py"}
