@@ -75,19 +75,24 @@ class ForkedProcess:
         self.pid = pid
         self.stdout: IO[bytes] | None = log
         self.returncode: int | None = None
-        self._pidfd = pidfd
+        self._pidfd = pidfd  # -1 once the server reported the exit (its number may then be reused)
+        self._lock = threading.Lock()
         self._exited = threading.Event()
 
     def _ended(self, code: int) -> None:
-        self.returncode = code
+        with self._lock:
+            self.returncode = code
+            os.close(self._pidfd)
+            self._pidfd = -1
         self._exited.set()
 
     def _gone(self) -> bool:
         """Whether the process has ended, reaped or not (its pidfd turns readable)."""
-        if self._exited.is_set():
-            return True
-        ready, _, _ = select.select([self._pidfd], [], [], 0)
-        return bool(ready)
+        with self._lock:
+            if self._pidfd < 0:
+                return True
+            ready, _, _ = select.select([self._pidfd], [], [], 0)
+            return bool(ready)
 
     def poll(self) -> int | None:
         if not self._gone():
@@ -103,11 +108,14 @@ class ForkedProcess:
 
     def kill(self) -> None:
         # The pidfd names this process even if it has ended and its pid was given to another one.
-        with contextlib.suppress(ProcessLookupError):
-            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+        with self._lock, contextlib.suppress(ProcessLookupError):
+            if self._pidfd >= 0:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
 
-    def close(self) -> None:
-        os.close(self._pidfd)
+    def _wait_gone(self, seconds: float) -> None:
+        with self._lock:
+            if self._pidfd >= 0:
+                select.select([self._pidfd], [], [], seconds)
 
 
 @dataclass
@@ -228,9 +236,7 @@ class ForkServer:
                 pending.done.set()
 
     def _ended(self, pid: int, code: int) -> None:
-        process = self._children.pop(pid)
-        process._ended(code)
-        process.close()
+        self._children.pop(pid)._ended(code)
 
     def _lost(self) -> None:
         """The server ended: its workers were killed with it (PR_SET_PDEATHSIG); say so to their waiters."""
@@ -243,7 +249,7 @@ class ForkServer:
             for pid in list(self._children):
                 process = self._children[pid]
                 process.kill()
-                select.select([process._pidfd], [], [], 5)
+                process._wait_gone(5)
                 self._ended(pid, -signal.SIGKILL)
 
     def stop(self) -> None:
@@ -267,7 +273,9 @@ class Launcher:
     """Starts the runtime's workers: forked from one fork server when that is the same, else as before."""
 
     def __init__(self, enabled: bool | None = None) -> None:
-        self.enabled = os.environ.get(FORK_SWITCH, "1") != "0" if enabled is None else enabled
+        switched_on = os.environ.get(FORK_SWITCH, "1") != "0" if enabled is None else enabled
+        # pidfds (Linux 5.3) and PR_SET_PDEATHSIG are Linux's: elsewhere every worker is a fresh interpreter.
+        self.enabled = switched_on and sys.platform == "linux" and hasattr(os, "pidfd_open")
         self.server: ForkServer | None = None
         self.forked = 0
         self.started = 0  # fresh interpreters
