@@ -198,7 +198,12 @@ class ForkServer:
             raise
         finally:
             os.close(log_write)
-        if not pending.done.wait(SPAWN_TIMEOUT_SECONDS) or pending.process is None:
+        answered = pending.done.wait(SPAWN_TIMEOUT_SECONDS)
+        if not answered:
+            # A hung server: ended, so that a late fork cannot share these pipes with the fresh worker that
+            # replaces it (a worker dies with its server).
+            self.process.kill()
+        if not answered or pending.process is None:
             os.close(log_read)
             raise ForkServerError(pending.error or "the fork server did not answer")
         pending.process.stdout = os.fdopen(log_read, "rb")
