@@ -292,7 +292,9 @@ class Launcher:
         server = self._server(environment)
         if server is not None:
             self.why_not = server.differences(environment, cwd)
-            if server.sound and not self.why_not:
+            if not server.sound:
+                self.why_not.append("the server's imports started a thread, failed or listed the environment")
+            if not self.why_not:
                 try:
                     process = server.spawn(environment, cwd, fds)
                     self.forked += 1
