@@ -528,6 +528,8 @@ def counted_usage(where: DemoCloud, job: LocalJob, stack: LocalStack, since: int
         return None
     usage = job_usage(job, stack, where.cloud.requests.snapshot(), where.cloud.runtime.invocations[since:])
     usage["endpoint_ms_per_request"] = where.cloud.requests.milliseconds()  # what the local cloud costs
+    launcher = where.cloud.runtime.launcher  # worker processes started: forked, or fresh (lambdas/forking.py)
+    usage["lambda_workers"] = {"forked": launcher.forked, "fresh": launcher.started}
     return usage
 
 

@@ -172,3 +172,8 @@ def test_batches_of_five_crash_mid_batch_then_redrive_give_each_document_one_res
     assert sorted(doc["index"] for doc in summary["stopped_at"]["documents_failed"]) == [10, 11, 12, 13, 14]
     # 4 batches, 3 retries of the crashed one, its redrive: invocations per batch, not per document.
     assert summary["usage"]["lambda"]["ProcessDocument"]["invocations"] == 4 + 3 + 1
+    # Every worker, those replacing the crashed ones too, forked from the fork server (lambdas/forking.py):
+    # the deployed functions' environments let it (nothing a preloaded import reads differs).
+    if os.environ.get("DOCAGENT_LAMBDA_FORK") != "0":
+        workers = summary["usage"]["lambda_workers"]
+        assert workers["fresh"] == 0 and workers["forked"] >= 5, workers  # one a function, at least

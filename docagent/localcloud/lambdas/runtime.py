@@ -22,8 +22,6 @@ import os
 import select
 import shutil
 import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -33,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docagent.localcloud.lambdas.forking import WORKER_SCRIPT, Launcher, ProcessHandle
+
+__all__ = ["WORKER_SCRIPT", "FunctionSpec", "Invocation", "LambdaRuntime", "Worker"]
 INIT_TIMEOUT_SECONDS = 10.0
-WORKER_SCRIPT = Path(__file__).with_name("environment.py")
 
 # How Lambda words a runtime killed by a signal ("Runtime exited with error: signal: killed").
 _SIGNAL_WORDS = {
@@ -86,7 +86,14 @@ class InvocationRecord:
 class Worker:
     """One execution environment: a process that imported the handler once."""
 
-    def __init__(self, spec: FunctionSpec, code_root: Path, base_env: dict[str, str], log: LogSink) -> None:
+    def __init__(
+        self,
+        spec: FunctionSpec,
+        code_root: Path,
+        base_env: dict[str, str],
+        log: LogSink,
+        launcher: Launcher | None = None,
+    ) -> None:
         self.spec = spec
         self.log_stream = f"{time.strftime('%Y/%m/%d')}/[$LATEST]{uuid.uuid4().hex}"
         request_read, self._request_write = os.pipe()
@@ -112,18 +119,14 @@ class Worker:
             "DOCAGENT_RESPONSE_FD": str(response_write),
             "PYTHONUNBUFFERED": "1",
         }
-        self.process = subprocess.Popen(
-            [sys.executable, str(WORKER_SCRIPT)],
-            env=env,
-            cwd=code_root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(request_read, response_write),
-            start_new_session=True,  # a Ctrl-C in the terminal reaches the local cloud, not each worker
-        )
-        os.close(request_read)
-        os.close(response_write)
+        # Forked from the runtime's fork server, or a fresh interpreter (forking.py): the same either way.
+        try:
+            self.process: ProcessHandle = (launcher or Launcher(enabled=False)).start(
+                env, code_root, (request_read, response_write)
+            )
+        finally:
+            os.close(request_read)
+            os.close(response_write)
         self._log = log
         self._ready = False
         self.current: dict[str, Any] | None = None  # the invocation in progress: request id, event, start
@@ -211,8 +214,7 @@ class Worker:
             self.kill()
             error = timeout_error
         else:
-            self.process.wait(timeout=5)
-            code = self.process.returncode
+            code = self.process.wait(timeout=5)
             reason = (
                 f"signal: {_SIGNAL_WORDS.get(signal.Signals(-code), str(-code))}"
                 if code < 0
@@ -273,6 +275,7 @@ class LambdaRuntime:
         self._pools: dict[str, FunctionPool] = {}
         self._lock = threading.Lock()
         self._freed = threading.Condition(self._lock)  # a worker came free
+        self.launcher = Launcher()  # starts its fork server with the first worker (forking.py)
         self.invocations: list[InvocationRecord] = []
         self.waited = 0  # invocations that waited for a free worker
         self.throttled = 0  # invocations that waited throttle_after_seconds and were refused
@@ -314,7 +317,7 @@ class LambdaRuntime:
                     worker.close()
                 if len(pool.busy) < self.max_workers:
                     root = self.code_root(spec.code_sha256, code_zip)
-                    worker = Worker(spec, root, self.base_env, self._log)
+                    worker = Worker(spec, root, self.base_env, self._log, self.launcher)
                     pool.busy[worker.pid] = worker
                     return pool, worker
                 remaining = deadline - time.monotonic()
@@ -370,3 +373,4 @@ class LambdaRuntime:
                 for worker in [*pool.idle, *pool.busy.values()]:
                     worker.close()
             self._pools.clear()
+        self.launcher.stop()

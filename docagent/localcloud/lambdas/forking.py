@@ -1,0 +1,336 @@
+"""How the local Lambda runtime starts a worker process: forked from a fork server, or a fresh interpreter.
+
+A worker's cold start was mostly importing the same third-party modules (boto3, botocore, pydantic,
+Powertools, the X-Ray SDK) in every worker: about two thirds of the workers' CPU in the 200-document demo
+(docs/performance.md). ``Launcher`` starts one fork server (``zygote.py``) that imports them once, and forks
+each worker from it. The worker is then what a fresh interpreter would be: its own session, its cwd the code
+root, the function's environment (set before the handler is imported), stdout and stderr the function's log,
+the handler imported fresh from the code root, and its exit code or signal reported as ``subprocess`` does.
+
+A worker is started the old way (``subprocess.Popen`` of ``environment.py``) when a fork could differ from
+it: the variables the preloaded imports read (``ForkServer.reads``) or the interpreter reads at start-up
+have other values for this function, the code root holds a module of the same name as one preloaded, or the
+server is gone (it is not restarted). ``DOCAGENT_LAMBDA_FORK=0`` turns the server off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+FORK_SWITCH = "DOCAGENT_LAMBDA_FORK"
+WORKER_SCRIPT = Path(__file__).with_name("environment.py")
+ZYGOTE_SCRIPT = Path(__file__).with_name("zygote.py")
+PRELOAD_TIMEOUT_SECONDS = 120.0  # the imports take about a CPU second; a loaded machine stretches it
+SPAWN_TIMEOUT_SECONDS = 30.0
+MAX_MESSAGE = 1 << 20
+# Read by an import for whether it is set, not for its value (looked up 2026-12-02 in aws_xray_sdk 2.15.0,
+# core/lambda_launcher.py check_in_lambda: `if not os.getenv(LAMBDA_TASK_ROOT_KEY): return None`, then a
+# LambdaContext that keeps nothing of it), so one server serves every code root.
+PRESENCE_ONLY = frozenset({"LAMBDA_TASK_ROOT"})
+# What the interpreter reads at start-up (its flags, sys.path, the locale, the user site, the time zone).
+_INTERPRETER_PREFIXES = ("PYTHON", "LC_")
+_INTERPRETER_KEYS = frozenset({"HOME", "LANG", "LANGUAGE", "TZ"})
+_PIPE_KEYS = frozenset({"DOCAGENT_REQUEST_FD", "DOCAGENT_RESPONSE_FD"})
+
+
+class ProcessHandle(Protocol):
+    """What the runtime needs of a worker process: ``subprocess.Popen`` has it, so has ``ForkedProcess``."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+class ForkServerError(Exception):
+    """The fork server cannot start a worker (it died, or did not answer)."""
+
+
+class ForkedProcess:
+    """A worker forked by the server: signalled through its pidfd, its exit code reported by the server."""
+
+    def __init__(self, pid: int, pidfd: int, log: IO[bytes] | None = None) -> None:
+        self.pid = pid
+        self.stdout: IO[bytes] | None = log
+        self.returncode: int | None = None
+        self._pidfd = pidfd  # -1 once the server reported the exit (its number may then be reused)
+        self._lock = threading.Lock()
+        self._exited = threading.Event()
+
+    def _ended(self, code: int) -> None:
+        with self._lock:
+            self.returncode = code
+            os.close(self._pidfd)
+            self._pidfd = -1
+        self._exited.set()
+
+    def _gone(self) -> bool:
+        """Whether the process has ended, reaped or not (its pidfd turns readable)."""
+        with self._lock:
+            if self._pidfd < 0:
+                return True
+            ready, _, _ = select.select([self._pidfd], [], [], 0)
+            return bool(ready)
+
+    def poll(self) -> int | None:
+        if not self._gone():
+            return None
+        # Ended: the server reports the code once it has reaped the process, a moment later.
+        return self.wait(timeout=SPAWN_TIMEOUT_SECONDS)
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._exited.wait(timeout):
+            raise subprocess.TimeoutExpired([str(WORKER_SCRIPT)], timeout or 0.0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def kill(self) -> None:
+        # The pidfd names this process even if it has ended and its pid was given to another one.
+        with self._lock, contextlib.suppress(ProcessLookupError):
+            if self._pidfd >= 0:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
+    def _wait_gone(self, seconds: float) -> None:
+        with self._lock:
+            if self._pidfd >= 0:
+                select.select([self._pidfd], [], [], seconds)
+
+
+@dataclass
+class _Pending:
+    done: threading.Event = field(default_factory=threading.Event)
+    process: ForkedProcess | None = None
+    error: str = ""
+
+
+class ForkServer:
+    """One ``zygote.py`` process and the thread that reads what it says."""
+
+    def __init__(self, environment: dict[str, str]) -> None:
+        # The first worker's environment, but for its pipes' numbers (a worker's own; no import reads them).
+        self.environment = {key: value for key, value in environment.items() if key not in _PIPE_KEYS}
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._channel = ours
+        self.process = subprocess.Popen(
+            [sys.executable, str(ZYGOTE_SCRIPT), str(theirs.fileno())],
+            env=self.environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # its workers' output goes to their own logs; its errors to ours
+            pass_fds=(theirs.fileno(),),
+            start_new_session=True,  # as the workers: a Ctrl-C in the terminal reaches the cloud only
+        )
+        theirs.close()
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._pending: dict[int, _Pending] = {}
+        self._children: dict[int, ForkedProcess] = {}
+        self._early: dict[int, int] = {}  # exit codes that came before the spawn's answer was handled
+        self.alive = False
+        ready, _, _ = select.select([ours], [], [], PRELOAD_TIMEOUT_SECONDS)
+        hello = json.loads(ours.recv(MAX_MESSAGE) or b"{}") if ready else {}
+        if hello.get("op") != "ready":
+            self.stop()
+            raise ForkServerError("the fork server did not start")
+        self.reads: dict[str, str | None] = hello["reads"]
+        self.modules: frozenset[str] = frozenset(hello["modules"])
+        self.sound = not hello["listed_environment"] and hello["threads"] == 1 and not hello["failed"]
+        self.alive = True
+        threading.Thread(target=self._listen, name="lambda-fork-server", daemon=True).start()
+
+    def differences(self, environment: dict[str, str], code_root: Path) -> list[str]:
+        """Why a worker forked from this server could differ from a fresh one (nothing: it may fork)."""
+        found = [f"{key} read at import" for key in self.reads if not self._same(key, environment)]
+        interpreter = {key for key in {*environment, *self.environment} if _read_by_interpreter(key)}
+        found += [
+            f"{key} read by the interpreter"
+            for key in sorted(interpreter)
+            if not self._same(key, environment)
+        ]
+        shadowed = {entry.name.split(".")[0] for entry in code_root.iterdir()} & self.modules
+        found += [f"{name} in the code root shadows a preloaded module" for name in sorted(shadowed)]
+        return found
+
+    def _same(self, key: str, environment: dict[str, str]) -> bool:
+        ours = self.environment.get(key)
+        if key in PRESENCE_ONLY:
+            return (ours is None) == (environment.get(key) is None)
+        return ours == environment.get(key)
+
+    def spawn(self, environment: dict[str, str], cwd: Path, fds: tuple[int, int]) -> ForkedProcess:
+        """Fork a worker with the request and response pipes ``fds``; its stdout and stderr come to us."""
+        log_read, log_write = os.pipe()
+        pending = _Pending()
+        try:
+            with self._lock:
+                if not self.alive:
+                    raise ForkServerError("the fork server has stopped")
+                request_id = next(self._ids)
+                self._pending[request_id] = pending
+                message = {"op": "spawn", "id": request_id, "env": environment, "cwd": str(cwd)}
+                socket.send_fds(self._channel, [json.dumps(message).encode()], [*fds, log_write])
+        except OSError as error:
+            os.close(log_read)
+            raise ForkServerError(f"the fork server is gone: {error}") from error
+        except ForkServerError:
+            os.close(log_read)
+            raise
+        finally:
+            os.close(log_write)
+        answered = pending.done.wait(SPAWN_TIMEOUT_SECONDS)
+        if not answered:
+            # A hung server: ended, so that a late fork cannot share these pipes with the fresh worker that
+            # replaces it (a worker dies with its server).
+            self.process.kill()
+        if not answered or pending.process is None:
+            os.close(log_read)
+            raise ForkServerError(pending.error or "the fork server did not answer")
+        pending.process.stdout = os.fdopen(log_read, "rb")
+        return pending.process
+
+    def _listen(self) -> None:
+        try:
+            while True:
+                data, fds, _, _ = socket.recv_fds(self._channel, MAX_MESSAGE, 1)
+                if not data:
+                    break
+                self._heard(json.loads(data), fds)
+        except OSError:
+            pass
+        self._lost()
+
+    def _heard(self, message: dict[str, Any], fds: list[int]) -> None:
+        with self._lock:
+            if message["op"] == "spawned":
+                process = ForkedProcess(message["pid"], fds[0])
+                self._children[process.pid] = process
+                pending = self._pending.pop(message["id"])
+                pending.process = process
+                if process.pid in self._early:
+                    self._ended(process.pid, self._early.pop(process.pid))
+                pending.done.set()
+            elif message["op"] == "exited":
+                if message["pid"] in self._children:
+                    self._ended(message["pid"], message["code"])
+                else:
+                    self._early[message["pid"]] = message["code"]
+            elif message["op"] == "error":
+                pending = self._pending.pop(message["id"])
+                pending.error = message["message"]
+                pending.done.set()
+
+    def _ended(self, pid: int, code: int) -> None:
+        self._children.pop(pid)._ended(code)
+
+    def _lost(self) -> None:
+        """The server ended: its workers were killed with it (PR_SET_PDEATHSIG); say so to their waiters."""
+        with self._lock:
+            self.alive = False
+            for pending in self._pending.values():
+                pending.error = "the fork server stopped"
+                pending.done.set()
+            self._pending.clear()
+            for pid in list(self._children):
+                process = self._children[pid]
+                process.kill()
+                process._wait_gone(5)
+                self._ended(pid, -signal.SIGKILL)
+
+    def stop(self) -> None:
+        """End the server (its end of the socket closes); any worker it still has dies with it."""
+        self.alive = False
+        with contextlib.suppress(OSError):
+            self._channel.shutdown(socket.SHUT_RDWR)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._channel.close()
+
+
+def _read_by_interpreter(key: str) -> bool:
+    return key in _INTERPRETER_KEYS or key.startswith(_INTERPRETER_PREFIXES)
+
+
+class Launcher:
+    """Starts the runtime's workers: forked from one fork server when that is the same, else as before."""
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        switched_on = os.environ.get(FORK_SWITCH, "1") != "0" if enabled is None else enabled
+        # pidfds (Linux 5.3) and PR_SET_PDEATHSIG are Linux's: elsewhere every worker is a fresh interpreter.
+        self.enabled = switched_on and sys.platform == "linux" and hasattr(os, "pidfd_open")
+        self.server: ForkServer | None = None
+        self.forked = 0
+        self.started = 0  # fresh interpreters
+        self.why_not: list[str] = []  # the last reason a worker was not forked
+        self._failed = False
+        self._lock = threading.Lock()
+
+    def start(self, environment: dict[str, str], cwd: Path, fds: tuple[int, int]) -> ProcessHandle:
+        server = self._server(environment)
+        if server is not None:
+            self.why_not = server.differences(environment, cwd)
+            if not server.sound:
+                self.why_not.append("the server's imports started a thread, failed or listed the environment")
+            if not self.why_not:
+                try:
+                    process = server.spawn(environment, cwd, fds)
+                    self.forked += 1
+                    return process
+                except ForkServerError as error:
+                    self.why_not = [str(error)]
+        self.started += 1
+        return subprocess.Popen(
+            [sys.executable, str(WORKER_SCRIPT)],
+            env=environment,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=fds,
+            start_new_session=True,  # a Ctrl-C in the terminal reaches the local cloud, not each worker
+        )
+
+    def _server(self, environment: dict[str, str]) -> ForkServer | None:
+        """The fork server, started with the first worker's environment; None when off or gone."""
+        with self._lock:
+            if not self.enabled or self._failed:
+                return None
+            if self.server is None:
+                try:
+                    self.server = ForkServer(environment)
+                except (ForkServerError, OSError) as error:
+                    self._failed, self.why_not = True, [str(error)]
+                    return None
+            if not self.server.alive:
+                self._failed = True  # not restarted: whatever killed it, the old way still works
+                return None
+            return self.server
+
+    def stop(self) -> None:
+        with self._lock:
+            if self.server is not None:
+                self.server.stop()
+                self.server = None

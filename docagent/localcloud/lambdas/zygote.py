@@ -1,0 +1,238 @@
+"""The fork server of the local Lambda runtime: imports the third-party modules once, forks each worker.
+
+Run as a script by ``forking.ForkServer`` (never imported by the runtime), so its ``sys.path`` is exactly a
+worker's: this folder first, then the interpreter's site-packages. It imports ``PRELOAD`` (the SDK,
+pydantic, Powertools, the X-Ray SDK: what every handler imports) and nothing of the deployed code, which
+each worker imports fresh from its code root. Then it serves one Unix socket (SOCK_SEQPACKET, one JSON
+message each, file descriptors passed alongside):
+
+- ``spawn`` (with the worker's request, response and log pipes): fork; the child becomes a worker
+  (``_become_worker``); answered ``spawned`` with the child's pid and a pidfd for it;
+- a child's exit is reported ``exited`` with its code as ``subprocess`` gives it (negative: a signal).
+
+The server ignores Ctrl-C (it runs in its own session, as the workers do) and exits at the end of its socket,
+which is when the runtime stops it or the local cloud dies. Each worker asks the kernel to kill it when the
+server dies (PR_SET_PDEATHSIG), so no worker outlives the cloud that started it.
+
+This file uses the standard library only: it is started by path, outside the ``docagent`` package.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections.abc
+import contextlib
+import ctypes
+import importlib
+import json
+import os
+import runpy
+import select
+import signal
+import socket
+import sys
+import threading
+import traceback
+from typing import Any
+
+# What every handler imports (python -X importtime of each handler, 2026-12-02): importing these here and
+# forking saves each worker most of its cold start. Never `functions` or anything else of the code asset.
+PRELOAD = (
+    "boto3",
+    "boto3.dynamodb.types",
+    "botocore.client",
+    "s3transfer.manager",
+    "pydantic",
+    "pydantic.main",
+    "pydantic._internal._generate_schema",
+    "pydantic._internal._validators",
+    "pydantic.fields",
+    "pydantic.types",
+    "pydantic.plugin._loader",
+    "annotated_types",
+    "aws_lambda_powertools",
+    "aws_lambda_powertools.logging",
+    "aws_lambda_powertools.metrics",
+    "aws_lambda_powertools.tracing",
+    "aws_lambda_powertools.utilities.idempotency",
+    "aws_lambda_powertools.utilities.idempotency.serialization.pydantic",
+    "aws_lambda_powertools.utilities.typing",
+    "aws_xray_sdk.core",
+    "fastjsonschema",
+    "dateutil.parser",
+)
+WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "environment.py")
+MAX_MESSAGE = 1 << 20
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+class _RecordingEnviron(collections.abc.MutableMapping[str, str]):
+    """``os.environ`` while preloading: remembers which variables the imports read."""
+
+    def __init__(self, inner: collections.abc.MutableMapping[str, str]) -> None:
+        self.inner = inner
+        self.read: set[str] = set()
+        self.listed = False
+
+    def __getitem__(self, key: str) -> str:
+        self.read.add(key)
+        return self.inner[key]
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.read.add(key)
+        return key in self.inner
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.inner[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.inner[key]
+
+    def __iter__(self) -> collections.abc.Iterator[str]:
+        self.listed = True  # an import that lists the environment depends on all of it
+        return iter(list(self.inner))
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def copy(self) -> dict[str, str]:
+        self.listed = True
+        return dict(self.inner)
+
+
+def preload(names: collections.abc.Iterable[str]) -> dict[str, Any]:
+    """Import ``names``; say what they read from the environment and which top-level modules are loaded."""
+    real = os.environ
+    recorder = _RecordingEnviron(real)
+    os.environ = recorder  # type: ignore[assignment]  # noqa: B003 (os.getenv reads os.environ when called)
+    failed: list[str] = []
+    try:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception as error:  # a missing optional library is left to the worker, as without us
+                failed.append(f"{name}: {error!r}")
+    finally:
+        os.environ = real  # noqa: B003 (the real one, untouched)
+    return {
+        "reads": {key: real.get(key) for key in sorted(recorder.read)},
+        "listed_environment": recorder.listed,
+        "modules": sorted({name.split(".")[0] for name in sys.modules}),
+        "threads": threading.active_count(),
+        "failed": failed,
+    }
+
+
+def _send(channel: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    data = json.dumps(message).encode()
+    if fds:
+        socket.send_fds(channel, [data], fds)
+    else:
+        channel.send(data)
+
+
+def _close_other_fds(keep: set[int]) -> None:
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            with contextlib.suppress(OSError):  # the listing's own descriptor, closed already
+                os.close(fd)
+
+
+def _become_worker(server_pid: int, request: dict[str, Any], fds: list[int]) -> int:
+    """In the forked child: the worker's session, descriptors, folder and environment, then its loop."""
+    request_fd, response_fd, log_fd = fds
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != server_pid:  # the server died before the request above took effect
+        return 1
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter has it
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    _close_other_fds({request_fd, response_fd})
+    os.chdir(request["cwd"])
+    environment = dict(request["env"])
+    # The pipes' numbers in this process, where the runtime's numbers mean nothing.
+    environment["DOCAGENT_REQUEST_FD"] = str(request_fd)
+    environment["DOCAGENT_RESPONSE_FD"] = str(response_fd)
+    os.environ.clear()  # os.environ updates the C environment too (putenv/unsetenv)
+    os.environ.update(environment)
+    sys.argv = [WORKER_SCRIPT]  # as `python environment.py` has it
+    try:
+        runpy.run_path(WORKER_SCRIPT, run_name="__main__")
+        code = 0
+    except SystemExit as leaving:
+        code = leaving.code if isinstance(leaving.code, int) else (0 if leaving.code is None else 1)
+        if leaving.code is not None and not isinstance(leaving.code, int):
+            print(leaving.code, file=sys.stderr)
+    except BaseException:  # as the interpreter ends a script with an unhandled exception
+        traceback.print_exc()
+        code = 1
+    atexit._run_exitfuncs()
+    return code
+
+
+def _fork_worker(channel: socket.socket, request: dict[str, Any], fds: list[int]) -> tuple[int, int] | None:
+    """Fork a worker; its (pidfd, pid), or None if it could not be watched (then it is killed)."""
+    server_pid = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = _become_worker(server_pid, request, fds)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(code)
+    for fd in fds:
+        os.close(fd)
+    try:
+        pidfd = os.pidfd_open(pid)  # the child is not reaped yet: this is its pid, not a reused one
+    except OSError as error:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        _send(channel, {"op": "error", "id": request["id"], "message": repr(error)})
+        return None
+    _send(channel, {"op": "spawned", "id": request["id"], "pid": pid}, [pidfd])
+    return pidfd, pid
+
+
+def serve(channel: socket.socket) -> None:
+    children: dict[int, int] = {}  # pidfd -> pid
+    while True:
+        ready, _, _ = select.select([channel.fileno(), *children], [], [])
+        for fd in ready:
+            if fd != channel.fileno():
+                pid = children.pop(fd)
+                _, status = os.waitpid(pid, 0)
+                os.close(fd)
+                _send(channel, {"op": "exited", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+                continue
+            data, fds, _, _ = socket.recv_fds(channel, MAX_MESSAGE, 8)
+            if not data:  # the runtime stopped us, or the local cloud died
+                return
+            message = json.loads(data)
+            if message["op"] == "spawn":
+                forked = _fork_worker(channel, message, fds)
+                if forked is not None:
+                    children[forked[0]] = forked[1]
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    channel = socket.socket(fileno=int(sys.argv[1]))
+    preloaded = preload(PRELOAD)
+    try:
+        _send(channel, {"op": "ready", **preloaded})
+        serve(channel)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the runtime went away while we spoke: our workers die with us (PR_SET_PDEATHSIG)
+
+
+if __name__ == "__main__":
+    main()
