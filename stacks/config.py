@@ -181,7 +181,7 @@ class DocAgentConfig(BaseModel):
     # Haiku 4.5 included; 1 for most other models). It counts against the TPM quota, never the bill.
     model_output_token_burndown: int = Field(5, ge=1, le=10)
     # What one document costs: the prompt plus a real document of a few pages (~1,000 tokens of text for
-    # three; docs/cost.md "Token counting"). The demo's one-page invoices bill ~500 input and ~55 output
+    # three; docs/cost.md "Token counting"). The demo's one-page documents bill ~500 input and ~55 output
     # tokens (the local model counts as Bedrock bills: docagent/localcloud/bedrock/billed_tokens.py).
     model_input_tokens_per_document: int = Field(1_500, ge=1)
     model_max_output_tokens: int = Field(800, ge=1)  # maxTokens of functions/inference/converse.py
