@@ -12,7 +12,7 @@ from docagent.operations.spend import job_spend, ledger_table
 from functions import budget
 
 if TYPE_CHECKING:
-    from docagent.drills.demo import LocalJob
+    from docagent.drills.local_job import LocalJob
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from docagent.drills.chaos import (
     ChaosRun,
 )
 from docagent.drills.cloud_crash import CloudProcess, wait_for_fault
-from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.drills.demo_corpus import seed_inputs
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import free_port
 from docagent.localcloud.synth import synth_local

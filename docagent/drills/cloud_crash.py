@@ -25,7 +25,9 @@ from typing import Any
 import boto3
 
 from docagent import project
-from docagent.drills.demo import LocalJob, follow, seed_inputs, summarize
+from docagent.drills.demo import follow, summarize
+from docagent.drills.demo_corpus import seed_inputs
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.deploy import deploy
 from docagent.localcloud.server import REGION, free_port
 from docagent.localcloud.synth import synth_local

@@ -11,8 +11,6 @@ import json
 import subprocess
 import sys
 import time
-import urllib.parse
-import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,17 +26,15 @@ from docagent import project
 from docagent.drills.batch_figures import batch_jobs_of, model_calls_by_mode
 from docagent.drills.budget_demo import DemoBudget, after_budget, spend_summary
 from docagent.drills.cpu import cpu_clock, cpu_figures
-from docagent.drills.document_files import DEFAULT_FORMATS, render_corpus
-from docagent.drills.synthetic import (
-    CUSTOMERS_CSV,
-    CUSTOMERS_KEY,
-    CUSTOMERS_TABLE,
-    generate_customers,
-    generate_documents,
+from docagent.drills.demo_corpus import (
+    Truth,
+    extraction_accuracy,
+    extraction_accuracy_by_format,
+    seed_inputs,
 )
-from docagent.drills.uploads import put_objects
+from docagent.drills.document_files import DEFAULT_FORMATS
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.bedrock.converse_api import ModelFaults, model_faults_spec
-from docagent.localcloud.bedrock.labels import Label, document_sha256, post_labels
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.lambdas.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port
@@ -46,14 +42,11 @@ from docagent.localcloud.stepfunctions import status_events as local_alerts
 from docagent.localcloud.synth import local_context, synth_local
 from docagent.operations.context import OperatorContext
 from docagent.operations.progress import progress_bar
-from docagent.operations.records import JobRecords, documents_of_input, extracted_fields
-from docagent.operations.reference import load_file
+from docagent.operations.records import documents_of_input
 from docagent.operations.trace_job import build_trace, span_lines
 from functions import storage
-from functions.actions.allowed import LEDGER_DESTINATION, AllowedTargets
 from functions.fault_points import fault_point_named
 from functions.payloads.common import DocumentFormat
-from functions.payloads.document import DocumentResult
 from functions.payloads.model_calls import ModelCallRecord
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
@@ -61,167 +54,8 @@ from stacks.config import CONTEXT_KEY, load_config
 if TYPE_CHECKING:  # imported where `demo --job` runs (it needs the kit's definition and label modules)
     from docagent.drills.job_folder import JobFolder
 
-# The class of the invoice example (examples/invoices/job.json): the generated documents' labels are of it.
-INVOICE_CLASS = "invoice"
-SCORED_FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 
 console = Console(stderr=True, markup=False)  # errors and alerts print as written
-
-
-class LocalJob:
-    """A job on a local cloud's deployment: started here, read through the operator's one reader of a job's
-    records (docagent/operations/records.py)."""
-
-    def __init__(self, ctx: OperatorContext, job_id: str) -> None:
-        self.ctx = ctx
-        self.job_id = job_id
-        self.records = JobRecords(ctx, job_id)
-
-    @classmethod
-    def on(cls, endpoint: str, stack: LocalStack, job_id: str) -> LocalJob:
-        return cls(OperatorContext.of_local_stack(endpoint, stack.stack_name, stack.outputs), job_id)
-
-    def renamed(self, job_id: str) -> LocalJob:
-        """Another job on the same deployment (the same clients)."""
-        return LocalJob(self.ctx, job_id)
-
-    @property
-    def s3(self) -> Any:
-        return self.ctx.client("s3")
-
-    @property
-    def sfn(self) -> Any:
-        return self.ctx.client("stepfunctions")
-
-    @property
-    def dynamodb(self) -> Any:
-        return self.ctx.client("dynamodb")
-
-    @property
-    def bucket(self) -> str:
-        return self.ctx.bucket
-
-    @property
-    def execution_arn(self) -> str:
-        return self.records.execution_arn
-
-    def start(self, request: dict[str, Any]) -> None:
-        self.sfn.start_execution(
-            stateMachineArn=self.ctx.state_machine_arn, name=self.job_id, input=json.dumps(request)
-        )
-
-    def status(self) -> str:
-        """The execution's status now (the reader's cached records are dropped first)."""
-        self.records.refresh()
-        return self.records.status
-
-    def map_run_counts(self) -> dict[str, int] | None:
-        self.records.refresh()
-        return self.records.map_run_counts()
-
-    def map_run_entries(self, group: str) -> list[dict[str, Any]]:
-        """One group (SUCCEEDED, FAILED, PENDING) of the Map Run's ResultWriter files."""
-        self.records.refresh()
-        return list((self.records.map_run_files or {}).get(group, []))
-
-    def model_path(self) -> str:
-        """How the deployed ProcessDocument reaches its model: "bedrock-converse" or "offline"."""
-        configuration = self.records.function_configuration(
-            names.function_name_output(names.PROCESS_DOCUMENT)
-        )
-        environment = configuration["Environment"]["Variables"]
-        return "bedrock-converse" if environment.get("MODEL_PROVIDER") == "bedrock" else "offline"
-
-    def tickets(self, destination: str = "tickets") -> list[dict[str, Any]]:
-        """The job's records at an http destination of the deployed RunActions function (the invoice example's
-        tickets: destination ``tickets``), looked up by the job's reference."""
-        configuration = self.records.function_configuration(names.function_name_output(names.RUN_ACTIONS))
-        allowed = AllowedTargets.model_validate_json(
-            configuration["Environment"]["Variables"].get("ACTIONS_ALLOWED") or "{}"
-        )
-        url = allowed.destinations.get(destination)
-        if url is None:
-            return []
-        if url != LEDGER_DESTINATION:
-            query = urllib.parse.urlencode({"reference": self.job_id})
-            with urllib.request.urlopen(f"{url}?{query}", timeout=10) as response:
-                found: list[dict[str, Any]] = json.loads(response.read())["tickets"]
-            return found
-        records = self.records.read_many(self.records.keys(storage.LEDGER_PREFIX))
-        return [record for record in records if record and record.get("reference") == self.job_id]
-
-
-@dataclass(frozen=True)
-class Truth:
-    """What a seeded document really says, and the format it was rendered in."""
-
-    format: str
-    facts: dict[str, Any]
-
-
-def seed_inputs(
-    job: LocalJob, documents: int, prefix: str, formats: Sequence[DocumentFormat] = DEFAULT_FORMATS
-) -> dict[str, Truth]:
-    """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key.
-    Each document's truth is registered as its label with the local Bedrock (the generator knows it), so the
-    local model answers what a perfect model would (docagent/localcloud/bedrock/labels.py)."""
-    customers = generate_customers()
-    generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
-    rendered = render_corpus(generated, formats, seed=7)
-    put_objects(job.s3, job.bucket, [(storage.uploaded_key(prefix, d.file_name), d.data) for d in rendered])
-    if job.ctx.endpoint is not None:
-        labels = [
-            Label(
-                sha256=document_sha256(document.data),
-                class_name=INVOICE_CLASS,
-                fields=document.truth.model_dump(mode="json"),
-                source=document.file_name,
-            )
-            for document in rendered
-        ]
-        post_labels(job.ctx.endpoint, labels)
-    seed_references(job)
-    return {
-        storage.uploaded_key(prefix, document.file_name): Truth(
-            document.format, document.truth.model_dump(mode="json")
-        )
-        for document in rendered
-    }
-
-
-def seed_references(job: LocalJob) -> None:
-    """The invoice example's reference table customers (the generated documents' customers), loaded as
-    `docagent reference load examples/invoices/references/customers.csv --table customers --key
-    customer_id` loads it."""
-    table_name = job.ctx.output(names.REFERENCE_TABLE)
-    load_file(job.dynamodb, table_name, CUSTOMERS_TABLE, CUSTOMERS_CSV, CUSTOMERS_KEY)
-
-
-def extraction_accuracy(results: list[DocumentResult], truth: dict[str, Truth]) -> float:
-    """Share of scored fields, over every document with ground truth, that the job extracted correctly."""
-    correct, total = _scored(results, truth)
-    return round(correct / total, 4) if total else 0.0
-
-
-def extraction_accuracy_by_format(results: list[DocumentResult], truth: dict[str, Truth]) -> dict[str, float]:
-    """extraction_accuracy per rendered format (one entry per format in the corpus)."""
-    by_format: dict[str, float] = {}
-    for fmt in sorted({item.format for item in truth.values()}):
-        correct, total = _scored(results, {key: item for key, item in truth.items() if item.format == fmt})
-        by_format[fmt] = round(correct / total, 4) if total else 0.0
-    return by_format
-
-
-def _scored(results: list[DocumentResult], truth: dict[str, Truth]) -> tuple[int, int]:
-    by_key = {result.key: result for result in results}
-    correct = total = 0
-    for key, expected in truth.items():
-        found = by_key.get(key)
-        facts = (extracted_fields(found)[1] if found is not None else None) or {}
-        for name in SCORED_FIELDS:
-            total += 1
-            correct += str(facts.get(name)) == str(expected.facts[name])
-    return correct, total
 
 
 def follow(job: LocalJob, documents: int, show_progress: bool, description: str = "documents") -> str:

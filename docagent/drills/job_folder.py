@@ -28,7 +28,8 @@ from functions.definition import DefinitionBundle, short_version
 from stacks import outputs as names
 
 if TYPE_CHECKING:
-    from docagent.drills.demo import LocalJob, Truth
+    from docagent.drills.local_job import LocalJob
+from docagent.drills.demo_corpus import Truth
 
 
 @dataclass(frozen=True)

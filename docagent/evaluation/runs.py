@@ -140,14 +140,9 @@ def run_local(
     one: the synthesized app deployed, the documents uploaded as ``start --from-dir`` does, the job followed
     to its end, then read back like any other job. With ``job_folder`` (``--job PATH``) the job runs that
     definition on its samples, as ``docagent demo --job`` does (without a crash)."""
-    from docagent.drills.demo import (
-        LocalJob,
-        default_time_scale,
-        demo_cloud,
-        follow,
-        seed_references,
-        synthesized,
-    )
+    from docagent.drills.demo import default_time_scale, demo_cloud, follow, synthesized
+    from docagent.drills.demo_corpus import seed_references
+    from docagent.drills.local_job import LocalJob
     from docagent.localcloud.bedrock.converse_api import parse_model_faults
     from docagent.localcloud.bedrock.labels import post_labels
     from docagent.localcloud.deploy import deploy

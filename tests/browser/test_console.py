@@ -24,8 +24,8 @@ from playwright import sync_api
 from docagent import project
 from docagent.console.app import ConsoleServer, ReviewConsole, serve
 from docagent.drills.cloud_crash import CloudProcess
-from docagent.drills.demo import LocalJob
 from docagent.drills.job_folder import JobFolder
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.synth import synth_local
 from docagent.operations.context import OperatorContext

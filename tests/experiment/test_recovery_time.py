@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from docagent.drills.demo import LocalJob
 from docagent.drills.experiment.cloud import CloudSession
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.synth import local_context
 from stacks.config import load_config
 from stacks.in_progress_polling import in_progress_polling

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from docagent import cli, project
-from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.drills.demo_corpus import seed_inputs
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import aws_cli
 from tests.support import wait_for_execution

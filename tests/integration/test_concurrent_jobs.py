@@ -4,7 +4,8 @@ them run) instead of failing the jobs with Lambda.TooManyRequestsException."""
 
 from __future__ import annotations
 
-from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.drills.demo_corpus import seed_inputs
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.server import LocalCloud
 from tests.support import wait_for_execution
 

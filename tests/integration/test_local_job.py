@@ -11,7 +11,8 @@ from typing import Any
 
 import moto.s3.models
 
-from docagent.drills.demo import LocalJob, extraction_accuracy, seed_inputs
+from docagent.drills.demo_corpus import extraction_accuracy, seed_inputs
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.server import LocalCloud
 from tests.integration.conftest import aws_cli
 from tests.support import wait_for_execution

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from docagent.drills.cloud_crash import CloudProcess
-from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.drills.demo_corpus import seed_inputs
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.deploy import LocalStack
 from docagent.localcloud.server import free_port
 from docagent.localcloud.synth import synth_local

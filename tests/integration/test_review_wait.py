@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.drills.demo_corpus import seed_inputs
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.server import LocalCloud
 from tests.support import EXAMPLES, wait_for_execution
 

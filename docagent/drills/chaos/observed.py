@@ -12,7 +12,7 @@ from docagent.drills.demo import call_groups
 from docagent.operations.records import JobRecords, document_step_key, document_steps, job_step_key
 
 if TYPE_CHECKING:
-    from docagent.drills.demo import LocalJob
+    from docagent.drills.local_job import LocalJob
 
 
 class Tickets(Protocol):

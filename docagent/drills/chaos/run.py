@@ -19,7 +19,8 @@ from docagent.drills.chaos.matrix import (
 )
 from docagent.drills.chaos.observed import Observed, observe
 from docagent.drills.chaos.outcome import CellOutcome
-from docagent.drills.demo import LocalJob, seed_inputs
+from docagent.drills.demo_corpus import seed_inputs
+from docagent.drills.local_job import LocalJob
 from docagent.localcloud.stepfunctions.distributed_map import deliver_twice
 from functions import storage
 from stacks import outputs as names
