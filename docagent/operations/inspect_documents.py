@@ -6,13 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from docagent.operations.records import (
-    MODEL_STEPS,
-    IdempotencyRecord,
-    JobRecords,
-    document_outcome,
-    document_step_key,
-)
+from docagent.operations.records import JobRecords, document_outcome
+from docagent.operations.step_records import MODEL_STEPS, IdempotencyRecord, document_step_key
 from docagent.operations.workflow_definition import retry_policy
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import ManifestEntry

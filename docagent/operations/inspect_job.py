@@ -14,23 +14,18 @@ from typing import Any
 from docagent.kit.registry import pinned_view
 from docagent.operations.context import OperatorContext, command, emit, target_arguments
 from docagent.operations.display import iso
+from docagent.operations.execution_history import StateEntry
 from docagent.operations.inspect_documents import document_counts, document_keys, document_view
 from docagent.operations.inspect_print import flow_text, print_report
 from docagent.operations.json_shapes import BudgetExceededView
 from docagent.operations.model_breaker import model_breaker
 from docagent.operations.model_breaker import next_step as model_breaker_step
 from docagent.operations.progress import exit_code_for
-from docagent.operations.records import (
-    MODEL_STEPS,
-    IdempotencyRecord,
-    JobRecords,
-    StateEntry,
-    document_steps,
-    job_step_key,
-)
+from docagent.operations.records import JobRecords
 from docagent.operations.redrive_job import armed_fault
 from docagent.operations.spend import job_spend
 from docagent.operations.spend import next_step as budget_next_step
+from docagent.operations.step_records import MODEL_STEPS, IdempotencyRecord, document_steps, job_step_key
 from docagent.operations.workflow_definition import conditional_states, map_state_name, states_from
 from functions import storage
 

@@ -13,19 +13,21 @@ import json
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
+from docagent.operations import execution_history
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
-from docagent.operations.display import error_message, iso, now
+from docagent.operations.display import error_message, now
+from docagent.operations.execution_history import StateEntry
+from docagent.operations.step_records import IdempotencyRecord, idempotency_record_of
 from docagent.operations.workflow_definition import result_writer_prefix
-from functions import durable, storage
+from functions import storage
 from functions.actions.payloads import ActionAttempt, ActionDone
-from functions.definition import DefinitionBundle, LookupCheck
+from functions.definition import DefinitionBundle
 from functions.payloads.approval import ApprovalRecord
 from functions.payloads.common import JOB_ID_PATTERN, JOB_ID_RULE
 from functions.payloads.document import DocumentResult
@@ -90,55 +92,6 @@ def documents_of_input(raw: Any) -> list[dict[str, Any]]:
     if "document_id" in value:
         return [value]
     return []
-
-
-@dataclass
-class IdempotencyRecord:
-    key: str
-    status: str
-    expiration: int | None
-    in_progress_expiration_ms: int | None
-    data: Any
-
-    def expired_in_progress(self, at: dt.datetime) -> bool:
-        if self.status != "INPROGRESS" or self.in_progress_expiration_ms is None:
-            return False
-        return self.in_progress_expiration_ms / 1000 < at.timestamp()
-
-    def in_progress_until(self) -> str | None:
-        if self.in_progress_expiration_ms is None:
-            return None
-        return iso(dt.datetime.fromtimestamp(self.in_progress_expiration_ms / 1000, dt.UTC))
-
-    def summary(self, at: dt.datetime) -> dict[str, Any]:
-        status = self.status
-        if self.expired_in_progress(at):
-            status = "INPROGRESS_EXPIRED"
-        return {"key": self.key, "status": status, "in_progress_until": self.in_progress_until()}
-
-
-@dataclass
-class StateEntry:
-    """One top-level state's run in the execution history (a redrive adds a new entry for a state)."""
-
-    name: str
-    entered_at: Any
-    status: str = "running"  # running | succeeded | failed
-    exited_at: Any = None
-    attempts: int = 0
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    after_redrive: int = 0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "state": self.name,
-            "status": self.status,
-            "entered_at": iso(self.entered_at),
-            "exited_at": iso(self.exited_at),
-            "attempts": self.attempts,
-            "failures": self.failures,
-            "redrive": self.after_redrive,
-        }
 
 
 # ---------------------------------------------------------------------------------------- the reader
@@ -220,79 +173,17 @@ class JobRecords:
 
     def timeline(self) -> list[StateEntry]:
         """The top-level states in the order they ran, with attempts and failures."""
-        top_level = set(self.definition.get("States", {}))
-        entries: list[StateEntry] = []
-        redrives = 0
-        current: StateEntry | None = None
-        for event in self.history:
-            kind = str(event.get("type", ""))
-            entered = event.get("stateEnteredEventDetails")
-            exited = event.get("stateExitedEventDetails")
-            if kind == "ExecutionRedriven":
-                redrives += 1
-            elif kind.endswith("StateEntered") and entered and entered.get("name") in top_level:
-                current = StateEntry(str(entered["name"]), event.get("timestamp"), after_redrive=redrives)
-                entries.append(current)
-            elif kind.endswith("StateExited") and exited and current and exited.get("name") == current.name:
-                current.status, current.exited_at = "succeeded", event.get("timestamp")
-            elif current is None:
-                continue
-            elif kind in {"TaskScheduled", "MapRunStarted"}:
-                current.attempts += 1
-            elif kind in {"TaskFailed", "TaskTimedOut", "MapRunFailed", "TaskSubmitFailed"}:
-                details: dict[str, Any] = (
-                    next((v for k, v in event.items() if k.endswith("EventDetails")), {}) or {}
-                )
-                error = details.get("error") or ("States.Timeout" if kind == "TaskTimedOut" else None)
-                current.failures.append(
-                    {
-                        "error": error,
-                        "cause": error_message(details.get("cause")),
-                        "at": iso(event.get("timestamp")),
-                    }
-                )
-            elif kind.endswith("StateFailed") or kind in {"ExecutionFailed", "ExecutionTimedOut"}:
-                if current.status == "running":
-                    current.status, current.exited_at = "failed", event.get("timestamp")
-            elif kind == "ExecutionAborted" and current.status == "running":
-                current.status, current.exited_at = "aborted", event.get("timestamp")
-        return entries
+        return execution_history.timeline(self.history, set(self.definition.get("States", {})))
 
     def redrives(self) -> list[dict[str, Any]]:
         """ExecutionRedriven and MapRunRedriven events: who resumed the job, and when."""
-        found: list[dict[str, Any]] = []
-        for event in self.history:
-            if event.get("type") == "ExecutionRedriven":
-                details = event.get("executionRedrivenEventDetails") or {}
-                found.append(
-                    {
-                        "kind": "execution",
-                        "at": iso(event.get("timestamp")),
-                        "count": details.get("redriveCount"),
-                    }
-                )
-            elif event.get("type") == "MapRunRedriven":
-                details = event.get("mapRunRedrivenEventDetails") or {}
-                found.append(
-                    {
-                        "kind": "map_run",
-                        "at": iso(event.get("timestamp")),
-                        "count": details.get("redriveCount"),
-                    }
-                )
-        return found
+        return execution_history.redrives(self.history)
 
     def map_run_started(self) -> bool:
         return any(event.get("type") == "MapRunStarted" for event in self.history)
 
     def map_run_failure(self) -> dict[str, Any] | None:
-        for event in reversed(self.history):
-            if event.get("type") == "MapRunFailed":
-                details = event.get("mapRunFailedEventDetails") or {}
-                return {"error": details.get("error"), "cause": details.get("cause")}
-            if event.get("type") in {"MapRunStarted", "MapRunRedriven", "MapRunSucceeded"}:
-                return None
-        return None
+        return execution_history.map_run_failure(self.history)
 
     def current_state(self) -> str | None:
         entries = self.timeline()
@@ -583,7 +474,7 @@ class JobRecords:
             for _ in range(10):
                 response = dynamodb.batch_get_item(RequestItems=request)
                 for item in response.get("Responses", {}).get(table, []):
-                    record = _idempotency_record(item)
+                    record = idempotency_record_of(item)
                     found[record.key] = record
                 request = response.get("UnprocessedKeys") or {}
                 if not request:
@@ -599,54 +490,3 @@ class JobRecords:
             FunctionName=name
         )
         return configuration
-
-
-def _idempotency_record(item: dict[str, Any]) -> IdempotencyRecord:
-    def number(name: str) -> int | None:
-        value = item.get(name, {}).get("N")
-        return None if value is None else int(float(value))
-
-    raw = item.get("data", {}).get("S")
-    try:
-        data = json.loads(raw) if raw else None
-    except ValueError:
-        data = raw
-    return IdempotencyRecord(
-        key=item["id"]["S"],
-        status=item.get("status", {}).get("S", ""),
-        expiration=number("expiration"),
-        in_progress_expiration_ms=number("in_progress_expiration"),
-        data=data,
-    )
-
-
-# The durable steps of a document of a job prepared before job definitions existed.
-STEPS_BEFORE_DEFINITIONS = ("extract", "customer_lookup")
-MODEL_STEPS = ("classify", "extract")
-
-
-def document_steps(bundle: DefinitionBundle | None) -> list[str]:
-    """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
-    several classes), ``extract``, then ``lookup-{check}`` per lookup check of the definition's classes."""
-    if bundle is None:
-        return list(STEPS_BEFORE_DEFINITIONS)
-    classes = bundle.definition.classes
-    lookups = {
-        f"lookup-{check.name}"
-        for spec in classes.values()
-        for check in spec.checks
-        if isinstance(check, LookupCheck)
-    }
-    return (["classify"] if len(classes) > 1 else []) + ["extract"] + sorted(lookups)
-
-
-def document_step_key(step: str, job_id: str, document_id: str) -> str:
-    """A document step's idempotency record key (``lookup-{check}`` steps are named by the definition)."""
-    ids = {"job_id": job_id, "document_id": document_id}
-    return durable.record_key(step, ids)  # type: ignore[arg-type,unused-ignore]  # StepName: str in the kit
-
-
-def job_step_key(step: durable.StepName, job_id: str) -> str:
-    if step == "prepare":
-        return durable.record_key("prepare", {"job_id": job_id}, key_field="job_id")
-    return durable.record_key(step, {"job_id": job_id})

@@ -21,15 +21,10 @@ from docagent.operations.inspect_job import Inspector
 from docagent.operations.inspect_print import short_cause
 from docagent.operations.jobs import _check_upload_conflict
 from docagent.operations.progress import progress_detail, snapshot
-from docagent.operations.records import (
-    IdempotencyRecord,
-    check_job_id,
-    document_steps,
-    documents_of_input,
-    execution_arn_for,
-)
+from docagent.operations.records import check_job_id, documents_of_input, execution_arn_for
 from docagent.operations.redrive_job import _estimated_events, armed_fault
 from docagent.operations.sources import Document, Problems, Source, parse_s3_location
+from docagent.operations.step_records import IdempotencyRecord, document_steps
 from docagent.operations.workflow_definition import (
     conditional_states,
     error_matches,

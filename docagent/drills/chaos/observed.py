@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from docagent.drills.demo import call_groups
-from docagent.operations.records import JobRecords, document_step_key, document_steps, job_step_key
+from docagent.operations.records import JobRecords
+from docagent.operations.step_records import document_step_key, document_steps, job_step_key
 
 if TYPE_CHECKING:
     from docagent.drills.local_job import LocalJob

@@ -1,0 +1,92 @@
+"""A job's durable steps as the operator reads them: each document's steps in flow order (from the pinned
+definition), their idempotency record keys (functions/durable.py), and an idempotency record read from
+DynamoDB (INPROGRESS until when, or expired)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from docagent.operations.display import iso
+from functions import durable
+from functions.definition import DefinitionBundle, LookupCheck
+
+
+@dataclass
+class IdempotencyRecord:
+    key: str
+    status: str
+    expiration: int | None
+    in_progress_expiration_ms: int | None
+    data: Any
+
+    def expired_in_progress(self, at: dt.datetime) -> bool:
+        if self.status != "INPROGRESS" or self.in_progress_expiration_ms is None:
+            return False
+        return self.in_progress_expiration_ms / 1000 < at.timestamp()
+
+    def in_progress_until(self) -> str | None:
+        if self.in_progress_expiration_ms is None:
+            return None
+        return iso(dt.datetime.fromtimestamp(self.in_progress_expiration_ms / 1000, dt.UTC))
+
+    def summary(self, at: dt.datetime) -> dict[str, Any]:
+        status = self.status
+        if self.expired_in_progress(at):
+            status = "INPROGRESS_EXPIRED"
+        return {"key": self.key, "status": status, "in_progress_until": self.in_progress_until()}
+
+
+def idempotency_record_of(item: dict[str, Any]) -> IdempotencyRecord:
+    def number(name: str) -> int | None:
+        value = item.get(name, {}).get("N")
+        return None if value is None else int(float(value))
+
+    raw = item.get("data", {}).get("S")
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        data = raw
+    return IdempotencyRecord(
+        key=item["id"]["S"],
+        status=item.get("status", {}).get("S", ""),
+        expiration=number("expiration"),
+        in_progress_expiration_ms=number("in_progress_expiration"),
+        data=data,
+    )
+
+
+# The durable steps of a document of a job prepared before job definitions existed.
+STEPS_BEFORE_DEFINITIONS = ("extract", "customer_lookup")
+
+
+MODEL_STEPS = ("classify", "extract")
+
+
+def document_steps(bundle: DefinitionBundle | None) -> list[str]:
+    """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
+    several classes), ``extract``, then ``lookup-{check}`` per lookup check of the definition's classes."""
+    if bundle is None:
+        return list(STEPS_BEFORE_DEFINITIONS)
+    classes = bundle.definition.classes
+    lookups = {
+        f"lookup-{check.name}"
+        for spec in classes.values()
+        for check in spec.checks
+        if isinstance(check, LookupCheck)
+    }
+    return (["classify"] if len(classes) > 1 else []) + ["extract"] + sorted(lookups)
+
+
+def document_step_key(step: str, job_id: str, document_id: str) -> str:
+    """A document step's idempotency record key (``lookup-{check}`` steps are named by the definition)."""
+    ids = {"job_id": job_id, "document_id": document_id}
+    return durable.record_key(step, ids)  # type: ignore[arg-type,unused-ignore]  # StepName: str in the kit
+
+
+def job_step_key(step: durable.StepName, job_id: str) -> str:
+    if step == "prepare":
+        return durable.record_key("prepare", {"job_id": job_id}, key_field="job_id")
+    return durable.record_key(step, {"job_id": job_id})
