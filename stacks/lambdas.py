@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Duration, FileSystem, Stack
@@ -18,6 +17,7 @@ from functions.actions.allowed import SSM_PREFIX
 from functions.batch_inference.facts import EVENT_DETAIL_TYPE, EVENT_SOURCE
 from stacks import nag, outputs
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
+from stacks.function_specs import FUNCTION_SPECS, FunctionSpec
 from stacks.log_groups import retained_log_group
 from stacks.powertools import LAYER_ARCHITECTURE, LAYER_RUNTIME, powertools_layer_reference
 from stacks.sdk_layer import sdk_layer
@@ -43,160 +43,6 @@ assert (RUNTIME.name, ARCHITECTURE.name) == (LAYER_RUNTIME, LAYER_ARCHITECTURE)
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_NAME = "AWSLambdaPowertoolsPythonV3-python313-x86_64"
 
-
-@dataclass(frozen=True)
-class FunctionSpec:
-    """One function of the design contract and exactly what it may touch.
-
-    Key patterns are relative to the job bucket (docs/design.md, "S3 layout"). The two functions that read
-    documents (``reads_sources``) may also read the configured source locations, and nothing else.
-    """
-
-    construct_id: str
-    module: str
-    description: str
-    reads: tuple[str, ...]
-    writes: tuple[str, ...] = ()
-    uses_idempotency: bool = False
-    reads_sources: bool = False
-    reads_references: bool = False
-    invokes_model: bool = False
-    # Keys of multipart uploads the function may abort (s3:AbortMultipartUpload).
-    aborts_uploads: tuple[str, ...] = ()
-    # Reaches the targets of job-level actions the deployment allows (config ``actions``): its IAM policy
-    # gets exactly those buses, topics and secrets (``sends`` False: the secrets only, for lookups).
-    reaches_action_targets: bool = False
-    sends_actions: bool = False
-    # Holds a whole job's listing or result files in memory (O(N) bytes, a bounded number of requests).
-    aggregates: bool = False
-    # Creates and reads the job's Bedrock batch inference job, passes it the batch role and completes the
-    # waiting task's token (docs/batch.md).
-    runs_batch_jobs: bool = False
-    # Completes the WaitForReview task's token when the review queue is already decided (docs/design.md,
-    # "Review").
-    completes_review_wait: bool = False
-
-    @property
-    def handler(self) -> str:
-        return f"functions.handlers.{self.module}.handler"
-
-
-FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
-    FunctionSpec(
-        construct_id=outputs.PREPARE_JOB,
-        module="prepare_job",
-        description="Validates a job request, lists and pins its documents in parts, writes manifest, items.",
-        reads=(
-            keys.request_key(keys.ANY_JOB),
-            keys.manifest_key(keys.ANY_JOB),
-            keys.everything_under(keys.items_prefix(keys.ANY_JOB)),  # UploadPartCopy reads the parts
-            keys.everything_under(keys.listing_prefix(keys.ANY_JOB)),
-            # the published definitions: the one a request names, and the pinned one's review.wait (SealJob)
-            keys.everything_under(keys.DEFINITIONS_ROOT),
-        ),
-        reads_sources=True,
-        writes=(
-            keys.request_key(keys.ANY_JOB),
-            keys.manifest_key(keys.ANY_JOB),
-            keys.everything_under(keys.items_prefix(keys.ANY_JOB)),
-            keys.everything_under(keys.listing_prefix(keys.ANY_JOB)),
-        ),
-        # The join of the parts is a multipart upload (PutObject covers Create/UploadPartCopy/Complete).
-        aborts_uploads=(keys.items_key(keys.ANY_JOB),),
-        uses_idempotency=True,
-        aggregates=True,
-    ),
-    FunctionSpec(
-        construct_id=outputs.PROCESS_DOCUMENT,
-        module="process_document",
-        description="Reviews one document: reads it, extracts its fields with the model, runs its checks.",
-        reads=(
-            keys.manifest_key(keys.ANY_JOB),
-            keys.everything_under(keys.results_prefix(keys.ANY_JOB)),
-            keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
-            keys.model_breaker_key(keys.ANY_JOB),
-            keys.everything_under(keys.batch_root(keys.ANY_JOB)),  # the batch job's output records
-        ),
-        reads_sources=True,
-        writes=(
-            keys.everything_under(keys.results_prefix(keys.ANY_JOB)),
-            keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
-            keys.everything_under(keys.model_attempts_root(keys.ANY_JOB)),
-            keys.model_breaker_key(keys.ANY_JOB),
-        ),
-        uses_idempotency=True,
-        reads_references=True,
-        invokes_model=True,
-    ),
-    FunctionSpec(
-        construct_id=outputs.BUILD_REPORT,
-        module="build_report",
-        description="Builds the job report from the Distributed Map results; waits for the review queue.",
-        reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(f"{keys.MAP_RUNS_PREFIX}/")),
-        writes=(keys.report_key(keys.ANY_JOB), keys.review_wait_key(keys.ANY_JOB)),
-        aggregates=True,
-        completes_review_wait=True,
-    ),
-    FunctionSpec(
-        construct_id=outputs.RUN_ACTIONS,
-        module="run_actions",
-        description="Runs the job-level actions of the job's pinned definition, each exactly once.",
-        reads=(
-            keys.everything_under(keys.JOBS_ROOT),
-            keys.everything_under(keys.DEFINITIONS_ROOT),
-            keys.everything_under(keys.LEDGER_PREFIX),
-            keys.everything_under(keys.LEDGER_INDEX_PREFIX),
-        ),
-        writes=(
-            keys.everything_under(keys.actions_root(keys.ANY_JOB)),
-            keys.everything_under(keys.export_prefix(keys.ANY_JOB, keys.ANY_JOB)),
-            keys.report_key(keys.ANY_JOB),
-            keys.everything_under(keys.LEDGER_PREFIX),
-            keys.everything_under(keys.LEDGER_INDEX_PREFIX),
-        ),
-        uses_idempotency=True,
-        reaches_action_targets=True,
-        sends_actions=True,
-        aggregates=True,
-    ),
-    FunctionSpec(
-        construct_id=outputs.REQUEST_APPROVAL,
-        module="request_approval",
-        description="Records a pending human approval before the actions, then the decision in the report.",
-        reads=(keys.approval_key(keys.ANY_JOB), keys.report_key(keys.ANY_JOB)),
-        writes=(keys.approval_key(keys.ANY_JOB), keys.report_key(keys.ANY_JOB)),
-    ),
-    FunctionSpec(
-        construct_id=outputs.VERIFY_JOB,
-        module="verify_job",
-        description="Checks that the job's artefacts agree with each other before it succeeds.",
-        reads=(
-            keys.everything_under(keys.JOBS_ROOT),
-            keys.everything_under(keys.DEFINITIONS_ROOT),
-            keys.everything_under(keys.LEDGER_PREFIX),
-            keys.everything_under(keys.LEDGER_INDEX_PREFIX),
-        ),
-        reaches_action_targets=True,
-        aggregates=True,
-    ),
-    FunctionSpec(
-        construct_id=outputs.BATCH_INFERENCE,
-        module="batch_inference",
-        description="Batch inference: writes a document's batch record, submits the job's batch job, waits.",
-        reads=(
-            keys.manifest_key(keys.ANY_JOB),
-            keys.everything_under(keys.DEFINITIONS_ROOT),
-            keys.everything_under(keys.batch_root(keys.ANY_JOB)),
-            keys.everything_under(keys.BATCH_JOBS_INDEX_PREFIX),
-        ),
-        reads_sources=True,
-        writes=(
-            keys.everything_under(keys.batch_root(keys.ANY_JOB)),
-            keys.everything_under(keys.BATCH_JOBS_INDEX_PREFIX),
-        ),
-        runs_batch_jobs=True,
-    ),
-)
 
 # What Powertools' DynamoDB persistence layer calls.
 IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")

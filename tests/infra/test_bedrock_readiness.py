@@ -10,7 +10,7 @@ import pytest
 
 from functions.errors import ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid
 from stacks.config import DEFAULT_MODEL_ID, INFERENCE_PROFILE_PREFIXES, ConfigError, load_config
-from stacks.lambdas import FUNCTION_SPECS
+from stacks.function_specs import FUNCTION_SPECS
 from tests.infra.test_asl import CONFIG, PLAUSIBLE_VALUES, substituted, walk_states
 
 TRANSIENT_MODEL_ERRORS = {"ModelThrottled", "ModelUnavailable"}

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from stacks.config import DocAgentConfig
+from stacks.function_specs import FUNCTION_SPECS
 from stacks.in_progress_polling import (
     CRASH_RETRIES_COVERED,
     MIN_POLL_SECONDS,
     in_progress_polling,
     record_lifetime_seconds,
 )
-from stacks.lambdas import FUNCTION_SPECS
 from tests.infra.test_asl import CRASH_ERRORS, PLAUSIBLE_VALUES, substituted, walk_states
 
 IN_PROGRESS = "IdempotencyAlreadyInProgressError"

@@ -11,8 +11,8 @@ from aws_cdk import Stage
 from aws_cdk import aws_stepfunctions as sfn
 
 from stacks.docagent_stack import DocAgentStack
+from stacks.function_specs import FUNCTION_SPECS
 from stacks.in_progress_polling import in_progress_polling
-from stacks.lambdas import FUNCTION_SPECS
 from stacks.workflow import RENDERED, asl_placeholders, check_substitutions_cover_asl
 from tests.infra.conftest import Synthesized, construct_stack, template_role_grants
 
