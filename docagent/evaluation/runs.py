@@ -146,8 +146,8 @@ def run_local(
     from docagent.localcloud.bedrock.converse_api import parse_model_faults
     from docagent.localcloud.bedrock.labels import post_labels
     from docagent.localcloud.deploy import deploy
-    from docagent.operations.jobs import build_request
     from docagent.operations.sources import deployed_limits, source_from_dir
+    from docagent.operations.start_job import build_request
     from functions import storage
     from stacks import outputs as names
 

@@ -12,6 +12,7 @@ import importlib
 
 COMMAND_MODULES: tuple[str, ...] = (
     "docagent.operations.approval",
+    "docagent.operations.start_job",
     "docagent.operations.jobs",
     "docagent.operations.inspect_job",
     "docagent.operations.redrive_job",

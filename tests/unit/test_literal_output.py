@@ -14,7 +14,7 @@ import pytest
 
 from docagent import cli
 from docagent.operations.context import OperatorContext
-from docagent.operations.jobs import _print_snapshot
+from docagent.operations.jobs import print_snapshot
 from docagent.operations.progress import Snapshot
 from docagent.operations.redrive_job import _print_plan
 from docagent.operations.trace_job import print_trace
@@ -166,7 +166,7 @@ def snapshot_with(text: str) -> Snapshot:
 
 
 def test_status_redrive_and_trace_print_errors_and_names_as_written(capsys):
-    _print_snapshot(snapshot_with(MARKUP))
+    print_snapshot(snapshot_with(MARKUP))
     assert MARKUP in capsys.readouterr().out
     plan: dict[str, Any] = {
         "job_id": "job-[x]",

@@ -16,9 +16,9 @@ from docagent.drills.synthetic import CUSTOMERS_CSV, CUSTOMERS_KEY, generate_cus
 from docagent.kit import registry
 from docagent.kit.loader import read_bundle
 from docagent.operations.context import OperatorContext
-from docagent.operations.jobs import _reference_warnings
 from docagent.operations.preflight import Preflight
 from docagent.operations.reference import BATCH_SIZE, is_empty, read_rows
+from docagent.operations.start_job import _reference_warnings
 from stacks import outputs as names
 from stacks.config import DocAgentConfig
 from tests.support import BUCKET, EXAMPLES, REFERENCE_TABLE, unpublish_definitions
