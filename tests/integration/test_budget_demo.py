@@ -13,8 +13,8 @@ import pytest
 from docagent.operations.json_shapes import validate_output
 from tests.integration.test_demo import demo, docagent
 
-# 10 plain-text documents: the stop comes after about 3 (the reservation below), so 10 still leaves most of the
-# job pending, and the format is not what this test is about (it ran 20 of the default mix: 54 s, now ~half).
+# 10 plain-text documents (was 20 of the default mix): the stop comes after 3 or 4 (the reservation below),
+# so 10 still leaves most of the job pending; the documents' format is not what this test is about.
 DOCUMENTS = "10"
 FORMATS = ("--formats", "txt,md")
 # The local model's calls cost about $0.00085 each (what Bedrock would bill: docs/cost.md, "Token
