@@ -1,6 +1,6 @@
 """`docagent inspect` and `docagent redrive` on a job whose worker died at one document.
 
-The crash drill: 30 documents, document 20's worker is killed (os._exit, Runtime.ExitError) before it stores
+The crash drill: 12 documents, document 8's worker is killed (os._exit, Runtime.ExitError) before it stores
 its result, on every attempt until the execution is redriven; the Map Run then fails with
 States.ExceedToleratedFailureThreshold.
 """
@@ -13,8 +13,11 @@ from docagent.kit.loader import read_bundle
 from functions.storage import drift_key
 from tests.support import EXAMPLES
 
-CRASHED = "doc-00020.txt"
-FAULT = {"point": "before_store_result", "document_index": 20, "mode": "exit", "until_redrive": 1}
+# 12 documents (was 30): documents before and after the crashed one; the size is not the point.
+DOCUMENTS = 12
+CRASH_INDEX = 8
+CRASHED = f"doc-{CRASH_INDEX:05d}.txt"
+FAULT = {"point": "before_store_result", "document_index": CRASH_INDEX, "mode": "exit", "until_redrive": 1}
 
 
 def set_model_id(aws, function: str, model_id: str) -> str:
@@ -35,7 +38,7 @@ def assert_crash_report(report: dict, job_id: str) -> None:
     assert report["stopped"]["error"] == "States.ExceedToleratedFailureThreshold"
     documents = {doc["document_id"]: doc for doc in report["document_details"]}
     crashed = documents.pop(CRASHED)
-    assert crashed["index"] == 20 and crashed["status"] == "failed"
+    assert crashed["index"] == CRASH_INDEX and crashed["status"] == "failed"
     assert crashed["error"]["error"] == "Runtime.ExitError"
     assert "RequestId" in crashed["error"]["cause"], "the runtime's report of the dead worker"
     assert crashed["active_step"] == "store_result", "it died after its lookup check, before storing"
@@ -45,15 +48,18 @@ def assert_crash_report(report: dict, job_id: str) -> None:
     assert [call["prompt_version"] for call in crashed["model_calls"]] == [
         f"invoices@{read_bundle(EXAMPLES / 'invoices').sha256[:12]}"
     ]
-    assert len(documents) == 29
+    assert len(documents) == DOCUMENTS - 1
     assert all(doc["status"] == "committed" for doc in documents.values())
     assert all(doc["last_committed"] == "result_stored" for doc in documents.values())
-    assert report["documents"]["committed"] == 29 and report["documents"]["failed"] == 1
+    assert report["documents"]["committed"] == DOCUMENTS - 1 and report["documents"]["failed"] == 1
     assert report["left"]["documents"] == [CRASHED]
     assert report["left"]["states"][0] == "ReviewDocuments"
     assert report["last_committed_boundary"] == "prepared"
-    assert report["next_boundary"] == {"name": "documents", "detail": "29 of 30 documents committed"}
-    assert report["external_effects"]["model_calls"]["count"] == 30
+    assert report["next_boundary"] == {
+        "name": "documents",
+        "detail": f"{DOCUMENTS - 1} of {DOCUMENTS} documents committed",
+    }
+    assert report["external_effects"]["model_calls"]["count"] == DOCUMENTS
     assert report["external_effects"]["actions"] == []
     assert f"docagent redrive {job_id}" in report["next_step"]
 
@@ -66,7 +72,7 @@ def assert_recovered_report(after: dict) -> None:
     assert any("reused" in line for line in resumed["replayed"])
     assert after["external_effects"]["model_calls"] == {
         **after["external_effects"]["model_calls"],
-        "count": 30,
+        "count": DOCUMENTS,
         "repeated": 0,
     }
     assert [redrive["kind"] for redrive in after["resumed"]["redrives"]] == ["execution", "map_run"]
@@ -81,7 +87,7 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
         "--job-id",
         job_id,
         "--from-dir",
-        str(documents_dir(30)),
+        str(documents_dir(DOCUMENTS)),
         "--fault",
         json.dumps(FAULT),
         "--wait",

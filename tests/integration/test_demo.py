@@ -28,6 +28,13 @@ def demo(tmp_path, *arguments: str) -> dict:
     return docagent(tmp_path, "demo", *arguments)
 
 
+# The crash story needs a job with documents before and after the crashed one and every format of the
+# corpus present (12 documents hold each of the five default formats, and pdf, md and xlsx); the size is not
+# the point (it was 30: the job's CPU grows with it).
+CRASH_DOCUMENTS = 12
+CRASH_AT = 8
+
+
 @pytest.mark.parametrize("mode", ["redrive", "transient"])
 def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(tmp_path, mode):
     # Time scale 0.1 (6 s function timeouts) leaves room for a loaded CI machine.
@@ -37,9 +44,9 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
         summary = demo(
             tmp_path,
             "--documents",
-            "30",
+            str(CRASH_DOCUMENTS),
             "--crash-at",
-            "20",
+            str(CRASH_AT),
             "--crash-mode",
             mode,
             "--time-scale",
@@ -60,19 +67,21 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
                 check=False,
             )
     assert summary["status"] == "SUCCEEDED" and summary["verified"] is True
-    assert summary["results"] == summary["documents"] == 30
+    assert summary["results"] == summary["documents"] == CRASH_DOCUMENTS
     assert summary["tickets"] == 1
     assert summary["model_path"] == "bedrock-converse"  # BedrockConverseProvider over the local endpoint
     assert summary["model_calls_throttled"] == 0  # no --model-faults
     assert summary["repeated_model_calls"] == 0, "the crashed document's model output was already durable"
-    assert summary["crash"]["document_index"] == 20
+    assert summary["crash"]["document_index"] == CRASH_AT
     cpu = summary["cpu_seconds"]
     if keep:
         assert cpu is None  # the kept cloud runs in its own process, which the demo cannot measure
     else:  # the workers' CPU is counted once they have exited (the cloud stopped)
         assert cpu["workers"] > 0 and cpu["endpoint_process"] > 0
         # the parts are rounded to hundredths; the per-document figure is computed before rounding
-        assert cpu["per_document"] == pytest.approx((cpu["workers"] + cpu["endpoint_process"]) / 30, abs=0.01)
+        assert cpu["per_document"] == pytest.approx(
+            (cpu["workers"] + cpu["endpoint_process"]) / CRASH_DOCUMENTS, abs=0.01
+        )
     if mode == "redrive":
         assert summary["redrive_count"] == 1
         assert summary["crash"]["attempts_killed"] == 4, "first try and three retries die until the redrive"
@@ -84,7 +93,7 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
         assert f"docagent inspect {summary['job_id']}" in alert["message"]
         assert f"docagent redrive {summary['job_id']} --dry-run" in alert["message"]
         assert summary["stopped_at"]["error"] == "States.ExceedToleratedFailureThreshold"
-        assert [doc["index"] for doc in summary["stopped_at"]["documents_failed"]] == [20]
+        assert [doc["index"] for doc in summary["stopped_at"]["documents_failed"]] == [CRASH_AT]
     else:
         assert summary["redrive_count"] == 0
         assert summary["crash"]["attempts_killed"] == 1, "Retry recovers the one killed attempt"
@@ -93,7 +102,7 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
     by_format = summary["extraction_accuracy_by_format"]
     assert set(by_format) == set(formats.split(",")), "one entry per format of the corpus"
     assert all(accuracy >= 0.9 for accuracy in by_format.values()), by_format
-    assert sum(summary["documents_by_format"].values()) == 30
+    assert sum(summary["documents_by_format"].values()) == CRASH_DOCUMENTS
 
 
 def check_the_kept_job(tmp_path, summary: dict) -> None:
@@ -128,7 +137,7 @@ def check_the_kept_job(tmp_path, summary: dict) -> None:
             "gen_ai.response.finish_reasons",
         ):
             assert name in attributes, (document["document_id"], name)
-    (crashed,) = [document for document in trace["documents"] if document["index"] == 20]
+    (crashed,) = [document for document in trace["documents"] if document["index"] == CRASH_AT]
     assert crashed["killed_attempts"] == 4
     assert [attempt["status"] for attempt in crashed["spans"]] == ["killed"] * 4 + ["completed"]
     assert crashed["completed_after_redrive"] is True
