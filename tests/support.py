@@ -80,7 +80,7 @@ def wait_until(check: Any, what: str = "the condition", *, timeout: float = 60.0
 
 
 def s3() -> Any:
-    return aws.s3_client()  # cached per test (the fixtures clear it)
+    return aws.s3_client()  # cached while the environment stays the same (tests/unit/conftest.py)
 
 
 def put_object(key: str, body: str | bytes, bucket: str = BUCKET) -> None:
