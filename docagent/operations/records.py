@@ -380,17 +380,18 @@ class JobRecords:
             for decision in (ReviewDecision.model_validate(data) for data in loaded if data)
         }
 
+    def review_wait_record(self) -> ReviewWaitRecord | None:
+        """review-wait.json (docs/design.md "Review"), read now: None when the job never waited."""
+        return self._read_model(ReviewWaitRecord, storage.review_wait_key(self.job_id))
+
     def review_wait(self) -> dict[str, Any] | None:
-        """The job's wait for its review queue (review-wait.json, docs/design.md "Review"), read now, with
-        how many queued documents have a decision (one listing of reviews/): None when it never waited."""
-        record = self._read_model(ReviewWaitRecord, storage.review_wait_key(self.job_id))
+        """The job's wait for its review queue, read now, with how many queued documents have a decision
+        (one listing of reviews/): None when it never waited."""
+        record = self.review_wait_record()
         if record is None:
             return None
-        prefix = storage.reviews_prefix(self.job_id)
-        decided = {
-            found for key in self.keys(prefix) if (found := storage.id_from_key(prefix, key)) is not None
-        }
-        undecided = record.undecided(decided)
+        decided = storage.list_review_ids(self.job_id, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        undecided = record.undecided(set(decided))
         return {
             "status": record.status,
             "documents": len(record.documents),

@@ -31,7 +31,7 @@ from docagent.operations.context import (
 from docagent.operations.display import wide_console
 from docagent.operations.records import JobRecords
 from functions import storage
-from functions.logic.review_wait import load_wait, release_if_decided
+from functions.logic.review_wait import release_if_decided
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult
 from functions.reviews import FieldCorrection, ReviewDecision, ReviewVerdict, ReviewWaitOutput, decision_id
@@ -262,7 +262,7 @@ def release_queue(records: JobRecords, by: str) -> QueueRelease | None:
     queued document now has a decision, complete the waiting task's token (SendTaskSuccess) and mark the
     wait released. Idempotent: a released wait sends nothing; a token settled already is reported."""
     s3 = records.ctx.client("s3")
-    record = load_wait(records.job_id, bucket=records.ctx.bucket, s3=s3)
+    record = records.review_wait_record()
     if record is None or record.job_id != records.job_id:
         return None
     already = record.status == "released"

@@ -56,8 +56,8 @@ def review_queue(job_id: str, map_run: MapRunInfo) -> list[str]:
     return queue
 
 
-def load_wait(job_id: str, *, bucket: str | None = None, s3: Any = None) -> ReviewWaitRecord | None:
-    data = storage.get_json_or_none(storage.review_wait_key(job_id), bucket=bucket, client=s3)
+def load_wait(job_id: str) -> ReviewWaitRecord | None:
+    data = storage.get_json_or_none(storage.review_wait_key(job_id))
     return None if data is None else ReviewWaitRecord.model_validate(data)
 
 
