@@ -74,27 +74,22 @@ def timeline(history: list[dict[str, Any]], top_level: set[str]) -> list[StateEn
     return entries
 
 
+# A redrive's event type: its kind, and the field of the event that holds its details.
+REDRIVE_EVENTS = {
+    "ExecutionRedriven": ("execution", "executionRedrivenEventDetails"),
+    "MapRunRedriven": ("map_run", "mapRunRedrivenEventDetails"),
+}
+
+
 def redrives(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """ExecutionRedriven and MapRunRedriven events: who resumed the job, and when."""
     found: list[dict[str, Any]] = []
     for event in history:
-        if event.get("type") == "ExecutionRedriven":
-            details = event.get("executionRedrivenEventDetails") or {}
+        if (redrive := REDRIVE_EVENTS.get(str(event.get("type")))) is not None:
+            kind, details_field = redrive
+            details = event.get(details_field) or {}
             found.append(
-                {
-                    "kind": "execution",
-                    "at": iso(event.get("timestamp")),
-                    "count": details.get("redriveCount"),
-                }
-            )
-        elif event.get("type") == "MapRunRedriven":
-            details = event.get("mapRunRedrivenEventDetails") or {}
-            found.append(
-                {
-                    "kind": "map_run",
-                    "at": iso(event.get("timestamp")),
-                    "count": details.get("redriveCount"),
-                }
+                {"kind": kind, "at": iso(event.get("timestamp")), "count": details.get("redriveCount")}
             )
     return found
 
