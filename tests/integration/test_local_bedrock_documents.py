@@ -9,7 +9,8 @@ from botocore.exceptions import ClientError
 
 from docagent.drills.document_files import render
 from docagent.kit.loader import read_bundle
-from docagent.localcloud.bedrock.converse_api import CHARACTERS_PER_TOKEN, CONTEXT_WINDOW_TOKENS
+from docagent.localcloud.bedrock.billed_tokens import CHARACTERS_PER_TOKEN
+from docagent.localcloud.bedrock.converse_api import CONTEXT_WINDOW_TOKENS
 from functions.documents import DocumentInput
 from functions.errors import DocumentTooLong, DocumentUnreadable
 from functions.fields import extracted_fields

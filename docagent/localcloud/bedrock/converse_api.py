@@ -60,9 +60,6 @@ ADMIN_PATH = "/_docagent/bedrock/faults"
 # (looked up 2026-12-01, AWS docs "Claude Haiku 4.5" model card: "Context window: 200K tokens"; the other
 # Claude models a local job would name have as much or more). The local endpoint holds every model to it.
 CONTEXT_WINDOW_TOKENS = 200_000
-# Tokens are estimated from characters (about 4 a token for English text; Anthropic's rule of thumb is ~3.5):
-# the local estimate errs on the short side, so a document it refuses is one Bedrock would refuse too.
-CHARACTERS_PER_TOKEN = 4
 # Bedrock's answer to an input over the window (HTTP 400 ValidationException; as Converse words it in public
 # bug reports, looked up 2026-12-01).
 TOO_LONG_MESSAGE = "Input is too long for requested model."
@@ -305,8 +302,11 @@ class LocalBedrock:
 
 
 def estimate_input_tokens(*texts: str) -> int:
-    """The input's tokens as the local endpoint counts them against the context window: characters / 4."""
-    return -(-sum(len(text) for text in texts) // CHARACTERS_PER_TOKEN)
+    """The input's tokens as the local endpoint counts them against the context window: the texts at the
+    billed rate of characters a token (billed_tokens.CHARACTERS_PER_TOKEN, about 4 for English text;
+    Anthropic's rule of thumb is ~3.5), so the estimate errs on the short side and a document it refuses is
+    one Bedrock would refuse too."""
+    return billed_tokens.text_tokens("".join(texts))
 
 
 def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, str], str] | None:
