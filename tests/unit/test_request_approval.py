@@ -16,6 +16,7 @@ from functions.payloads.approval import RecordApprovalEvent
 from functions.payloads.job import JobOptions, JobRequest
 from functions.payloads.report import Report, ReportSummary
 from tests.fakes import FakeLambdaContext
+from tests.moto_state import build_once
 from tests.support import BUCKET, get_json, prepare, process_all, s3, seed_documents
 
 JOB = "job-approval"
@@ -31,11 +32,15 @@ DECISION = {
 @pytest.fixture
 def summary(cloud) -> dict[str, Any]:
     """A prepared, processed and reported job that requires approval: build_report's output."""
-    seed_documents(3)
-    job = prepare(JOB, options={"require_approval": True})
-    assert job.options.require_approval is True
-    process_all(job)
-    return build_report.handler({"job_id": JOB, "map_run": {}}, FakeLambdaContext())
+
+    def build() -> dict[str, Any]:
+        seed_documents(3)
+        job = prepare(JOB, options={"require_approval": True})
+        assert job.options.require_approval is True
+        process_all(job)
+        return build_report.handler({"job_id": JOB, "map_run": {}}, FakeLambdaContext())
+
+    return build_once("request_approval.summary", build)
 
 
 def request(summary: dict[str, Any], token: str, **extra: Any) -> dict[str, Any]:

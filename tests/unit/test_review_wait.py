@@ -24,6 +24,7 @@ from functions.payloads.job import JobRequest, PreparedJob
 from functions.payloads.report import BuildReportEvent, MapRunInfo, Report
 from functions.reviews import ReviewWaitRecord
 from tests.fakes import FakeLambdaContext
+from tests.moto_state import build_once
 from tests.support import (
     BUCKET,
     example_bundle,
@@ -65,9 +66,12 @@ def states(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stubber]:
 
 @pytest.fixture
 def job(cloud: None) -> tuple[PreparedJob, MapRunInfo]:
-    seed_documents(6)
-    prepared = prepare(JOB, definition=bundle(wait=True))
-    return prepared, write_result_files(prepared, process_all(prepared))
+    def build() -> tuple[PreparedJob, MapRunInfo]:
+        seed_documents(6)
+        prepared = prepare(JOB, definition=bundle(wait=True))
+        return prepared, write_result_files(prepared, process_all(prepared))
+
+    return build_once("review_wait.job", build)
 
 
 @pytest.fixture

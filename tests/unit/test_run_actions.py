@@ -26,6 +26,7 @@ from functions.payloads.job import PreparedJob
 from functions.payloads.report import Report, ReportSummary
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext, InMemoryRecipient, SimulatedCrash
+from tests.moto_state import build_once
 from tests.support import (
     BUCKET,
     IDEMPOTENCY_TABLE,
@@ -56,11 +57,14 @@ def with_actions(*actions: Action) -> DefinitionBundle:
 
 @pytest.fixture
 def job(cloud) -> tuple[PreparedJob, ReportSummary]:
-    seed_documents(3)
-    prepared = prepare(JOB)
-    summary = report(prepared, process_all(prepared))
-    pin(JOB, with_actions(http()))
-    return prepared, summary
+    def build() -> tuple[PreparedJob, ReportSummary]:
+        seed_documents(3)
+        prepared = prepare(JOB)
+        summary = report(prepared, process_all(prepared))
+        pin(JOB, with_actions(http()))
+        return prepared, summary
+
+    return build_once("run_actions.job", build)
 
 
 @pytest.fixture
