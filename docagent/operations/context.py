@@ -24,6 +24,7 @@ from rich.text import Text
 
 from docagent import project
 from docagent.localcloud.request_counts import OPERATOR_USER_AGENT
+from docagent.operations.sessions import new_session
 from functions import storage
 from stacks import outputs as names
 
@@ -182,14 +183,14 @@ class OperatorContext:
     @classmethod
     def of_local_stack(cls, endpoint: str, stack_name: str, stack_outputs: dict[str, str]) -> OperatorContext:
         """A local cloud's deployment known from its outputs (the drills deploy their own stacks)."""
-        session = boto3.session.Session(
+        session = new_session(
             aws_access_key_id="local", aws_secret_access_key="local", region_name=LOCAL_REGION
         )
         return cls(endpoint=endpoint, stack_name=stack_name, outputs=dict(stack_outputs), session=session)
 
     @classmethod
     def aws(cls, *, stack_name: str = DEFAULT_STACK_NAME) -> OperatorContext:
-        session = boto3.session.Session()
+        session = new_session()
         try:
             described = session.client("cloudformation").describe_stacks(StackName=stack_name)
         except ClientError as error:

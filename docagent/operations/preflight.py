@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.text import Text
 
@@ -27,6 +26,7 @@ from docagent.kit.registry import current_bundle
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
 from docagent.operations.display import wide_console
 from docagent.operations.reference import lookup_checks, reference_warnings
+from docagent.operations.sessions import new_session
 from functions.inference.converse import model_access_fix
 from stacks import outputs as names
 from stacks.config import INFERENCE_PROFILE_PREFIXES, ConfigError, DocAgentConfig, load_config
@@ -421,7 +421,7 @@ def _config() -> DocAgentConfig:
 def cmd_preflight(args: argparse.Namespace) -> int:
     config = _config()
     if args.aws:
-        session = boto3.session.Session()
+        session = new_session()
         region = session.region_name
         preflight = Preflight(
             config,
@@ -434,9 +434,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     else:
         endpoint = args.endpoint or (project.running_cloud() or {}).get("endpoint")
         region = "us-east-1"
-        session = boto3.session.Session(
-            aws_access_key_id="local", aws_secret_access_key="local", region_name=region
-        )
+        session = new_session(aws_access_key_id="local", aws_secret_access_key="local", region_name=region)
         outputs = None
         if project.LOCAL_STACK_FILE.exists():
             outputs = json.loads(project.LOCAL_STACK_FILE.read_text()).get("outputs")

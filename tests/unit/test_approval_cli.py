@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 
 from docagent import cli
 from docagent.operations.context import OperatorContext
+from docagent.operations.sessions import new_session
 from functions.handlers import request_approval
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, get_json, s3
@@ -68,7 +68,7 @@ def states(cloud, monkeypatch) -> RecordingStepFunctions:
         endpoint=None,
         stack_name="DocAgent",
         outputs={"BucketName": BUCKET, "StateMachineArn": STATE_MACHINE},
-        session=boto3.session.Session(),
+        session=new_session(),
     )
     context._clients["stepfunctions"] = fake
     monkeypatch.setattr(OperatorContext, "from_args", classmethod(lambda cls, args: context))

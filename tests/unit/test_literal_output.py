@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 from docagent import cli
@@ -17,6 +16,7 @@ from docagent.operations.context import OperatorContext
 from docagent.operations.jobs import print_snapshot
 from docagent.operations.progress import Snapshot
 from docagent.operations.redrive_job import _print_plan
+from docagent.operations.sessions import new_session
 from docagent.operations.trace_job import print_trace
 from functions.handlers import request_approval
 from tests.fakes import FakeLambdaContext
@@ -114,7 +114,7 @@ def test_approve_by_markup_like_text_prints_it_as_written(cloud, monkeypatch, ca
             "BucketName": BUCKET,
             "StateMachineArn": "arn:aws:states:us-east-1:123456789012:stateMachine:x",
         },
-        session=boto3.session.Session(),
+        session=new_session(),
     )
     context._clients["stepfunctions"] = AcceptingStepFunctions()
     monkeypatch.setattr(OperatorContext, "from_args", classmethod(lambda cls, args: context))

@@ -14,6 +14,7 @@ import pytest
 from docagent import cli
 from docagent.operations import sources
 from docagent.operations.context import OperatorContext
+from docagent.operations.sessions import new_session
 from docagent.operations.sources import Limits
 from tests.support import BUCKET
 
@@ -33,7 +34,7 @@ def ctx(cloud, monkeypatch) -> OperatorContext:
         endpoint=None,
         stack_name="DocAgent",
         outputs={"BucketName": BUCKET, "StateMachineArn": arn},
-        session=boto3.session.Session(),
+        session=new_session(),
     )
     monkeypatch.setattr(OperatorContext, "from_args", classmethod(lambda cls, args: context))
     return context

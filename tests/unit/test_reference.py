@@ -18,6 +18,7 @@ from docagent.kit.loader import read_bundle
 from docagent.operations.context import OperatorContext
 from docagent.operations.preflight import Preflight
 from docagent.operations.reference import BATCH_SIZE, is_empty, read_rows
+from docagent.operations.sessions import new_session
 from docagent.operations.start_job import _reference_warnings
 from stacks import outputs as names
 from stacks.config import DocAgentConfig
@@ -36,7 +37,7 @@ def context(cloud, monkeypatch) -> OperatorContext:
             names.STATE_MACHINE: STATE_MACHINE,
             names.REFERENCE_TABLE: REFERENCE_TABLE,
         },
-        session=boto3.session.Session(),
+        session=new_session(),
     )
     monkeypatch.setattr(OperatorContext, "from_args", classmethod(lambda cls, args: found))
     return found

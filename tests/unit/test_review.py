@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 from docagent import cli
@@ -15,6 +14,7 @@ from docagent.operations.context import OperatorContext, RefusedError
 from docagent.operations.json_shapes import validate_output
 from docagent.operations.records import JobRecords
 from docagent.operations.review import decide, export_labels, parse_corrections, typed_corrections
+from docagent.operations.sessions import new_session
 from functions import storage
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import JobInfo, JobManifest, JobVersions, ManifestEntry
@@ -78,7 +78,7 @@ def records(cloud: None, monkeypatch: pytest.MonkeyPatch) -> JobRecords:
         endpoint=None,
         stack_name="DocAgent",
         outputs={"BucketName": BUCKET, "StateMachineArn": STATE_MACHINE},
-        session=boto3.session.Session(),
+        session=new_session(),
     )
     context._clients["stepfunctions"] = FinishedExecutions()
     monkeypatch.setattr(OperatorContext, "from_args", classmethod(lambda cls, args: context))

@@ -15,6 +15,7 @@ from botocore.stub import ANY, Stubber
 from docagent.operations.context import OperatorContext
 from docagent.operations.records import JobRecords
 from docagent.operations.review import decide
+from docagent.operations.sessions import new_session
 from functions import aws, storage
 from functions.definition import DefinitionBundle
 from functions.handlers import build_report
@@ -80,7 +81,7 @@ def records(job: Any, states: Stubber) -> JobRecords:
         endpoint=None,
         stack_name="DocAgent",
         outputs={"BucketName": BUCKET, "StateMachineArn": STATE_MACHINE},
-        session=boto3.session.Session(),
+        session=new_session(),
     )
     context._clients["stepfunctions"] = states.client
     return JobRecords(context, JOB)
