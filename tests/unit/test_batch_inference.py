@@ -21,6 +21,7 @@ from functions.handlers.batch_inference import handler
 from functions.logic.process_document import process_document
 from functions.payloads.common import utc_now
 from tests.fakes import FakeLambdaContext
+from tests.moto_state import build_once
 from tests.support import (
     BUCKET,
     document_event,
@@ -45,9 +46,13 @@ def _fresh() -> Any:
 @pytest.fixture
 def job(cloud: None, env: pytest.MonkeyPatch) -> Any:
     env.setenv("BATCH_ROLE_ARN", ROLE)
-    documents = seed_documents(3)
-    prepared = prepare("job-batch", options={"inference": "batch"})
-    return prepared, items(prepared), documents
+
+    def build() -> Any:
+        documents = seed_documents(3)
+        prepared = prepare("job-batch", options={"inference": "batch"})
+        return prepared, items(prepared), documents
+
+    return build_once("batch_inference.job", build)
 
 
 def write_all(prepared: Any, entries: Any) -> list[Any]:

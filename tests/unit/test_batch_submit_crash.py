@@ -19,6 +19,7 @@ from functions.batch_inference.payloads import SubmitEvent, WaitEvent, WriteReco
 from functions.errors import BatchUnavailable, InjectedFault
 from functions.payloads.job import FaultSpec, JobOptions
 from functions.settings import get_settings
+from tests.moto_state import build_once
 from tests.support import items, prepare, seed_documents
 
 ROLE = "arn:aws:iam::123456789012:role/batch"
@@ -44,10 +45,15 @@ def written(cloud: None, env: pytest.MonkeyPatch, monkeypatch: pytest.MonkeyPatc
     env.setenv("BATCH_ROLE_ARN", ROLE)
     env.setenv("FAULT_INJECTION_ENABLED", "true")
     get_settings.cache_clear()
-    seed_documents(3)
-    prepared = prepare(JOB, options={"inference": "batch"})
-    for entry in items(prepared):
-        write_record(WriteRecordEvent(job_id=JOB, options=prepared.options, document=entry))
+
+    def build() -> Any:
+        seed_documents(3)
+        prepared = prepare(JOB, options={"inference": "batch"})
+        for entry in items(prepared):
+            write_record(WriteRecordEvent(job_id=JOB, options=prepared.options, document=entry))
+        return prepared
+
+    prepared = build_once("batch_submit_crash.written", build)
     monkeypatch.setattr(jobs, "BATCH_MIN_RECORDS", 1)
     yield prepared
     clear_caches()

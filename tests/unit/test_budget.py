@@ -13,6 +13,7 @@ from functions.logic.process_document import process_document
 from functions.payloads.job import JobOptions
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
+from tests.moto_state import build_once
 from tests.support import SEEDED_REPLIES, document_event, items, prepare, seed_documents
 from tests.unit.test_model_failures import RefusingProvider
 
@@ -23,9 +24,12 @@ CALL_NANO = spend.call_cost_nano(MODEL, 100, 40)
 
 @pytest.fixture
 def job(cloud):
-    seed_documents(4)
-    prepared = prepare("job-budget")
-    return prepared, items(prepared)
+    def build():
+        seed_documents(4)
+        prepared = prepare("job-budget")
+        return prepared, items(prepared)
+
+    return build_once("budget.job", build)
 
 
 def _provider(**kwargs: object) -> CountingProvider:

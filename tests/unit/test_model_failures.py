@@ -27,6 +27,7 @@ from functions.inference.instructions import extract_instruction
 from functions.logic.process_document import process_document
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext
+from tests.moto_state import build_once
 from tests.support import SEEDED_REPLIES, document_event, items, prepare, seed_documents
 from tests.unit.test_model import GOOD_REPLY, converse_response, text_document
 
@@ -123,9 +124,12 @@ class RefusingProvider(CountingProvider):
 
 @pytest.fixture
 def job(cloud):
-    seed_documents(4)
-    prepared = prepare("job-model")
-    return prepared, items(prepared)
+    def build():
+        seed_documents(4)
+        prepared = prepare("job-model")
+        return prepared, items(prepared)
+
+    return build_once("model_failures.job", build)
 
 
 def _attempts(job_id: str, document_id: str) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from functions.payloads.job import ManifestEntry, PreparedJob
 from functions.payloads.report import BuildReportEvent, MapRunInfo, Report
 from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
+from tests.moto_state import build_once
 from tests.support import (
     PREFIX,
     SEEDED_REPLIES,
@@ -59,9 +60,12 @@ def journalled(job: PreparedJob, entries: list[ManifestEntry]) -> list[int]:
 
 @pytest.fixture
 def job(cloud: None) -> tuple[PreparedJob, list[ManifestEntry]]:
-    seed_documents(5)
-    prepared = prepare("job-batch")
-    return prepared, items(prepared)
+    def build() -> tuple[PreparedJob, list[ManifestEntry]]:
+        seed_documents(5)
+        prepared = prepare("job-batch")
+        return prepared, items(prepared)
+
+    return build_once("process_batch.job", build)
 
 
 def test_handler_answers_a_batch_with_one_outcome_per_document_in_order(job, load_event):

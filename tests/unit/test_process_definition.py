@@ -21,6 +21,7 @@ from functions.payloads.report import BuildReportEvent, MapRunInfo, Report
 from functions.payloads.verification import VerifyJobEvent
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
+from tests.moto_state import build_once
 from tests.support import (
     PREFIX,
     REFERENCE_TABLE,
@@ -110,13 +111,21 @@ def provider(**kwargs: Any) -> CountingProvider:
 
 @pytest.fixture
 def job(cloud: None) -> PreparedJob:
-    boto3.client("dynamodb").put_item(
-        TableName=REFERENCE_TABLE,
-        Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}, "n": {"N": "2"}},
-    )
-    for name, (text, _, _) in DOCUMENTS.items():
-        put_object(f"{PREFIX}{name}", text)
-    return prepare("job-claims", definition=two_classes())
+    def build() -> PreparedJob:
+        boto3.client("dynamodb").put_item(
+            TableName=REFERENCE_TABLE,
+            Item={
+                "table": {"S": "policies"},
+                "key": {"S": "P-0001"},
+                "holder": {"S": "Ada"},
+                "n": {"N": "2"},
+            },
+        )
+        for name, (text, _, _) in DOCUMENTS.items():
+            put_object(f"{PREFIX}{name}", text)
+        return prepare("job-claims", definition=two_classes())
+
+    return build_once("process_definition.job", build)
 
 
 def result(document_id: str) -> DocumentResult:

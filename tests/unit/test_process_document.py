@@ -17,6 +17,7 @@ from functions.payloads.model_calls import ModelCallRecord
 from functions.settings import get_settings
 from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
+from tests.moto_state import build_once
 from tests.support import (
     PREFIX,
     SEEDED_REPLIES,
@@ -36,9 +37,12 @@ def journal(job_id: str, document_id: str) -> list[ModelCallRecord]:
 
 @pytest.fixture
 def job(cloud):
-    documents = seed_documents(3)
-    prepared = prepare("job-doc")
-    return prepared, items(prepared), documents
+    def build():
+        documents = seed_documents(3)
+        prepared = prepare("job-doc")
+        return prepared, items(prepared), documents
+
+    return build_once("process_document.job", build)
 
 
 def test_handler_extracts_a_document(job, load_event):
