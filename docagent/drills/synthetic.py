@@ -1,9 +1,11 @@
 """Synthetic invoices with known ground truth, for the offline extractor's accuracy, tests and the local demo.
 
-Several layouts and label variants ("Invoice number:", "Invoice #", "Ref."; "1,234.56 EUR", "EUR 1234.56",
-"1.234,56 €"; ISO dates, "14 March 2026", "14.03.2026"), distractors (due dates, purchase-order numbers,
-subtotals, VAT lines) and a little OCR-style noise, so extraction is real work. Deterministic for a seed.
-Not used by the handlers.
+Real-sized: a page or two each (about 3,000 to 5,000 characters, 5 to 20 line items; what they hold and why:
+docagent/drills/invoice_parts.py), so the demo's model calls cost what a real invoice's do (docs/cost.md,
+"Token counting"). Several layouts (docagent/drills/invoice_layouts.py) and label variants ("Invoice number:",
+"Invoice #", "Ref."; "1,234.56 EUR", "EUR 1234.56", "1.234,56 €"; ISO dates, "14 March 2026", "14.03.2026"),
+distractors (due, supply and order dates, purchase-order numbers, unit prices, subtotals, VAT lines) and a
+little OCR-style noise, so extraction is real work. Deterministic for a seed. Not used by the handlers.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
 
+from docagent.drills import invoice_parts
+from docagent.drills.invoice_layouts import LAYOUTS, PrintedInvoice
 from functions.fields import normalise_amount
 
 # The invoice example's truth (examples/invoices/classes/invoice.schema.json as a model): moved here from
@@ -74,7 +78,6 @@ SUPPLIERS = (
     "Tyrell Computing SA",
     "Cyberdyne Software Oy",
 )
-CITIES = ("Berlin", "Vienna", "Dublin", "Lyon", "Utrecht", "Zurich", "Leeds", "Porto", "Turku", "Boston")
 FIRST_NAMES = ("Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim")
 LAST_NAMES = (
     "Lovelace",
@@ -91,18 +94,6 @@ LAST_NAMES = (
 COUNTRIES = ("DE", "AT", "IE", "FR", "NL", "CH", "GB", "PT", "FI", "US")
 TIERS = ("standard", "gold", "platinum")
 CURRENCY_SYMBOLS = {"EUR": "€", "USD": "$", "GBP": "£", "CHF": None, "SEK": None}
-ITEMS: dict[str, tuple[tuple[str, int, int], ...]] = {
-    "hardware": (("Laptop stand", 30, 90), ("USB-C dock", 120, 260), ("27in monitor", 180, 420)),
-    "software": (
-        ("Annual licence, IDE", 90, 400),
-        ("Cloud backup seats", 20, 60),
-        ("Design suite", 300, 900),
-    ),
-    "services": (("Consulting day", 600, 1400), ("Onsite support hour", 80, 160), ("Workshop", 900, 2500)),
-    "travel": (("Rail ticket", 40, 220), ("Hotel night", 90, 260), ("Airport transfer", 30, 90)),
-    "utilities": (("Electricity, monthly", 120, 900), ("Water, quarterly", 60, 300), ("Fibre line", 40, 120)),
-    "other": (("Office plants", 20, 80), ("Catering", 100, 600), ("Courier", 15, 70)),
-}
 CATEGORY_LABELS = ("Category", "Expense type", "Cost category", "Spend category")
 MONTHS = (
     "January", "February", "March", "April", "May", "June",
@@ -170,17 +161,22 @@ def _money_formatter(rng: random.Random, currency: str) -> Callable[[Decimal], s
     return money
 
 
-def _format_date(rng: random.Random, day: dt.date) -> str:
+def _date_formatter(rng: random.Random) -> Callable[[dt.date], str]:
+    """One date style per document, as a real invoice template would have."""
     style = rng.randrange(5)
-    if style == 0:
-        return day.isoformat()
-    if style == 1:
-        return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
-    if style == 2:
-        return f"{MONTHS[day.month - 1]} {day.day}, {day.year}"
-    if style == 3:
-        return f"{day.day:02d}.{day.month:02d}.{day.year}"
-    return f"{day.day} {MONTHS[day.month - 1][:3]} {day.year}"
+
+    def date(day: dt.date) -> str:
+        if style == 0:
+            return day.isoformat()
+        if style == 1:
+            return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
+        if style == 2:
+            return f"{MONTHS[day.month - 1]} {day.day}, {day.year}"
+        if style == 3:
+            return f"{day.day:02d}.{day.month:02d}.{day.year}"
+        return f"{day.day} {MONTHS[day.month - 1][:3]} {day.year}"
+
+    return date
 
 
 def _format_customer(rng: random.Random, customer_id: str) -> tuple[str, str]:
@@ -220,86 +216,52 @@ def _ocr_noise(rng: random.Random, text: str, rate: float) -> str:
     return "".join(chars)
 
 
-# --------------------------------------------------------------------------------------------- layouts
+# --------------------------------------------------------------------------------------------- invoices
 
 
-def _line_items(rng: random.Random, category: str) -> list[tuple[str, int, Decimal]]:
-    lines = []
-    for description, low, high in rng.sample(ITEMS[category], k=rng.randrange(1, 4)):
-        price = Decimal(rng.randrange(low * 100, high * 100)) / 100
-        lines.append((description, rng.randrange(1, 5), price))
-    return lines
-
-
-def _classic(rng: random.Random, f: dict[str, str], items: list[str]) -> str:
-    inv_label = rng.choice(("Invoice number:", "Invoice No.", "Invoice #", "INVOICE NUMBER:"))
-    date_label = rng.choice(("Invoice date:", "Date of issue:", "Date:", "Issued:"))
-    header = [
-        f["supplier"].upper(),
-        f"{rng.randrange(1, 200)} Market Street, {f['city']}",
-        f"VAT ID: {f['vat_id']}",
+def _printed(
+    rng: random.Random, facts: ExtractedFacts, supplier: str, money: Callable[[Decimal], str], vat_rate: int
+) -> PrintedInvoice:
+    """Everything the invoice prints around its facts: parties, 5 to 20 lines, VAT, references, terms."""
+    date = _date_formatter(rng)
+    issued = facts.invoice_date
+    people = [f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}" for _ in range(4)]
+    month = dt.date(issued.year, issued.month, 1)
+    periods = [
+        f"{date(month)} - {date(month + dt.timedelta(days=rng.choice((29, 89, 364))))}",
+        f"{date(issued - dt.timedelta(days=30))} - {date(issued - dt.timedelta(days=1))}",
     ]
-    body = [
-        "",
-        "INVOICE",
-        "",
-        f"{inv_label} {f['number']}",
-        f"{date_label} {f['date']}",
-        f"Due date: {f['due']}",
-        f"{f['cust_label']}: {f['customer']}",
-        f"Purchase order: {f['po']}",
-        f"{f['cat_label']}: {f['category'].capitalize()}",
-        "",
-        "Description                      Qty   Line total",
-        *items,
-        "",
-        f"Subtotal: {f['subtotal']}",
-        f"VAT {f['vat_rate']}%: {f['vat']}",
-        f"{rng.choice(('Total due', 'Total', 'Grand total', 'Amount due'))}: {f['total']}",
-        "",
-        f"Please pay within 30 days. Questions? Call +49 30 {rng.randrange(1000000, 9999999)}.",
-    ]
-    return "\n".join(header + body)
-
-
-def _compact(rng: random.Random, f: dict[str, str], items: list[str]) -> str:
-    return "\n".join(
-        [
-            f"{f['supplier']} | Invoice # {f['number']} | {f['date']}",
-            f"Bill to: {f['customer_name']} ({f['cust_label']} {f['customer']})",
-            f"{f['cat_label']}: {f['category']}",
-            "Items: " + "; ".join(item.strip() for item in items),
-            f"Net {f['subtotal']}, tax {f['vat']}",
-            f"Amount payable: {f['total']} - due {f['due']}",
-            f"Order ref {f['po']}",
-        ]
+    days = [date(issued - dt.timedelta(days=back)) for back in rng.sample(range(1, 40), k=6)]
+    words = {"people": people, "periods": periods, "days": days}
+    lines = invoice_parts.line_items(rng, facts.category, vat_rate, words)
+    vat = invoice_parts.vat_breakdown(lines)
+    subtotal = sum((line.net for line in lines), Decimal("0.00"))
+    terms = rng.choice((14, 30, 45))
+    cust_label, customer_printed = _format_customer(rng, facts.customer_id)
+    return PrintedInvoice(
+        seller=invoice_parts.seller(rng, supplier, rng.choice(invoice_parts.CITIES), (people[0], people[1])),
+        buyer=invoice_parts.buyer(rng, f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"),
+        lines=lines,
+        vat=vat,
+        subtotal=subtotal,
+        total=subtotal + sum((line.vat for line in vat), Decimal("0.00")),
+        money=money,
+        number=facts.invoice_number,
+        date=date(issued),
+        due=date(issued + dt.timedelta(days=terms)),
+        supplied=date(issued - dt.timedelta(days=rng.randrange(0, 10))),
+        ordered=date(issued - dt.timedelta(days=rng.randrange(10, 40))),
+        po=f"PO-{rng.randrange(10000, 99999)}",
+        sales_order=f"SO-{rng.randrange(100000, 999999)}",
+        delivery_note=f"DN-{rng.randrange(100000, 999999)}",
+        cust_label=cust_label,
+        customer=customer_printed,
+        cat_label=rng.choice(CATEGORY_LABELS),
+        category=facts.category,
+        terms_days=terms,
+        early_discount_percent=rng.choice((0, 0, 2, 3)),
+        currency=facts.currency,
     )
-
-
-def _letter(rng: random.Random, f: dict[str, str], items: list[str]) -> str:
-    return "\n".join(
-        [
-            f["supplier"],
-            f"{f['city']}, {f['date']}",
-            "",
-            f"Dear {f['customer_name']},",
-            "",
-            f"Ref. {f['number']}",
-            f"{f['cust_label']}: {f['customer']}",
-            "",
-            f"thank you for your order {f['po']}. This letter is our invoice for the following:",
-            *items,
-            f"The net amount is {f['subtotal']} plus VAT of {f['vat']}.",
-            f"Please pay the balance of {f['total']} by {f['due']}.",
-            f"{f['cat_label']}: {f['category'].upper()}",
-            "",
-            "Kind regards,",
-            f"Accounts team, {f['supplier']}",
-        ]
-    )
-
-
-LAYOUTS = (_classic, _compact, _letter)
 
 
 def generate_documents(
@@ -322,46 +284,35 @@ def generate_documents(
         category = rng.choice(CATEGORIES)
         currency = rng.choice(tuple(CURRENCY_SYMBOLS))
         issued = dt.date(2025, 1, 1) + dt.timedelta(days=rng.randrange(0, 540))
-        due = issued + dt.timedelta(days=rng.choice((14, 30, 45)))
         if rng.random() < unknown_customer_rate:
             customer_id = customer_id_for(rng.randrange(90000, 99999))
         else:
             customer_id = rng.choice(known)
-        lines = _line_items(rng, category)
-        subtotal = sum((qty * price for _, qty, price in lines), Decimal("0.00"))
-        vat_rate = rng.choice((0, 7, 10, 19, 20, 21, 25))
-        vat = (subtotal * vat_rate / 100).quantize(Decimal("0.01"))
-        total = subtotal + vat
         number = _invoice_number(rng, issued)
         supplier = rng.choice(SUPPLIERS)
-        cust_label, customer_printed = _format_customer(rng, customer_id)
-        money = _money_formatter(rng, currency)
-        fields = {
-            "supplier": supplier,
-            "city": rng.choice(CITIES),
-            "vat_id": f"EU{rng.randrange(100000000, 999999999)}",
-            "number": number,
-            "date": _format_date(rng, issued),
-            "due": _format_date(rng, due),
-            "cust_label": cust_label,
-            "customer": customer_printed,
-            "customer_name": f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}",
-            "po": f"PO-{rng.randrange(10000, 99999)}",
-            "cat_label": rng.choice(CATEGORY_LABELS),
-            "category": category,
-            "subtotal": money(subtotal),
-            "vat_rate": str(vat_rate),
-            "vat": money(vat),
-            "total": money(total),
-        }
-        items = [f"{description:<32} {qty:>3}   {money(qty * price)}" for description, qty, price in lines]
-        text = rng.choice(LAYOUTS)(rng, fields, items)
+        vat_rate = rng.choice(tuple(invoice_parts.REDUCED_RATE))
+        printed = _printed(
+            rng,
+            ExtractedFacts(
+                customer_id=customer_id,
+                invoice_number=number,
+                invoice_date=issued,
+                amount=Decimal(0),
+                currency=currency,
+                category=category,
+                summary=f"{category.capitalize()} invoice {number} from {supplier}",
+            ),
+            supplier,
+            _money_formatter(rng, currency),
+            vat_rate,
+        )
+        text = rng.choice(LAYOUTS)(rng, printed)
         text = "\n".join(_ocr_noise(rng, line, noise_rate) for line in text.splitlines()) + "\n"
         truth = ExtractedFacts(
             customer_id=customer_id,
             invoice_number=number,
             invoice_date=issued,
-            amount=total,
+            amount=printed.total,
             currency=currency,
             category=category,
             summary=f"{category.capitalize()} invoice {number} from {supplier}",

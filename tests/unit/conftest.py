@@ -41,7 +41,7 @@ TEST_ENV = {
     "MODEL_PROVIDER": "bedrock",
     "MODEL_ID": "fake-model",
     "CODE_VERSION": "test-0000000",
-    "MAX_DOCUMENT_BYTES": "4000",
+    "MAX_DOCUMENT_BYTES": "16000",  # over the synthetic invoices as text (a page or two: up to ~5.5 KB)
     "MAX_DOCUMENTS": "300",
     "IDEMPOTENCY_TTL_SECONDS": "3600",
     "ACTIONS_ALLOWED": '{"destinations": {"tickets": "ledger"}}',

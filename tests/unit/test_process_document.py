@@ -196,7 +196,7 @@ def test_an_existing_result_is_returned_without_touching_the_document(job):
 
 def test_bad_documents_are_rejected_with_their_reason_while_the_others_are_extracted(cloud):
     documents = seed_documents(2)
-    put_object(f"{PREFIX}too-large.txt", "Invoice number: X-1\n" + "x" * 5000)
+    put_object(f"{PREFIX}too-large.txt", "Invoice number: X-1\n" + "x" * 20000)
     put_object(f"{PREFIX}latin1.txt", "Invoice for Müller, total 12.00 EUR".encode("latin-1"))
     put_object(f"{PREFIX}empty.txt", b"")
     put_object(f"{PREFIX}blank.txt", "  \n\t\n")
@@ -233,7 +233,7 @@ def test_bad_documents_are_rejected_with_their_reason_while_the_others_are_extra
     stored = {doc_id: storage.get_result("job-mixed", doc_id) for doc_id in outcomes}
     results = {doc_id: result for doc_id, result in stored.items() if result is not None}
     assert results.keys() == outcomes.keys()
-    assert "over the limit of 4000 bytes" in str(results["too-large.txt"].reason)
+    assert "over the limit of 16000 bytes" in str(results["too-large.txt"].reason)
     assert "not valid UTF-8" in str(results["latin1.txt"].reason)
     assert "CUST-99999" in str(results["unknown-customer.txt"].reason)
     unknown = results["unknown-customer.txt"]

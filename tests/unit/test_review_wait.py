@@ -39,17 +39,17 @@ from tests.support import (
 JOB = "job-wait"
 ARN = f"arn:aws:states:us-east-1:123456789012:execution:DocAgent-DocumentReview:{JOB}"
 STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:DocAgent-DocumentReview"
-# The seeded invoices over 1000 go to review: documents 0, 2 and 5 of six.
-QUEUE = ["doc-00000.txt", "doc-00002.txt", "doc-00005.txt"]
+# The seeded invoices over 13000 go to review: documents 1, 2 and 4 of six.
+QUEUE = ["doc-00001.txt", "doc-00002.txt", "doc-00004.txt"]
 
 
 def bundle(*, wait: bool | None, review_rule: bool = True) -> DefinitionBundle:
-    """The invoice example, its amounts over 1000 sent to review; ``review.wait`` as given (None: unset)."""
+    """The invoice example, its amounts over 13000 sent to review; ``review.wait`` as given (None: unset)."""
     data = example_bundle().model_dump(mode="json", by_alias=True)
     if wait is not None:
         data["definition"]["review"] = {"wait": wait}
     if review_rule:
-        rule = {"type": "rule", "name": "small", "field": "amount", "maximum": 1000, "on_fail": "review"}
+        rule = {"type": "rule", "name": "small", "field": "amount", "maximum": 13000, "on_fail": "review"}
         data["classes"]["invoice"]["spec"]["checks"].append(rule)
     return DefinitionBundle.model_validate(data)
 
@@ -232,7 +232,9 @@ def test_the_report_applies_the_decisions_only_when_the_job_waited(records: JobR
     assert rows[QUEUE[2]].status == "review"  # no decision yet
     assert (report.extracted, report.review, report.rejected) == (4, 1, 1)
     assert report.rejection_reasons == {"ReviewRejected": 1}
-    assert report.totals["amount-by-currency"]["SEK"] == "1803.83"  # 804.83 extracted + 999.00 corrected
+    totals = report.totals["amount-by-currency"]
+    assert totals["GBP"] == "999.00"  # the corrected amount, not the 16517.98 the model read
+    assert totals["USD"] == "3631.34"  # an extracted invoice's; the rejected 19002.52 is left out
     # verify_job's sample check expects the decided row for a decided review result.
     for document_id in QUEUE:
         result = storage.get_result(JOB, document_id)

@@ -11,7 +11,7 @@ def test_settings_read_every_documented_variable():
     assert settings.bucket_name == "docagent-test-bucket"
     assert settings.model_provider == "bedrock"
     assert (settings.reference_table_name, settings.default_definition) == ("docagent-references", "invoices")
-    assert settings.max_document_bytes == 4000
+    assert settings.max_document_bytes == 16000
     assert settings.fault_injection_enabled is False
     assert set(ENV_VARS) == {
         "BUCKET_NAME", "IDEMPOTENCY_TABLE_NAME", "REFERENCE_TABLE_NAME", "MODEL_PROVIDER", "MODEL_ID",
