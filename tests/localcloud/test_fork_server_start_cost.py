@@ -108,7 +108,7 @@ def test_a_session_with_its_own_data_path_reads_its_own_files(forked: Workers, t
     assert "s3/2006-03-01/service-2" in answer["read"]
 
 
-def test_a_forked_worker_collects_its_own_garbage_but_not_the_servers_imports(forked: Workers, fresh: Workers):
+def test_a_forked_worker_collects_its_garbage_but_not_the_servers_imports(forked: Workers, fresh: Workers):
     _, answer = forked.invoke("forked")
     assert answer["gc_enabled"] is True
     assert answer["frozen"] > 10_000, "the server's imports are in the permanent generation"
