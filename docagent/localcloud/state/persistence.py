@@ -36,14 +36,11 @@ from typing import Any
 
 from moto.moto_api._internal import mock_random
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
-from moto.moto_server.werkzeug_app import (
-    DomainDispatcherApplication,
-    MotoRequestHandler,
-    create_backend_app,
-)
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from moto.s3 import models as s3_models
 from werkzeug.serving import BaseWSGIServer, make_server
 
+from docagent.localcloud import keep_alive
 from docagent.localcloud.request_counts import WsgiApp
 from docagent.localcloud.state.journal import Journal, JournalWriteError
 
@@ -343,24 +340,28 @@ class JournaledMotoServer(ThreadedMotoServer):
         self.app: WsgiApp = app or DomainDispatcherApplication(create_backend_app)
         served = JournalingApp(self.app, journal) if journal is not None else self.app
         self.served: Callable[..., Any] = count(served) if count is not None else served
+        self.connections = keep_alive.Connections()
 
     def start(self) -> None:
         self.bind()
         self.serve()
 
     def bind(self) -> None:
-        """Listen on the port (connections wait in the backlog until ``serve``)."""
+        """Listen on the port (connections wait in the backlog until ``serve``). Clients keep their
+        connections between requests (keep_alive.py)."""
+        keep_alive.install()
         try:
             server: BaseWSGIServer = make_server(
                 self._ip_address,
                 self._port,
                 self.served,
                 True,
-                request_handler=MotoRequestHandler,
+                request_handler=keep_alive.KeepAliveRequestHandler,
             )
         except OSError as error:
             where = f"{self._ip_address}:{self._port}"
             raise PortTakenError(f"port {self._port} is taken ({where}: {error.strerror})") from None
+        vars(server)["docagent_connections"] = self.connections
         self._server = server
 
     def serve(self) -> None:
@@ -368,6 +369,12 @@ class JournaledMotoServer(ThreadedMotoServer):
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         self._server_ready_event.set()
+
+    def stop(self) -> None:
+        """Stop accepting, then end the kept connections: idle ones now, busy ones after their answer."""
+        if self._thread is not None:
+            super().stop()
+        self.connections.close_idle()
 
 
 def wipe(state_dir: Path, extra: Iterable[Path] = ()) -> None:
