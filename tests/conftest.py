@@ -36,8 +36,8 @@ LAYER_MARKS = {
 
 
 # Folders whose tests share one costly session fixture (tests/infra: one synthesis of the app, several
-# seconds of jsii): under `pytest -n 2` (`--dist loadgroup` is in pyproject.toml's addopts, so `make test` and
-# `make unit` alike) they run on one worker, which synthesizes once, instead of on both.
+# seconds of jsii): under `pytest -n 2 --dist loadgroup` (`make unit`) they run on one worker, which
+# synthesizes once, instead of on both.
 SESSION_GROUPS = {"infra"}
 
 
