@@ -154,19 +154,14 @@ def check_the_kept_job(tmp_path, summary: dict) -> None:
     assert inspected["job_id"] == job_id
 
 
-BATCHED_DOCUMENTS = 15
-
-
 def test_batches_of_five_crash_mid_batch_then_redrive_give_each_document_one_result(tmp_path):
     """documents_per_child 5 (ItemBatcher): document 12 dies before its result in every attempt of its batch
-    (documents 10-14) until the redrive; the other batches (0-4, 5-9) finish. After the redrive every
-    document has exactly one result and no finished model call was repeated (10 and 11 were stored, 12's
-    call durable). Three batches are enough for a crashed one beside finished ones (it was 20 documents,
-    four batches: the job's CPU grows with them)."""
+    (documents 10-14) until the redrive; the other batches finish. After the redrive every document has
+    exactly one result and no finished model call was repeated (10 and 11 were stored, 12's call durable)."""
     summary = demo(
         tmp_path,
         "--documents",
-        str(BATCHED_DOCUMENTS),
+        "20",
         "--documents-per-child",
         "5",
         "--crash-at",
@@ -179,13 +174,13 @@ def test_batches_of_five_crash_mid_batch_then_redrive_give_each_document_one_res
         "txt,md",
     )
     assert summary["status"] == "SUCCEEDED" and summary["verified"] is True
-    assert summary["results"] == summary["documents"] == BATCHED_DOCUMENTS
+    assert summary["results"] == summary["documents"] == 20
     assert summary["repeated_model_calls"] == 0
     assert summary["redrive_count"] == 1
     assert summary["crash"]["attempts_killed"] == 4  # the batch's first try and its three retries
     assert sorted(doc["index"] for doc in summary["stopped_at"]["documents_failed"]) == [10, 11, 12, 13, 14]
-    # 3 batches, 3 retries of the crashed one, its redrive: invocations per batch, not per document.
-    assert summary["usage"]["lambda"]["ProcessDocument"]["invocations"] == BATCHED_DOCUMENTS // 5 + 3 + 1
+    # 4 batches, 3 retries of the crashed one, its redrive: invocations per batch, not per document.
+    assert summary["usage"]["lambda"]["ProcessDocument"]["invocations"] == 4 + 3 + 1
     # Every worker, those replacing the crashed ones too, forked from the fork server (lambdas/forking.py):
     # the deployed functions' environments let it (nothing a preloaded import reads differs).
     if os.environ.get("DOCAGENT_LAMBDA_FORK") != "0":
