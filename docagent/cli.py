@@ -8,6 +8,7 @@ handler), in the order ``docagent --help`` lists them.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Callable
 from importlib.metadata import version as package_version
@@ -78,5 +79,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_REQUEST
 
 
+def run() -> None:
+    """The ``docagent`` console script: ``main``, then an exit that skips the interpreter's last garbage
+    collections. A drill leaves a large heap (the local cloud's state, every worker's record): collecting it
+    at exit took 1.3 s of a 21 s demo (measured 2026-12-02). ``gc.freeze`` moves every object out of the
+    collector's reach, so the exit frees them by reference count only; atexit handlers and stream flushes
+    run as before. Not in ``main``, which tests call in their own process."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
