@@ -19,6 +19,8 @@ LOCAL_STACK_FILE = LOCAL_DIR / "stack.json"
 # under STATE_DIR, so every state directory (each test session's, each drill's) shares one synthesis per
 # change.
 SYNTH_CACHE = Path(os.environ.get("DOCAGENT_SYNTH_CACHE", ROOT / ".docagent" / "synth-cache"))
+# The demo's rendered corpora by the hash of what makes them (docagent/drills/corpus_cache.py).
+RENDER_CACHE = Path(os.environ.get("DOCAGENT_RENDER_CACHE", ROOT / ".docagent" / "render-cache"))
 # The local cloud's journal (docagent/localcloud/state/persistence.py: STATE_FOLDER / JOURNAL_NAME).
 LOCAL_JOURNAL = LOCAL_DIR / "cloud-state" / "journal.log"
 

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from docagent.drills.document_files import DEFAULT_FORMATS, render_corpus
+from docagent.drills.corpus_cache import rendered_corpus
+from docagent.drills.document_files import DEFAULT_FORMATS
 from docagent.drills.local_job import LocalJob
 from docagent.drills.synthetic import (
     CUSTOMERS_CSV,
@@ -49,7 +50,7 @@ def seed_inputs(
     local model answers what a perfect model would (docagent/localcloud/bedrock/labels.py)."""
     customers = generate_customers()
     generated = generate_documents(documents, seed=7, customer_ids=[c.customer_id for c in customers])
-    rendered = render_corpus(generated, formats, seed=7)
+    rendered = rendered_corpus(generated, formats, seed=7)
     put_objects(job.s3, job.bucket, [(storage.uploaded_key(prefix, d.file_name), d.data) for d in rendered])
     if job.ctx.endpoint is not None:
         labels = [
