@@ -55,29 +55,16 @@ def environment() -> frozenset[tuple[str, str]]:
     return frozenset((name, value) for name, value in os.environ.items() if name != "PYTEST_CURRENT_TEST")
 
 
-_states: dict[frozenset[tuple[str, str]], MotoState] = {}
-
-
-def build_or_restore(build: Callable[[], None]) -> None:
-    """Inside a fresh ``mock_aws``: the first time in this process for this environment, ``build`` through the
-    APIs and keep a copy; every later time, restore that copy. Keyed by the whole environment, since what
-    ``build`` creates (names, Region) may depend on it."""
-    key = environment()
-    if (state := _states.get(key)) is not None:
-        state.restore()
-        return
-    build()
-    _states[key] = MotoState.capture(os.environ["AWS_DEFAULT_REGION"])
-
-
 _built: dict[tuple[str, frozenset[tuple[str, str]]], tuple[MotoState, bytes]] = {}
 
 
 def build_once(name: str, build: Callable[[], T]) -> T:
-    """A fixture's job built once per process and environment: the first time, ``build`` runs (inside the
-    ``cloud`` fixture's mock) and its result and the cloud it leaves are copied; later, both are restored, and
-    each test gets a result of its own (unpickled). For builds that depend only on the environment and the
-    cloud (seeded documents, fixed job ids), never on the test."""
+    """What ``build`` leaves in moto (and returns), built once per process and environment: the first time,
+    ``build`` runs through the APIs and the cloud it leaves and its result are copied; later, both are
+    restored, and each test gets a result of its own (unpickled). Keyed by the name and the whole
+    environment, since what ``build`` creates (names, Region) may depend on it; for builds that depend on
+    nothing else (seeded documents, fixed job ids), never on the test. Inside a ``mock_aws``: the ``cloud``
+    fixture's own build is the base every fixture's build starts from."""
     key = (name, environment())
     if (hit := _built.get(key)) is not None:
         state, result = hit

@@ -25,7 +25,7 @@ from functions import aws, durable
 from functions.logic import process_document
 from functions.observability import metrics
 from functions.settings import get_settings
-from tests.moto_state import build_or_restore, environment
+from tests.moto_state import build_once, environment
 from tests.support import BUCKET, EXAMPLES, IDEMPOTENCY_TABLE, REFERENCE_TABLE, seeded_provider
 
 TEST_ENV = {
@@ -106,7 +106,7 @@ def cloud(env: pytest.MonkeyPatch) -> Iterator[None]:
     the invoice example published as the default definition. Built through the APIs once per process and
     environment, then restored from a copy (tests/moto_state.py): ~2 ms a test instead of ~40."""
     with fresh_mock():
-        build_or_restore(create_stack_resources)
+        build_once("cloud", create_stack_resources)
         yield
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from functions import aws
-from tests.moto_state import build_or_restore
+from tests.moto_state import build_once
 from tests.support import BUCKET, IDEMPOTENCY_TABLE, REFERENCE_TABLE
 from tests.unit.conftest import create_stack_resources, fresh_mock
 
@@ -34,10 +34,10 @@ def answers() -> dict[str, Any]:
 def test_a_restored_cloud_holds_what_the_built_one_held_and_nothing_a_test_wrote(
     env: pytest.MonkeyPatch,
 ) -> None:
-    # An environment of this test's own: the first build_or_restore below builds, whatever ran before.
+    # An environment of this test's own: the first build_once below builds, whatever ran before.
     env.setenv("DOCAGENT_TEST_MOTO_STATE", uuid.uuid4().hex)
     with fresh_mock():
-        build_or_restore(create_stack_resources)
+        build_once("cloud", create_stack_resources)
         built = answers()
         aws.s3_client().put_object(Bucket=BUCKET, Key="stray.json", Body=b"{}")
         key = {"table": {"S": "customers"}, "key": {"S": "CUST-00001"}}
@@ -46,5 +46,5 @@ def test_a_restored_cloud_holds_what_the_built_one_held_and_nothing_a_test_wrote
     assert len(built["items"][REFERENCE_TABLE]) == 50
     assert built["objects"]
     with fresh_mock():
-        build_or_restore(create_stack_resources)  # a restore: the copy was taken before the writes
+        build_once("cloud", create_stack_resources)  # a restore: the copy was taken before the writes
         assert answers() == built
