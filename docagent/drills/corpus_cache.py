@@ -23,7 +23,7 @@ from pathlib import Path
 
 from docagent import project
 from docagent.drills import document_files
-from docagent.drills.document_files import RenderedDocument, assign_formats, render_corpus
+from docagent.drills.document_files import RenderedDocument, assign_formats, file_name, render_corpus
 from docagent.drills.synthetic import SyntheticDocument
 from functions.payloads.common import DocumentFormat
 
@@ -71,7 +71,7 @@ def _read(
             assigned = assign_formats(len(documents), formats, seed)
             found = []
             for document, fmt in zip(documents, assigned, strict=True):
-                name = f"{document.document_id}{document_files.EXTENSIONS[fmt]}"
+                name = file_name(document.document_id, fmt)
                 data = archive.read(name)
                 found.append(RenderedDocument(document.document_id, fmt, name, data, document.truth))
             return found

@@ -191,6 +191,11 @@ def render(text: str, fmt: DocumentFormat) -> bytes:
     return text.encode()
 
 
+def file_name(document_id: str, fmt: DocumentFormat) -> str:
+    """A rendered document's file name: ``doc-NNNNN.<ext>``."""
+    return f"{document_id}{EXTENSIONS[fmt]}"
+
+
 def render_corpus(
     documents: Sequence[SyntheticDocument],
     formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
@@ -202,7 +207,7 @@ def render_corpus(
         RenderedDocument(
             document.document_id,
             fmt,
-            f"{document.document_id}{EXTENSIONS[fmt]}",
+            file_name(document.document_id, fmt),
             render(document.text, fmt),
             document.truth,
         )
