@@ -72,25 +72,21 @@ browser:
 # Tests that start a local cloud of their own in the test process (marked own_cloud) run apart: one process
 # holds one local cloud, and the integration tests' session cloud lives in the workers of the first run.
 # --durations: each run prints its slowest tests, the work list of the suite's time (docs/performance.md).
-# --dist loadfile: a file's tests on one worker, in file order: tests/browser/test_console.py's tests share
-# one local cloud on fixed ports and each goes on from the jobs the one before left. (--dist loadgroup with
-# xdist_group marks did not group: pytest-xdist 3.8 renames a test by `_nodeid`, which pytest 9 no longer
-# reads, so every test was its own group.)
 test: lint docs browser
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not own_cloud" --durations=30
+	$(BIN)/python -m pytest -n 2 -m "not own_cloud" --durations=30
 	$(BIN)/python -m pytest -n 2 -m own_cloud --durations=10
 
 # The fast lane: unit and infra tests (everything not marked integration; tests/conftest.py marks by folder).
 # Named by folder too, so that the workers do not import the integration modules only to deselect them
 # (about 8 s of each worker's collection: the local cloud, moto's Step Functions, Playwright).
-# --dist loadfile: each file's tests on one worker (see `test`).
+# --dist loadgroup: the infra tests run on one worker, so the app is synthesized once (tests/conftest.py).
 UNIT_TESTS := tests/unit tests/infra
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not integration" $(UNIT_TESTS)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not integration" $(UNIT_TESTS)
 
 # The fast lane with line coverage of functions/, stacks/ and docagent/ (a summary, and htmlcov/).
 coverage: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not integration" $(UNIT_TESTS) --cov=functions --cov=stacks --cov=docagent \
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not integration" $(UNIT_TESTS) --cov=functions --cov=stacks --cov=docagent \
 		--cov-report=term:skip-covered --cov-report=html
 
 # The docs site (mkdocs.yml, docs/): a strict build into site/, where a broken link or a page left out of

@@ -35,11 +35,19 @@ LAYER_MARKS = {
 }
 
 
+# Folders whose tests share one costly session fixture (tests/infra: one synthesis of the app, several
+# seconds of jsii): under `pytest -n 2 --dist loadgroup` (`make unit`) they run on one worker, which
+# synthesizes once, instead of on both.
+SESSION_GROUPS = {"infra"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         folder = Path(item.path).resolve().relative_to(TESTS_DIR).parts[0]
         if (mark := LAYER_MARKS.get(folder)) is not None:
             item.add_marker(mark)
+        if folder in SESSION_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(folder))
 
 
 def read_event(name: str) -> Any:

@@ -16,9 +16,14 @@ from tests.conftest import TESTS_DIR, pytest_collection_modifyitems
 class FakeItem:
     path: Path
     marks: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)  # xdist_group marks (`make unit`'s --dist loadgroup)
 
-    def add_marker(self, mark: str) -> None:
-        self.marks.append(mark)
+    def add_marker(self, mark: str | pytest.MarkDecorator) -> None:
+        if isinstance(mark, str):
+            self.marks.append(mark)
+        else:
+            assert mark.name == "xdist_group"
+            self.groups.extend(mark.args)
 
 
 @pytest.mark.parametrize(
@@ -36,6 +41,15 @@ def test_a_test_is_marked_with_its_folders_layer(folder: str, mark: str) -> None
     item = FakeItem(TESTS_DIR / folder / "test_something.py")
     pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
     assert item.marks == [mark]
+
+
+def test_the_infra_tests_are_one_group_so_one_worker_synthesizes_the_app() -> None:
+    grouped = {}
+    for folder in ("unit", "infra", "integration"):
+        item = FakeItem(TESTS_DIR / folder / "test_something.py")
+        pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
+        grouped[folder] = item.groups
+    assert grouped == {"unit": [], "infra": ["infra"], "integration": []}
 
 
 def test_every_test_folder_has_a_layer() -> None:
