@@ -72,9 +72,12 @@ browser:
 # Tests that start a local cloud of their own in the test process (marked own_cloud) run apart: one process
 # holds one local cloud, and the integration tests' session cloud lives in the workers of the first run.
 # --durations: each run prints its slowest tests, the work list of the suite's time (docs/performance.md).
+# The browser tests run apart, in one process: they share one local cloud on fixed ports and each goes on
+# from the jobs the one before left, so two workers must not split them.
 test: lint docs browser
-	$(BIN)/python -m pytest -n 2 -m "not own_cloud" --durations=30
+	$(BIN)/python -m pytest -n 2 -m "not own_cloud" --ignore=tests/browser --durations=30
 	$(BIN)/python -m pytest -n 2 -m own_cloud --durations=10
+	$(BIN)/python -m pytest -n 0 tests/browser
 
 # The fast lane: unit and infra tests (everything not marked integration; tests/conftest.py marks by folder).
 # Named by folder too, so that the workers do not import the integration modules only to deselect them
