@@ -82,7 +82,7 @@ test: lint docs browser
 # The fast lane: unit and infra tests (everything not marked integration; tests/conftest.py marks by folder).
 # Named by folder too, so that the workers do not import the integration modules only to deselect them
 # (about 8 s of each worker's collection: the local cloud, moto's Step Functions, Playwright).
-# --dist loadgroup: the infra tests run on one worker, so the app is synthesized once (tests/conftest.py).
+# --dist loadgroup: meant to keep the infra tests on one worker; it does not group them today (tests/conftest.py).
 UNIT_TESTS := tests/unit tests/infra
 unit: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not integration" $(UNIT_TESTS)
