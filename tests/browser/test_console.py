@@ -141,6 +141,8 @@ def test_the_crashed_job_shows_where_it_stopped_and_a_double_clicked_redrive_red
     assert page.get_by_role("link", name="crashy").is_visible()
     setting.shoot("jobs")
     page.get_by_role("link", name="crashy").click()
+    page.wait_for_url("**/job/crashy")  # a click does not wait for the page it opens
+    page.wait_for_load_state()
     assert "Where it stopped" in page.content()
     assert "ReviewDocuments" in page.locator("#stopped + p").inner_text()
     assert "would re-run" in page.content()
