@@ -68,28 +68,35 @@ CHROMIUM := /usr/bin/chromium
 browser:
 	test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-# The whole suite: lint, type checks, the strict docs build, every test layer (docs/contributing.md "Tests").
-# Tests that start a local cloud of their own in the test process (marked own_cloud) run apart: one process
-# holds one local cloud, and the integration tests' session cloud lives in the workers of the first run.
+# The whole suite: lint, type checks, the strict docs build, every test layer (docs/contributing.md "Tests"),
+# in four runs, each on 2 workers with --dist worksteal (a worker that runs out of tests takes the other's
+# queue; with the default --dist load the integration tests were queued on one worker, which ran 290 s after
+# the other had finished):
+# 1. the fast lane (`make unit`): its tests use moto in the test process (mock_aws), which resets moto's
+#    backends, and with them an in-process local cloud, so they never share a worker with the next run;
+# 2. the integration tests that share one local cloud a worker (the session cloud of tests/integration);
+# 3. the tests marked own_cloud: a local cloud (or mock_aws) of their own in the test process;
+# 4. the browser tests, in one process: they share one local cloud on fixed ports and each goes on from the
+#    jobs the one before left, so two workers must not split them.
 # --durations: each run prints its slowest tests, the work list of the suite's time (docs/performance.md).
-# The browser tests run apart, in one process: they share one local cloud on fixed ports and each goes on
-# from the jobs the one before left, so two workers must not split them.
+PYTEST := $(BIN)/python -m pytest -n 2 --dist worksteal
 test: lint docs browser
-	$(BIN)/python -m pytest -n 2 -m "not own_cloud" --ignore=tests/browser --durations=30
-	$(BIN)/python -m pytest -n 2 -m own_cloud --durations=10
+	$(PYTEST) -m "not integration" $(UNIT_TESTS) --durations=10
+	$(PYTEST) -m "integration and not own_cloud" $(INTEGRATION_TESTS) --durations=30
+	$(PYTEST) -m own_cloud $(INTEGRATION_TESTS) --durations=10
 	$(BIN)/python -m pytest -n 0 tests/browser
 
 # The fast lane: unit and infra tests (everything not marked integration; tests/conftest.py marks by folder).
 # Named by folder too, so that the workers do not import the integration modules only to deselect them
 # (about 8 s of each worker's collection: the local cloud, moto's Step Functions, Playwright).
-# --dist loadgroup: meant to keep the infra tests on one worker; it does not group them today (tests/conftest.py).
 UNIT_TESTS := tests/unit tests/infra
+INTEGRATION_TESTS := tests/integration tests/localcloud tests/chaos tests/experiment
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not integration" $(UNIT_TESTS)
+	$(PYTEST) -m "not integration" $(UNIT_TESTS)
 
 # The fast lane with line coverage of functions/, stacks/ and docagent/ (a summary, and htmlcov/).
 coverage: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not integration" $(UNIT_TESTS) --cov=functions --cov=stacks --cov=docagent \
+	$(PYTEST) -m "not integration" $(UNIT_TESTS) --cov=functions --cov=stacks --cov=docagent \
 		--cov-report=term:skip-covered --cov-report=html
 
 # The docs site (mkdocs.yml, docs/): a strict build into site/, where a broken link or a page left out of

@@ -35,22 +35,15 @@ LAYER_MARKS = {
 }
 
 
-# Folders whose tests share one costly session fixture (tests/infra: one synthesis of the app, several
-# seconds of jsii): under `pytest -n 2 --dist loadgroup` (`make unit`) they run on one worker, which
-# synthesizes once, instead of on both.
-# Today this groups nothing: pytest-xdist 3.8 records the group by renaming the test's `_nodeid`, and
-# pytest 9 reads `nodeid` from `_id`, so under loadgroup every test is its own group (checked 2026-12-02);
-# kept for when they agree again, never relied on for correctness (make test runs tests/browser apart).
-SESSION_GROUPS = {"infra"}
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         folder = Path(item.path).resolve().relative_to(TESTS_DIR).parts[0]
         if (mark := LAYER_MARKS.get(folder)) is not None:
             item.add_marker(mark)
-        if folder in SESSION_GROUPS:
-            item.add_marker(pytest.mark.xdist_group(folder))
+        if mark == "integration" and getattr(getattr(item, "module", None), "mock_aws", None) is not None:
+            # moto's backends are one per process: mock_aws resets them, and with them the session cloud that
+            # the integration tests share in the same worker (its role, bucket and state machine gone).
+            item.add_marker(pytest.mark.own_cloud)
 
 
 def read_event(name: str) -> Any:

@@ -6,24 +6,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import pytest
 
 from tests.conftest import TESTS_DIR, pytest_collection_modifyitems
+from tests.localcloud import test_error_lookup, test_s3_key_index
 
 
 @dataclass
 class FakeItem:
     path: Path
+    module: Any = None
     marks: list[str] = field(default_factory=list)
-    groups: list[str] = field(default_factory=list)  # xdist_group marks (`make unit`'s --dist loadgroup)
 
     def add_marker(self, mark: str | pytest.MarkDecorator) -> None:
-        if isinstance(mark, str):
-            self.marks.append(mark)
-        else:
-            assert mark.name == "xdist_group"
-            self.groups.extend(mark.args)
+        self.marks.append(mark if isinstance(mark, str) else mark.name)
 
 
 @pytest.mark.parametrize(
@@ -43,13 +42,31 @@ def test_a_test_is_marked_with_its_folders_layer(folder: str, mark: str) -> None
     assert item.marks == [mark]
 
 
-def test_the_infra_tests_are_one_group_so_one_worker_synthesizes_the_app() -> None:
-    grouped = {}
-    for folder in ("unit", "infra", "integration"):
-        item = FakeItem(TESTS_DIR / folder / "test_something.py")
+def marks_of(folder: str, module: Any) -> list[str]:
+    item = FakeItem(TESTS_DIR / folder / "test_something.py", module)
+    pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
+    return item.marks
+
+
+def test_an_integration_test_using_mock_aws_runs_apart_from_the_session_cloud() -> None:
+    # mock_aws resets moto's backends in the process, and with them the session cloud of the integration
+    # tests on that worker: `make test` runs own_cloud tests in a run of their own.
+    with_moto = SimpleNamespace(mock_aws=object())
+    assert (
+        marks_of("localcloud", with_moto)
+        == marks_of("integration", with_moto)
+        == ["integration", "own_cloud"]
+    )
+    assert marks_of("unit", with_moto) == ["unit"]  # the fast lane is a run of its own already
+    assert marks_of("integration", SimpleNamespace()) == ["integration"]
+
+
+def test_the_integration_modules_that_use_mock_aws_are_marked_own_cloud() -> None:
+    modules: list[ModuleType] = [test_s3_key_index, test_error_lookup]
+    for module in modules:
+        item = FakeItem(Path(str(module.__file__)), module)
         pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
-        grouped[folder] = item.groups
-    assert grouped == {"unit": [], "infra": ["infra"], "integration": []}
+        assert item.marks == ["integration", "own_cloud"], module.__name__
 
 
 def test_every_test_folder_has_a_layer() -> None:
