@@ -55,6 +55,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_error_lookup.py. Belongs in moto: yes.
 - flask_form_helper.py: no class made per request by Flask's debug-mode form aid (moto runs debug apps).
   Test: localcloud/test_flask_form_helper.py. Belongs in moto: yes (debug mode off).
+- action_lookup.py: a request's action checked by its name, not by listing the response class's members.
+  Test: localcloud/test_action_lookup.py. Belongs in moto: yes.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import error_lookup, flask_form_helper
+from docagent.localcloud import action_lookup, error_lookup, flask_form_helper
 from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
 from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
@@ -337,6 +339,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         s3_key_index.install()
         error_lookup.install()
         flask_form_helper.install()
+        action_lookup.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):
