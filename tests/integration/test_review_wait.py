@@ -52,7 +52,9 @@ def wait_for_review(docagent, job: LocalJob, timeout: float = 180) -> dict[str, 
     while time.time() < deadline:
         code, status = docagent("status", job.job_id)
         assert code == 0 and status["status"] == "RUNNING", status
-        if status["waiting_for_review"]:
+        # WaitForReview is entered (the history) before its task has stored the token (review-wait.json):
+        # the job waits for review once both are there.
+        if status["waiting_for_review"] and status["review_wait"] is not None:
             return status
         time.sleep(0.3)
     raise AssertionError(f"{job.job_id} never waited for review")
