@@ -1,7 +1,8 @@
 """An opt-in pytest plugin that writes when each test ran, on which worker, and the CPU it took (the process's
 and its waited-for children's, so a subprocess's demo counts): the measurement behind docs/performance.md,
 "The test suite". Use: `DOCAGENT_TEST_TIMELINE=DIR pytest -p tests.timeline -n 2 ...`; one JSON-lines file a
-worker in DIR, then `python -m tests.timeline DIR` prints each worker's span and the costliest files."""
+worker in DIR (a run writes its workers' files anew), then `python -m tests.timeline DIR` prints each worker's
+span and the costliest files."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if folder:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         Path(folder).mkdir(parents=True, exist_ok=True)
-        _OUT.append((Path(folder) / f"{worker}.jsonl").open("a"))
+        _OUT.append((Path(folder) / f"{worker}.jsonl").open("w"))
     _write({"event": "start", "at": time.time(), "cpu": _cpu()})
 
 
@@ -58,10 +59,10 @@ def report(folder: Path, top: int = 25) -> None:
         tests = [r for r in records if r["event"] == "test"]
         if not tests:
             continue
-        start = next(r["at"] for r in records if r["event"] == "start")
-        end = max(r["at"] for r in records if r["event"] == "end")
-        cpu = records[-1]["cpu"]
-        print(f"{path.stem}: {len(tests)} tests, ended at {end - start:.1f} s, CPU {cpu:.1f} s")
+        start = next(r for r in records if r["event"] == "start")
+        end = next(r for r in records if r["event"] == "end")
+        span = end["at"] - start["at"]
+        print(f"{path.stem}: {len(tests)} tests, ended at {span:.1f} s, CPU {end['cpu']:.1f} s")
         for test in tests:
             by_file[test["id"].split("::")[0]] += test["cpu"]
     for name, cpu in by_file.most_common(top):

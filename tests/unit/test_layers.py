@@ -25,6 +25,13 @@ class FakeItem:
         self.marks.append(mark if isinstance(mark, str) else mark.name)
 
 
+def marks_of(path: Path, module: Any = None) -> list[str]:
+    """The marks tests/conftest.py gives a test of that file (and module)."""
+    item = FakeItem(path, module)
+    pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
+    return item.marks
+
+
 @pytest.mark.parametrize(
     ("folder", "mark"),
     [
@@ -37,45 +44,28 @@ class FakeItem:
     ],
 )
 def test_a_test_is_marked_with_its_folders_layer(folder: str, mark: str) -> None:
-    item = FakeItem(TESTS_DIR / folder / "test_something.py")
-    pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
-    assert item.marks == [mark]
-
-
-def marks_of(folder: str, module: Any) -> list[str]:
-    item = FakeItem(TESTS_DIR / folder / "test_something.py", module)
-    pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
-    return item.marks
+    assert marks_of(TESTS_DIR / folder / "test_something.py") == [mark]
 
 
 def test_an_integration_test_using_mock_aws_runs_apart_from_the_session_cloud() -> None:
     # mock_aws resets moto's backends in the process, and with them the session cloud of the integration
     # tests on that worker: `make test` runs own_cloud tests in a run of their own.
     with_moto = SimpleNamespace(mock_aws=object())
-    assert (
-        marks_of("localcloud", with_moto)
-        == marks_of("integration", with_moto)
-        == ["integration", "own_cloud"]
-    )
-    assert marks_of("unit", with_moto) == ["unit"]  # the fast lane is a run of its own already
-    assert marks_of("integration", SimpleNamespace()) == ["integration"]
+    for folder in ("localcloud", "integration"):
+        assert marks_of(TESTS_DIR / folder / "test_x.py", with_moto) == ["integration", "own_cloud"]
+    assert marks_of(TESTS_DIR / "unit" / "test_x.py", with_moto) == ["unit"]  # a run of its own already
+    assert marks_of(TESTS_DIR / "integration" / "test_x.py", SimpleNamespace()) == ["integration"]
 
 
 def test_the_integration_modules_that_use_mock_aws_are_marked_own_cloud() -> None:
     modules: list[ModuleType] = [test_s3_key_index, test_error_lookup]
     for module in modules:
-        item = FakeItem(Path(str(module.__file__)), module)
-        pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
-        assert item.marks == ["integration", "own_cloud"], module.__name__
+        assert marks_of(Path(str(module.__file__)), module) == ["integration", "own_cloud"], module.__name__
 
 
 def test_every_test_folder_has_a_layer() -> None:
     folders = {path.name for path in TESTS_DIR.iterdir() if path.is_dir() and any(path.glob("test_*.py"))}
-    marked = set()
-    for folder in folders:
-        item = FakeItem(TESTS_DIR / folder / "test_x.py")
-        pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
-        marked |= {folder} if item.marks else set()
+    marked = {folder for folder in folders if marks_of(TESTS_DIR / folder / "test_x.py")}
     assert marked == folders
 
 
