@@ -18,12 +18,6 @@ import zipfile
 from collections.abc import Sequence
 from typing import NamedTuple
 
-import docx
-import openpyxl
-from fpdf import FPDF
-from openpyxl.writer.excel import ExcelWriter
-from PIL import Image
-
 from docagent.drills.synthetic import ExtractedFacts, SyntheticDocument
 from functions.payloads.common import DocumentFormat
 
@@ -88,6 +82,9 @@ def render_scanned_appendix_pdf(text: str, target_bytes: int, *, pages: int = 20
     """A real-looking large PDF: the invoice's text on page 1, then ``pages`` pages each carrying a noisy
     photograph-like image (random pixels, so neither JPEG nor Flate shrinks them) sized so the file comes
     to about ``target_bytes``: a manual or an invoice with scanned attachments, the ordinary 1-5 MB PDF."""
+    from fpdf import FPDF  # noqa: PLC0415
+    from PIL import Image  # noqa: PLC0415
+
     pdf = FPDF(format="A4")
     pdf.set_creation_date(FIXED_TIME)
     pdf.core_fonts_encoding = "cp1252"
@@ -110,6 +107,8 @@ def render_scanned_appendix_pdf(text: str, target_bytes: int, *, pages: int = 20
 def render_pdf(text: str, *, title: str = "Invoice", author: str = "docagent synthetic") -> bytes:
     """One A4 page per 60 lines, Courier 9 pt (the columns stay aligned), cp1252 so € and £ survive.
     Byte-stable: the creation date is fixed, so the same text always gives the same sha256."""
+    from fpdf import FPDF  # noqa: PLC0415 (each renderer imports its library: a cached corpus needs none)
+
     pdf = FPDF(format="A4")
     pdf.set_creation_date(FIXED_TIME)
     pdf.core_fonts_encoding = "cp1252"
@@ -125,6 +124,8 @@ def render_pdf(text: str, *, title: str = "Invoice", author: str = "docagent syn
 
 def render_docx(text: str) -> bytes:
     """Byte-stable: fixed core-property dates and zip member times (python-docx stamps the current time)."""
+    import docx  # noqa: PLC0415
+
     document = docx.Document()
     document.core_properties.created = document.core_properties.modified = FIXED_TIME.replace(tzinfo=None)
     for line in text.splitlines():
@@ -148,6 +149,9 @@ def _fixed_zip_times(data: bytes) -> bytes:
 def render_xlsx(text: str) -> bytes:
     """One sheet, one row per line, a cell per column of the text (split where two or more spaces align
     it), every cell a string as the invoice prints it. Byte-stable: fixed workbook dates and zip times."""
+    import openpyxl  # noqa: PLC0415
+    from openpyxl.writer.excel import ExcelWriter  # noqa: PLC0415
+
     workbook = openpyxl.Workbook()
     sheet = workbook.active
     assert sheet is not None

@@ -106,8 +106,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise RefusedError("BadArguments", "--model-faults is for a new local run, not --from-job")
     if (args.aws or args.endpoint or args.local) and not args.from_job:
         raise RefusedError("BadArguments", "--aws, --endpoint and --local pick where --from-job's job ran")
-    if (args.aws or args.endpoint or args.local) and not args.from_job:
-        raise RefusedError("BadArguments", "--aws, --endpoint and --local pick where --from-job's job ran")
     margins = gates.parse_margins(args.field_margin)
     report.require_extra(plots=bool(args.out))
     baseline = gates.load_baseline(args.baseline) if args.baseline else None

@@ -1,10 +1,16 @@
-"""A batch job is created once even when the worker dies after creating it, or while the workflow waits for
-it, on every attempt until the job is redriven (docs/batch.md, "Crashes"): `docagent demo --inference batch
---crash-point after_batch_submit` (or `after_batch_wait_token`)."""
+"""`docagent demo --inference batch` (docs/batch.md) with a worker killed on the batch path: a batch job is
+created once even when the worker dies after creating it, or while the workflow waits for it, on every attempt
+until the job is redriven ("Crashes"); and what the batch job did not answer finishes on-demand, once: records
+the local model fails (``--model-faults batch_record_error``), or every record when the batch job fails
+(``batch_job=failed``).
+
+Each run is 100 documents (Bedrock's minimum per batch job: the smallest job that submits one), about 50 s of
+CPU on a slow machine, so each run tells two stories: a kill point and what the batch job leaves to on-demand.
+"""
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
 from docagent.operations.workflow_definition import retry_rule
 from functions.batch_inference.facts import BATCH_MIN_RECORDS
@@ -14,16 +20,17 @@ from stacks.workflow import render_definition
 from tests.integration.test_demo import demo
 
 
-@pytest.mark.parametrize("point", ["after_batch_submit", "after_batch_wait_token"])
-def test_a_worker_killed_on_the_batch_path_leaves_one_batch_job_after_the_redrive(tmp_path, point):
+def batch_demo(tmp_path: Any, point: str, faults: str) -> dict[str, Any]:
     summary = demo(
         tmp_path,
         "--documents",
-        str(BATCH_MIN_RECORDS),  # Bedrock's minimum per batch job: the smallest job that submits one
+        str(BATCH_MIN_RECORDS),
         "--inference",
         "batch",
         "--crash-point",
         point,
+        "--model-faults",
+        faults,
         "--formats",
         "txt,md",
         "--time-scale",
@@ -37,7 +44,25 @@ def test_a_worker_killed_on_the_batch_path_leaves_one_batch_job_after_the_redriv
     assert summary["stopped_at"]["failed_state"] == state
     # ... and the redrive finished it with the batch job the killed attempts had created or waited for.
     assert summary["status"] == "SUCCEEDED" and summary["verified"]
-    [batch_job] = summary["batch_jobs"]  # the local batch API's list: one job, whatever the attempts
-    assert batch_job["status"] == "Completed" and batch_job["success_records"] == BATCH_MIN_RECORDS
     assert summary["results"] == BATCH_MIN_RECORDS and summary["repeated_model_calls"] == 0
-    assert summary["model_calls_by_mode"] == {"batch": BATCH_MIN_RECORDS}  # every call answered by the batch
+    # each call priced at its mode's price (tests/unit/test_batch_cost.py: batch is half), one a document
+    assert summary["spend"]["model_calls"] == BATCH_MIN_RECORDS and summary["model_cost_usd"] > 0
+    return summary
+
+
+def test_killed_after_the_submit_one_batch_job_answers_and_its_failed_records_finish_on_demand(tmp_path):
+    summary = batch_demo(tmp_path, "after_batch_submit", "batch_record_error=0.2,seed=3")
+    [batch_job] = summary["batch_jobs"]  # the local batch API's list: one job, whatever the attempts
+    assert batch_job["status"] == "Completed" and batch_job["error_records"] > 0
+    assert batch_job["success_records"] + batch_job["error_records"] == BATCH_MIN_RECORDS
+    assert summary["model_calls_by_mode"] == {
+        "batch": batch_job["success_records"],
+        "on_demand": batch_job["error_records"],  # each failed record, once, on-demand
+    }
+
+
+def test_killed_while_waiting_for_a_batch_job_that_fails_every_document_finishes_on_demand(tmp_path):
+    summary = batch_demo(tmp_path, "after_batch_wait_token", "batch_job=failed")
+    [batch_job] = summary["batch_jobs"]
+    assert batch_job["status"] == "Failed"
+    assert summary["model_calls_by_mode"] == {"on_demand": BATCH_MIN_RECORDS}
