@@ -10,10 +10,9 @@ from docagent.localcloud.server import LocalCloud
 from tests.support import wait_for_execution
 
 JOBS = 5
-# Eight documents a job: the five jobs ask for up to forty invocations at once against a cap of 4 workers a
-# function on 2 cores (16 before 2026-12-02), as thirty and then twelve documents a job did (50 at once,
-# MaxConcurrency 10), with a third less work than twelve (measured 2026-12-02 with the cap of 16: 43
-# invocations waited for a worker at twelve, 24 at eight).
+# Eight documents a job: the five jobs ask for up to forty invocations at once against a cap of 16 workers
+# per function, as thirty and then twelve documents a job did (50 at once, MaxConcurrency 10), with a third
+# less work than twelve (measured 2026-12-02: 43 invocations waited for a worker at twelve, 24 at eight).
 DOCUMENTS = 8
 # Plain text: the workers' concurrency is the point, not the formats (PDF extraction only adds CPU).
 FORMATS = ("txt", "md")

@@ -1,8 +1,8 @@
 """The local Lambda service: runs a function's handler in warm worker processes.
 
 Each function gets a pool of workers (separate Python processes, like Lambda execution environments).
-A worker serves one invocation at a time; concurrent invocations start more workers up to a cap (twice the
-machine's cores a function, at least 4: ``default_worker_cap``). An invocation beyond the cap waits for a free
+A worker serves one invocation at a time; concurrent invocations start more workers up to a cap (16 a
+function: worker processes are what this machine can hold). An invocation beyond the cap waits for a free
 worker, in turn, up to ``throttle_after_seconds`` (60 s of wall time), and only then is throttled
 (``TooManyRequestsException``): AWS runs 1,000 invocations at once per account and Region by default
 (looked up 2026-12-01, Lambda quotas: "Concurrent executions 1,000", of which 100 always stay unreserved;
@@ -253,14 +253,6 @@ class TooManyRequestsError(Exception):
     """The function's concurrency cap is reached (surfaces as Lambda.TooManyRequestsException)."""
 
 
-def default_worker_cap() -> int:
-    """Workers a function may run at once: twice the cores, at least 4. More only add contention: each
-    forked worker costs CPU to start and every worker's requests queue at the one endpoint process. Measured
-    on 2 cores (2026-12-02, docs/performance.md): a 100-document demo took 42.9 s of CPU with 16 workers a
-    function and 36.8 s with 4, and its job phase 19.0 s of wall against 16.8 s."""
-    return max(4, 2 * (os.cpu_count() or 1))
-
-
 class LambdaRuntime:
     """Runs invocations for every function of the local cloud."""
 
@@ -271,13 +263,13 @@ class LambdaRuntime:
         log: LogSink,
         time_scale: float = 1.0,
         *,
-        max_workers_per_function: int | None = None,
+        max_workers_per_function: int = 16,
         throttle_after_seconds: float = 60.0,
     ) -> None:
         self.state_dir = state_dir
         self.base_env = base_env
         self.time_scale = time_scale
-        self.max_workers = max_workers_per_function or default_worker_cap()
+        self.max_workers = max_workers_per_function
         self.throttle_after_seconds = throttle_after_seconds
         self._log = log
         self._pools: dict[str, FunctionPool] = {}
