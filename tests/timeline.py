@@ -85,8 +85,9 @@ def report(folder: Path, top: int = 25) -> None:
         span = end["at"] - start["at"]
         print(f"{path.stem}: {len(tests)} tests, ended at {span:.1f} s, CPU {end['cpu']:.1f} s")
         for test in tests:
-            by_file[test["id"].split("::")[0]] += test["cpu"]
-            machine_by_file[test["id"].split("::")[0]] += test.get("machine_cpu", 0.0)
+            file = test["id"].split("::")[0]
+            by_file[file] += test["cpu"]
+            machine_by_file[file] += test.get("machine_cpu", 0.0)  # files written before it was recorded
     for name, cpu in by_file.most_common(top):
         print(f"{cpu:8.1f} s CPU  {machine_by_file[name]:8.1f} s machine  {name}")
 

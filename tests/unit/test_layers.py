@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import TESTS_DIR, pytest_collection_modifyitems
-from tests.localcloud import test_error_lookup, test_s3_key_index
+from tests.localcloud import test_action_lookup, test_error_lookup, test_s3_key_index
 
 
 @dataclass
@@ -58,7 +58,7 @@ def test_an_integration_test_using_mock_aws_runs_apart_from_the_session_cloud() 
 
 
 def test_the_integration_modules_that_use_mock_aws_are_marked_own_cloud() -> None:
-    modules: list[ModuleType] = [test_s3_key_index, test_error_lookup]
+    modules: list[ModuleType] = [test_s3_key_index, test_error_lookup, test_action_lookup]
     for module in modules:
         assert marks_of(Path(str(module.__file__)), module) == ["integration", "own_cloud"], module.__name__
 
