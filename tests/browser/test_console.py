@@ -27,6 +27,7 @@ from docagent.drills.cloud_crash import CloudProcess
 from docagent.drills.job_folder import JobFolder
 from docagent.drills.local_job import LocalJob
 from docagent.localcloud.deploy import LocalStack, deploy
+from docagent.localcloud.server import free_port
 from docagent.localcloud.synth import synth_local
 from docagent.operations.context import OperatorContext
 from docagent.operations.records import JobRecords
@@ -46,9 +47,6 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 CLAIMS = project.ROOT / "examples" / "claims"
-# This suite's ports; the console takes the first free one of the others (a port of the ephemeral range may
-# be held a moment by an outgoing connection).
-CLOUD_PORT, CONSOLE_PORTS = 47241, (47240, 47242, 47243, 47244)
 CRASH = {"point": "before_store_result", "document_index": 1, "mode": "exit", "until_redrive": 1}
 SCREENSHOTS = project.ROOT / "docs" / "console"
 
@@ -90,25 +88,17 @@ def start_claims(job: LocalJob, folder: JobFolder, options: dict[str, Any]) -> N
     job.start({"job_id": job.job_id, "prefix": prefix, **folder.request(), "options": options})
 
 
-def serve_on_a_free_port(console: ReviewConsole) -> ConsoleServer:
-    for port in CONSOLE_PORTS[:-1]:
-        try:
-            return serve(console, port)
-        except OSError:
-            continue
-    return serve(console, CONSOLE_PORTS[-1])
-
-
 @pytest.fixture(scope="module")
 def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
     root = tmp_path_factory.mktemp("console")
-    cloud = CloudProcess(root / "cloud", CLOUD_PORT, time_scale=0.25)
+    # Free ports, as the other suites take theirs: `make test` runs this suite beside the own_cloud tests.
+    cloud = CloudProcess(root / "cloud", free_port(), time_scale=0.25)
     cloud.start(fresh=True)
     server: ConsoleServer | None = None
     try:
         stack = deploy(synth_local(), "DocAgent", cloud.endpoint)
         ctx = OperatorContext.of_local_stack(cloud.endpoint, stack.stack_name, stack.outputs)
-        server = serve_on_a_free_port(ReviewConsole(ctx, "rita"))
+        server = serve(ReviewConsole(ctx, "rita"), 0)
         folder = JobFolder.read(CLAIMS)
         start_claims(LocalJob(ctx, "crashy"), folder, {"fault": CRASH, "require_approval": True})
         start_claims(LocalJob(ctx, "steady"), folder, {"require_approval": True})

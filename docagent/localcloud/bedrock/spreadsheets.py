@@ -14,11 +14,14 @@ import datetime as dt
 import io
 import zipfile
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-import openpyxl
-import xlrd
-from openpyxl.utils.exceptions import InvalidFileException
-from xlrd.biffh import XLRDError
+if TYPE_CHECKING:
+    import xlrd
+
+# openpyxl (with numpy) and xlrd are imported by the reader that needs them, when a workbook is read: every
+# local cloud process imports this module, few ever read a spreadsheet (0.36 s of CPU at each cloud's start:
+# `python -X importtime`, 2026-12-02).
 
 # A 4.5 MB document cannot hold much more than this in text a model would read (200k tokens is about 150k
 # words); past it the local reader refuses the workbook, as the PDF reader refuses more than 100 pages.
@@ -68,6 +71,9 @@ def _rows_text(sheets: Iterable[Iterator[Iterable[object]]]) -> str:
 
 def xlsx_text(data: bytes) -> str:
     """Every sheet of an xlsx workbook, the cached values of formulas (what Excel shows), in sheet order."""
+    import openpyxl  # noqa: PLC0415 (when a workbook is read: see the imports)
+    from openpyxl.utils.exceptions import InvalidFileException  # noqa: PLC0415 (as openpyxl)
+
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, TypeError, OSError) as error:
@@ -92,6 +98,9 @@ def xlsx_text(data: bytes) -> str:
 
 def xls_text(data: bytes) -> str:
     """Every sheet of a legacy Excel (BIFF) workbook; an encrypted one is refused, as xlrd cannot read it."""
+    import xlrd  # noqa: PLC0415 (when a workbook is read: see the imports)
+    from xlrd.biffh import XLRDError  # noqa: PLC0415 (as xlrd)
+
     try:
         workbook = xlrd.open_workbook(file_contents=data, on_demand=True)
     except XLRDError as error:
@@ -122,6 +131,8 @@ def xls_text(data: bytes) -> str:
 
 
 def _xls_row(workbook: xlrd.book.Book, sheet: xlrd.sheet.Sheet, row: int) -> list[object]:
+    import xlrd  # noqa: PLC0415 (imported already by xls_text, which calls this)
+
     values: list[object] = []
     for cell in sheet.row(row):
         if cell.ctype == xlrd.XL_CELL_DATE:
