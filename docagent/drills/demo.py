@@ -362,8 +362,14 @@ def counted_usage(where: DemoCloud, job: LocalJob, stack: LocalStack, since: int
         return None
     usage = job_usage(job, stack, where.cloud.requests.snapshot(), where.cloud.runtime.invocations[since:])
     usage["endpoint_ms_per_request"] = where.cloud.requests.milliseconds()  # what the local cloud costs
-    launcher = where.cloud.runtime.launcher  # worker processes started: forked, or fresh (lambdas/forking.py)
-    usage["lambda_workers"] = {"forked": launcher.forked, "fresh": launcher.started}
+    # Worker processes started: forked (by a function's template, with its handler imported, or by the fork
+    # server), or fresh (lambdas/forking.py).
+    launcher = where.cloud.runtime.launcher
+    usage["lambda_workers"] = {
+        "forked": launcher.forked,
+        "forked_by_template": launcher.from_template,
+        "fresh": launcher.started,
+    }
     return usage
 
 

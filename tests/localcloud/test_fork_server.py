@@ -23,9 +23,15 @@ HANDLER = """
 import os, sys, time
 import botocore
 
+IMPORTED_BY = os.getpid()  # the process that imported this module: a worker, or its function's template
+AT_IMPORT = os.environ.get("ONLY_A")
+REMEMBERED = []
+
 def handler(event, context):
     if event.get("mark"):
         botocore.docagent_mark = event["mark"]  # state left on a preloaded module
+    if event.get("remember"):
+        REMEMBERED.append(event["remember"])  # state left on the handler's own module
     if event.get("exit") is not None:
         os._exit(event["exit"])
     if event.get("sleep"):
@@ -39,6 +45,9 @@ def handler(event, context):
         "only_a": os.environ.get("ONLY_A"),
         "mark": getattr(botocore, "docagent_mark", None),
         "app": __file__,
+        "imported_by": IMPORTED_BY,
+        "at_import": AT_IMPORT,
+        "remembered": REMEMBERED,
     }
 """
 BASE_ENV = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8"}
@@ -172,10 +181,52 @@ def test_a_stop_leaves_no_process_behind(tmp_path: Path):
         invoke(worker, {})
     assert runtime.launcher.server is not None
     server = runtime.launcher.server.process.pid
-    pids = [server, *(worker.pid for worker in workers)]
+    templates = [template.process.pid for template in runtime.launcher.templates.values()]
+    assert len(templates) == 2
+    pids = [server, *templates, *(worker.pid for worker in workers)]
     assert all(alive(pid) for pid in pids)
     runtime.stop()
     assert [pid for pid in pids if alive(pid)] == []
+
+
+def test_a_functions_workers_fork_from_its_template_with_the_handler_imported_once(runtime: Runtime):
+    first, second = runtime.worker("a", {"ONLY_A": "yes"}), runtime.worker("a", {"ONLY_A": "yes"})
+    _, one = invoke(first, {"remember": "only in the first worker"})
+    _, two = invoke(second, {})
+    assert one["imported_by"] == two["imported_by"] not in {one["pid"], two["pid"]}, "imported once, before"
+    assert one["at_import"] == two["at_import"] == "yes", "imported with the function's environment"
+    assert one["remembered"] == ["only in the first worker"] and two["remembered"] == []
+    assert one["app"] == two["app"] == str(runtime.tmp_path / "a" / "app.py")
+    assert (runtime.launcher.forked, runtime.launcher.from_template, runtime.launcher.started) == (2, 2, 0)
+
+
+def test_a_function_whose_environment_changed_gets_a_new_template(runtime: Runtime):
+    _, before = invoke(runtime.worker("a", {"ONLY_A": "before"}), {})
+    _, after = invoke(runtime.worker("a", {"ONLY_A": "after"}), {})
+    assert (before["at_import"], after["at_import"]) == ("before", "after")
+    assert before["imported_by"] != after["imported_by"]
+    assert runtime.launcher.from_template == 2
+
+
+def test_a_handler_whose_import_reads_the_log_stream_imports_it_in_each_worker(
+    runtime: Runtime, tmp_path: Path
+):
+    # The log stream is each worker's own: a template's import would have read the first worker's.
+    reads_stream = 'import os\nSTREAM = os.environ["AWS_LAMBDA_LOG_STREAM_NAME"]\n'
+    reads_stream += "def handler(event, context):\n    return {'stream': STREAM}\n"
+    root = code_root(tmp_path, "streams", {"app.py": reads_stream})
+    workers = [runtime.worker("streams", root=root) for _ in range(2)]
+    streams = [invoke(worker, {})[1]["stream"] for worker in workers]
+    assert streams == [worker.log_stream for worker in workers]
+    assert (runtime.launcher.forked, runtime.launcher.from_template) == (2, 1)
+
+
+def test_a_handler_that_fails_to_import_fails_each_invocation_as_before(runtime: Runtime, tmp_path: Path):
+    root = code_root(tmp_path, "broken", {"app.py": "raise RuntimeError('broken at import')\n"})
+    error, payload = invoke(runtime.worker("broken", root=root), {})
+    assert error == "Unhandled" and payload["errorType"] == "Runtime.ImportModuleError"
+    assert payload["errorMessage"] == "broken at import"
+    assert (runtime.launcher.forked, runtime.launcher.from_template) == (1, 0), "forked by the server"
 
 
 def test_when_the_server_dies_its_workers_die_and_new_ones_start_the_old_way(runtime: Runtime):

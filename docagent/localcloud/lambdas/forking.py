@@ -7,6 +7,16 @@ each worker from it. The worker is then what a fresh interpreter would be: its o
 root, the function's environment (set before the handler is imported), stdout and stderr the function's log,
 the handler imported fresh from the code root, and its exit code or signal reported as ``subprocess`` does.
 
+What is left of a cold start is importing the function's own code (``functions``: its pydantic models are
+built at import, about 0.3 s of CPU a worker). So the server forks, for each function, a template: a process
+that imports that function's handler once, with the function's environment in its code root, as a worker
+would, and then forks that function's workers, which start with the handler imported (``ForkServer.
+template``; the workers of a 12-document demo used 5.6 and 6.0 s of CPU against 7.8 to 8.8 s, 2026-12-02). A
+worker is forked by the server itself when its template's import read something that differs for it (each
+worker's own log stream, say), or that import failed, started a thread or listed the environment; a function
+whose environment or code changed gets a new template (the old one lives until the stop, with any worker
+still running an invocation of the old code).
+
 A worker is started the old way (``subprocess.Popen`` of ``environment.py``) when a fork could differ from
 it: the variables the preloaded imports read (``ForkServer.reads``) or the interpreter reads at start-up
 have other values for this function, the code root holds a module of the same name as one preloaded, or the
@@ -43,6 +53,7 @@ PRESENCE_ONLY = frozenset({"LAMBDA_TASK_ROOT"})
 _INTERPRETER_PREFIXES = ("PYTHON", "LC_")
 _INTERPRETER_KEYS = frozenset({"HOME", "LANG", "LANGUAGE", "TZ"})
 _PIPE_KEYS = frozenset({"DOCAGENT_REQUEST_FD", "DOCAGENT_RESPONSE_FD"})
+_PER_WORKER_KEYS = frozenset({"AWS_LAMBDA_LOG_STREAM_NAME"})  # runtime.Worker: one log stream a worker
 
 
 class ProcessHandle(Protocol):
@@ -125,39 +136,80 @@ class _Pending:
     error: str = ""
 
 
-class ForkServer:
-    """One ``zygote.py`` process and the thread that reads what it says."""
+def _without_pipes(environment: dict[str, str]) -> dict[str, str]:
+    """A worker's environment but for its pipes' numbers (a worker's own; no import reads them)."""
+    return {key: value for key, value in environment.items() if key not in _PIPE_KEYS}
 
-    def __init__(self, environment: dict[str, str]) -> None:
-        # The first worker's environment, but for its pipes' numbers (a worker's own; no import reads them).
-        self.environment = {key: value for key, value in environment.items() if key not in _PIPE_KEYS}
+
+class ForkServer:
+    """A process that forks workers, and the thread that reads what it says: the runtime's ``zygote.py``
+    (``ForkServer.start``), or a function's template forked from it (``template``)."""
+
+    def __init__(
+        self,
+        environment: dict[str, str],
+        channel: socket.socket,
+        process: subprocess.Popen[bytes] | ForkedProcess,
+        modules: frozenset[str] | None = None,
+    ) -> None:
+        """Wait for the server's ``ready`` on ``channel``. ``modules``: the modules a code root must not
+        shadow (a template's are its server's: the handler's own come from the code root)."""
+        self.environment = environment  # what the server (or template) was started with
+        self._channel = channel
+        self.process = process
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._pending: dict[int, _Pending] = {}
+        self._children: dict[int, ForkedProcess] = {}
+        self._early: dict[int, int] = {}  # exit codes that came before the spawn's answer was handled
+        self.templates = 0  # templates this server forked
+        self.alive = False
+        ready, _, _ = select.select([channel], [], [], PRELOAD_TIMEOUT_SECONDS)
+        hello = json.loads(channel.recv(MAX_MESSAGE) or b"{}") if ready else {}
+        if hello.get("op") != "ready":
+            self.stop()
+            raise ForkServerError("the fork server did not start")
+        self.reads: dict[str, str | None] = hello["reads"]
+        self.modules: frozenset[str] = frozenset(hello["modules"]) if modules is None else modules
+        self.sound = not hello["listed_environment"] and hello["threads"] == 1 and not hello["failed"]
+        self.alive = True
+        threading.Thread(target=self._listen, name="lambda-fork-server", daemon=True).start()
+
+    @classmethod
+    def start(cls, environment: dict[str, str]) -> ForkServer:
+        """The runtime's ``zygote.py``, started with the first worker's environment."""
+        environment = _without_pipes(environment)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._channel = ours
-        self.process = subprocess.Popen(
+        process = subprocess.Popen(
             [sys.executable, str(ZYGOTE_SCRIPT), str(theirs.fileno())],
-            env=self.environment,
+            env=environment,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,  # its workers' output goes to their own logs; its errors to ours
             pass_fds=(theirs.fileno(),),
             start_new_session=True,  # as the workers: a Ctrl-C in the terminal reaches the cloud only
         )
         theirs.close()
-        self._lock = threading.Lock()
-        self._ids = itertools.count()
-        self._pending: dict[int, _Pending] = {}
-        self._children: dict[int, ForkedProcess] = {}
-        self._early: dict[int, int] = {}  # exit codes that came before the spawn's answer was handled
-        self.alive = False
-        ready, _, _ = select.select([ours], [], [], PRELOAD_TIMEOUT_SECONDS)
-        hello = json.loads(ours.recv(MAX_MESSAGE) or b"{}") if ready else {}
-        if hello.get("op") != "ready":
-            self.stop()
-            raise ForkServerError("the fork server did not start")
-        self.reads: dict[str, str | None] = hello["reads"]
-        self.modules: frozenset[str] = frozenset(hello["modules"])
-        self.sound = not hello["listed_environment"] and hello["threads"] == 1 and not hello["failed"]
-        self.alive = True
-        threading.Thread(target=self._listen, name="lambda-fork-server", daemon=True).start()
+        return cls(environment, ours, process)
+
+    def template(self, environment: dict[str, str], cwd: Path) -> ForkServer:
+        """A template for the function of this worker environment: forked from this server, it imports the
+        handler (``_HANDLER``) with that environment in ``cwd`` (the code root), then forks its workers."""
+        environment = _without_pipes(environment)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            message = {"env": environment, "cwd": str(cwd), "handler": environment.get("_HANDLER", "")}
+            process = self._request("template", message, [theirs.fileno()])
+        except ForkServerError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.templates += 1
+        try:
+            return ForkServer(environment, ours, process, modules=self.modules)
+        except ForkServerError:
+            ours.close()
+            raise
 
     def differences(self, environment: dict[str, str], code_root: Path) -> list[str]:
         """Why a worker forked from this server could differ from a fresh one (nothing: it may fork)."""
@@ -181,6 +233,18 @@ class ForkServer:
     def spawn(self, environment: dict[str, str], cwd: Path, fds: tuple[int, int]) -> ForkedProcess:
         """Fork a worker with the request and response pipes ``fds``; its stdout and stderr come to us."""
         log_read, log_write = os.pipe()
+        try:
+            process = self._request("spawn", {"env": environment, "cwd": str(cwd)}, [*fds, log_write])
+        except ForkServerError:
+            os.close(log_read)
+            raise
+        finally:
+            os.close(log_write)
+        process.stdout = os.fdopen(log_read, "rb")
+        return process
+
+    def _request(self, op: str, message: dict[str, Any], fds: list[int]) -> ForkedProcess:
+        """Ask the server to fork (``op``: spawn or template), passing ``fds``; the child it forked."""
         pending = _Pending()
         try:
             with self._lock:
@@ -188,25 +252,17 @@ class ForkServer:
                     raise ForkServerError("the fork server has stopped")
                 request_id = next(self._ids)
                 self._pending[request_id] = pending
-                message = {"op": "spawn", "id": request_id, "env": environment, "cwd": str(cwd)}
-                socket.send_fds(self._channel, [json.dumps(message).encode()], [*fds, log_write])
+                data = json.dumps({"op": op, "id": request_id, **message}).encode()
+                socket.send_fds(self._channel, [data], fds)
         except OSError as error:
-            os.close(log_read)
             raise ForkServerError(f"the fork server is gone: {error}") from error
-        except ForkServerError:
-            os.close(log_read)
-            raise
-        finally:
-            os.close(log_write)
         answered = pending.done.wait(SPAWN_TIMEOUT_SECONDS)
         if not answered:
             # A hung server: ended, so that a late fork cannot share these pipes with the fresh worker that
             # replaces it (a worker dies with its server).
             self.process.kill()
         if not answered or pending.process is None:
-            os.close(log_read)
             raise ForkServerError(pending.error or "the fork server did not answer")
-        pending.process.stdout = os.fdopen(log_read, "rb")
         return pending.process
 
     def _listen(self) -> None:
@@ -270,6 +326,11 @@ class ForkServer:
         self._channel.close()
 
 
+def _configuration(environment: dict[str, str]) -> dict[str, str]:
+    """A worker's environment but for what each worker has of its own (its pipes, its log stream)."""
+    return {key: value for key, value in _without_pipes(environment).items() if key not in _PER_WORKER_KEYS}
+
+
 def _read_by_interpreter(key: str) -> bool:
     return key in _INTERPRETER_KEYS or key.startswith(_INTERPRETER_PREFIXES)
 
@@ -282,7 +343,13 @@ class Launcher:
         # pidfds (Linux 5.3) and PR_SET_PDEATHSIG are Linux's: elsewhere every worker is a fresh interpreter.
         self.enabled = switched_on and sys.platform == "linux" and hasattr(os, "pidfd_open")
         self.server: ForkServer | None = None
+        # A function's template by (code root, handler, function): the workers of that function fork from it
+        # with the handler imported. One replaced (its function's environment changed) stays until the stop:
+        # its workers may still be running invocations, and they die with it.
+        self.templates: dict[tuple[str, str, str], ForkServer] = {}
+        self._replaced: list[ForkServer] = []
         self.forked = 0
+        self.from_template = 0  # of the forked, those forked by a template
         self.started = 0  # fresh interpreters
         self.why_not: list[str] = []  # the last reason a worker was not forked
         self._failed = False
@@ -295,6 +362,13 @@ class Launcher:
             if not server.sound:
                 self.why_not.append("the server's imports started a thread, failed or listed the environment")
             if not self.why_not:
+                template = self._template(server, environment, cwd)
+                if template is not None:
+                    with contextlib.suppress(ForkServerError):  # then from the server, as before
+                        process = template.spawn(environment, cwd, fds)
+                        self.forked += 1
+                        self.from_template += 1
+                        return process
                 try:
                     process = server.spawn(environment, cwd, fds)
                     self.forked += 1
@@ -320,7 +394,7 @@ class Launcher:
                 return None
             if self.server is None:
                 try:
-                    self.server = ForkServer(environment)
+                    self.server = ForkServer.start(environment)
                 except (ForkServerError, OSError) as error:
                     self._failed, self.why_not = True, [str(error)]
                     return None
@@ -329,8 +403,34 @@ class Launcher:
                 return None
             return self.server
 
+    def _template(self, server: ForkServer, environment: dict[str, str], cwd: Path) -> ForkServer | None:
+        """The template of this worker's function, started with its first worker; None when a worker forked
+        from it could differ from one forked by the server (what the handler's import read differs, or that
+        import failed, started a thread or listed the environment: the worker imports it itself then)."""
+        key = (str(cwd), environment.get("_HANDLER", ""), environment.get("AWS_LAMBDA_FUNCTION_NAME", ""))
+        with self._lock:
+            template = self.templates.get(key)
+            if template is not None and template.alive:
+                if not template.differences(environment, cwd):
+                    return template if template.sound else None
+                if _configuration(template.environment) == _configuration(environment):
+                    return None  # its import read what each worker has of its own: the server forks them
+            if template is not None:
+                self._replaced.append(template)
+            try:
+                template = self.templates[key] = server.template(environment, cwd)
+            except (ForkServerError, OSError):
+                self.templates.pop(key, None)
+                return None
+            return template if template.sound else None
+
     def stop(self) -> None:
         with self._lock:
+            # The templates first: the server reaps them (and they their workers), so their CPU is counted.
+            for template in [*self.templates.values(), *self._replaced]:
+                template.stop()
+            self.templates.clear()
+            self._replaced.clear()
             if self.server is not None:
                 self.server.stop()
                 self.server = None

@@ -8,6 +8,10 @@ message each, file descriptors passed alongside):
 
 - ``spawn`` (with the worker's request, response and log pipes): fork; the child becomes a worker
   (``_become_worker``); answered ``spawned`` with the child's pid and a pidfd for it;
+- ``template`` (with a channel of its own): fork; the child becomes a function's template
+  (``_become_template``): it imports that function's handler as its workers would, says ``ready`` on its
+  channel, and serves ``spawn`` there for that function's workers, which start with the handler imported;
+  answered ``spawned`` as a worker is;
 - a child's exit is reported ``exited`` with its code as ``subprocess`` gives it (negative: a signal).
 
 The server ignores Ctrl-C (it runs in its own session, as the workers do) and exits at the end of its socket,
@@ -106,8 +110,10 @@ class _RecordingEnviron(collections.abc.MutableMapping[str, str]):
         return dict(self.inner)
 
 
-def preload(names: collections.abc.Iterable[str]) -> dict[str, Any]:
-    """Import ``names``; say what they read from the environment and which top-level modules are loaded."""
+def preload(names: collections.abc.Iterable[str], *, sdk_data: bool = True) -> dict[str, Any]:
+    """Import ``names``; say what they read from the environment and which top-level modules are loaded.
+    ``sdk_data``: read the SDK's data files too (``share_sdk_data``; a function's template has them from its
+    server)."""
     real = os.environ
     recorder = _RecordingEnviron(real)
     os.environ = recorder  # type: ignore[assignment]  # noqa: B003 (os.getenv reads os.environ when called)
@@ -119,7 +125,8 @@ def preload(names: collections.abc.Iterable[str]) -> dict[str, Any]:
             except Exception as error:  # a missing optional library is left to the worker, as without us
                 failed.append(f"{name}: {error!r}")
         try:
-            share_sdk_data(SDK_SERVICES)
+            if sdk_data:
+                share_sdk_data(SDK_SERVICES)
         except Exception as error:  # each worker's SDK reads its files itself, as without us
             failed.append(f"SDK data: {error!r}")
     finally:
@@ -184,12 +191,42 @@ def _close_other_fds(keep: set[int]) -> None:
                 os.close(fd)
 
 
+def _die_with(server_pid: int) -> bool:
+    """Ask the kernel to kill this child when its server dies; False if the server is gone already."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    return os.getppid() == server_pid  # else the server died before the request above took effect
+
+
+def _become_template(server_pid: int, request: dict[str, Any], fds: list[int]) -> int:
+    """In the forked child: a function's template. It imports the function's handler module as its worker
+    would (the function's environment, its code root as cwd and first on ``sys.path``, as environment.py
+    has them), says what that import read, then serves ``spawn`` for that function's workers on its own
+    channel, as the server does: each worker is forked with the handler imported already."""
+    [channel_fd] = fds
+    if not _die_with(server_pid):
+        return 1
+    _close_other_fds({channel_fd})
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.path.insert(0, request["cwd"])
+    channel = socket.socket(fileno=channel_fd)
+    module = str(request["handler"]).rpartition(".")[0]
+    imported = preload([module] if module else [], sdk_data=False)
+    try:
+        _send(channel, {"op": "ready", **imported})
+        serve(channel)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the runtime went away: our workers die with us (PR_SET_PDEATHSIG)
+    return 0
+
+
 def _become_worker(server_pid: int, request: dict[str, Any], fds: list[int]) -> int:
     """In the forked child: the worker's session, descriptors, folder and environment, then its loop."""
     request_fd, response_fd, log_fd = fds
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != server_pid:  # the server died before the request above took effect
+    gc.enable()
+    if not _die_with(server_pid):
         return 1
     os.setsid()
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter has it
@@ -220,8 +257,14 @@ def _become_worker(server_pid: int, request: dict[str, Any], fds: list[int]) -> 
     return code
 
 
-def _fork_worker(channel: socket.socket, request: dict[str, Any], fds: list[int]) -> tuple[int, int] | None:
-    """Fork a worker; its (pidfd, pid), or None if it could not be watched (then it is killed)."""
+Becoming = collections.abc.Callable[[int, dict[str, Any], list[int]], int]
+
+
+def _fork_worker(
+    channel: socket.socket, request: dict[str, Any], fds: list[int], become: Becoming
+) -> tuple[int, int] | None:
+    """Fork a worker (or a template); its (pidfd, pid), or None if it could not be watched (then it is
+    killed). The child's collector stays off until it becomes a worker (``_become_worker``)."""
     server_pid = os.getpid()
     # What the server holds moves to the collector's permanent generation: a worker's collections skip it
     # instead of walking (and writing to, so copying) every preloaded object. Python's gc documentation
@@ -230,10 +273,9 @@ def _fork_worker(channel: socket.socket, request: dict[str, Any], fds: list[int]
     gc.freeze()
     pid = os.fork()
     if pid == 0:
-        gc.enable()
         code = 1
         try:
-            code = _become_worker(server_pid, request, fds)
+            code = become(server_pid, request, fds)
         finally:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(Exception):
@@ -267,8 +309,9 @@ def serve(channel: socket.socket) -> None:
             if not data:  # the runtime stopped us, or the local cloud died
                 return
             message = json.loads(data)
-            if message["op"] == "spawn":
-                forked = _fork_worker(channel, message, fds)
+            become = {"spawn": _become_worker, "template": _become_template}.get(message["op"])
+            if become is not None:
+                forked = _fork_worker(channel, message, fds, become)
                 if forked is not None:
                     children[forked[0]] = forked[1]
 
