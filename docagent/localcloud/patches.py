@@ -89,6 +89,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud import action_lookup, error_lookup, flask_form_helper
 from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
+from docagent.localcloud.lambdas.zygote import share_sdk_data
 from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
 from docagent.localcloud.stepfunctions import api_coverage as sfn_api
@@ -308,6 +309,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         _Installed.time_scale = time_scale
         if _Installed.done:
             return
+        share_sdk_data()  # the SDK's data files read once for this process's sessions (lambdas/zygote.py)
         LambdaBackend.invoke = _invoke  # type: ignore[method-assign]
         WaitFunction._wait_interval = _scaled_wait_interval  # type: ignore[method-assign]
         StepFunctionResponse.send_task_failure = _send_task_failure  # type: ignore[method-assign]

@@ -10,10 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import botocore.loaders
+import botocore.session
 import pytest
 
 from docagent.localcloud.lambdas.forking import ForkedProcess, Launcher
 from docagent.localcloud.lambdas.runtime import FunctionSpec, Worker
+from docagent.localcloud.lambdas.zygote import share_sdk_data
 
 HANDLER = """
 import gc
@@ -114,3 +117,32 @@ def test_a_forked_worker_collects_its_garbage_but_not_the_servers_imports(forked
     assert answer["frozen"] > 10_000, "the server's imports are in the permanent generation"
     _, before = fresh.invoke("fresh")
     assert before["gc_enabled"] is True and before["frozen"] == 0
+
+
+def files_read_by_a_new_session(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The SDK data files a new botocore session reads to make an S3 client."""
+    read: list[str] = []
+    original = botocore.loaders.JSONFileLoader.load_file
+
+    def load_file(self: Any, file_path: str) -> Any:
+        found = original(self, file_path)
+        if found is not None:
+            read.append(file_path.rsplit("/data/", 1)[-1])
+        return found
+
+    with monkeypatch.context() as patched:
+        patched.setattr(botocore.loaders.JSONFileLoader, "load_file", load_file)
+        botocore.session.get_session().create_client(
+            "s3", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b"
+        )
+    return read
+
+
+def test_in_the_local_clouds_process_a_second_session_reads_no_file_the_first_read(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    share_sdk_data()  # what the local cloud does at its start (patches.install), once a process
+    share_sdk_data()  # a second call changes nothing
+    files_read_by_a_new_session(monkeypatch)  # the first session of the process may read them
+    again = files_read_by_a_new_session(monkeypatch)
+    assert not [path for path in again if "s3/" in path or path.startswith("endpoints")], again
