@@ -11,7 +11,7 @@ What is left of a cold start is importing the function's own code (``functions``
 built at import, about 0.3 s of CPU a worker). So the server forks, for each function, a template: a process
 that imports that function's handler once, with the function's environment in its code root, as a worker
 would, and then forks that function's workers, which start with the handler imported (``ForkServer.
-template``; the workers of a 12-document demo used 5.6 and 6.0 s of CPU against 7.8 to 8.8 s, 2026-12-02). A
+template``; the workers of a 12-document demo used 5.0 to 6.0 s of CPU against 7.8 to 8.8 s, 2026-12-02). A
 worker is forked by the server itself when its template's import read something that differs for it (each
 worker's own log stream, say), or that import failed, started a thread or listed the environment; a function
 whose environment or code changed gets a new template (the old one lives until the stop, with any worker
@@ -162,7 +162,6 @@ class ForkServer:
         self._pending: dict[int, _Pending] = {}
         self._children: dict[int, ForkedProcess] = {}
         self._early: dict[int, int] = {}  # exit codes that came before the spawn's answer was handled
-        self.templates = 0  # templates this server forked
         self.alive = False
         ready, _, _ = select.select([channel], [], [], PRELOAD_TIMEOUT_SECONDS)
         hello = json.loads(channel.recv(MAX_MESSAGE) or b"{}") if ready else {}
@@ -204,7 +203,6 @@ class ForkServer:
             raise
         finally:
             theirs.close()
-        self.templates += 1
         try:
             return ForkServer(environment, ours, process, modules=self.modules)
         except ForkServerError:

@@ -110,10 +110,10 @@ class _RecordingEnviron(collections.abc.MutableMapping[str, str]):
         return dict(self.inner)
 
 
-def preload(names: collections.abc.Iterable[str], *, sdk_data: bool = True) -> dict[str, Any]:
+def preload(names: collections.abc.Iterable[str]) -> dict[str, Any]:
     """Import ``names``; say what they read from the environment and which top-level modules are loaded.
-    ``sdk_data``: read the SDK's data files too (``share_sdk_data``; a function's template has them from its
-    server)."""
+    The SDK's data files are read too (``share_sdk_data``: once a process, so a function's template, forked
+    from the server, has them already)."""
     real = os.environ
     recorder = _RecordingEnviron(real)
     os.environ = recorder  # type: ignore[assignment]  # noqa: B003 (os.getenv reads os.environ when called)
@@ -125,8 +125,7 @@ def preload(names: collections.abc.Iterable[str], *, sdk_data: bool = True) -> d
             except Exception as error:  # a missing optional library is left to the worker, as without us
                 failed.append(f"{name}: {error!r}")
         try:
-            if sdk_data:
-                share_sdk_data(SDK_SERVICES)
+            share_sdk_data(SDK_SERVICES)
         except Exception as error:  # each worker's SDK reads its files itself, as without us
             failed.append(f"SDK data: {error!r}")
     finally:
@@ -219,7 +218,7 @@ def _become_template(server_pid: int, request: dict[str, Any], fds: list[int]) -
     sys.path.insert(0, request["cwd"])
     channel = socket.socket(fileno=channel_fd)
     module = str(request["handler"]).rpartition(".")[0]
-    imported = preload([module] if module else [], sdk_data=False)
+    imported = preload([module] if module else [])
     try:
         _send(channel, {"op": "ready", **imported})
         serve(channel)
