@@ -30,9 +30,14 @@ DEFINITION = {
                 "States": {
                     "Check": {
                         "Type": "Choice",
-                        "Choices": [{"Variable": "$.n", "NumericEquals": 2, "Next": "Bad"}],
+                        "Choices": [{"Variable": "$.n", "NumericEquals": 2, "Next": "Later"}],
                         "Default": "Done",
                     },
+                    # Item 2 fails after the others have started: a failed child fails the Map Run, and items
+                    # not yet started then never start (they are PENDING, D5), on AWS as here. Without the
+                    # wait, a fast machine failed item 2 before item 3's worker had taken it (seen on
+                    # 2026-12-03). 4 s of the state machine's time, 1 s at the session cloud's time scale.
+                    "Later": {"Type": "Wait", "Seconds": 4, "Next": "Bad"},
                     "Bad": {"Type": "Fail", "Error": "Item.Bad", "Cause": "two is bad"},
                     "Done": {"Type": "Pass", "Result": "ok", "End": True},
                 },
