@@ -69,9 +69,12 @@ browser:
 	test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 # The whole suite: lint, type checks, the strict docs build, every test layer (docs/contributing.md "Tests"),
-# in four runs, each on 2 workers with --dist worksteal (a worker that runs out of tests takes the other's
-# queue; with the default --dist load the integration tests were queued on one worker, which ran 290 s after
-# the other had finished):
+# in four runs with --dist worksteal (a worker that runs out of tests takes the other's queue; with the default
+# --dist load the integration tests were queued on one worker, which ran 290 s after the other had finished),
+# on 2 workers but for run 2, on 3: its tests wait too (function timeouts, Wait states, a killed worker's
+# deadline), so at 2 workers they kept 66 % of two cores busy (231 s; 3 workers: 188 s, 84 %; 4 workers: 192 s;
+# the browser tests beside it instead of beside run 3 made the suite slower, 5 min 18 s against 4 min 51 s;
+# 2026-12-03, a quiet machine):
 # 1. the fast lane (`make unit`): its tests use moto in the test process (mock_aws), which resets moto's
 #    backends, and with them an in-process local cloud, so they never share a worker with the next run;
 # 2. the integration tests that share one local cloud a worker (the session cloud of tests/integration);
@@ -82,9 +85,10 @@ browser:
 #    tests 78 s in 51 s; 2026-12-02), so together they take about as long as the longer alone.
 # --durations: each run prints its slowest tests, the work list of the suite's time (docs/performance.md).
 PYTEST := $(BIN)/python -m pytest -n 2 --dist worksteal
+PYTEST_WAITING := $(BIN)/python -m pytest -n 3 --dist worksteal
 test: lint docs browser
 	$(PYTEST) -m "not integration" $(UNIT_TESTS) --durations=10
-	$(PYTEST) -m "integration and not own_cloud" $(INTEGRATION_TESTS) --durations=30
+	$(PYTEST_WAITING) -m "integration and not own_cloud" $(INTEGRATION_TESTS) --durations=30
 	log=$$(mktemp); $(BIN)/python -m pytest -n 0 tests/browser >"$$log" 2>&1 & browser=$$!; \
 	$(PYTEST) -m own_cloud $(INTEGRATION_TESTS) --durations=10; own=$$?; \
 	wait $$browser; browsed=$$?; cat "$$log"; rm -f "$$log"; test $$own -eq 0 && test $$browsed -eq 0

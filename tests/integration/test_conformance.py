@@ -37,8 +37,15 @@ BUCKET = "conformance"
 
 @pytest.fixture(scope="module")
 def worker_arn(aws, role_arn) -> str:
+    """Created once a worker's cloud: with --dist worksteal a worker may come back to this module after
+    another (its fixtures set up again), and the function is then already there (seen at -n 4)."""
     aws("s3").create_bucket(Bucket=BUCKET)
-    return aws("lambda").create_function(
+    functions = aws("lambda")
+    try:
+        return functions.get_function(FunctionName="conformance-worker")["Configuration"]["FunctionArn"]
+    except functions.exceptions.ResourceNotFoundException:
+        pass
+    return functions.create_function(
         FunctionName="conformance-worker",
         Runtime="python3.13",
         Role=role_arn,
