@@ -17,6 +17,7 @@ from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguagePa
 from moto.stepfunctions.parser.asl.utils.json_path import extract_json
 
 from docagent.localcloud.stepfunctions import jsonata_functions as jsonata
+from docagent.localcloud.stepfunctions.parse_cache import parse
 
 _BATCH_DEFAULT_BYTES = 256 * 1024
 
@@ -77,15 +78,15 @@ def _parse(definition: str) -> Any:
     try:
         document = json.loads(definition)
     except ValueError:
-        return _original_parse(definition)
+        return parse(definition)
     extras = (
         _strip_extras(document.get("States", {}), str(document.get("QueryLanguage", "JSONPath")))
         if isinstance(document, dict)
         else {}
     )
     if not extras:
-        return _original_parse(definition)
-    program, context = _original_parse(json.dumps(document))
+        return parse(definition)
+    program, context = parse(json.dumps(document))
     states = getattr(program, "states", None)
     if states is not None:
         _attach_extras(states, extras)
@@ -144,9 +145,6 @@ def item_weight(items: list[Any], index: int, extras: MapExtras) -> int:
 def item_weights(items: list[Any], extras: MapExtras) -> list[int]:
     """Every child's ``item_weight`` (a child's own step uses ``item_weight``: it must not cost O(N))."""
     return [item_weight(items, index, extras) for index in range(len(items))]
-
-
-_original_parse = AmazonStateLanguageParser.parse
 
 
 def install() -> None:
