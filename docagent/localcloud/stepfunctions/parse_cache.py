@@ -8,8 +8,8 @@ docs/performance.md).
 
 The tree depends only on the text, and moto's preprocessor only reads it. So each process parses a text
 once and keeps the tree; it keeps the last ``KEPT`` texts. The program (moto's evaluation components) is
-built from the tree anew at every call, as before, so no two executions share one. A text with syntax
-errors is never kept: they are raised at every call, as moto raises them.
+built from the tree anew at every call, as before, so no two executions share one. A text moto refuses
+(syntax errors, or a preprocessor's) is never kept: its errors are raised at every call, as moto raises them.
 """
 
 from __future__ import annotations
@@ -18,13 +18,11 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from antlr4 import CommonTokenStream, InputStream  # type: ignore[import-untyped]
-from moto.stepfunctions.parser.asl.antlr.runtime.ASLLexer import ASLLexer
-from moto.stepfunctions.parser.asl.antlr.runtime.ASLParser import ASLParser
-from moto.stepfunctions.parser.asl.parse.asl_parser import ASLParserException, SyntaxErrorListener
+from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 
 KEPT = 32
+_moto_parse = AmazonStateLanguageParser.parse  # taken before map_extras.install() puts its own in its place
 
 
 class _Trees:
@@ -38,25 +36,14 @@ def parse(definition: str) -> tuple[Any, Any]:
         tree = _Trees.by_text.get(definition)
         if tree is not None:
             _Trees.by_text.move_to_end(definition)
-    if tree is None:
-        tree = _tree(definition)
-        with _Trees.lock:
-            _Trees.by_text[definition] = tree
-            while len(_Trees.by_text) > KEPT:
-                _Trees.by_text.popitem(last=False)
-    return Preprocessor().visit(tree), tree
-
-
-def _tree(definition: str) -> Any:
-    """moto's parse, up to the tree (moto/stepfunctions/parser/asl/parse/asl_parser.py)."""
-    errors = SyntaxErrorListener()  # type: ignore[no-untyped-call]
-    parser = ASLParser(CommonTokenStream(ASLLexer(InputStream(definition))))
-    parser.removeErrorListeners()
-    parser.addErrorListener(errors)
-    tree = parser.state_machine()  # type: ignore[no-untyped-call]
-    if errors.errors:
-        raise ASLParserException(errors=errors.errors)
-    return tree
+    if tree is not None:
+        return Preprocessor().visit(tree), tree
+    program, tree = _moto_parse(definition)  # its errors raised, nothing kept
+    with _Trees.lock:
+        _Trees.by_text[definition] = tree
+        while len(_Trees.by_text) > KEPT:
+            _Trees.by_text.popitem(last=False)
+    return program, tree
 
 
 def forget() -> None:
