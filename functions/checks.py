@@ -18,6 +18,7 @@ from pydantic import JsonValue
 
 from functions.definition import Check, LookupCheck, RuleCheck
 from functions.fields import MISSING, as_text, field_value
+from functions.patterns import PatternTooSlow, bounded
 from functions.payloads.common import DocumentStatus
 from functions.payloads.model_calls import CheckOutcome, LookupRecord
 
@@ -102,11 +103,12 @@ def _rule_failure(check: RuleCheck, value: Any, fields: dict[str, JsonValue], to
         )
     if check.pattern is not None:
         text = as_text(value) or ""
-        return (
-            None
-            if re.search(check.pattern, text)
-            else f"{check.field} {text!r} does not match {check.pattern}"
-        )
+        pattern = check.pattern
+        try:  # under a time bound where the pattern can backtrack (functions/patterns.py)
+            matched = bounded([pattern], lambda: re.search(pattern, text) is not None)
+        except PatternTooSlow as slow:
+            return f"{check.field}: {slow}"
+        return None if matched else f"{check.field} {text!r} does not match {pattern}"
     return _date_failure(check, value, fields, today)
 
 

@@ -250,6 +250,37 @@ class ClassBundle(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @model_validator(mode="after")
+    def _self_contained(self) -> ClassBundle:
+        """A published schema refers only inside itself (``#/$defs/...``: the kit resolves every other
+        reference at publish, docagent/kit/schema_refs.py), so a running function never fetches anything
+        (docs/security.md)."""
+        for where, value in keyword_values(self.schema_, "$ref"):
+            if not isinstance(value, str) or not value.startswith("#"):
+                raise ValueError(
+                    f"schema {self.spec.schema_file}: $ref {value!r} at {where} is not inside the schema "
+                    "(publish with docagent, which resolves references within the definition's folder)"
+                )
+        return self
+
+
+def keyword_values(schema: Any, keyword: str, path: str = "$") -> list[tuple[str, Any]]:
+    """(JSON path, value) of every use of a schema keyword (not of a property that has the keyword's name)."""
+    found: list[tuple[str, Any]] = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == keyword:
+                found.append((path, value))
+            elif key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                for name, sub in value.items():
+                    found += keyword_values(sub, keyword, f"{path}.{key}.{name}")
+            else:
+                found += keyword_values(value, keyword, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for index, item in enumerate(schema):
+            found += keyword_values(item, keyword, f"{path}[{index}]")
+    return found
+
 
 class DefinitionBundle(_Strict):
     """What is published and pinned: the definition with every file it names inlined. ``sha256`` (of the

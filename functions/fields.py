@@ -18,7 +18,8 @@ from typing import Any, cast
 import fastjsonschema
 from pydantic import JsonValue
 
-from functions.definition import ClassBundle, DefinitionBundle, canonical_json
+from functions.definition import ClassBundle, DefinitionBundle, canonical_json, keyword_values
+from functions.patterns import PatternTooSlow, bounded
 
 # A valid reply (one object of a class's fields) is far below this. Anything longer is not an extraction (a
 # runaway reply, or a document that talked the model into writing something else).
@@ -124,20 +125,27 @@ NORMALISE: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
+def resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its local ``$ref`` (``#/$defs/NAME``) followed, through references to references (a
+    published schema has no other: docagent/kit/schema_refs.py); anything else as it is."""
+    seen: set[str] = set()
+    while (
+        isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/") and schema["$ref"] not in seen
+    ):
+        seen.add(schema["$ref"])
         target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
-        return cast("dict[str, Any]", target) if isinstance(target, dict) else schema
+        for part in schema["$ref"][2:].split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        if not isinstance(target, dict):
+            break
+        schema = target
     return schema
 
 
 def _normalised(
     value: Any, schema: dict[str, Any], root: dict[str, Any], path: str, problems: list[str]
 ) -> Any:
-    schema = _resolve(schema, root)
+    schema = resolve(schema, root)
     normaliser = schema.get("x-normalise")
     if isinstance(normaliser, str) and value is not None:
         try:
@@ -208,7 +216,12 @@ def extracted_fields(reply: str, class_bundle: ClassBundle) -> dict[str, JsonVal
     schema = cast("dict[str, Any]", class_bundle.schema_)
     problems: list[str] = []
     normalised = _normalised(data, schema, schema, "", problems)
-    problems += [problem for problem in _problems(normalised, schema) if problem not in problems]
+    try:  # a schema pattern that can backtrack is matched under a time bound (functions/patterns.py)
+        patterns = [value for _, value in keyword_values(schema, "pattern") if isinstance(value, str)]
+        found = bounded(patterns, lambda: _problems(normalised, schema))
+    except PatternTooSlow as slow:
+        raise FieldsInvalid(f"model reply not checked: {slow}") from None
+    problems += [problem for problem in found if problem not in problems]
     if problems:
         raise FieldsInvalid("model reply does not match the class's schema: " + "; ".join(problems))
     return cast("dict[str, JsonValue]", normalised)

@@ -5,6 +5,12 @@ Every page reads through docagent/console/views.py (the operator's reader); ever
 command function (redrive, approve/reject, review) called with the job named by the URL, then a redirect
 (POST, redirect, GET: a reload shows the page again and sends nothing). Actions are refused without the
 server's form token (a page of another site cannot post to the console) and run one at a time per job.
+
+A request whose ``Host`` is not one the console serves (``127.0.0.1:PORT``, ``localhost:PORT`` and those the
+operator names) is refused with 421 before anything is read or done: a page of another site whose name is made
+to resolve to 127.0.0.1 (DNS rebinding) gets no page, no token, no action. The status line after an action is
+kept by the server and named in the redirect by an id: text in a URL is never shown as the console's own
+(docs/security.md).
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ import re
 import secrets
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +40,7 @@ from docagent.operations.redrive_job import redrive_job
 HOST = "127.0.0.1"  # never another interface: the console acts with the operator's credentials
 MAX_FORM_BYTES = 64 * 1024
 SEGMENT = r"([A-Za-z0-9_][A-Za-z0-9._-]{0,199})"
+KEPT_STATUSES = 256  # the status lines a console keeps for its redirects (the oldest go first)
 
 
 @dataclass
@@ -44,6 +52,7 @@ class ReviewConsole:
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     _locks: dict[str, threading.Lock] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
+    _statuses: OrderedDict[str, tuple[str, str]] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         self.templates = Environment(
@@ -56,6 +65,21 @@ class ReviewConsole:
     def job_lock(self, job_id: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(job_id, threading.Lock())
+
+    def keep_status(self, text: str, kind: str) -> str:
+        """Keep an action's status line; the id names it in the redirect (``?said=ID``)."""
+        said_id = secrets.token_urlsafe(9)
+        with self._guard:
+            self._statuses[said_id] = (text, kind)
+            while len(self._statuses) > KEPT_STATUSES:
+                self._statuses.popitem(last=False)
+        return said_id
+
+    def status(self, said_id: str | None) -> dict[str, str] | None:
+        """The status line an id names, or None: an id this console did not give shows nothing."""
+        with self._guard:
+            kept = self._statuses.get(said_id or "")
+        return {"text": kept[0], "kind": kept[1]} if kept else None
 
     def render(self, template: str, **values: Any) -> bytes:
         page = self.templates.get_template(template)
@@ -155,7 +179,16 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- GET --------------------------------------------------------------------------------------------
 
+    def host_refused(self) -> bool:
+        """Refuse (421) a request for a name this console does not serve: before anything is read or done."""
+        if (self.headers.get("Host") or "").lower() in self.server.hosts:
+            return False
+        self.reply(HTTPStatus.MISDIRECTED_REQUEST, b"refused: not a host this console serves", "text/plain")
+        return True
+
     def do_GET(self) -> None:
+        if self.host_refused():
+            return
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
         console = self.server.console
@@ -178,6 +211,9 @@ class Handler(BaseHTTPRequestHandler):
     # -- POST -------------------------------------------------------------------------------------------
 
     def do_POST(self) -> None:
+        if self.host_refused():
+            self.close_connection = True  # its body is never read
+            return
         url = urllib.parse.urlsplit(self.path)
         console = self.server.console
         length = int(self.headers.get("Content-Length") or 0)
@@ -209,7 +245,8 @@ class Handler(BaseHTTPRequestHandler):
             except Exception as error:  # a refusal is said on the page
                 said, kind = str(as_refusal(error)), "error"
             separator = "&" if "?" in back else "?"
-            self.redirect(f"{back}{separator}{urllib.parse.urlencode({'said': said, 'kind': kind})}")
+            said_id = console.keep_status(said, kind)
+            self.redirect(f"{back}{separator}{urllib.parse.urlencode({'said': said_id})}")
             return
         self.reply(HTTPStatus.NOT_FOUND, b"no such action", "text/plain")
 
@@ -217,13 +254,11 @@ class Handler(BaseHTTPRequestHandler):
 # ------------------------------------------------------------------------------------------------ pages
 
 
-def _said(query: dict[str, str]) -> dict[str, str] | None:
-    return {"text": query["said"], "kind": query.get("kind", "ok")} if query.get("said") else None
-
-
 def page_jobs(handler: Handler, console: ReviewConsole, query: dict[str, str]) -> None:
     rows = views.jobs(console.ctx)
-    handler.reply(HTTPStatus.OK, console.render("jobs.html", jobs=rows, said=_said(query)))
+    handler.reply(
+        HTTPStatus.OK, console.render("jobs.html", jobs=rows, said=console.status(query.get("said")))
+    )
 
 
 def page_job(handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str) -> None:
@@ -236,14 +271,21 @@ def page_job(handler: Handler, console: ReviewConsole, query: dict[str, str], jo
     if text:
         shown = [row for row in shown if text in row.document_id.lower() or text in row.key_fields().lower()]
     body = console.render(
-        "job.html", job=view, shown=shown, outcome=outcome, q=query.get("q") or "", said=_said(query)
+        "job.html",
+        job=view,
+        shown=shown,
+        outcome=outcome,
+        q=query.get("q") or "",
+        said=console.status(query.get("said")),
     )
     handler.reply(HTTPStatus.OK, body)
 
 
 def page_review(handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str) -> None:
     documents = views.review_queue(console.ctx, job_id)
-    body = console.render("review.html", job_id=job_id, documents=documents, said=_said(query))
+    body = console.render(
+        "review.html", job_id=job_id, documents=documents, said=console.status(query.get("said"))
+    )
     handler.reply(HTTPStatus.OK, body)
 
 
@@ -254,7 +296,11 @@ def page_document(
     if view is None:
         raise OperatorError(f"job {job_id} has no document {document_id}", EXIT_NOT_FOUND)
     body = console.render(
-        "document.html", doc=view, reviewer=console.reviewer, field_text=field_text, said=_said(query)
+        "document.html",
+        doc=view,
+        reviewer=console.reviewer,
+        field_text=field_text,
+        said=console.status(query.get("said")),
     )
     handler.reply(HTTPStatus.OK, body)
 
@@ -300,17 +346,30 @@ POST_ROUTES: list[tuple[str, Callable[..., str]]] = [
 class ConsoleServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, console: ReviewConsole, port: int) -> None:
+    def __init__(self, console: ReviewConsole, port: int, hosts: Iterable[str] = ()) -> None:
         super().__init__((HOST, port), Handler)
         self.console = console
+        self.hosts = served_hosts(self.server_address[1], hosts)
 
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.server_address[1]}"
 
 
-def serve(console: ReviewConsole, port: int) -> ConsoleServer:
+def served_hosts(port: int, named: Iterable[str] = ()) -> frozenset[str]:
+    """The ``Host`` values the console answers: 127.0.0.1 and localhost on its port, and the names the
+    operator gave (``--allow-host NAME``; without a port, on the console's port), compared without case."""
+    hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+    for given in named:
+        name = given.strip().lower()
+        if name:
+            with_port = re.fullmatch(r".+:[0-9]+", name) and not name.endswith("]")
+            hosts.add(name if with_port else f"{name}:{port}")
+    return frozenset(hosts)
+
+
+def serve(console: ReviewConsole, port: int, hosts: Iterable[str] = ()) -> ConsoleServer:
     """A started server (its own thread); ``shutdown()`` and ``server_close()`` stop it."""
-    server = ConsoleServer(console, port)
+    server = ConsoleServer(console, port, hosts)
     threading.Thread(target=server.serve_forever, name="docagent-console", daemon=True).start()
     return server

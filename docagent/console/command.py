@@ -35,6 +35,13 @@ def register(
         "--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: any)"
     )
     serve.add_argument("--reviewer", help="who acts from this console (default: the current user)")
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="another Host name the console answers (behind a tunnel, say); 127.0.0.1 and localhost always",
+    )
     serve.set_defaults(handler=cmd_console)
 
 
@@ -45,7 +52,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     ctx = OperatorContext.from_args(args)
     ctx.state_machine_arn  # noqa: B018 (refuse a deployment without the stack's outputs before serving)
     try:
-        server = serve(ReviewConsole(ctx, args.reviewer or getpass.getuser()), args.port)
+        server = serve(ReviewConsole(ctx, args.reviewer or getpass.getuser()), args.port, args.allow_host)
     except OSError as error:
         raise OperatorError(
             f"cannot serve on 127.0.0.1:{args.port}: {error.strerror}", EXIT_BAD_REQUEST

@@ -1,5 +1,6 @@
 """A definition folder read into a bundle (functions/definition.py): job.json, and the schema and prompt
-files each class names, inlined. ``read_bundle`` raises ``DefinitionInvalid`` listing every problem, each
+files each class names, inlined (a schema's references to other files of the folder resolved into it:
+docagent/kit/schema_refs.py). ``read_bundle`` raises ``DefinitionInvalid`` listing every problem, each
 naming its file and where in it."""
 
 from __future__ import annotations
@@ -8,7 +9,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from docagent.kit.validate import Problem, model_problems, not_an_object, read_json, read_prompt
+from docagent.kit.validate import (
+    Problem,
+    bundled_schema,
+    model_problems,
+    not_an_object,
+    read_json,
+    read_prompt,
+)
 from functions.definition import DEFINITION_FILE, ClassBundle, DefinitionBundle, JobDefinition
 
 
@@ -36,7 +44,7 @@ def read_bundle(folder: str | Path) -> DefinitionBundle:
         ) from None
     classes: dict[str, ClassBundle] = {}
     for name, spec in definition.classes.items():
-        schema = read_json(root, spec.schema_file, problems)
+        schema = bundled_schema(root, spec.schema_file, problems)
         if schema is not None and not isinstance(schema, dict):
             problems.append(not_an_object(spec.schema_file))
             schema = None

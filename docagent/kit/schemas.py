@@ -6,26 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from functions.fields import resolve
+
 # The keywords whose value is one schema, a list of schemas, or an object of named schemas.
 _ONE_SCHEMA = ("items", "not", "additionalProperties")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
 _NAMED_SCHEMAS = ("properties", "$defs")
-
-
-def resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with a local ``$ref`` (``#/$defs/NAME``) followed; anything else as it is."""
-    seen: set[str] = set()
-    while (
-        isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/") and schema["$ref"] not in seen
-    ):
-        seen.add(schema["$ref"])
-        target: Any = root
-        for part in schema["$ref"][2:].split("/"):
-            target = target.get(part) if isinstance(target, dict) else None
-        if not isinstance(target, dict):
-            break
-        schema = target
-    return schema
 
 
 def _alternatives(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:

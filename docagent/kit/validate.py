@@ -9,16 +9,15 @@ and its type, the actions against what the deployment allows, and the sample lab
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from docagent.kit import schemas
+from docagent.kit import schema_refs, schemas
 from functions.actions.allowed import AllowedTargets, refusals
 from functions.definition import (
     DEFINITION_FILE,
@@ -32,11 +31,13 @@ from functions.definition import (
     LookupCheck,
     RuleCheck,
 )
+from functions.patterns import pattern_problem
 
 DOCS = "docs/defining-a-job.md"
 SAMPLES_DIR = "samples"
 LABEL_SUFFIX = ".label.json"
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
+MAX_MESSAGE = 400
 
 
 class Problem(BaseModel):
@@ -48,6 +49,15 @@ class Problem(BaseModel):
     where: str = Field(description="a JSON path in it ($ for the whole file)")
     message: str
     fix: str
+
+    @field_validator("message")
+    @classmethod
+    def _one_line(cls, message: str) -> str:
+        """One line of a bounded size (jsonschema quotes a whole enum in its message)."""
+        line = " ".join(message.split())
+        if len(line) <= MAX_MESSAGE:
+            return line
+        return f"{line[:MAX_MESSAGE]}... ({len(line):,} characters in all)"
 
     def line(self) -> str:
         return f"{self.file}: {self.where}: {self.message} (fix: {self.fix})"
@@ -85,14 +95,34 @@ def model_problems(error: ValidationError, file: str, prefix: tuple[int | str, .
     ]
 
 
-def read_json(root: Path, relative: str, problems: list[Problem]) -> Any:
-    """A JSON file of the definition's folder, or None with the problem appended (outside the folder, missing,
-    not JSON)."""
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root.resolve()):
+def _inside(root: Path, relative: str, problems: list[Problem]) -> Path | None:
+    """The real path of a file of the definition's folder, or None with the problem appended (outside the
+    folder, or a loop of symbolic links: Python 3.11 and 3.12 raise RuntimeError for one, 3.13 OSError)."""
+    try:
+        path, real_root = (root / relative).resolve(), root.resolve()
+    except (RuntimeError, OSError):
+        problems.append(
+            Problem(
+                file=relative,
+                where="$",
+                message=f"{root / relative} is a loop of symbolic links",
+                fix="point the link at a real folder or file",
+            )
+        )
+        return None
+    if not path.is_relative_to(real_root):
         problems.append(
             Problem(file=relative, where="$", message="outside the definition's folder", fix="move it in")
         )
+        return None
+    return path
+
+
+def read_json(root: Path, relative: str, problems: list[Problem]) -> Any:
+    """A JSON file of the definition's folder, or None with the problem appended (outside the folder, missing,
+    not JSON)."""
+    path = _inside(root, relative, problems)
+    if path is None:
         return None
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -104,7 +134,28 @@ def read_json(root: Path, relative: str, problems: list[Problem]) -> Any:
         problems.append(
             Problem(file=relative, where="$", message=f"not JSON ({error})", fix="write valid JSON")
         )
+    except OSError as error:  # a folder named so, a file that cannot be read
+        problems.append(
+            Problem(
+                file=relative, where="$", message=f"cannot be read ({error.strerror or error})", fix="fix it"
+            )
+        )
     return None
+
+
+def bundled_schema(root: Path, relative: str, problems: list[Problem]) -> Any:
+    """A class's schema file with its references to other files of the folder resolved into it
+    (docagent/kit/schema_refs.py), or None with the problem appended. Not an object: returned as it is."""
+    schema = read_json(root, relative, problems)
+    if not isinstance(schema, dict):
+        return schema
+    try:
+        return schema_refs.bundle(root, relative, schema)
+    except schema_refs.ReferenceRefused as refused:
+        problems.append(
+            Problem(file=refused.file, where=refused.where, message=refused.message, fix=refused.fix)
+        )
+        return None
 
 
 def _job_problems(raw: Any) -> tuple[list[Problem], dict[str, ClassSpec], list[tuple[int, Any]]]:
@@ -209,6 +260,16 @@ def _schema_problems(schema: Any, file: str) -> list[Problem]:
                     f'{DOCS} (or move it under "description")',
                 )
             )
+        problem = pattern_problem(sub["pattern"]) if isinstance(sub.get("pattern"), str) else None
+        if problem:
+            problems.append(
+                Problem(
+                    file=file,
+                    where=f"{path}.pattern",
+                    message=problem,
+                    fix="a pattern without nested repeats (docs/security.md, 'Regular expressions')",
+                )
+            )
         if "x-normalise" in sub and sub["x-normalise"] not in NORMALISERS:
             problems.append(
                 Problem(
@@ -222,20 +283,24 @@ def _schema_problems(schema: Any, file: str) -> list[Problem]:
 
 
 def _readable(schema: dict[str, Any]) -> bool:
-    """A schema the checks and labels can be read against (its keyword problems are reported apart)."""
-    return schema.get("type") == "object" and Draft202012Validator(Draft202012Validator.META_SCHEMA).is_valid(
-        schema
+    """A schema the checks and labels can be read against (its keyword and pattern problems are reported
+    apart: a pattern that backtracks is never run against a label)."""
+    return (
+        schema.get("type") == "object"
+        and Draft202012Validator(Draft202012Validator.META_SCHEMA).is_valid(schema)
+        and not any(
+            pattern_problem(sub["pattern"])
+            for _, sub in schemas.walk(schema)
+            if isinstance(sub.get("pattern"), str)
+        )
     )
 
 
 def read_prompt(root: Path, relative: str, problems: list[Problem]) -> str | None:
     """A prompt file of the definition's folder, or None with the problem appended (outside the folder,
     missing, not UTF-8)."""
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root.resolve()):
-        problems.append(
-            Problem(file=relative, where="$", message="outside the definition's folder", fix="move it in")
-        )
+    path = _inside(root, relative, problems)
+    if path is None:
         return None
     try:
         return path.read_text(encoding="utf-8")
@@ -310,18 +375,16 @@ def _check_problems(class_name: str, spec: ClassSpec, schema: dict[str, Any]) ->
                 found.append(_field_problem(schema, str(other), {"date"}, f"{where}.{key}", f"{key}"))
         else:
             found.append(_field_problem(schema, check.field, set(), f"{where}.field", "a rule"))
-        if check.pattern is not None:
-            try:
-                re.compile(check.pattern)
-            except re.error as error:
-                found.append(
-                    Problem(
-                        file=DEFINITION_FILE,
-                        where=f"{where}.pattern",
-                        message=f"the pattern does not compile ({error})",
-                        fix="write a Python regular expression",
-                    )
+        problem = None if check.pattern is None else pattern_problem(check.pattern)
+        if problem:
+            found.append(
+                Problem(
+                    file=DEFINITION_FILE,
+                    where=f"{where}.pattern",
+                    message=problem,
+                    fix="a Python regular expression without nested repeats (docs/security.md)",
                 )
+            )
     for index, column in enumerate(spec.columns or []):
         where = _path(("classes", class_name, "columns", index))
         found.append(_field_problem(schema, column, set(), where, "a column"))
@@ -426,7 +489,7 @@ def validate(folder: str | Path, allowed: AllowedTargets | None = None) -> list[
     problems += found
     class_schemas: dict[str, dict[str, Any]] = {}
     for name, spec in classes.items():
-        schema = read_json(root, spec.schema_file, problems)
+        schema = bundled_schema(root, spec.schema_file, problems)
         if schema is None:
             continue
         problems += _schema_problems(schema, spec.schema_file)

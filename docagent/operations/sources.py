@@ -340,6 +340,25 @@ def unsupported_format(data: bytes) -> str | None:
     return None
 
 
+# S3 takes any UTF-8 key of up to 1,024 bytes, but names ASCII 00-1F and 7F among the characters that need
+# special handling (XML 1.0 listings cannot carry them; looked up 2026-12-04, Amazon S3 User Guide, "Naming
+# Amazon S3 objects", Object key naming guidelines). A file named so is refused before anything is uploaded.
+MAX_KEY_BYTES = 1024
+
+
+def key_name_problem(prefix: str, name: str) -> str | None:
+    """Why ``name`` (relative to --from-dir) cannot be an S3 key under ``prefix``, or None."""
+    if any(ord(character) < 0x20 or ord(character) == 0x7F for character in name):
+        return "a control character (a newline, a tab, ...) in its name"
+    try:
+        size = len((prefix + name).encode("utf-8"))
+    except UnicodeEncodeError:
+        return "a name that is not UTF-8"
+    if size > MAX_KEY_BYTES:
+        return f"a key of {size:,} bytes; S3 keys are at most {MAX_KEY_BYTES:,}"
+    return None
+
+
 def _streamed_md5(path: Path) -> str:
     with path.open("rb") as file:
         return hashlib.file_digest(file, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
@@ -427,6 +446,18 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
             "NoDocuments",
             f"{directory} holds no files{why if skipped else ''}: the job would have no documents",
             details={"skipped": [item.as_json() for item in skipped]},
+        )
+    misnamed = [
+        f"{relative!r} ({problem})"
+        for relative, _ in files
+        if (problem := key_name_problem(prefix, relative)) is not None
+    ]
+    if misnamed:
+        raise RefusedError(
+            "BadFileName",
+            f"{len(misnamed)} file(s) of {directory} cannot be named in S3: "
+            f"{', '.join(misnamed[:SHOWN_OFFENDERS])}. Rename them; nothing was uploaded.",
+            details={"documents": misnamed},
         )
     _too_many([Document(relative, 0) for relative, _ in files], limits)
     documents: list[Document] = []

@@ -168,3 +168,19 @@ def test_ctrl_c_during_the_upload_says_how_to_resume(ctx, capsys, tmp_path):
     assert cli.main(["start", "--job-id", "j-ctrl-c-2", "--from-dir", str(folder)]) == 130
     err = capsys.readouterr().err
     assert "Traceback" not in err and "docagent start --job-id j-ctrl-c-2 --from-dir" in err
+
+
+def test_from_dir_refuses_a_file_name_s3_cannot_carry_before_uploading_anything(ctx, capsys, tmp_path):
+    """A newline in a file name (issue #39): the start is refused naming the file, and no file of the folder
+    is uploaded (before, the others were left under incoming/JOB/ with no job)."""
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    (folder / "a.txt").write_text(INVOICE)
+    (folder / "z.txt").write_text(INVOICE.replace("INV-1", "INV-2"))
+    (folder / "bad\nname.txt").write_text(INVOICE.replace("INV-1", "INV-3"))
+
+    code, refused = run(capsys, "start", "--job-id", "j-names", "--from-dir", str(folder))
+    assert code == 2 and refused["error_type"] == "BadFileName"
+    assert "'bad\\nname.txt'" in refused["error"] and "control character" in refused["error"]
+    assert uploaded("incoming/j-names/") == []
+    assert executions(ctx) == []

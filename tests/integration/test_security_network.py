@@ -1,0 +1,166 @@
+"""The console and a schema's ``$ref`` against real sockets on 127.0.0.1 (issue #39, docs/security.md): the
+console answers only the names it serves, and ``definition validate`` never fetches a ``$ref``."""
+
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import shutil
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docagent.cli import main
+from docagent.console.app import ConsoleServer, ReviewConsole, serve, served_hosts
+from docagent.kit.loader import DefinitionInvalid, read_bundle
+
+CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
+SCHEMA = "classes/claim-form.schema.json"
+
+
+# ------------------------------------------------------------------------------------------------ console
+
+
+class _Recording(ReviewConsole):
+    """The console, its approve recorded instead of sent (what is asserted is that it is never called)."""
+
+    approved: list[str]
+
+    def approve(self, job_id: str, form: dict[str, str]) -> str:
+        self.approved.append(job_id)
+        return f"job {job_id} approved"
+
+
+@pytest.fixture
+def console() -> Iterator[tuple[ConsoleServer, _Recording]]:
+    app = _Recording(ctx=None, reviewer="rita")  # type: ignore[arg-type] (no page read here needs it)
+    app.approved = []
+    server = serve(app, 0, ["review.internal"])
+    try:
+        yield server, app
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _request(server: ConsoleServer, method: str, path: str, host: str, body: str = "", **headers: str) -> Any:
+    connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    try:
+        sent = {"Host": host, **headers}
+        if body:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        connection.request(method, path, body=body.encode() or None, headers=sent)
+        reply = connection.getresponse()
+        return reply.status, dict(reply.getheaders()), reply.read().decode("utf-8", "replace")
+    finally:
+        connection.close()
+
+
+def test_the_console_answers_only_the_names_it_serves(console: tuple[ConsoleServer, _Recording]) -> None:
+    server, _ = console
+    port = server.server_address[1]
+    assert server.hosts == served_hosts(port, ["review.internal"])
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}", f"review.internal:{port}"):
+        status, _, _ = _request(server, "GET", "/static/console.css", host)
+        assert status == 200, host
+    for host in (
+        f"evil.example:{port}",
+        "127.0.0.1",
+        f"127.0.0.1:{port + 1}",
+        f"review.internal.evil:{port}",
+        "",
+    ):
+        status, _, body = _request(server, "GET", "/static/console.css", host)
+        assert status == 421 and "not a host this console serves" in body, host
+
+
+def test_a_rebound_post_with_the_right_token_and_origin_does_nothing(
+    console: tuple[ConsoleServer, _Recording],
+) -> None:
+    server, app = console
+    port = server.server_address[1]
+    evil = f"evil.example:{port}"
+    form = urllib.parse.urlencode({"token": app.token})
+    status, _, _ = _request(server, "POST", "/job/j1/approve", evil, form, Origin=f"http://{evil}")
+    assert status == 421
+    assert app.approved == []
+    # The same post under the console's own name acts: the refusal above was the Host's alone.
+    own = f"127.0.0.1:{port}"
+    status, headers, _ = _request(server, "POST", "/job/j1/approve", own, form, Origin=f"http://{own}")
+    assert status == 303 and app.approved == ["j1"]
+    said_id = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["Location"]).query)["said"][0]
+    assert app.status(said_id) == {"text": "job j1 approved", "kind": "ok"}
+
+
+def test_a_status_line_is_the_consoles_own_never_a_urls(console: tuple[ConsoleServer, _Recording]) -> None:
+    _, app = console
+    assert app.status("Your account is locked: call +1 555 0100") is None
+    assert app.status(None) is None
+    kept = app.keep_status("job j approved", "ok")
+    assert app.status(kept) == {"text": "job j approved", "kind": "ok"}
+    for number in range(300):  # kept for the recent redirects only
+        app.keep_status(f"line {number}", "ok")
+    assert app.status(kept) is None
+
+
+class _Counting(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+
+    def do_GET(self) -> None:
+        _Counting.hits.append(self.path)
+        body = b'{"type": "string"}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def listening() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
+    _Counting.hits = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/x.json"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def claims(tmp_path: Path) -> Path:
+    copy = tmp_path / "claims"
+    shutil.copytree(CLAIMS, copy)
+    return copy
+
+
+def test_an_http_ref_is_refused_fast_and_nothing_is_fetched(
+    claims: Path, listening: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = listening
+    path = claims / SCHEMA
+    schema = json.loads(path.read_text())
+    schema["properties"]["extra"] = {"$ref": ref}
+    path.write_text(json.dumps(schema))
+    started = time.monotonic()
+    code = main(["definition", "validate", str(claims), "--json"])
+    took = time.monotonic() - started
+    answer = json.loads(capsys.readouterr().out)
+    assert code == 2 and took < 2, took
+    problems = [p for p in answer["problems"] if ref in p["message"]]
+    assert len(problems) == 1, answer
+    assert problems[0]["file"] == SCHEMA and problems[0]["where"] == "$.properties.extra.$ref"
+    assert "outside the definition's folder" in problems[0]["message"] and problems[0]["fix"]
+    assert _Counting.hits == []
+    with pytest.raises(DefinitionInvalid):
+        read_bundle(claims)
+    assert _Counting.hits == []
