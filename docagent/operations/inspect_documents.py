@@ -14,11 +14,11 @@ from functions.payloads.job import ManifestEntry
 from functions.payloads.model_calls import ModelCallRecord
 
 
-def document_keys(job_id: str, document_ids: list[str], steps: list[str]) -> dict[str, dict[str, str]]:
-    """The idempotency record key of each durable step (records.document_steps) of each document."""
+def document_keys(job_id: str, steps: dict[str, list[str]]) -> dict[str, dict[str, str]]:
+    """The idempotency record key of each durable step of each document (step_records.document_steps)."""
     return {
-        document_id: {step: document_step_key(step, job_id, document_id) for step in steps}
-        for document_id in document_ids
+        document_id: {step: document_step_key(step, job_id, document_id) for step in taken}
+        for document_id, taken in steps.items()
     }
 
 

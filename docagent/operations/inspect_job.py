@@ -45,7 +45,8 @@ class Inspector:
         redrives = records.redrives()
         entries = records.entries()
         document_ids = [entry.document_id for entry in entries]
-        keys = document_keys(self.job_id, document_ids, document_steps(records.bundle))
+        steps = {doc: document_steps(records.bundle, records.results.get(doc)) for doc in document_ids}
+        keys = document_keys(self.job_id, steps)
         job_keys = {step: job_step_key(step, self.job_id) for step in ("prepare", "actions")}
         wanted = [key for steps in keys.values() for key in steps.values()] + list(job_keys.values())
         idempotency = records.idempotency_records(wanted)

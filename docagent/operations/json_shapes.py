@@ -146,6 +146,10 @@ class StartOutput(Output):
     """``docagent start``: the job started (or found already started with the same input)."""
 
     job_id: str
+    job_id_derived: bool = Field(
+        description="true: no --job-id; derived from the definition's version and the documents (the same "
+        "documents started again are the same job)"
+    )
     execution_arn: str
     started: bool = Field(description="false: the same request had started it before")
     status: str

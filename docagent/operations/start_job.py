@@ -4,11 +4,15 @@
 execution is started for a request it refuses), then starts the execution named after the job id. A
 second ``start`` of the same job with the same input returns the existing execution; with another
 input it is refused (JobConflict), as prepare_job would refuse it.
+
+Without ``--job-id`` the id is derived from the definition's version and the document set (names, sizes,
+md5s), so starting the same inbox twice is one job: the first safeguard against a double run.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import secrets
 import shlex
@@ -20,6 +24,7 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 from rich.text import Text
 
+from docagent.kit import registry
 from docagent.kit.registry import current_bundle
 from docagent.localcloud.bedrock.labels import post_labels
 from docagent.operations.context import (
@@ -59,7 +64,11 @@ def register(
         parents=[common, target],
         help="validate a job's documents and start it (the execution is named after the job id)",
     )
-    start.add_argument("--job-id", required=True, help=f"the job id: {JOB_ID_RULE}")
+    start.add_argument(
+        "--job-id",
+        help=f"the job id: {JOB_ID_RULE} (default: derived from the definition's version and the documents, "
+        "so the same documents started twice are one job)",
+    )
     source = start.add_mutually_exclusive_group(required=True)
     source.add_argument("--prefix", help="s3://bucket/prefix/ (or a prefix in the job bucket)")
     source.add_argument("--manifest", help="a file listing the documents: a JSON array of keys or s3:// URIs")
@@ -148,15 +157,58 @@ def _conflict(job_id: str, mine: dict[str, Any], theirs: Any, where: str) -> Ref
     )
 
 
-@command
-def cmd_start(args: argparse.Namespace) -> int:
+# The placeholder job id a --from-dir source is read under before the job id is derived from it.
+PENDING_JOB_ID = "pending"
+
+
+def derived_job_id(definition: str | None, source: Source, options: dict[str, Any]) -> str:
+    """``NAME-HASH``: the definition's name, and 16 hex digits of the sha256 of its version, the documents
+    (name, size, md5; for --prefix and --manifest their bucket and keys) and the options."""
+    name, _, _ = (definition or "job").partition("@")
+    fingerprint = {
+        "definition": definition,
+        "source": [source.kind, source.bucket, None if source.kind == "from_dir" else source.prefix],
+        "documents": sorted([doc.name, doc.size, doc.md5] for doc in source.documents),
+        "options": options,
+    }
+    digest = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
+    return check_job_id(f"{name[:63]}-{digest}")
+
+
+def _definition_label(ctx: OperatorContext, definition: StartDefinition | None) -> str | None:
+    """The version a new job would pin: the named one, else the deployment's default definition's current."""
+    if definition is not None:
+        return definition.version
+    name = deployed_limits(ctx).default_definition
+    pointer = registry.get_pointer(ctx.client("s3"), ctx.bucket, name) if name else None
+    return registry.label(name, pointer.sha256) if name and pointer else name
+
+
+def _job_and_source(
+    ctx: OperatorContext, args: argparse.Namespace, options: dict[str, Any]
+) -> tuple[JobRecords, Source, StartDefinition | None]:
+    """The job (named, or derived from its documents), its validated source and its definition."""
+    if args.job_id is None:  # read the documents first: the job id is derived from them
+        source = read_source(ctx, args, PENDING_JOB_ID)
+        definition = start_definition(ctx, args, new_job=True)
+        job_id = derived_job_id(_definition_label(ctx, definition), source, options)
+        if source.kind == "from_dir":
+            source.prefix = storage.incoming_prefix(job_id)
+        return JobRecords(ctx, job_id), source, definition
     job_id = check_job_id(args.job_id)
-    ctx = OperatorContext.from_args(args)
-    options = job_options(args)
     source = read_source(ctx, args, job_id)
     records = JobRecords(ctx, job_id)
+    new_job = records.description is None and records.request is None
+    return records, source, start_definition(ctx, args, new_job=new_job)
+
+
+@command
+def cmd_start(args: argparse.Namespace) -> int:
+    ctx = OperatorContext.from_args(args)
+    options = job_options(args)
+    records, source, definition = _job_and_source(ctx, args, options)
+    job_id, derived = records.job_id, args.job_id is None
     existing = records.description
-    definition = start_definition(ctx, args, new_job=existing is None and records.request is None)
     request, sha = build_request(job_id, source, options, definition.name if definition else None)
     if existing is not None:
         theirs = json.loads(existing.get("input") or "null")
@@ -188,6 +240,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     described = records.require_execution()
     payload: dict[str, Any] = {
         "job_id": job_id,
+        "job_id_derived": derived,
         "execution_arn": records.execution_arn,
         "started": started,
         "status": described["status"],

@@ -11,7 +11,9 @@ from typing import Any
 
 from docagent.operations.display import iso
 from functions import durable
+from functions.checks import lookup_key
 from functions.definition import DefinitionBundle, LookupCheck
+from functions.payloads.document import DocumentResult
 
 
 @dataclass
@@ -65,12 +67,29 @@ STEPS_BEFORE_DEFINITIONS = ("extract", "customer_lookup")
 MODEL_STEPS = ("classify", "extract")
 
 
-def document_steps(bundle: DefinitionBundle | None) -> list[str]:
+def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | None = None) -> list[str]:
     """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
-    several classes), ``extract``, then ``lookup-{check}`` per lookup check of the definition's classes."""
+    several classes), ``extract``, then ``lookup-{check}`` per lookup check.
+
+    Without its result (a document not finished yet): every step any document may take, the lookups of all
+    the definition's classes. With its result: the steps that document took, and only those: its class's
+    lookups whose field it had (a class that does not share its checks has no record of another's), no
+    extract for a document of no class, none at all for a document refused before it was read."""
     if bundle is None:
         return list(STEPS_BEFORE_DEFINITIONS)
     classes = bundle.definition.classes
+    if result is not None:
+        took = ["classify"] if len(classes) > 1 and result.classify_call_id is not None else []
+        if result.model_call_id is not None:
+            took.append("extract")
+        spec = classes.get(result.class_name or "")
+        if spec is not None and result.fields is not None:
+            took += sorted(
+                f"lookup-{check.name}"
+                for check in spec.checks
+                if isinstance(check, LookupCheck) and lookup_key(check, result.fields) is not None
+            )
+        return took
     lookups = {
         f"lookup-{check.name}"
         for spec in classes.values()

@@ -32,6 +32,7 @@ from docagent.operations.workflow_definition import (
     states_from,
 )
 from functions import durable
+from functions.payloads.document import DocumentResult
 from functions.payloads.job import FaultSpec
 from functions.payloads.model_calls import LookupRecord
 from tests.fakes import FakeLambdaContext
@@ -186,6 +187,29 @@ def test_a_definitions_document_steps_and_their_boundaries():
         update={"definition": invoices.definition.model_copy(update={"classes": classes})}
     )
     assert document_steps(two) == ["classify", "extract", "lookup-known-customer"]
+
+    # With its result, a document's own steps (#40): a credit note has no lookup, an invoice without the
+    # looked-up field none either, a document of no class no extract, one refused unread no step at all.
+    def result(
+        class_name: str | None, fields: dict[str, Any] | None, extracted: bool = True
+    ) -> DocumentResult:
+        return DocumentResult.model_construct(
+            class_name=class_name,
+            fields=fields,
+            classify_call_id="c1" if class_name != "unread" else None,
+            model_call_id="m1" if extracted else None,
+        )
+
+    lookup_field = invoice.checks[0].field  # type: ignore[union-attr]
+    assert document_steps(two, result("invoice", {lookup_field: "C-1"})) == [
+        "classify",
+        "extract",
+        "lookup-known-customer",
+    ]
+    assert document_steps(two, result("credit-note", {lookup_field: "C-1"})) == ["classify", "extract"]
+    assert document_steps(two, result("invoice", {})) == ["classify", "extract"]
+    assert document_steps(two, result(None, None, extracted=False)) == ["classify"]
+    assert document_steps(two, result("unread", None, extracted=False)) == []
     done = record("COMPLETED", data={"ok": True})
     steps = {"classify": done, "extract": None, "lookup-a": None, "lookup-b": None}
     assert last_boundary(None, [{}], steps) == ("classify", "extract")

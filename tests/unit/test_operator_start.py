@@ -184,3 +184,25 @@ def test_from_dir_refuses_a_file_name_s3_cannot_carry_before_uploading_anything(
     assert "'bad\\nname.txt'" in refused["error"] and "control character" in refused["error"]
     assert uploaded("incoming/j-names/") == []
     assert executions(ctx) == []
+
+
+def test_a_start_without_a_job_id_twice_is_one_job(ctx, capsys, tmp_path):
+    """#40: the job id is derived from the definition's version and the documents: the same inbox started
+    twice is one job, another inbox another job."""
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "a.txt").write_text(INVOICE)
+    (folder / "b.txt").write_text(INVOICE.replace("INV-1", "INV-2"))
+
+    code, first = run(capsys, "start", "--from-dir", str(folder))
+    assert code == 0 and first["started"] is True and first["job_id_derived"] is True
+    job_id = first["job_id"]
+    assert uploaded(f"incoming/{job_id}/") == [f"incoming/{job_id}/a.txt", f"incoming/{job_id}/b.txt"]
+    code, second = run(capsys, "start", "--from-dir", str(folder))
+    assert code == 0 and second["job_id"] == job_id and second["started"] is False
+    assert executions(ctx) == [job_id]
+
+    (folder / "b.txt").write_text(INVOICE.replace("INV-1", "INV-3"))
+    code, third = run(capsys, "start", "--from-dir", str(folder))
+    assert code == 0 and third["job_id"] != job_id and third["started"] is True
+    assert sorted(executions(ctx)) == sorted([job_id, third["job_id"]])

@@ -82,7 +82,7 @@ def _in_progress(records: JobRecords, document_ids: list[str]) -> tuple[list[str
     job_id = records.job_id
     keys = {job_step_key("prepare", job_id): "prepare", job_step_key("actions", job_id): "actions"}
     for document_id in document_ids:
-        for step in document_steps(records.bundle):
+        for step in document_steps(records.bundle, records.results.get(document_id)):
             keys[document_step_key(step, job_id, document_id)] = f"{step} {document_id}"
     found = records.idempotency_records(list(keys))
     in_progress = sorted(keys[key] for key, record in found.items() if record.status == "INPROGRESS")
