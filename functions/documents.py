@@ -114,6 +114,11 @@ _TOO_LONG = re.compile(
 )
 
 
+# How the local cloud's model starts its refusal of a document it has no label for (docs/local-cloud.md): the
+# functions read it as DocumentNotLabelled, not as a broken document.
+LOCAL_NO_LABEL = "the local model has no label for this document"
+
+
 def is_document_refusal(message: str) -> bool:
     """True when a ValidationException's message is about the document, not about the model or request."""
     return bool(_DOCUMENT_REFUSAL.search(message))

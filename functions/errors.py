@@ -155,6 +155,12 @@ class DocumentUnreadable(DocumentRejected):
     ValidationException about the document (Bedrock refuses to parse it); the reason says which."""
 
 
+class DocumentNotLabelled(DocumentUnreadable):
+    """Local only: the local cloud's model answers from labels, and this document has none (a sample whose
+    ``NAME.label.json`` was forgotten). Nothing is wrong with the document; the reason says which file to add
+    (docs/local-cloud.md). A real model never answers so."""
+
+
 class DocumentTooLong(DocumentRejected):
     """The document holds more text than the model's context window takes: Bedrock's ValidationException about
     the input's length ("Input is too long for requested model."). Only this document would ever get it, and

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from docagent.evaluation.figures import DefinitionVersion
 from docagent.kit.loader import read_bundle
-from docagent.kit.samples import LABEL_SUFFIX, label_problem
+from docagent.kit.samples import LABEL_SUFFIX, label_problem, read_label
+from docagent.localcloud.bedrock.labels import RECORDING_SUFFIX
 from docagent.operations.context import RefusedError
 from functions.definition import DefinitionBundle
 
@@ -30,18 +31,6 @@ class Definition(BaseModel):
 
     name: str
     classes: dict[str, dict[str, Any]]
-
-    def class_of(self, relative: str) -> str:
-        if len(self.classes) == 1:
-            return next(iter(self.classes))
-        folder = Path(relative).parts[0] if len(Path(relative).parts) > 1 else ""
-        if folder not in self.classes:
-            raise RefusedError(
-                "UnknownClass",
-                f"{relative}: with several classes a document sits in a folder named after its class "
-                f"({', '.join(self.classes)})",
-            )
-        return folder
 
 
 def definition_of(bundle: DefinitionBundle) -> Definition:
@@ -86,7 +75,9 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
     files = sorted(
         p
         for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        if p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        and not p.name.endswith(RECORDING_SUFFIX)  # the local model's recorded replies: no document
     )
     labels = {
         p.with_name(p.name.removesuffix(LABEL_SUFFIX)): p for p in files if p.name.endswith(LABEL_SUFFIX)
@@ -107,16 +98,26 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
             continue
         relative = found[0].relative_to(root).as_posix()
         try:
-            label = json.loads(label_path.read_text(encoding="utf-8"))
+            content = read_label(json.loads(label_path.read_text(encoding="utf-8")))
         except (ValueError, UnicodeDecodeError) as error:
             problems.append(f"{label_path.relative_to(root)}: not JSON ({error})")
             continue
-        class_name = definition.class_of(relative)
-        problem = label_problem(label, definition.classes[class_name])
-        if problem:
+        parts = Path(relative).parts
+        class_name, problem = (
+            (None, content)
+            if isinstance(content, str)
+            else content.class_in(parts[0] if len(parts) > 1 else None, definition.classes)
+        )
+        if problem is None and class_name is None:
+            problem = "a label of no class is not scored by `docagent eval` yet (the local model answers it)"
+        if problem is None and class_name is not None and not isinstance(content, str):
+            problem = label_problem(content.fields, definition.classes[class_name])
+        if problem or class_name is None or isinstance(content, str):
             problems.append(f"{label_path.relative_to(root)}: {problem}")
             continue
-        samples.append(LabelledSample(name=relative, path=found[0], class_name=class_name, label=label))
+        samples.append(
+            LabelledSample(name=relative, path=found[0], class_name=class_name, label=content.fields)
+        )
     unlabelled = sorted(p.relative_to(root).as_posix() for p in documents if p.with_suffix("") not in labels)
     problems += [
         f"{name}: no {Path(name).with_suffix('').name}{LABEL_SUFFIX} beside it" for name in unlabelled

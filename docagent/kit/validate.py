@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic_core import ErrorDetails
 
 from docagent.kit import schema_refs, schemas
+from docagent.kit.samples import LABEL_SUFFIX, read_label
+from docagent.kit.samples import SAMPLES_FOLDER as SAMPLES_DIR
 from functions.actions.allowed import AllowedTargets, refusals
 from functions.definition import (
     DEFINITION_FILE,
@@ -34,8 +36,6 @@ from functions.definition import (
 from functions.patterns import pattern_problem
 
 DOCS = "docs/defining-a-job.md"
-SAMPLES_DIR = "samples"
-LABEL_SUFFIX = ".label.json"
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
 MAX_MESSAGE = 400
 
@@ -429,7 +429,7 @@ def _action_problems(actions: list[tuple[int, Any]], allowed: AllowedTargets | N
     ]
 
 
-def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]], several: bool) -> list[Problem]:
+def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> list[Problem]:
     samples = root / SAMPLES_DIR
     if not samples.is_dir():
         return []
@@ -437,19 +437,6 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]], sever
     for label in sorted(samples.rglob(f"*{LABEL_SUFFIX}")):
         relative = label.relative_to(root).as_posix()
         parts = label.relative_to(samples).parts
-        class_name = (
-            parts[0] if several and len(parts) > 1 else (next(iter(class_schemas)) if not several else None)
-        )
-        if class_name not in class_schemas:
-            problems.append(
-                Problem(
-                    file=relative,
-                    where="$",
-                    message="no class for this sample",
-                    fix=f"with several classes a sample sits in {SAMPLES_DIR}/CLASS/",
-                )
-            )
-            continue
         stem = label.name.removesuffix(LABEL_SUFFIX)
         if not [
             p for p in label.parent.glob(f"{stem}.*") if p != label and not p.name.endswith(LABEL_SUFFIX)
@@ -465,7 +452,24 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]], sever
         value = read_json(root, relative, problems)
         if value is None:
             continue
-        for error in Draft202012Validator(class_schemas[class_name]).iter_errors(value):
+        content = read_label(value)
+        class_name: str | None = None
+        problem: str | None = content if isinstance(content, str) else None
+        if not isinstance(content, str):
+            class_name, problem = content.class_in(parts[0] if len(parts) > 1 else None, class_schemas)
+        if problem:
+            problems.append(
+                Problem(
+                    file=relative,
+                    where="$",
+                    message=problem,
+                    fix=f"put it in {SAMPLES_DIR}/CLASS/, or say its class in the label ({DOCS})",
+                )
+            )
+            continue
+        if class_name is None or isinstance(content, str):  # a document of no class: no fields to check
+            continue
+        for error in Draft202012Validator(class_schemas[class_name]).iter_errors(content.fields):
             problems.append(
                 Problem(
                     file=relative,
@@ -501,5 +505,5 @@ def validate(folder: str | Path, allowed: AllowedTargets | None = None) -> list[
     problems += _totals_problems(raw.get("totals"), class_schemas)
     problems += _action_problems(actions, allowed)
     if class_schemas and len(class_schemas) == len(classes):
-        problems += _sample_problems(root, class_schemas, several=len(classes) > 1)
+        problems += _sample_problems(root, class_schemas)
     return problems

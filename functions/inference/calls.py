@@ -16,6 +16,7 @@ from pydantic import JsonValue
 from functions import storage
 from functions.documents import DocumentInput
 from functions.errors import (
+    DocumentNotLabelled,
     DocumentTooLong,
     DocumentUnreadable,
     ExtractionFailed,
@@ -161,7 +162,8 @@ def call_outcome(record: ExtractionRecord) -> ModelCallOutcome:
         return "ok"
     if record.error == DocumentTooLong.__name__:
         return "DocumentTooLong"
-    return "DocumentUnreadable" if record.error == DocumentUnreadable.__name__ else "ExtractionFailed"
+    unreadable = {DocumentUnreadable.__name__, DocumentNotLabelled.__name__}
+    return "DocumentUnreadable" if record.error in unreadable else "ExtractionFailed"
 
 
 def finish_reason(record: ExtractionRecord) -> str:

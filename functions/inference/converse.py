@@ -15,8 +15,9 @@ from botocore.exceptions import (
 from botocore.parsers import ResponseParserError
 
 from functions import aws
-from functions.documents import DocumentInput, is_document_refusal, is_too_long
+from functions.documents import LOCAL_NO_LABEL, DocumentInput, is_document_refusal, is_too_long
 from functions.errors import (
+    DocumentNotLabelled,
     DocumentTooLong,
     DocumentUnreadable,
     ExtractionFailed,
@@ -133,6 +134,8 @@ def document_refusal(
             f"Bedrock refused the {document.format} document ({len(document.data)} bytes) as longer than "
             f"the model's context window: {message}"
         )
+    if LOCAL_NO_LABEL in message:
+        return DocumentNotLabelled(message[message.index(LOCAL_NO_LABEL) :])
     if is_document_refusal(message):
         return DocumentUnreadable(f"Bedrock refused the {document.format} document: {message}")
     return None

@@ -26,7 +26,7 @@ from docagent.localcloud.bedrock.labels import (
 )
 from docagent.localcloud.server import REGION, LocalCloud
 from functions.documents import DocumentInput
-from functions.errors import DocumentUnreadable
+from functions.errors import DocumentNotLabelled
 from functions.inference.converse import document_refusal
 from functions.inference.instructions import classify_instruction, extract_instruction
 from tests.integration.conftest import INVOICE_READER
@@ -113,10 +113,13 @@ def test_a_document_without_a_label_is_refused_saying_how_to_add_one(tmp_path: P
             extract(cloud.endpoint, stray, "letter")
     # The production provider's reading of the refusal: that document's rejection, with the reason.
     refusal = document_refusal(raised.value, DocumentInput(stray, "txt", "document-00001"))
-    assert isinstance(refusal, DocumentUnreadable)
+    # Its own outcome (#40): the document is fine, its label is missing; the reason says which file to add.
+    assert isinstance(refusal, DocumentNotLabelled) and refusal.error_name == "DocumentNotLabelled"
     reason = str(refusal)
     assert f"no label for this document (sha256 {hashlib.sha256(stray).hexdigest()})" in reason
-    assert "put NAME.label.json beside it and run `docagent local labels DIR`" in reason
+    assert (
+        "NAME.label.json beside the document NAME.EXT" in reason and "`docagent local labels DIR`" in reason
+    )
 
 
 def test_the_reader_answers_unlabelled_documents_of_its_class_only(tmp_path: Path):

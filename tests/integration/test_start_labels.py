@@ -4,6 +4,8 @@ Bedrock before the job starts (and does not upload them): the job's results are 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 from docagent.drills.synthetic import generate_documents
 from docagent.localcloud.bedrock.labels import labels_of
@@ -38,3 +40,43 @@ def test_start_from_dir_registers_the_labels_beside_the_documents(  # noqa: PLR0
 
     assert fields("doc-00000.txt")["invoice_number"] == "LBL-2026-00001"
     assert fields("doc-00001.txt")["invoice_number"] != "LBL-2026-00001", "the reader answers the other"
+
+
+def test_a_flat_inbox_of_several_classes_runs_each_with_the_class_its_label_says(
+    docagent, aws, deployed, cloud, tmp_path
+):
+    """#40: no per-class folders: each label says its class ({"class": ..., "fields": ...}), and one says the
+    document is of no class ({"class": null}), which ends with that outcome (UnknownDocumentClass)."""
+    claims = Path(__file__).resolve().parents[2] / "examples" / "claims"
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    picked = {"claim-form": "claim-0001.pdf", "repair-estimate": "estimate-0001.pdf"}
+    for class_name, name in picked.items():
+        sample = claims / "samples" / class_name / name
+        shutil.copy(sample, inbox / name)
+        fields = json.loads(sample.with_name(sample.name.split(".")[0] + ".label.json").read_text())
+        (inbox / name).with_suffix(".label.json").write_text(
+            json.dumps({"class": class_name, "fields": fields})
+        )
+    (inbox / "menu.txt").write_text("Lunch menu of the Blue Heron, 4 December 2026: soup, bread, pie.\n")
+    (inbox / "menu.label.json").write_text(json.dumps({"class": None}))
+
+    code, started = docagent("start", "--job", str(claims), "--from-dir", str(inbox), "--wait")
+
+    assert code == 0, started
+    assert started["final"]["status"] == "SUCCEEDED"
+    bucket, job_id = deployed.outputs["BucketName"], started["job_id"]
+
+    def result(document_id: str) -> dict:
+        body = aws("s3").get_object(Bucket=bucket, Key=storage.result_key(job_id, document_id))["Body"]
+        found: dict = json.loads(body.read())
+        return found
+
+    for class_name, name in picked.items():
+        assert result(name)["class_name"] == class_name, name
+    menu = result("menu.txt")
+    assert (
+        menu["status"] == "rejected"
+        and menu["error"] == "UnknownDocumentClass"
+        and menu["class_name"] is None
+    )

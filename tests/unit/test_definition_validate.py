@@ -204,10 +204,25 @@ def test_with_several_classes_a_sample_sits_in_its_class_folder(tmp_path: Path) 
     (tmp_path / "samples" / "memo").mkdir()
     (tmp_path / "samples" / "memo" / "m.txt").write_text("?")
     (tmp_path / "samples" / "memo" / "m.label.json").write_text(json.dumps({"total": 3}))
+    # A label may say its class instead (#40): a flat sample, and one of no class.
+    (tmp_path / "samples" / "flat.txt").write_text("claim")
+    (tmp_path / "samples" / "flat.label.json").write_text(
+        json.dumps({"class": "claim", "fields": {"total": 3}})
+    )
+    (tmp_path / "samples" / "none.txt").write_text("?")
+    (tmp_path / "samples" / "none.label.json").write_text(json.dumps({"class": None}))
+    (tmp_path / "samples" / "wrong.txt").write_text("?")
+    (tmp_path / "samples" / "wrong.label.json").write_text(json.dumps({"class": "invoice", "fields": {}}))
 
     problems = [(p.file, p.message) for p in validate(tmp_path)]
 
-    assert problems == [
-        ("samples/loose.label.json", "no class for this sample"),
-        ("samples/memo/m.label.json", "no class for this sample"),
+    several = (
+        "with several classes (claim, letter) a sample sits in samples/CLASS/ or its label says its class"
+    )
+    assert [file for file, _ in problems] == [
+        "samples/loose.label.json",
+        "samples/memo/m.label.json",
+        "samples/wrong.label.json",
     ]
+    assert problems[0][1].startswith(several) and problems[1][1].startswith(several)
+    assert "'invoice' is not one of the definition's (claim, letter)" in problems[2][1]

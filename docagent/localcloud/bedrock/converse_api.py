@@ -199,8 +199,8 @@ class LocalBedrock:
         if question is not None and question.kind == "classify":
             if label is not None:
                 self._count("labelled")
-                return json.dumps({"class": label.class_name})
-        elif label is not None:
+                return json.dumps({"class": None if label.no_class else label.class_name})
+        elif label is not None and not label.no_class:
             self._count("labelled")
             return json.dumps(label.fields)
         elif self.reader is not None and (question is None or question.class_name == self.reader.class_name):

@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from docagent.kit.loader import DefinitionInvalid, read_bundle
-from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_problem
+from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_problem, read_label
 from functions.definition import DEFINITION_FILE
+from functions.documents import LOCAL_NO_LABEL
 
 LABELS_PATH = "/_docagent/bedrock/labels"
 LABELS_FILE = "labels.json"
@@ -48,7 +49,8 @@ class Label(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="of the document's bytes")
-    class_name: str | None = Field(None, description="None: the definition's only class")
+    class_name: str | None = Field(None, description="None: the definition's only class, or no class")
+    no_class: bool = Field(False, description="the label says the document is of no class")
     fields: dict[str, JsonValue]
     source: str = Field("", description="the document's path when it was registered")
 
@@ -56,10 +58,17 @@ class Label(BaseModel):
 class RecordedReply(BaseModel):
     """One call's reply text as the model gave it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
 
     purpose: Literal["extract", "classify"]
-    class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
+    class_name: str | None = Field(
+        None,
+        validation_alias=AliasChoices(
+            "class", "class_name"
+        ),  # ``class`` as in a label; the old spelling read
+        serialization_alias="class",
+        description="the class extracted (null for a classify call)",
+    )
     reply: str
 
 
@@ -99,10 +108,12 @@ class LabelsInvalid(ValueError):  # noqa: N818 (the labels are invalid: the name
 
 
 def no_label(sha256: str) -> str:
-    """Why the local Bedrock cannot answer a document, and how to make it."""
+    """Why the local Bedrock cannot answer a document, and how to make it (read by the functions as
+    DocumentNotLabelled: functions/documents.py LOCAL_NO_LABEL)."""
     return (
-        f"no label for this document (sha256 {sha256}): put NAME.label.json beside it and run "
-        "`docagent local labels DIR`"
+        f"{LOCAL_NO_LABEL} (sha256 {sha256}): add its expected fields as NAME.label.json beside the document "
+        "NAME.EXT and register them (`docagent local labels DIR`, or start it with --from-dir DIR), or run "
+        "with a real model (docs/local-cloud.md)"
     )
 
 
@@ -183,9 +194,10 @@ def _definition_classes(root: Path) -> dict[str, dict[str, Any]] | None:
 
 def read_labels(folder: str | Path) -> list[Label]:
     """The labels of a folder of samples, or of a definition folder (its ``samples/``, classes known):
-    every ``NAME.label.json`` with its one ``NAME.EXT``. A document in a subfolder is of the class the
-    subfolder names; with one class, of that class. Documents with no label are left out (the local Bedrock
-    refuses them, saying how to add one). Refused (LabelsInvalid) naming every bad label."""
+    every ``NAME.label.json`` with its one ``NAME.EXT``. A document is of the class its label says
+    (docagent/kit/samples.py), else of the class its subfolder names; with one class, of that class.
+    Documents with no label are left out (the local Bedrock refuses them, saying how to add one). Refused
+    (LabelsInvalid) naming every bad label."""
     root = Path(folder)
     if not root.is_dir():
         raise LabelsInvalid(root, [f"{folder} is not a directory"])
@@ -215,24 +227,22 @@ def read_labels(folder: str | Path) -> list[Label]:
             problems.append(f"{shown}: {what} named {stem.name}.EXT beside it")
             continue
         try:
-            fields = json.loads(path.read_text(encoding="utf-8"))
+            content = read_label(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, UnicodeDecodeError) as error:
             problems.append(f"{shown}: not JSON ({error})")
             continue
+        if isinstance(content, str):
+            problems.append(f"{shown}: {content}")
+            continue
         relative = found[0].relative_to(samples)
         class_name: str | None = relative.parts[0] if len(relative.parts) > 1 else None
+        problem: str | None = None
         if classes is not None:
-            if class_name is None and len(classes) == 1:
-                class_name = next(iter(classes))
-            if class_name not in classes:
-                problems.append(
-                    f"{shown}: a sample sits in {SAMPLES_FOLDER}/CLASS/ with several classes "
-                    f"({', '.join(classes)})"
-                )
-                continue
-            problem = label_problem(fields, classes[class_name])
-        else:
-            problem = None if isinstance(fields, dict) else "a label is a JSON object of the class's fields"
+            class_name, problem = content.class_in(class_name, classes)
+            if problem is None and class_name is not None:
+                problem = label_problem(content.fields, classes[class_name])
+        elif content.says_class:
+            class_name = content.class_name
         if problem:
             problems.append(f"{shown}: {problem}")
             continue
@@ -240,7 +250,8 @@ def read_labels(folder: str | Path) -> list[Label]:
             Label(
                 sha256=document_sha256(found[0].read_bytes()),
                 class_name=class_name,
-                fields=fields,
+                no_class=content.says_class and content.class_name is None,
+                fields=content.fields,
                 source=str(found[0]),
             )
         )
