@@ -9,6 +9,7 @@ except ``serve``, through the ``say`` it is given.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -76,14 +77,29 @@ def restored_line(record: dict[str, Any]) -> str:
     line = f"restored {jobs} job{'' if jobs == 1 else 's'}, {running} running"
     line += ", resuming" if running else ""
     changes = restored.get("requests", 0)
+    since = f", last changed {restored['last_change']}" if restored.get("last_change") else ""
+    kept = record.get("time_scale_kept")
+    scale = f"; time scale {record.get('time_scale')}, kept from that run" if kept else ""
     return (
         line
         + (
             f" ({changes} change{'' if changes == 1 else 's'} replayed from {restored.get('state_dir')} "
-            f"in {restored.get('seconds', 0):.1f} s)"
+            f"in {restored.get('seconds', 0):.1f} s{since})"
         )
+        + scale
         + _journal_line(restored)
+        + " (`docagent local up --fresh` starts empty)"
     )
+
+
+def _last_change(state_dir: Path) -> str | None:
+    """When the restored state last changed: the newest file of the state folder, as UTC."""
+    from docagent.localcloud.state.persistence import state_folder
+
+    times = [path.stat().st_mtime for path in state_folder(state_dir).rglob("*") if path.is_file()]
+    if not times:
+        return None
+    return dt.datetime.fromtimestamp(max(times), dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _journal_line(restored: dict[str, Any]) -> str:
@@ -165,6 +181,7 @@ def serve(
 
     if options.fresh:
         project.LOCAL_STACK_FILE.unlink(missing_ok=True)  # what it deployed is forgotten with the rest
+    last_change = None if options.fresh else _last_change(project.LOCAL_DIR)  # before the start writes
     cloud = LocalCloud(
         project.LOCAL_DIR,
         port=options.port,
@@ -185,6 +202,7 @@ def serve(
         "port": cloud.port,
         "endpoint": cloud.endpoint,
         "time_scale": time_scale,
+        "time_scale_kept": not options.time_scale and not options.fresh and time_scale != 1.0,
         "started_at": time.time(),
         "state_dir": str(project.LOCAL_DIR),
         "restored": {
@@ -194,6 +212,7 @@ def serve(
             "requests": cloud.replayed_requests,
             "seconds": round(cloud.restore_seconds, 2),
             "state_dir": str(project.LOCAL_DIR),
+            "last_change": last_change if cloud.restored.executions else None,
             **cloud.journal_report(),
         },
     }

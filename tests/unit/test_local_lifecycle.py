@@ -61,5 +61,13 @@ def test_what_a_start_restored_is_said_in_one_line():
     }
     assert lifecycle.restored_line(record) == (
         "restored 3 jobs, 1 running, resuming (42 changes replayed from /s in 1.2 s); a torn last record "
-        "(17 bytes at byte 900, never answered) was cut off"
+        "(17 bytes at byte 900, never answered) was cut off (`docagent local up --fresh` starts empty)"
+    )
+    # What it restored, from when, and a time scale kept from that run are said (#40).
+    record["restored"] |= {"last_change": "2026-12-03 17:02:11 UTC", "torn_tail_bytes": 0}
+    record |= {"time_scale": 0.25, "time_scale_kept": True}
+    assert lifecycle.restored_line(record) == (
+        "restored 3 jobs, 1 running, resuming (42 changes replayed from /s in 1.2 s, last changed "
+        "2026-12-03 17:02:11 UTC); time scale 0.25, kept from that run (`docagent local up --fresh` starts "
+        "empty)"
     )
