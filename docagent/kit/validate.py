@@ -412,6 +412,14 @@ def _totals_problems(totals: Any, class_schemas: dict[str, dict[str, Any]]) -> l
 _TARGET_FIELD = {"http": "url", "eventbridge": "bus", "sns": "topic_arn", "export": "formats"}
 
 
+def _refused_field(action_type: str, refusal: str) -> str:
+    """The field a refusal is about: an http action's secret (functions/actions/allowed.py words its refusals
+    "secret ..." and "SSM parameter ..."), else the field naming the action's target."""
+    if action_type == "http" and refusal.startswith(("secret ", "SSM parameter ")):
+        return "secret"
+    return _TARGET_FIELD[action_type]
+
+
 def _action_problems(actions: list[tuple[int, Any]], allowed: AllowedTargets | None) -> list[Problem]:
     """Each action the deployment would refuse (functions/actions/allowed.py, the check RunActions makes);
     nothing when the deployment's allow-list is not known here (``docagent definition validate`` alone)."""
@@ -420,7 +428,7 @@ def _action_problems(actions: list[tuple[int, Any]], allowed: AllowedTargets | N
     return [
         Problem(
             file=DEFINITION_FILE,
-            where=_path(("actions", index, _TARGET_FIELD[action.type])),
+            where=_path(("actions", index, _refused_field(action.type, refusal))),
             message=refusal,
             fix="change the action, or allow its target in the deployment's `actions` (cdk.json) and deploy",
         )

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 
+from docagent import project
 from docagent.kit import registry
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.validate import validate
@@ -43,15 +44,36 @@ ACTIONS_ALLOWED_ENV = str(Settings.model_fields["actions_allowed"].alias)
 console = Console(markup=False, soft_wrap=True)
 
 
+def _reachable_allow_list(args: argparse.Namespace) -> tuple[AllowedTargets | None, str]:
+    """The deployment's allow-list of action targets when a deployment is reachable (the running local cloud,
+    ``--endpoint``, or ``--aws``), so validate refuses what publish and start would; else None and why. AWS is
+    asked only when named: validate alone never waits on a network."""
+    named = getattr(args, "endpoint", None) or getattr(args, "aws", False)
+    if not named and project.running_cloud() is None:
+        return None, "actions not checked: no deployment named (--aws, --endpoint) and no local cloud running"
+    try:
+        context = OperatorContext.from_args(args)
+        allowed = deployed_allow_list(context)
+    except (OperatorError, ClientError, BotoCoreError, OSError) as error:
+        return None, f"actions not checked against a deployment ({error})"
+    if allowed is None:
+        return (
+            None,
+            f"actions not checked: the deployment at {context.where} does not say what they may reach",
+        )
+    return allowed, f"actions checked against the deployment at {context.where}"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     folder = Path(args.path)
-    problems = validate(folder)
+    allowed, checked = _reachable_allow_list(args)
+    problems = validate(folder, allowed)
     name, sha = None, None
     if not problems:
         bundle = read_bundle(folder)
         name, sha = bundle.name, bundle.sha256
     output = DefinitionValidateOutput(
-        folder=str(folder), name=name, ok=not problems, sha256=sha, problems=problems
+        folder=str(folder), name=name, ok=not problems, sha256=sha, problems=problems, actions_checked=checked
     )
 
     def human() -> None:
@@ -62,7 +84,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 f"{folder}: {len(problems)} problem(s); nothing can be published until they are fixed"
             )
         else:
-            console.print(f"{folder}: valid ({registry.label(str(name), str(sha))})")
+            console.print(f"{folder}: valid ({registry.label(str(name), str(sha))}); {checked}")
 
     emit(args, output.model_dump(mode="json"), human)
     return EXIT_BAD_REQUEST if problems else EXIT_OK
@@ -234,7 +256,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     ).add_subparsers(dest="definition_command", required=True)
     check = definition.add_parser(
         "validate",
-        parents=[common],
+        parents=[common, target],
         help=f"every problem of a definition folder ({DEFINITION_FILE} and files)",
     )
     check.add_argument("path", help="the definition's folder")

@@ -308,6 +308,10 @@ class DefinitionValidateOutput(Output):
     ok: bool
     sha256: str | None = Field(description="the version publishing it would give, when it is valid")
     problems: list[DefinitionProblem] = Field(description="one per problem (docagent/kit/validate.py)")
+    actions_checked: str = Field(
+        description="whether the actions were checked against a reachable deployment's allow-list, as "
+        "publish and start check them, or why not"
+    )
 
 
 class DefinitionPublishOutput(Output):

@@ -1,0 +1,38 @@
+"""``docagent definition validate`` against a reachable deployment refuses what ``publish`` and ``start``
+would (#40): an action target or secret the deployment does not allow, named at the right field."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "invoices"
+
+
+def test_validate_refuses_what_publish_refuses_and_names_the_secret(docagent, tmp_path: Path) -> None:
+    folder = tmp_path / "invoices"
+    shutil.copytree(EXAMPLE, folder)
+    job = json.loads((folder / "job.json").read_text())
+    job["actions"] = [
+        {"type": "http", "name": "team", "url": "https://hooks.team.example/intake"},
+        {
+            "type": "http",
+            "name": "ticket",
+            "url": "destination:tickets",
+            "secret": "ssm:/elsewhere/token",
+        },
+    ]
+    (folder / "job.json").write_text(json.dumps(job))
+
+    code, validated = docagent("definition", "validate", str(folder))
+    assert code == 2 and not validated["ok"]
+    assert "checked against the deployment" in validated["actions_checked"]
+    where = {problem["where"]: problem["message"] for problem in validated["problems"]}
+    assert "hooks.team.example is not allowed" in where["$.actions[0].url"]
+    assert "/elsewhere/token" in where["$.actions[1].secret"]  # the secret's own field, not .url
+    assert "$.actions[1].url" not in where  # its destination is allowed
+
+    code, published = docagent("definition", "publish", str(folder))
+    assert code == 2 and published["error_type"] == "DefinitionInvalid"
+    assert len(published["problems"]) == len(validated["problems"])
