@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from functions.definition import Check, LookupCheck, RuleCheck
+from functions.expressions import expression_failure
 from functions.fields import MISSING, as_text, field_value
 from functions.patterns import PatternTooSlow, bounded
 from functions.payloads.common import DocumentStatus
@@ -84,7 +85,11 @@ def _date_failure(check: RuleCheck, value: Any, fields: dict[str, JsonValue], to
     return None
 
 
-def _rule_failure(check: RuleCheck, value: Any, fields: dict[str, JsonValue], today: dt.date) -> str | None:
+def _rule_failure(
+    check: RuleCheck, value: Any, fields: dict[str, JsonValue], today: dt.date, attached: dict[str, Any]
+) -> str | None:
+    if check.expression is not None:
+        return expression_failure(check.expression, fields, attached)
     if check.minimum is not None or check.maximum is not None:
         number = _decimal(value)
         if number is None:
@@ -112,12 +117,18 @@ def _rule_failure(check: RuleCheck, value: Any, fields: dict[str, JsonValue], to
     return _date_failure(check, value, fields, today)
 
 
-def rule_outcome(check: RuleCheck, fields: dict[str, JsonValue], today: dt.date) -> CheckOutcome:
-    """A rule check on the fields; a missing (or null) field fails it unless the check is ``optional``."""
+def rule_outcome(
+    check: RuleCheck,
+    fields: dict[str, JsonValue],
+    today: dt.date,
+    attached: dict[str, dict[str, JsonValue]] | None = None,
+) -> CheckOutcome:
+    """A rule check on the fields (and, for an expression, the rows earlier lookups attached); a missing (or
+    null) field fails it unless the check is ``optional``."""
     value = field_value(fields, check.field)
     if value is MISSING:
         return _outcome(check, None, None if check.optional else f"{check.field} is missing")
-    return _outcome(check, value, _rule_failure(check, value, fields, today))
+    return _outcome(check, value, _rule_failure(check, value, fields, today, attached or {}))
 
 
 def lookup_key(check: LookupCheck, fields: dict[str, JsonValue]) -> str | None:
@@ -167,7 +178,7 @@ def run_checks(
     attached: dict[str, dict[str, JsonValue]] = {}
     for check in checks:
         if isinstance(check, RuleCheck):
-            outcomes.append(rule_outcome(check, fields, today))
+            outcomes.append(rule_outcome(check, fields, today, attached))
             continue
         key = lookup_key(check, fields)
         record = None if key is None else lookup(check, key)

@@ -67,7 +67,8 @@ class _Strict(BaseModel):
 class RuleCheck(_Strict):
     """A rule on one field of the extracted fields. Exactly one condition; a missing field fails it unless
     ``optional``. ``not_after``/``not_before``: a date field against ``today`` (the day the document was
-    processed, UTC) or another date field of the same document."""
+    processed, UTC) or another date field of the same document. ``expression``: JSONata over all the fields
+    and the rows of the lookups before it (functions/expressions.py)."""
 
     type: Literal["rule"]
     name: str = Field(pattern=NAME_PATTERN)
@@ -78,6 +79,12 @@ class RuleCheck(_Strict):
     pattern: str | None = Field(None, min_length=1)
     not_after: str | None = Field(None, description="'today' or a date field")
     not_before: str | None = Field(None, description="'today' or a date field")
+    expression: str | None = Field(
+        None,
+        min_length=1,
+        max_length=2000,
+        description="JSONata over the fields, earlier lookups' rows as $ATTACH: true when the rule holds",
+    )
     optional: bool = False
     on_fail: Literal["reject", "review"] = "review"
     error: str = Field("CheckFailed", pattern=ERROR_NAME_PATTERN)
@@ -87,14 +94,14 @@ class RuleCheck(_Strict):
     def _one_condition(self) -> RuleCheck:
         conditions = [
             name
-            for name in ("minimum", "maximum", "one_of", "pattern", "not_after", "not_before")
+            for name in ("minimum", "maximum", "one_of", "pattern", "not_after", "not_before", "expression")
             if getattr(self, name) is not None
         ]
         bounds = {"minimum", "maximum"}
         if not conditions or (len(conditions) > 1 and not set(conditions) <= bounds):
             raise ValueError(
-                "a rule has exactly one condition (minimum and/or maximum, one_of, pattern, not_after or "
-                f"not_before); this one has {', '.join(conditions) or 'none'}"
+                "a rule has exactly one condition (minimum and/or maximum, one_of, pattern, not_after, "
+                f"not_before or expression); this one has {', '.join(conditions) or 'none'}"
             )
         return self
 

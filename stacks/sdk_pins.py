@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import importlib.metadata
 
-# boto3 and what it imports, and fastjsonschema (the functions validate model replies against a class's
-# JSON Schema with it: pure Python, so the same files serve 3.11 here and 3.13 on Lambda).
+# boto3 and what it imports, fastjsonschema (the functions validate model replies against a class's JSON
+# Schema with it) and jsonata-python (a rule's expression): pure Python, so the same files serve 3.11 here
+# and 3.13 on Lambda.
 SDK_DISTRIBUTIONS = (
     "boto3",
     "botocore",
@@ -25,6 +26,7 @@ SDK_DISTRIBUTIONS = (
     "urllib3",
     "six",
     "fastjsonschema",
+    "jsonata-python",
 )
 SDK_LAYER_PREFIX = "docagent AWS SDK for Python: "
 

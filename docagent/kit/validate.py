@@ -33,6 +33,7 @@ from functions.definition import (
     LookupCheck,
     RuleCheck,
 )
+from functions.expressions import expression_problem
 from functions.patterns import pattern_problem
 
 DOCS = "docs/defining-a-job.md"
@@ -375,6 +376,16 @@ def _check_problems(class_name: str, spec: ClassSpec, schema: dict[str, Any]) ->
                 found.append(_field_problem(schema, str(other), {"date"}, f"{where}.{key}", f"{key}"))
         else:
             found.append(_field_problem(schema, check.field, set(), f"{where}.field", "a rule"))
+        problem = None if check.expression is None else expression_problem(check.expression)
+        if problem:
+            found.append(
+                Problem(
+                    file=DEFINITION_FILE,
+                    where=f"{where}.expression",
+                    message=f"rule {check.name!r}: {problem}",
+                    fix="write a JSONata expression that gives true when the rule holds (https://jsonata.org)",
+                )
+            )
         problem = None if check.pattern is None else pattern_problem(check.pattern)
         if problem:
             found.append(

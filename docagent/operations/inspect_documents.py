@@ -4,6 +4,7 @@ step after it), its error and Retry policy, who resumed it, what a redrive repla
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from typing import Any
 
 from docagent.operations.records import JobRecords, document_outcome
@@ -24,6 +25,7 @@ def document_keys(job_id: str, steps: dict[str, list[str]]) -> dict[str, dict[st
 
 CALL_SUMMARY_FIELDS = {
     "call_id",
+    "purpose",
     "model_id",
     "prompt_version",
     "prompt_sha256",
@@ -109,8 +111,10 @@ def document_view(
         )
     if result is not None and child_failed:
         flags.append("its result is stored but its worker died after storing it: a redrive returns it")
-    if len(calls) > 1:
-        flags.append(f"the model was called {len(calls)} times (only a call cut off mid-flight is repeated)")
+    again = {purpose: n for purpose, n in Counter(call.purpose for call in calls).items() if n > 1}
+    if again:
+        said = ", ".join(f"{purpose} {n} times" for purpose, n in sorted(again.items()))
+        flags.append(f"the model was called for {said} (only a call cut off mid-flight is repeated)")
     completed = _with_status(steps, "COMPLETED")
     if result is None and status != "not_started":
         if completed:

@@ -9,6 +9,7 @@ replayed instead of re-run, what is left, anything uncertain with what to do, an
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from typing import Any
 
 from docagent.kit.registry import pinned_view
@@ -238,17 +239,21 @@ class Inspector:
     @staticmethod
     def _model_call_totals(documents: list[dict[str, Any]]) -> dict[str, Any]:
         by_version: dict[tuple[Any, Any, Any], int] = {}
+        by_step: Counter[str] = Counter()
         total = repeated = 0
         for document in documents:
             calls = document["model_calls"]
             total += len(calls)
-            repeated += max(len(calls) - 1, 0)
+            steps = Counter(str(call.get("purpose") or "extract") for call in calls)
+            by_step.update(steps)
+            repeated += sum(count - 1 for count in steps.values())  # one call per step, once finished
             for call in calls:
                 version = (call["model_id"], call["prompt_version"], call["prompt_sha256"])
                 by_version[version] = by_version.get(version, 0) + 1
         return {
             "count": total,
             "documents": sum(1 for document in documents if document["model_calls"]),
+            "by_step": dict(sorted(by_step.items())),
             "repeated": repeated,
             "by_version": [
                 {"model_id": model, "prompt_version": prompt, "prompt_sha256": sha, "count": count}

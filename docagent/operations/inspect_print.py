@@ -152,9 +152,10 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
 def _print_effects(out: Console, report: dict[str, Any]) -> None:
     effects = report["external_effects"]
     calls = effects["model_calls"]
+    steps = ", ".join(f"{count} {step}" for step, count in calls.get("by_step", {}).items())
     out.print(
         f"External effects: {calls['count']} model calls for {calls['documents']} documents "
-        f"({calls['repeated']} repeated)"
+        f"({steps + '; ' if steps else ''}{calls['repeated']} repeated: a step's call made again)"
     )
     for version in calls["by_version"]:
         out.print(

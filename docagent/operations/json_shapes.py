@@ -35,8 +35,9 @@ class Refusal(Output):
 
 class DocumentCounts(Output):
     total: int = Field(description="documents in the job")
-    succeeded: int = Field(description="children that succeeded (extracted or rejected)")
+    succeeded: int = Field(description="children that succeeded (extracted, in review or rejected)")
     rejected: int = Field(description="of the succeeded ones, documents that were rejected")
+    review: int = Field(0, description="of the succeeded ones, documents sent to a person (review)")
     failed: int = Field(description="children failed, timed out or aborted")
     running: int
     pending: int

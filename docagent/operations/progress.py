@@ -44,7 +44,7 @@ class Snapshot:
     redrive_date: Any
     documents: dict[
         str, int
-    ]  # total, succeeded (of which rejected), failed, running, pending, results_stored
+    ]  # total, succeeded (of which rejected, review), failed, running, pending, results_stored
     map_run: dict[str, Any] | None
     approval: str | None
     # The job's wait for its review queue (records.py ``review_wait``), None when it never waited.
@@ -92,8 +92,9 @@ class Snapshot:
 
 
 def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
-    """The job now. ``count_rejected`` reads every stored result to tell rejected documents (a child that
-    succeeded with a rejection) from extracted ones; a live progress bar counts them only at the end."""
+    """The job now. ``count_rejected`` reads every stored result to tell rejected and review documents (a
+    child that succeeded with a rejection, or a document sent to a person) from extracted ones; a live
+    progress bar counts them only at the end."""
     records.refresh()
     described = records.require_execution()
     counts = records.document_counts()
@@ -105,9 +106,7 @@ def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
             "redrive_count": int(records.map_run.get("redriveCount") or 0),
         }
     approval = records.approval.status if records.approval else None
-    rejected = (
-        sum(result.status == "rejected" for result in records.results.values()) if count_rejected else 0
-    )
+    statuses = [result.status for result in records.results.values()] if count_rejected else []
     return Snapshot(
         job_id=records.job_id,
         execution_arn=records.execution_arn,
@@ -122,7 +121,8 @@ def snapshot(records: JobRecords, *, count_rejected: bool = True) -> Snapshot:
         documents={
             "total": counts["total"],
             "succeeded": counts["succeeded"],
-            "rejected": rejected,
+            "rejected": statuses.count("rejected"),
+            "review": statuses.count("review"),
             "failed": counts["failed"],
             "running": counts["running"],
             "pending": counts["pending"],
@@ -205,8 +205,10 @@ def status_label(status: str) -> str:
 
 def progress_detail(current: Snapshot) -> Text:
     documents = current.documents
-    rejected = documents["rejected"]
-    parts = [Text(f"{documents['succeeded'] - rejected} ok", "green")]
+    rejected, review = documents["rejected"], documents.get("review", 0)
+    parts = [Text(f"{documents['succeeded'] - rejected - review} ok", "green")]
+    if review:
+        parts.append(Text(f"{review} in review", "cyan"))
     if rejected:
         parts.append(Text(f"{rejected} rejected", "yellow"))
     if documents["failed"]:

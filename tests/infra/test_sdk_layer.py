@@ -44,11 +44,20 @@ def test_the_layer_holds_the_pinned_sdk(synthesized: Synthesized) -> None:
     assert layer(synthesized)["Properties"]["Description"] == sdk_layer_description()
     assert layer(synthesized)["Properties"]["CompatibleRuntimes"] == ["python3.13"]
     root = layer_dir(synthesized)
-    for package in ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "fastjsonschema"):
+    for package in (
+        "boto3",
+        "botocore",
+        "s3transfer",
+        "jmespath",
+        "dateutil",
+        "urllib3",
+        "fastjsonschema",
+        "jsonata",
+    ):
         assert (root / package / "__init__.py").is_file(), package
     version = re.search(r"__version__ = '([^']+)'", (root / "botocore" / "__init__.py").read_text())
     assert version is not None and version[1] == sdk_versions()["botocore"]
-    assert len(SDK_DISTRIBUTIONS) == 8
+    assert len(SDK_DISTRIBUTIONS) == 9
 
 
 # Every newer API feature the functions use, with where: (service, shape path) in botocore's model.

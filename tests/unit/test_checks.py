@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from functions.checks import decide, lookup_key, lookup_outcome, rule_outcome
+from functions.checks import decide, lookup_key, lookup_outcome, rule_outcome, run_checks
 from functions.definition import LookupCheck, RuleCheck
 from functions.payloads.model_calls import CheckOutcome, LookupRecord
 
@@ -114,3 +114,47 @@ def test_the_outcome_reject_before_review_before_accepted() -> None:
         ]
     )
     assert (rejected.status, rejected.error, rejected.reason) == ("rejected", "Bad", "b failed")
+
+
+CLAIM: dict[str, JsonValue] = {
+    "items": [{"amount": "100.00"}, {"amount": "20.50"}],
+    "total": "120.50",
+    "start": "2026-01-05",
+    "end": "2026-01-04",
+}
+
+
+@pytest.mark.parametrize(
+    ("expression", "passed", "reason"),
+    [
+        ("$sum(items.$number(amount)) = $number(total)", True, None),
+        ("$sum(items.$number(amount)) > $number(total)", False, "is false"),
+        ("end > start", False, "end > start is false"),
+        ("$number(total) <= $number($policy.limit)", True, None),
+        ("$number(total) <= $number($policy.excess)", False, "gave no value"),
+        ("$count(items)", False, "gave 2, not true or false"),
+        ("$number(start)", False, "the expression failed"),
+    ],
+)
+def test_an_expression_rule_reads_every_field_and_the_attached_rows(
+    expression: str, passed: bool, reason: str | None
+) -> None:
+    """#40: a rule compares fields with each other and with what a lookup attached (JSONata)."""
+    check = rule(field="total", expression=expression, on_fail="reject", error="TotalsDisagree")
+    outcome = rule_outcome(check, CLAIM, TODAY, {"policy": {"limit": "500.00"}})
+    assert outcome.passed is passed
+    if reason is None:
+        assert outcome.reason is None and outcome.error is None
+    else:
+        assert reason in (outcome.reason or "") and outcome.error == "TotalsDisagree"
+
+
+def test_an_expression_sees_only_the_lookups_before_it() -> None:
+    lookup = LookupCheck.model_validate(
+        {"type": "lookup", "name": "known", "field": "total", "table": "policies", "attach": "policy"}
+    )
+    within = rule(name="within", field="total", expression="$number(total) <= $number($policy.limit)")
+    found = LookupRecord(table="policies", key="120.50", found=True, row={"limit": "100.00"})
+    outcomes, _ = run_checks([within, lookup, within], CLAIM, TODAY, lambda check, key: found)
+    assert [outcome.passed for outcome in outcomes] == [False, True, False]
+    assert "gave no value" in (outcomes[0].reason or "") and "is false" in (outcomes[2].reason or "")

@@ -226,3 +226,16 @@ def test_with_several_classes_a_sample_sits_in_its_class_folder(tmp_path: Path) 
     ]
     assert problems[0][1].startswith(several) and problems[1][1].startswith(several)
     assert "'invoice' is not one of the definition's (claim, letter)" in problems[2][1]
+
+
+def test_a_rule_expression_that_does_not_compile_is_named(folder: Path) -> None:
+    def job(data: dict[str, Any]) -> None:
+        data["classes"]["invoice"]["checks"].append(
+            {"type": "rule", "name": "adds-up", "field": "amount", "expression": "$sum(line_items.amount"}
+        )
+
+    _edit(folder / "job.json", job)
+    problems = [p for p in validate(folder) if p.where.endswith(".expression")]
+    assert len(problems) == 1
+    assert problems[0].where == "$.classes.invoice.checks[1].expression"
+    assert "rule 'adds-up'" in problems[0].message and "does not compile" in problems[0].message
