@@ -10,7 +10,13 @@ from typing import Any, TypeAlias
 from rich.console import Console
 
 from docagent import project
-from docagent.localcloud.lifecycle import MODEL_FAULTS_HELP, LifecycleError, UpOptions, restored_line
+from docagent.localcloud.lifecycle import (
+    MODEL_FAULTS_HELP,
+    LifecycleError,
+    UpOptions,
+    add_model_arguments,
+    restored_line,
+)
 from docagent.operations.context import EXIT_NOT_FOUND, EXIT_OK, OperatorError, emit
 from stacks import outputs as names
 
@@ -60,7 +66,12 @@ def _endpoint(args: argparse.Namespace) -> str:
 
 def cmd_local_up(args: argparse.Namespace) -> int:
     from docagent.localcloud import lifecycle
+    from docagent.localcloud.bedrock.backends import parse_model
 
+    try:  # a bad --model is refused before anything starts
+        parse_model(args.model or "labels")
+    except ValueError as error:
+        raise OperatorError(str(error)) from None
     options = UpOptions(
         port=args.port,
         time_scale=args.time_scale,
@@ -69,6 +80,8 @@ def cmd_local_up(args: argparse.Namespace) -> int:
         model_faults=args.model_faults,
         reader=args.reader,
         deliver_twice=tuple(args.deliver_twice),
+        model=args.model,
+        record=args.record,
     )
     try:
         time_scale = lifecycle.time_scale_to_start(options)
@@ -123,6 +136,7 @@ def add_local_up(local: Commands, common: argparse.ArgumentParser) -> None:
         help="deliver this item twice to EXPRESS Distributed Map children (AWS runs them at least once)",
     )
     up.add_argument("--model-faults", metavar="SPEC", help=MODEL_FAULTS_HELP)
+    add_model_arguments(up)
     up.add_argument(
         "--reader",
         metavar="FILE",

@@ -1,12 +1,12 @@
 """A rule's ``expression``: a JSONata expression over the document's fields (the input) and the rows its
-earlier lookups attached (each a variable named by its ``attach``: ``$policy``), true when the rule holds
+earlier lookups attached (each a variable named by its ``attach``: ``$account``), true when the rule holds
 (docs/defining-a-job.md, "Checks"). JSONata is the one expression language of the kit: Step Functions' own,
 evaluated by jsonata-python (pure Python, in the functions' layer: stacks/sdk_pins.py), as the local cloud
 evaluates the workflow's.
 
-    $sum(damaged_items.$number(amount)) = $number(total)      the items add up to the total
+    $sum(line_items.$number(amount)) = $number(total)         the items add up to the total
     end_date > start_date                                     ISO dates compare as text
-    $number(total) <= $number($policy.limit)                  within the attached policy's limit
+    $number(total) <= $number($account.limit)                 within the attached row's limit
 
 An expression is compiled at ``definition validate`` (a syntax error names the rule) and bounded when it runs
 (``TIMEOUT_MS``, ``MAX_DEPTH``: a hostile value cannot hold a worker; docs/security.md).

@@ -34,6 +34,7 @@ from docagent.drills.demo_corpus import (
 )
 from docagent.drills.document_files import DEFAULT_FORMATS
 from docagent.drills.local_job import LocalJob
+from docagent.localcloud.bedrock.backends import ModelChoice, set_model
 from docagent.localcloud.bedrock.converse_api import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.lambdas.runtime import InvocationRecord
@@ -147,6 +148,22 @@ class DemoCloud:
 
 @contextmanager
 def demo_cloud(
+    time_scale: float,
+    keep: bool,
+    persist: bool = True,
+    model_faults: ModelFaults | None = None,
+    model: ModelChoice | None = None,
+) -> Iterator[DemoCloud]:
+    """The demo's local cloud (its own, or a kept one in its own process), answering the model steps as
+    ``model`` says (--model: a real model, or the labels, recorded)."""
+    with _demo_cloud(time_scale, keep, persist, model_faults) as where:
+        if model is not None:
+            set_model(where.endpoint, model)
+        yield where
+
+
+@contextmanager
+def _demo_cloud(
     time_scale: float, keep: bool, persist: bool = True, model_faults: ModelFaults | None = None
 ) -> Iterator[DemoCloud]:
     if not keep:
@@ -214,6 +231,7 @@ def run_demo(
     job_folder: JobFolder | None = None,
     demo_budget: DemoBudget | None = None,
     inference: str = "on_demand",
+    model: ModelChoice | None = None,
 ) -> dict[str, Any]:
     """The invoice review on generated documents; with ``job_folder`` (``--job PATH``), that definition on its
     samples instead (docagent/drills/job_folder.py)."""
@@ -230,7 +248,7 @@ def run_demo(
     out_dir = synthesized(documents_per_child)
     mark = lap("synth", started)
     job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    with demo_cloud(time_scale, keep, persist, model_faults) as where:
+    with demo_cloud(time_scale, keep, persist, model_faults, model) as where:
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         if keep:
             stack.save(project.LOCAL_STACK_FILE)  # so inspect, logs and trace find the deployment
@@ -275,6 +293,7 @@ def run_demo(
             budget_exceeded=budget_stop,
             alerts=alerts,
             model_faults=model_faults.model_dump(exclude_defaults=True) if model_faults else None,
+            model=(model or ModelChoice()).mode(),
             **(job_folder.summary(job, prefix) if job_folder is not None else {}),
         )
         if crash is not None:

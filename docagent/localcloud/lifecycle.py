@@ -9,6 +9,7 @@ except ``serve``, through the ``say`` it is given.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -28,6 +29,24 @@ MODEL_FAULTS_HELP = (
     "local Bedrock faults, e.g. throttle=0.3,unavailable=0.05,timeout=0.01,malformed=0.02,cutoff=0.02,"
     "latency=0.05,deny=MODEL_ID,missing=MODEL_ID,corrupt=FIELD:0.5,seed=7"
 )
+MODEL_HELP = (
+    "what answers the model steps: labels (default: the samples' labels and recordings), bedrock (real "
+    "Amazon Bedrock, your AWS credentials and Region), or openai=URL[#MODEL] (an OpenAI-compatible "
+    "chat-completions endpoint: Ollama, vLLM, LM Studio)"
+)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--model SPEC`` and ``--record`` (docagent/localcloud/bedrock/backends.py)."""
+    parser.add_argument("--model", metavar="SPEC", help=MODEL_HELP)
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="keep each reply as its document's recording (NAME-SHA.recording.json beside a labelled "
+        "sample): a later run without --model replays it offline",
+    )
+
+
 EXIT_REFUSED, EXIT_FAILED, EXIT_NOT_FOUND = 2, 1, 3
 # A loaded machine imports moto slowly; a big journal takes a while to replay.
 DETACHED_START_SECONDS = 180
@@ -55,6 +74,8 @@ class UpOptions:
     model_faults: str | None = None
     reader: str | None = None
     deliver_twice: tuple[int, ...] = ()
+    model: str | None = None  # --model SPEC (docagent/localcloud/bedrock/backends.py)
+    record: bool = False
 
 
 def port_free(port: int) -> bool:
@@ -143,6 +164,8 @@ def start_detached(options: UpOptions, time_scale: float) -> tuple[dict[str, Any
     command += ["--skip-corrupt"] if options.skip_corrupt else []
     if options.model_faults:
         command += ["--model-faults", options.model_faults]
+    command += ["--model", options.model] if options.model else []
+    command += ["--record"] if options.record else []
     command += ["--reader", str(Path(options.reader).resolve())] if options.reader else []
     command += [argument for index in options.deliver_twice for argument in ("--deliver-twice", str(index))]
     project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
@@ -197,6 +220,11 @@ def serve(
         cloud.stop()
         raise LifecycleError(str(error), EXIT_FAILED, type(error).__name__.removesuffix("Error")) from None
     deliver_twice(set(options.deliver_twice))
+    if options.model or options.record:
+        from docagent.localcloud.bedrock.backends import parse_model
+        from docagent.localcloud.bedrock.converse_api import STATE
+
+        STATE.choose_model(parse_model(options.model or "labels", record=options.record))
     record = {
         "pid": os.getpid(),
         "port": cloud.port,

@@ -204,6 +204,8 @@ def _job_and_source(
 
 @command
 def cmd_start(args: argparse.Namespace) -> int:
+    if args.job_id is not None:
+        check_job_id(args.job_id)  # a bad id is refused before anything is asked of a deployment
     ctx = OperatorContext.from_args(args)
     options = job_options(args)
     records, source, definition = _job_and_source(ctx, args, options)

@@ -38,6 +38,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docagent.localcloud.bedrock import billed_tokens
+from docagent.localcloud.bedrock.backends import MODEL_PATH, Backend, ModelChoice, backend_of
 from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
@@ -47,9 +48,11 @@ from docagent.localcloud.bedrock.labels import (
     Label,
     LabelStore,
     Reader,
+    RecordedReply,
     Recording,
     document_sha256,
     no_label,
+    write_recordings,
 )
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, name_problem
 from functions.errors import DocumentUnreadable
@@ -169,6 +172,26 @@ class LocalBedrock:
         self.stopping = threading.Event()
         self.labels = LabelStore()
         self.reader: Reader | None = None
+        self.model = ModelChoice()
+        self.backend: Backend | None = None
+
+    def choose_model(self, choice: ModelChoice) -> None:
+        """What answers the model calls from now on (docagent/localcloud/bedrock/backends.py)."""
+        with self.lock:
+            self.model, self.backend = choice, backend_of(choice)
+
+    def record(self, user_text: str, digest: str, body: str) -> None:
+        """Keep a forwarded reply as its document's recording (beside its labelled sample, if it has one)."""
+        question = asked(user_text)
+        purpose = "extract" if question is None else question.kind
+        class_name = question.class_name if question is not None and purpose == "extract" else None
+        reply = "".join(block.get("text", "") for block in json.loads(body)["output"]["message"]["content"])
+        recording = self.labels.keep_reply(
+            digest, RecordedReply(purpose=purpose, class_name=class_name, reply=reply)
+        )
+        if recording.source and Path(recording.source).parent.is_dir():
+            write_recordings(Path(recording.source).parent, [recording])
+        self._count("recorded")
 
     def configure(self, faults: ModelFaults) -> None:
         with self.lock:
@@ -183,7 +206,11 @@ class LocalBedrock:
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
-            return {"faults": self.faults.model_dump(), "stats": dict(self.stats)}
+            return {
+                "faults": self.faults.model_dump(),
+                "stats": dict(self.stats),
+                "model": self.model.model_dump(),
+            }
 
     def answer(self, user_text: str, digest: str, text: str) -> str | tuple[int, dict[str, str], str]:
         """The reply to what the user text asks about the document whose bytes hash to ``digest`` (its text
@@ -217,19 +244,9 @@ class LocalBedrock:
         with self.lock:
             self.stats[name] += amount
 
-    def converse(
-        self,
-        model_id: str,
-        system: list[dict[str, Any]],
-        messages: list[dict[str, Any]],
-        max_tokens: int,
-        tool_config: dict[str, Any] | None = None,
-    ) -> tuple[int, dict[str, str], str]:
-        """One Converse call: (HTTP status, headers, body), as Bedrock answers it; ``usage`` counts what
-        Bedrock would bill for it (docagent/localcloud/bedrock/billed_tokens.py)."""
+    def _faulted(self, model_id: str) -> tuple[int, dict[str, str], str] | None:
+        """The error a configured fault answers before the model reads anything (--model-faults), or None."""
         faults = self.faults
-        self._count("calls")
-        started = time.monotonic()
         if faults.latency:
             self.stopping.wait(faults.latency)
         if model_id in faults.deny:
@@ -253,7 +270,24 @@ class LocalBedrock:
             self._count("timed_out")
             self.stopping.wait(600)  # past any client's read timeout; ends when the cloud stops
             return _error(503, "ServiceUnavailableException", "The local cloud stopped.")
+        return None
 
+    def converse(
+        self,
+        model_id: str,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        tool_config: dict[str, Any] | None = None,
+    ) -> tuple[int, dict[str, str], str]:
+        """One Converse call: (HTTP status, headers, body), as Bedrock answers it; ``usage`` counts what
+        Bedrock would bill for it (docagent/localcloud/bedrock/billed_tokens.py)."""
+        faults = self.faults
+        self._count("calls")
+        started = time.monotonic()
+        refused = self._faulted(model_id)
+        if refused is not None:
+            return refused
         blocks = [block for message in messages for block in message.get("content", [])]
         user_text = "".join(block.get("text", "") for block in blocks)
         read = read_documents(blocks)
@@ -261,6 +295,7 @@ class LocalBedrock:
             self._count("invalid_documents")
             return read
         digest = document_digest(blocks)
+        documents_text = read or ""
         if read is None:  # no document block: the text between <document> markers, or all of it
             read = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
             digest = document_sha256(read.encode("utf-8"))
@@ -268,6 +303,13 @@ class LocalBedrock:
         if estimate_input_tokens(prompt, user_text, read) + max_tokens > CONTEXT_WINDOW_TOKENS:
             self._count("too_long")
             return _invalid(TOO_LONG_MESSAGE)
+        backend, model = self.backend, self.model
+        if backend is not None:  # a real model answers (--model bedrock | openai=URL)
+            self._count("forwarded")
+            forwarded = backend.converse(model_id, system, messages, max_tokens, documents_text)
+            if forwarded[0] == 200 and model.record:
+                self.record(user_text, digest, forwarded[2])
+            return forwarded
         answered = self.answer(user_text, digest, read)
         if isinstance(answered, tuple):
             return answered
@@ -383,6 +425,22 @@ def _converse(self: BedrockRuntimeResponse) -> tuple[int, dict[str, str], str]:
     return status, {**headers, "status": str(status)}, body
 
 
+def _model_admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    """GET what answers the model calls; PUT/POST a ModelChoice (``--model``); DELETE: labels again."""
+    method = environ.get("REQUEST_METHOD", "GET")
+    if method in {"PUT", "POST"}:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        try:
+            STATE.choose_model(ModelChoice.model_validate_json(environ["wsgi.input"].read(length) or b"{}"))
+        except (ValidationError, ValueError) as error:
+            start_response("400 Bad Request", [("Content-Type", "application/json")])
+            return [json.dumps({"message": str(error)}).encode()]
+    elif method == "DELETE":
+        STATE.choose_model(ModelChoice())
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [STATE.model.model_dump_json().encode()]
+
+
 def _admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
     """GET the faults and counters; PUT/POST new faults (the JSON of ModelFaults); DELETE resets both."""
     method = environ.get("REQUEST_METHOD", "GET")
@@ -452,6 +510,8 @@ def install(
             return _admin(environ, start_response)
         if environ.get("PATH_INFO", "") == LABELS_PATH:
             return _labels_admin(environ, start_response)
+        if environ.get("PATH_INFO", "") == MODEL_PATH:
+            return _model_admin(environ, start_response)
         if BATCH_PATH.match(environ.get("PATH_INFO", "")):
             return BATCH.handle(environ, start_response)
         return original(self, environ, start_response)

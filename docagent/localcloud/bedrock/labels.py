@@ -159,6 +159,23 @@ class LabelStore:
         with self._lock:
             return self._labels.get(sha256)
 
+    def keep_reply(self, sha256: str, reply: RecordedReply) -> Recording:
+        """Record a model's reply for a document (``--model ... --record``): it replaces the document's
+        reply of the same purpose and class; the document's recording as it is now."""
+        with self._lock:
+            kept = self._recordings.get(sha256)
+            label = self._labels.get(sha256)
+            replies = [
+                old
+                for old in (kept.replies if kept else [])
+                if (old.purpose, old.class_name) != (reply.purpose, reply.class_name)
+            ]
+            source = label.source if label is not None else (kept.source if kept else "")
+            recording = Recording(sha256=sha256, replies=[*replies, reply], source=source)
+            self._recordings[sha256] = recording
+            self._save()
+        return recording
+
     def recorded(self, sha256: str, purpose: str, class_name: str | None) -> str | None:
         with self._lock:
             recording = self._recordings.get(sha256)

@@ -1,0 +1,250 @@
+"""A real model behind the local cloud (``--model``): the local Bedrock Runtime forwards each Converse call
+of the pipeline's model steps, so a team tries its prompts and schemas on a real model before deploying, with
+everything else (Step Functions, Lambda, S3, DynamoDB) still local.
+
+- ``labels`` (the default): answers from labels and recordings (docagent/localcloud/bedrock/labels.py).
+- ``bedrock``: real Amazon Bedrock, with the user's own AWS credentials and Region (boto3's default chain, the
+  real endpoint, never the local one). The request goes as the function sent it.
+- ``openai=URL[#MODEL]``: an OpenAI-compatible chat-completions endpoint (Ollama, vLLM, LM Studio:
+  ``http://127.0.0.1:11434/v1#llama3.1``). The Converse request is translated: the system prompt, the user's
+  text with each document's text as Bedrock would read it (the local Bedrock's own reader), JSON output asked
+  (``response_format: json_object``); the reply's text, stop reason and token usage come back as Converse's.
+  Without ``#MODEL`` the Converse model id is sent as the model name.
+
+With ``record`` each reply is kept as a recording of its document (``NAME.recording.json`` beside a labelled
+sample, and in the cloud's state): a later run replays it offline, so CI never needs the network
+(docs/local-cloud.md, "A real model").
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from docagent.localcloud.bedrock import billed_tokens
+
+Answer = tuple[int, dict[str, str], str]
+OPENAI_TIMEOUT_SECONDS = 300  # a local model on a laptop's CPU answers slowly
+
+
+class ModelChoice(BaseModel):
+    """What answers the local cloud's model calls (``--model``), and whether replies are kept."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["labels", "bedrock", "openai"] = "labels"
+    url: str | None = None
+    model_name: str | None = None
+    record: bool = False
+
+    def spec(self) -> str:
+        """The ``--model`` value that gives this choice."""
+        if self.kind != "openai":
+            return self.kind
+        return f"openai={self.url}" + (f"#{self.model_name}" if self.model_name else "")
+
+    def mode(self) -> str:
+        """How a report names what answered: ``labels``, ``bedrock`` or ``openai (URL)``."""
+        return f"openai ({self.url})" if self.kind == "openai" else self.kind
+
+
+def parse_model(spec: str, record: bool = False) -> ModelChoice:
+    """``labels``, ``bedrock`` or ``openai=URL[#MODEL]``; ValueError naming the forms otherwise."""
+    if spec in {"labels", "bedrock"}:
+        return ModelChoice(kind=spec, record=record)
+    if spec.startswith("openai="):
+        url, _, name = spec.removeprefix("openai=").partition("#")
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"--model {spec}: the URL is http(s)://HOST[:PORT]/v1")
+        return ModelChoice(kind="openai", url=url.rstrip("/"), model_name=name or None, record=record)
+    raise ValueError(f"--model {spec}: use labels, bedrock, or openai=URL[#MODEL]")
+
+
+class Backend(Protocol):
+    def converse(
+        self,
+        model_id: str,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        text: str,
+    ) -> Answer: ...
+
+
+def _error(status: int, code: str, message: str) -> Answer:
+    headers = {"Content-Type": "application/json", "x-amzn-ErrorType": code}
+    return status, headers, json.dumps({"message": message})
+
+
+def _converse_body(reply: str, stop: str, input_tokens: int, output_tokens: int, started: float) -> Answer:
+    body = {
+        "output": {"message": {"role": "assistant", "content": [{"text": reply}]}},
+        "stopReason": stop,
+        "usage": {
+            "inputTokens": input_tokens,
+            "outputTokens": output_tokens,
+            "totalTokens": input_tokens + output_tokens,
+        },
+        "metrics": {"latencyMs": int((time.monotonic() - started) * 1000)},
+    }
+    return 200, {"Content-Type": "application/json"}, json.dumps(body)
+
+
+class BedrockBackend:
+    """Real Amazon Bedrock: the same Converse request, with the user's credentials and Region."""
+
+    def __init__(self, client: Any | None = None) -> None:
+        self._client = client
+
+    def client(self) -> Any:
+        if self._client is None:
+            import boto3  # noqa: PLC0415 (only when --model bedrock)
+
+            # The real endpoint: the local cloud's own AWS_ENDPOINT_URL (if any) is not Bedrock.
+            self._client = boto3.session.Session().client("bedrock-runtime", endpoint_url=None)
+        return self._client
+
+    def converse(
+        self,
+        model_id: str,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        text: str,
+    ) -> Answer:
+        from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
+
+        started = time.monotonic()
+        try:
+            answer = self.client().converse(
+                modelId=model_id,
+                system=system,
+                messages=_with_bytes(messages),
+                inferenceConfig={"maxTokens": max_tokens},
+            )
+        except ClientError as error:
+            details = error.response.get("Error", {})
+            status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400) or 400)
+            return _error(
+                status, str(details.get("Code", "ValidationException")), str(details.get("Message", ""))
+            )
+        except BotoCoreError as error:
+            return _error(503, "ServiceUnavailableException", f"Amazon Bedrock could not be reached: {error}")
+        reply = "".join(block.get("text", "") for block in answer["output"]["message"]["content"])
+        usage = answer.get("usage", {})
+        return _converse_body(
+            reply,
+            str(answer.get("stopReason", "end_turn")),
+            int(usage.get("inputTokens", 0)),
+            int(usage.get("outputTokens", 0)),
+            started,
+        )
+
+
+def _with_bytes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with each document's and image's bytes as bytes (the local endpoint may hold base64)."""
+    found = []
+    for message in messages:
+        content = []
+        for block in message.get("content", []):
+            sent = block
+            for kind in ("document", "image"):
+                if kind in block:
+                    source = dict(block[kind].get("source") or {})
+                    raw = source.get("bytes", b"")
+                    source["bytes"] = raw if isinstance(raw, bytes) else base64.b64decode(str(raw))
+                    sent = {kind: {**block[kind], "source": source}}
+            content.append(sent)
+        found.append({**message, "content": content})
+    return found
+
+
+class OpenAIBackend:
+    """An OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    def __init__(self, url: str, model_name: str | None = None) -> None:
+        self.url, self.model_name = url, model_name
+
+    def converse(
+        self,
+        model_id: str,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        text: str,
+    ) -> Answer:
+        started = time.monotonic()
+        user = "".join(block.get("text", "") for message in messages for block in message.get("content", []))
+        if text:  # the documents' text, as the local Bedrock reads them (Bedrock reads a PDF's text so too)
+            user = f"<document>\n{text}\n</document>\n\n{user}"
+        prompt = "".join(block.get("text", "") for block in system)
+        request = {
+            "model": self.model_name or model_id,
+            "messages": [{"role": "system", "content": prompt}, {"role": "user", "content": user}],
+            "max_tokens": max_tokens,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+        }
+        call = urllib.request.Request(
+            f"{self.url}/chat/completions",
+            data=json.dumps(request).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(call, timeout=OPENAI_TIMEOUT_SECONDS) as response:
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            said = error.read().decode("utf-8", "replace")[:500]
+            if error.code == 429:
+                return _error(429, "ThrottlingException", f"{self.url} is throttling: {said}")
+            if error.code >= 500:
+                return _error(503, "ServiceUnavailableException", f"{self.url} answered {error.code}: {said}")
+            return _error(
+                400, "ValidationException", f"{self.url} refused the request ({error.code}): {said}"
+            )
+        except (urllib.error.URLError, TimeoutError, OSError) as error:
+            return _error(503, "ServiceUnavailableException", f"{self.url} could not be reached: {error}")
+        except ValueError as error:
+            return _error(503, "ServiceUnavailableException", f"{self.url} answered no JSON: {error}")
+        choice = (answer.get("choices") or [{}])[0]
+        reply = str((choice.get("message") or {}).get("content") or "")
+        usage = answer.get("usage") or {}
+        return _converse_body(
+            reply,
+            "max_tokens" if choice.get("finish_reason") == "length" else "end_turn",
+            int(usage.get("prompt_tokens") or billed_tokens.text_tokens(prompt + user)),
+            int(usage.get("completion_tokens") or billed_tokens.output_tokens(reply)),
+            started,
+        )
+
+
+def backend_of(choice: ModelChoice) -> Backend | None:
+    """The backend a choice forwards to (None: labels answer)."""
+    if choice.kind == "bedrock":
+        return BedrockBackend()
+    if choice.kind == "openai":
+        assert choice.url is not None
+        return OpenAIBackend(choice.url, choice.model_name)
+    return None
+
+
+MODEL_PATH = "/_docagent/bedrock/model"
+
+
+def set_model(endpoint: str, choice: ModelChoice) -> ModelChoice:
+    """Make a running local cloud's model calls go to ``choice``."""
+    request = urllib.request.Request(
+        endpoint.rstrip("/") + MODEL_PATH,
+        data=choice.model_dump_json().encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return ModelChoice.model_validate_json(response.read())

@@ -1,0 +1,137 @@
+"""`docagent demo --job PATH --model openai=URL` (#40): the local cloud's model steps go to an
+OpenAI-compatible chat-completions server (a fake one on 127.0.0.1, started and stopped here), the job ends
+with the server's values; with `--record` the replies are kept beside the samples, and a run without the
+server replays them."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from functions.inference.instructions import asked
+
+CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
+KEPT = {"claim-form": "claim-0001", "repair-estimate": "estimate-0001"}
+SERVED_NAME = "Served By The Fake Model"
+
+
+def _label(class_name: str) -> dict[str, Any]:
+    label: dict[str, Any] = json.loads(
+        (CLAIMS / "samples" / class_name / f"{KEPT[class_name]}.label.json").read_text()
+    )
+    return label
+
+
+class _FakeModel(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible /v1/chat/completions: classifies by the document's text, extracts the sample's
+    label with one value of its own (so the job's results show where they came from)."""
+
+    requests: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _FakeModel.requests.append(body)
+        user = body["messages"][-1]["content"]
+        instruction = user.rsplit("</document>\n\n", 1)[-1]
+        question = asked(instruction)
+        estimate = "REPAIR ESTIMATE" in user
+        if question is not None and question.kind == "classify":
+            reply = {"class": "repair-estimate" if estimate else "claim-form"}
+        elif estimate:
+            reply = {**_label("repair-estimate")}
+            reply["repairer"] = {**reply["repairer"], "name": SERVED_NAME}
+        else:
+            reply = {
+                **_label("claim-form"),
+                "claimant": {**_label("claim-form")["claimant"], "name": SERVED_NAME},
+            }
+        answer = {
+            "choices": [
+                {"message": {"role": "assistant", "content": json.dumps(reply)}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 100},
+        }
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def fake_model() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeModel)
+    _FakeModel.requests = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def small_claims(tmp_path: Path) -> Path:
+    """The claims example with one claim form and one estimate (both born-digital PDFs)."""
+    folder = tmp_path / "claims"
+    shutil.copytree(CLAIMS, folder)
+    for class_name, kept in KEPT.items():
+        for path in (folder / "samples" / class_name).iterdir():
+            if not path.name.startswith(f"{kept}."):
+                path.unlink()
+    return folder
+
+
+def demo(tmp_path: Path, folder: Path, *options: str) -> dict[str, Any]:
+    command = [sys.executable, "-m", "docagent.cli", "demo", "--job", str(folder), "--no-crash", "--json"]
+    completed = subprocess.run(
+        [*command, "--time-scale", "0.1", *options],
+        env={**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path / "state")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    summary: dict[str, Any] = json.loads(completed.stdout)
+    return summary
+
+
+def test_a_real_model_answers_and_its_recorded_replies_replay_offline(
+    tmp_path: Path, small_claims: Path, fake_model: str
+) -> None:
+    served = demo(tmp_path, small_claims, "--model", f"openai={fake_model}", "--record")
+    assert served["status"] == "SUCCEEDED" and served["model"] == f"openai ({fake_model})"
+    assert len(_FakeModel.requests) == 4  # a classify and an extract call per document
+    assert all(request["response_format"] == {"type": "json_object"} for request in _FakeModel.requests)
+    differing = served["definition"][
+        "fields_differing_from_label"
+    ]  # the samples whose fields are not the label's
+    assert differing == ["samples/claim-form/claim-0001.pdf", "samples/repair-estimate/estimate-0001.pdf"]
+    assert served["definition"]["results_by_class"] == {"claim-form": 1, "repair-estimate": 1}
+    recordings = sorted(small_claims.rglob("*.recording.json"))
+    assert len(recordings) == 2 and all(path.name.startswith(tuple(KEPT.values())) for path in recordings)
+    for path in recordings:  # the server's replies, classify and extract, as the server gave them
+        replies = json.loads(path.read_text())["replies"]
+        assert sorted(reply["purpose"] for reply in replies) == ["classify", "extract"]
+        assert SERVED_NAME in next(reply["reply"] for reply in replies if reply["purpose"] == "extract")
+
+    asked_before = len(_FakeModel.requests)
+    replayed = demo(tmp_path, small_claims)  # no --model: the labels' mode, which replays the recordings
+    assert len(_FakeModel.requests) == asked_before  # the server was not asked again
+    assert replayed["status"] == "SUCCEEDED" and replayed["model"] == "labels"
+    assert replayed["definition"]["fields_differing_from_label"] == differing
