@@ -12,10 +12,13 @@ from rich.text import Text
 
 from docagent.evaluation.gate import DEFAULT_MARGIN
 from docagent.kit.samples import SAMPLES_FOLDER
+from docagent.localcloud.lifecycle import add_model_arguments
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, RefusedError, emit, target_arguments
 
 if TYPE_CHECKING:
     from docagent.drills.job_folder import JobFolder
+    from docagent.evaluation.figures import Mode
+    from docagent.localcloud.bedrock.backends import ModelChoice
 
 WORST_SHOWN = 5
 
@@ -53,6 +56,7 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         "--model-faults",
         help="the local run's model faults, as for `docagent demo` (e.g. corrupt=invoice_number:0.5)",
     )
+    add_model_arguments(evaluation)
     evaluation.add_argument("--out", metavar="DIR", help="write eval.json, eval.md and PNG plots to DIR")
     evaluation.add_argument("--save-baseline", metavar="FILE", help="record this run as a baseline")
     evaluation.add_argument(
@@ -74,12 +78,43 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     evaluation.set_defaults(handler=cmd_eval)
 
 
+def _refuse_mixed_arguments(args: argparse.Namespace) -> None:
+    """A new local run's options with --from-job, or a deployment's without it: refused."""
+    if (args.model or args.record) and args.from_job:
+        raise RefusedError("BadArguments", "--model and --record are for a new local run, not --from-job")
+    if args.model_faults and args.from_job:
+        raise RefusedError("BadArguments", "--model-faults is for a new local run, not --from-job")
+    if (args.aws or args.endpoint or args.local) and not args.from_job:
+        raise RefusedError("BadArguments", "--aws, --endpoint and --local pick where --from-job's job ran")
+
+
+def _model_choice(args: argparse.Namespace) -> ModelChoice | None:
+    """``--model SPEC [--record]`` (docagent/localcloud/bedrock/backends.py), refused when malformed."""
+    from docagent.localcloud.bedrock.backends import parse_model
+
+    if args.model is None and not args.record:
+        return None
+    try:
+        return parse_model(args.model or "labels", record=args.record)
+    except ValueError as error:
+        raise RefusedError("BadArguments", str(error)) from None
+
+
+def _local_mode(choice: ModelChoice | None, samples: str) -> Mode:
+    """What answered a local run: a real model, a real model's recordings, or the labels."""
+    from docagent.localcloud.bedrock.labels import RECORDING_SUFFIX
+
+    if choice is not None and choice.kind != "labels":
+        return "model"
+    return "recorded" if any(Path(samples).rglob(f"*{RECORDING_SUFFIX}")) else "labels"
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from docagent.evaluation import gate as gates
     from docagent.evaluation import labelled_sets as samples
     from docagent.evaluation import report, runs, scoring
     from docagent.evaluation.comparators import SchemaError, check_schema
-    from docagent.evaluation.figures import EvalOutput, Mode
+    from docagent.evaluation.figures import EvalOutput
     from docagent.operations.context import OperatorContext
 
     if args.write_samples:
@@ -102,10 +137,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise RefusedError(
             "NoSamples", "--samples DIR is needed (or --write-samples DIR to make a labelled set)"
         )
-    if args.model_faults and args.from_job:
-        raise RefusedError("BadArguments", "--model-faults is for a new local run, not --from-job")
-    if (args.aws or args.endpoint or args.local) and not args.from_job:
-        raise RefusedError("BadArguments", "--aws, --endpoint and --local pick where --from-job's job ran")
+    _refuse_mixed_arguments(args)
     margins = gates.parse_margins(args.field_margin)
     report.require_extra(plots=bool(args.out))
     baseline = gates.load_baseline(args.baseline) if args.baseline else None
@@ -123,14 +155,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
         found = runs.results_of_job(ctx, args.from_job, definition, labelled)
         mode: Mode = "live" if ctx.endpoint is None else "labels"
     else:
+        choice = _model_choice(args)
         found = runs.run_local(
             definition,
             labelled,
             model_faults=args.model_faults,
             show_progress=not args.json,
             job_folder=job_folder,
+            model=choice,
         )
-        mode = "labels"
+        mode = _local_mode(choice, args.samples)
     run = scoring.evaluate(
         definition,
         labelled,

@@ -12,13 +12,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-Mode = Literal["labels", "recorded", "live"]
+Mode = Literal["labels", "recorded", "model", "live"]
 Outcome = Literal["match", "wrong", "missing", "extra", "absent"]
 
 MODE_MEANING: dict[str, str] = {
     "labels": "the local cloud's model answered from the samples' labels (or a recorded reply when one is "
     "registered): this measures the plumbing (normalisation, comparators, checks, report), not a model",
-    "recorded": "recorded replies of a real model, replayed locally (not built yet)",
+    "recorded": "a real model's recorded replies (--record), replayed locally where a sample has one (its "
+    "label elsewhere): this measures the model that was recorded, offline",
+    "model": "a real model behind the local cloud (--model bedrock | openai=URL), the rest of the pipeline "
+    "local: this measures the model and the prompt",
     "live": "a job that ran on AWS with the real model: this measures the model and the prompt",
 }
 CONVENTION = (

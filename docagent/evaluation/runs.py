@@ -20,6 +20,7 @@ from docagent.drills import prices
 from docagent.evaluation.figures import DefinitionVersion, RunUsage
 from docagent.evaluation.labelled_sets import Definition, LabelledSample, definition_version
 from docagent.evaluation.scoring import Extraction
+from docagent.localcloud.bedrock.backends import ModelChoice
 from docagent.localcloud.bedrock.labels import Label, document_sha256
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operations.records import JobRecords, check_job_id, extracted_fields
@@ -135,6 +136,7 @@ def run_local(
     model_faults: str | None = None,
     show_progress: bool = True,
     job_folder: JobFolder | None = None,
+    model: ModelChoice | None = None,
 ) -> JobResults:
     """A new job of the samples' documents on a fresh in-process local cloud, as ``docagent demo`` starts
     one: the synthesized app deployed, the documents uploaded as ``start --from-dir`` does, the job followed
@@ -158,7 +160,7 @@ def run_local(
     job_id = f"eval-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     out_dir = synthesized(1)
     with (
-        demo_cloud(default_time_scale(len(samples)), keep=False, model_faults=faults) as where,
+        demo_cloud(default_time_scale(len(samples)), keep=False, model_faults=faults, model=model) as where,
         tempfile.TemporaryDirectory(prefix="docagent-eval-") as staging,
     ):
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
