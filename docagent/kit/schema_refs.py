@@ -40,6 +40,12 @@ class ReferenceRefused(ValueError):  # noqa: N818 (the reference is refused: the
     def __init__(self, message: str, file: str = "", where: str = "$", fix: str = "") -> None:
         super().__init__(f"{file}: {where}: {message} (fix: {fix})" if file else message)
         self.file, self.where, self.message, self.fix = file, where, message, fix
+        self.others: list[ReferenceRefused] = []  # the schema's other refused references, after this one
+
+    @property
+    def every(self) -> list[ReferenceRefused]:
+        """This refusal and the others of the same schema, in the order they were found."""
+        return [self, *self.others]
 
 
 def _uri(relative: str) -> str:
@@ -120,26 +126,15 @@ def bundle(root: Path, relative: str, schema: dict[str, Any]) -> dict[str, Any]:
     copied: dict[str, Any] = {}
     names: dict[str, str] = {}  # file -> its name under $defs
     pending = [(relative, result)]
+    refused_refs: list[ReferenceRefused] = []
     while pending:
         file, document = pending.pop()
         for where, ref in _refs(document):
-            target_file = _relative(urllib.parse.urldefrag(urllib.parse.urljoin(_uri(file), ref)).url)
             try:
-                if target_file is None:
-                    raise ReferenceRefused(f"{ref} is outside the definition's folder")
-                if _uri(target_file) not in registry:
-                    registry = registry.with_resource(_uri(target_file), files(_uri(target_file)))
-                registry.resolver(base_uri=_uri(file)).lookup(ref)
+                target_file, registry = _checked(registry, files, file, where, ref)
             except ReferenceRefused as refused:
-                raise ReferenceRefused(f"$ref {ref!r}: {refused}", file, f"{where}.$ref", _fix(ref)) from None
-            except (Unresolvable, NoSuchResource):
-                fragment = urllib.parse.urldefrag(ref).fragment
-                raise ReferenceRefused(
-                    f"$ref {ref!r} does not resolve: nothing at #{fragment} in {target_file}",
-                    file,
-                    f"{where}.$ref",
-                    "point it at an existing definition, e.g. '#/$defs/NAME'",
-                ) from None
+                refused_refs.append(refused)  # every refused reference is named, not only the first
+                continue
             if target_file == relative:
                 _set_ref(document, where, _local(ref, "#"))
                 continue
@@ -148,9 +143,38 @@ def bundle(root: Path, relative: str, schema: dict[str, Any]) -> dict[str, Any]:
                 copied[name] = copy.deepcopy(registry.contents(_uri(target_file)))
                 pending.append((target_file, copied[name]))
             _set_ref(document, where, _local(ref, f"#/$defs/{name}"))
+    if refused_refs:
+        first = refused_refs[0]
+        first.others = refused_refs[1:]
+        raise first
     if copied:
         result.setdefault("$defs", {}).update(copied)
     return result
+
+
+def _checked(
+    registry: Registry[Any], files: _FolderFiles, file: str, where: str, ref: str
+) -> tuple[str, Registry[Any]]:
+    """The folder file ``ref`` (written in ``file`` at ``where``) reaches, and the registry holding it, once
+    the reference resolves; ReferenceRefused naming the place otherwise."""
+    target_file = _relative(urllib.parse.urldefrag(urllib.parse.urljoin(_uri(file), ref)).url)
+    try:
+        if target_file is None:
+            raise ReferenceRefused(f"{ref} is outside the definition's folder")
+        if _uri(target_file) not in registry:
+            registry = registry.with_resource(_uri(target_file), files(_uri(target_file)))
+        registry.resolver(base_uri=_uri(file)).lookup(ref)
+    except ReferenceRefused as refused:
+        raise ReferenceRefused(f"$ref {ref!r}: {refused}", file, f"{where}.$ref", _fix(ref)) from None
+    except (Unresolvable, NoSuchResource):
+        fragment = urllib.parse.urldefrag(ref).fragment
+        raise ReferenceRefused(
+            f"$ref {ref!r} does not resolve: nothing at #{fragment} in {target_file}",
+            file,
+            f"{where}.$ref",
+            "point it at an existing definition, e.g. '#/$defs/NAME'",
+        ) from None
+    return target_file, registry
 
 
 def _def_name(file: str, taken: set[str]) -> str:

@@ -153,9 +153,10 @@ def bundled_schema(root: Path, relative: str, problems: list[Problem]) -> Any:
     try:
         return schema_refs.bundle(root, relative, schema)
     except schema_refs.ReferenceRefused as refused:
-        problems.append(
-            Problem(file=refused.file, where=refused.where, message=refused.message, fix=refused.fix)
-        )
+        problems += [
+            Problem(file=each.file, where=each.where, message=each.message, fix=each.fix)
+            for each in refused.every
+        ]
         return None
 
 

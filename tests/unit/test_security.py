@@ -50,6 +50,22 @@ def test_every_other_ref_that_leads_nowhere_in_the_folder_is_refused(claims: Pat
     assert len(problems) == 1 and ref in problems[0].message
 
 
+def test_every_refused_ref_of_a_schema_is_named_at_once(claims: Path) -> None:
+    refs = {"remote": "http://127.0.0.1:9/x.json", "passwd": "file:///etc/passwd", "up": "../../job.json"}
+    _edit_schema(
+        claims, lambda s: s["properties"].update({name: {"$ref": ref} for name, ref in refs.items()})
+    )
+    (claims / "classes" / "common.json").write_text('{"$defs": {"gone": {"$ref": "missing.json"}}}')
+    _edit_schema(claims, lambda s: s["properties"].update({"common": {"$ref": "common.json#/$defs/gone"}}))
+    found = {(p.file, p.where): p.message for p in validate(claims)}
+    for name, ref in refs.items():
+        assert ref in found[(SCHEMA, f"$.properties.{name}.$ref")]
+    assert (
+        "missing.json" in found[("classes/common.json", "$.$defs.gone.$ref")]
+    )  # in the file it is written in
+    assert len(found) == 4
+
+
 def test_a_ref_to_another_file_of_the_folder_is_published_inside_the_schema(claims: Path) -> None:
     (claims / "classes" / "common.json").write_text(
         json.dumps(
