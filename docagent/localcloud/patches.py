@@ -43,6 +43,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_heartbeat.py. Belongs in moto: yes (the name), no (the scale).
 - mock_config.py: Step Functions Local mock files, one counter per state.
   Test: unit/test_mock_config.py, integration/test_sfn_local_suite.py. Belongs in moto: yes.
+- sync_execution.py: StartSyncExecution runs an Express state machine and answers with its result.
+  Test: integration/test_sfn_sync_execution.py. Belongs in moto: yes.
 - test_state.py: the TestState API.
   Test: integration/test_sfn_test_state.py. Belongs in moto: yes.
 - item_reader.py: the ItemReader reads JSONL (InputType JSONL).
@@ -102,6 +104,7 @@ from docagent.localcloud.stepfunctions import (
     json_paths,
     map_children,
     mock_config,
+    sync_execution,
     validation,
 )
 from docagent.localcloud.stepfunctions import jsonata_functions as jsonata
@@ -335,6 +338,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         json_paths.install()
         mock_config.install()
         test_state.install()
+        sync_execution.install()
         item_reader.install()
         heartbeat.install()
         s3_listing.install()

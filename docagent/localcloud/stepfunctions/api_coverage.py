@@ -127,6 +127,13 @@ SERVED: dict[str, dict[str, Rule]] = {
         "input": _h(),
         "traceHeader": _h("kept and described back (the start that created the execution); no X-Ray locally"),
     },
+    "StartSyncExecution": {
+        "stateMachineArn": _h("EXPRESS only (StateMachineTypeNotSupported)"),
+        "name": _h("a UUID when absent; AWS's name rules"),
+        "input": _h(),
+        "traceHeader": _h("described back; no X-Ray locally"),
+        "includedData": _INCLUDED_DATA,
+    },
     "StopExecution": {
         "executionArn": _h("a Map Run child: ValidationException (README deviation)"),
         "error": _h(),
