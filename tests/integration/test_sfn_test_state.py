@@ -99,3 +99,25 @@ def test_an_unmocked_task_runs_the_projects_own_handler(sfn: Any, deployed: Any)
     answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(listing))
     assert answer["status"] == "FAILED"
     assert answer["error"] == "NoDocuments"
+
+
+def test_a_mock_is_checked_against_the_services_output_shape(sfn: Any) -> None:
+    """AWS API reference "MockInput": STRICT (the default) needs the required fields, PRESENT checks the
+    fields given; the refusal is a ValidationException "Mock result schema validation error: ..."."""
+    state = {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:sfn:startExecution", "End": True}
+    partial = {"result": json.dumps({"ExecutionArn": "arn:aws:states:us-east-1:123456789012:execution:a:b"})}
+    with pytest.raises(sfn.exceptions.ValidationException, match="Required field 'StartDate' is missing"):
+        sfn.test_state(definition=json.dumps(state), mock=partial)
+    answer = sfn.test_state(definition=json.dumps(state), mock={**partial, "fieldValidationMode": "PRESENT"})
+    assert answer["status"] == "SUCCEEDED"
+    wrong = {"result": json.dumps({"ExecutionArn": 7}), "fieldValidationMode": "PRESENT"}
+    with pytest.raises(sfn.exceptions.ValidationException, match="Field 'ExecutionArn' must be a string"):
+        sfn.test_state(definition=json.dumps(state), mock=wrong)
+
+
+def test_a_pass_state_refuses_a_mock_and_a_state_name_must_exist(sfn: Any) -> None:
+    with pytest.raises(sfn.exceptions.ValidationException, match="State type 'Pass' is not supported"):
+        sfn.test_state(definition=json.dumps({"Type": "Pass", "End": True}), mock={"result": "{}"})
+    machine = {"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}}
+    with pytest.raises(sfn.exceptions.ValidationException, match="State not found in definition"):
+        sfn.test_state(definition=json.dumps(machine), stateName="B")

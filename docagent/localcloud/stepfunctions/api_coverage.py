@@ -145,10 +145,10 @@ SERVED: dict[str, dict[str, Rule]] = {
         "roleArn": _h("IAM is not enforced locally"),
         "input": _h(),
         "inspectionLevel": _h("TRACE's HTTP request/response are not given (README)"),
-        "revealSecrets": Rule(GAP, "accepted; nothing is secret locally"),
+        "revealSecrets": _h("refused with a mock, as on AWS; nothing is secret locally"),
         "variables": _h(),
         "stateName": _h(),
-        "mock": Rule(GAP, "result/errorOutput honoured; fieldValidationMode not checked (README)"),
+        "mock": _h("result checked against botocore's output shape (STRICT, PRESENT, NONE)"),
         "context": _h(),
         "stateConfiguration": Rule(
             GAP,

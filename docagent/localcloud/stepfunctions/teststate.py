@@ -11,9 +11,10 @@ The answer has ``status`` (SUCCEEDED | FAILED | RETRIABLE | CAUGHT_ERROR), ``out
 The state runs in moto's interpreter inside a throw-away execution: its transitions lead to stub
 states, so the state runs exactly once; its Retry is decided here (TestState never waits or retries:
 a matching retrier with attempts left is RETRIABLE). A Task that is not mocked calls the local cloud's
-real service, so a Lambda task runs the project's own handler. Not modelled: the HTTP ``request`` and
-``response`` of inspectionData (TRACE), ``fieldValidationMode`` checks of the mock against the
-service's response shape, ``mapItemReaderData``/``mapIterationFailureCount``.
+real service, so a Lambda task runs the project's own handler. The mock is checked first
+(teststate_mock.py: which states take one, the result against the service's output shape). Not
+modelled: the HTTP ``request`` and ``response`` of inspectionData (TRACE), ``mapItemReaderData`` and
+``mapIterationFailureCount``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommu
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import validation
+from docagent.localcloud.stepfunctions import teststate_mock, validation
 from docagent.localcloud.stepfunctions.executions import AwsError
 from docagent.localcloud.stepfunctions.mock_config import CaseMocks, ThrowSpec, to_moto
 
@@ -84,7 +85,7 @@ def _the_state(definition: dict[str, Any], state_name: str | None) -> tuple[str,
         states = definition.get("States") or {}
         name = state_name or definition.get("StartAt")
         if not isinstance(name, str) or name not in states:
-            raise AwsError("ValidationException", f"stateName {name!r} names no state of the definition")
+            raise AwsError("ValidationException", "State not found in definition")
         return name, dict(states[name]), str(definition.get("QueryLanguage", "JSONPath"))
     if state_name:
         raise AwsError("ValidationException", "stateName needs a whole state machine as definition")
@@ -238,10 +239,11 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     mock = self._get_param("mock") or {}
     config = self._get_param("stateConfiguration") or {}
     mocks = None
+    mocked_result = teststate_mock.check(state, mock, bool(self._get_param("revealSecrets")))
     if "result" in mock or "errorOutput" in mock:
         thrown = mock.get("errorOutput")
         mocked = to_moto(
-            _json_field(mock.get("result"), "mock.result", None),
+            mocked_result,
             ThrowSpec(Error=thrown.get("error", ""), Cause=thrown.get("cause", "")) if thrown else None,
         )
         mocks = CaseMocks("TestState", {name: {0: mocked}})
