@@ -43,10 +43,31 @@ def test_a_mocked_result_goes_through_the_states_paths(sfn: Any) -> None:
     assert answer["nextState"] == "Continue"
     assert json.loads(answer["output"]) == {"order": 1, "result": {"total": 42}}
     assert json.loads(answer["inspectionData"]["input"]) == {"order": 1}
-    assert json.loads(answer["inspectionData"]["afterParameters"]) == {
-        "FunctionName": "any",
-        "Payload": {"order": 1},
+    inspection = {key: json.loads(value) for key, value in answer["inspectionData"].items()}
+    # AWS API reference "InspectionData": each step of the data flow; no variables, no field.
+    assert inspection == {
+        "input": {"order": 1},
+        "afterInputPath": {"order": 1},
+        "afterParameters": {"FunctionName": "any", "Payload": {"order": 1}},
+        "result": {"StatusCode": 200, "Payload": {"total": 42}},
+        "afterResultSelector": {"total": 42},
+        "afterResultPath": {"order": 1, "result": {"total": 42}},
     }
+
+
+def test_input_path_and_a_pass_states_result_path_are_inspected(sfn: Any) -> None:
+    state = {"Type": "Pass", "InputPath": "$.order", "Parameters": {"id.$": "$.id"}, "ResultPath": "$.copy",
+             "End": True}  # fmt: skip
+    answer = sfn.test_state(
+        definition=json.dumps(state), input=json.dumps({"order": {"id": 7}}), inspectionLevel="DEBUG"
+    )
+    inspection = {key: json.loads(value) for key, value in answer["inspectionData"].items()}
+    assert inspection["afterInputPath"] == {"id": 7}
+    assert inspection["afterParameters"] == {"id": 7}
+    # ResultPath combines the result with the raw state input, not the InputPath's (AWS "ResultPath").
+    assert inspection["afterResultPath"] == {"order": {"id": 7}, "copy": {"id": 7}}
+    assert json.loads(answer["output"]) == {"order": {"id": 7}, "copy": {"id": 7}}
+    assert "variables" not in inspection
 
 
 def test_a_mocked_error_is_retriable_then_caught(sfn: Any) -> None:

@@ -12,7 +12,8 @@ The state runs in moto's interpreter inside a throw-away execution: its transiti
 states, so the state runs exactly once; its Retry is decided here (TestState never waits or retries:
 a matching retrier with attempts left is RETRIABLE). A Task that is not mocked calls the local cloud's
 real service, so a Lambda task runs the project's own handler. The mock is checked first
-(teststate_mock.py: which states take one, the result against the service's output shape). Not
+(teststate_mock.py: which states take one, the result against the service's output shape). ``inspectionData``
+is the interpreter's own data flow (teststate_inspect.py). Not
 modelled: the HTTP ``request`` and ``response`` of inspectionData (TRACE), ``mapItemReaderData`` and
 ``mapIterationFailureCount``.
 """
@@ -33,7 +34,7 @@ from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommu
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import teststate_mock, validation
+from docagent.localcloud.stepfunctions import teststate_inspect, teststate_mock, validation
 from docagent.localcloud.stepfunctions.executions import AwsError
 from docagent.localcloud.stepfunctions.mock_config import CaseMocks, ThrowSpec, to_moto
 
@@ -49,6 +50,7 @@ class _TestStateWorker(ExecutionWorker):
 
     def _get_evaluation_environment(self) -> Environment:
         env = super()._get_evaluation_environment()
+        teststate_inspect.watch(env)
         for name, value in self.variables.items():
             env.variable_store.set(name, value)
         data = env.states.context_object.context_object_data
@@ -203,21 +205,34 @@ def _entered(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def _inspection(
-    events: list[dict[str, Any]], worker: _TestStateWorker, state_input: Any, language: str
+    events: list[dict[str, Any]],
+    worker: _TestStateWorker,
+    state: dict[str, Any],
+    state_input: Any,
+    language: str,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {"input": json.dumps(state_input)}
-    for event in events:
-        scheduled = event.get("taskScheduledEventDetails") or event.get("lambdaFunctionScheduledEventDetails")
-        if scheduled and "parameters" in scheduled:
-            data["afterArguments" if language == "JSONata" else "afterParameters"] = scheduled.get(
-                "parameters"
-            ) or scheduled.get("input")
-        done = event.get("taskSucceededEventDetails") or event.get("lambdaFunctionSucceededEventDetails")
-        if done and "output" in done:
-            data["result"] = done["output"]
+    noted = teststate_inspect.notes(worker.env) if worker.env is not None else {}
+    if language == "JSONata":
+        if "afterArguments" in noted:
+            data["afterArguments"] = json.dumps(noted["afterArguments"])
+        for event in events:
+            done = event.get("taskSucceededEventDetails") or event.get("lambdaFunctionSucceededEventDetails")
+            if done and "output" in done:
+                data["result"] = done["output"]
+    else:
+        for event in events:  # a Task's parameters as scheduled (its service's own, cast as it sends them)
+            scheduled = event.get("taskScheduledEventDetails") or event.get(
+                "lambdaFunctionScheduledEventDetails"
+            )
+            if scheduled and scheduled.get("parameters"):
+                noted["afterParameters"] = json.loads(scheduled["parameters"])
+        data |= teststate_inspect.jsonpath_inspection(noted, state, state_input)
     if worker.env is not None:
         store = worker.env.variable_store
-        data["variables"] = json.dumps({**store._outer_scope, **store._inner_scope})
+        variables = {**store._outer_scope, **store._inner_scope}
+        if variables:  # AWS leaves the field out when the state has no variables
+            data["variables"] = json.dumps(variables)
     return data
 
 
@@ -285,7 +300,7 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
             answer["output"] = json.dumps(execution.output)
     details = answer.pop("errorDetails", None)
     if (self._get_param("inspectionLevel") or "INFO") in ("DEBUG", "TRACE"):
-        inspection = _inspection(events, worker, state_input, language)
+        inspection = _inspection(events, worker, state, state_input, language)
         if details:
             inspection["errorDetails"] = details
         answer["inspectionData"] = inspection
@@ -294,3 +309,4 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
 
 def install() -> None:
     StepFunctionResponse.test_state = test_state  # type: ignore[attr-defined]
+    teststate_inspect.install()
