@@ -77,3 +77,23 @@ def test_input_that_is_not_json_is_refused(cloud: LocalCloud, aws: Any) -> None:
     assert code != 0
     assert "InvalidExecutionInput" in stderr
     assert "Invalid State Machine Execution Input" in stderr
+
+
+@pytest.mark.parametrize(
+    ("resource", "refused"),
+    [
+        ("arn:aws:states:::lambda:invoke.waitForTaskToken", "'.sync' service integration"),
+        ("arn:aws:states:::states:startExecution.sync:2", "'.sync' service integration"),
+        ("arn:aws:states:us-east-1:123456789012:activity:a", "Activity ARN"),
+    ],
+)
+def test_an_express_machine_refuses_callback_patterns(aws: Any, resource: str, refused: str) -> None:
+    """Developer guide "Choosing workflow type": Express workflows support neither .sync nor
+    .waitForTaskToken nor activities; AWS's wording as LocalStack's Express analyser records it."""
+    definition = {"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": resource, "End": True}}}
+    with pytest.raises(aws("stepfunctions").exceptions.InvalidDefinition) as raised:
+        _machine(aws, definition, "EXPRESS")
+    assert str(raised.value.response["Error"]["Message"]) == (
+        "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not support "
+        f"{refused} at /States/T/Resource'"
+    )

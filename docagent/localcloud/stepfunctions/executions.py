@@ -154,10 +154,13 @@ def _create_state_machine(self: StepFunctionsParserBackend, name: str, *args: An
         )
     if (asked.get("sm_type") or "STANDARD") == "EXPRESS":
         for where, pattern in _callback_patterns(_parsed(asked.get("definition")), ""):
+            # AWS's wording as LocalStack's Express analyser records it: a .waitForTaskToken task is
+            # refused in the words of '.sync'; an activity as "Activity ARN".
+            refused = "Activity ARN" if pattern == "activity" else "'.sync' service integration"
             raise AwsError(
                 "InvalidDefinition",
-                "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machines do not "
-                f"support the '{pattern}' service integration pattern at {where}/Resource'",
+                "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not "
+                f"support {refused} at {where}/Resource'",
             )
     for existing in self.state_machines:
         if existing.name == name and _differs(existing, asked):
@@ -188,6 +191,8 @@ def _callback_patterns(machine: Any, at: str) -> Iterator[tuple[str, str]]:
         where = f"{at}/States/{state_name}"
         resource = state.get("Resource")
         if isinstance(resource, str):
+            if ":activity:" in resource:
+                yield where, "activity"
             for pattern in (".waitForTaskToken", ".sync"):
                 if pattern in resource:
                     yield where, pattern

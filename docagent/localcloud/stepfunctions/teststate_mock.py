@@ -15,16 +15,14 @@ versions add fields). The messages are AWS's as recorded by LocalStack's TestSta
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
-import botocore.session
-from botocore.exceptions import UnknownServiceError
 from botocore.model import ListShape, MapShape, OperationNotFoundError, Shape, StructureShape
 from moto.stepfunctions.parser.api import InvalidDefinition
 from moto.stepfunctions.parser.utils import camel_to_snake_case, snake_to_camel_case
 
+from docagent.localcloud.stepfunctions import resources
 from docagent.localcloud.stepfunctions.executions import AwsError
 
 PREFIX = "Mock result schema validation error: "
@@ -33,8 +31,6 @@ NEED_A_MOCK = (
     "TestState API does not support Map or Parallel states. Supported state types include: "
     "[Task, Wait, Pass, Succeed, Fail, Choice]"
 )
-# Step Functions' service names that botocore spells otherwise.
-BOTO_NAMES = {"states": "stepfunctions", "sfn": "stepfunctions", "cloudwatchlogs": "logs", "emr": "emr"}
 # The call a .sync task's result comes from.
 SYNC_DESCRIBE = {"stepfunctions": "DescribeExecution", "ecs": "DescribeTasks", "batch": "DescribeJobs"}
 NOT_MODELLED = {"http", "apigateway", "eks"}  # no SDK output shape (developer guide "API Gateway" note)
@@ -49,34 +45,22 @@ def sfn_cased(member: str) -> str:
     return str(snake_to_camel_case(camel_to_snake_case(member)))
 
 
-@functools.cache
-def _service_model(service: str) -> Any:
-    try:
-        return botocore.session.get_session().get_service_model(service)
-    except UnknownServiceError:
-        return None
-
-
 def output_shape(resource: str) -> Shape | None:
     """The botocore output shape of a service integration's ``Resource`` (None: none to check against)."""
-    parts = resource.split(":")
-    if len(parts) < 7 or parts[2] != "states":
-        return None  # a Lambda function's or an activity's ARN
-    sdk = parts[5] == "aws-sdk"
-    service, action = (parts[6], parts[7]) if sdk and len(parts) > 7 else (parts[5], parts[6])
-    if service in NOT_MODELLED or not action:
-        return None
-    service = BOTO_NAMES.get(service, service)
-    action, _, pattern = action.partition(".")
-    operation = SYNC_DESCRIBE.get(service) if pattern == "sync" else None
-    model = _service_model(service)
+    found = resources.integration(resource)
+    if found is None or found.service in NOT_MODELLED or not found.action:
+        return None  # a Lambda function's or an activity's ARN, or no SDK shape
+    model = resources.service_model(found.service)
     if model is None:
         return None
+    operation = SYNC_DESCRIBE.get(found.service) if found.pattern.startswith("sync") else None
     try:
-        found: Shape | None = model.operation_model(operation or action[:1].upper() + action[1:]).output_shape
+        shape: Shape | None = model.operation_model(
+            operation or found.action[:1].upper() + found.action[1:]
+        ).output_shape
     except OperationNotFoundError:
         return None
-    return found
+    return shape
 
 
 def _type_error(field: str | None, expected: str) -> AwsError:
