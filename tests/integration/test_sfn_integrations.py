@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.integration.conftest import aws_cli
+
 pytestmark = pytest.mark.integration
 
 ROLE = "arn:aws:iam::123456789012:role/local"
@@ -103,3 +105,26 @@ def test_a_jsonata_wait_timestamp_that_is_not_one_is_a_query_evaluation_error(aw
     done = _run(aws, {"Type": "Wait", "Timestamp": "{% $states.input.when %}"}, {"when": "soon"}, "JSONata")
     assert (done["status"], done["error"]) == ("FAILED", "States.QueryEvaluationError")
     assert '"soon"' in done["cause"]
+
+
+def test_list_executions_redrive_filter_through_the_cli(aws: Any, cloud: Any) -> None:
+    """API reference "ListExecutions": redriveFilter lists a state machine's executions by whether they have
+    been redriven; the AWS CLI sends it as --redrive-filter."""
+    sfn = aws("stepfunctions")
+    failing = {"StartAt": "Stop", "States": {"Stop": {"Type": "Fail", "Error": "E", "Cause": "c"}}}
+    arn = sfn.create_state_machine(
+        name=f"redrive-{uuid.uuid4().hex[:8]}", definition=json.dumps(failing), roleArn=ROLE
+    )["stateMachineArn"]
+    first, second = (sfn.start_execution(stateMachineArn=arn)["executionArn"] for _ in range(2))
+    for execution in (first, second):
+        while sfn.describe_execution(executionArn=execution)["status"] == "RUNNING":
+            time.sleep(0.05)
+    sfn.redrive_execution(executionArn=first)
+
+    def listed(choice: str) -> set[str]:
+        answer = aws_cli(cloud, "stepfunctions", "list-executions", "--state-machine-arn", arn,
+                         "--redrive-filter", choice)  # fmt: skip
+        return {item["executionArn"] for item in answer["executions"]}
+
+    assert listed("REDRIVEN") == {first}
+    assert listed("NOT_REDRIVEN") == {second}

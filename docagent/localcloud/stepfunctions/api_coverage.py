@@ -96,11 +96,7 @@ SERVED: dict[str, dict[str, Rule]] = {
         "maxResults": _h(),
         "nextToken": _h(),
         "mapRunArn": _h("a Map Run's children; with stateMachineArn: ValidationException"),
-        "redriveFilter": Rule(
-            REFUSED,
-            "honoured with mapRunArn; with stateMachineArn refused",
-            lambda value, request: value is not None and request.get("mapRunArn") is None,
-        ),
+        "redriveFilter": _h("a state machine's executions or a Map Run's children"),
     },
     "ListMapRuns": {
         "executionArn": _h(),
