@@ -128,3 +128,46 @@ def test_list_executions_redrive_filter_through_the_cli(aws: Any, cloud: Any) ->
 
     assert listed("REDRIVEN") == {first}
     assert listed("NOT_REDRIVEN") == {second}
+
+
+DISTRIBUTED = {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+PASS_THROUGH = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+
+
+def test_a_distributed_map_with_the_legacy_iterator_and_parameters(aws: Any) -> None:
+    """Developer guide "Map state": ItemProcessor replaces Iterator and ItemSelector replaces Parameters;
+    the legacy fields still work, also in DISTRIBUTED mode."""
+    iterator = {**PASS_THROUGH, "ProcessorConfig": DISTRIBUTED}
+    plain = _run(aws, {"Type": "Map", "ItemsPath": "$.items", "Iterator": iterator}, {"items": [1, 2]})
+    assert json.loads(plain["output"]) == [1, 2]
+    selected = _run(aws, {"Type": "Map", "ItemsPath": "$.items", "Iterator": iterator,
+                          "Parameters": {"v.$": "$$.Map.Item.Value"}}, {"items": [1, 2]})  # fmt: skip
+    assert json.loads(selected["output"]) == [{"v": 1}, {"v": 2}]
+
+
+def test_max_items_per_batch_from_jsonata_and_from_a_variable(aws: Any) -> None:
+    """Developer guide "ItemBatcher": MaxItemsPerBatch may be a JSONata expression; MaxItemsPerBatchPath
+    a reference path (here a variable)."""
+    processor = {**PASS_THROUGH, "ProcessorConfig": DISTRIBUTED}
+    jsonata_map = {"Type": "Map", "Items": "{% $states.input.items %}", "ItemProcessor": processor,
+                   "ItemBatcher": {"MaxItemsPerBatch": "{% 1 + 1 %}"}}  # fmt: skip
+    done = _run(aws, jsonata_map, {"items": [1, 2, 3]}, "JSONata")
+    assert json.loads(done["output"]) == [{"Items": [1, 2]}, {"Items": [3]}]
+    sfn = aws("stepfunctions")
+    machine = {
+        "StartAt": "Set",
+        "States": {
+            "Set": {"Type": "Pass", "Assign": {"size": 3}, "Next": "M"},
+            "M": {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor,
+                  "ItemBatcher": {"MaxItemsPerBatchPath": "$size"}, "End": True},
+        },
+    }  # fmt: skip
+    arn = sfn.create_state_machine(
+        name=f"batch-{uuid.uuid4().hex[:8]}", definition=json.dumps(machine), roleArn=ROLE
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps({"items": [1, 2, 3, 4]}))
+    while (described := sfn.describe_execution(executionArn=execution["executionArn"]))[
+        "status"
+    ] == "RUNNING":
+        time.sleep(0.05)
+    assert json.loads(described["output"]) == [{"Items": [1, 2, 3]}, {"Items": [4]}]
