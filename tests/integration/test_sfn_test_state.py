@@ -142,3 +142,57 @@ def test_a_pass_state_refuses_a_mock_and_a_state_name_must_exist(sfn: Any) -> No
     machine = {"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}}
     with pytest.raises(sfn.exceptions.ValidationException, match="State not found in definition"):
         sfn.test_state(definition=json.dumps(machine), stateName="B")
+
+
+PROCESSOR = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+
+
+def test_a_map_or_parallel_needs_a_mock_and_its_result_is_the_mock(sfn: Any) -> None:
+    """AWS API reference "TestState": Map and Parallel states are tested only with a mock; its result then
+    goes through ResultSelector and ResultPath as any result does."""
+    inline = {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": PROCESSOR, "ResultPath": "$.out",
+              "End": True}  # fmt: skip
+    with pytest.raises(sfn.exceptions.InvalidDefinition, match="does not support Map or Parallel"):
+        sfn.test_state(definition=json.dumps(inline), input='{"items": [1]}')
+    answer = sfn.test_state(
+        definition=json.dumps(inline), input='{"items": [1, 2]}', mock={"result": "[10, 20]"}
+    )
+    assert (answer["status"], json.loads(answer["output"])) == (
+        "SUCCEEDED",
+        {"items": [1, 2], "out": [10, 20]},
+    )
+    with pytest.raises(sfn.exceptions.ValidationException, match=r"Mocked result must be an array\."):
+        sfn.test_state(definition=json.dumps(inline), input='{"items": [1]}', mock={"result": "{}"})
+    parallel = {"Type": "Parallel", "Branches": [PROCESSOR, PROCESSOR], "ResultSelector": {"first.$": "$[0]"},
+                "Next": "After"}  # fmt: skip
+    answer = sfn.test_state(definition=json.dumps(parallel), input="{}", mock={"result": '["a", "b"]'})
+    assert (answer["status"], answer["nextState"], json.loads(answer["output"])) == (
+        "SUCCEEDED", "After", {"first": "a"},
+    )  # fmt: skip
+
+
+def test_a_distributed_maps_failures_against_its_threshold(sfn: Any) -> None:
+    """AWS API reference "TestStateConfiguration": mapIterationFailureCount, checked against the Map's
+    tolerated failure threshold: past it, States.ExceedToleratedFailureThreshold (catchable)."""
+    processor = {**PROCESSOR, "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}}
+    state = {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor, "ToleratedFailureCount": 1,
+             "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Failed"}], "End": True}  # fmt: skip
+    items = json.dumps({"items": [1, 2, 3]})
+    within = sfn.test_state(definition=json.dumps(state), input=items, mock={"result": "[1, 2]"},
+                            stateConfiguration={"mapIterationFailureCount": 1})  # fmt: skip
+    assert within["status"] == "SUCCEEDED"
+    past = sfn.test_state(definition=json.dumps(state), input=items, mock={"result": "[1]"},
+                          stateConfiguration={"mapIterationFailureCount": 2})  # fmt: skip
+    assert (past["status"], past["error"], past["nextState"]) == (
+        "CAUGHT_ERROR", "States.ExceedToleratedFailureThreshold", "Failed",
+    )  # fmt: skip
+    assert past["cause"] == "The specified tolerated failure threshold was exceeded"
+
+
+def test_a_mocked_states_error_meets_the_retrier(sfn: Any) -> None:
+    """A mock may throw a States error (AWS "MockErrorOutput": any error name), e.g. to test a Retry on
+    States.Timeout."""
+    state = {**TASK, "Retry": [{"ErrorEquals": ["States.Timeout"], "MaxAttempts": 1}]}
+    answer = sfn.test_state(definition=json.dumps(state), input="{}",
+                            mock={"errorOutput": {"error": "States.Timeout", "cause": "slow"}})  # fmt: skip
+    assert (answer["status"], answer["error"]) == ("RETRIABLE", "States.Timeout")

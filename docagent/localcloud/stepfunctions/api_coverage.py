@@ -148,7 +148,8 @@ SERVED: dict[str, dict[str, Rule]] = {
         "context": _h(),
         "stateConfiguration": Rule(
             GAP,
-            "retrierRetryCount, errorCausedByState honoured; mapIterationFailureCount, mapItemReaderData not",
+            "retrierRetryCount, errorCausedByState; mapIterationFailureCount against a Distributed Map's "
+            "threshold; mapItemReaderData only counts items",
         ),
     },
     "UntagResource": {"resourceArn": _h(_ARN), "tagKeys": _h()},

@@ -34,7 +34,7 @@ from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommu
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import teststate_inspect, teststate_mock, validation
+from docagent.localcloud.stepfunctions import teststate_inspect, teststate_map, teststate_mock, validation
 from docagent.localcloud.stepfunctions.executions import AwsError
 from docagent.localcloud.stepfunctions.mock_config import CaseMocks, ThrowSpec, to_moto
 
@@ -236,6 +236,36 @@ def _inspection(
     return data
 
 
+def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
+    name: str,
+    state: dict[str, Any],
+    mock: dict[str, Any],
+    config: dict[str, Any],
+    state_input: Any,
+    language: str,
+    reveal_secrets: Any,
+) -> tuple[dict[str, Any], CaseMocks | None]:
+    """(the state to run, its mocks): the mock checked as AWS checks it; a mocked Map or Parallel runs as
+    a Task given the mocked result (teststate_map.py)."""
+    mocked_result = teststate_mock.check(state, mock, bool(reveal_secrets))
+    run_state = state
+    if state.get("Type") in ("Map", "Parallel") and mock:
+        run_state = teststate_map.as_mocked_task(state)
+        reader_data = _json_field(config.get("mapItemReaderData"), "mapItemReaderData", None)
+        failures = int(config.get("mapIterationFailureCount") or 0)
+        if teststate_map.threshold_exceeded(state, state_input, language, failures, reader_data):
+            error, cause = teststate_map.EXCEEDED
+            mock = {"errorOutput": {"error": error, "cause": cause}}
+    if "result" not in mock and "errorOutput" not in mock:
+        return run_state, None
+    thrown = mock.get("errorOutput")
+    mocked = to_moto(
+        mocked_result,
+        ThrowSpec(Error=thrown.get("error", ""), Cause=thrown.get("cause", "")) if thrown else None,
+    )
+    return run_state, CaseMocks("TestState", {name: {0: mocked}})
+
+
 def test_state(self: StepFunctionResponse) -> ActionResult:
     raw = self._get_param("definition")
     problems = [
@@ -253,20 +283,14 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     context = _json_field(self._get_param("context"), "context", {})
     mock = self._get_param("mock") or {}
     config = self._get_param("stateConfiguration") or {}
-    mocks = None
-    mocked_result = teststate_mock.check(state, mock, bool(self._get_param("revealSecrets")))
-    if "result" in mock or "errorOutput" in mock:
-        thrown = mock.get("errorOutput")
-        mocked = to_moto(
-            mocked_result,
-            ThrowSpec(Error=thrown.get("error", ""), Cause=thrown.get("cause", "")) if thrown else None,
-        )
-        mocks = CaseMocks("TestState", {name: {0: mocked}})
-    elif context:
+    run_state, mocks = _mocked(
+        name, state, mock, config, state_input, language, self._get_param("revealSecrets")
+    )
+    if mocks is None and context:
         raise AwsError("ValidationException", "context is only accepted together with a mock")
     role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
     execution, worker = _run(
-        _machine(name, state, language),
+        _machine(name, run_state, language),
         state_input,
         mocks=mocks,
         variables=variables,
