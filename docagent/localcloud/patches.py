@@ -43,6 +43,14 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_heartbeat.py. Belongs in moto: yes (the name), no (the scale).
 - mock_config.py: Step Functions Local mock files, one counter per state.
   Test: unit/test_mock_config.py, integration/test_sfn_local_suite.py. Belongs in moto: yes.
+- runtime_errors.py: a Map's items that are not an array printed as JSON; a JSONata Wait Timestamp that is
+  not one is States.QueryEvaluationError. Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
+- sdk_integration.py: AWS SDK and Step Functions integrations translate requests and results by
+  botocore's model (``StateMachineArn``, ``s3:getObject``'s Body); errors named as AWS names them
+  (``S3.NoSuchBucketException``).
+  Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
+- sync_execution.py: StartSyncExecution runs an Express state machine and answers with its result.
+  Test: integration/test_sfn_sync_execution.py. Belongs in moto: yes.
 - test_state.py: the TestState API.
   Test: integration/test_sfn_test_state.py. Belongs in moto: yes.
 - item_reader.py: the ItemReader reads JSONL (InputType JSONL).
@@ -102,6 +110,9 @@ from docagent.localcloud.stepfunctions import (
     json_paths,
     map_children,
     mock_config,
+    runtime_errors,
+    sdk_integration,
+    sync_execution,
     validation,
 )
 from docagent.localcloud.stepfunctions import jsonata_functions as jsonata
@@ -335,6 +346,9 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         json_paths.install()
         mock_config.install()
         test_state.install()
+        sdk_integration.install()
+        runtime_errors.install()
+        sync_execution.install()
         item_reader.install()
         heartbeat.install()
         s3_listing.install()

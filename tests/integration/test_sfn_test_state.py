@@ -43,10 +43,31 @@ def test_a_mocked_result_goes_through_the_states_paths(sfn: Any) -> None:
     assert answer["nextState"] == "Continue"
     assert json.loads(answer["output"]) == {"order": 1, "result": {"total": 42}}
     assert json.loads(answer["inspectionData"]["input"]) == {"order": 1}
-    assert json.loads(answer["inspectionData"]["afterParameters"]) == {
-        "FunctionName": "any",
-        "Payload": {"order": 1},
+    inspection = {key: json.loads(value) for key, value in answer["inspectionData"].items()}
+    # AWS API reference "InspectionData": each step of the data flow; no variables, no field.
+    assert inspection == {
+        "input": {"order": 1},
+        "afterInputPath": {"order": 1},
+        "afterParameters": {"FunctionName": "any", "Payload": {"order": 1}},
+        "result": {"StatusCode": 200, "Payload": {"total": 42}},
+        "afterResultSelector": {"total": 42},
+        "afterResultPath": {"order": 1, "result": {"total": 42}},
     }
+
+
+def test_input_path_and_a_pass_states_result_path_are_inspected(sfn: Any) -> None:
+    state = {"Type": "Pass", "InputPath": "$.order", "Parameters": {"id.$": "$.id"}, "ResultPath": "$.copy",
+             "End": True}  # fmt: skip
+    answer = sfn.test_state(
+        definition=json.dumps(state), input=json.dumps({"order": {"id": 7}}), inspectionLevel="DEBUG"
+    )
+    inspection = {key: json.loads(value) for key, value in answer["inspectionData"].items()}
+    assert inspection["afterInputPath"] == {"id": 7}
+    assert inspection["afterParameters"] == {"id": 7}
+    # ResultPath combines the result with the raw state input, not the InputPath's (AWS "ResultPath").
+    assert inspection["afterResultPath"] == {"order": {"id": 7}, "copy": {"id": 7}}
+    assert json.loads(answer["output"]) == {"order": {"id": 7}, "copy": {"id": 7}}
+    assert "variables" not in inspection
 
 
 def test_a_mocked_error_is_retriable_then_caught(sfn: Any) -> None:
@@ -99,3 +120,79 @@ def test_an_unmocked_task_runs_the_projects_own_handler(sfn: Any, deployed: Any)
     answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(listing))
     assert answer["status"] == "FAILED"
     assert answer["error"] == "NoDocuments"
+
+
+def test_a_mock_is_checked_against_the_services_output_shape(sfn: Any) -> None:
+    """AWS API reference "MockInput": STRICT (the default) needs the required fields, PRESENT checks the
+    fields given; the refusal is a ValidationException "Mock result schema validation error: ..."."""
+    state = {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:sfn:startExecution", "End": True}
+    partial = {"result": json.dumps({"ExecutionArn": "arn:aws:states:us-east-1:123456789012:execution:a:b"})}
+    with pytest.raises(sfn.exceptions.ValidationException, match="Required field 'StartDate' is missing"):
+        sfn.test_state(definition=json.dumps(state), mock=partial)
+    answer = sfn.test_state(definition=json.dumps(state), mock={**partial, "fieldValidationMode": "PRESENT"})
+    assert answer["status"] == "SUCCEEDED"
+    wrong = {"result": json.dumps({"ExecutionArn": 7}), "fieldValidationMode": "PRESENT"}
+    with pytest.raises(sfn.exceptions.ValidationException, match="Field 'ExecutionArn' must be a string"):
+        sfn.test_state(definition=json.dumps(state), mock=wrong)
+
+
+def test_a_pass_state_refuses_a_mock_and_a_state_name_must_exist(sfn: Any) -> None:
+    with pytest.raises(sfn.exceptions.ValidationException, match="State type 'Pass' is not supported"):
+        sfn.test_state(definition=json.dumps({"Type": "Pass", "End": True}), mock={"result": "{}"})
+    machine = {"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}}
+    with pytest.raises(sfn.exceptions.ValidationException, match="State not found in definition"):
+        sfn.test_state(definition=json.dumps(machine), stateName="B")
+
+
+PROCESSOR = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+
+
+def test_a_map_or_parallel_needs_a_mock_and_its_result_is_the_mock(sfn: Any) -> None:
+    """AWS API reference "TestState": Map and Parallel states are tested only with a mock; its result then
+    goes through ResultSelector and ResultPath as any result does."""
+    inline = {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": PROCESSOR, "ResultPath": "$.out",
+              "End": True}  # fmt: skip
+    with pytest.raises(sfn.exceptions.InvalidDefinition, match="does not support Map or Parallel"):
+        sfn.test_state(definition=json.dumps(inline), input='{"items": [1]}')
+    answer = sfn.test_state(
+        definition=json.dumps(inline), input='{"items": [1, 2]}', mock={"result": "[10, 20]"}
+    )
+    assert (answer["status"], json.loads(answer["output"])) == (
+        "SUCCEEDED",
+        {"items": [1, 2], "out": [10, 20]},
+    )
+    with pytest.raises(sfn.exceptions.ValidationException, match=r"Mocked result must be an array\."):
+        sfn.test_state(definition=json.dumps(inline), input='{"items": [1]}', mock={"result": "{}"})
+    parallel = {"Type": "Parallel", "Branches": [PROCESSOR, PROCESSOR], "ResultSelector": {"first.$": "$[0]"},
+                "Next": "After"}  # fmt: skip
+    answer = sfn.test_state(definition=json.dumps(parallel), input="{}", mock={"result": '["a", "b"]'})
+    assert (answer["status"], answer["nextState"], json.loads(answer["output"])) == (
+        "SUCCEEDED", "After", {"first": "a"},
+    )  # fmt: skip
+
+
+def test_a_distributed_maps_failures_against_its_threshold(sfn: Any) -> None:
+    """AWS API reference "TestStateConfiguration": mapIterationFailureCount, checked against the Map's
+    tolerated failure threshold: past it, States.ExceedToleratedFailureThreshold (catchable)."""
+    processor = {**PROCESSOR, "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}}
+    state = {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor, "ToleratedFailureCount": 1,
+             "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Failed"}], "End": True}  # fmt: skip
+    items = json.dumps({"items": [1, 2, 3]})
+    within = sfn.test_state(definition=json.dumps(state), input=items, mock={"result": "[1, 2]"},
+                            stateConfiguration={"mapIterationFailureCount": 1})  # fmt: skip
+    assert within["status"] == "SUCCEEDED"
+    past = sfn.test_state(definition=json.dumps(state), input=items, mock={"result": "[1]"},
+                          stateConfiguration={"mapIterationFailureCount": 2})  # fmt: skip
+    assert (past["status"], past["error"], past["nextState"]) == (
+        "CAUGHT_ERROR", "States.ExceedToleratedFailureThreshold", "Failed",
+    )  # fmt: skip
+    assert past["cause"] == "The specified tolerated failure threshold was exceeded"
+
+
+def test_a_mocked_states_error_meets_the_retrier(sfn: Any) -> None:
+    """A mock may throw a States error (AWS "MockErrorOutput": any error name), e.g. to test a Retry on
+    States.Timeout."""
+    state = {**TASK, "Retry": [{"ErrorEquals": ["States.Timeout"], "MaxAttempts": 1}]}
+    answer = sfn.test_state(definition=json.dumps(state), input="{}",
+                            mock={"errorOutput": {"error": "States.Timeout", "cause": "slow"}})  # fmt: skip
+    assert (answer["status"], answer["error"]) == ("RETRIABLE", "States.Timeout")

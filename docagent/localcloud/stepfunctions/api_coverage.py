@@ -96,11 +96,7 @@ SERVED: dict[str, dict[str, Rule]] = {
         "maxResults": _h(),
         "nextToken": _h(),
         "mapRunArn": _h("a Map Run's children; with stateMachineArn: ValidationException"),
-        "redriveFilter": Rule(
-            REFUSED,
-            "honoured with mapRunArn; with stateMachineArn refused",
-            lambda value, request: value is not None and request.get("mapRunArn") is None,
-        ),
+        "redriveFilter": _h("a state machine's executions or a Map Run's children"),
     },
     "ListMapRuns": {
         "executionArn": _h(),
@@ -127,6 +123,13 @@ SERVED: dict[str, dict[str, Rule]] = {
         "input": _h(),
         "traceHeader": _h("kept and described back (the start that created the execution); no X-Ray locally"),
     },
+    "StartSyncExecution": {
+        "stateMachineArn": _h("EXPRESS only (StateMachineTypeNotSupported)"),
+        "name": _h("a UUID when absent; AWS's name rules"),
+        "input": _h(),
+        "traceHeader": _h("described back; no X-Ray locally"),
+        "includedData": _INCLUDED_DATA,
+    },
     "StopExecution": {
         "executionArn": _h("a Map Run child: ValidationException (README deviation)"),
         "error": _h(),
@@ -138,14 +141,15 @@ SERVED: dict[str, dict[str, Rule]] = {
         "roleArn": _h("IAM is not enforced locally"),
         "input": _h(),
         "inspectionLevel": _h("TRACE's HTTP request/response are not given (README)"),
-        "revealSecrets": Rule(GAP, "accepted; nothing is secret locally"),
+        "revealSecrets": _h("refused with a mock, as on AWS; nothing is secret locally"),
         "variables": _h(),
         "stateName": _h(),
-        "mock": Rule(GAP, "result/errorOutput honoured; fieldValidationMode not checked (README)"),
+        "mock": _h("result checked against botocore's output shape (STRICT, PRESENT, NONE)"),
         "context": _h(),
         "stateConfiguration": Rule(
             GAP,
-            "retrierRetryCount, errorCausedByState honoured; mapIterationFailureCount, mapItemReaderData not",
+            "retrierRetryCount, errorCausedByState; mapIterationFailureCount against a Distributed Map's "
+            "threshold; mapItemReaderData only counts items",
         ),
     },
     "UntagResource": {"resourceArn": _h(_ARN), "tagKeys": _h()},

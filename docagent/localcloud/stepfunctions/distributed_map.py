@@ -29,8 +29,12 @@ from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name
 )
 from moto.stepfunctions.parser.asl.component.common.flow.start_at import StartAt
 from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import EvalTimeoutError
+from moto.stepfunctions.parser.asl.component.state.exec.state_map import state_map
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.distributed_iteration_component import (  # noqa: E501
     DistributedIterationComponent,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor.distributed_item_processor import (  # noqa: E501
+    DistributedItemProcessor,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor.distributed_item_processor_worker import (  # noqa: E501
     DistributedItemProcessorWorker,
@@ -38,10 +42,14 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.item
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor.map_run_record import (  # noqa: E501
     MapRunRecord,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.iterator.iterator_decl import (
+    IteratorDecl,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.job import Job, JobPool
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.max_concurrency import (
     DEFAULT_MAX_CONCURRENCY_VALUE,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.mode import Mode
 from moto.stepfunctions.parser.asl.eval.environment import Environment
 from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
 from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, ProgramStopped
@@ -52,6 +60,7 @@ from docagent.localcloud.stepfunctions.map_extras import (
     AtLeastOnce,
     MapExtras,
     batch_input,
+    batch_limits,
     batches,
     deliver_twice,
     item_weight,
@@ -141,7 +150,10 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
     extras: MapExtras = vars(self).get("docagent_extras") or MapExtras()
 
     def new_map_run() -> MapRunMemory:
-        units = batches(read_items, extras.batcher) if extras.batcher else read_items
+        units = read_items
+        if extras.batcher:
+            limits = batch_limits(extras.batcher, extras.language, env.states.get_input(), env)
+            units = batches(read_items, limits)
         return MapRunMemory(record.map_run_arn, record.map_state_machine_arn, units, attempt=_attempt(env))
 
     memory = remember(key, new_map_run)
@@ -371,7 +383,24 @@ _original_eval_body = DistributedIterationComponent._eval_body
 _original_describe_map_run = MapRunRecord.describe
 
 
+def _from_iterator_decl(iterator_decl: IteratorDecl) -> Any:
+    """A legacy ``Iterator`` with a DISTRIBUTED ProcessorConfig runs as an ItemProcessor does, its
+    ``Parameters`` choosing each child's input (developer guide "Map state": ItemProcessor replaces Iterator,
+    ItemSelector replaces Parameters). moto's own distributed Iterator gave every child null."""
+    if iterator_decl.processor_config.mode == Mode.Distributed:
+        return DistributedItemProcessor(
+            query_language=iterator_decl.query_language, start_at=iterator_decl.start_at,
+            states=iterator_decl.states, comment=iterator_decl.comment,  # type: ignore[arg-type]
+            processor_config=iterator_decl.processor_config,
+        )  # fmt: skip
+    return _original_from_iterator_decl(iterator_decl)
+
+
+_original_from_iterator_decl = vars(state_map)["from_iterator_decl"]
+
+
 def install() -> None:
+    vars(state_map)["from_iterator_decl"] = _from_iterator_decl
     map_extras.install()
     result_writer.install()
     DistributedIterationComponent._eval_body = _eval_body  # type: ignore[method-assign]

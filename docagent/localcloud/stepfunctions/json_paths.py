@@ -11,6 +11,7 @@ given, never the expression), so one parsed path serves every thread.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from jsonpath_ng import parser
@@ -32,6 +33,22 @@ def parse_extended(path: str) -> Any:
 def parse_basic(path: str) -> Any:
     """``jsonpath_ng.parse``, once per path: what ``ResultPath`` writes the result at."""
     return parser.parse(path)
+
+
+_ROOT = re.compile(r"^\$(\$|[A-Za-z_][A-Za-z0-9_]*)?(?P<rest>.*)$", re.DOTALL)
+
+
+def is_valid(path: str) -> bool:
+    """Whether ``path`` is a JSONPath Step Functions accepts in a ``*Path`` field: ``$`` (the input),
+    ``$$`` (the context object) or ``$name`` (a variable), then a path that parses."""
+    root = _ROOT.match(path)
+    if root is None:
+        return False
+    try:
+        parse_extended("$" + root["rest"])
+    except Exception:  # jsonpath_ng raises several kinds for a path it cannot read
+        return False
+    return True
 
 
 def install() -> None:

@@ -195,7 +195,7 @@ def _variables(env: Environment) -> dict[str, Any]:
     return {**store._outer_scope, **store._inner_scope}
 
 
-def _fail(env: Environment, cause: str) -> FailureEventException:
+def query_failure(env: Environment, cause: str) -> FailureEventException:
     error_name = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
     failure_event = FailureEvent(
         env=env,
@@ -220,11 +220,11 @@ def _evaluate_in(env: Environment, expression: str, with_states: bool) -> Any:
     try:
         value = evaluate(expression, bindings)
     except QueryEvaluationError as error:
-        raise _fail(
+        raise query_failure(
             env, f"An error occurred while evaluating the JSONata expression '{expression}': {error}"
         ) from None
     if value is UNDEFINED:
-        raise _fail(env, f"The JSONata expression '{expression}' returned nothing (undefined).")
+        raise query_failure(env, f"The JSONata expression '{expression}' returned nothing (undefined).")
     return value
 
 

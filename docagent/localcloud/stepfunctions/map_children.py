@@ -236,7 +236,7 @@ def describe_child(memory: MapRunMemory, outcome: ChildOutcome) -> dict[str, Any
 def _list_executions(self: StepFunctionResponse) -> Any:
     map_run_arn = self._get_param("mapRunArn")
     if map_run_arn is None:
-        return _original("list_executions")(self)
+        return _original("list_executions")(self)  # a state machine's: redrive_execution.py filters them
     if self._get_param("stateMachineArn") is not None:
         raise AwsError(
             "ValidationException", "You can specify either a mapRunArn or a stateMachineArn, but not both"

@@ -8,6 +8,7 @@ ItemBatcher groups items into batches and evaluates BatchInput.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +135,30 @@ def batch_input(template: Any, language: str, map_input: Any, env: Environment) 
         value = jsonata.evaluate(template[2:-2].strip(), bindings)
         return None if value is jsonata.UNDEFINED else value
     return template
+
+
+_VARIABLE = re.compile(r"^\$(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>.*)$", re.DOTALL)
+
+
+def batch_limits(batcher: dict[str, Any], language: str, map_input: Any, env: Environment) -> dict[str, Any]:
+    """``batcher`` with its limits as numbers (developer guide "ItemBatcher", looked up 2026-12-04):
+    ``MaxItemsPerBatch``/``MaxInputBytesPerBatch`` may be JSONata expressions, and in JSONPath their
+    ``...Path`` forms read the state input, the context object (``$$.``) or a variable (``$name``)."""
+    limits = dict(batcher)
+    for field in ("MaxItemsPerBatch", "MaxInputBytesPerBatch"):
+        if field in batcher:
+            limits[field] = batch_input(batcher[field], language, map_input, env)
+        path = batcher.get(f"{field}Path")
+        if isinstance(path, str):
+            variable = _VARIABLE.match(path)
+            if path.startswith("$$"):
+                limits[field] = extract_json(path[1:], env.states.context_object.context_object_data)
+            elif variable is not None:
+                value = env.variable_store.get(variable["name"])
+                limits[field] = extract_json("$" + variable["rest"], value) if variable["rest"] else value
+            else:
+                limits[field] = extract_json(path, map_input)
+    return limits
 
 
 def item_weight(items: list[Any], index: int, extras: MapExtras) -> int:

@@ -19,9 +19,17 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
+from moto.stepfunctions.parser.asl.component.common.error_name.error_name import ErrorName
+from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+    FailureEvent,
+    FailureEventException,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task import mock_eval_utils
 from moto.stepfunctions.parser.asl.eval.environment import Environment
+from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.parser.mocking.mock_config import (
@@ -180,7 +188,24 @@ _original_start_worker = Execution._get_start_execution_worker
 _original_current_mocked_response = Environment.get_current_mocked_response
 
 
+class _MockedErrorName(ErrorName):
+    """A mocked error's name, ``States.`` ones too (a mock of ``States.Timeout`` tests a Retry on it;
+    AWS's TestState and Step Functions Local mocks accept any name). moto's CustomErrorName refused them."""
+
+
+def _mocked_throw(env: Environment, mocked_response: MockedResponseThrow) -> None:
+    details = TaskFailedEventDetails(error=mocked_response.error, cause=mocked_response.cause)
+    failure_event = FailureEvent(
+        env=env,
+        error_name=_MockedErrorName(mocked_response.error),
+        event_type=HistoryEventType.TaskFailed,
+        event_details=cast(EventDetails, {"taskFailedEventDetails": details}),  # a closed TypedDict
+    )
+    raise FailureEventException(failure_event=failure_event)
+
+
 def install() -> None:
+    vars(mock_eval_utils)["_eval_mocked_response_throw"] = _mocked_throw
     executions.on_test_case(_on_test_case)
     Execution._get_start_execution_worker = _start_worker  # type: ignore[method-assign]
     Environment.get_current_mocked_response = _current_mocked_response  # type: ignore[method-assign]

@@ -25,6 +25,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud.stepfunctions import stop_execution as stop
 from docagent.localcloud.stepfunctions.distributed_map import event_details
+from docagent.localcloud.stepfunctions.executions import AwsError
 
 REDRIVE_WINDOW = datetime.timedelta(days=14)  # docs/semantics.md R3
 HISTORY_LIMIT = 24_999
@@ -211,6 +212,28 @@ def _describe_execution(self: StepFunctionResponse) -> Any:
     return result
 
 
+def _list_executions(self: StepFunctionResponse) -> ActionResult:
+    """A state machine's executions by ``redriveFilter`` (API reference "ListExecutions", looked up
+    2026-12-04: "Sets a filter to list executions based on whether or not they have been redriven"): REDRIVEN
+    keeps the executions redriven at least once, NOT_REDRIVEN the others. A page is filtered after it is
+    cut, so a filtered page may hold fewer than maxResults (its nextToken still leads on). A Map Run's
+    children are listed (and filtered) by map_children.py."""
+    redrive_filter = self._get_param("redriveFilter")
+    if redrive_filter not in (None, "REDRIVEN", "NOT_REDRIVEN"):
+        raise AwsError(
+            "ValidationException", f"Value '{redrive_filter}' at 'redriveFilter' failed to satisfy constraint"
+        )
+    listed = _original_list_executions(self)
+    answer = cast(dict[str, Any], listed.result)
+    if redrive_filter is not None:
+        answer["executions"] = [
+            item
+            for item in answer["executions"]
+            if (redrive_record(item["executionArn"])["count"] > 0) == (redrive_filter == "REDRIVEN")
+        ]
+    return listed
+
+
 def _execution_context(env: Environment) -> dict[str, Any]:
     """$$.Execution, which gains RedriveCount (not in moto's ExecutionData type)."""
     return cast(dict[str, Any], env.states.context_object.context_object_data["Execution"])
@@ -223,10 +246,12 @@ def _context_with_redrive_count(self: ExecutionWorker) -> Environment:
 
 
 _original_describe_execution = StepFunctionResponse.describe_execution
+_original_list_executions = StepFunctionResponse.list_executions
 _original_environment = ExecutionWorker._get_evaluation_environment
 
 
 def install() -> None:
     StepFunctionResponse.redrive_execution = _redrive_execution  # type: ignore[attr-defined]
     StepFunctionResponse.describe_execution = _describe_execution  # type: ignore[method-assign]
+    StepFunctionResponse.list_executions = _list_executions  # type: ignore[method-assign]
     ExecutionWorker._get_evaluation_environment = _context_with_redrive_count  # type: ignore[method-assign]

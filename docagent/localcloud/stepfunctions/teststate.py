@@ -11,9 +11,11 @@ The answer has ``status`` (SUCCEEDED | FAILED | RETRIABLE | CAUGHT_ERROR), ``out
 The state runs in moto's interpreter inside a throw-away execution: its transitions lead to stub
 states, so the state runs exactly once; its Retry is decided here (TestState never waits or retries:
 a matching retrier with attempts left is RETRIABLE). A Task that is not mocked calls the local cloud's
-real service, so a Lambda task runs the project's own handler. Not modelled: the HTTP ``request`` and
-``response`` of inspectionData (TRACE), ``fieldValidationMode`` checks of the mock against the
-service's response shape, ``mapItemReaderData``/``mapIterationFailureCount``.
+real service, so a Lambda task runs the project's own handler. The mock is checked first
+(teststate_mock.py: which states take one, the result against the service's output shape). ``inspectionData``
+is the interpreter's own data flow (teststate_inspect.py). Not
+modelled: the HTTP ``request`` and ``response`` of inspectionData (TRACE), ``mapItemReaderData`` and
+``mapIterationFailureCount``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommu
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import validation
+from docagent.localcloud.stepfunctions import teststate_inspect, teststate_map, teststate_mock, validation
 from docagent.localcloud.stepfunctions.executions import AwsError
 from docagent.localcloud.stepfunctions.mock_config import CaseMocks, ThrowSpec, to_moto
 
@@ -48,6 +50,7 @@ class _TestStateWorker(ExecutionWorker):
 
     def _get_evaluation_environment(self) -> Environment:
         env = super()._get_evaluation_environment()
+        teststate_inspect.watch(env)
         for name, value in self.variables.items():
             env.variable_store.set(name, value)
         data = env.states.context_object.context_object_data
@@ -84,7 +87,7 @@ def _the_state(definition: dict[str, Any], state_name: str | None) -> tuple[str,
         states = definition.get("States") or {}
         name = state_name or definition.get("StartAt")
         if not isinstance(name, str) or name not in states:
-            raise AwsError("ValidationException", f"stateName {name!r} names no state of the definition")
+            raise AwsError("ValidationException", "State not found in definition")
         return name, dict(states[name]), str(definition.get("QueryLanguage", "JSONPath"))
     if state_name:
         raise AwsError("ValidationException", "stateName needs a whole state machine as definition")
@@ -202,22 +205,65 @@ def _entered(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def _inspection(
-    events: list[dict[str, Any]], worker: _TestStateWorker, state_input: Any, language: str
+    events: list[dict[str, Any]],
+    worker: _TestStateWorker,
+    state: dict[str, Any],
+    state_input: Any,
+    language: str,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {"input": json.dumps(state_input)}
-    for event in events:
-        scheduled = event.get("taskScheduledEventDetails") or event.get("lambdaFunctionScheduledEventDetails")
-        if scheduled and "parameters" in scheduled:
-            data["afterArguments" if language == "JSONata" else "afterParameters"] = scheduled.get(
-                "parameters"
-            ) or scheduled.get("input")
-        done = event.get("taskSucceededEventDetails") or event.get("lambdaFunctionSucceededEventDetails")
-        if done and "output" in done:
-            data["result"] = done["output"]
+    noted = teststate_inspect.notes(worker.env) if worker.env is not None else {}
+    if language == "JSONata":
+        if "afterArguments" in noted:
+            data["afterArguments"] = json.dumps(noted["afterArguments"])
+        for event in events:
+            done = event.get("taskSucceededEventDetails") or event.get("lambdaFunctionSucceededEventDetails")
+            if done and "output" in done:
+                data["result"] = done["output"]
+    else:
+        for event in events:  # a Task's parameters as scheduled (its service's own, cast as it sends them)
+            scheduled = event.get("taskScheduledEventDetails") or event.get(
+                "lambdaFunctionScheduledEventDetails"
+            )
+            if scheduled and scheduled.get("parameters"):
+                noted["afterParameters"] = json.loads(scheduled["parameters"])
+        data |= teststate_inspect.jsonpath_inspection(noted, state, state_input)
     if worker.env is not None:
         store = worker.env.variable_store
-        data["variables"] = json.dumps({**store._outer_scope, **store._inner_scope})
+        variables = {**store._outer_scope, **store._inner_scope}
+        if variables:  # AWS leaves the field out when the state has no variables
+            data["variables"] = json.dumps(variables)
     return data
+
+
+def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
+    name: str,
+    state: dict[str, Any],
+    mock: dict[str, Any],
+    config: dict[str, Any],
+    state_input: Any,
+    language: str,
+    reveal_secrets: Any,
+) -> tuple[dict[str, Any], CaseMocks | None]:
+    """(the state to run, its mocks): the mock checked as AWS checks it; a mocked Map or Parallel runs as
+    a Task given the mocked result (teststate_map.py)."""
+    mocked_result = teststate_mock.check(state, mock, bool(reveal_secrets))
+    run_state = state
+    if state.get("Type") in ("Map", "Parallel") and mock:
+        run_state = teststate_map.as_mocked_task(state)
+        reader_data = _json_field(config.get("mapItemReaderData"), "mapItemReaderData", None)
+        failures = int(config.get("mapIterationFailureCount") or 0)
+        if teststate_map.threshold_exceeded(state, state_input, language, failures, reader_data):
+            error, cause = teststate_map.EXCEEDED
+            mock = {"errorOutput": {"error": error, "cause": cause}}
+    if "result" not in mock and "errorOutput" not in mock:
+        return run_state, None
+    thrown = mock.get("errorOutput")
+    mocked = to_moto(
+        mocked_result,
+        ThrowSpec(Error=thrown.get("error", ""), Cause=thrown.get("cause", "")) if thrown else None,
+    )
+    return run_state, CaseMocks("TestState", {name: {0: mocked}})
 
 
 def test_state(self: StepFunctionResponse) -> ActionResult:
@@ -237,19 +283,14 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     context = _json_field(self._get_param("context"), "context", {})
     mock = self._get_param("mock") or {}
     config = self._get_param("stateConfiguration") or {}
-    mocks = None
-    if "result" in mock or "errorOutput" in mock:
-        thrown = mock.get("errorOutput")
-        mocked = to_moto(
-            _json_field(mock.get("result"), "mock.result", None),
-            ThrowSpec(Error=thrown.get("error", ""), Cause=thrown.get("cause", "")) if thrown else None,
-        )
-        mocks = CaseMocks("TestState", {name: {0: mocked}})
-    elif context:
+    run_state, mocks = _mocked(
+        name, state, mock, config, state_input, language, self._get_param("revealSecrets")
+    )
+    if mocks is None and context:
         raise AwsError("ValidationException", "context is only accepted together with a mock")
     role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
     execution, worker = _run(
-        _machine(name, state, language),
+        _machine(name, run_state, language),
         state_input,
         mocks=mocks,
         variables=variables,
@@ -283,7 +324,7 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
             answer["output"] = json.dumps(execution.output)
     details = answer.pop("errorDetails", None)
     if (self._get_param("inspectionLevel") or "INFO") in ("DEBUG", "TRACE"):
-        inspection = _inspection(events, worker, state_input, language)
+        inspection = _inspection(events, worker, state, state_input, language)
         if details:
             inspection["errorDetails"] = details
         answer["inspectionData"] = inspection
@@ -292,3 +333,4 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
 
 def install() -> None:
     StepFunctionResponse.test_state = test_state  # type: ignore[attr-defined]
+    teststate_inspect.install()

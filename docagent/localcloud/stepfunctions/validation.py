@@ -14,7 +14,9 @@ this belongs in moto's parser backend (``StepFunctionsParserBackend._validate_de
 
 from __future__ import annotations
 
+import datetime
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,8 @@ from moto.stepfunctions.parser.api import InvalidDefinition
 from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
+
+from docagent.localcloud.stepfunctions import json_paths, resources
 
 STATE_TYPES = {"Pass", "Task", "Choice", "Wait", "Succeed", "Fail", "Parallel", "Map"}
 TERMINAL_TYPES = {"Succeed", "Fail"}
@@ -45,6 +49,25 @@ RETRIER_FIELDS = {
     "Comment",
 }
 CATCHER_FIELDS = {"ErrorEquals", "Next", "ResultPath", "Output", "Assign", "Comment"}
+# The fields each state type takes (ASL specification and the developer guide's state pages, 2026-12-04).
+_COMMON = {"Type", "Comment", "QueryLanguage", "InputPath", "OutputPath", "Output", "Assign", "Next", "End"}
+_RESULT = {"Parameters", "Arguments", "ResultPath", "ResultSelector", "Retry", "Catch"}
+STATE_FIELDS = {
+    "Pass": _COMMON | {"Result", "ResultPath", "Parameters"},
+    "Task": _COMMON | _RESULT | {"Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds",
+                                  "HeartbeatSecondsPath", "Credentials"},
+    "Choice": _COMMON | {"Choices", "Default"},
+    "Wait": _COMMON | {"Seconds", "SecondsPath", "Timestamp", "TimestampPath"},
+    "Succeed": _COMMON,
+    "Fail": _COMMON | {"Error", "ErrorPath", "Cause", "CausePath"},
+    "Parallel": _COMMON | _RESULT | {"Branches"},
+    "Map": _COMMON | _RESULT | {
+        "ItemProcessor", "Iterator", "ItemsPath", "Items", "ItemSelector", "ItemReader", "ItemBatcher",
+        "ResultWriter", "MaxConcurrency", "MaxConcurrencyPath", "Label", "ToleratedFailurePercentage",
+        "ToleratedFailurePercentagePath", "ToleratedFailureCount", "ToleratedFailureCountPath",
+    },
+}  # fmt: skip
+PATH_FIELDS = sorted(field for field in JSONPATH_ONLY if field.endswith("Path"))
 
 
 @dataclass(frozen=True)
@@ -108,8 +131,11 @@ def _machine(machine: dict[str, Any], at: str, language: str, names: set[str]) -
     start = machine.get("StartAt")
     if not isinstance(start, str):
         yield _schema("StartAt is required and must be a state name", f"{at}/StartAt")
+    if states is None:
+        yield _schema("The field 'States' is required but was missing", at or "/")
+        return
     if not isinstance(states, dict) or not states:
-        yield _schema("States is required and must name at least one state", f"{at}/States")
+        yield _schema("The field 'States' should be non-empty", f"{at}/States")
         return
     if isinstance(start, str) and start not in states:
         yield _error("MISSING_TRANSITION_TARGET", f"StartAt names no state: '{start}'", f"{at}/StartAt")
@@ -134,9 +160,16 @@ def _state(  # noqa: PLR0917 - one state, in its scope
 ) -> Iterator[Diagnostic]:
     kind = state.get("Type")
     if kind not in STATE_TYPES:
-        yield _schema(f"State '{name}' has no valid Type (got {kind!r})", f"{at}/Type")
+        yield _schema(
+            "The field 'Type' should have one of these values: "
+            "[Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map]",
+            f"{at}/Type",
+        )
         return
     language = state.get("QueryLanguage", outer)
+    for field in sorted(state.keys() - STATE_FIELDS[kind] - JSONPATH_ONLY - JSONATA_ONLY):
+        yield _schema(f'The field "{field}" is not supported by Step Functions', f"{at}/{field}")
+    yield from _values(kind, state, at, language)
     if outer == "JSONata" and language == "JSONPath":
         yield _schema("A JSONPath state cannot be used in a JSONata state machine", f"{at}/QueryLanguage")
     wrong = JSONPATH_ONLY if language == "JSONata" else JSONATA_ONLY
@@ -169,6 +202,43 @@ def _state(  # noqa: PLR0917 - one state, in its scope
             yield from _machine(processor, f"{at}/{key}", processor.get("QueryLanguage", language), names)
         else:
             yield _schema("A Map state needs an ItemProcessor", f"{at}/ItemProcessor")
+
+
+def _values(kind: str, state: dict[str, Any], at: str, language: str) -> Iterator[Diagnostic]:
+    """Field values AWS refuses at creation: JSONPaths that do not parse, a Wait Timestamp that is not RFC
+    3339 ("Wait": "an uppercase T must separate the date and time portions, and an uppercase Z must denote
+    that a numeric time zone offset is not present"), an integration resource Step Functions does not have."""
+    if language == "JSONPath":
+        for field in PATH_FIELDS:
+            value = state.get(field)
+            if isinstance(value, str) and not json_paths.is_valid(value):
+                yield _schema(f"The value for the field '{field}' must be a valid JSONPath", f"{at}/{field}")
+        stamp = state.get("Timestamp")
+        if kind == "Wait" and isinstance(stamp, str) and not rfc3339(stamp):
+            yield _schema(
+                "The value for the field 'Timestamp' must be a valid RFC3339 timestamp", f"{at}/Timestamp"
+            )
+    resource = state.get("Resource")
+    if kind == "Task" and isinstance(resource, str) and not resources.known(resource):
+        yield _error(
+            "INVALID_RESOURCE",
+            f"The resource provided {resource} is not recognized. The value is not a valid resource ARN, or "
+            "the resource is not available in this region.",
+            f"{at}/Resource",
+        )
+
+
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+def rfc3339(text: str) -> bool:
+    if not _RFC3339.match(text):
+        return False
+    try:
+        datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 def _list(value: Any) -> list[Any]:
@@ -260,8 +330,10 @@ def _reachability(start: Any, states: dict[str, Any], at: str) -> Iterator[Diagn
                 seen.add(target)
                 todo.append(target)
     for name in states:
-        if name not in seen:
-            yield _schema(f"State '{name}' is not reachable", f"{at}/States/{name}")
+        if name not in seen:  # AWS's wording, quoted in localstack/localstack#11978
+            yield _error(
+                "MISSING_TRANSITION_TARGET", f'State "{name}" is not reachable.', f"{at}/States/{name}"
+            )
     terminal = any(
         isinstance(state, dict) and (state.get("Type") in TERMINAL_TYPES or state.get("End") is True)
         for name, state in states.items()
@@ -306,9 +378,31 @@ def _validate_state_machine_definition(self: StepFunctionResponse) -> ActionResu
     )
 
 
+_PARSER_ARGS = re.compile(r"^Error=\w+ Args=\[[\"'](?P<reason>.*?)[\"']\] in definition", re.DOTALL)
+_PARSER_TOKEN = re.compile(r'^ASLParserException line \d+:\d+, at "(?P<token>[^"]*)"')
+
+
+def parser_refusal(message: str) -> str:
+    """AWS's frame for what moto's ASL parser refused (a check above missed it): the reason without the
+    parser's own vocabulary (``ASLParserException line 1:185 ...``, ``Error=ValueError Args=[...]``).
+    The location is the definition's root: the parser does not give a JSON pointer."""
+    if message.startswith("Invalid State Machine Definition"):
+        return message
+    if found := _PARSER_ARGS.match(message):
+        reason = found["reason"]
+    elif found := _PARSER_TOKEN.match(message):
+        reason = f'The value "{found["token"]}" is not supported by Step Functions'
+    else:
+        reason = "The definition is not valid"
+    return f"Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: {reason} at /'"
+
+
 def _validate_definition(definition: str) -> None:
     check(definition)
-    _original_validate_definition(definition)
+    try:
+        _original_validate_definition(definition)
+    except InvalidDefinition as refused:
+        raise InvalidDefinition(parser_refusal(str(refused.message))) from None
 
 
 _original_validate_definition = StepFunctionsParserBackend._validate_definition

@@ -1,0 +1,130 @@
+"""AWS SDK and Step Functions service integrations: requests, results and error names as AWS makes them.
+
+Developer guide "Integrating other services with AWS SDK integrations" (looked up 2026-12-04): a task's
+``Parameters`` name the API's request fields in Step Functions' PascalCase (``StateMachineArn`` for
+StartExecution's ``stateMachineArn``), the result's fields come back in PascalCase, and a streamed body
+(``s3:getObject``'s ``Body``) as text; a service error is ``<Service>.<ErrorCode>Exception`` with the
+service named as the SDK's client (``S3.NoSuchBucketException``, ``SecretsManager.ResourceNotFoundException``,
+``Sfn.InvalidTokenException``, ``DynamoDb....``).
+
+moto's interpreter (LocalStack's port) has the translation helpers (``_to_boto_request``,
+``_from_boto_response``) but left the two methods that use them empty, so ``aws-sdk:sfn:startExecution`` and
+``states:startExecution`` sent ``StateMachineArn`` as it was (botocore: KeyError 'StateMachineArn') and
+``aws-sdk:s3:getObject`` returned a stream (cannot pickle). Here they look the operation up in botocore's
+model. Only the AWS SDK and Step Functions integrations are translated: the optimized Lambda, SQS, SNS,
+DynamoDB and EventBridge integrations shape their own requests and results already.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import re
+from typing import Any
+
+from botocore.exceptions import ClientError
+from botocore.model import OperationModel
+from moto.core.utils import iso_8601_datetime_with_milliseconds
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
+    StateTaskService,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
+    StateTaskServiceAwsSdk,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (
+    StateTaskServiceSfn,
+)
+from moto.stepfunctions.parser.utils import camel_to_snake_case
+
+from docagent.localcloud.stepfunctions import resources
+
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+[A-Za-z]*")
+
+
+@functools.cache
+def operation(service: str, action: str) -> OperationModel | None:
+    """botocore's model of ``action`` (snake_case, as the interpreter names it) of ``service``."""
+    model = resources.service_model(resources.BOTO_NAMES.get(service, service))
+    if model is None:
+        return None
+    for name in model.operation_names:
+        if camel_to_snake_case(name) == action:
+            found: OperationModel = model.operation_model(name)
+            return found
+    return None
+
+
+@functools.cache
+def error_service_name(service: str) -> str:
+    """The service as AWS names it in an aws-sdk task's error: the SDK client's name from the service's
+    ``serviceId``, each word capitalised (``S3``, ``SecretsManager``, ``Sfn``, ``DynamoDb``)."""
+    model = resources.service_model(resources.BOTO_NAMES.get(service, service))
+    if model is None:
+        return service
+    words = _WORDS.findall(str(model.metadata.get("serviceId", service)).replace("-", " "))
+    return "".join(word[:1].upper() + word[1:].lower() for word in words)
+
+
+def _translated(task: StateTaskService) -> bool:
+    return isinstance(task, (StateTaskServiceAwsSdk, StateTaskServiceSfn))
+
+
+def _normalise_parameters(
+    self: StateTaskService,
+    parameters: dict[str, Any],
+    boto_service_name: str | None = None,
+    service_action_name: str | None = None,
+) -> None:
+    if not _translated(self):
+        return
+    found = operation(
+        self._get_boto_service_name(boto_service_name), self._get_boto_service_action(service_action_name)
+    )
+    if found is not None and found.input_shape is not None:
+        self._to_boto_request(parameters, found.input_shape)
+
+
+def _normalise_response(
+    self: StateTaskService,
+    response: Any,
+    boto_service_name: str | None = None,
+    service_action_name: str | None = None,
+) -> None:
+    if not _translated(self):
+        return
+    found = operation(
+        self._get_boto_service_name(boto_service_name), self._get_boto_service_action(service_action_name)
+    )
+    if found is not None and found.output_shape is not None:
+        self._from_boto_response(response, found.output_shape)
+    _timestamps_as_text(response)
+
+
+def _timestamps_as_text(value: Any) -> None:
+    """botocore's datetimes as ISO 8601 text in milliseconds (a result is JSON; TestState's mock validation
+    takes a timestamp field as a string, AWS API reference "MockInput"). The exact format is ours."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in list(items):
+        if isinstance(item, datetime.datetime):
+            value[key] = iso_8601_datetime_with_milliseconds(item)
+        else:
+            _timestamps_as_text(item)
+
+
+def _exception_name(norm_service_name: str, ex: Exception) -> str:
+    """``S3.NoSuchBucketException``: botocore's modelled error class, or the code of an unmodelled one."""
+    name = type(ex).__name__
+    if name == "ClientError" and isinstance(ex, ClientError):
+        name = str(ex.response["Error"]["Code"])
+    return (
+        f"{norm_service_name}.{name}"
+        if name.endswith("Exception")
+        else f"{norm_service_name}.{name}Exception"
+    )
+
+
+def install() -> None:
+    StateTaskService._normalise_parameters = _normalise_parameters  # type: ignore[method-assign]
+    StateTaskService._normalise_response = _normalise_response  # type: ignore[method-assign]
+    StateTaskServiceAwsSdk._normalise_service_error_name = staticmethod(error_service_name)  # type: ignore[method-assign]
+    StateTaskServiceAwsSdk._normalise_exception_name = staticmethod(_exception_name)  # type: ignore[method-assign]

@@ -1,0 +1,74 @@
+"""Map and Parallel states under TestState: with a mock, their result is the mock's.
+
+AWS API reference "TestState" (looked up 2026-12-04): "TestState only supports the following when a mock
+is specified: ... Parallel, or Map states"; "TestStateConfiguration": ``mapIterationFailureCount`` is "the
+number of Map state iterations that failed during the Map state invocation", checked against the state's
+tolerated failure thresholds. So the state's iterations never run: its mocked result (an array; with a
+ResultWriter an object) goes through ResultSelector, ResultPath, OutputPath (or Output) and its Retry and
+Catch, as a Task's result does. The state runs here as a Task with the same data-flow fields, which
+moto's mock machinery gives the mocked result or error.
+
+A Distributed Map whose ``mapIterationFailureCount`` passes its ToleratedFailureCount/Percentage fails
+with ``States.ExceedToleratedFailureThreshold`` ("The specified tolerated failure threshold was exceeded",
+the Map Run's own cause, distributed_map.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moto.stepfunctions.parser.asl.utils.json_path import extract_json
+
+from docagent.localcloud.stepfunctions import jsonata_functions as jsonata
+
+KEPT = {
+    "InputPath", "OutputPath", "ResultPath", "ResultSelector", "Output", "Assign", "Retry", "Catch", "Next",
+    "End", "QueryLanguage", "Comment",
+}  # fmt: skip
+STAND_IN = "arn:aws:states:::lambda:invoke"
+EXCEEDED = (
+    "States.ExceedToleratedFailureThreshold",
+    "The specified tolerated failure threshold was exceeded",
+)
+
+
+def as_mocked_task(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` (a Map or Parallel) as a Task with its data-flow fields, to be given the mocked result."""
+    return {"Type": "Task", "Resource": STAND_IN} | {
+        key: value for key, value in state.items() if key in KEPT
+    }
+
+
+def _distributed(state: dict[str, Any]) -> bool:
+    processor = state.get("ItemProcessor") or state.get("Iterator") or {}
+    return (
+        isinstance(processor, dict) and (processor.get("ProcessorConfig") or {}).get("Mode") == "DISTRIBUTED"
+    )
+
+
+def _item_count(state: dict[str, Any], state_input: Any, language: str, reader_data: Any) -> int:
+    if reader_data is not None:
+        items = reader_data
+    elif language == "JSONata" and isinstance(state.get("Items"), str):
+        items = jsonata.evaluate(state["Items"].strip()[2:-2], {"states": {"input": state_input}})
+    elif isinstance(state.get("Items"), list):
+        items = state["Items"]
+    else:
+        items = extract_json(state.get("ItemsPath", "$"), state_input)
+    return len(items) if isinstance(items, list) else 0
+
+
+def threshold_exceeded(
+    state: dict[str, Any], state_input: Any, language: str, failures: int, reader_data: Any = None
+) -> bool:
+    """Whether ``failures`` failed iterations pass the Distributed Map's tolerated failure thresholds."""
+    if state.get("Type") != "Map" or not _distributed(state) or failures <= 0:
+        return False
+    count = state.get("ToleratedFailureCount")
+    percentage = state.get("ToleratedFailurePercentage")
+    if not isinstance(count, (int, float)) and not isinstance(percentage, (int, float)):
+        return True  # no tolerance: one failed iteration fails the Map
+    items = _item_count(state, state_input, language, reader_data)
+    over_count = isinstance(count, (int, float)) and failures > count
+    over_share = isinstance(percentage, (int, float)) and items > 0 and failures * 100 / items > percentage
+    return over_count or over_share

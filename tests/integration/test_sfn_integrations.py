@@ -1,0 +1,173 @@
+"""Service integrations and runtime failures on the local cloud as AWS answers them.
+
+Sources (looked up 2026-12-04): developer guide "Start workflow executions from a task state"
+(``states:startExecution`` with ``StateMachineArn`` and ``Input``), "AWS SDK integrations" (PascalCase
+parameters and results; errors ``<Service>.<Code>Exception`` named as the SDK client, e.g.
+``S3.NoSuchBucketException``, ``Sfn.InvalidTokenException``), "Transforming data with JSONata" (an unusable
+JSONata value is ``States.QueryEvaluationError``)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import aws_cli
+
+pytestmark = pytest.mark.integration
+
+ROLE = "arn:aws:iam::123456789012:role/local"
+CHILD = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+
+
+def _run(aws: Any, state: dict[str, Any], payload: Any = None, language: str = "JSONPath") -> dict[str, Any]:
+    sfn = aws("stepfunctions")
+    machine = {"QueryLanguage": language, "StartAt": "T", "States": {"T": {**state, "End": True}}}
+    arn = sfn.create_state_machine(
+        name=f"integ-{uuid.uuid4().hex[:8]}", definition=json.dumps(machine), roleArn=ROLE
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps(payload or {}))["executionArn"]
+    deadline = time.monotonic() + 60
+    while (described := sfn.describe_execution(executionArn=execution))["status"] == "RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return described  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def child(aws: Any) -> str:
+    arn: str = aws("stepfunctions").create_state_machine(
+        name=f"child-{uuid.uuid4().hex[:8]}", definition=json.dumps(CHILD), roleArn=ROLE
+    )["stateMachineArn"]
+    return arn
+
+
+@pytest.mark.parametrize("resource", ["arn:aws:states:::states:startExecution",
+                                      "arn:aws:states:::aws-sdk:sfn:startExecution"])  # fmt: skip
+def test_a_task_starts_another_state_machine(aws: Any, child: str, resource: str) -> None:
+    done = _run(aws, {"Type": "Task", "Resource": resource,
+                      "Parameters": {"StateMachineArn": child, "Input": "{\"a\": 1}"}})  # fmt: skip
+    assert done["status"] == "SUCCEEDED", done.get("cause")
+    output = json.loads(done["output"])
+    assert output["ExecutionArn"].startswith(child.replace(":stateMachine:", ":execution:"))
+    assert isinstance(output["StartDate"], str)
+    started = aws("stepfunctions").describe_execution(executionArn=output["ExecutionArn"])
+    assert json.loads(started["input"]) == {"a": 1}
+
+
+def test_s3_get_object_returns_its_body(aws: Any) -> None:
+    bucket = f"integ-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket)
+    aws("s3").put_object(Bucket=bucket, Key="note.txt", Body=b"hello")
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:s3:getObject",
+                      "Parameters": {"Bucket": bucket, "Key": "note.txt"}})  # fmt: skip
+    assert done["status"] == "SUCCEEDED", done.get("cause")
+    output = json.loads(done["output"])
+    assert (output["Body"], output["ContentLength"]) == ("hello", 5)
+
+
+@pytest.mark.parametrize(
+    ("resource", "parameters", "error", "service"),
+    [
+        (
+            "aws-sdk:s3:getObject",
+            {"Bucket": "integ-no-such-bucket", "Key": "k"},
+            "S3.NoSuchBucketException",
+            "S3",
+        ),
+        (
+            "aws-sdk:sfn:sendTaskSuccess",
+            {"TaskToken": "nope", "Output": "{}"},
+            "Sfn.InvalidTokenException",
+            "Sfn",
+        ),
+    ],
+)
+def test_a_service_error_keeps_the_services_casing(
+    aws: Any, resource: str, parameters: dict[str, Any], error: str, service: str
+) -> None:
+    done = _run(aws, {"Type": "Task", "Resource": f"arn:aws:states:::{resource}", "Parameters": parameters})
+    assert (done["status"], done["error"]) == ("FAILED", error)
+    assert f"(Service: {service}, Status Code: " in done["cause"]
+
+
+def test_a_map_over_a_value_that_is_not_an_array_prints_it(aws: Any) -> None:
+    processor = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+    done = _run(aws, {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor}, {"items": {"a": 1}})
+    assert done["status"] == "FAILED"
+    assert done["cause"].endswith('Map state input must be an array but was: {"a":1}')
+
+
+def test_a_jsonata_wait_timestamp_that_is_not_one_is_a_query_evaluation_error(aws: Any) -> None:
+    done = _run(aws, {"Type": "Wait", "Timestamp": "{% $states.input.when %}"}, {"when": "soon"}, "JSONata")
+    assert (done["status"], done["error"]) == ("FAILED", "States.QueryEvaluationError")
+    assert '"soon"' in done["cause"]
+
+
+def test_list_executions_redrive_filter_through_the_cli(aws: Any, cloud: Any) -> None:
+    """API reference "ListExecutions": redriveFilter lists a state machine's executions by whether they have
+    been redriven; the AWS CLI sends it as --redrive-filter."""
+    sfn = aws("stepfunctions")
+    failing = {"StartAt": "Stop", "States": {"Stop": {"Type": "Fail", "Error": "E", "Cause": "c"}}}
+    arn = sfn.create_state_machine(
+        name=f"redrive-{uuid.uuid4().hex[:8]}", definition=json.dumps(failing), roleArn=ROLE
+    )["stateMachineArn"]
+    first, second = (sfn.start_execution(stateMachineArn=arn)["executionArn"] for _ in range(2))
+    for execution in (first, second):
+        while sfn.describe_execution(executionArn=execution)["status"] == "RUNNING":
+            time.sleep(0.05)
+    sfn.redrive_execution(executionArn=first)
+
+    def listed(choice: str) -> set[str]:
+        answer = aws_cli(cloud, "stepfunctions", "list-executions", "--state-machine-arn", arn,
+                         "--redrive-filter", choice)  # fmt: skip
+        return {item["executionArn"] for item in answer["executions"]}
+
+    assert listed("REDRIVEN") == {first}
+    assert listed("NOT_REDRIVEN") == {second}
+
+
+DISTRIBUTED = {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+PASS_THROUGH = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+
+
+def test_a_distributed_map_with_the_legacy_iterator_and_parameters(aws: Any) -> None:
+    """Developer guide "Map state": ItemProcessor replaces Iterator and ItemSelector replaces Parameters;
+    the legacy fields still work, also in DISTRIBUTED mode."""
+    iterator = {**PASS_THROUGH, "ProcessorConfig": DISTRIBUTED}
+    plain = _run(aws, {"Type": "Map", "ItemsPath": "$.items", "Iterator": iterator}, {"items": [1, 2]})
+    assert json.loads(plain["output"]) == [1, 2]
+    selected = _run(aws, {"Type": "Map", "ItemsPath": "$.items", "Iterator": iterator,
+                          "Parameters": {"v.$": "$$.Map.Item.Value"}}, {"items": [1, 2]})  # fmt: skip
+    assert json.loads(selected["output"]) == [{"v": 1}, {"v": 2}]
+
+
+def test_max_items_per_batch_from_jsonata_and_from_a_variable(aws: Any) -> None:
+    """Developer guide "ItemBatcher": MaxItemsPerBatch may be a JSONata expression; MaxItemsPerBatchPath
+    a reference path (here a variable)."""
+    processor = {**PASS_THROUGH, "ProcessorConfig": DISTRIBUTED}
+    jsonata_map = {"Type": "Map", "Items": "{% $states.input.items %}", "ItemProcessor": processor,
+                   "ItemBatcher": {"MaxItemsPerBatch": "{% 1 + 1 %}"}}  # fmt: skip
+    done = _run(aws, jsonata_map, {"items": [1, 2, 3]}, "JSONata")
+    assert json.loads(done["output"]) == [{"Items": [1, 2]}, {"Items": [3]}]
+    sfn = aws("stepfunctions")
+    machine = {
+        "StartAt": "Set",
+        "States": {
+            "Set": {"Type": "Pass", "Assign": {"size": 3}, "Next": "M"},
+            "M": {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor,
+                  "ItemBatcher": {"MaxItemsPerBatchPath": "$size"}, "End": True},
+        },
+    }  # fmt: skip
+    arn = sfn.create_state_machine(
+        name=f"batch-{uuid.uuid4().hex[:8]}", definition=json.dumps(machine), roleArn=ROLE
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps({"items": [1, 2, 3, 4]}))
+    while (described := sfn.describe_execution(executionArn=execution["executionArn"]))[
+        "status"
+    ] == "RUNNING":
+        time.sleep(0.05)
+    assert json.loads(described["output"]) == [{"Items": [1, 2, 3]}, {"Items": [4]}]

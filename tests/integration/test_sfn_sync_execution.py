@@ -1,0 +1,99 @@
+"""StartSyncExecution with the standard AWS CLI (AWS API reference "StartSyncExecution", looked up
+2026-12-04): an Express state machine runs to its end and the answer carries its status and output; a
+failed run is still 200 OK with error and cause; a STANDARD state machine is StateMachineTypeNotSupported.
+
+The CLI sends StartSyncExecution to a ``sync-`` host prefix; AWS_DISABLE_HOST_PREFIX_INJECTION (botocore's
+``disable_host_prefix_injection``) keeps it on the local endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any
+
+import pytest
+
+from docagent.localcloud.server import LocalCloud
+from tests.integration.conftest import run_aws_cli
+
+pytestmark = pytest.mark.integration
+
+ROLE = "arn:aws:iam::123456789012:role/local"
+ADD = {
+    "StartAt": "Add",
+    "States": {"Add": {"Type": "Pass", "Parameters": {"sum.$": "States.MathAdd($.a, $.b)"}, "End": True}},
+}
+FAIL = {
+    "StartAt": "Boom",
+    "States": {"Boom": {"Type": "Fail", "Error": "Custom.Boom", "Cause": "on purpose"}},
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_host_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(os.environ, "AWS_DISABLE_HOST_PREFIX_INJECTION", "true")
+
+
+def _machine(aws: Any, definition: dict[str, Any], kind: str) -> str:
+    arn: str = aws("stepfunctions").create_state_machine(
+        name=f"sync-{uuid.uuid4().hex[:8]}", definition=json.dumps(definition), roleArn=ROLE, type=kind
+    )["stateMachineArn"]
+    return arn
+
+
+def _sync(cloud: LocalCloud, arn: str, payload: str) -> tuple[int, Any, str]:
+    return run_aws_cli(
+        cloud, "stepfunctions", "start-sync-execution", "--state-machine-arn", arn, "--input", payload
+    )
+
+
+def test_an_express_machine_runs_to_its_output(cloud: LocalCloud, aws: Any) -> None:
+    arn = _machine(aws, ADD, "EXPRESS")
+    code, answer, stderr = _sync(cloud, arn, '{"a": 40, "b": 2}')
+    assert code == 0, stderr
+    assert answer["status"] == "SUCCEEDED"
+    assert json.loads(answer["output"]) == {"sum": 42}
+    assert answer["stateMachineArn"] == arn
+    assert ":express:" in answer["executionArn"]
+    assert answer["billingDetails"]["billedDurationInMilliseconds"] >= 100
+
+
+def test_a_failed_run_is_answered_with_its_error(cloud: LocalCloud, aws: Any) -> None:
+    code, answer, stderr = _sync(cloud, _machine(aws, FAIL, "EXPRESS"), "{}")
+    assert code == 0, stderr
+    assert (answer["status"], answer["error"], answer["cause"]) == ("FAILED", "Custom.Boom", "on purpose")
+    assert "output" not in answer
+
+
+def test_a_standard_machine_is_refused(cloud: LocalCloud, aws: Any) -> None:
+    code, _, stderr = _sync(cloud, _machine(aws, ADD, "STANDARD"), "{}")
+    assert code != 0
+    assert "StateMachineTypeNotSupported" in stderr
+
+
+def test_input_that_is_not_json_is_refused(cloud: LocalCloud, aws: Any) -> None:
+    code, _, stderr = _sync(cloud, _machine(aws, ADD, "EXPRESS"), "{not json")
+    assert code != 0
+    assert "InvalidExecutionInput" in stderr
+    assert "Invalid State Machine Execution Input" in stderr
+
+
+@pytest.mark.parametrize(
+    ("resource", "refused"),
+    [
+        ("arn:aws:states:::lambda:invoke.waitForTaskToken", "'.sync' service integration"),
+        ("arn:aws:states:::states:startExecution.sync:2", "'.sync' service integration"),
+        ("arn:aws:states:us-east-1:123456789012:activity:a", "Activity ARN"),
+    ],
+)
+def test_an_express_machine_refuses_callback_patterns(aws: Any, resource: str, refused: str) -> None:
+    """Developer guide "Choosing workflow type": Express workflows support neither .sync nor
+    .waitForTaskToken nor activities; AWS's wording as LocalStack's Express analyser records it."""
+    definition = {"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": resource, "End": True}}}
+    with pytest.raises(aws("stepfunctions").exceptions.InvalidDefinition) as raised:
+        _machine(aws, definition, "EXPRESS")
+    assert str(raised.value.response["Error"]["Message"]) == (
+        "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not support "
+        f"{refused} at /States/T/Resource'"
+    )
