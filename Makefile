@@ -133,7 +133,10 @@ synth: $(STAMP) $(NODE_STAMP)
 # The stack, then the job definition (JOB, a folder; default the invoice example, the default_definition
 # of cdk.json): `make deploy JOB=my-job`. A new version of a definition later needs only the publish.
 JOB ?= examples/invoices
+# Preflight first (docs/deploying.md): a model the Region cannot call, missing model access, an unbootstrapped
+# account or too low quotas stop the deploy before anything is created.
 deploy: $(STAMP) $(NODE_STAMP)
+	$(BIN)/docagent preflight --aws
 	npx --no-install cdk deploy --require-approval never --no-notices
 	$(BIN)/docagent definition publish $(JOB) --aws
 

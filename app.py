@@ -12,7 +12,7 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from stacks.config import CONTEXT_KEY, load_config
+from stacks.config import CONTEXT_KEY, load_config, profile_region_problem
 from stacks.docagent_stack import DocAgentStack
 
 REPO_ROOT = Path(__file__).resolve().parent
@@ -37,6 +37,11 @@ def build_app(
     """
     app = cdk.App(context={**cdk_json_context(), **(context or {})}, outdir=outdir)
     config = load_config(app.node.try_get_context(CONTEXT_KEY))
+    # The CDK CLI sets CDK_DEFAULT_REGION from the deployer's profile: a model the Region cannot call is
+    # refused here, before a deploy that would fail every model call (stacks/config.py).
+    problem = profile_region_problem(config.model_id, os.environ.get("CDK_DEFAULT_REGION"))
+    if problem and config.model_provider == "bedrock":
+        raise SystemExit(f"cdk.json: {problem}")
     stack = DocAgentStack(app, config.stack_name, config=config)
     # cdk-nag 3 is a validation plugin: unacknowledged error findings fail synthesis.
     cdk.Validations.of(app).add_plugins(

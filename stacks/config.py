@@ -26,15 +26,49 @@ SNS_TOPIC_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(
 # The retention periods CloudWatch Logs accepts; anything else fails at deploy, so refuse it at synth.
 # The default model: an Active model through a cross-Region inference profile. As of 2026-11, AWS docs
 # (https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-anthropic-claude-haiku-4-5.html) list
-# Claude Haiku 4.5 with "Model lifecycle: Active" and the geo inference profile id below; the earlier default,
+# Claude Haiku 4.5 with "Model lifecycle: Active" and its inference profile ids; the earlier default,
 # anthropic.claude-3-haiku-20240307-v1:0, is past its end of life (Model lifecycle (Legacy) page,
 # https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle-legacy.html). Lifecycles move:
 # `docagent preflight --aws` reads the live status (GetFoundationModel's modelLifecycle) before a deploy.
-DEFAULT_MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+# The default is the *global* cross-Region profile, callable from any commercial Region ("The destination
+# Regions for Global cross-Region inference profiles include all commercial Regions", AWS docs, "Supported
+# Regions and models for inference profiles", looked up 2026-12-04): a stack deployed in Europe or Asia calls
+# it as one in the US does. Until 2026-12-04 the default was the US-only `us.` profile, which a stack in
+# another Region deployed and then failed every model call with. For data residency pick the geography's
+# profile (`eu.`, `apac.`, `jp.`, `au.`, ...): synth and preflight refuse one the stack's Region cannot call.
+DEFAULT_MODEL_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 
 # Cross-Region inference profile ids carry a geography prefix: `us.anthropic.claude-...` (as of 2026-11, AWS
 # docs: "Supported Regions and models for inference profiles", inference-profiles-support.html).
 INFERENCE_PROFILE_PREFIXES = frozenset({"us", "us-gov", "eu", "apac", "jp", "au", "ca", "global"})
+# The source Regions a geography's profiles can be called from, by Region name prefix (AWS docs, "Supported
+# Regions and models for inference profiles", looked up 2026-12-04; per model the list is narrower, which
+# preflight's GetInferenceProfile reads live). `global` is callable from every commercial Region.
+PROFILE_SOURCE_REGIONS: dict[str, tuple[str, ...]] = {
+    "us": ("us-east-", "us-west-"),
+    "us-gov": ("us-gov-",),
+    "ca": ("ca-",),
+    "eu": ("eu-",),
+    "apac": ("ap-",),
+    "jp": ("ap-northeast-1", "ap-northeast-3"),
+    "au": ("ap-southeast-2", "ap-southeast-4"),
+}
+
+
+def profile_region_problem(model_id: str, region: str | None) -> str | None:
+    """Why a stack in ``region`` cannot call the inference profile ``model_id``, or None (a foundation model
+    id, a global profile, or an unknown Region: preflight checks those live)."""
+    prefix = model_id.split(".", 1)[0] if "." in model_id and not model_id.startswith("arn:") else ""
+    sources = PROFILE_SOURCE_REGIONS.get(prefix)
+    if not region or sources is None or region.startswith(sources):
+        return None
+    base = model_id.split(".", 1)[1]
+    return (
+        f"model_id {model_id!r} is a {prefix}. inference profile, which a stack in {region} cannot call: "
+        f"use 'global.{base}' (any commercial Region) or the profile of {region}'s geography, in cdk.json"
+    )
+
+
 # A foundation model id (`anthropic.claude-haiku-4-5-20251001-v1:0`, `amazon.nova-lite-v1:0`), the same with a
 # geography prefix (an inference profile id), or the ARN of a foundation model or (application) inference
 # profile. Checked at synth, so a typo fails `cdk synth` instead of every model call.

@@ -29,7 +29,13 @@ from docagent.operations.reference import lookup_checks, reference_warnings
 from docagent.operations.sessions import new_session
 from functions.inference.converse import model_access_fix
 from stacks import outputs as names
-from stacks.config import INFERENCE_PROFILE_PREFIXES, ConfigError, DocAgentConfig, load_config
+from stacks.config import (
+    INFERENCE_PROFILE_PREFIXES,
+    ConfigError,
+    DocAgentConfig,
+    load_config,
+    profile_region_problem,
+)
 from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
 
 Status = Literal["ok", "warn", "fail"]
@@ -192,6 +198,9 @@ class Preflight:
             return _skipped("model_offered", f"model_provider is {self.config.model_provider}")
         if not self.on_aws:
             return _skipped("model_offered", "the local Bedrock serves any model id")
+        problem = profile_region_problem(model, self.region)
+        if problem:  # known before any call: the profile's geography is not the Region's
+            return Check("model_offered", "fail", problem, "set model_id in cdk.json, deploy")
         if is_profile(model):
             try:
                 profile = self.client("bedrock").get_inference_profile(inferenceProfileIdentifier=model)

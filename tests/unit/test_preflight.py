@@ -11,7 +11,7 @@ import pytest
 from botocore.stub import Stubber
 
 from docagent.operations.preflight import Preflight
-from stacks.config import load_config
+from stacks.config import DEFAULT_MODEL_ID, load_config, profile_region_problem
 from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
 
 REGION = "us-east-1"
@@ -280,3 +280,18 @@ def test_reference_data_needs_a_default_definition(account: Account) -> None:
         "ok",
         "skipped: no default definition (cdk.json default_definition)",
     )
+
+
+def test_a_profile_the_stacks_region_cannot_call_is_refused_before_any_call() -> None:
+    """#40: the default is the global profile; a geography's profile in another geography is refused."""
+    assert DEFAULT_MODEL_ID.startswith("global.")
+    for region in ("us-east-1", "eu-west-1", "ap-southeast-1", "sa-east-1"):
+        assert profile_region_problem(DEFAULT_MODEL_ID, region) is None, region
+    us = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert profile_region_problem(us, "us-west-2") is None
+    refused = profile_region_problem(us, "eu-central-1")
+    assert refused is not None and "global.anthropic.claude-haiku-4-5-20251001-v1:0" in refused
+    assert profile_region_problem("eu.anthropic.claude-haiku-4-5-20251001-v1:0", "eu-west-3") is None
+    assert profile_region_problem("jp.anthropic.claude-haiku-4-5-20251001-v1:0", "ap-southeast-1") is not None
+    assert profile_region_problem("anthropic.claude-3-haiku-20240307-v1:0", "eu-west-1") is None
+    assert profile_region_problem(us, None) is None  # no Region known: preflight asks AWS
