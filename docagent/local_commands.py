@@ -4,6 +4,7 @@ registered next to its function. The process lifecycle itself is docagent/localc
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -185,6 +186,61 @@ def add_local_labels(local: Commands, common: argparse.ArgumentParser) -> None:
     labels.set_defaults(handler=cmd_local_labels)
 
 
+# ---- local secret ----
+
+
+def cmd_local_secret(args: argparse.Namespace) -> int:
+    """Put an action's secret into the local cloud, where the definition names it (``ssm:/NAME`` in SSM
+    Parameter Store as a SecureString, a Secrets Manager ARN as that secret): RunActions reads it there as it
+    reads it on AWS (functions/actions/credentials.py). The value comes from --value or standard input, so it
+    need not be in a shell's history."""
+    import boto3
+
+    value = args.value if args.value is not None else sys.stdin.read().rstrip("\n")
+    if not value:
+        raise OperatorError("no value: pass --value or write it to standard input")
+    endpoint = _endpoint(args)
+    session = boto3.session.Session(
+        aws_access_key_id="local", aws_secret_access_key="local", region_name="us-east-1"
+    )
+    if args.name.startswith("ssm:"):
+        name = args.name.removeprefix("ssm:")
+        session.client("ssm", endpoint_url=endpoint).put_parameter(
+            Name=name, Value=value, Type="SecureString", Overwrite=True
+        )
+    elif args.name.startswith("arn:") and ":secretsmanager:" in args.name:
+        client = session.client("secretsmanager", endpoint_url=endpoint)
+        name = args.name.split(":secret:", 1)[1]
+        try:
+            client.put_secret_value(SecretId=name, SecretString=value)
+        except client.exceptions.ResourceNotFoundException:
+            client.create_secret(Name=name, SecretString=value)
+    else:
+        raise OperatorError(
+            f"{args.name}: name an action's secret as the definition does (ssm:/NAME or a secret ARN)"
+        )
+    emit(
+        args,
+        {"secret": args.name, "stored": True},
+        lambda: console.print(f"{args.name} stored in the local cloud"),
+    )
+    return EXIT_OK
+
+
+def add_local_secret(local: Commands, common: argparse.ArgumentParser) -> None:
+    secret = local.add_parser(
+        "secret",
+        parents=[common],
+        help="store an action's secret in the local cloud where the definition names it (ssm:/NAME, an ARN)",
+    )
+    secret.add_argument(
+        "name", metavar="SECRET", help='as the action\'s "secret" names it: ssm:/NAME or a secret ARN'
+    )
+    secret.add_argument("--value", help="the value (default: read from standard input)")
+    secret.add_argument("--endpoint", help=ENDPOINT_HELP)
+    secret.set_defaults(handler=cmd_local_secret)
+
+
 # ---- local model-faults ----
 
 
@@ -303,6 +359,7 @@ def add_local_deploy(local: Commands, common: argparse.ArgumentParser) -> None:
 LOCAL_COMMANDS = (
     add_local_up,
     add_local_labels,
+    add_local_secret,
     add_local_model_faults,
     add_local_down,
     add_local_status,

@@ -54,10 +54,30 @@ KEEP_ENTRIES = 8
 
 
 def local_context(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """cdk.json's context with the local profile, then ``overrides``, on its ``docagent`` entry."""
+    """cdk.json's context with the local profile, then ``overrides``, on its ``docagent`` entry. The profile's
+    ``actions`` are added to cdk.json's, not put in their place: the hosts, destinations and secrets a team
+    allows reach locally what they reach on AWS (docs/actions.md, "Locally"); only the ``tickets``
+    destination becomes the local ticket service."""
     context = json.loads((project.ROOT / "cdk.json").read_text())["context"]
-    context["docagent"] = {**context.get("docagent", {}), **LOCAL_PROFILE, **(overrides or {})}
+    deployed = context.get("docagent", {})
+    actions = merged_actions(deployed.get("actions") or {}, LOCAL_PROFILE["actions"])  # type: ignore[arg-type]
+    context["docagent"] = {**deployed, **LOCAL_PROFILE, "actions": actions, **(overrides or {})}
     return dict(context)
+
+
+def merged_actions(deployed: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
+    """cdk.json's ``actions`` with the local profile's added: lists joined, destinations merged (the local one
+    of a name wins)."""
+    merged: dict[str, Any] = {key: value for key, value in deployed.items()}
+    for key, value in local.items():
+        if isinstance(value, dict):
+            merged[key] = {**(deployed.get(key) or {}), **value}
+        else:
+            merged[key] = [
+                *(deployed.get(key) or []),
+                *(item for item in value if item not in (deployed.get(key) or [])),
+            ]
+    return merged
 
 
 def _source_files(root: Path) -> list[Path]:

@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+from docagent.cli import main
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "invoices"
 
 
@@ -36,3 +38,28 @@ def test_validate_refuses_what_publish_refuses_and_names_the_secret(docagent, tm
     code, published = docagent("definition", "publish", str(folder))
     assert code == 2 and published["error_type"] == "DefinitionInvalid"
     assert len(published["problems"]) == len(validated["problems"])
+
+
+def test_local_secret_stores_an_actions_secret_where_the_definition_names_it(cloud, aws, capsys) -> None:
+    """`docagent local secret ssm:/NAME` (#40): RunActions reads it from the local SSM as from AWS's."""
+    capsys.readouterr()
+    code = main(
+        [
+            "local",
+            "secret",
+            "ssm:/team/intake-token",
+            "--value",
+            "s3cr3t",
+            "--endpoint",
+            cloud.endpoint,
+            "--json",
+        ]
+    )
+    assert code == 0 and json.loads(capsys.readouterr().out) == {
+        "secret": "ssm:/team/intake-token",
+        "stored": True,
+    }
+    found = aws("ssm").get_parameter(Name="/team/intake-token", WithDecryption=True)["Parameter"]
+    assert (found["Value"], found["Type"]) == ("s3cr3t", "SecureString")
+    code = main(["local", "secret", "team-token", "--value", "x", "--endpoint", cloud.endpoint])
+    assert code == 2
