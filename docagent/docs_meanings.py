@@ -35,8 +35,13 @@ CONFIG_MEANINGS: dict[str, str] = {
         "of its documents)"
     ),
     "map_label": "Map Run label",
+    "actions_timeout_seconds": (
+        "RunActions' own timeout: a worker killed mid-action is waited out this long (its in-progress "
+        "record), then the retry reconciles; an http call is bounded at 10 s a request (docs/actions.md)"
+    ),
     "function_timeout_seconds": (
-        "every function's timeout, sized so a model call on the largest document gets its whole 60 s read "
+        "every other function's timeout, sized so a model call on the largest document gets its whole 60 s "
+        "read "
         'timeout (docs/scale.md, "One large document"); the in-progress retry polls for this + 5 s per crash '
         "retried (stacks/in_progress_polling.py)"
     ),

@@ -179,6 +179,12 @@ class DocAgentConfig(BaseModel):
     # gives the first call of an invocation the whole 60 s, and the S3 read, hashing and storing their share
     # (measured for a 4 MB PDF on the local cloud: docs/scale.md, "One large document").
     function_timeout_seconds: int = Field(120, ge=3, le=900)
+    # RunActions' own timeout. A worker that dies mid-action leaves the step's in-progress record until the
+    # invocation's deadline (Powertools expires it then: stacks/in_progress_polling.py), and the retry
+    # reconciles only after it: with the documents' 120 s a kill right after an http request cost 61 polls and
+    # 122 s. An http call is bounded at 10 s a request (functions/actions/http_call.py) and an export streams
+    # the report's rows, so 60 s holds the job's actions and halves that wait.
+    actions_timeout_seconds: int = Field(60, ge=10, le=900)
     function_memory_mb: int = Field(512, ge=128, le=10_240)
     # PrepareJob, BuildReport, VerifyJob hold a job's listing or result files (about 1.5 KB per document in
     # the ResultWriter's files: ~150 MB of JSON at 100,000 documents) in memory: docs/scale.md.

@@ -36,6 +36,9 @@ class FunctionSpec:
     sends_actions: bool = False
     # Holds a whole job's listing or result files in memory (O(N) bytes, a bounded number of requests).
     aggregates: bool = False
+    # The config setting that is its timeout: RunActions has its own (``actions_timeout_seconds``), so that a
+    # retry after a worker died mid-action waits out that, not a document's 120 s (docs/actions.md).
+    timeout_setting: str = "function_timeout_seconds"
     # Creates and reads the job's Bedrock batch inference job, passes it the batch role and completes the
     # waiting task's token (docs/batch.md).
     runs_batch_jobs: bool = False
@@ -108,6 +111,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         construct_id=outputs.RUN_ACTIONS,
         module="run_actions",
         description="Runs the job-level actions of the job's pinned definition, each exactly once.",
+        timeout_setting="actions_timeout_seconds",
         reads=(
             keys.everything_under(keys.JOBS_ROOT),
             keys.everything_under(keys.DEFINITIONS_ROOT),

@@ -176,7 +176,7 @@ class Functions(Construct):
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             layers=list(layers),
-            timeout=Duration.seconds(self._config.function_timeout_seconds),
+            timeout=Duration.seconds(int(getattr(self._config, spec.timeout_setting))),
             memory_size=self._config.aggregate_memory_mb
             if spec.aggregates
             else self._config.function_memory_mb,
