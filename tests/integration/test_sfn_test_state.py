@@ -196,3 +196,17 @@ def test_a_mocked_states_error_meets_the_retrier(sfn: Any) -> None:
     answer = sfn.test_state(definition=json.dumps(state), input="{}",
                             mock={"errorOutput": {"error": "States.Timeout", "cause": "slow"}})  # fmt: skip
     assert (answer["status"], answer["error"]) == ("RETRIABLE", "States.Timeout")
+
+
+def test_the_context_object_is_checked_and_its_state_name_kept(sfn: Any) -> None:
+    """AWS API reference "TestState": ``context`` is "a valid Context object for the state under test";
+    a field the context object does not have is refused; the given fields are what $$ reads."""
+    state = {**TASK, "ResultSelector": {"name.$": "$$.State.Name", "token.$": "$$.Task.Token"}}
+    state.pop("Retry"), state.pop("Catch")
+    mock = {"result": json.dumps({"StatusCode": 200, "Payload": {}})}
+    context = {"State": {"Name": "MyState"}, "Task": {"Token": "tok"}}
+    answer = sfn.test_state(definition=json.dumps(state), input="{}", mock=mock, context=json.dumps(context))
+    assert json.loads(answer["output"])["result"] == {"name": "MyState", "token": "tok"}
+    with pytest.raises(sfn.exceptions.ValidationException, match="Invalid Context object provided"):
+        sfn.test_state(definition=json.dumps(state), input="{}", mock=mock,
+                       context=json.dumps({"State": {"Nickname": "x"}}))  # fmt: skip
