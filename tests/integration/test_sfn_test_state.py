@@ -26,6 +26,9 @@ TASK = {
 }
 
 
+ROLE = "arn:aws:iam::123456789012:role/TestState"
+
+
 @pytest.fixture(scope="module")
 def sfn(cloud: LocalCloud) -> Any:
     return boto3.client(
@@ -113,11 +116,11 @@ def test_an_unmocked_task_runs_the_projects_own_handler(sfn: Any, deployed: Any)
         "request": {"job_id": "teststate-empty", "prefix": "incoming/nothing-here/"},
         "execution_name": "teststate-empty",
     }
-    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(event))
+    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(event), roleArn=ROLE)
     assert answer["status"] == "SUCCEEDED"
     started = json.loads(answer["output"])["Payload"]
     listing = {"action": "list", "job_id": "teststate-empty", "listing": started["listing"]}
-    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(listing))
+    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(listing), roleArn=ROLE)
     assert answer["status"] == "FAILED"
     assert answer["error"] == "NoDocuments"
 
@@ -210,3 +213,16 @@ def test_the_context_object_is_checked_and_its_state_name_kept(sfn: Any) -> None
     with pytest.raises(sfn.exceptions.ValidationException, match="Invalid Context object provided"):
         sfn.test_state(definition=json.dumps(state), input="{}", mock=mock,
                        context=json.dumps({"State": {"Nickname": "x"}}))  # fmt: skip
+
+
+def test_a_task_that_cannot_run_for_real_needs_a_mock(sfn: Any) -> None:
+    """A Task tested for real needs a role; an activity, .sync or .waitForTaskToken task needs a mock
+    (AWS API reference "TestState")."""
+    task = {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": True}
+    with pytest.raises(sfn.exceptions.ValidationException, match="RoleArn must be specified"):
+        sfn.test_state(definition=json.dumps(task), input="{}")
+    callback = {**task, "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken"}
+    with pytest.raises(sfn.exceptions.ValidationException, match="when a mock is specified"):
+        sfn.test_state(definition=json.dumps(callback), input="{}", roleArn=ROLE)
+    mocked = sfn.test_state(definition=json.dumps(callback), input="{}", mock={"result": '{"ok": 1}'})
+    assert json.loads(mocked["output"]) == {"ok": 1}

@@ -323,6 +323,8 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     )
     if mocks is None and context:
         raise AwsError("ValidationException", "context is only accepted together with a mock")
+    if mocks is None:
+        teststate_mock.check_unmocked(state, self._get_param("roleArn"))
     role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
     execution, worker = _run(
         _machine(name, run_state, language),
