@@ -12,12 +12,14 @@ suffix (``stateMachineArn#TestCase``) is split off here and handed to the mock c
 
 from __future__ import annotations
 
+import datetime
 import inspect
 import json
 import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 from moto.core.exceptions import AWSError as ServiceException
@@ -25,6 +27,7 @@ from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
 from moto.core.utils import iso_8601_datetime_with_milliseconds
 from moto.stepfunctions.parser import api as parser_api
+from moto.stepfunctions.parser.asl.component.state import state as state_module
 from moto.stepfunctions.parser.asl.eval.evaluation_details import ExecutionDetails
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
@@ -221,6 +224,14 @@ def _start_execution_details(self: Execution) -> ExecutionDetails:
     return details
 
 
+class _EnteredTime(datetime.datetime):
+    """``$$.State.EnteredTime`` as AWS gives it, in milliseconds with ``Z`` (as ``StartTime`` above); moto's
+    state entry wrote ``isoformat()`` (microseconds, ``+00:00``). Its module's only use of ``datetime``."""
+
+    def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
+        return str(iso_8601_datetime_with_milliseconds(self))
+
+
 _original_start_execution = StepFunctionsParserBackend.start_execution
 _original_create_state_machine = StepFunctionsParserBackend.create_state_machine
 _original_start_execution_details = Execution.get_start_execution_details
@@ -256,6 +267,7 @@ def _with_trace_header(
 
 
 def install() -> None:
+    vars(state_module)["datetime"] = SimpleNamespace(datetime=_EnteredTime, timezone=datetime.timezone)
     Execution.get_start_execution_details = _start_execution_details  # type: ignore[method-assign]
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]
