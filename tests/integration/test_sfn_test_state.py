@@ -181,9 +181,14 @@ def test_a_distributed_maps_failures_against_its_threshold(sfn: Any) -> None:
     state = {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor, "ToleratedFailureCount": 1,
              "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Failed"}], "End": True}  # fmt: skip
     items = json.dumps({"items": [1, 2, 3]})
-    within = sfn.test_state(definition=json.dumps(state), input=items, mock={"result": "[1, 2]"},
-                            stateConfiguration={"mapIterationFailureCount": 1})  # fmt: skip
+    within = sfn.test_state(
+        definition=json.dumps(state), input=items, mock={"result": "[1, 2]"},
+        stateConfiguration={"mapIterationFailureCount": 1}, inspectionLevel="DEBUG",
+    )  # fmt: skip
     assert within["status"] == "SUCCEEDED"
+    inspection = within["inspectionData"]  # API reference "InspectionData": the Map's own fields
+    assert (json.loads(inspection["afterItemsPath"]), inspection["maxConcurrency"]) == ([1, 2, 3], 0)
+    assert inspection["toleratedFailureCount"] == 1
     past = sfn.test_state(definition=json.dumps(state), input=items, mock={"result": "[1]"},
                           stateConfiguration={"mapIterationFailureCount": 2})  # fmt: skip
     assert (past["status"], past["error"], past["nextState"]) == (

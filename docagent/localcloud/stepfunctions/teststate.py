@@ -260,6 +260,9 @@ def _inspection(
             if scheduled and scheduled.get("parameters"):
                 noted["afterParameters"] = json.loads(scheduled["parameters"])
         data |= teststate_inspect.jsonpath_inspection(noted, state, state_input)
+    if state.get("Type") == "Map":
+        effective = json.loads(data.get("afterInputPath", "null")) if language == "JSONPath" else state_input
+        data |= teststate_map.map_inspection(state, effective, language)
     if worker.env is not None:
         store = worker.env.variable_store
         variables = {**store._outer_scope, **store._inner_scope}
