@@ -27,7 +27,7 @@ from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import json_paths, resources
+from docagent.localcloud.stepfunctions import executions, json_paths, resources
 
 STATE_TYPES = {"Pass", "Task", "Choice", "Wait", "Succeed", "Fail", "Parallel", "Map"}
 TERMINAL_TYPES = {"Succeed", "Fail"}
@@ -400,6 +400,13 @@ def check(definition: str | None) -> None:
 
 def _validate_state_machine_definition(self: StepFunctionResponse) -> ActionResult:
     found = diagnose(self._get_param("definition"))
+    if self._get_param("type") == "EXPRESS":
+        try:
+            document = json.loads(self._get_param("definition") or "")
+        except ValueError:
+            document = None
+        express = [_schema(message, where) for where, message in executions.express_refusals(document)]
+        found = express + found
     if self._get_param("severity") == "WARNING":
         wanted = found
     else:  # the default, ERROR, reports errors only
