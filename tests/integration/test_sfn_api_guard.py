@@ -45,9 +45,9 @@ def test_an_action_not_served_is_named_not_a_server_error(cloud: LocalCloud, mac
         "stepfunctions", endpoint_url=cloud.endpoint, region_name=REGION, aws_access_key_id="local",
         aws_secret_access_key="local", config=Config(inject_host_prefix=False, retries={"max_attempts": 1}),
     )  # fmt: skip
-    with pytest.raises(ClientError) as refused:
-        sfn.start_sync_execution(stateMachineArn=machine, input="{}")
+    with pytest.raises(ClientError) as refused:  # StartSyncExecution is served since #43
+        sfn.list_state_machine_versions(stateMachineArn=machine)
     error = refused.value.response
     assert error["ResponseMetadata"]["HTTPStatusCode"] == 400
     assert error["Error"]["Code"] == "UnknownOperationException"
-    assert "StartSyncExecution" in error["Error"]["Message"]
+    assert "ListStateMachineVersions" in error["Error"]["Message"]

@@ -9,6 +9,7 @@ JSONata value is ``States.QueryEvaluationError``)."""
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from typing import Any
@@ -171,3 +172,13 @@ def test_max_items_per_batch_from_jsonata_and_from_a_variable(aws: Any) -> None:
     ] == "RUNNING":
         time.sleep(0.05)
     assert json.loads(described["output"]) == [{"Items": [1, 2, 3]}, {"Items": [4]}]
+
+
+def test_the_context_objects_times_are_in_milliseconds_with_z(aws: Any) -> None:
+    """Developer guide "Accessing execution data from the Context object": "EnteredTime":
+    "2019-03-26T20:14:13.192Z" (as StartTime)."""
+    done = _run(aws, {"Type": "Pass", "Parameters": {"entered.$": "$$.State.EnteredTime",
+                                                     "started.$": "$$.Execution.StartTime"}})  # fmt: skip
+    times = json.loads(done["output"])
+    pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
+    assert all(re.match(pattern, value) for value in times.values()), times

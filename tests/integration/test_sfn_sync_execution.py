@@ -97,3 +97,21 @@ def test_an_express_machine_refuses_callback_patterns(aws: Any, resource: str, r
         "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not support "
         f"{refused} at /States/T/Resource'"
     )
+
+
+def test_validate_with_type_express_reports_the_express_rules(aws: Any) -> None:
+    """API reference "ValidateStateMachineDefinition": ``type`` selects the rules; EXPRESS refuses
+    callback patterns, as CreateStateMachine does."""
+    resource = "arn:aws:states:::lambda:invoke.waitForTaskToken"
+    definition = json.dumps(
+        {"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": resource, "End": True}}}
+    )
+    sfn = aws("stepfunctions")
+    assert sfn.validate_state_machine_definition(definition=definition, type="STANDARD")["result"] == "OK"
+    answer = sfn.validate_state_machine_definition(definition=definition, type="EXPRESS")
+    assert answer["result"] == "FAIL"
+    assert answer["diagnostics"][0] == {
+        "severity": "ERROR", "code": "SCHEMA_VALIDATION_FAILED",
+        "message": "Express state machine does not support '.sync' service integration",
+        "location": "/States/T/Resource",
+    }  # fmt: skip

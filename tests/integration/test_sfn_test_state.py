@@ -26,6 +26,9 @@ TASK = {
 }
 
 
+ROLE = "arn:aws:iam::123456789012:role/TestState"
+
+
 @pytest.fixture(scope="module")
 def sfn(cloud: LocalCloud) -> Any:
     return boto3.client(
@@ -113,11 +116,11 @@ def test_an_unmocked_task_runs_the_projects_own_handler(sfn: Any, deployed: Any)
         "request": {"job_id": "teststate-empty", "prefix": "incoming/nothing-here/"},
         "execution_name": "teststate-empty",
     }
-    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(event))
+    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(event), roleArn=ROLE)
     assert answer["status"] == "SUCCEEDED"
     started = json.loads(answer["output"])["Payload"]
     listing = {"action": "list", "job_id": "teststate-empty", "listing": started["listing"]}
-    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(listing))
+    answer = sfn.test_state(definition=json.dumps(task), input=json.dumps(listing), roleArn=ROLE)
     assert answer["status"] == "FAILED"
     assert answer["error"] == "NoDocuments"
 
@@ -178,9 +181,14 @@ def test_a_distributed_maps_failures_against_its_threshold(sfn: Any) -> None:
     state = {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor, "ToleratedFailureCount": 1,
              "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Failed"}], "End": True}  # fmt: skip
     items = json.dumps({"items": [1, 2, 3]})
-    within = sfn.test_state(definition=json.dumps(state), input=items, mock={"result": "[1, 2]"},
-                            stateConfiguration={"mapIterationFailureCount": 1})  # fmt: skip
+    within = sfn.test_state(
+        definition=json.dumps(state), input=items, mock={"result": "[1, 2]"},
+        stateConfiguration={"mapIterationFailureCount": 1}, inspectionLevel="DEBUG",
+    )  # fmt: skip
     assert within["status"] == "SUCCEEDED"
+    inspection = within["inspectionData"]  # API reference "InspectionData": the Map's own fields
+    assert (json.loads(inspection["afterItemsPath"]), inspection["maxConcurrency"]) == ([1, 2, 3], 0)
+    assert inspection["toleratedFailureCount"] == 1
     past = sfn.test_state(definition=json.dumps(state), input=items, mock={"result": "[1]"},
                           stateConfiguration={"mapIterationFailureCount": 2})  # fmt: skip
     assert (past["status"], past["error"], past["nextState"]) == (
@@ -196,3 +204,30 @@ def test_a_mocked_states_error_meets_the_retrier(sfn: Any) -> None:
     answer = sfn.test_state(definition=json.dumps(state), input="{}",
                             mock={"errorOutput": {"error": "States.Timeout", "cause": "slow"}})  # fmt: skip
     assert (answer["status"], answer["error"]) == ("RETRIABLE", "States.Timeout")
+
+
+def test_the_context_object_is_checked_and_its_state_name_kept(sfn: Any) -> None:
+    """AWS API reference "TestState": ``context`` is "a valid Context object for the state under test";
+    a field the context object does not have is refused; the given fields are what $$ reads."""
+    state = {**TASK, "ResultSelector": {"name.$": "$$.State.Name", "token.$": "$$.Task.Token"}}
+    state.pop("Retry"), state.pop("Catch")
+    mock = {"result": json.dumps({"StatusCode": 200, "Payload": {}})}
+    context = {"State": {"Name": "MyState"}, "Task": {"Token": "tok"}}
+    answer = sfn.test_state(definition=json.dumps(state), input="{}", mock=mock, context=json.dumps(context))
+    assert json.loads(answer["output"])["result"] == {"name": "MyState", "token": "tok"}
+    with pytest.raises(sfn.exceptions.ValidationException, match="Invalid Context object provided"):
+        sfn.test_state(definition=json.dumps(state), input="{}", mock=mock,
+                       context=json.dumps({"State": {"Nickname": "x"}}))  # fmt: skip
+
+
+def test_a_task_that_cannot_run_for_real_needs_a_mock(sfn: Any) -> None:
+    """A Task tested for real needs a role; an activity, .sync or .waitForTaskToken task needs a mock
+    (AWS API reference "TestState")."""
+    task = {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": True}
+    with pytest.raises(sfn.exceptions.ValidationException, match="RoleArn must be specified"):
+        sfn.test_state(definition=json.dumps(task), input="{}")
+    callback = {**task, "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken"}
+    with pytest.raises(sfn.exceptions.ValidationException, match="when a mock is specified"):
+        sfn.test_state(definition=json.dumps(callback), input="{}", roleArn=ROLE)
+    mocked = sfn.test_state(definition=json.dumps(callback), input="{}", mock={"result": '{"ok": 1}'})
+    assert json.loads(mocked["output"]) == {"ok": 1}

@@ -113,3 +113,22 @@ def test_create_refuses_before_the_parser() -> None:
         'Invalid State Machine Definition: \'SCHEMA_VALIDATION_FAILED: The field "Foo" is not supported by '
         "Step Functions at /States/S/Foo'"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        (r"States.Format('a\{b\} {}', $.x)", True),
+        (r"States.Format('it\'s')", True),
+        ("$$.Map.Item.Value", True),
+        (r"States.Format('\q')", False),
+        ("States.Array(1", False),
+        ("not a path", False),
+    ],
+)
+def test_a_payload_field_holds_a_jsonpath_or_an_intrinsic_call(value: str, ok: bool) -> None:
+    r"""ASL "Intrinsic functions": only ', {, } and \ are escaped in a string literal."""
+    found = _errors(_one({"Type": "Pass", "Parameters": {"nested": {"a.$": value}}}))
+    message = "The value for the field 'a.$' must be a valid JSONPath or a valid intrinsic function call"
+    expected = [] if ok else [("SCHEMA_VALIDATION_FAILED", message, "/States/S/Parameters/nested/a.$")]
+    assert found == expected

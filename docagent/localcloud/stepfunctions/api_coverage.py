@@ -176,7 +176,7 @@ SERVED: dict[str, dict[str, Rule]] = {
     },
     "ValidateStateMachineDefinition": {
         "definition": _h(),
-        "type": Rule(GAP, "accepted; the rules that hold only for EXPRESS are not checked"),
+        "type": _h("EXPRESS: .sync, .waitForTaskToken and activities refused"),
         "severity": _h(),
         "maxResults": _h(),
     },

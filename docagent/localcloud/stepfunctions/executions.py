@@ -12,12 +12,14 @@ suffix (``stateMachineArn#TestCase``) is split off here and handed to the mock c
 
 from __future__ import annotations
 
+import datetime
 import inspect
 import json
 import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 from moto.core.exceptions import AWSError as ServiceException
@@ -25,6 +27,7 @@ from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
 from moto.core.utils import iso_8601_datetime_with_milliseconds
 from moto.stepfunctions.parser import api as parser_api
+from moto.stepfunctions.parser.asl.component.state import state as state_module
 from moto.stepfunctions.parser.asl.eval.evaluation_details import ExecutionDetails
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
@@ -153,19 +156,24 @@ def _create_state_machine(self: StepFunctionsParserBackend, name: str, *args: An
             f"Invalid Logging Configuration: a level of {logging['level']} needs at least one destination",
         )
     if (asked.get("sm_type") or "STANDARD") == "EXPRESS":
-        for where, pattern in _callback_patterns(_parsed(asked.get("definition")), ""):
-            # AWS's wording as LocalStack's Express analyser records it: a .waitForTaskToken task is
-            # refused in the words of '.sync'; an activity as "Activity ARN".
-            refused = "Activity ARN" if pattern == "activity" else "'.sync' service integration"
+        for where, refused in express_refusals(_parsed(asked.get("definition"))):
             raise AwsError(
                 "InvalidDefinition",
-                "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Express state machine does not "
-                f"support {refused} at {where}/Resource'",
+                f"Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: {refused} at {where}'",
             )
     for existing in self.state_machines:
         if existing.name == name and _differs(existing, asked):
             raise AwsError("StateMachineAlreadyExists", f"State Machine Already Exists: '{existing.arn}'")
     return _original_create_state_machine(self, name, *args, **kwargs)
+
+
+def express_refusals(machine: Any) -> Iterator[tuple[str, str]]:
+    """(JSON pointer, message) of what an EXPRESS state machine may not hold: AWS's wording as LocalStack's
+    Express analyser records it (a .waitForTaskToken task is refused in the words of '.sync'; an
+    activity as "Activity ARN")."""
+    for where, pattern in callback_patterns(machine, ""):
+        refused = "Activity ARN" if pattern == "activity" else "'.sync' service integration"
+        yield f"{where}/Resource", f"Express state machine does not support {refused}"
 
 
 def _parsed(definition: Any) -> Any:
@@ -182,7 +190,7 @@ def _differs(existing: Any, asked: dict[str, Any]) -> bool:
     return not (same_definition and same_type)  # "a different roleArn or tags" are ignored, as on AWS
 
 
-def _callback_patterns(machine: Any, at: str) -> Iterator[tuple[str, str]]:
+def callback_patterns(machine: Any, at: str) -> Iterator[tuple[str, str]]:
     """(state's JSON pointer, pattern) of every ``.sync``/``.waitForTaskToken`` Resource in ``machine``."""
     states = machine.get("States") if isinstance(machine, dict) else None
     for state_name, state in (states or {}).items():
@@ -197,9 +205,9 @@ def _callback_patterns(machine: Any, at: str) -> Iterator[tuple[str, str]]:
                 if pattern in resource:
                     yield where, pattern
         for index, branch in enumerate(state.get("Branches") or []):
-            yield from _callback_patterns(branch, f"{where}/Branches/{index}")
+            yield from callback_patterns(branch, f"{where}/Branches/{index}")
         for key in ("ItemProcessor", "Iterator"):
-            yield from _callback_patterns(state.get(key), f"{where}/{key}")
+            yield from callback_patterns(state.get(key), f"{where}/{key}")
 
 
 def _give_parser_errors_their_codes() -> None:
@@ -219,6 +227,14 @@ def _start_execution_details(self: Execution) -> ExecutionDetails:
     details = _original_start_execution_details(self)
     details.start_time = iso_8601_datetime_with_milliseconds(self.start_date)  # type: ignore[misc]
     return details
+
+
+class _EnteredTime(datetime.datetime):
+    """``$$.State.EnteredTime`` as AWS gives it, in milliseconds with ``Z`` (as ``StartTime`` above); moto's
+    state entry wrote ``isoformat()`` (microseconds, ``+00:00``). Its module's only use of ``datetime``."""
+
+    def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
+        return str(iso_8601_datetime_with_milliseconds(self))
 
 
 _original_start_execution = StepFunctionsParserBackend.start_execution
@@ -256,6 +272,7 @@ def _with_trace_header(
 
 
 def install() -> None:
+    vars(state_module)["datetime"] = SimpleNamespace(datetime=_EnteredTime, timezone=datetime.timezone)
     Execution.get_start_execution_details = _start_execution_details  # type: ignore[method-assign]
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]

@@ -71,6 +71,38 @@ def _json_field(raw: str | None, field: str, default: Any) -> Any:
         raise AwsError("ValidationException", f"{field} is not valid JSON: {error}") from None
 
 
+# The context object's fields (developer guide "Accessing execution data from the Context object",
+# looked up 2026-12-04); TestState's ``context`` may give any of them and nothing else.
+CONTEXT_FIELDS: dict[str, Any] = {
+    "Execution": {"Id", "Input", "Name", "RoleArn", "StartTime", "RedriveCount", "RedriveTime"},
+    "State": {"EnteredTime", "Name", "RetryCount"},
+    "StateMachine": {"Id", "Name"},
+    "Task": {"Token"},
+    "Map": {"Item": {"Index", "Value", "Key", "Source", "BatchInput"}},
+}
+
+
+def _context_problem(given: Any, fields: Any, at: str) -> str | None:
+    if not isinstance(given, dict):
+        return f"'{at or '$$'}' must be a JSON object"
+    for key, value in given.items():
+        where = f"{at}.{key}" if at else key
+        if key not in fields:
+            return f"unknown field '{where}'"
+        if isinstance(fields, dict) and (problem := _context_problem(value, fields[key], where)):
+            return problem
+    return None
+
+
+def _checked_context(context: Any) -> dict[str, Any]:
+    """TestState's ``context``, refused (ValidationException, LocalStack's recorded prefix "Invalid Context
+    object provided: ") when it names a field the context object does not have."""
+    problem = _context_problem(context, CONTEXT_FIELDS, "")
+    if problem:
+        raise AwsError("ValidationException", f"Invalid Context object provided: {problem}")
+    return dict(context)
+
+
 def _targets(state: dict[str, Any]) -> list[str]:
     found = [state.get("Next"), state.get("Default")]
     found += [
@@ -228,6 +260,9 @@ def _inspection(
             if scheduled and scheduled.get("parameters"):
                 noted["afterParameters"] = json.loads(scheduled["parameters"])
         data |= teststate_inspect.jsonpath_inspection(noted, state, state_input)
+    if state.get("Type") == "Map":
+        effective = json.loads(data.get("afterInputPath", "null")) if language == "JSONPath" else state_input
+        data |= teststate_map.map_inspection(state, effective, language)
     if worker.env is not None:
         store = worker.env.variable_store
         variables = {**store._outer_scope, **store._inner_scope}
@@ -280,7 +315,10 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     language = str(state.get("QueryLanguage", language))
     state_input = _json_field(self._get_param("input"), "input", {})
     variables = _json_field(self._get_param("variables"), "variables", {})
-    context = _json_field(self._get_param("context"), "context", {})
+    context = _checked_context(_json_field(self._get_param("context"), "context", {}))
+    given_name = (context.get("State") or {}).get("Name")
+    if isinstance(given_name, str) and given_name and "States" not in definition:
+        name = given_name  # the context's State.Name is the state's name, not overwritten on entry
     mock = self._get_param("mock") or {}
     config = self._get_param("stateConfiguration") or {}
     run_state, mocks = _mocked(
@@ -288,6 +326,8 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     )
     if mocks is None and context:
         raise AwsError("ValidationException", "context is only accepted together with a mock")
+    if mocks is None:
+        teststate_mock.check_unmocked(state, self._get_param("roleArn"))
     role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
     execution, worker = _run(
         _machine(name, run_state, language),

@@ -15,6 +15,7 @@ the Map Run's own cause, distributed_map.py).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from moto.stepfunctions.parser.asl.utils.json_path import extract_json
@@ -72,3 +73,18 @@ def threshold_exceeded(
     over_count = isinstance(count, (int, float)) and failures > count
     over_share = isinstance(percentage, (int, float)) and items > 0 and failures * 100 / items > percentage
     return over_count or over_share
+
+
+def map_inspection(state: dict[str, Any], effective_input: Any, language: str) -> dict[str, Any]:
+    """A mocked Map's own ``inspectionData`` fields (API reference "InspectionData"): ``afterItemsPath``
+    (JSONPath only), ``maxConcurrency`` (0: unbounded) and the tolerated failure thresholds it states."""
+    found: dict[str, Any] = {}
+    if language == "JSONPath":
+        found["afterItemsPath"] = json.dumps(extract_json(state.get("ItemsPath", "$"), effective_input))
+    concurrency = state.get("MaxConcurrency")
+    found["maxConcurrency"] = concurrency if isinstance(concurrency, int) else 0
+    for field, key in (("ToleratedFailureCount", "toleratedFailureCount"),
+                       ("ToleratedFailurePercentage", "toleratedFailurePercentage")):  # fmt: skip
+        if isinstance(state.get(field), (int, float)):
+            found[key] = state[field]
+    return found

@@ -120,6 +120,22 @@ def validate_result(result: Any, resource: str, mode: str) -> None:
         _check(result, shape, mode == "STRICT", None)
 
 
+def check_unmocked(state: dict[str, Any], role_arn: str | None) -> None:
+    """Refuse a Task TestState cannot call for real: without a role (AWS's message, as LocalStack records
+    it), or one of the kinds TestState runs "only ... when a mock is specified" (wording ours)."""
+    if state.get("Type") != "Task":
+        return
+    if not role_arn:
+        raise _invalid("RoleArn must be specified when testing a Task state")
+    resource = state.get("Resource")
+    found = resources.integration(resource) if isinstance(resource, str) else None
+    if (found is not None and found.pattern) or (isinstance(resource, str) and ":activity:" in resource):
+        raise _invalid(
+            "TestState only supports Activity tasks and the .sync or .waitForTaskToken service integration "
+            "patterns when a mock is specified"
+        )
+
+
 def check(state: dict[str, Any], mock: dict[str, Any] | None, reveal_secrets: bool) -> Any:
     """Refuse what AWS refuses of ``mock`` for ``state``; answer the parsed mocked result (None if none)."""
     kind = state.get("Type")

@@ -27,7 +27,7 @@ from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import json_paths, resources
+from docagent.localcloud.stepfunctions import executions, json_paths, resources
 
 STATE_TYPES = {"Pass", "Task", "Choice", "Wait", "Succeed", "Fail", "Parallel", "Map"}
 TERMINAL_TYPES = {"Succeed", "Fail"}
@@ -218,6 +218,9 @@ def _values(kind: str, state: dict[str, Any], at: str, language: str) -> Iterato
             yield _schema(
                 "The value for the field 'Timestamp' must be a valid RFC3339 timestamp", f"{at}/Timestamp"
             )
+    if language == "JSONPath":
+        for field in ("Parameters", "ResultSelector", "ItemSelector"):
+            yield from _templates(state.get(field), f"{at}/{field}")
     resource = state.get("Resource")
     if kind == "Task" and isinstance(resource, str) and not resources.known(resource):
         yield _error(
@@ -226,6 +229,40 @@ def _values(kind: str, state: dict[str, Any], at: str, language: str) -> Iterato
             "the resource is not available in this region.",
             f"{at}/Resource",
         )
+
+
+_PATH_OR_CALL = "a valid JSONPath or a valid intrinsic function call"
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _intrinsic_ok(text: str) -> bool:
+    """An intrinsic function call's shape: ``States.Name(...)``, its string literals escaping only
+    ``'``, ``{``, ``}`` and ``\\`` (ASL "Intrinsic functions": "Reserved characters ... escaped")."""
+    if not re.match(r"^States\.[A-Za-z0-9]+\(.*\)$", text, re.DOTALL):
+        return False
+    for literal in re.findall(r"'((?:[^'\\]|\\.)*)'", text):
+        if any(char not in "'{}\\" for char in _ESCAPE.findall(literal)):
+            return False
+    return text.count("(") == text.count(")")
+
+
+def _templates(template: Any, at: str) -> Iterator[Diagnostic]:
+    """Every ``.$`` field of a payload template holds a JSONPath or an intrinsic function call."""
+    items = (
+        template.items()
+        if isinstance(template, dict)
+        else enumerate(template)
+        if isinstance(template, list)
+        else ()
+    )
+    for key, value in items:
+        where = f"{at}/{key}"
+        if isinstance(key, str) and key.endswith(".$") and isinstance(value, str):
+            ok = _intrinsic_ok(value) if value.startswith("States.") else json_paths.is_valid(value)
+            if not ok:
+                yield _schema(f"The value for the field '{key}' must be {_PATH_OR_CALL}", where)
+        else:
+            yield from _templates(value, where)
 
 
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -363,6 +400,13 @@ def check(definition: str | None) -> None:
 
 def _validate_state_machine_definition(self: StepFunctionResponse) -> ActionResult:
     found = diagnose(self._get_param("definition"))
+    if self._get_param("type") == "EXPRESS":
+        try:
+            document = json.loads(self._get_param("definition") or "")
+        except ValueError:
+            document = None
+        express = [_schema(message, where) for where, message in executions.express_refusals(document)]
+        found = express + found
     if self._get_param("severity") == "WARNING":
         wanted = found
     else:  # the default, ERROR, reports errors only
