@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 from pathlib import Path
@@ -230,3 +231,20 @@ def pin(job_id: str, bundle: DefinitionBundle) -> None:
 def actions(job: PreparedJob, summary: ReportSummary, **event: Any) -> ActionsResult:
     """RunActions for the job."""
     return run_actions(RunActionsEvent(job_id=job.job_id, report=summary, **event), FakeLambdaContext())
+
+
+def host_request(
+    port: int, method: str, path: str, host: str, body: str = "", **headers: str
+) -> tuple[int, dict[str, str], str]:
+    """One request to 127.0.0.1:``port`` with the ``Host`` header a rebound name sends (urllib would send
+    127.0.0.1's): its status, headers and body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        sent = {"Host": host, **headers}
+        if body:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        connection.request(method, path, body=body.encode() or None, headers=sent)
+        reply = connection.getresponse()
+        return reply.status, dict(reply.getheaders()), reply.read().decode("utf-8", "replace")
+    finally:
+        connection.close()

@@ -11,7 +11,6 @@ docs/console/*.png.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import shutil
@@ -35,7 +34,7 @@ from docagent.operations.context import OperatorContext
 from docagent.operations.records import JobRecords
 from docagent.operations.review import export_labels
 from functions import storage
-from tests.support import wait_until
+from tests.support import host_request, wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -158,35 +157,21 @@ def test_a_form_of_another_site_acts_on_nothing(setting: Setting) -> None:
     assert setting.execution("crashy")["redriveCount"] == 1
 
 
-def _raw(server: ConsoleServer, method: str, path: str, host: str, body: str = "", **headers: str) -> Any:
-    """One request with the Host header a rebound name sends (urllib would send 127.0.0.1's)."""
-    connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
-    try:
-        sent = {"Host": host, **headers}
-        if body:
-            sent["Content-Type"] = "application/x-www-form-urlencoded"
-        connection.request(method, path, body=body.encode() or None, headers=sent)
-        reply = connection.getresponse()
-        return reply.status, reply.read().decode("utf-8", "replace")
-    finally:
-        connection.close()
-
-
 def test_a_rebound_name_gets_no_page_no_token_and_approves_nothing(setting: Setting) -> None:
     """DNS rebinding (docs/security.md): evil.example re-resolved to 127.0.0.1 reads and posts as the
     console's own page would, with its own Host; the console answers 421 before reading or doing anything."""
     wait_until(lambda: (setting.approval("steady") or {}).get("status") == "pending", "steady waits")
     port = setting.server.server_address[1]
     token = setting.server.console.token
-    status, page = _raw(setting.server, "GET", "/job/steady", f"127.0.0.1:{port}")
+    status, page = host_request(port, "GET", "/job/steady", f"127.0.0.1:{port}")[::2]
     assert status == 200 and token in page  # the console's own name: the page and its form token
     evil = f"evil.example:{port}"
-    status, page = _raw(setting.server, "GET", "/job/steady", evil)
+    status, page = host_request(port, "GET", "/job/steady", evil)[::2]
     assert status == 421 and token not in page
-    status, _ = _raw(setting.server, "GET", "/", evil)
+    status = host_request(port, "GET", "/", evil)[0]
     assert status == 421
     form = urllib.parse.urlencode({"token": token, "reason": "rebound"})
-    status, _ = _raw(setting.server, "POST", "/job/steady/approve", evil, form, Origin=f"http://{evil}")
+    status = host_request(port, "POST", "/job/steady/approve", evil, form, Origin=f"http://{evil}")[0]
     assert status == 421
     assert (setting.approval("steady") or {}).get("status") == "pending"
     assert setting.execution("steady")["status"] == "RUNNING"

@@ -3,7 +3,6 @@ console answers only the names it serves, and ``definition validate`` never fetc
 
 from __future__ import annotations
 
-import http.client
 import http.server
 import json
 import shutil
@@ -19,6 +18,7 @@ import pytest
 from docagent.cli import main
 from docagent.console.app import ConsoleServer, ReviewConsole, serve, served_hosts
 from docagent.kit.loader import DefinitionInvalid, read_bundle
+from tests.support import host_request
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
 SCHEMA = "classes/claim-form.schema.json"
@@ -50,16 +50,7 @@ def console() -> Iterator[tuple[ConsoleServer, _Recording]]:
 
 
 def _request(server: ConsoleServer, method: str, path: str, host: str, body: str = "", **headers: str) -> Any:
-    connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
-    try:
-        sent = {"Host": host, **headers}
-        if body:
-            sent["Content-Type"] = "application/x-www-form-urlencoded"
-        connection.request(method, path, body=body.encode() or None, headers=sent)
-        reply = connection.getresponse()
-        return reply.status, dict(reply.getheaders()), reply.read().decode("utf-8", "replace")
-    finally:
-        connection.close()
+    return host_request(server.server_address[1], method, path, host, body, **headers)
 
 
 def test_the_console_answers_only_the_names_it_serves(console: tuple[ConsoleServer, _Recording]) -> None:

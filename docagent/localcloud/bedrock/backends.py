@@ -77,12 +77,14 @@ class Backend(Protocol):
     ) -> Answer: ...
 
 
-def _error(status: int, code: str, message: str) -> Answer:
+def error_answer(status: int, code: str, message: str) -> Answer:
+    """A Bedrock error as it is answered: the status, the x-amzn-ErrorType, the message."""
     headers = {"Content-Type": "application/json", "x-amzn-ErrorType": code}
     return status, headers, json.dumps({"message": message})
 
 
-def _converse_body(reply: str, stop: str, input_tokens: int, output_tokens: int, started: float) -> Answer:
+def converse_answer(reply: str, stop: str, input_tokens: int, output_tokens: int, started: float) -> Answer:
+    """A Converse reply as Bedrock answers it: the text, the stop reason, the usage, the latency."""
     body = {
         "output": {"message": {"role": "assistant", "content": [{"text": reply}]}},
         "stopReason": stop,
@@ -131,14 +133,16 @@ class BedrockBackend:
         except ClientError as error:
             details = error.response.get("Error", {})
             status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400) or 400)
-            return _error(
+            return error_answer(
                 status, str(details.get("Code", "ValidationException")), str(details.get("Message", ""))
             )
         except BotoCoreError as error:
-            return _error(503, "ServiceUnavailableException", f"Amazon Bedrock could not be reached: {error}")
+            return error_answer(
+                503, "ServiceUnavailableException", f"Amazon Bedrock could not be reached: {error}"
+            )
         reply = "".join(block.get("text", "") for block in answer["output"]["message"]["content"])
         usage = answer.get("usage", {})
-        return _converse_body(
+        return converse_answer(
             reply,
             str(answer.get("stopReason", "end_turn")),
             int(usage.get("inputTokens", 0)),
@@ -203,20 +207,24 @@ class OpenAIBackend:
         except urllib.error.HTTPError as error:
             said = error.read().decode("utf-8", "replace")[:500]
             if error.code == 429:
-                return _error(429, "ThrottlingException", f"{self.url} is throttling: {said}")
+                return error_answer(429, "ThrottlingException", f"{self.url} is throttling: {said}")
             if error.code >= 500:
-                return _error(503, "ServiceUnavailableException", f"{self.url} answered {error.code}: {said}")
-            return _error(
+                return error_answer(
+                    503, "ServiceUnavailableException", f"{self.url} answered {error.code}: {said}"
+                )
+            return error_answer(
                 400, "ValidationException", f"{self.url} refused the request ({error.code}): {said}"
             )
         except (urllib.error.URLError, TimeoutError, OSError) as error:
-            return _error(503, "ServiceUnavailableException", f"{self.url} could not be reached: {error}")
+            return error_answer(
+                503, "ServiceUnavailableException", f"{self.url} could not be reached: {error}"
+            )
         except ValueError as error:
-            return _error(503, "ServiceUnavailableException", f"{self.url} answered no JSON: {error}")
+            return error_answer(503, "ServiceUnavailableException", f"{self.url} answered no JSON: {error}")
         choice = (answer.get("choices") or [{}])[0]
         reply = str((choice.get("message") or {}).get("content") or "")
         usage = answer.get("usage") or {}
-        return _converse_body(
+        return converse_answer(
             reply,
             "max_tokens" if choice.get("finish_reason") == "length" else "end_turn",
             int(usage.get("prompt_tokens") or billed_tokens.text_tokens(prompt + user)),

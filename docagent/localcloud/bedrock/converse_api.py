@@ -38,7 +38,14 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docagent.localcloud.bedrock import billed_tokens
-from docagent.localcloud.bedrock.backends import MODEL_PATH, Backend, ModelChoice, backend_of
+from docagent.localcloud.bedrock.backends import (
+    MODEL_PATH,
+    Backend,
+    ModelChoice,
+    backend_of,
+    converse_answer,
+    error_answer,
+)
 from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
@@ -330,17 +337,7 @@ class LocalBedrock:
         self._count("answered")
         self._count("input_tokens", input_tokens)
         self._count("output_tokens", output_tokens)
-        body = {
-            "output": {"message": {"role": "assistant", "content": [{"text": reply}]}},
-            "stopReason": stop_reason,
-            "usage": {
-                "inputTokens": input_tokens,
-                "outputTokens": output_tokens,
-                "totalTokens": input_tokens + output_tokens,
-            },
-            "metrics": {"latencyMs": int((time.monotonic() - started) * 1000)},
-        }
-        return 200, {"Content-Type": "application/json"}, json.dumps(body)
+        return converse_answer(reply, stop_reason, input_tokens, output_tokens, started)
 
 
 def estimate_input_tokens(*texts: str) -> int:
@@ -402,9 +399,7 @@ def _invalid(message: str) -> tuple[int, dict[str, str], str]:
     return _error(400, "ValidationException", message)
 
 
-def _error(status: int, code: str, message: str) -> tuple[int, dict[str, str], str]:
-    headers = {"Content-Type": "application/json", "x-amzn-ErrorType": code}
-    return status, headers, json.dumps({"message": message})
+_error = error_answer
 
 
 STATE = LocalBedrock()
