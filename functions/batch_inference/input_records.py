@@ -20,11 +20,14 @@ from functions.settings import get_settings
 
 
 def model_input(document: DocumentInput, system: str, user: str) -> dict[str, Any]:
-    """The Converse body of the call as JSON: the document's bytes in base64."""
+    """The Converse body of the call as JSON: each document or image block's bytes in base64."""
     settings = get_settings()
     body = converse_body(document, system, user, settings.model_max_tokens, settings.model_temperature)
-    block = body["messages"][0]["content"][0]["document"]
-    block["source"] = {"bytes": base64.b64encode(document.data).decode("ascii")}
+    for block in body["messages"][0]["content"]:
+        for kind in ("document", "image"):
+            if kind in block:
+                raw = block[kind]["source"]["bytes"]
+                block[kind]["source"] = {"bytes": base64.b64encode(raw).decode("ascii")}
     return body
 
 

@@ -205,13 +205,13 @@ class BedrockConverseProvider:
 def converse_body(
     document: DocumentInput, system: str, user: str, max_tokens: int, temperature: float
 ) -> dict[str, Any]:
-    """The Converse request's body but the model id: the system prompt, one user message of the document block
-    and the user text, the inference settings. A batch record's ``modelInput`` is the same body
-    (functions/batch_inference/input_records.py), so a batch reply answers exactly the call the on-demand
-    path would make."""
+    """The Converse request's body but the model id: the system prompt, one user message of the document's
+    blocks (a document block, or an image document's image blocks) and the user text, the inference
+    settings. A batch record's ``modelInput`` is the same body (functions/batch_inference/input_records.py),
+    so a batch reply answers exactly the call the on-demand path would make."""
     return {
         "system": [{"text": system}],
-        "messages": [{"role": "user", "content": [document.converse_block(), {"text": user}]}],
+        "messages": [{"role": "user", "content": [*document.converse_blocks(), {"text": user}]}],
         "inferenceConfig": {"maxTokens": max_tokens, "temperature": temperature},
     }
 

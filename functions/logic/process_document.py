@@ -24,7 +24,7 @@ from functions import aws, durable, references, spend, storage
 from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
-from functions.documents import DocumentInput, block_name, detect_format
+from functions.documents import DocumentInput, block_name, document_input
 from functions.errors import (
     DocumentChanged,
     DocumentMissing,
@@ -40,7 +40,7 @@ from functions.inference.calls import CallSpec, call_once
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
 from functions.observability import logger
-from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, DocumentFormat, utc_now
+from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, SourceFormat, utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
@@ -153,7 +153,7 @@ def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocu
     if entry.sha256 is not None and digest != entry.sha256:
         raise DocumentChanged(f"sha256 of s3://{bucket}/{entry.key} differs from the manifest's")
     return ReadDocument(
-        document=DocumentInput(data=data, format=detect_format(data), name=block_name(entry.index)),
+        document=document_input(data, block_name(entry.index)),
         sha256=digest,
     )
 
@@ -266,7 +266,7 @@ class _Run:
         self.ids = {"job_id": event.job_id, "document_id": event.document.document_id}
         self.ran: set[str] = set()
         self.digest: str | None = None
-        self.detected: DocumentFormat | None = None
+        self.detected: SourceFormat | None = None
         self.calls: list[ExtractionRecord] = []
 
     def result(self, **fields: object) -> DocumentResult:
