@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, cast
 from functions.errors import DocumentEmpty, DocumentFormatUnsupported, DocumentNotUtf8, DocumentUnreadable
 from functions.images import PageImage, image_kind, page_images
 from functions.payloads.common import DocumentFormat, SourceFormat
+from functions.pdf_layers import VISUAL_TOKENS_PER_PAGE, ReadMode, text_layer
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime.type_defs import ContentBlockTypeDef
@@ -85,28 +86,54 @@ class DocumentInput:
     format: SourceFormat
     name: str
     images: tuple[PageImage, ...] = ()
+    visual: bool = False  # a PDF read visually (functions/pdf_layers.py): citations enabled on its block
+    pages: int = 0  # a PDF's pages (functions/pdf_layers.py), 0 for other formats
 
     def converse_blocks(self) -> list[ContentBlockTypeDef]:
         """The Converse content blocks of the document: its ``document`` block (the bytes as they are; boto3
-        base64-encodes), or one ``image`` block a page."""
+        base64-encodes; citations enabled when it is read visually), or one ``image`` block a page."""
         if self.images:
             return [image.converse_block() for image in self.images]
         document_format = cast("DocumentFormat", self.format)  # an image has images
+        if self.visual:
+            return [
+                {
+                    "document": {
+                        "format": document_format,
+                        "name": self.name,
+                        "source": {"bytes": self.data},
+                        "citations": {"enabled": True},
+                    }
+                }
+            ]
         return [{"document": {"format": document_format, "name": self.name, "source": {"bytes": self.data}}}]
 
     @property
+    def read_mode(self) -> str:
+        """How the model reads it: image, visual (a PDF with citations) or text."""
+        return "image" if self.images else "visual" if self.visual else "text"
+
+    @property
     def input_chars(self) -> int:
-        """The document's size as the budget estimates it, in characters: its bytes, or for images their
-        billed tokens at 4 characters a token (functions/budget.py counts 4 characters a token)."""
+        """The document's size as the budget estimates it, in characters (functions/budget.py counts 4
+        characters a token): its bytes; an image's billed tokens; a visual PDF's pages at the documented
+        visual tokens a page (functions/pdf_layers.py), or its bytes when that is more."""
         if self.images:
             return 4 * sum(image.tokens for image in self.images)
+        if self.visual:
+            return max(len(self.data), 4 * VISUAL_TOKENS_PER_PAGE * self.pages)
         return len(self.data)
 
 
-def document_input(data: bytes, name: str) -> DocumentInput:
+def document_input(data: bytes, name: str, read: ReadMode = "auto") -> DocumentInput:
     """What the model receives of ``data``: its format from content, an image's pages checked against
-    Converse's limits; else a DocumentRejected naming what is wrong."""
+    Converse's limits, a PDF read as text or visually (``read``, job.json); else a DocumentRejected naming
+    what is wrong."""
     found = detect_format(data)
+    if found == "pdf":
+        layer = text_layer(data)
+        visual = read == "visual" or (read == "auto" and not layer.every_page_has_text)
+        return DocumentInput(data=data, format=found, name=name, visual=visual, pages=layer.pages)
     if found in CONVERSE_FORMATS:
         return DocumentInput(data=data, format=found, name=name)
     return DocumentInput(data=data, format=found, name=name, images=page_images(data))

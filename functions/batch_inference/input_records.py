@@ -43,7 +43,9 @@ def write_record(event: WriteRecordEvent) -> RecordWritten:
     if bundle is None or len(bundle.classes) != 1:
         return RecordWritten(document_id=entry.document_id, record_id=None)
     try:
-        pinned = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
+        pinned = read_document(
+            manifest.job.source_bucket, entry, settings.max_document_bytes, bundle.definition.read
+        )
     except DocumentRejected:
         return RecordWritten(document_id=entry.document_id, record_id=None)
     spec = extract_spec(bundle, next(iter(bundle.classes)), manifest.versions, pinned.document)

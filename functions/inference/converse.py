@@ -216,6 +216,19 @@ def converse_body(
     }
 
 
+def reply_text(content: list[Mapping[str, Any]]) -> str:
+    """The reply's text: its text blocks and, for a document read with citations (a visual PDF), the text
+    of its ``citationsContent`` blocks (AWS API Reference "CitationsContentBlock": ``content``, a list of
+    ``{"text"}``, with the ``citations`` that ground it; looked up 2026-12-04)."""
+    parts = []
+    for block in content:
+        if "text" in block:
+            parts.append(str(block["text"]))
+        for generated in (block.get("citationsContent") or {}).get("content", []):
+            parts.append(str(generated.get("text", "")))
+    return "".join(parts)
+
+
 def read_reply(
     response: Mapping[str, Any], model_id: str, max_tokens: int, inference: InferenceMode = "on_demand"
 ) -> ModelReply:
@@ -224,9 +237,7 @@ def read_reply(
     usage = response.get("usage", {})
     input_tokens = int(usage.get("inputTokens", 0))
     output_tokens = int(usage.get("outputTokens", 0))
-    reply = "".join(
-        block.get("text", "") for block in response.get("output", {}).get("message", {}).get("content", [])
-    )
+    reply = reply_text(response.get("output", {}).get("message", {}).get("content", []))
     if response.get("stopReason") == "max_tokens":
         raise ExtractionFailed(
             f"model reply was cut off at {max_tokens} tokens (stopReason max_tokens)",

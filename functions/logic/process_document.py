@@ -44,6 +44,7 @@ from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, SourceFormat,
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
+from functions.pdf_layers import ReadMode
 from functions.settings import get_settings
 from functions.spans import span
 
@@ -136,7 +137,7 @@ def _get_pinned(bucket: str, entry: ManifestEntry) -> GetObjectOutputTypeDef:
         raise
 
 
-def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocument:
+def read_document(bucket: str, entry: ManifestEntry, max_bytes: int, read: ReadMode = "auto") -> ReadDocument:
     """The pinned bytes as the model receives them (format from content, neutral name) and their sha256, or a
     DocumentRejected subclass naming what is wrong. The limit: MAX_DOCUMENT_BYTES, never above Converse's."""
     response = _get_pinned(bucket, entry)
@@ -153,7 +154,7 @@ def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocu
     if entry.sha256 is not None and digest != entry.sha256:
         raise DocumentChanged(f"sha256 of s3://{bucket}/{entry.key} differs from the manifest's")
     return ReadDocument(
-        document=document_input(data, block_name(entry.index)),
+        document=document_input(data, block_name(entry.index), read),
         sha256=digest,
     )
 
@@ -322,7 +323,12 @@ class _Run:
                 status="rejected", error=DEFINITION_MISSING_ERROR, reason=definition_missing_reason(versions)
             )
         try:
-            pinned = read_document(self.manifest.job.source_bucket, entry, settings.max_document_bytes)
+            pinned = read_document(
+                self.manifest.job.source_bucket,
+                entry,
+                settings.max_document_bytes,
+                self.bundle.definition.read,
+            )
         except DocumentRejected as rejection:
             return self.store(status="rejected", error=rejection.error_name, reason=rejection.reason)
         document, self.digest, self.detected = pinned.document, pinned.sha256, pinned.document.format

@@ -13,13 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 from PIL import Image
 
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
-from docagent.localcloud.bedrock.labels import Label, label_digests
 from functions import storage
-from functions.documents import DocumentInput, detect_format, document_input
+from functions.documents import detect_format, document_input
 from functions.errors import DocumentTooLarge, DocumentUnreadable
 from functions.images import (
     BEST_LONG_EDGE,
@@ -28,10 +26,9 @@ from functions.images import (
     image_kind,
     page_images,
 )
-from functions.inference.converse import converse_body, document_refusal, read_reply
-from functions.payloads.model_calls import ModelReply
 from functions.settings import get_settings
 from tests import documents as files
+from tests.local_model import LocalModel
 from tests.support import PREFIX, prepare, process_all, put_object
 
 FIELDS = {
@@ -142,38 +139,6 @@ def test_an_image_that_breaks_a_limit_is_refused_with_the_reason(data, error, re
 
 
 # ------------------------------------------------------------------------------- the local Bedrock
-
-
-class LocalModel:
-    """The production request (converse_body) answered by a local Bedrock; its refusals mapped as the
-    production provider maps Bedrock's (document_refusal)."""
-
-    system = "test.local"
-    operation = "chat"
-    model_id = "local-model"
-
-    def __init__(self, labels: dict[bytes, dict[str, Any]]) -> None:
-        self.bedrock = LocalBedrock()
-        self.bedrock.labels.add(
-            Label(sha256=digest, fields=fields)
-            for data, fields in labels.items()
-            for digest in label_digests(data)
-        )
-        self.calls = 0
-
-    def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
-        self.calls += 1
-        body = converse_body(document, system, user, 800, 0.0)
-        status, _, answer = self.bedrock.converse(self.model_id, body["system"], body["messages"], 800)
-        if status != 200:
-            error = ClientError(
-                {"Error": {"Code": "ValidationException", "Message": json.loads(answer)["message"]}},
-                "Converse",
-            )
-            refused = document_refusal(error, document)
-            assert refused is not None, answer
-            raise refused
-        return read_reply(json.loads(answer), self.model_id, 800)
 
 
 def blocks(*images: tuple[str, bytes]) -> list[dict[str, Any]]:

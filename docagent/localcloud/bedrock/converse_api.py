@@ -43,7 +43,7 @@ from docagent.localcloud.bedrock import billed_tokens
 from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
-from docagent.localcloud.bedrock.images import read_images
+from docagent.localcloud.bedrock.images import read_images, visual_tokens
 from docagent.localcloud.bedrock.labels import (
     LABELS_FILE,
     LABELS_PATH,
@@ -68,6 +68,8 @@ CONTEXT_WINDOW_TOKENS = 200_000
 TOO_LONG_MESSAGE = "Input is too long for requested model."
 _FRACTIONS = ("throttle", "unavailable", "timeout", "malformed", "cutoff")
 _DOCUMENT_START, _DOCUMENT_END = "<document>\n", "\n</document>"
+# What a model that saw an empty document replies (a scanned PDF read without citations: images.py).
+BLIND_REPLY = "{}"
 MALFORMED_REPLY = "I'm sorry, I can only describe this document in prose: it looks like a letter."
 
 
@@ -168,6 +170,7 @@ class MessageInput:
     text: str
     digest: str
     image_tokens: int
+    blind: bool = False
 
 
 class LocalBedrock:
@@ -235,7 +238,9 @@ class LocalBedrock:
             self._count("invalid_images")
             return _invalid(images)
         if read is not None:
-            return MessageInput(read, document_digest(blocks), images.tokens)
+            visual = visual_tokens(blocks)
+            blind = visual is None and not read.strip()  # a scan read without citations: nothing to see
+            return MessageInput(read, document_digest(blocks), images.tokens + (visual or 0), blind)
         if images.count:
             return MessageInput("", images.digest, images.tokens)
         # no document block: the text between <document> markers, or all of it
@@ -297,7 +302,7 @@ class LocalBedrock:
         if estimate_input_tokens(prompt, user_text, read) + image_tokens + max_tokens > CONTEXT_WINDOW_TOKENS:
             self._count("too_long")
             return _invalid(TOO_LONG_MESSAGE)
-        answered = self.answer(user_text, digest, read)
+        answered = self.answer(user_text, digest, read) if not message.blind else BLIND_REPLY
         if isinstance(answered, tuple):
             return answered
         reply = answered

@@ -5,6 +5,11 @@ most 20 a request, each png | jpeg | gif | webp, at most 3.75 MB and 8000 x 8000
 declared format. One that breaks a limit is refused as Bedrock refuses it (ValidationException, HTTP 400,
 naming the block). An image is billed width x height / 750 tokens (Anthropic docs "Vision", 2026-12-04).
 
+A PDF document block with citations enabled is read visually, as Claude on Bedrock reads it then (each page
+as text and image); without them a PDF page with no text layer is blank to the model, so the local model,
+which reads no pixels, answers a PDF with no text at all and no citations as a model that saw nothing would:
+``{}`` (its label is not consulted). A visual page is billed at the documented visual rate.
+
 The local model answers from labels by the first image's sha256: for an image sent as it is, the file's own
 hash; for a converted image (a TIFF fax, a rotated photo), the hash of its first converted page, which
 ``docagent local labels`` registers beside the file's (labels.py, ``label_digests``).
@@ -27,6 +32,7 @@ from functions.images import (
     PIXELS_PER_TOKEN,
     image_kind,
 )
+from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, text_layer
 
 
 @dataclass(frozen=True)
@@ -92,3 +98,17 @@ def _image_problem(data: bytes, declared: str) -> str | None:
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
         return f"the image bytes could not be parsed as {declared} ({error})"
     return None
+
+
+def visual_tokens(blocks: list[dict[str, Any]]) -> int | None:
+    """The tokens a message's PDFs read visually (citations enabled) cost beyond their text: each page at
+    the documented visual rate less the text rate (functions/pdf_layers.py: Anthropic's ~7,000 against
+    ~1,000 tokens for 3 pages); None when no document of the message is read visually."""
+    pages = None
+    for block in blocks:
+        document = block.get("document") or {}
+        if document.get("format") == "pdf" and (document.get("citations") or {}).get("enabled"):
+            raw = (document.get("source") or {}).get("bytes", b"")
+            data = raw if isinstance(raw, bytes) else base64.b64decode(str(raw))
+            pages = (pages or 0) + text_layer(data).pages
+    return None if pages is None else pages * (VISUAL_TOKENS_PER_PAGE - TEXT_TOKENS_PER_PAGE)
