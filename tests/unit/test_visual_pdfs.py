@@ -18,9 +18,11 @@ from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label
 from functions.definition import DefinitionBundle, JobDefinition
 from functions.documents import document_input
+from functions.errors import DocumentUnreadable
 from functions.inference.converse import converse_body, reply_text
 from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, text_layer
 from functions.settings import get_settings
+from stacks.config import DEFAULT_MODEL_ID
 from tests import documents as files
 from tests.local_model import LocalModel
 from tests.support import PREFIX, example_bundle, prepare, process_all, put_object
@@ -137,3 +139,24 @@ def test_a_job_reads_its_scans_by_its_read_mode(cloud_settings, read, scan_outco
     assert outcomes["scan.pdf"].status == scan_outcome
     if scan_outcome == "rejected":
         assert outcomes["scan.pdf"].error == "ExtractionFailed", "as on AWS: the model saw an empty page"
+
+
+def test_cost_prices_a_page_by_how_it_is_read():
+    from docagent.drills.cost import page_costs  # noqa: PLC0415 (the drill's module, as the CLI imports it)
+    from functions.spend import model_price  # noqa: PLC0415
+
+    per_page = page_costs(DEFAULT_MODEL_ID)
+    assert [per_page[mode]["input_tokens"] for mode in ("text", "image", "visual")] == [334, 1534, 2334]
+    price = model_price(DEFAULT_MODEL_ID).input_per_1000
+    assert per_page["visual"]["usd_per_1000_pages"] == round(2334 * price, 4)
+
+
+def test_a_documents_text_page_by_page():
+    from docagent.localcloud.bedrock.document_text import page_texts  # noqa: PLC0415
+
+    pages = page_texts(joined(render_pdf(files.INVOICE), files.scanned_pdf()), "pdf")
+    assert len(pages) == 2 and "INV-2026-00421" in pages[0] and not pages[1].strip()
+    assert page_texts(files.INVOICE.encode(), "txt") == [files.INVOICE]
+    assert page_texts(files.PNG, "png") == []
+    with pytest.raises(DocumentUnreadable, match="encrypted"):
+        page_texts(files.encrypted_pdf(), "pdf")
