@@ -8,6 +8,7 @@ no reference table to load, so the first run needs nothing but the folder.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Sequence
@@ -44,18 +45,37 @@ def render_pdf_pages(pages: Sequence[str], *, title: str) -> bytes:
 
 @dataclass(frozen=True)
 class Sample:
-    """A sample document: its file name under samples/, its text (pages for a PDF) and its label."""
+    """A sample document: its file name under samples/, its text (pages for a PDF or a TIFF) and its label.
+    ``scanned``: a PDF of page images with no text layer. A ``.jpg`` is a phone photo of the first page, a
+    ``.png`` a scan of it, a ``.tif`` a fax of every page (docagent/drills/scanned.py)."""
 
     file_name: str
     pages: tuple[str, ...]
     label: dict[str, Any]
+    scanned: bool = False
 
     def render(self) -> bytes:
         suffix = Path(self.file_name).suffix
+        if suffix in {".jpg", ".png", ".tif"} or self.scanned:
+            return self._render_image()
         if suffix == ".pdf":
             return render_pdf_pages(self.pages, title=Path(self.file_name).stem)
         text = "\n\n".join(self.pages)
         return render_docx(text) if suffix == ".docx" else text.encode("utf-8")
+
+    def _render_image(self) -> bytes:
+        from docagent.drills import scanned  # noqa: PLC0415 (Pillow only for the samples that need it)
+
+        suffix = Path(self.file_name).suffix
+        if suffix == ".jpg":
+            return scanned.phone_photo(self.pages[0])
+        if suffix == ".tif":
+            return scanned.fax_tiff(self.pages)
+        if suffix == ".png":
+            buffer = io.BytesIO()
+            scanned.page_image(self.pages[0]).save(buffer, format="PNG", optimize=True)
+            return buffer.getvalue()
+        return scanned.scanned_pdf(self.pages)
 
 
 def write_samples(folder: Path, samples: Sequence[Sample]) -> list[Path]:
