@@ -225,6 +225,13 @@ class JobDefinition(_Strict):
         "image, citations enabled) or auto (text where every page has a text layer, visual otherwise); "
         "functions/pdf_layers.py",
     )
+    max_pages: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="a PDF or TIFF with more pages is rejected before any model call (DocumentTooLarge, with "
+        "the figure); null: no ceiling but the model's own (Claude: 100 PDF pages, 20 images a request)",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -235,6 +242,8 @@ class JobDefinition(_Strict):
             data.pop("review", None)
         if data.get("read") == "auto":
             data.pop("read", None)
+        if data.get("max_pages") is None:
+            data.pop("max_pages", None)
         return data
 
     def waits_for_review(self) -> bool:

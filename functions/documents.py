@@ -24,7 +24,13 @@ import zipfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from functions.errors import DocumentEmpty, DocumentFormatUnsupported, DocumentNotUtf8, DocumentUnreadable
+from functions.errors import (
+    DocumentEmpty,
+    DocumentFormatUnsupported,
+    DocumentNotUtf8,
+    DocumentTooLarge,
+    DocumentUnreadable,
+)
 from functions.images import PageImage, image_kind, page_images
 from functions.payloads.common import DocumentFormat, SourceFormat
 from functions.pdf_layers import VISUAL_TOKENS_PER_PAGE, ReadMode, text_layer
@@ -125,18 +131,31 @@ class DocumentInput:
         return len(self.data)
 
 
-def document_input(data: bytes, name: str, read: ReadMode = "auto") -> DocumentInput:
+def document_input(
+    data: bytes, name: str, read: ReadMode = "auto", max_pages: int | None = None
+) -> DocumentInput:
     """What the model receives of ``data``: its format from content, an image's pages checked against
-    Converse's limits, a PDF read as text or visually (``read``, job.json); else a DocumentRejected naming
-    what is wrong."""
+    Converse's limits, a PDF read as text or visually (``read``, job.json); a PDF or an image of more pages
+    than ``max_pages`` (job.json) is DocumentTooLarge with the figure; else a DocumentRejected naming what is
+    wrong."""
     found = detect_format(data)
     if found == "pdf":
         layer = text_layer(data)
+        _within_ceiling("PDF", layer.pages, max_pages)
         visual = read == "visual" or (read == "auto" and not layer.every_page_has_text)
         return DocumentInput(data=data, format=found, name=name, visual=visual, pages=layer.pages)
     if found in CONVERSE_FORMATS:
         return DocumentInput(data=data, format=found, name=name)
-    return DocumentInput(data=data, format=found, name=name, images=page_images(data))
+    images = page_images(data)
+    _within_ceiling("image", len(images), max_pages)
+    return DocumentInput(data=data, format=found, name=name, images=images)
+
+
+def _within_ceiling(what: str, pages: int, max_pages: int | None) -> None:
+    if max_pages is not None and pages > max_pages:
+        raise DocumentTooLarge(
+            f"the {what} has {pages} pages, over the job's ceiling of {max_pages} (max_pages)"
+        )
 
 
 # Bedrock refuses a document it cannot parse with a ValidationException whose message names the document

@@ -44,7 +44,11 @@ def write_record(event: WriteRecordEvent) -> RecordWritten:
         return RecordWritten(document_id=entry.document_id, record_id=None)
     try:
         pinned = read_document(
-            manifest.job.source_bucket, entry, settings.max_document_bytes, bundle.definition.read
+            manifest.job.source_bucket,
+            entry,
+            settings.max_document_bytes,
+            bundle.definition.read,
+            bundle.definition.max_pages,
         )
     except DocumentRejected:
         return RecordWritten(document_id=entry.document_id, record_id=None)

@@ -137,7 +137,9 @@ def _get_pinned(bucket: str, entry: ManifestEntry) -> GetObjectOutputTypeDef:
         raise
 
 
-def read_document(bucket: str, entry: ManifestEntry, max_bytes: int, read: ReadMode = "auto") -> ReadDocument:
+def read_document(
+    bucket: str, entry: ManifestEntry, max_bytes: int, read: ReadMode = "auto", max_pages: int | None = None
+) -> ReadDocument:
     """The pinned bytes as the model receives them (format from content, neutral name) and their sha256, or a
     DocumentRejected subclass naming what is wrong. The limit: MAX_DOCUMENT_BYTES, never above Converse's."""
     response = _get_pinned(bucket, entry)
@@ -154,7 +156,7 @@ def read_document(bucket: str, entry: ManifestEntry, max_bytes: int, read: ReadM
     if entry.sha256 is not None and digest != entry.sha256:
         raise DocumentChanged(f"sha256 of s3://{bucket}/{entry.key} differs from the manifest's")
     return ReadDocument(
-        document=document_input(data, block_name(entry.index), read),
+        document=document_input(data, block_name(entry.index), read, max_pages),
         sha256=digest,
     )
 
@@ -328,6 +330,7 @@ class _Run:
                 entry,
                 settings.max_document_bytes,
                 self.bundle.definition.read,
+                self.bundle.definition.max_pages,
             )
         except DocumentRejected as rejection:
             return self.store(status="rejected", error=rejection.error_name, reason=rejection.reason)

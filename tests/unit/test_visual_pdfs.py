@@ -16,9 +16,10 @@ from pypdf import PdfReader, PdfWriter
 from docagent.drills.document_files import render_pdf
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label
+from functions import storage
 from functions.definition import DefinitionBundle, JobDefinition
 from functions.documents import document_input
-from functions.errors import DocumentUnreadable
+from functions.errors import DocumentTooLarge, DocumentUnreadable
 from functions.inference.converse import converse_body, reply_text
 from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, text_layer
 from functions.settings import get_settings
@@ -26,6 +27,7 @@ from stacks.config import DEFAULT_MODEL_ID
 from tests import documents as files
 from tests.local_model import LocalModel
 from tests.support import PREFIX, example_bundle, prepare, process_all, put_object
+from tests.unit.test_images import fax as fax_pages
 
 FIELDS = {
     "customer_id": "CUST-00007", "invoice_date": "2026-03-14", "amount": "1234.56", "currency": "EUR",
@@ -113,7 +115,8 @@ def test_the_local_bedrock_sees_a_scan_only_visually_and_bills_its_pages():
 
 
 @pytest.fixture
-def cloud_settings(cloud) -> Iterator[None]:
+def cloud_settings(cloud, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "4500000")  # the deployed default: a 300-page PDF is ~40 KB
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
@@ -160,3 +163,38 @@ def test_a_documents_text_page_by_page():
     assert page_texts(files.PNG, "png") == []
     with pytest.raises(DocumentUnreadable, match="encrypted"):
         page_texts(files.encrypted_pdf(), "pdf")
+
+
+def pages_pdf(count: int) -> bytes:
+    writer = PdfWriter()
+    for _ in range(count):
+        writer.add_blank_page(width=595, height=842)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def test_the_jobs_page_ceiling_refuses_only_what_is_beyond_it_with_the_figure():
+    long = pages_pdf(300)
+    assert document_input(long, "document-00001", "text", max_pages=300).pages == 300
+    with pytest.raises(DocumentTooLarge, match=r"the PDF has 300 pages, over the job's ceiling of 299"):
+        document_input(long, "document-00001", "text", max_pages=299)
+    with pytest.raises(DocumentTooLarge, match=r"the image has 2 pages, over the job's ceiling of 1"):
+        document_input(fax_pages(2), "document-00001", max_pages=1)
+
+
+def test_a_job_rejects_a_pdf_over_its_ceiling_and_reads_the_rest(cloud_settings):
+    put_object(f"{PREFIX}long.pdf", pages_pdf(300))
+    put_object(f"{PREFIX}text.pdf", render_pdf(files.INVOICE))
+    bundle = bundle_reading("auto")
+    definition = JobDefinition.model_validate({**bundle.definition.model_dump(mode="json"), "max_pages": 250})
+    job = prepare("job-ceiling", definition=bundle.model_copy(update={"definition": definition}))
+    model = LocalModel({render_pdf(files.INVOICE): FIELDS})
+
+    outcomes = process_all(job, model)
+
+    assert (outcomes["long.pdf"].status, outcomes["long.pdf"].error) == ("rejected", "DocumentTooLarge")
+    assert "300 pages, over the job's ceiling of 250" in str(
+        storage.get_result(job.job_id, "long.pdf").reason
+    )  # type: ignore[union-attr]
+    assert outcomes["text.pdf"].status == "extracted" and model.calls == 1
