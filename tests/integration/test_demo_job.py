@@ -64,7 +64,7 @@ def test_demo_job_runs_a_new_init_folder(tmp_path: Path) -> None:
     folder = tmp_path / "receipts"
     subprocess.run([sys.executable, "-m", "docagent.cli", "init", str(folder)], check=True, timeout=120)
     summary = demo_job(tmp_path, folder)
-    assert_recovered(summary, 5)
+    assert_recovered(summary, 6)  # one a scanned PDF, read visually
     definition = summary["definition"]
-    assert definition["results_by_status"] == {"extracted": 4, "review": 1}
-    assert definition["model_calls_by_purpose"] == {"extract": 5}  # one class: no classification
+    assert definition["results_by_status"] == {"extracted": 5, "review": 1}
+    assert definition["model_calls_by_purpose"] == {"extract": 6}  # one class: no classification
