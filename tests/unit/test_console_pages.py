@@ -13,9 +13,8 @@ from docagent.console.app import GET_ROUTES, ReviewConsole
 from docagent.operations.context import OperatorContext
 from docagent.operations.sessions import new_session
 from tests import documents as files
+from tests.images import fax, photo
 from tests.support import BUCKET, PREFIX, prepare, put_object
-from tests.unit.test_images import fax, photo
-
 
 STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:DocAgent-DocumentReview"
 

@@ -25,9 +25,9 @@ from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, t
 from functions.settings import get_settings
 from stacks.config import DEFAULT_MODEL_ID
 from tests import documents as files
+from tests.images import fax as fax_pages
 from tests.local_model import LocalModel
 from tests.support import PREFIX, example_bundle, prepare, process_all, put_object
-from tests.unit.test_images import fax as fax_pages
 
 FIELDS = {
     "customer_id": "CUST-00007", "invoice_date": "2026-03-14", "amount": "1234.56", "currency": "EUR",
