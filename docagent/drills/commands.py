@@ -181,7 +181,8 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
         "--formats",
         default="pdf,docx,html,txt,md",
         help="document formats of the corpus, in the default mix renormalised over them "
-        "(pdf 50%%, docx 20%%, html 15%%, txt 8%%, md 7%%; xlsx 10%% only when named)",
+        "(pdf 50%%, docx 20%%, html 15%%, txt 8%%, md 7%%; xlsx, scan (a scanned PDF) and photo (a phone "
+        "photo, JPEG) 10%% each only when named)",
     )
     demo.add_argument(
         "--documents-per-child",

@@ -198,3 +198,16 @@ def test_a_job_rejects_a_pdf_over_its_ceiling_and_reads_the_rest(cloud_settings)
         storage.get_result(job.job_id, "long.pdf").reason
     )  # type: ignore[union-attr]
     assert outcomes["text.pdf"].status == "extracted" and model.calls == 1
+
+
+def test_the_demo_corpus_mixes_scans_and_photos_when_asked():
+    from docagent.drills.document_files import assign_formats, parse_formats, render  # noqa: PLC0415
+
+    chosen = parse_formats("pdf,scan,photo")
+    assert chosen == ["pdf", "scan", "photo"]
+    assigned = assign_formats(14, chosen, seed=7)
+    assert {fmt: assigned.count(fmt) for fmt in chosen} == {"pdf": 10, "scan": 2, "photo": 2}
+    scan, snapshot = render(files.INVOICE, "scan"), render(files.INVOICE, "photo")
+    assert document_input(scan, "document-00001").visual, "a scanned PDF: no text layer"
+    assert document_input(snapshot, "document-00002").format == "jpeg"
+    assert render(files.INVOICE, "photo") == snapshot, "byte-stable: its label finds it by hash"
