@@ -29,6 +29,8 @@ from pydantic import (
     model_validator,
 )
 
+from functions.pdf_layers import ReadMode
+
 # A definition's and a class's name: a path segment of S3 keys and a CLI argument.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 NAME_RULE = "lower-case letters, digits and '-', 1-63, starting with a letter or digit"
@@ -224,13 +226,31 @@ class JobDefinition(_Strict):
     totals: list[Totals] = Field(default_factory=list)
     actions: list[Action] = Field(default_factory=list)
     review: ReviewSettings | None = None
+    read: ReadMode = Field(
+        "auto",
+        description="how PDFs are read: text (Converse's text extraction), visual (every page as text and "
+        "image, citations enabled) or auto (text where every page has a text layer, visual otherwise); "
+        "functions/pdf_layers.py",
+    )
+    max_pages: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="a PDF or TIFF with more pages is rejected before any model call (DocumentTooLarge, with "
+        "the figure); null: no ceiling but the model's own (Claude: 100 PDF pages, 20 images a request)",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A definition without ``review`` dumps as before it existed, so its bundle keeps its version."""
+        """A definition without ``review`` (or with the default ``read``) dumps as before they existed, so its
+        bundle keeps its version."""
         data: dict[str, Any] = handler(self)
         if data.get("review") is None:
             data.pop("review", None)
+        if data.get("read") == "auto":
+            data.pop("read", None)
+        if data.get("max_pages") is None:
+            data.pop("max_pages", None)
         return data
 
     def waits_for_review(self) -> bool:

@@ -22,10 +22,18 @@ import io
 import re
 import zipfile
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from functions.errors import DocumentEmpty, DocumentFormatUnsupported, DocumentNotUtf8, DocumentUnreadable
-from functions.payloads.common import DocumentFormat
+from functions.errors import (
+    DocumentEmpty,
+    DocumentFormatUnsupported,
+    DocumentNotUtf8,
+    DocumentTooLarge,
+    DocumentUnreadable,
+)
+from functions.images import PageImage, image_kind, page_images
+from functions.payloads.common import DocumentFormat, SourceFormat
+from functions.pdf_layers import VISUAL_TOKENS_PER_PAGE, ReadMode, text_layer
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime.type_defs import ContentBlockTypeDef
@@ -45,13 +53,6 @@ MAX_ZIP_MEMBERS = 2_000
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Formats Converse does not take, by magic bytes: (prefix, offset, name as the rejection reason says it).
 _UNSUPPORTED_MAGIC: tuple[tuple[bytes, int, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", 0, "a PNG image"),
-    (b"\xff\xd8\xff", 0, "a JPEG image"),
-    (b"GIF87a", 0, "a GIF image"),
-    (b"GIF89a", 0, "a GIF image"),
-    (b"II*\x00", 0, "a TIFF image"),
-    (b"MM\x00*", 0, "a TIFF image"),
-    (b"BM", 0, "a BMP image"),
     (b"\x1f\x8b", 0, "a gzip archive"),
     (b"BZh", 0, "a bzip2 archive"),
     (b"\xfd7zXZ\x00", 0, "an xz archive"),
@@ -84,15 +85,77 @@ _MARKDOWN = (
 
 @dataclass(frozen=True)
 class DocumentInput:
-    """What the model receives: the bytes as stored, the detected Converse format and the neutral name."""
+    """What the model receives: the bytes as stored, the detected format and the neutral name; an image
+    document also its pages as image blocks (functions/images.py)."""
 
     data: bytes
-    format: DocumentFormat
+    format: SourceFormat
     name: str
+    images: tuple[PageImage, ...] = ()
+    visual: bool = False  # a PDF read visually (functions/pdf_layers.py): citations enabled on its block
+    pages: int = 0  # a PDF's pages (functions/pdf_layers.py), 0 for other formats
 
-    def converse_block(self) -> ContentBlockTypeDef:
-        """The Converse ``document`` content block (the bytes are sent as they are; boto3 base64-encodes)."""
-        return {"document": {"format": self.format, "name": self.name, "source": {"bytes": self.data}}}
+    def converse_blocks(self) -> list[ContentBlockTypeDef]:
+        """The Converse content blocks of the document: its ``document`` block (the bytes as they are; boto3
+        base64-encodes; citations enabled when it is read visually), or one ``image`` block a page."""
+        if self.images:
+            return [image.converse_block() for image in self.images]
+        document_format = cast("DocumentFormat", self.format)  # an image has images
+        if self.visual:
+            return [
+                {
+                    "document": {
+                        "format": document_format,
+                        "name": self.name,
+                        "source": {"bytes": self.data},
+                        "citations": {"enabled": True},
+                    }
+                }
+            ]
+        return [{"document": {"format": document_format, "name": self.name, "source": {"bytes": self.data}}}]
+
+    @property
+    def read_mode(self) -> str:
+        """How the model reads it: image, visual (a PDF with citations) or text."""
+        return "image" if self.images else "visual" if self.visual else "text"
+
+    @property
+    def input_chars(self) -> int:
+        """The document's size as the budget estimates it, in characters (functions/budget.py counts 4
+        characters a token): its bytes; an image's billed tokens; a visual PDF's pages at the documented
+        visual tokens a page (functions/pdf_layers.py), or its bytes when that is more."""
+        if self.images:
+            return 4 * sum(image.tokens for image in self.images)
+        if self.visual:
+            return max(len(self.data), 4 * VISUAL_TOKENS_PER_PAGE * self.pages)
+        return len(self.data)
+
+
+def document_input(
+    data: bytes, name: str, read: ReadMode = "auto", max_pages: int | None = None
+) -> DocumentInput:
+    """What the model receives of ``data``: its format from content, an image's pages checked against
+    Converse's limits, a PDF read as text or visually (``read``, job.json); a PDF or an image of more pages
+    than ``max_pages`` (job.json) is DocumentTooLarge with the figure; else a DocumentRejected naming what is
+    wrong."""
+    found = detect_format(data)
+    if found == "pdf":
+        layer = text_layer(data)
+        _within_ceiling("PDF", layer.pages, max_pages)
+        visual = read == "visual" or (read == "auto" and not layer.every_page_has_text)
+        return DocumentInput(data=data, format=found, name=name, visual=visual, pages=layer.pages)
+    if found in CONVERSE_FORMATS:
+        return DocumentInput(data=data, format=found, name=name)
+    images = page_images(data)
+    _within_ceiling("image", len(images), max_pages)
+    return DocumentInput(data=data, format=found, name=name, images=images)
+
+
+def _within_ceiling(what: str, pages: int, max_pages: int | None) -> None:
+    if max_pages is not None and pages > max_pages:
+        raise DocumentTooLarge(
+            f"the {what} has {pages} pages, over the job's ceiling of {max_pages} (max_pages)"
+        )
 
 
 # Bedrock refuses a document it cannot parse with a ValidationException whose message names the document
@@ -220,8 +283,9 @@ def _is_csv(text: str) -> bool:
     return False
 
 
-def detect_format(data: bytes) -> DocumentFormat:
-    """The Converse format of ``data`` from its content; else a DocumentRejected naming what it is."""
+def detect_format(data: bytes) -> SourceFormat:
+    """The Converse format or image kind of ``data`` from its content; else a DocumentRejected naming what it
+    is."""
     if not data.strip():
         raise DocumentEmpty(
             "the document has no content" if not data else "the document contains only whitespace"
@@ -233,16 +297,17 @@ def detect_format(data: bytes) -> DocumentFormat:
         return _zip_format(data)
     if data.startswith(_OLE_MAGIC):
         return _ole_format(data)
+    kind = image_kind(data)
+    if kind is not None:
+        return kind
     for magic, offset, described in _UNSUPPORTED_MAGIC:
         if data[offset : offset + len(magic)] == magic:
             raise DocumentFormatUnsupported(f"the content is {described}, not a Converse format")
-    if head[:12].startswith(b"RIFF") and head[8:12] in (b"WEBP", b"WAVE", b"AVI "):
-        kind = {b"WEBP": "a WebP image", b"WAVE": "a WAV audio file", b"AVI ": "an AVI video"}[head[8:12]]
-        raise DocumentFormatUnsupported(f"the content is {kind}, not a Converse format")
+    if head[:12].startswith(b"RIFF") and head[8:12] in (b"WAVE", b"AVI "):
+        described = {b"WAVE": "a WAV audio file", b"AVI ": "an AVI video"}[head[8:12]]
+        raise DocumentFormatUnsupported(f"the content is {described}, not a Converse format")
     if head[4:8] == b"ftyp":
-        raise DocumentFormatUnsupported(
-            "the content is an ISO media file (MP4, MOV, HEIC), not a Converse format"
-        )
+        raise DocumentFormatUnsupported("the content is an ISO media file (MP4, MOV), not a Converse format")
     if _looks_binary(data):
         raise DocumentFormatUnsupported("the content is binary data of no known document format")
     try:

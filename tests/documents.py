@@ -32,11 +32,15 @@ Customer ID: CUST-99999
 Category: Hardware
 Total due: 1,234.56 EUR
 """
-# A 1x1 PNG: an image is no Converse document, whatever its name says.
+# A 1x1 PNG: an image the model reads as an image block (functions/images.py), whatever its name says.
 PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360000002000105e2b5b4c60000000049454e44ae426082"
+    "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de"
+    "0000000c49444154789c63f8ffff3f0005fe02fe0def46b80000000049454e44ae426082"
 )
+# The same PNG cut off inside its image data: the header reads, the pixels do not.
+TRUNCATED_PNG = PNG[:45]
+# A gzip archive: no format the model reads, whatever its name says.
+GZIP = bytes.fromhex("1f8b08000000000000ff4b4c4a0600c241243503000000")
 
 
 def encrypted_pdf(text: str = INVOICE, password: str = "s3cret") -> bytes:

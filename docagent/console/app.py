@@ -315,6 +315,17 @@ def page_file(
     handler.reply(HTTPStatus.OK, content, "application/pdf", csp="default-src 'none'; object-src 'self'")
 
 
+def page_image(handler: Handler, console: ReviewConsole, query: dict[str, str], *where: str) -> None:
+    """``/job/JOB/document/DOCUMENT/page/N``: page N of an image document."""
+    job_id, document_id, page = where
+    content = views.page_image(console.ctx, job_id, document_id, int(page))
+    if content is None:
+        missing = f"job {job_id} has no image document {document_id} with a page {page}"
+        raise OperatorError(missing, EXIT_NOT_FOUND)
+    # Decoded and encoded again as PNG (views.page_image): served as an image only (nosniff), never a page.
+    handler.reply(HTTPStatus.OK, content, "image/png", csp="default-src 'none'")
+
+
 def page_static(handler: Handler, console: ReviewConsole, query: dict[str, str], name: str) -> None:
     asset = resources.files("docagent.console").joinpath("static", name)
     if not asset.is_file():
@@ -329,6 +340,7 @@ GET_ROUTES: list[tuple[str, Callable[..., None]]] = [
     (rf"/job/{SEGMENT}/review", page_review),
     (rf"/job/{SEGMENT}/document/{SEGMENT}", page_document),
     (rf"/job/{SEGMENT}/document/{SEGMENT}/file", page_file),
+    (rf"/job/{SEGMENT}/document/{SEGMENT}/page/([1-9][0-9]{{0,2}})", page_image),
     (r"/static/([a-z0-9-]+\.(?:css|js))", page_static),
 ]
 

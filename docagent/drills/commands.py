@@ -193,7 +193,8 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
         "--formats",
         default="pdf,docx,html,txt,md",
         help="document formats of the corpus, in the default mix renormalised over them "
-        "(pdf 50%%, docx 20%%, html 15%%, txt 8%%, md 7%%; xlsx 10%% only when named)",
+        "(pdf 50%%, docx 20%%, html 15%%, txt 8%%, md 7%%; xlsx, scan (a scanned PDF) and photo (a phone "
+        "photo, JPEG) 10%% each only when named)",
     )
     demo.add_argument(
         "--documents-per-child",
@@ -335,6 +336,11 @@ def _print_cost(report: dict[str, Any]) -> None:
         table.add_row(service, f"${figures['per_1000_usd']:,.4f}", f"${figures['usd']:,.2f}", what)
     table.add_row("total", f"${report['per_1000_usd']:,.4f}", f"${report['total_usd']:,.2f}", "")
     Console(markup=False).print(table)
+    pages = ", ".join(
+        f"{mode} {figures['input_tokens']:,} tokens (${figures['usd_per_1000_pages']:,.2f} per 1,000 pages)"
+        for mode, figures in report["per_page"].items()
+    )
+    Console(markup=False).print(f"a page read as {pages} (functions/pdf_layers.py, functions/images.py)")
     modes = report["inference"]
     batch = "n/a" if modes["batch_usd"] is None else f"${modes['batch_usd']:,.2f}"
     Console(markup=False).print(

@@ -22,10 +22,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from docagent import project
-from docagent.drills import document_files
-from docagent.drills.document_files import RenderedDocument, assign_formats, file_name, render_corpus
+from docagent.drills import document_files, scanned
+from docagent.drills.document_files import (
+    CorpusFormat,
+    RenderedDocument,
+    assign_formats,
+    file_name,
+    render_corpus,
+)
 from docagent.drills.synthetic import SyntheticDocument
-from functions.payloads.common import DocumentFormat
 
 CACHE_FORMAT = "1"
 LIBRARIES = ("fpdf2", "python-docx", "openpyxl", "pillow")
@@ -33,8 +38,8 @@ LIBRARIES = ("fpdf2", "python-docx", "openpyxl", "pillow")
 KEEP_ENTRIES = 8
 
 
-def corpus_key(documents: Sequence[SyntheticDocument], formats: Sequence[DocumentFormat], seed: int) -> str:
-    renderer = Path(document_files.__file__).read_bytes()
+def corpus_key(documents: Sequence[SyntheticDocument], formats: Sequence[CorpusFormat], seed: int) -> str:
+    renderer = Path(document_files.__file__).read_bytes() + Path(scanned.__file__).read_bytes()
     versions = {name: importlib.metadata.version(name) for name in LIBRARIES}
     described = json.dumps(
         {
@@ -51,7 +56,7 @@ def corpus_key(documents: Sequence[SyntheticDocument], formats: Sequence[Documen
 
 
 def rendered_corpus(
-    documents: Sequence[SyntheticDocument], formats: Sequence[DocumentFormat], seed: int
+    documents: Sequence[SyntheticDocument], formats: Sequence[CorpusFormat], seed: int
 ) -> list[RenderedDocument]:
     """``render_corpus(documents, formats, seed)``, from the cache when it holds this corpus."""
     entry = project.RENDER_CACHE / f"{corpus_key(documents, formats, seed)}.zip"
@@ -64,7 +69,7 @@ def rendered_corpus(
 
 
 def _read(
-    entry: Path, documents: Sequence[SyntheticDocument], formats: Sequence[DocumentFormat], seed: int
+    entry: Path, documents: Sequence[SyntheticDocument], formats: Sequence[CorpusFormat], seed: int
 ) -> list[RenderedDocument] | None:
     try:
         with zipfile.ZipFile(entry) as archive:

@@ -17,6 +17,8 @@ from typing import Any
 from docagent import project
 from docagent.drills import prices
 from docagent.drills.batch_figures import inference_modes
+from functions.images import BEST_PIXELS, PIXELS_PER_TOKEN
+from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE
 from stacks.config import DocAgentConfig, load_config
 
 MEASURE_SIZES = (10, 30)
@@ -176,6 +178,7 @@ def cost_report(documents: int, model: UsageModel, config: DocAgentConfig) -> di
             "job_step_seconds": prices.ASSUMED_SECONDS_PER_JOB_STEP,
             "storage_months": 1,
         },
+        "per_page": page_costs(config.model_id),
         "measured": model.to_json(),
         "inference": inference_modes(
             {
@@ -185,6 +188,22 @@ def cost_report(documents: int, model: UsageModel, config: DocAgentConfig) -> di
             },
             config.function_memory_mb,
         ),
+    }
+
+
+def page_costs(model_id: str) -> dict[str, dict[str, float | int]]:
+    """The model's input tokens and price of one page by how it is read (functions/pdf_layers.py,
+    functions/images.py; the documented figures, not a measurement): a PDF page read as text, a PDF page read
+    visually (citations), an image page at the size it is sent (1.15 MP at most: width x height / 750)."""
+    price = prices.model_price(model_id)
+    tokens = {
+        "text": TEXT_TOKENS_PER_PAGE,
+        "visual": VISUAL_TOKENS_PER_PAGE,
+        "image": -(-BEST_PIXELS // PIXELS_PER_TOKEN),
+    }
+    return {
+        mode: {"input_tokens": count, "usd_per_1000_pages": round(count * price.input_per_1000, 4)}
+        for mode, count in tokens.items()
     }
 
 

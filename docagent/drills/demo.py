@@ -32,7 +32,7 @@ from docagent.drills.demo_corpus import (
     extraction_accuracy_by_format,
     seed_inputs,
 )
-from docagent.drills.document_files import DEFAULT_FORMATS
+from docagent.drills.document_files import DEFAULT_FORMATS, CorpusFormat
 from docagent.drills.local_job import LocalJob
 from docagent.localcloud.bedrock.backends import ModelChoice, set_model
 from docagent.localcloud.bedrock.converse_api import ModelFaults, model_faults_spec
@@ -47,7 +47,6 @@ from docagent.operations.records import documents_of_input
 from docagent.operations.trace_job import build_trace, span_lines
 from functions import storage
 from functions.fault_points import fault_point_named
-from functions.payloads.common import DocumentFormat
 from functions.payloads.model_calls import ModelCallRecord
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, load_config
@@ -226,7 +225,7 @@ def run_demo(
     keep: bool = False,
     persist: bool = True,
     model_faults: ModelFaults | None = None,
-    formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
+    formats: Sequence[CorpusFormat] = DEFAULT_FORMATS,
     documents_per_child: int = 1,
     job_folder: JobFolder | None = None,
     demo_budget: DemoBudget | None = None,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from docagent.drills.corpus_cache import rendered_corpus
-from docagent.drills.document_files import DEFAULT_FORMATS
+from docagent.drills.document_files import DEFAULT_FORMATS, CorpusFormat
 from docagent.drills.local_job import LocalJob
 from docagent.drills.synthetic import (
     CUSTOMERS_CSV,
@@ -19,11 +19,10 @@ from docagent.drills.synthetic import (
     generate_documents,
 )
 from docagent.drills.uploads import put_objects
-from docagent.localcloud.bedrock.labels import Label, document_sha256, post_labels
+from docagent.localcloud.bedrock.labels import Label, label_digests, post_labels
 from docagent.operations.records import extracted_fields
 from docagent.operations.reference import load_file
 from functions import storage
-from functions.payloads.common import DocumentFormat
 from functions.payloads.document import DocumentResult
 from stacks import outputs as names
 
@@ -43,7 +42,7 @@ class Truth:
 
 
 def seed_inputs(
-    job: LocalJob, documents: int, prefix: str, formats: Sequence[DocumentFormat] = DEFAULT_FORMATS
+    job: LocalJob, documents: int, prefix: str, formats: Sequence[CorpusFormat] = DEFAULT_FORMATS
 ) -> dict[str, Truth]:
     """Upload generated documents, rendered in the mix of ``formats``, and customers; the truth by S3 key.
     Each document's truth is registered as its label with the local Bedrock (the generator knows it), so the
@@ -55,12 +54,13 @@ def seed_inputs(
     if job.ctx.endpoint is not None:
         labels = [
             Label(
-                sha256=document_sha256(document.data),
+                sha256=digest,
                 class_name=INVOICE_CLASS,
                 fields=document.truth.model_dump(mode="json"),
                 source=document.file_name,
             )
             for document in rendered
+            for digest in label_digests(document.data)  # a photo: its file's and its converted page's
         ]
         post_labels(job.ctx.endpoint, labels)
     seed_references(job)

@@ -16,19 +16,24 @@ import random
 import re
 import zipfile
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from docagent.drills.synthetic import ExtractedFacts, SyntheticDocument
 from functions.payloads.common import DocumentFormat
 
+# What the demo's corpus renders: a Converse document format, or a document as it arrives at an intake desk:
+# a scanned PDF (page images, no text layer) or a phone photo of the page (docagent/drills/scanned.py).
+CorpusFormat = DocumentFormat | Literal["scan", "photo"]
 FIXED_TIME = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 # The default mix: share of the corpus per format.
-DEFAULT_MIX: dict[DocumentFormat, float] = {"pdf": 0.50, "docx": 0.20, "html": 0.15, "txt": 0.08, "md": 0.07}
-DEFAULT_FORMATS: tuple[DocumentFormat, ...] = tuple(DEFAULT_MIX)
+DEFAULT_MIX: dict[CorpusFormat, float] = {"pdf": 0.50, "docx": 0.20, "html": 0.15, "txt": 0.08, "md": 0.07}
+DEFAULT_FORMATS: tuple[CorpusFormat, ...] = tuple(DEFAULT_MIX)
 # The weight of each format docagent renders, for a mix of chosen formats (renormalised over them).
-WEIGHTS: dict[DocumentFormat, float] = {**DEFAULT_MIX, "xlsx": 0.10}
-RENDERED_FORMATS: tuple[DocumentFormat, ...] = tuple(WEIGHTS)
-EXTENSIONS: dict[DocumentFormat, str] = {
+WEIGHTS: dict[CorpusFormat, float] = {**DEFAULT_MIX, "xlsx": 0.10, "scan": 0.10, "photo": 0.10}
+RENDERED_FORMATS: tuple[CorpusFormat, ...] = tuple(WEIGHTS)
+EXTENSIONS: dict[CorpusFormat, str] = {
+    "scan": ".pdf",
+    "photo": ".jpg",
     "pdf": ".pdf",
     "docx": ".docx",
     "html": ".html",
@@ -41,15 +46,15 @@ _COLUMN_GAP = re.compile(r" {2,}")
 
 class RenderedDocument(NamedTuple):
     document_id: str
-    format: DocumentFormat
+    format: CorpusFormat
     file_name: str
     data: bytes
     truth: ExtractedFacts
 
 
-def parse_formats(value: str) -> list[DocumentFormat]:
+def parse_formats(value: str) -> list[CorpusFormat]:
     """``pdf,docx,html`` as a list of rendered formats; a format docagent cannot render is a ValueError."""
-    chosen: list[DocumentFormat] = []
+    chosen: list[CorpusFormat] = []
     for part in (item.strip().lower() for item in value.split(",")):
         if not part:
             continue
@@ -63,7 +68,7 @@ def parse_formats(value: str) -> list[DocumentFormat]:
     return chosen
 
 
-def assign_formats(n: int, formats: Sequence[DocumentFormat], seed: int) -> list[DocumentFormat]:
+def assign_formats(n: int, formats: Sequence[CorpusFormat], seed: int) -> list[CorpusFormat]:
     """Exactly proportional to the default mix renormalised over ``formats`` (largest remainder), shuffled
     deterministically for the seed."""
     weights = {fmt: WEIGHTS[fmt] for fmt in formats}
@@ -181,7 +186,11 @@ def render_markdown(text: str) -> bytes:
     return f"# {heading}\n\n{body}\n".encode()
 
 
-def render(text: str, fmt: DocumentFormat) -> bytes:
+def render(text: str, fmt: CorpusFormat) -> bytes:
+    if fmt in {"scan", "photo"}:
+        from docagent.drills import scanned  # noqa: PLC0415 (Pillow only for the formats that need it)
+
+        return scanned.scanned_pdf([text]) if fmt == "scan" else scanned.phone_photo(text)
     if fmt == "pdf":
         return render_pdf(text)
     if fmt == "docx":
@@ -195,14 +204,14 @@ def render(text: str, fmt: DocumentFormat) -> bytes:
     return text.encode()
 
 
-def file_name(document_id: str, fmt: DocumentFormat) -> str:
+def file_name(document_id: str, fmt: CorpusFormat) -> str:
     """A rendered document's file name: ``doc-NNNNN.<ext>``."""
     return f"{document_id}{EXTENSIONS[fmt]}"
 
 
 def render_corpus(
     documents: Sequence[SyntheticDocument],
-    formats: Sequence[DocumentFormat] = DEFAULT_FORMATS,
+    formats: Sequence[CorpusFormat] = DEFAULT_FORMATS,
     seed: int = 7,
 ) -> list[RenderedDocument]:
     """Each document in its assigned format, named ``doc-NNNNN.<ext>``."""

@@ -1,6 +1,7 @@
 """``docagent init NAME|PATH``: a new definition folder that runs as it is (``docagent demo --job PATH``) and
-shows every part a user then changes: job.json, one class's schema and prompt, five sample documents in real
-formats (PDF, DOCX, text) each with its label (the JSON the local model answers for it), and a README.
+shows every part a user then changes: job.json, one class's schema and prompt, six sample documents in real
+formats (PDF, DOCX, text, a scanned PDF with no text layer) each with its label (the JSON the local model
+answers for it), and a README.
 
 The scaffold's class is a receipt: small, familiar, with a date rule, a review rule and an export action, and
 no reference table to load, so the first run needs nothing but the folder.
@@ -8,6 +9,7 @@ no reference table to load, so the first run needs nothing but the folder.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Sequence
@@ -44,18 +46,37 @@ def render_pdf_pages(pages: Sequence[str], *, title: str) -> bytes:
 
 @dataclass(frozen=True)
 class Sample:
-    """A sample document: its file name under samples/, its text (pages for a PDF) and its label."""
+    """A sample document: its file name under samples/, its text (pages for a PDF or a TIFF) and its label.
+    ``scanned``: a PDF of page images with no text layer. A ``.jpg`` is a phone photo of the first page, a
+    ``.png`` a scan of it, a ``.tif`` a fax of every page (docagent/drills/scanned.py)."""
 
     file_name: str
     pages: tuple[str, ...]
     label: dict[str, Any]
+    scanned: bool = False
 
     def render(self) -> bytes:
         suffix = Path(self.file_name).suffix
+        if suffix in {".jpg", ".png", ".tif"} or self.scanned:
+            return self._render_image()
         if suffix == ".pdf":
             return render_pdf_pages(self.pages, title=Path(self.file_name).stem)
         text = "\n\n".join(self.pages)
         return render_docx(text) if suffix == ".docx" else text.encode("utf-8")
+
+    def _render_image(self) -> bytes:
+        from docagent.drills import scanned  # noqa: PLC0415 (Pillow only for the samples that need it)
+
+        suffix = Path(self.file_name).suffix
+        if suffix == ".jpg":
+            return scanned.phone_photo(self.pages[0])
+        if suffix == ".tif":
+            return scanned.fax_tiff(self.pages)
+        if suffix == ".png":
+            buffer = io.BytesIO()
+            scanned.page_image(self.pages[0]).save(buffer, format="PNG", optimize=True)
+            return buffer.getvalue()
+        return scanned.scanned_pdf(self.pages)
 
 
 def write_samples(folder: Path, samples: Sequence[Sample]) -> list[Path]:
@@ -259,6 +280,24 @@ SAMPLES = (
             "payment_method": "card",
         },
     ),
+    Sample(  # a scan: a PDF of a page image with no text layer, read visually (docs/defining-a-job.md)
+        "parking-scan.pdf",
+        (
+            _receipt(
+                "CityPark Garage Nord",
+                ["Entry 12.06.2025 09:12   Exit 12.06.2025 17:40", "Parking, 8 h 28 min       18.00"],
+                "TOTAL EUR 18.00   paid by card",
+            ),
+        ),
+        {
+            "merchant": "CityPark Garage Nord",
+            "receipt_date": "2025-06-12",
+            "total": "18.00",
+            "currency": "EUR",
+            "payment_method": "card",
+        },
+        scanned=True,
+    ),
 )
 
 
@@ -272,7 +311,7 @@ A docagent job definition made by `docagent init`. It reviews receipts; change i
 | `job.json` | the job: its classes, each class's checks and report columns, the totals, the actions |
 | `classes/{CLASS_NAME}.schema.json` | a receipt's fields, in JSON Schema 2020-12 |
 | `classes/{CLASS_NAME}.prompt.txt` | what the model is told |
-| `samples/*` | five sample documents, each with `NAME.label.json`: the answer the local model gives for it |
+| `samples/*` | six sample documents (one a scan), each with `NAME.label.json`: what the local model answers |
 
 Run it on the local cloud, with a worker killed mid-job and a redrive:
 

@@ -3,9 +3,10 @@
 The files are checked in; run this only to change them: ``.venv/bin/python examples/claims/make_samples.py``.
 The output is byte-stable (fixed PDF and DOCX dates), so re-running it changes nothing unless the text does.
 
-Seven documents: four claim forms (two accepted, one above the desk limit that goes to review, one whose
+Ten documents: four claim forms (two accepted, one above the desk limit that goes to review, one whose
 policy is unknown and is rejected) and three repair estimates (multi-page PDFs and a DOCX; one above the
-repair limit).
+repair limit); and as documents arrive at an intake desk (docagent/drills/scanned.py, Pillow): a scanned
+claim form (no text layer), a phone photo of one and a two-page faxed estimate (TIFF).
 """
 
 from __future__ import annotations
@@ -153,6 +154,69 @@ CLAIMS = (
     ),
 )
 
+# As documents arrive at the desk (docagent/drills/scanned.py): a scanned claim form (a PDF of page images, no
+# text layer: read visually) and a phone photo of one (turned a little, lit unevenly: an image block).
+INTAKE_CLAIMS = (
+    Sample(
+        "claim-form/claim-0005.pdf",
+        (
+            _claim(
+                policy="POL-100871",
+                claimant="Tomas Novak",
+                email="tomas.novak@example.cz",
+                incident="3 November 2025",
+                kind="Storm",
+                what="A storm tore roof tiles off and rain came into the attic.",
+                items="  Roof tiles, replace 30 ............ EUR   690.00\n"
+                "  Attic insulation .................. EUR   410.00\n"
+                "  TOTAL CLAIMED ..................... EUR 1,100.00",
+            ),
+        ),
+        {
+            "policy_number": "POL-100871",
+            "claimant": {"name": "Tomas Novak", "email": "tomas.novak@example.cz"},
+            "incident_date": "2025-11-03",
+            "incident_type": "storm",
+            "description": "A storm tore roof tiles off and rain came into the attic.",
+            "damaged_items": [
+                {"description": "Roof tiles, replace 30", "amount": "690.00"},
+                {"description": "Attic insulation", "amount": "410.00"},
+            ],
+            "total": "1100.00",
+            "currency": "EUR",
+        },
+        scanned=True,
+    ),
+    Sample(
+        "claim-form/claim-0006.jpg",
+        (
+            _claim(
+                policy="POL-204730",
+                claimant="Daniel Okafor",
+                email="d.okafor@example.co.uk",
+                incident="28/10/2025",
+                kind="Theft",
+                what="The car was broken into overnight and the stereo taken.",
+                items="  Car stereo          £380.00\n  Side window         £240.00\n"
+                "  Total claimed       £620.00",
+            ),
+        ),
+        {
+            "policy_number": "POL-204730",
+            "claimant": {"name": "Daniel Okafor", "email": "d.okafor@example.co.uk"},
+            "incident_date": "2025-10-28",
+            "incident_type": "theft",
+            "description": "The car was broken into overnight and the stereo taken.",
+            "damaged_items": [
+                {"description": "Car stereo", "amount": "380.00"},
+                {"description": "Side window", "amount": "240.00"},
+            ],
+            "total": "620.00",
+            "currency": "GBP",
+        },
+    ),
+)
+
 
 def _estimate_page(header: str, page: int, pages: int, lines: str, footer: str = "") -> str:
     columns = "Description                               Qty      Amount"
@@ -273,7 +337,47 @@ ESTIMATES = (
     ),
 )
 
+_NOVAK_ROOFER = (
+    "Střechy Brno s.r.o. - ESTIMATE SB-2025-077\nDIČ/VAT CZ27451234\nDate 10.11.2025   Policy POL-100871"
+)
+# A two-page fax of an estimate (a bilevel TIFF, each page an image block).
+INTAKE_ESTIMATES = (
+    Sample(
+        "repair-estimate/estimate-0004.tif",
+        (
+            _estimate_page(
+                _NOVAK_ROOFER,
+                1,
+                2,
+                "Scaffolding, days                           2      300,00\n"
+                "Roof tiles, supply and lay                 30      690,00",
+                "(continued)",
+            ),
+            _estimate_page(
+                _NOVAK_ROOFER,
+                2,
+                2,
+                "Attic insulation, m2                       12      410,00",
+                "\nTOTAL (EUR)                                     1.400,00",
+            ),
+        ),
+        {
+            "estimate_number": "SB-2025-077",
+            "policy_number": "POL-100871",
+            "repairer": {"name": "Střechy Brno s.r.o.", "vat_number": "CZ27451234"},
+            "estimate_date": "2025-11-10",
+            "line_items": [
+                {"description": "Scaffolding", "quantity": 2, "amount": "300.00"},
+                {"description": "Roof tiles, supply and lay", "quantity": 30, "amount": "690.00"},
+                {"description": "Attic insulation", "quantity": 12, "amount": "410.00"},
+            ],
+            "total": "1400.00",
+            "currency": "EUR",
+        },
+    ),
+)
+
 
 if __name__ == "__main__":
-    for path in write_samples(HERE / "samples", CLAIMS + ESTIMATES):
+    for path in write_samples(HERE / "samples", CLAIMS + ESTIMATES + INTAKE_CLAIMS + INTAKE_ESTIMATES):
         print(path.relative_to(HERE), path.stat().st_size, "bytes")

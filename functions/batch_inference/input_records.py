@@ -20,11 +20,14 @@ from functions.settings import get_settings
 
 
 def model_input(document: DocumentInput, system: str, user: str) -> dict[str, Any]:
-    """The Converse body of the call as JSON: the document's bytes in base64."""
+    """The Converse body of the call as JSON: each document or image block's bytes in base64."""
     settings = get_settings()
     body = converse_body(document, system, user, settings.model_max_tokens, settings.model_temperature)
-    block = body["messages"][0]["content"][0]["document"]
-    block["source"] = {"bytes": base64.b64encode(document.data).decode("ascii")}
+    for block in body["messages"][0]["content"]:
+        for kind in ("document", "image"):
+            if kind in block:
+                raw = block[kind]["source"]["bytes"]
+                block[kind]["source"] = {"bytes": base64.b64encode(raw).decode("ascii")}
     return body
 
 
@@ -40,7 +43,13 @@ def write_record(event: WriteRecordEvent) -> RecordWritten:
     if bundle is None or len(bundle.classes) != 1:
         return RecordWritten(document_id=entry.document_id, record_id=None)
     try:
-        pinned = read_document(manifest.job.source_bucket, entry, settings.max_document_bytes)
+        pinned = read_document(
+            manifest.job.source_bucket,
+            entry,
+            settings.max_document_bytes,
+            bundle.definition.read,
+            bundle.definition.max_pages,
+        )
     except DocumentRejected:
         return RecordWritten(document_id=entry.document_id, record_id=None)
     spec = extract_spec(bundle, next(iter(bundle.classes)), manifest.versions, pinned.document)

@@ -208,15 +208,28 @@ class BedrockConverseProvider:
 def converse_body(
     document: DocumentInput, system: str, user: str, max_tokens: int, temperature: float
 ) -> dict[str, Any]:
-    """The Converse request's body but the model id: the system prompt, one user message of the document block
-    and the user text, the inference settings. A batch record's ``modelInput`` is the same body
-    (functions/batch_inference/input_records.py), so a batch reply answers exactly the call the on-demand
-    path would make."""
+    """The Converse request's body but the model id: the system prompt, one user message of the document's
+    blocks (a document block, or an image document's image blocks) and the user text, the inference
+    settings. A batch record's ``modelInput`` is the same body (functions/batch_inference/input_records.py),
+    so a batch reply answers exactly the call the on-demand path would make."""
     return {
         "system": [{"text": system}],
-        "messages": [{"role": "user", "content": [document.converse_block(), {"text": user}]}],
+        "messages": [{"role": "user", "content": [*document.converse_blocks(), {"text": user}]}],
         "inferenceConfig": {"maxTokens": max_tokens, "temperature": temperature},
     }
+
+
+def reply_text(content: list[Mapping[str, Any]]) -> str:
+    """The reply's text: its text blocks and, for a document read with citations (a visual PDF), the text
+    of its ``citationsContent`` blocks (AWS API Reference "CitationsContentBlock": ``content``, a list of
+    ``{"text"}``, with the ``citations`` that ground it; looked up 2026-12-04)."""
+    parts = []
+    for block in content:
+        if "text" in block:
+            parts.append(str(block["text"]))
+        for generated in (block.get("citationsContent") or {}).get("content", []):
+            parts.append(str(generated.get("text", "")))
+    return "".join(parts)
 
 
 def read_reply(
@@ -227,9 +240,7 @@ def read_reply(
     usage = response.get("usage", {})
     input_tokens = int(usage.get("inputTokens", 0))
     output_tokens = int(usage.get("outputTokens", 0))
-    reply = "".join(
-        block.get("text", "") for block in response.get("output", {}).get("message", {}).get("content", [])
-    )
+    reply = reply_text(response.get("output", {}).get("message", {}).get("content", []))
     if response.get("stopReason") == "max_tokens":
         raise ExtractionFailed(
             f"model reply was cut off at {max_tokens} tokens (stopReason max_tokens)",

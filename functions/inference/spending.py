@@ -23,7 +23,7 @@ def reserve_call(
     if event.options.max_cost_usd is None:
         return
     amount = budget.estimate_reservation_nusd(
-        model_id, prompt_chars + len(document.data), get_settings().model_max_tokens
+        model_id, prompt_chars + document.input_chars, get_settings().model_max_tokens
     )
     budget.reserve(event.job_id, _name(event, purpose), amount, event.options.max_cost_usd)
 

@@ -24,7 +24,7 @@ from functions import aws, durable, references, spend, storage
 from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
-from functions.documents import DocumentInput, block_name, detect_format
+from functions.documents import DocumentInput, block_name, document_input
 from functions.errors import (
     DocumentChanged,
     DocumentMissing,
@@ -40,10 +40,11 @@ from functions.inference.calls import CallSpec, call_once
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
 from functions.observability import logger
-from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, DocumentFormat, utc_now
+from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, SourceFormat, utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
+from functions.pdf_layers import ReadMode
 from functions.settings import get_settings
 from functions.spans import span
 
@@ -136,7 +137,9 @@ def _get_pinned(bucket: str, entry: ManifestEntry) -> GetObjectOutputTypeDef:
         raise
 
 
-def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocument:
+def read_document(
+    bucket: str, entry: ManifestEntry, max_bytes: int, read: ReadMode = "auto", max_pages: int | None = None
+) -> ReadDocument:
     """The pinned bytes as the model receives them (format from content, neutral name) and their sha256, or a
     DocumentRejected subclass naming what is wrong. The limit: MAX_DOCUMENT_BYTES, never above Converse's."""
     response = _get_pinned(bucket, entry)
@@ -153,7 +156,7 @@ def read_document(bucket: str, entry: ManifestEntry, max_bytes: int) -> ReadDocu
     if entry.sha256 is not None and digest != entry.sha256:
         raise DocumentChanged(f"sha256 of s3://{bucket}/{entry.key} differs from the manifest's")
     return ReadDocument(
-        document=DocumentInput(data=data, format=detect_format(data), name=block_name(entry.index)),
+        document=document_input(data, block_name(entry.index), read, max_pages),
         sha256=digest,
     )
 
@@ -266,7 +269,7 @@ class _Run:
         self.ids = {"job_id": event.job_id, "document_id": event.document.document_id}
         self.ran: set[str] = set()
         self.digest: str | None = None
-        self.detected: DocumentFormat | None = None
+        self.detected: SourceFormat | None = None
         self.calls: list[ExtractionRecord] = []
 
     def result(self, **fields: object) -> DocumentResult:
@@ -322,7 +325,13 @@ class _Run:
                 status="rejected", error=DEFINITION_MISSING_ERROR, reason=definition_missing_reason(versions)
             )
         try:
-            pinned = read_document(self.manifest.job.source_bucket, entry, settings.max_document_bytes)
+            pinned = read_document(
+                self.manifest.job.source_bucket,
+                entry,
+                settings.max_document_bytes,
+                self.bundle.definition.read,
+                self.bundle.definition.max_pages,
+            )
         except DocumentRejected as rejection:
             return self.store(status="rejected", error=rejection.error_name, reason=rejection.reason)
         document, self.digest, self.detected = pinned.document, pinned.sha256, pinned.document.format

@@ -17,7 +17,15 @@ DOCUMENT_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$"
 # include up to five documents. Each document's size must be no more than 4.5 MB" and "up to 20 images. Each
 # image's size, height, and width must be no more than 3.75 MB, 8000 px, and 8000 px"; Bedrock User Guide
 # "API restrictions": "Claude requires PDF documents to be a maximum of 100 pages per request"). docagent
-# sends one document and no image per call; a PDF over 100 pages is Bedrock's refusal of that document.
+# sends one document, or an image document's pages (functions/images.py), per call; a PDF over 100 pages is
+# Bedrock's refusal of that document.
+# A newer page lifts the size for PDFs on Claude 4 and later (looked up 2026-12-04, Bedrock User Guide "API
+# restrictions", inference-api-restrictions.html: "For Claude 4 and subsequent versions, the 4.5 MB document
+# size restriction does not apply to the PDF format", Nova models neither for PDF nor DOCX; the console keeps
+# it). Claude's own limits then bound the request: 32 MB a request and 100 PDF pages for models with a
+# 200k-token context window, 600 for larger ones (Anthropic docs "PDF support", same date). docagent still
+# holds every document to 4.5 MB (MAX_DOCUMENT_BYTES may not exceed it): lifting it for PDFs by model is #41's
+# follow-up with the page windows (docs/design.md, "Packets and page windows").
 MAX_CONVERSE_DOCUMENT_BYTES = 4_500_000
 MAX_CONVERSE_PDF_PAGES = 100
 # The document limits' defaults: the stack's config (stacks/config.py), the functions' settings and the
@@ -50,6 +58,10 @@ DocumentStatus = Literal["extracted", "review", "rejected"]
 CallPurpose = Literal["extract", "classify"]
 # The Converse document formats (functions/documents.py); ModelCallOutcome: a finished call's outcome.
 DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"]
+# The image kinds docagent reads (functions/images.py): sent as Converse image blocks, converted when Converse
+# does not take the kind itself (tiff, bmp, heic). SourceFormat: what a document's content is.
+ImageKind = Literal["png", "jpeg", "gif", "webp", "tiff", "bmp", "heic"]
+SourceFormat = DocumentFormat | ImageKind
 ModelCallOutcome = Literal["ok", "ExtractionFailed", "DocumentUnreadable", "DocumentTooLong"]
 # How a job's model calls are made (docs/batch.md): one Converse call per document (on_demand), one Bedrock
 # batch inference job for the whole job (batch: about half the price, hours of latency), or batch when the job

@@ -8,8 +8,8 @@ from functions.fields import row_values
 from functions.payloads.common import (
     DOCUMENT_ID_PATTERN,
     JOB_ID_PATTERN,
-    DocumentFormat,
     DocumentStatus,
+    SourceFormat,
     StrictModel,
 )
 from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
@@ -76,7 +76,7 @@ class DocumentResult(StrictModel):
         None, description="its model calls priced (functions/spend.py); null: no dated price, or older"
     )
     versions: JobVersions
-    format: DocumentFormat | None = None
+    format: SourceFormat | None = None
     processed_at: str
     sha256: str | None = Field(
         None, pattern=r"^[0-9a-f]{64}$", description="of the bytes read (null: not read)"

@@ -29,7 +29,7 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     empty = tmp_path / "empty"
     empty.mkdir()
     binary = documents_dir(2, name="binary")
-    (binary / "photo.pdf").write_bytes(files.PNG)
+    (binary / "photo.pdf").write_bytes(files.GZIP)
     missing = tmp_path / "missing.json"
     missing.write_text(json.dumps(["incoming/nowhere/a.txt"]))
     nothing = tmp_path / "nothing.json"
@@ -37,7 +37,7 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_text(json.dumps(["s3://no-such-bucket-here/a.txt"]))
     mixed = documents_dir(2, name="mixed")
-    (mixed / "scan.pdf").write_bytes(files.PNG)  # an image named .pdf: no format the model reads
+    (mixed / "scan.pdf").write_bytes(files.GZIP)  # an archive named .pdf: no format the model reads
     (mixed / "notes.txt").write_bytes("caf\xe9".encode("latin-1"))  # text, not UTF-8
 
     refusals = {
@@ -69,9 +69,9 @@ def test_start_refuses_a_bad_request_before_anything_starts(docagent, aws, deplo
     code, answer = docagent("start", "--job-id", "cli-refused-mixed", "--from-dir", str(mixed))
     unreadable = sorted(answer["problems"]["DocumentUnreadable"])
     assert [name.split(" ")[0] for name in unreadable] == ["notes.txt", "scan.pdf"], "every one at once"
-    assert "not valid UTF-8" in unreadable[0] and "PNG image" in unreadable[1]
+    assert "not valid UTF-8" in unreadable[0] and "gzip archive" in unreadable[1]
     refused = docagent("start", "--job-id", "cli-refused-binary", "--from-dir", str(binary))[1]["error"]
-    assert "photo.pdf (the content is a PNG image" in refused
+    assert "photo.pdf (the content is a gzip archive" in refused
 
 
 @pytest.mark.parametrize("command", ["status", "inspect", "redrive", "logs"])
@@ -199,7 +199,7 @@ def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 
         "scanned.pdf": files.scanned_pdf(),
         "empty.pdf": files.empty_pdf(),
         "bomb.docx": files.docx_zip_bomb(),
-        "photo.pdf": files.PNG,
+        "photo.pdf": files.TRUNCATED_PNG,
         "oversized.txt": (files.INVOICE + "x" * MAX_CONVERSE_DOCUMENT_BYTES).encode(),
         "../../etc/passwd.txt": files.INVOICE.replace("00421", "00423").encode(),
         "ctl\tred\x7f\u202eexe.txt": files.INVOICE.replace("00421", "00424").encode(),
@@ -230,7 +230,7 @@ def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 
         "empty.pdf": ("DocumentUnreadable", "has no pages"),
         "bomb.docx": ("DocumentUnreadable", "zip bomb"),
         "scanned.pdf": ("ExtractionFailed", "does not match the class's schema"),
-        "photo.pdf": ("DocumentFormatUnsupported", "the content is a PNG image"),
+        "photo.pdf": ("DocumentUnreadable", "the PNG image is corrupt or truncated"),
         "oversized.txt": (
             "DocumentTooLarge",
             f"over Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import importlib.util
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +20,8 @@ from docagent.kit.loader import read_bundle
 from docagent.kit.reference_files import reference_files
 from docagent.kit.samples import LABEL_SUFFIX, label_path
 from functions.definition import SCHEMA_KEYWORDS, DefinitionBundle, LookupCheck, RuleCheck
+from functions.documents import document_input
+from functions.images import BEST_PIXELS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FOLDERS = sorted(path.parent for path in EXAMPLES.glob("*/job.json"))
@@ -115,6 +118,9 @@ def test_claims_samples_cover_each_outcome_of_both_classes() -> None:
         "estimate-0001.pdf": "extracted",
         "estimate-0002.docx": "extracted",
         "estimate-0003.pdf": "review",
+        "claim-0005.pdf": "extracted",
+        "claim-0006.jpg": "extracted",
+        "estimate-0004.tif": "extracted",
     }
     assert {action.type for action in bundle.definition.actions} == {"export", "eventbridge"}
     assert bundle.classes["repair-estimate"].prompt is None  # made from the schema
@@ -126,3 +132,19 @@ def test_claims_estimates_are_multi_page_documents() -> None:
         for path in (CLAIMS / "samples" / "repair-estimate").glob("*.pdf")
     }
     assert pages == {"estimate-0001.pdf": 2, "estimate-0003.pdf": 3}
+
+
+def test_claims_intake_samples_are_a_scan_a_photo_and_a_fax_made_reproducibly() -> None:
+    spec = importlib.util.spec_from_file_location("claims_samples", CLAIMS / "make_samples.py")
+    assert spec is not None and spec.loader is not None
+    make_samples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_samples)
+    for sample in make_samples.INTAKE_CLAIMS + make_samples.INTAKE_ESTIMATES:
+        assert sample.render() == (CLAIMS / "samples" / sample.file_name).read_bytes(), sample.file_name
+    scan = document_input((CLAIMS / "samples" / "claim-form" / "claim-0005.pdf").read_bytes(), "d")
+    assert (scan.format, scan.pages, scan.visual) == ("pdf", 1, True), "no text layer: read visually"
+    photo = document_input((CLAIMS / "samples" / "claim-form" / "claim-0006.jpg").read_bytes(), "d")
+    [page] = photo.images
+    assert photo.format == "jpeg" and page.width * page.height <= BEST_PIXELS, "scaled to the best size"
+    fax = document_input((CLAIMS / "samples" / "repair-estimate" / "estimate-0004.tif").read_bytes(), "d")
+    assert fax.format == "tiff" and [image.format for image in fax.images] == ["png", "png"]

@@ -48,7 +48,7 @@ def test_a_reference_file_without_columns_is_refused(tmp_path: Path) -> None:
 
 def test_only_labelled_samples_are_run(tmp_path: Path) -> None:
     found = [path.relative_to(CLAIMS / "samples").as_posix() for path in sample_documents(CLAIMS)]
-    assert len(found) == 7 and found[0] == "claim-form/claim-0001.pdf"
+    assert len(found) == 10 and found[0] == "claim-form/claim-0001.pdf"
     (tmp_path / "samples").mkdir()
     (tmp_path / "samples" / "a.txt").write_text("labelled")
     (tmp_path / "samples" / "a.label.json").write_text("{}")
@@ -109,7 +109,7 @@ def test_the_demo_summary_of_a_job_folder_compares_results_with_labels(tmp_path:
             {"key": folder.key(prefix, document), "status": status, "class_name": document.parent.name}
             | {"fields": label}
         )
-    calls = {str(i): [{"purpose": "classify"}, {"purpose": "extract"}] for i in range(7)}
+    calls = {str(i): [{"purpose": "classify"}, {"purpose": "extract"}] for i in range(10)}
     report = {
         "versions": {"definition_sha256": folder.bundle.sha256},
         "totals": {"total-by-currency": {"EUR": "1.00"}},
@@ -123,12 +123,12 @@ def test_the_demo_summary_of_a_job_folder_compares_results_with_labels(tmp_path:
     definition = summary["definition"]
     assert definition["pinned"] == definition["version"] == folder.bundle.sha256[:12]
     assert definition["fields_differing_from_label"] == ["samples/claim-form/claim-0002.docx"]
-    assert definition["results_by_status"] == {"extracted": 6, "rejected": 1}
-    assert definition["results_by_class"] == {"claim-form": 4, "repair-estimate": 3}
-    assert definition["model_calls_by_purpose"] == {"classify": 7, "extract": 7}
+    assert definition["results_by_status"] == {"extracted": 9, "rejected": 1}
+    assert definition["results_by_class"] == {"claim-form": 6, "repair-estimate": 4}
+    assert definition["model_calls_by_purpose"] == {"classify": 10, "extract": 10}
     assert definition["actions"] == [{"name": "results-export", "outcome": "performed", "attempts": 1}]
     assert definition["actions_declared"] == ["results-export", "intake-finished"]
-    assert summary["documents_by_format"] == {"docx": 3, "pdf": 4}
+    assert summary["documents_by_format"] == {"docx": 3, "jpg": 1, "pdf": 5, "tif": 1}
     assert summary["extraction_accuracy_by_format"]["pdf"] == 1.0
     assert summary["extraction_accuracy_by_format"]["docx"] == round(
         22 / 23, 4

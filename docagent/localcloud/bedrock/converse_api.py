@@ -5,7 +5,8 @@ boto3's ``bedrock-runtime`` client with ``endpoint_url`` (or ``AWS_ENDPOINT_URL`
 implement no Converse; ``install()`` adds one. It reads what a call asks from its user text
 (functions/inference/instructions.py) and answers from the document's label, found by the sha256 of the
 document
-block's bytes (labels.py): an extract call with the label's fields, a classify call with ``{"class": ...}``; a
+block's bytes, or of the first image block's (images.py: image blocks checked with Converse's limits)
+(labels.py): an extract call with the label's fields, a classify call with ``{"class": ...}``; a
 document with no label is refused with how to add one, unless a reader (``local up --reader FILE``) answers
 extract calls of its class. Replies carry token usage, so the production provider
 (``BedrockConverseProvider``) runs end to end. Fault switches (``ModelFaults``) make it answer as Bedrock does
@@ -30,6 +31,7 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,6 +51,7 @@ from docagent.localcloud.bedrock.backends import (
 from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
+from docagent.localcloud.bedrock.images import read_images, visual_tokens
 from docagent.localcloud.bedrock.labels import (
     LABELS_FILE,
     LABELS_PATH,
@@ -75,6 +78,8 @@ CONTEXT_WINDOW_TOKENS = 200_000
 TOO_LONG_MESSAGE = "Input is too long for requested model."
 _FRACTIONS = ("throttle", "unavailable", "timeout", "malformed", "cutoff")
 _DOCUMENT_START, _DOCUMENT_END = "<document>\n", "\n</document>"
+# What a model that saw an empty document replies (a scanned PDF read without citations: images.py).
+BLIND_REPLY = "{}"
 MALFORMED_REPLY = "I'm sorry, I can only describe this document in prose: it looks like a letter."
 
 
@@ -168,6 +173,16 @@ def model_faults_spec(faults: ModelFaults) -> str:
     return ",".join(parts) or "none"
 
 
+@dataclass(frozen=True)
+class MessageInput:
+    """What the local model reads of a message: text, the hash its label is found by, image tokens."""
+
+    text: str
+    digest: str
+    image_tokens: int
+    blind: bool = False
+
+
 class LocalBedrock:
     """The process-wide state of the local Bedrock Runtime (moto's backends are process-wide too)."""
 
@@ -243,6 +258,29 @@ class LocalBedrock:
         self._count("unlabelled")
         return _invalid(f"messages.0.content.0.document: {no_label(digest)}")
 
+    def _message_input(
+        self, blocks: list[dict[str, Any]], user_text: str
+    ) -> MessageInput | tuple[int, dict[str, str], str]:
+        """What the local model reads of the message (its documents' text, or none for images: it reads no
+        pixels) and the hash its label is found by, or the ValidationException Bedrock answers for a block."""
+        read = read_documents(blocks)
+        if isinstance(read, tuple):
+            self._count("invalid_documents")
+            return read
+        images = read_images(blocks)
+        if isinstance(images, str):
+            self._count("invalid_images")
+            return _invalid(images)
+        if read is not None:
+            visual = visual_tokens(blocks)
+            blind = visual is None and not read.strip()  # a scan read without citations: nothing to see
+            return MessageInput(read, document_digest(blocks), images.tokens + (visual or 0), blind)
+        if images.count:
+            return MessageInput("", images.digest, images.tokens)
+        # no document block: the text between <document> markers, or all of it
+        text = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
+        return MessageInput(text, document_sha256(text.encode("utf-8")), 0)
+
     def _draw(self) -> float:
         with self.lock:
             return self._random.random()
@@ -297,17 +335,13 @@ class LocalBedrock:
             return refused
         blocks = [block for message in messages for block in message.get("content", [])]
         user_text = "".join(block.get("text", "") for block in blocks)
-        read = read_documents(blocks)
-        if isinstance(read, tuple):
-            self._count("invalid_documents")
-            return read
-        digest = document_digest(blocks)
-        documents_text = read or ""
-        if read is None:  # no document block: the text between <document> markers, or all of it
-            read = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
-            digest = document_sha256(read.encode("utf-8"))
+        message = self._message_input(blocks, user_text)
+        if isinstance(message, tuple):
+            return message
+        read, digest, image_tokens = message.text, message.digest, message.image_tokens
+        documents_text = read if any("document" in block for block in blocks) else ""
         prompt = "".join(block.get("text", "") for block in system)
-        if estimate_input_tokens(prompt, user_text, read) + max_tokens > CONTEXT_WINDOW_TOKENS:
+        if estimate_input_tokens(prompt, user_text, read) + image_tokens + max_tokens > CONTEXT_WINDOW_TOKENS:
             self._count("too_long")
             return _invalid(TOO_LONG_MESSAGE)
         backend, model = self.backend, self.model
@@ -317,7 +351,7 @@ class LocalBedrock:
             if forwarded[0] == 200 and model.record:
                 self.record(user_text, digest, forwarded[2])
             return forwarded
-        answered = self.answer(user_text, digest, read)
+        answered = self.answer(user_text, digest, read) if not message.blind else BLIND_REPLY
         if isinstance(answered, tuple):
             return answered
         reply = answered
@@ -332,7 +366,7 @@ class LocalBedrock:
             self._count("cut_off")
             words = reply.split(" ")
             reply, stop_reason = " ".join(words[: max(1, min(max_tokens, len(words) // 2))]), "max_tokens"
-        input_tokens = billed_tokens.input_tokens(system, messages, read, tool_config)
+        input_tokens = billed_tokens.input_tokens(system, messages, read, tool_config) + image_tokens
         output_tokens = billed_tokens.output_tokens(reply)
         self._count("answered")
         self._count("input_tokens", input_tokens)

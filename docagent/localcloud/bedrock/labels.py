@@ -38,6 +38,8 @@ from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_problem, read_label
 from functions.definition import DEFINITION_FILE
 from functions.documents import LOCAL_NO_LABEL
+from functions.errors import DocumentRejected
+from functions.images import image_kind, page_images
 
 LABELS_PATH = "/_docagent/bedrock/labels"
 LABELS_FILE = "labels.json"
@@ -119,6 +121,21 @@ def no_label(sha256: str) -> str:
 
 def document_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def label_digests(data: bytes) -> list[str]:
+    """The hashes a document's label answers by: its bytes', and for an image docagent converts (a TIFF, a
+    rotated or large photo: functions/images.py) its first converted page's, which is what the local Bedrock
+    sees. An image that breaks a limit is answered by its bytes' hash only (the job rejects it first)."""
+    digests = [document_sha256(data)]
+    if image_kind(data) is None:
+        return digests
+    try:
+        pages = page_images(data)
+    except DocumentRejected:
+        return digests
+    converted = document_sha256(pages[0].data)
+    return digests if converted in digests else [*digests, converted]
 
 
 class LabelStore:
@@ -263,14 +280,15 @@ def read_labels(folder: str | Path) -> list[Label]:
         if problem:
             problems.append(f"{shown}: {problem}")
             continue
-        labels.append(
+        labels.extend(
             Label(
-                sha256=document_sha256(found[0].read_bytes()),
+                sha256=digest,
                 class_name=class_name,
                 no_class=content.says_class and content.class_name is None,
                 fields=content.fields,
                 source=str(found[0]),
             )
+            for digest in label_digests(found[0].read_bytes())
         )
     if problems:
         raise LabelsInvalid(root, problems)
