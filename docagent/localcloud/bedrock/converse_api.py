@@ -51,7 +51,7 @@ from docagent.localcloud.bedrock.backends import (
 from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
-from docagent.localcloud.bedrock.images import read_images, visual_tokens
+from docagent.localcloud.bedrock.image_blocks import read_images, visual_tokens
 from docagent.localcloud.bedrock.labels import (
     LABELS_FILE,
     LABELS_PATH,
