@@ -95,6 +95,7 @@ def test_a_job_starts_once_runs_and_is_reported(docagent, aws, deployed, documen
         "total": 6,
         "succeeded": 6,
         "rejected": 0,
+        "review": 0,
         "failed": 0,
         "running": 0,
         "pending": 0,
