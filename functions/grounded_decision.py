@@ -35,15 +35,21 @@ def evidence_of(
 def grounded_decision(
     decision: Decision, class_bundle: ClassBundle, evidence: dict[str, FieldEvidence]
 ) -> Decision:
-    """The checks' decision, sent to review with the grounding's reasons when it has any."""
-    if decision.status == "rejected":
-        return decision
+    """The checks' decision, sent to review with the grounding's reasons when it has any. A rejection stays a
+    rejection unless a required field is not grounded: an automatic outcome read from values the document
+    does not hold is no outcome, so a person sees it, with what the checks would have done."""
     schema = class_bundle.schema_
     listed = schema.get("required")
     required = [str(name) for name in listed] if isinstance(listed, list) else []
     below = class_bundle.spec.review_below
     per_field = below if isinstance(below, dict) else {}
     default = below if isinstance(below, float) else None
+    if decision.status == "rejected":
+        ungrounded = review_reasons(evidence, required, {}, None)
+        if not ungrounded:
+            return decision
+        would = f"the checks would reject it ({decision.error}: {decision.reason})"
+        return Decision("review", None, "; ".join([*ungrounded, would]))
     reasons = review_reasons(evidence, required, per_field, default)
     if not reasons:
         return decision

@@ -10,6 +10,9 @@ import pytest
 
 from docagent.localcloud.bedrock.converse_api import parse_model_faults
 from docagent.localcloud.bedrock.evidence import misquoted, quote_for, with_evidence
+from functions.checks import Decision
+from functions.definition import ClassBundle, ClassSpec
+from functions.grounded_decision import grounded_decision
 from functions.grounding import (
     FUZZY_THRESHOLD,
     ground,
@@ -165,3 +168,50 @@ def test_the_misquote_fault_gives_a_quote_the_document_does_not_hold() -> None:
     assert ground("2025-03-14", quote, PAGES, DATE).grounding == "not_found"
     assert parse_model_faults("misquote=total:0.2").misquoted(reply, 0.5) == reply
     assert misquoted("not json", "total") == "not json"
+
+
+def _class(review_below: object = None) -> ClassBundle:
+    spec = ClassSpec.model_validate(
+        {"description": "a claim", "schema": "c.json", "review_below": review_below}
+    )
+    return ClassBundle(spec=spec, schema=SCHEMA)
+
+
+def _evidence(date: str) -> dict:
+    fields = {"policy_number": "POL-100234", "incident_date": date, "total": "1820.50"}
+    quotes = {
+        "policy_number": Quote(quote="Policy no. 100234", page=1),
+        "incident_date": Quote(quote="Date of incident: 14 March 2025", page=2),
+        "total": Quote(quote="EUR 1,820.50", page=2),
+    }
+    return ground_fields(fields, quotes, PAGES, SCHEMA)
+
+
+def test_the_decision_goes_to_review_naming_each_ungrounded_required_field() -> None:
+    assert grounded_decision(Decision("extracted"), _class(), _evidence("2025-03-14")) == Decision(
+        "extracted"
+    )
+    moved = grounded_decision(
+        Decision("review", None, "above the desk limit"), _class(), _evidence("2025-03-15")
+    )
+    assert moved.status == "review" and moved.reason is not None
+    assert moved.reason.startswith("above the desk limit; incident_date is not grounded in the document")
+
+
+def test_a_rejection_stays_unless_a_required_field_is_not_grounded() -> None:
+    rejected = Decision("rejected", "UnknownPolicy", "policy POL-100234 is unknown")
+    assert grounded_decision(rejected, _class(0.99), _evidence("2025-03-14")) == rejected  # not review_below
+    reviewed = grounded_decision(rejected, _class(), _evidence("2025-03-15"))
+    assert (reviewed.status, reviewed.error) == ("review", None) and reviewed.reason is not None
+    assert reviewed.reason.endswith(
+        "the checks would reject it (UnknownPolicy: policy POL-100234 is unknown)"
+    )
+
+
+def test_review_below_per_class_and_per_field() -> None:
+    evidence = _evidence("2025-03-14")
+    assert grounded_decision(Decision("extracted"), _class(0.99), evidence).status == "review"
+    assert grounded_decision(Decision("extracted"), _class({"total": 0.99}), evidence).reason == (
+        "total has confidence 0.97, below 0.99"
+    )
+    assert grounded_decision(Decision("extracted"), _class({"total": 0.5}), evidence).status == "extracted"
