@@ -100,3 +100,19 @@ def _scalar_paths(value: object, path: str = "") -> set[str]:
     if isinstance(value, list):
         return {p for index, item in enumerate(value) for p in _scalar_paths(item, f"{path}[{index}]")}
     return set() if value is None else {path}
+
+
+def test_eval_reports_calibration_per_field_and_the_accept_rate_and_plots_it(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    found = docagent(tmp_path, "eval", "--job", str(CLAIMS), "--model-faults", "corrupt=incident_date:1.0",
+                     "--out", str(out))  # fmt: skip
+    calibration = found["run"]["calibration"]
+    fields = {figures["name"]: figures for figures in calibration["fields"]}
+    moved = fields["incident_date"]["bands"]
+    assert moved[0]["values"] == 4 and moved[0]["right"] == 0  # every moved date is in the lowest band
+    assert sum(band["values"] for band in fields["total"]["bands"][-1:]) >= 4
+    rate = calibration["accept_without_review"]
+    assert rate["target_precision"] == 0.99 and rate["documents"] == 7
+    assert rate["accepted"] == 3 and rate["precision"] == 1.0  # the repair estimates, every field right
+    assert (out / "reliability.png").read_bytes()[:4] == b"\x89PNG"
+    assert str(out / "reliability.png") in found["written"]
