@@ -175,8 +175,11 @@ def value_agrees(value: Any, quote: str, schema: dict[str, Any]) -> bool | None:
     ):
         return True
     digits = _digits(text)
-    if len(digits) >= 4:  # a code (POL-100234 read from "Policy no. 100234"): its digits in order
-        return digits in _digits(said)
+    if len(digits) >= 4:  # a code (POL-100234 from "Policy no. 100234"; CUST-00005 from "Client no. 5")
+        numbers = {run.lstrip("0") or "0" for run in re.findall(r"\d+", said)}
+        return digits in _digits(said) or all(
+            (run.lstrip("0") or "0") in numbers for run in re.findall(r"\d+", text)
+        )
     return bool(fuzz.token_set_ratio(text, said) >= FUZZY_THRESHOLD)
 
 

@@ -215,3 +215,10 @@ def test_review_below_per_class_and_per_field() -> None:
         "total has confidence 0.97, below 0.99"
     )
     assert grounded_decision(Decision("extracted"), _class({"total": 0.5}), evidence).status == "extracted"
+
+
+def test_a_zero_padded_code_agrees_with_its_number_as_printed() -> None:
+    assert value_agrees("CUST-00005", "Client no. 5", {"type": "string"}) is True
+    assert value_agrees("CUST-00005", "Client no. 50", {"type": "string"}) is False
+    lines = ["Total: 5.00 EUR\nClient no. 5\nCUST-00005 thanks"]
+    assert quote_for("CUST-00005", lines) == {"quote": "CUST-00005 thanks", "page": 1}  # as written first

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from functions.grounding import leaves, value_agrees
+from functions.grounding import leaves, normalised, value_agrees
 from functions.inference.evidence import EVIDENCE_KEY
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -35,11 +35,19 @@ def _holds(line: str, value: JsonValue) -> bool:
 
 
 def quote_for(value: JsonValue, pages: list[str]) -> dict[str, JsonValue]:
-    """The first line of the document that holds ``value`` and its page, else the value itself on page 1."""
-    for number, page in enumerate(pages, start=1):
-        for line in page.splitlines():
-            if line.strip() and _holds(line, value):
-                return {"quote": line.strip(), "page": number}
+    """The first line of the document that holds ``value`` as it is written, else the first that holds it as
+    the grounding check reads it, with its page; else the value itself on page 1."""
+    wanted = normalised(str(value)).text
+    verbatim = isinstance(value, str) and not _DATE.match(value) and not _AMOUNT.match(value)
+
+    def as_written(line: str) -> bool:
+        return verbatim and wanted in normalised(line).text
+
+    for holds in (as_written, lambda line: _holds(line, value)):
+        for number, page in enumerate(pages, start=1):
+            for line in page.splitlines():
+                if line.strip() and holds(line):
+                    return {"quote": line.strip(), "page": number}
     return {"quote": str(value), "page": 1}
 
 
