@@ -11,6 +11,7 @@ Pure functions of the page texts, the fields, the quotes and the schema: the sam
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -94,8 +95,6 @@ class Located:
 
 
 def _locate_on(quote: _Normalised, page_text: str) -> Located | None:
-    from rapidfuzz import fuzz  # noqa: PLC0415 (only where a document is grounded)
-
     page = normalised(page_text)
     if not quote.text:
         return None
@@ -103,11 +102,52 @@ def _locate_on(quote: _Normalised, page_text: str) -> Located | None:
     if found >= 0:
         start, end = page.span(found, found + len(quote.text), page_text)
         return Located(0, start, end, 100.0, exact=True)
-    aligned = fuzz.partial_ratio_alignment(quote.text, page.text, score_cutoff=FUZZY_THRESHOLD)
+    aligned = partial_alignment(quote.text, page.text)
     if aligned is None:
         return None
-    start, end = page.span(aligned.dest_start, aligned.dest_end, page_text)
-    return Located(0, start, end, float(aligned.score), exact=False)
+    score, dest_start, dest_end = aligned
+    start, end = page.span(dest_start, dest_end, page_text)
+    return Located(0, start, end, score, exact=False)
+
+
+def partial_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
+    """The window of ``page`` most like ``quote`` (score 0-100, start, end) when it reaches FUZZY_THRESHOLD:
+    rapidfuzz's partial_ratio_alignment, or where rapidfuzz is not installed (a Lambda package without its
+    platform wheel) the same idea with the standard library's difflib (windows anchored on matching
+    blocks)."""
+    try:
+        from rapidfuzz import fuzz  # noqa: PLC0415 (only where a document is grounded)
+    except ImportError:
+        return _difflib_alignment(quote, page)
+    aligned = fuzz.partial_ratio_alignment(quote, page, score_cutoff=FUZZY_THRESHOLD)
+    return None if aligned is None else (float(aligned.score), aligned.dest_start, aligned.dest_end)
+
+
+def _difflib_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
+    best: tuple[float, int, int] | None = None
+    matcher = difflib.SequenceMatcher(None, quote, page, autojunk=False)
+    slack = max(2, len(quote) // 10)  # a window a few characters longer or shorter than the quote
+    for block in matcher.get_matching_blocks():
+        start = max(0, block.b - block.a)
+        for length in range(max(1, len(quote) - slack), len(quote) + slack + 1):
+            window = page[start : start + length]
+            score = difflib.SequenceMatcher(None, quote, window, autojunk=False).ratio() * 100
+            if best is None or score > best[0]:
+                best = (score, start, start + len(window))
+    return best if best is not None and best[0] >= FUZZY_THRESHOLD else None
+
+
+def token_set_ratio(text: str, said: str) -> float:
+    """rapidfuzz's token_set_ratio (0-100), or difflib's ratio of the sorted tokens without rapidfuzz (100
+    when one's tokens are all in the other's)."""
+    try:
+        from rapidfuzz import fuzz  # noqa: PLC0415 (only where a document is grounded)
+    except ImportError:
+        mine, theirs = set(text.split()), set(said.split())
+        if mine <= theirs or theirs <= mine:
+            return 100.0
+        return difflib.SequenceMatcher(None, " ".join(sorted(mine)), " ".join(sorted(theirs))).ratio() * 100
+    return float(fuzz.token_set_ratio(text, said))
 
 
 def locate(quote: str, pages: list[str], page: int) -> Located | None:
@@ -150,8 +190,6 @@ def _digits(text: str) -> str:
 def value_agrees(value: Any, quote: str, schema: dict[str, Any]) -> bool | None:
     """Whether ``value`` is what its quote says, read as the schema reads it; None when the schema gives no
     way to compare (an enum names a category the text need not spell)."""
-    from rapidfuzz import fuzz  # noqa: PLC0415 (only where a document is grounded)
-
     normaliser = schema.get("x-normalise")
     if normaliser == "date" or schema.get("format") == "date":
         return str(value) in set(date_candidates(quote))
@@ -180,7 +218,7 @@ def value_agrees(value: Any, quote: str, schema: dict[str, Any]) -> bool | None:
         return digits in _digits(said) or all(
             (run.lstrip("0") or "0") in numbers for run in re.findall(r"\d+", text)
         )
-    return bool(fuzz.token_set_ratio(text, said) >= FUZZY_THRESHOLD)
+    return token_set_ratio(text, said) >= FUZZY_THRESHOLD
 
 
 # ------------------------------------------------------------------------------------------ the check

@@ -5,6 +5,7 @@ evidence.py) and the local model's (docagent/localcloud/bedrock/evidence.py, the
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -222,3 +223,15 @@ def test_a_zero_padded_code_agrees_with_its_number_as_printed() -> None:
     assert value_agrees("CUST-00005", "Client no. 50", {"type": "string"}) is False
     lines = ["Total: 5.00 EUR\nClient no. 5\nCUST-00005 thanks"]
     assert quote_for("CUST-00005", lines) == {"quote": "CUST-00005 thanks", "page": 1}  # as written first
+
+
+def test_without_rapidfuzz_the_standard_librarys_difflib_grounds_the_same_quotes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "rapidfuzz", None)  # import rapidfuzz raises ImportError
+    near = locate("Date of incidnt: 14 March 2025", PAGES, 2)
+    assert near is not None and not near.exact and near.score >= FUZZY_THRESHOLD
+    assert "14 March 2025" in PAGES[1][near.start : near.end]
+    assert locate("Date of the burglary: 3 May 2024", PAGES, 2) is None
+    assert value_agrees("Maria Jensen", "Full name: Jensen Maria", {"type": "string"}) is True
+    assert value_agrees("Anna Berg", "Full name: Maria Jensen", {"type": "string"}) is False
