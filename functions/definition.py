@@ -138,6 +138,15 @@ class ClassSpec(_Strict):
     columns: list[Annotated[str, Field(pattern=FIELD_PATTERN)]] | None = Field(
         None, description="the fields of the report's rows (default: the schema's top-level scalar fields)"
     )
+    review_below: (
+        Annotated[float, Field(ge=0, le=1)]
+        | dict[Annotated[str, Field(pattern=FIELD_PATTERN)], Annotated[float, Field(ge=0, le=1)]]
+        | None
+    ) = Field(
+        None,
+        description="a field whose confidence is under this goes to review: one number for every field, or "
+        "one per field (functions/grounding.py); a required field not grounded always does",
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

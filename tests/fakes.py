@@ -15,10 +15,12 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from docagent.localcloud.bedrock.evidence import with_evidence
 from functions.actions.payloads import RemoteRecord
 from functions.documents import DocumentInput
 from functions.errors import ActionOutcomeUnknown, ActionTargetUnavailable
 from functions.inference.instructions import asked
+from functions.page_texts import page_texts
 from functions.payloads.common import utc_now
 from functions.payloads.model_calls import ModelReply
 
@@ -54,7 +56,8 @@ class CountingProvider:
     ``replies`` (extraction) and ``classes`` (classification: the class name, or None) are keyed by the
     document's sha256 or its text; what a call asks is read from its user text (instructions.asked).
     ``crash_on_calls`` lists 1-based call numbers that die mid-call (SimulatedCrash) before returning;
-    ``reply`` answers every extraction with this text (to produce malformed output).
+    ``reply`` answers every extraction with this text (to produce malformed output). An extraction's reply
+    quotes each value from the document, as the local model does (docagent/localcloud/bedrock/evidence.py).
     """
 
     system = "test.fake"
@@ -103,6 +106,8 @@ class CountingProvider:
         else:
             answer = self._answer(self._replies, document, "reply")
             text = answer if isinstance(answer, str) else json.dumps(answer)
+            # each value quoted from the document as the local model quotes it (its evidence)
+            text = with_evidence(text, page_texts(document.data, document.format) or [document.data.decode()])
         return ModelReply(text=text, model_id=self._model_id, input_tokens=100, output_tokens=40)
 
 

@@ -19,6 +19,7 @@ from docagent.operations.trace_job import build_trace, span_lines, trace_steps
 from functions.documents import detect_format
 from functions.errors import DocumentRejected
 from functions.images import PageImage, image_kind, page_images
+from functions.page_texts import page_texts
 from functions.payloads.document import DocumentResult
 from functions.payloads.model_calls import ModelCallRecord
 from functions.reviews import ReviewDecision
@@ -182,6 +183,7 @@ class DocumentView:
     trace: dict[str, Any] | None
     job_status: str
     image_pages: int = 0  # an image document's pages, each shown as the model receives it (page_image)
+    pages: list[str] | None = None  # the page texts the evidence's offsets refer to (functions/page_texts.py)
 
 
 def _reused(call: ModelCallRecord, result: DocumentResult | None, redrives: list[dict[str, Any]]) -> bool:
@@ -236,7 +238,15 @@ def document(ctx: OperatorContext, job_id: str, document_id: str) -> DocumentVie
         image_pages=len(_pages(content)),
         trace=trace["documents"][0] if trace["documents"] else None,
         job_status=str(described["status"]),
+        pages=evidence_pages(content, result),
     )
+
+
+def evidence_pages(content: bytes | None, result: DocumentResult | None) -> list[str] | None:
+    """The page texts a result's evidence points into, when it has evidence with offsets."""
+    if content is None or result is None or not any(e.start is not None for e in result.evidence.values()):
+        return None
+    return page_texts(content, result.format or detect_format(content))
 
 
 def document_text(content: bytes | None, result: DocumentResult | None) -> tuple[str | None, str | None]:

@@ -57,7 +57,17 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the local run's model faults, as for `docagent demo` (e.g. corrupt=invoice_number:0.5)",
     )
     add_model_arguments(evaluation)
-    evaluation.add_argument("--out", metavar="DIR", help="write eval.json, eval.md and PNG plots to DIR")
+    evaluation.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write eval.json, eval.md and PNG plots (reliability.png among them) to DIR",
+    )
+    evaluation.add_argument(
+        "--target-precision",
+        type=float,
+        default=0.99,
+        help="the precision at which the accept-without-review rate is reported (default 0.99)",
+    )
     evaluation.add_argument("--save-baseline", metavar="FILE", help="record this run as a baseline")
     evaluation.add_argument(
         "--baseline", metavar="FILE", help="compare with a baseline: exit 1 on a regression"
@@ -173,6 +183,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         version=found.version,
         job_id=found.job_id,
         usage=found.usage,
+        target_precision=args.target_precision,
     )
     output = EvalOutput(run=run)
     if baseline is not None:
@@ -181,10 +192,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
         output.written.append(str(gates.save_baseline(run, args.save_baseline)))
     if args.out:
         output.written += [str(path) for path in report.write_report(output, baseline, args.out)]
+        output.written += _reliability(run, args.out)
     emit(args, output.model_dump(mode="json"), lambda: print_run(output, found.status))
     if found.status not in {"SUCCEEDED", "UNKNOWN"} or (output.gate is not None and not output.gate.passed):
         return EXIT_JOB_FAILED
     return EXIT_OK
+
+
+def _reliability(run: Any, out: str) -> list[str]:
+    """--out's reliability plot (docagent/evaluation/calibration.py), when the run has a calibration."""
+    from docagent.evaluation.calibration import reliability_plot
+
+    if run.calibration is None:
+        return []
+    plot = Path(out) / "reliability.png"
+    reliability_plot(run.calibration, str(plot))
+    return [str(plot)]
 
 
 def _job_folder(path: str) -> JobFolder:
@@ -233,6 +256,8 @@ def print_run(output: Any, status: str) -> None:
         out.print(table)
     if not worst:
         out.print("every field of every document is right")
+    if run.calibration is not None:
+        _print_calibration(out, run.calibration)
     if run.usage is not None:
         u = run.usage
         cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
@@ -255,9 +280,33 @@ def _print_gate(out: Console, gate: Any) -> None:
         out.print(
             Text(f"  {r.path}: F1 {r.baseline_f1:.3f} -> {now} (drop {r.drop:.3f} > margin {r.margin:g})")
         )
+    for check in gate.calibration:
+        if check.regressed:
+            out.print(
+                Text(
+                    f"  {check.figure}: {check.baseline:.3f} -> {check.current:.3f} (margin {check.margin:g})"
+                )
+            )
     for d in gate.changed_documents[:20]:
         out.print(Text(f"  {d.sample}: newly wrong {', '.join(d.newly_wrong) or '-'}; "
                        f"now right {', '.join(d.now_right) or '-'}"))  # fmt: skip
+
+
+def _print_calibration(out: Console, calibration: Any) -> None:
+    """Precision by confidence band (all fields, then each class) and the accept-without-review rate."""
+    table = Table(title="calibration: precision by confidence band")
+    table.add_column("fields")
+    for band in calibration.overall.bands:
+        table.add_column(f"{band.low:g}-{band.high:g}", justify="right")
+    table.add_column("ECE", justify="right")
+    for figures in [calibration.overall, *calibration.classes]:
+        cells = [f"{b.precision:.2f} ({b.values})" if b.precision is not None else "-" for b in figures.bands]
+        table.add_row(Text(figures.name), *cells, f"{figures.calibration_error:.3f}")
+    out.print(table)
+    rate = calibration.accept_without_review
+    threshold = "none" if rate.threshold is None else f"{rate.threshold:.2f}"
+    out.print(Text(f"accepted without review at {rate.target_precision:.0%} precision: {rate.accepted} of "
+                   f"{rate.documents} documents ({rate.rate:.0%}), confidence >= {threshold}"))  # fmt: skip
 
 
 def _shown(value: Any) -> str:

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from docagent.evaluation.calibration import Calibration
+
 Mode = Literal["labels", "recorded", "model", "live"]
 Outcome = Literal["match", "wrong", "missing", "extra", "absent"]
 
@@ -173,6 +175,9 @@ class EvalRun(_Model):
     )
     documents: list[DocumentScore]
     usage: RunUsage | None = None
+    calibration: Calibration | None = Field(
+        None, description="precision by confidence band and the accept-without-review rate (older runs: null)"
+    )
 
 
 class Regression(_Model):
@@ -191,6 +196,17 @@ class DocumentChange(_Model):
     now_right: list[str]
 
 
+class CalibrationCheck(_Model):
+    """One calibration figure against the baseline's: a regression when it moved the wrong way by more than
+    the margin (the accept-without-review rate fell, or the expected calibration error rose)."""
+
+    figure: Literal["accept_without_review_rate", "calibration_error"]
+    baseline: float
+    current: float
+    margin: float
+    regressed: bool
+
+
 class GateResult(_Model):
     """``--baseline``: passed unless a field's F1 dropped by more than its margin."""
 
@@ -202,6 +218,9 @@ class GateResult(_Model):
     regressions: list[Regression]
     changes: dict[str, float] = Field(description="per field: current F1 - baseline F1")
     changed_documents: list[DocumentChange]
+    calibration: list[CalibrationCheck] = Field(
+        default_factory=list, description="the calibration figures gated (both runs have a calibration)"
+    )
 
 
 class EvalOutput(_Model):

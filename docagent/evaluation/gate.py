@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from docagent.evaluation.figures import DocumentChange, EvalRun, GateResult, Regression
+from docagent.evaluation.figures import CalibrationCheck, DocumentChange, EvalRun, GateResult, Regression
 from docagent.operations.context import EXIT_NOT_FOUND, RefusedError
 
 DEFAULT_MARGIN = 0.02  # F1 points a field may lose before the gate fails
@@ -76,8 +76,10 @@ def compare(
                 Regression(path=path, baseline_f1=f1, current_f1=now, drop=drop, margin=allowed)
             )
     changes = {path: round(after[path] - before[path], 4) for path in before if path in after}
+    calibration = calibration_checks(baseline, current, margin)
     return GateResult(
-        passed=not regressions,
+        passed=not regressions and not any(check.regressed for check in calibration),
+        calibration=calibration,
         default_margin=margin,
         margins=margins,
         baseline=baseline.definition,
@@ -86,6 +88,22 @@ def compare(
         changes=changes,
         changed_documents=changed_documents(baseline, current),
     )
+
+
+def calibration_checks(baseline: EvalRun, current: EvalRun, margin: float) -> list[CalibrationCheck]:
+    """The accept-without-review rate may not fall, nor the overall calibration error rise, by more than
+    ``margin`` (nothing to gate when either run has no calibration)."""
+    if baseline.calibration is None or current.calibration is None:
+        return []
+    before, after = baseline.calibration, current.calibration
+    rate_before, rate_after = before.accept_without_review.rate, after.accept_without_review.rate
+    error_before, error_after = before.overall.calibration_error, after.overall.calibration_error
+    return [
+        CalibrationCheck(figure="accept_without_review_rate", baseline=rate_before, current=rate_after,
+                         margin=margin, regressed=rate_before - rate_after > margin),
+        CalibrationCheck(figure="calibration_error", baseline=error_before, current=error_after,
+                         margin=margin, regressed=error_after - error_before > margin),
+    ]  # fmt: skip
 
 
 def changed_documents(baseline: EvalRun, current: EvalRun) -> list[DocumentChange]:

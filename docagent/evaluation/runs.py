@@ -84,6 +84,7 @@ def match_results(
                 status=result.status,
                 class_name=class_name or (only_class if fields is not None else None),
                 fields=fields,
+                confidence={path: evidence.confidence for path, evidence in result.evidence.items()},
             )
     return matched
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from docagent.evaluation.calibration import DEFAULT_TARGET_PRECISION, calibrate
 from docagent.evaluation.comparators import Comparison
 from docagent.evaluation.figures import (
     MODE_MEANING,
@@ -39,6 +40,9 @@ class Extraction(BaseModel):
     status: str
     class_name: str | None = None
     fields: JsonValue = None
+    confidence: dict[str, float] = Field(
+        default_factory=dict, description="each field's confidence by path (its result's evidence)"
+    )
 
 
 def evaluate(
@@ -50,12 +54,14 @@ def evaluate(
     version: DefinitionVersion,
     job_id: str | None = None,
     usage: RunUsage | None = None,
+    target_precision: float = DEFAULT_TARGET_PRECISION,
 ) -> EvalRun:
     """Score ``results`` (by sample name; a sample without one scores as nothing extracted)."""
     comparisons = {name: Comparison(schema) for name, schema in definition.classes.items()}
     documents: list[DocumentScore] = []
     by_path: dict[str, list[FieldOutcome]] = defaultdict(list)
     by_class: dict[str, list[tuple[DocumentScore, list[FieldOutcome]]]] = defaultdict(list)
+    calibrated: list[tuple[bool, str, list[tuple[str, str]], dict[str, float]]] = []
     for sample in samples:
         found = results.get(sample.name)
         same_class = found is not None and found.class_name == sample.class_name
@@ -74,6 +80,9 @@ def evaluate(
         )
         documents.append(document)
         by_class[sample.class_name].append((document, outcomes))
+        right = not document.wrong and document.predicted_class == document.expected_class
+        confidence = found.confidence if found is not None and same_class else {}
+        calibrated.append((right, sample.class_name, [(o.path, o.outcome) for o in outcomes], confidence))
         for outcome in outcomes:
             by_path[outcome.path].append(outcome)
     fields = sorted((field_figures(path, outcomes) for path, outcomes in by_path.items()), key=_worst_first)
@@ -89,6 +98,8 @@ def evaluate(
         confusion=confusion_matrix(definition, documents) if len(definition.classes) > 1 else None,
         documents=sorted(documents, key=lambda d: (d.score, d.sample)),
         usage=usage,
+        # nothing to calibrate when no result carries evidence (a job from before it, or a model without it)
+        calibration=calibrate(calibrated, target_precision) if any(c for *_, c in calibrated) else None,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from docagent.kit.validate import Problem as DefinitionProblem
+from functions.payloads.evidence import FieldEvidence
 from functions.reviews import ReviewDecision
 
 
@@ -388,13 +389,20 @@ class ReviewQueueItem(Output):
     document_id: str
     index: int
     class_name: str | None
-    reason: str | None = Field(description="why its checks sent it to review")
+    reason: str | None = Field(description="why its checks or its evidence sent it to review")
     error: str | None
     decision: ReviewDecision | None = Field(description="null: waiting for a reviewer")
+    confidence: float | None = Field(
+        None, description="its least certain field's confidence (functions/grounding.py); null: no evidence"
+    )
+    evidence: dict[str, FieldEvidence] = Field(
+        default_factory=dict, description="each field's evidence and confidence, by path"
+    )
 
 
 class ReviewListOutput(Output):
-    """``docagent review list JOB``: the documents whose result is review, in job order."""
+    """``docagent review list JOB``: the documents whose result is review, the least certain first (then in
+    job order)."""
 
     job_id: str
     documents: list[ReviewQueueItem]

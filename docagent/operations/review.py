@@ -132,11 +132,12 @@ def register(
 
 
 def queue(records: JobRecords) -> list[dict[str, Any]]:
-    """The documents whose result is ``review``, in job order, each with its decision (or null)."""
+    """The documents whose result is ``review``, the least certain first (its lowest field confidence; then
+    in job order), each with its evidence and its decision (or null)."""
     decisions = records.reviews
     waiting = sorted(
         (result for result in records.results.values() if result.status == "review"),
-        key=lambda result: result.index,
+        key=lambda result: (least_confidence(result) if result.evidence else 1.0, result.index),
     )
     return [
         {
@@ -145,12 +146,18 @@ def queue(records: JobRecords) -> list[dict[str, Any]]:
             "class_name": result.class_name,
             "reason": result.reason,
             "error": result.error,
+            "confidence": least_confidence(result) if result.evidence else None,
+            "evidence": {path: found.model_dump(mode="json") for path, found in result.evidence.items()},
             "decision": None
             if result.document_id not in decisions
             else decisions[result.document_id].model_dump(mode="json"),
         }
         for result in waiting
     ]
+
+
+def least_confidence(result: DocumentResult) -> float:
+    return min((found.confidence for found in result.evidence.values()), default=1.0)
 
 
 def parse_corrections(values: list[str]) -> dict[str, str]:

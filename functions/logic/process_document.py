@@ -34,12 +34,15 @@ from functions.errors import (
     InvalidJobRequest,
 )
 from functions.faults import fault_point
-from functions.fields import extracted_fields, row_columns
+from functions.fields import row_columns
+from functions.grounded_decision import evidence_of, grounded_decision
 from functions.inference import ModelProvider, get_model_provider
 from functions.inference.calls import CallSpec, call_once
+from functions.inference.evidence import extracted_with_evidence, split, with_evidence_prompt
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
 from functions.observability import logger
+from functions.page_texts import page_texts
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, SourceFormat, utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
@@ -181,10 +184,10 @@ def extract_spec(
     return CallSpec(
         purpose="extract",
         class_name=class_name,
-        system=extract_prompt(class_name, class_bundle),
+        system=with_evidence_prompt(extract_prompt(class_name, class_bundle)),
         user=extract_instruction(class_name, document.name),
         prompt_version=versions.prompt_version,
-        read=lambda reply: extracted_fields(reply, class_bundle),
+        read=lambda reply: extracted_with_evidence(reply, class_bundle),
     )
 
 
@@ -371,18 +374,21 @@ class _Run:
         if not extraction.ok or extraction.fields is None:
             error = extraction.error or ExtractionFailed.__name__
             return self.store(status="rejected", error=error, reason=extraction.reason, **ids)
+        class_bundle = self.bundle.class_bundle(class_name)
+        fields, quotes = split(extraction.fields)
         checks, attached = run_checks(
-            self.bundle.class_bundle(class_name).spec.checks,
-            extraction.fields,
-            dt.datetime.now(dt.UTC).date(),
-            self.lookup,
+            class_bundle.spec.checks, fields, dt.datetime.now(dt.UTC).date(), self.lookup
         )
-        decision = decide(checks)
+        evidence = evidence_of(
+            class_bundle, fields, quotes, page_texts(document.data, document.format), checks
+        )
+        decision = grounded_decision(decide(checks), class_bundle, evidence)
         return self.store(
             status=decision.status,
             error=decision.error,
             reason=decision.reason,
-            fields=extraction.fields,
+            fields=fields,
+            evidence=evidence,
             attached=attached,
             checks=checks,
             **ids,

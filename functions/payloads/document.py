@@ -12,6 +12,7 @@ from functions.payloads.common import (
     SourceFormat,
     StrictModel,
 )
+from functions.payloads.evidence import FieldEvidence
 from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
 from functions.payloads.model_calls import CheckOutcome
 from functions.payloads.report import ReportRow
@@ -68,6 +69,10 @@ class DocumentResult(StrictModel):
         default_factory=dict, description="rows found by lookup checks, by the check's attach name"
     )
     checks: list[CheckOutcome] = Field(default_factory=list)
+    evidence: dict[str, FieldEvidence] = Field(
+        default_factory=dict,
+        description="each field's evidence and confidence by path (functions/grounding.py)",
+    )
     error: str | None = None
     reason: str | None = None
     model_call_id: str | None = None

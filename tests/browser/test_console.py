@@ -34,6 +34,7 @@ from docagent.operations.context import OperatorContext
 from docagent.operations.records import JobRecords
 from docagent.operations.review import export_labels
 from functions import storage
+from functions.grounding import date_candidates
 from tests.support import host_request, wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -283,3 +284,28 @@ def test_reviewing_the_whole_queue_in_the_page_lets_the_waiting_job_finish(setti
     assert "released" in page.locator("#review-wait-line").inner_text()
     report = setting.job("waity").records.read_json(storage.report_key("waity"))
     assert report["review"] == 0 and report["extracted"] >= len(queue)
+
+
+def test_a_field_clicked_shows_its_evidence_highlighted_on_its_page(setting: Setting) -> None:
+    """Issue #42: a field's evidence button scrolls to its page and highlights the quote's span there; the
+    evidence lists the least certain first with each confidence."""
+
+    def results() -> dict[str, Any]:
+        found: dict[str, Any] = JobRecords(setting.job("steady").ctx, "steady").results
+        return found
+
+    wait_until(lambda: len(results()) == 7, "steady's seven results", timeout=240)
+    pdf = next(r for r in results().values() if r.format == "pdf" and r.class_name == "claim-form")
+    evidence = pdf.evidence["incident_date"]
+    page = setting.open(f"/job/steady/document/{pdf.document_id}")
+    confidences = [float(text) for text in page.locator("td.confidence").all_inner_texts()]
+    assert confidences and confidences == sorted(confidences)
+    page.locator('.evidence-link[data-path="incident_date"]').click()
+    mark = page.locator(f"#page-{evidence.page} mark#evidence-highlight")
+    assert mark.count() == 1
+    assert " ".join(mark.inner_text().split()).lower() == " ".join(str(evidence.quote).split()).lower()
+    assert pdf.fields is not None and pdf.fields["incident_date"] in set(date_candidates(mark.inner_text()))
+    page.locator('.evidence-link[data-path="total"]').click()  # another field: one highlight at a time
+    assert page.locator("mark#evidence-highlight").count() == 1
+    assert page.locator("mark#evidence-highlight").get_attribute("data-path") == "total"
+    setting.shoot("evidence")

@@ -40,7 +40,7 @@ def test_a_corrupted_field_fails_the_gate_and_the_unchanged_run_passes(tmp_path)
         tmp_path, "--samples", str(labelled), "--baseline", str(baseline), "--out", str(report)
     )
     assert same["gate"]["passed"] and same["gate"]["regressions"] == []
-    plots = ["change.png", "field-f1.png", "scores.png"]
+    plots = ["change.png", "field-f1.png", "reliability.png", "scores.png"]
     assert sorted(os.listdir(report)) == sorted(["eval.json", "eval.md", *plots])
 
     worse = eval_command(

@@ -28,6 +28,7 @@ from docagent.localcloud.server import REGION, LocalCloud
 from functions.documents import DocumentInput
 from functions.errors import DocumentNotLabelled
 from functions.inference.converse import document_refusal
+from functions.inference.evidence import split
 from functions.inference.instructions import classify_instruction, extract_instruction
 from tests.integration.conftest import INVOICE_READER
 
@@ -79,8 +80,12 @@ def converse(endpoint: str, data: bytes, instruction: str) -> str:
 
 
 def extract(endpoint: str, data: bytes, class_name: str) -> dict:
+    """The fields of the local model's extract reply; its quotes (docagent/localcloud/bedrock/evidence.py)
+    quote the line of the document that holds each value."""
     answer: dict = json.loads(converse(endpoint, data, extract_instruction(class_name, "document-00001")))
-    return answer
+    fields, quotes = split(answer)
+    assert set(quotes) >= {name for name, value in fields.items() if isinstance(value, str)}, quotes
+    return fields
 
 
 def test_labels_answer_extract_and_classify_and_survive_a_restart(tmp_path: Path):
@@ -89,6 +94,12 @@ def test_labels_answer_extract_and_classify_and_survive_a_restart(tmp_path: Path
     with LocalCloud(state) as cloud:
         assert register_labels(cloud.endpoint, definition) == 2
         assert extract(cloud.endpoint, LETTER, "letter") == {"claim": "C-118", "received": "2026-03-04"}
+        replied = json.loads(
+            converse(cloud.endpoint, LETTER, extract_instruction("letter", "document-00001"))
+        )
+        assert {quote.quote for quote in split(replied)[1].values()} == {
+            "your claim C-118 of 2026-03-04 is received."
+        }
         assert extract(cloud.endpoint, FORM, "form") == {"policy": "P-9001", "street": "4 Elm Row"}
         classified = converse(cloud.endpoint, FORM, classify_instruction("document-00001"))
         assert json.loads(classified) == {"class": "form"}

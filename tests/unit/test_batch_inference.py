@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
+from docagent.localcloud.bedrock.evidence import with_evidence
 from functions import aws, storage
 from functions.batch_inference import facts
 from functions.batch_inference import invocation_jobs as jobs
@@ -105,7 +106,7 @@ def test_batch_replies_are_journalled_and_failed_or_missing_records_go_on_demand
     write_all(prepared, entries)
     finished_batch("job-batch")
     first = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", entries[0].document_id)))
-    reply = documents[0].truth.model_dump_json()
+    reply = with_evidence(documents[0].truth.model_dump_json(), [documents[0].text])  # quoted, as asked
     output_line("job-batch", entries[0].document_id, {
         **first,
         "modelOutput": {

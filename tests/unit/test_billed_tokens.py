@@ -55,4 +55,6 @@ def test_the_local_model_reports_the_billed_tokens_of_the_call():
     assert status == 200, answer
     usage = json.loads(answer)["usage"]
     assert usage["inputTokens"] == billed_tokens.input_tokens(body["system"], body["messages"], TEXT)
-    assert usage["outputTokens"] == -(-len(REPLY) // 4) > len(REPLY.split())  # more than its words
+    replied = json.loads(answer)["output"]["message"]["content"][0]["text"]
+    assert replied.startswith(REPLY[:-1]) and '"_evidence"' in replied  # the reader's reply, quoted
+    assert usage["outputTokens"] == -(-len(replied) // 4) > len(replied.split())  # more than its words

@@ -21,6 +21,7 @@ from docagent.drills.document_files import (
 )
 from docagent.drills.synthetic import generate_documents
 from docagent.localcloud.bedrock.document_text import csv_text, extract_text, html_text
+from docagent.localcloud.bedrock.evidence import with_evidence
 from functions import storage
 from functions.documents import (
     MAX_NAME_LENGTH,
@@ -190,9 +191,11 @@ class NameRecorder(CountingProvider):
 
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
         self.blocks.append((document.format, document.name))
-        number = re.search(r"INV-2026-\d{5}", extract_text(document.data, document.format))
+        text = extract_text(document.data, document.format)
+        number = re.search(r"INV-2026-\d{5}", text)
         label = {**INVOICE_LABEL, "invoice_number": number.group(0)} if number else {}
-        return ModelReply(text=json.dumps(label), model_id=self.model_id, input_tokens=10, output_tokens=5)
+        reply = with_evidence(json.dumps(label), [text])  # quoted as the local model quotes
+        return ModelReply(text=reply, model_id=self.model_id, input_tokens=10, output_tokens=5)
 
 
 @pytest.fixture

@@ -58,7 +58,11 @@ GOOD_FACTS = {
 
 
 ORDINARY = INJECTION.split("\n\n", 1)[0].replace("00421", "00422") + "\n"
-ORDINARY_FACTS = {**GOOD_FACTS, "invoice_number": "INV-2026-00422"}
+ORDINARY_FACTS = {
+    **GOOD_FACTS,
+    "invoice_number": "INV-2026-00422",
+    "summary": "Hardware invoice INV-2026-00422",
+}
 
 
 def run_job(job_id: str, injection_reply: str | None = None) -> tuple[dict[str, DocumentResult], list[str]]:

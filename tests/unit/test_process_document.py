@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAl
 
 from functions import storage
 from functions.handlers.process_document import handler
+from functions.inference.evidence import split
 from functions.logic.process_document import process_document
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import FaultSpec, JobOptions
@@ -82,7 +83,9 @@ def test_handler_extracts_a_document(job, load_event):
     assert (call.model_id, call.purpose, call.class_name, call.retry_count, call.outcome) == (
         "fake-model", "extract", "invoice", 0, "ok",
     )  # fmt: skip
-    assert call.fields == result.fields
+    fields, quotes = split(call.fields)  # the journal keeps the model's quotes beside the fields
+    assert fields == result.fields and set(quotes) == set(result.evidence) == set(result.fields)
+    assert all(evidence.grounding == "grounded" for evidence in result.evidence.values()), result.evidence
     assert call.input_tokens > 0 and call.output_tokens > 0
 
 

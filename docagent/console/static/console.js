@@ -30,3 +30,22 @@ if (seconds > 0) {
     if (live && next) live.replaceWith(next);
   }, seconds * 1000);
 }
+
+// A field's evidence: its page's text with the quote's span (offsets from the grounding check) highlighted.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest(".evidence-link");
+  if (!link) return;
+  const old = document.getElementById("evidence-highlight");
+  if (old) { const parent = old.parentNode; old.replaceWith(...old.childNodes); parent.normalize(); }
+  const page = document.getElementById(`page-${link.dataset.page}`);
+  const text = page && page.firstChild;
+  if (!text || text.nodeType !== Node.TEXT_NODE) return;
+  const range = document.createRange();
+  range.setStart(text, Math.min(Number(link.dataset.start), text.length));
+  range.setEnd(text, Math.min(Number(link.dataset.end), text.length));
+  const mark = document.createElement("mark");
+  mark.id = "evidence-highlight";
+  mark.dataset.path = link.dataset.path;
+  range.surroundContents(mark);
+  mark.scrollIntoView({ block: "center" });
+});

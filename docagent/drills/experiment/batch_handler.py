@@ -24,6 +24,7 @@ from functions.errors import DocumentRejected
 from functions.faults import fault_point
 from functions.inference import ModelProvider, get_model_provider
 from functions.inference.calls import CallSpec, finished_call, journal_call
+from functions.inference.evidence import split
 from functions.inference.prompts import CLASS_KEY
 from functions.logic.process_document import (
     DEFINITION_MISSING_ERROR,
@@ -107,8 +108,9 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
         return DocumentResult.model_validate(
             {**fields, "status": "rejected", "error": record.error, "reason": record.reason}
         )
+    extracted, _ = split(record.fields)  # the model's quotes apart (the experiment grounds nothing)
     checks, attached = run_checks(
-        bundle.class_bundle(class_name).spec.checks, record.fields, dt.datetime.now(dt.UTC).date(), _lookup
+        bundle.class_bundle(class_name).spec.checks, extracted, dt.datetime.now(dt.UTC).date(), _lookup
     )
     decision = decide(checks)
     return DocumentResult.model_validate(
@@ -117,7 +119,7 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
             "status": decision.status,
             "error": decision.error,
             "reason": decision.reason,
-            "fields": record.fields,
+            "fields": extracted,
             "attached": attached,
             "checks": checks,
         }

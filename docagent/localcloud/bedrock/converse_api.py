@@ -51,6 +51,7 @@ from docagent.localcloud.bedrock.backends import (
 from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
+from docagent.localcloud.bedrock.evidence import misquoted, with_evidence
 from docagent.localcloud.bedrock.image_blocks import read_images, visual_tokens
 from docagent.localcloud.bedrock.labels import (
     LABELS_FILE,
@@ -64,9 +65,10 @@ from docagent.localcloud.bedrock.labels import (
     no_label,
     write_recordings,
 )
-from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, name_problem
+from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
-from functions.inference.instructions import asked
+from functions.inference.instructions import Asked, asked
+from functions.page_texts import page_texts
 
 ADMIN_PATH = "/_docagent/bedrock/faults"
 # The model's context window: Claude Haiku 4.5 (the default model, stacks/config.py) takes 200,000 tokens
@@ -104,6 +106,12 @@ class ModelFaults(BaseModel):
         description="FIELD[:RATE]: this top-level field of the reply made wrong (a rate of the replies, "
         "default 1), for docagent eval's gate",
     )
+    misquote: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(:(0(\.\d+)?|1(\.0*)?))?$",
+        description="FIELD[:RATE]: this field's evidence quotes text the document does not hold (a rate of "
+        "the replies, default 1)",
+    )
     batch_record_error: float = Field(
         0.0, ge=0, le=1, description="batch inference: this share of the records answered with an error line"
     )
@@ -136,6 +144,13 @@ class ModelFaults(BaseModel):
         else:
             facts[name] = f"{value}-x"
         return json.dumps(facts)
+
+    def misquoted(self, reply: str, draw: float) -> str:
+        """``reply`` with the ``misquote`` field's quotes replaced when ``draw`` falls under its rate."""
+        if self.misquote is None:
+            return reply
+        name, _, rate = self.misquote.partition(":")
+        return misquoted(reply, name) if draw < float(rate or 1) else reply
 
     def model_post_init(self, _: Any) -> None:
         if sum(getattr(self, name) for name in ("throttle", "unavailable", "timeout")) > 1:
@@ -281,6 +296,17 @@ class LocalBedrock:
         text = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
         return MessageInput(text, document_sha256(text.encode("utf-8")), 0)
 
+    def _with_faults(self, reply: str, question: Asked | None, pages: list[str]) -> str:
+        """An answer with its evidence (an extract call: docagent/localcloud/bedrock/evidence.py), then the
+        ``corrupt`` and ``misquote`` faults."""
+        if question is None or question.kind == "extract":
+            reply = with_evidence(reply, pages)
+        if self.faults.corrupt is not None:
+            reply = self.faults.corrupted(reply, self._draw())
+        if self.faults.misquote is not None:
+            reply = self.faults.misquoted(reply, self._draw())
+        return reply
+
     def _draw(self) -> float:
         with self.lock:
             return self._random.random()
@@ -354,9 +380,7 @@ class LocalBedrock:
         answered = self.answer(user_text, digest, read) if not message.blind else BLIND_REPLY
         if isinstance(answered, tuple):
             return answered
-        reply = answered
-        if faults.corrupt is not None:
-            reply = faults.corrupted(reply, self._draw())
+        reply = self._with_faults(answered, asked(user_text), document_pages(blocks, read))
         stop_reason = "end_turn"
         shape = self._draw()
         if shape < faults.malformed:
@@ -418,6 +442,17 @@ def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, s
                 f"The model returned the following errors: {where}.source.bytes: {refused.reason}"
             )
     return "\n\n".join(texts)
+
+
+def document_pages(blocks: list[dict[str, Any]], text: str) -> list[str]:
+    """The first document block's page texts as the grounding check reads them (functions/page_texts.py),
+    else ``text`` as one page."""
+    for block in blocks:
+        if "document" in block:
+            raw = (block["document"].get("source") or {}).get("bytes", b"")
+            data = raw if isinstance(raw, bytes) else base64.b64decode(str(raw))
+            return page_texts(data, detect_format(data)) or [text]
+    return [text]
 
 
 def document_digest(blocks: list[dict[str, Any]]) -> str:

@@ -1,0 +1,82 @@
+"""The local model's evidence (docs/local-cloud.md, "Evidence"): each value of an extract reply quoted from
+the document, as a real model is asked to (functions/inference/evidence.py). A label may give its own
+``_evidence``; otherwise each value's own text is looked for in the document's page texts, line by line, and
+the line that holds it is the quote. A value the document does not hold gets itself as the quote (and the
+grounding check then finds it not grounded, as it should).
+
+The ``misquote=FIELD[:RATE]`` fault (ModelFaults) replaces that field's quotes with a sentence the document
+does not hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import JsonValue
+
+from functions.grounding import leaves, normalised, value_agrees
+from functions.inference.evidence import EVIDENCE_KEY
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_AMOUNT = re.compile(r"^-?\d+\.\d{2}$")
+MISQUOTE = "as confirmed to the adjuster by telephone: {value}"
+
+
+def _holds(line: str, value: JsonValue) -> bool:
+    """Whether ``line`` holds ``value``, read as the grounding check reads it (a value shaped as a date or an
+    amount as those)."""
+    text = str(value)
+    schema = {"x-normalise": "date"} if _DATE.match(text) else {}
+    if _AMOUNT.match(text):
+        schema = {"x-normalise": "amount"}
+    return value_agrees(value, line, schema) is True
+
+
+def quote_for(value: JsonValue, pages: list[str]) -> dict[str, JsonValue]:
+    """The first line of the document that holds ``value`` as it is written, else the first that holds it as
+    the grounding check reads it, with its page; else the value itself on page 1."""
+    wanted = normalised(str(value)).text
+    verbatim = isinstance(value, str) and not _DATE.match(value) and not _AMOUNT.match(value)
+
+    def as_written(line: str) -> bool:
+        return verbatim and wanted in normalised(line).text
+
+    for holds in (as_written, lambda line: _holds(line, value)):
+        for number, page in enumerate(pages, start=1):
+            for line in page.splitlines():
+                if line.strip() and holds(line):
+                    return {"quote": line.strip(), "page": number}
+    return {"quote": str(value), "page": 1}
+
+
+def with_evidence(reply: str, pages: list[str]) -> str:
+    """An extract reply with ``_evidence`` for each of its values (a reply that has it, or is no JSON object,
+    is returned as it is)."""
+    try:
+        fields: Any = json.loads(reply)
+    except ValueError:
+        return reply
+    if not isinstance(fields, dict) or EVIDENCE_KEY in fields:
+        return reply
+    quotes = {path: quote_for(value, pages) for path, value, _ in leaves(fields, {})}
+    body = reply.rstrip()[:-1]  # the reply as it is (its size and layout), one key added at its end
+    separator = ", " if fields else " "
+    return f"{body}{separator}{json.dumps(EVIDENCE_KEY)}: {json.dumps(quotes)}}}"
+
+
+def misquoted(reply: str, field: str) -> str:
+    """``reply`` with every quote of ``field`` (and of its nested values) replaced by one the document does
+    not hold."""
+    try:
+        data: Any = json.loads(reply)
+    except ValueError:
+        return reply
+    quotes = data.get(EVIDENCE_KEY) if isinstance(data, dict) else None
+    if not isinstance(quotes, dict):
+        return reply
+    for path, item in quotes.items():
+        if (path == field or path.startswith((f"{field}.", f"{field}["))) and isinstance(item, dict):
+            item["quote"] = MISQUOTE.format(value=json.dumps(data.get(field)))
+    return json.dumps(data)

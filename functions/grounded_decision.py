@@ -1,0 +1,56 @@
+"""A document's outcome with its evidence (docs/design.md, "Evidence and confidence"): the checks' decision
+(functions/checks.py), then review for each required field not grounded and each field under its class's
+``review_below``, the reason naming each field. A rejection stays a rejection.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from pydantic import JsonValue
+
+from functions.checks import Decision
+from functions.definition import Check, ClassBundle
+from functions.grounding import after_checks, ground_fields, review_reasons
+from functions.payloads.evidence import FieldEvidence, Quote
+from functions.payloads.model_calls import CheckOutcome
+
+
+def evidence_of(
+    class_bundle: ClassBundle,
+    fields: dict[str, JsonValue],
+    quotes: dict[str, Quote],
+    pages: list[str] | None,
+    checks: list[CheckOutcome],
+) -> dict[str, FieldEvidence]:
+    """Each field's grounding, its confidence lowered where a check on it failed."""
+    schema = cast("dict[str, Any]", class_bundle.schema_)
+    by_name: dict[str, Check] = {check.name: check for check in class_bundle.spec.checks}
+    failed = {
+        by_name[outcome.name].field for outcome in checks if not outcome.passed and outcome.name in by_name
+    }
+    return after_checks(ground_fields(fields, quotes, pages, schema), failed)
+
+
+def grounded_decision(
+    decision: Decision, class_bundle: ClassBundle, evidence: dict[str, FieldEvidence]
+) -> Decision:
+    """The checks' decision, sent to review with the grounding's reasons when it has any. A rejection stays a
+    rejection unless a required field is not grounded: an automatic outcome read from values the document
+    does not hold is no outcome, so a person sees it, with what the checks would have done."""
+    schema = class_bundle.schema_
+    listed = schema.get("required")
+    required = [str(name) for name in listed] if isinstance(listed, list) else []
+    below = class_bundle.spec.review_below
+    per_field = below if isinstance(below, dict) else {}
+    default = below if isinstance(below, float) else None
+    if decision.status == "rejected":
+        ungrounded = review_reasons(evidence, required, {}, None)
+        if not ungrounded:
+            return decision
+        would = f"the checks would reject it ({decision.error}: {decision.reason})"
+        return Decision("review", None, "; ".join([*ungrounded, would]))
+    reasons = review_reasons(evidence, required, per_field, default)
+    if not reasons:
+        return decision
+    return Decision("review", None, "; ".join(([decision.reason] if decision.reason else []) + reasons))

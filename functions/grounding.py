@@ -1,0 +1,342 @@
+"""The grounding check (docs/design.md, "Evidence and confidence"): deterministic, after the extraction, in
+the pipeline and not the model. For each field the model quoted: is the quote in the document (whitespace
+runs and case normalised; else fuzzy, by rapidfuzz, at ``FUZZY_THRESHOLD``), on the page it named, and does
+the value agree with its quote under the class's schema (dates, amounts and numbers read from the quote as
+the schema's ``x-normalise`` reads them; codes by their digits; text by token overlap)? Each field is
+grounded, approximate, not found or unverified (no text layer), with its span in the page's text and a
+confidence.
+
+Pure functions of the page texts, the fields, the quotes and the schema: the same inputs give the same result.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from pydantic import JsonValue
+
+from functions.fields import normalise_amount, normalise_date
+from functions.payloads.evidence import FieldEvidence, Grounding, Quote
+
+# A quote found only fuzzily counts when rapidfuzz's partial_ratio_alignment (0-100: the best-matching window
+# of the page against the quote, normalised Indel similarity) reaches this: 90 lets a pypdf extraction's
+# dropped or doubled space or a hyphenation through, and fails a quote that changed a word of ten. A value
+# agrees with its quote textually at the same score (token_set_ratio).
+FUZZY_THRESHOLD = 90.0
+# The confidence of a field (documented in docs/evaluation.md, "Calibration"; eval measures how often each
+# band is right): by grounding, times a factor when the value disagrees with its quote, averaged with the
+# model's own score when the reply gives one, halved when a check on the field failed.
+BASE_CONFIDENCE: dict[Grounding, float] = {
+    "grounded": 0.97,
+    "approximate": 0.8,
+    "unverified": 0.6,
+    "not_found": 0.1,
+}
+DISAGREES_FACTOR = 0.25
+FAILED_CHECK_FACTOR = 0.5
+_DATE_LIKE = re.compile(
+    r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}|\d{8}"
+    r"|\d{1,2}\.? [A-Za-z]{3,9}\.? \d{4}|[A-Za-z]{3,9}\.? \d{1,2},? \d{4}"
+)
+# A number as printed: digits with thousands and decimal separators, no spaces (so the columns of a table row
+# stay apart; "1 234,56" reads as two numbers).
+_NUMBER_LIKE = re.compile(r"-?\d(?:[\d,.'\u00a0]*\d)?")
+# A currency code read from its symbol: a quote "£515.00" holds GBP.
+CURRENCY_SYMBOLS = {"€": "EUR", "£": "GBP", "$": "USD", "¥": "JPY", "₹": "INR", "CHF": "CHF", "kr": "DKK"}
+
+
+# ------------------------------------------------------------------------------------------ page texts
+
+
+@dataclass(frozen=True)
+class _Normalised:
+    """A text with whitespace runs made one space and lower-cased, and each of its characters' offset in the
+    original text."""
+
+    text: str
+    offsets: list[int]
+
+    def span(self, start: int, end: int, original: str) -> tuple[int, int]:
+        if start >= len(self.offsets):
+            return len(original), len(original)
+        return self.offsets[start], self.offsets[max(start, end - 1)] + 1
+
+
+def normalised(text: str) -> _Normalised:
+    chars: list[str] = []
+    offsets: list[int] = []
+    for index, char in enumerate(text):
+        if char.isspace():
+            if chars and chars[-1] != " ":
+                chars.append(" ")
+                offsets.append(index)
+            continue
+        for lowered in char.lower():
+            chars.append(lowered)
+            offsets.append(index)
+    if chars and chars[-1] == " ":
+        chars.pop()
+        offsets.pop()
+    return _Normalised("".join(chars), offsets)
+
+
+@dataclass(frozen=True)
+class Located:
+    page: int  # 1-based
+    start: int
+    end: int
+    score: float
+    exact: bool
+
+
+def _locate_on(quote: _Normalised, page_text: str) -> Located | None:
+    page = normalised(page_text)
+    if not quote.text:
+        return None
+    found = page.text.find(quote.text)
+    if found >= 0:
+        start, end = page.span(found, found + len(quote.text), page_text)
+        return Located(0, start, end, 100.0, exact=True)
+    aligned = partial_alignment(quote.text, page.text)
+    if aligned is None:
+        return None
+    score, dest_start, dest_end = aligned
+    start, end = page.span(dest_start, dest_end, page_text)
+    return Located(0, start, end, score, exact=False)
+
+
+def partial_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
+    """The window of ``page`` most like ``quote`` (score 0-100, start, end) when it reaches FUZZY_THRESHOLD:
+    rapidfuzz's partial_ratio_alignment, or where rapidfuzz is not installed (a Lambda package without its
+    platform wheel) the same idea with the standard library's difflib (windows anchored on matching
+    blocks)."""
+    try:
+        from rapidfuzz import fuzz  # noqa: PLC0415 (only where a document is grounded)
+    except ImportError:
+        return _difflib_alignment(quote, page)
+    aligned = fuzz.partial_ratio_alignment(quote, page, score_cutoff=FUZZY_THRESHOLD)
+    return None if aligned is None else (float(aligned.score), aligned.dest_start, aligned.dest_end)
+
+
+def _difflib_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
+    best: tuple[float, int, int] | None = None
+    matcher = difflib.SequenceMatcher(None, quote, page, autojunk=False)
+    slack = max(2, len(quote) // 10)  # a window a few characters longer or shorter than the quote
+    for block in matcher.get_matching_blocks():
+        start = max(0, block.b - block.a)
+        for length in range(max(1, len(quote) - slack), len(quote) + slack + 1):
+            window = page[start : start + length]
+            score = difflib.SequenceMatcher(None, quote, window, autojunk=False).ratio() * 100
+            if best is None or score > best[0]:
+                best = (score, start, start + len(window))
+    return best if best is not None and best[0] >= FUZZY_THRESHOLD else None
+
+
+def token_set_ratio(text: str, said: str) -> float:
+    """rapidfuzz's token_set_ratio (0-100), or difflib's ratio of the sorted tokens without rapidfuzz (100
+    when one's tokens are all in the other's)."""
+    try:
+        from rapidfuzz import fuzz  # noqa: PLC0415 (only where a document is grounded)
+    except ImportError:
+        mine, theirs = set(text.split()), set(said.split())
+        if mine <= theirs or theirs <= mine:
+            return 100.0
+        return difflib.SequenceMatcher(None, " ".join(sorted(mine)), " ".join(sorted(theirs))).ratio() * 100
+    return float(fuzz.token_set_ratio(text, said))
+
+
+def locate(quote: str, pages: list[str], page: int) -> Located | None:
+    """Where ``quote`` is: on ``page`` (1-based) first, else the first other page that holds it."""
+    wanted = normalised(quote)
+    order = [page - 1] + [index for index in range(len(pages)) if index != page - 1]
+    for index in order:
+        if 0 <= index < len(pages):
+            found = _locate_on(wanted, pages[index])
+            if found is not None:
+                return Located(index + 1, found.start, found.end, found.score, found.exact)
+    return None
+
+
+# ------------------------------------------------------------------------------- value against quote
+
+
+def date_candidates(text: str) -> Iterator[str]:
+    """Every date in ``text`` the ``date`` normaliser reads, as YYYY-MM-DD."""
+    for match in _DATE_LIKE.finditer(text):
+        try:
+            yield normalise_date(match.group(0))
+        except ValueError:
+            continue
+
+
+def amount_candidates(text: str) -> Iterator[str]:
+    """Every number in ``text`` as the ``amount`` normaliser reads it ("1234.56")."""
+    for match in _NUMBER_LIKE.finditer(text):
+        try:
+            yield normalise_amount(match.group(0))
+        except ValueError:
+            continue
+
+
+def _digits(text: str) -> str:
+    return "".join(char for char in text if char.isdigit())
+
+
+def value_agrees(value: Any, quote: str, schema: dict[str, Any]) -> bool | None:
+    """Whether ``value`` is what its quote says, read as the schema reads it; None when the schema gives no
+    way to compare (an enum names a category the text need not spell)."""
+    normaliser = schema.get("x-normalise")
+    if normaliser == "date" or schema.get("format") == "date":
+        return str(value) in set(date_candidates(quote))
+    if normaliser == "amount":
+        try:
+            return normalise_amount(value) in set(amount_candidates(quote))
+        except ValueError:
+            return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return Decimal(str(value)) in {Decimal(text) for text in amount_candidates(quote)}
+        except InvalidOperation:
+            return False
+    text, said = normalised(str(value)).text, normalised(quote).text
+    if text in said:
+        return True
+    if isinstance(schema.get("enum"), list) or isinstance(value, bool):
+        return None
+    if re.fullmatch(r"[a-z]{3}", text) and any(
+        code.lower() == text and symbol.lower() in said for symbol, code in CURRENCY_SYMBOLS.items()
+    ):
+        return True
+    digits = _digits(text)
+    if len(digits) >= 4:  # a code (POL-100234 from "Policy no. 100234"; CUST-00005 from "Client no. 5")
+        numbers = {run.lstrip("0") or "0" for run in re.findall(r"\d+", said)}
+        return digits in _digits(said) or all(
+            (run.lstrip("0") or "0") in numbers for run in re.findall(r"\d+", text)
+        )
+    return token_set_ratio(text, said) >= FUZZY_THRESHOLD
+
+
+# ------------------------------------------------------------------------------------------ the check
+
+
+def confidence(grounding: Grounding, agrees: bool | None, model_score: float | None) -> float:
+    score = BASE_CONFIDENCE[grounding] * (DISAGREES_FACTOR if agrees is False else 1.0)
+    if model_score is not None:
+        score = (score + model_score) / 2
+    return round(score, 4)
+
+
+def ground(
+    value: JsonValue, quote: Quote | None, pages: list[str] | None, schema: dict[str, Any]
+) -> FieldEvidence:
+    """One field's grounding: ``pages`` are the document's page texts (None: no text layer read)."""
+    if quote is None:
+        return FieldEvidence(grounding="not_found", confidence=confidence("not_found", None, None),
+                             note="the model gave no evidence")  # fmt: skip
+    agrees = value_agrees(value, quote.quote, schema)
+    if pages is None:
+        grounding: Grounding = "unverified"
+        return FieldEvidence(quote=quote.quote, page=quote.page, grounding=grounding, value_agrees=agrees,
+                             confidence=confidence(grounding, agrees, quote.confidence),
+                             note="the page has no text layer the pipeline reads")  # fmt: skip
+    found = locate(quote.quote, pages, quote.page)
+    if found is None:
+        return FieldEvidence(quote=quote.quote, page=quote.page, grounding="not_found", value_agrees=agrees,
+                             confidence=confidence("not_found", agrees, quote.confidence),
+                             note=f"the quote {quote.quote!r} is not in the document")  # fmt: skip
+    notes = []
+    if found.page != quote.page:
+        notes.append(f"the quote is on page {found.page}, not page {quote.page}")
+    if not found.exact:
+        notes.append(f"the quote matches the page only approximately ({found.score:.0f} of 100)")
+    grounding = "grounded" if not notes else "approximate"
+    if agrees is False:
+        notes.append(f"the value {value!r} does not agree with its quote {quote.quote!r}")
+    return FieldEvidence(
+        quote=quote.quote,
+        page=found.page,
+        start=found.start,
+        end=found.end,
+        grounding=grounding,
+        match_score=found.score,
+        value_agrees=agrees,
+        confidence=confidence(grounding, agrees, quote.confidence),
+        note="; ".join(notes) or None,
+    )
+
+
+def is_grounded(evidence: FieldEvidence) -> bool:
+    """Grounded enough to accept without a person: found (exactly or approximately) and the value agrees. A
+    field of a document without a text layer (unverified) counts when its value agrees with its quote: only
+    its confidence (``review_below``) can send it to a person."""
+    return evidence.grounding != "not_found" and evidence.value_agrees is not False
+
+
+def leaves(
+    value: JsonValue, schema: dict[str, Any], path: str = ""
+) -> Iterator[tuple[str, JsonValue, dict[str, Any]]]:
+    """Every non-null scalar of the fields by its path (``claimant.name``, ``damaged_items[0].amount``) with
+    its schema."""
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        for name, item in value.items():
+            sub = properties.get(name)
+            yield from leaves(item, sub if isinstance(sub, dict) else {}, f"{path}.{name}".lstrip("."))
+    elif isinstance(value, list):
+        items = schema.get("items")
+        for index, item in enumerate(value):
+            yield from leaves(item, items if isinstance(items, dict) else {}, f"{path}[{index}]")
+    elif value is not None:
+        yield path, value, schema
+
+
+def ground_fields(
+    fields: dict[str, JsonValue],
+    quotes: dict[str, Quote],
+    pages: list[str] | None,
+    schema: dict[str, Any],
+) -> dict[str, FieldEvidence]:
+    """Every field's evidence, by path."""
+    return {path: ground(value, quotes.get(path), pages, sub) for path, value, sub in leaves(fields, schema)}
+
+
+def field_of(path: str) -> str:
+    """The top-level field a path belongs to (``damaged_items[0].amount`` -> ``damaged_items``)."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def review_reasons(
+    evidence: dict[str, FieldEvidence],
+    required: list[str],
+    review_below: dict[str, float],
+    default_below: float | None,
+) -> list[str]:
+    """Why a person must see the document: each required field not grounded (always), and each field whose
+    confidence is under its ``review_below`` (by top-level field, else the class's)."""
+    reasons = []
+    for path, found in evidence.items():
+        top = field_of(path)
+        if top in required and not is_grounded(found):
+            reasons.append(f"{path} is not grounded in the document: {found.note or found.grounding}")
+            continue
+        below = review_below.get(path, review_below.get(top, default_below))
+        if below is not None and found.confidence < below:
+            reasons.append(f"{path} has confidence {found.confidence:.2f}, below {below:.2f}")
+    return reasons
+
+
+def after_checks(evidence: dict[str, FieldEvidence], failed_fields: set[str]) -> dict[str, FieldEvidence]:
+    """The evidence with each field a failed check names (or a path under it) at FAILED_CHECK_FACTOR of its
+    confidence."""
+    return {
+        path: found.model_copy(update={"confidence": round(found.confidence * FAILED_CHECK_FACTOR, 4)})
+        if path in failed_fields or field_of(path) in failed_fields
+        else found
+        for path, found in evidence.items()
+    }

@@ -1,0 +1,43 @@
+"""A field's evidence: what the model says it read (``Quote``, in the same reply as the value) and what the
+grounding check found of it (``FieldEvidence``, stored in the document's result beside the value).
+
+docs/design.md, "Evidence and confidence"; functions/grounding.py computes FieldEvidence.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from functions.payloads.common import StrictModel
+
+# grounded: the quote is on the page named (whitespace and case normalised) and the value agrees with it;
+# approximate: found only by fuzzy matching, or on another page than the one named; not_found: the quote is
+# not in the document, or the value does not agree with its quote; unverified: the document has no text layer
+# the pipeline reads (a page read visually), so only the page is known.
+Grounding = Literal["grounded", "approximate", "not_found", "unverified"]
+
+
+class Quote(StrictModel):
+    """One field's evidence as the model replies it (the reply's ``_evidence`` object, by field path)."""
+
+    quote: str = Field(max_length=2000, description="the verbatim text the value was read from")
+    page: int = Field(1, ge=1, description="the page it is on, 1 for a document without pages")
+    confidence: float | None = Field(None, ge=0, le=1, description="the model's own score, when asked")
+
+
+class FieldEvidence(StrictModel):
+    """One field's evidence in a document's result: the quote, where it is and how far it holds."""
+
+    quote: str | None = None
+    page: int | None = Field(None, ge=1, description="the page the quote is on (the model's, when not found)")
+    start: int | None = Field(None, ge=0, description="offset of the span in the page's text")
+    end: int | None = Field(None, ge=0, description="end offset (exclusive) of the span in the page's text")
+    grounding: Grounding
+    match_score: float = Field(0.0, ge=0, le=100, description="rapidfuzz score of the quote against the span")
+    value_agrees: bool | None = Field(
+        None, description="the value read from its quote under the schema (null: not comparable, an enum)"
+    )
+    confidence: float = Field(ge=0, le=1)
+    note: str | None = Field(None, description="why it is not grounded, in words")

@@ -1,0 +1,118 @@
+"""Issue #42's done-when on the claims example, through the real pipeline on a local cloud:
+
+- with every claim form's incident date moved a day by the local model (``corrupt=incident_date:1.0``: valid
+  for the schema, absent from the document), every claim form ends in review with a reason naming
+  incident_date, none accepted;
+- without faults, every extracted field of every result has evidence with a page, and its offsets in the
+  page's text (functions/page_texts.py) hold its quote (whitespace and case normalised).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_demo import docagent
+
+pytestmark = pytest.mark.integration
+CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
+# Reads the kept cloud's results and each document's page texts, as the operator's reader does.
+EVIDENCE_OF_JOB = """
+import json, sys
+from docagent.operations.context import OperatorContext
+from docagent.operations.records import JobRecords
+from functions.documents import detect_format
+from functions.page_texts import page_texts
+records = JobRecords(OperatorContext.resolve(None), sys.argv[1])
+entries = {entry.document_id: entry for entry in records.entries()}
+out = {}
+for document_id, result in records.results.items():
+    data = records.document_bytes(entries[document_id], 5_000_000)
+    pages = page_texts(data, detect_format(data))
+    out[document_id] = {"class_name": result.class_name, "status": result.status, "fields": result.fields,
+                        "evidence": {p: e.model_dump() for p, e in result.evidence.items()}, "pages": pages}
+print(json.dumps(out))
+"""
+
+
+def kept_demo(state: Path, *arguments: str) -> tuple[dict, dict]:
+    """`demo --job examples/claims --no-crash --keep ARGS`, its review queue; the cloud stopped after."""
+    try:
+        summary = docagent(state, "demo", "--job", str(CLAIMS), "--no-crash", "--time-scale", "0.1", "--keep",
+                           *arguments)  # fmt: skip
+        queue = docagent(state, "review", "list", summary["job_id"])
+        read = subprocess.run(
+            [sys.executable, "-c", EVIDENCE_OF_JOB, summary["job_id"]],
+            env={**os.environ, "DOCAGENT_STATE_DIR": str(state)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return queue, json.loads(read.stdout)
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "docagent.cli", "local", "down"],
+            env={**os.environ, "DOCAGENT_STATE_DIR": str(state)},
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+
+
+def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(tmp_path: Path) -> None:
+    queue, results = kept_demo(tmp_path, "--model-faults", "corrupt=incident_date:1.0")
+    claim_forms = {doc: result for doc, result in results.items() if result["class_name"] == "claim-form"}
+    assert len(claim_forms) == 4
+    assert {result["status"] for result in claim_forms.values()} == {"review"}, claim_forms
+    reviewed = {item["document_id"]: item for item in queue["documents"]}
+    for document_id in claim_forms:
+        assert "incident_date is not grounded" in reviewed[document_id]["reason"], reviewed[document_id]
+        assert reviewed[document_id]["evidence"]["incident_date"]["value_agrees"] is False
+    confidences = [item["confidence"] for item in queue["documents"]]
+    assert confidences == sorted(confidences)  # the least certain first
+
+
+def test_every_extracted_field_has_evidence_whose_offsets_hold_its_quote(tmp_path: Path) -> None:
+    _, results = kept_demo(tmp_path)
+    assert len(results) == 7
+    extracted = {doc: result for doc, result in results.items() if result["fields"] is not None}
+    assert len(extracted) >= 6
+    for document_id, result in extracted.items():
+        evidence, pages = result["evidence"], result["pages"]
+        assert pages, f"{document_id}: the claims example's documents all have a text layer"
+        for path, found in evidence.items():
+            assert found["grounding"] == "grounded" and found["page"] >= 1, (document_id, path, found)
+            span = pages[found["page"] - 1][found["start"] : found["end"]]
+            assert " ".join(span.split()).lower() == " ".join(found["quote"].split()).lower(), (path, span)
+        scalars = _scalar_paths(result["fields"])
+        assert set(evidence) == scalars, (document_id, scalars - set(evidence))
+
+
+def _scalar_paths(value: object, path: str = "") -> set[str]:
+    if isinstance(value, dict):
+        return {p for key, item in value.items() for p in _scalar_paths(item, f"{path}.{key}".lstrip("."))}
+    if isinstance(value, list):
+        return {p for index, item in enumerate(value) for p in _scalar_paths(item, f"{path}[{index}]")}
+    return set() if value is None else {path}
+
+
+def test_eval_reports_calibration_per_field_and_the_accept_rate_and_plots_it(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    found = docagent(tmp_path, "eval", "--job", str(CLAIMS), "--model-faults", "corrupt=incident_date:1.0",
+                     "--out", str(out))  # fmt: skip
+    calibration = found["run"]["calibration"]
+    fields = {figures["name"]: figures for figures in calibration["fields"]}
+    moved = fields["incident_date"]["bands"]
+    assert moved[0]["values"] == 4 and moved[0]["right"] == 0  # every moved date is in the lowest band
+    assert sum(band["values"] for band in fields["total"]["bands"][-1:]) >= 4
+    rate = calibration["accept_without_review"]
+    assert rate["target_precision"] == 0.99 and rate["documents"] == 7
+    assert rate["accepted"] == 3 and rate["precision"] == 1.0  # the repair estimates, every field right
+    assert (out / "reliability.png").read_bytes()[:4] == b"\x89PNG"
+    assert str(out / "reliability.png") in found["written"]
