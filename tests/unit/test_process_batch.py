@@ -127,7 +127,7 @@ def test_a_rejection_stays_its_document_result_and_the_batch_succeeds(cloud):
     entries = items(prepared)
     label = {
         "customer_id": "CUST-99999", "invoice_number": "INV-2026-00777", "invoice_date": "2026-03-14",
-        "amount": "1234.56", "currency": "EUR", "category": "hardware", "summary": "Supplies.",
+        "amount": "1234.56", "currency": "EUR", "category": "hardware", "summary": "ACME Supplies",
     }  # fmt: skip
     provider = CountingProvider({**SEEDED_REPLIES, UNKNOWN_CUSTOMER_INVOICE: label})
     batch = process_batch(batch_event(prepared, entries), FakeLambdaContext(), provider=provider)

@@ -93,8 +93,12 @@ def claim(policy: str, total: str, filed: str = "2026-01-10") -> dict[str, Any]:
 DOCUMENTS = {
     "a-claim.txt": ("CLAIM P-0001 roof 1.200,00 EUR filed 10.01.2026", "claim", claim("p-0001", "1.200,00")),
     "b-big-claim.txt": ("CLAIM P-0001 roof 9000 EUR filed 10.01.2026", "claim", claim("P-0001", "9000")),
-    "c-unknown-policy.txt": ("CLAIM P-0999 roof 10 EUR", "claim", claim("P-0999", "10")),
-    "d-future.txt": ("CLAIM P-0001 roof 10 EUR filed 2099", "claim", claim("P-0001", "10", "2099-01-01")),
+    "c-unknown-policy.txt": ("CLAIM P-0999 roof 10 EUR filed 10.01.2026", "claim", claim("P-0999", "10")),
+    "d-future.txt": (
+        "CLAIM P-0001 roof 10 EUR filed 01.01.2099",
+        "claim",
+        claim("P-0001", "10", "2099-01-01"),
+    ),
     "e-letter.txt": ("Dear insurer, Ada", "letter", {"sender": " Ada "}),
     "f-recipe.txt": ("Pancakes: flour, eggs, milk", None, None),
     "g-memo.txt": ("Memo to staff", "memo", None),

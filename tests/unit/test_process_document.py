@@ -215,7 +215,7 @@ def test_bad_documents_are_rejected_with_their_reason_while_the_others_are_extra
         **SEEDED_REPLIES,
         UNKNOWN_CUSTOMER_INVOICE: (
             '{"customer_id": "cust-99999", "invoice_number": "INV-2026-00777", "invoice_date": "14.03.2026",'
-            ' "amount": "1,234.56", "currency": "eur", "category": "Hardware", "summary": "Supplies."}'
+            ' "amount": "1,234.56", "currency": "eur", "category": "Hardware", "summary": "ACME Supplies"}'
         ),
         "Hello, nothing to see here.": '{"customer_id": null, "summary": "nothing"}',
     }
