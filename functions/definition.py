@@ -54,7 +54,7 @@ SCHEMA_KEYWORDS = frozenset(
         "type", "properties", "required", "additionalProperties", "items", "enum", "const",
         "pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
         "multipleOf", "minItems", "maxItems", "uniqueItems", "format", "anyOf", "oneOf", "allOf", "not",
-        "x-normalise", "x-comparator", "x-weight",
+        "x-normalise", "x-comparator", "x-weight", "x-grounding",
     }
 )  # fmt: skip
 

@@ -32,6 +32,11 @@ def evidence_of(
     return after_checks(ground_fields(fields, quotes, pages, schema), failed)
 
 
+# The schema annotation of a field the model writes rather than reads, which no quote can hold (a summary
+# "Hardware invoice H-55812 for 17256.61 GBP"): its grounding is recorded, never a reason for review.
+DERIVED_KEYWORD = "x-grounding"
+
+
 def grounded_decision(
     decision: Decision, class_bundle: ClassBundle, evidence: dict[str, FieldEvidence]
 ) -> Decision:
@@ -40,7 +45,13 @@ def grounded_decision(
     does not hold is no outcome, so a person sees it, with what the checks would have done."""
     schema = class_bundle.schema_
     listed = schema.get("required")
-    required = [str(name) for name in listed] if isinstance(listed, list) else []
+    properties = schema.get("properties")
+    derived = {  # a field the model writes rather than reads (a summary): ``"x-grounding": "none"``
+        str(name)
+        for name, sub in (properties if isinstance(properties, dict) else {}).items()
+        if isinstance(sub, dict) and sub.get(DERIVED_KEYWORD) == "none"
+    }
+    required = [str(name) for name in listed if str(name) not in derived] if isinstance(listed, list) else []
     below = class_bundle.spec.review_below
     per_field = below if isinstance(below, dict) else {}
     default = below if isinstance(below, float) else None
