@@ -32,8 +32,8 @@ def evidence_of(
     return after_checks(ground_fields(fields, quotes, pages, schema), failed)
 
 
-# The schema annotation of a field the model writes rather than reads, which no quote can hold (a summary
-# "Hardware invoice H-55812 for 17256.61 GBP"): its grounding is recorded, never a reason for review.
+# The schema annotation of a field the model writes rather than reads, which no quote can hold (a one-line
+# summary of the whole document): its grounding is recorded, never a reason for review.
 DERIVED_KEYWORD = "x-grounding"
 
 

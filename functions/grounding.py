@@ -189,7 +189,7 @@ def _digits(text: str) -> str:
 
 def value_agrees(value: Any, quote: str, schema: dict[str, Any]) -> bool | None:
     """Whether ``value`` is what its quote says, read as the schema reads it; None when the schema gives no
-    way to compare (an enum names a category the text need not spell)."""
+    way to compare (an enum names a kind the text need not spell)."""
     normaliser = schema.get("x-normalise")
     if normaliser == "date" or schema.get("format") == "date":
         return str(value) in set(date_candidates(quote))
@@ -280,7 +280,7 @@ def is_grounded(evidence: FieldEvidence) -> bool:
 def leaves(
     value: JsonValue, schema: dict[str, Any], path: str = ""
 ) -> Iterator[tuple[str, JsonValue, dict[str, Any]]]:
-    """Every non-null scalar of the fields by its path (``claimant.name``, ``damaged_items[0].amount``) with
+    """Every non-null scalar of the fields by its path (``party.name``, ``line_items[0].amount``) with
     its schema."""
     if isinstance(value, dict):
         properties = schema.get("properties")
@@ -307,7 +307,7 @@ def ground_fields(
 
 
 def field_of(path: str) -> str:
-    """The top-level field a path belongs to (``damaged_items[0].amount`` -> ``damaged_items``)."""
+    """The top-level field a path belongs to (``line_items[0].amount`` -> ``line_items``)."""
     return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 

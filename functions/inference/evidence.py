@@ -21,8 +21,8 @@ EVIDENCE_KEY = "_evidence"
 EVIDENCE_PROMPT = " ".join(
     [
         f'Beside the fields, give one more key, "{EVIDENCE_KEY}": an object whose keys are the paths',
-        'of the values you gave (a field "total", a nested "claimant.name", an item of a list',
-        '"damaged_items[0].amount") and whose values are {"quote": the exact text of the document you',
+        'of the values you gave (a field "total", a nested "party.name", an item of a list',
+        '"line_items[0].amount") and whose values are {"quote": the exact text of the document you',
         'read the value from, copied verbatim (a line or less), "page": the page number it is on, 1 for',
         "a document without pages}. Give no evidence for a null value.",
     ]

@@ -377,10 +377,13 @@ class LocalBedrock:
             if forwarded[0] == 200 and model.record:
                 self.record(user_text, digest, forwarded[2])
             return forwarded
-        answered = self.answer(user_text, digest, read) if not message.blind else BLIND_REPLY
-        if isinstance(answered, tuple):
-            return answered
-        reply = self._with_faults(answered, asked(user_text), document_pages(blocks, read))
+        if message.blind:  # a scan read without citations: nothing seen, nothing quoted
+            reply = BLIND_REPLY
+        else:
+            answered = self.answer(user_text, digest, read)
+            if isinstance(answered, tuple):
+                return answered
+            reply = self._with_faults(answered, asked(user_text), document_pages(blocks, read))
         stop_reason = "end_turn"
         shape = self._draw()
         if shape < faults.malformed:

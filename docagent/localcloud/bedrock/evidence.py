@@ -1,8 +1,8 @@
-"""The local model's evidence (docs/local-cloud.md, "Evidence"): each value of an extract reply quoted from
-the document, as a real model is asked to (functions/inference/evidence.py). A label may give its own
-``_evidence``; otherwise each value's own text is looked for in the document's page texts, line by line, and
-the line that holds it is the quote. A value the document does not hold gets itself as the quote (and the
-grounding check then finds it not grounded, as it should).
+"""The local model's evidence (docs/design.md, "Evidence and confidence"): each value of an extract reply
+quoted from the document, as a real model is asked to (functions/inference/evidence.py). A label may give
+its own ``_evidence``; otherwise each value's own text is looked for in the document's page texts, line by
+line, and the line that holds it is the quote. A value the document does not hold gets itself as the quote
+(and the grounding check then finds it not grounded, as it should).
 
 The ``misquote=FIELD[:RATE]`` fault (ModelFaults) replaces that field's quotes with a sentence the document
 does not hold.
