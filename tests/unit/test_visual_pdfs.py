@@ -19,7 +19,7 @@ from docagent.localcloud.bedrock.labels import Label
 from functions import storage
 from functions.definition import DefinitionBundle, JobDefinition
 from functions.documents import document_input
-from functions.errors import DocumentTooLarge, DocumentUnreadable
+from functions.errors import DocumentTooLarge
 from functions.inference.converse import converse_body, reply_text
 from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, text_layer
 from functions.settings import get_settings
@@ -156,14 +156,15 @@ def test_cost_prices_a_page_by_how_it_is_read():
 
 
 def test_a_documents_text_page_by_page():
-    from docagent.localcloud.bedrock.document_text import page_texts  # noqa: PLC0415
+    """The one reader of a document's page texts (functions/page_texts.py, the grounding's): a mixed PDF's
+    pages, one page for text, none for an image or a PDF it cannot read."""
+    from functions.page_texts import page_texts  # noqa: PLC0415
 
     pages = page_texts(joined(render_pdf(files.INVOICE), files.scanned_pdf()), "pdf")
-    assert len(pages) == 2 and "INV-2026-00421" in pages[0] and not pages[1].strip()
+    assert pages is not None and len(pages) == 2 and "INV-2026-00421" in pages[0] and not pages[1].strip()
     assert page_texts(files.INVOICE.encode(), "txt") == [files.INVOICE]
-    assert page_texts(files.PNG, "png") == []
-    with pytest.raises(DocumentUnreadable, match="encrypted"):
-        page_texts(files.encrypted_pdf(), "pdf")
+    assert page_texts(files.PNG, "png") is None
+    assert page_texts(files.encrypted_pdf(), "pdf") is None
 
 
 def pages_pdf(count: int) -> bytes:

@@ -24,14 +24,11 @@ import csv
 import io
 import zipfile
 from html.parser import HTMLParser
-from typing import get_args
 
 from docagent.localcloud.bedrock.spreadsheets import SpreadsheetError, xls_text, xlsx_text
 from functions.documents import detect_format
 from functions.errors import DocumentRejected, DocumentUnreadable
-from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, MAX_CONVERSE_PDF_PAGES, ImageKind
-
-IMAGE_KINDS: frozenset[str] = frozenset(get_args(ImageKind))
+from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, MAX_CONVERSE_PDF_PAGES
 
 # Claude reads at most 100 PDF pages per request on models with a 200k-token context (functions/payloads/);
 # the local runtime refuses more, as a request over the limit is refused.
@@ -80,18 +77,6 @@ def extract_text(data: bytes, declared_format: str) -> str:
     )
 
 
-def page_texts(data: bytes, declared_format: str) -> list[str]:
-    """The document's text page by page, as the model would read it (for grounding a value in its page):
-    a PDF's pages (pypdf), one page for every other text format, no page for an image (the local cloud reads
-    no pixels). DocumentUnreadable as extract_text."""
-    if declared_format == "pdf":
-        extract_text(data, declared_format)  # refuses what Bedrock refuses, as for the whole text
-        return _pdf_page_texts(data)
-    if declared_format in IMAGE_KINDS:
-        return []
-    return [extract_text(data, declared_format)]
-
-
 # pypdf and python-docx are imported by the reader that needs them, when a document of theirs is read, not at
 # each local cloud's start (0.3 s of CPU there: `python -X importtime`, 2026-12-02), as spreadsheets.py does.
 
@@ -114,12 +99,6 @@ def _pdf_text(data: bytes) -> str:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as error:
         raise refusal(f"the PDF is corrupt ({type(error).__name__}: {error})") from None
-
-
-def _pdf_page_texts(data: bytes) -> list[str]:
-    from pypdf import PdfReader  # noqa: PLC0415 (when a PDF is read: see above)
-
-    return [page.extract_text() or "" for page in PdfReader(io.BytesIO(data)).pages]
 
 
 def _docx_text(data: bytes) -> str:
