@@ -20,6 +20,7 @@ compiled extensions: the functions' layer is built from this environment's insta
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import re
@@ -138,14 +139,17 @@ def pattern_problem(pattern: str) -> str | None:
 
 def can_backtrack(patterns: Iterable[str]) -> bool:
     """True when any pattern has more than one unbounded repeat (what ``bounded`` runs in a child)."""
-    for pattern in patterns:
-        try:
-            parsed = sre_parse.parse(pattern)
-        except re.error:
-            continue
-        if sum(1 for node in _nodes(parsed) if _unbounded(*node)) > 1:
-            return True
-    return False
+    return any(_backtracks(pattern) for pattern in patterns)
+
+
+@functools.lru_cache(maxsize=1024)
+def _backtracks(pattern: str) -> bool:
+    """One pattern's answer, parsed once per process: every reply of a job is checked against the same."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return False
+    return sum(1 for node in _nodes(parsed) if _unbounded(*node)) > 1
 
 
 def bounded(patterns: Iterable[str], work: Callable[[], T], seconds: float = PATTERN_SECONDS) -> T:

@@ -24,7 +24,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from docagent.kit.schemas import index_step
+from functions.definition import keyword_values
 
 # The base URI every file of the definition gets: file:///definition/<path in the folder>. A reference is
 # resolved against it with the URL rules (urljoin), so ``../x`` and ``/x`` land outside ``/definition/``.
@@ -89,19 +89,9 @@ class _FolderFiles:
         return Resource.from_contents(contents, default_specification=DRAFT202012)
 
 
-def _refs(node: Any, path: str = "$") -> list[tuple[str, str]]:
-    """(JSON path, value) of every ``$ref`` in a schema document."""
-    found: list[tuple[str, str]] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                found.append((path, value))
-            else:
-                found += _refs(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for index, item in enumerate(node):
-            found += _refs(item, path + index_step(index))
-    return found
+def _refs(document: Any) -> list[tuple[str, str]]:
+    """(JSON path, value) of every string ``$ref`` in a schema document (functions/definition.py's walk)."""
+    return [(where, ref) for where, ref in keyword_values(document, "$ref") if isinstance(ref, str)]
 
 
 def _fix(ref: str) -> str:
