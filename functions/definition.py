@@ -39,6 +39,8 @@ FIELD_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 # A check's or rejection's error name, as DocumentResult.error carries it (``NotInReference``).
 ERROR_NAME_PATTERN = r"^[A-Z][A-Za-z0-9]{2,63}$"
 DEFINITION_FILE = "job.json"
+# A Bedrock model id, inference profile id or ARN as Converse's modelId takes it (1-2048 characters).
+MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,2047}$"
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # The outcome of a document of no known class (classification answered none of the definition's classes).
 UNKNOWN_CLASS_ERROR = "UnknownDocumentClass"
@@ -241,6 +243,15 @@ class JobDefinition(_Strict):
         "image, citations enabled) or auto (text where every page has a text layer, visual otherwise); "
         "functions/pdf_layers.py",
     )
+    models: (
+        Annotated[list[Annotated[str, Field(pattern=MODEL_ID_PATTERN)]], Field(min_length=2, max_length=2)]
+        | None
+    ) = Field(
+        None,
+        description="[CHEAP, STRONG]: two Bedrock model ids; the cheap one classifies and extracts, the "
+        "strong one extracts again a document whose fields the grounding would send to review, and gives "
+        "those fields (functions/inference/cascade.py); null: the deployment's model_id alone",
+    )
     max_pages: int | None = Field(
         None,
         ge=1,
@@ -260,6 +271,8 @@ class JobDefinition(_Strict):
             data.pop("read", None)
         if data.get("max_pages") is None:
             data.pop("max_pages", None)
+        if data.get("models") is None:
+            data.pop("models", None)
         return data
 
     def waits_for_review(self) -> bool:
@@ -267,6 +280,8 @@ class JobDefinition(_Strict):
 
     @model_validator(mode="after")
     def _unique_names(self) -> JobDefinition:
+        if self.models is not None and self.models[0] == self.models[1]:
+            raise ValueError("models: the cheap and the strong model are two different model ids")
         actions = [action.name for action in self.actions]
         if len(set(actions)) != len(actions):
             raise ValueError("two actions have the same name: an action's name is its idempotency key")

@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import JsonValue
 
 from functions.checks import Decision
 from functions.definition import Check, ClassBundle
-from functions.grounding import after_checks, ground_fields, review_reasons
+from functions.grounding import after_checks, ground_fields, review_paths, review_reasons
 from functions.payloads.evidence import FieldEvidence, Quote
 from functions.payloads.model_calls import CheckOutcome
 
@@ -37,31 +38,53 @@ def evidence_of(
 DERIVED_KEYWORD = "x-grounding"
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """What sends a class's fields to review: its required fields (but derived ones) and ``review_below``."""
+
+    required: list[str]
+    per_field: dict[str, float]
+    default: float | None
+
+    @classmethod
+    def of(cls, class_bundle: ClassBundle) -> Thresholds:
+        schema = class_bundle.schema_
+        listed = schema.get("required")
+        properties = schema.get("properties")
+        derived = {  # a field the model writes rather than reads (a summary): ``"x-grounding": "none"``
+            str(name)
+            for name, sub in (properties if isinstance(properties, dict) else {}).items()
+            if isinstance(sub, dict) and sub.get(DERIVED_KEYWORD) == "none"
+        }
+        required = (
+            [str(name) for name in listed if str(name) not in derived] if isinstance(listed, list) else []
+        )
+        below = class_bundle.spec.review_below
+        return cls(
+            required,
+            below if isinstance(below, dict) else {},
+            below if isinstance(below, float) else None,
+        )
+
+    def paths(self, evidence: dict[str, FieldEvidence]) -> dict[str, str]:
+        """Each path the grounding sends to review, with its reason."""
+        return review_paths(evidence, self.required, self.per_field, self.default)
+
+
 def grounded_decision(
     decision: Decision, class_bundle: ClassBundle, evidence: dict[str, FieldEvidence]
 ) -> Decision:
     """The checks' decision, sent to review with the grounding's reasons when it has any. A rejection stays a
     rejection unless a required field is not grounded: an automatic outcome read from values the document
     does not hold is no outcome, so a person sees it, with what the checks would have done."""
-    schema = class_bundle.schema_
-    listed = schema.get("required")
-    properties = schema.get("properties")
-    derived = {  # a field the model writes rather than reads (a summary): ``"x-grounding": "none"``
-        str(name)
-        for name, sub in (properties if isinstance(properties, dict) else {}).items()
-        if isinstance(sub, dict) and sub.get(DERIVED_KEYWORD) == "none"
-    }
-    required = [str(name) for name in listed if str(name) not in derived] if isinstance(listed, list) else []
-    below = class_bundle.spec.review_below
-    per_field = below if isinstance(below, dict) else {}
-    default = below if isinstance(below, float) else None
+    thresholds = Thresholds.of(class_bundle)
     if decision.status == "rejected":
-        ungrounded = review_reasons(evidence, required, {}, None)
+        ungrounded = review_reasons(evidence, thresholds.required, {}, None)
         if not ungrounded:
             return decision
         would = f"the checks would reject it ({decision.error}: {decision.reason})"
         return Decision("review", None, "; ".join([*ungrounded, would]))
-    reasons = review_reasons(evidence, required, per_field, default)
+    reasons = list(thresholds.paths(evidence).values())
     if not reasons:
         return decision
     return Decision("review", None, "; ".join(([decision.reason] if decision.reason else []) + reasons))

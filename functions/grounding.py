@@ -319,15 +319,25 @@ def review_reasons(
 ) -> list[str]:
     """Why a person must see the document: each required field not grounded (always), and each field whose
     confidence is under its ``review_below`` (by top-level field, else the class's)."""
-    reasons = []
+    return list(review_paths(evidence, required, review_below, default_below).values())
+
+
+def review_paths(
+    evidence: dict[str, FieldEvidence],
+    required: list[str],
+    review_below: dict[str, float],
+    default_below: float | None,
+) -> dict[str, str]:
+    """review_reasons by path: each path that sends the document to review, with its reason."""
+    reasons = {}
     for path, found in evidence.items():
         top = field_of(path)
         if top in required and not is_grounded(found):
-            reasons.append(f"{path} is not grounded in the document: {found.note or found.grounding}")
+            reasons[path] = f"{path} is not grounded in the document: {found.note or found.grounding}"
             continue
         below = review_below.get(path, review_below.get(top, default_below))
         if below is not None and found.confidence < below:
-            reasons.append(f"{path} has confidence {found.confidence:.2f}, below {below:.2f}")
+            reasons[path] = f"{path} has confidence {found.confidence:.2f}, below {below:.2f}"
     return reasons
 
 

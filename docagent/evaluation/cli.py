@@ -56,6 +56,13 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         "--model-faults",
         help="the local run's model faults, as for `docagent demo` (e.g. corrupt=invoice_number:0.5)",
     )
+    evaluation.add_argument(
+        "--cascade",
+        metavar="CHEAP_MODEL_ID",
+        help="run the labelled set twice on the local cloud: by the deployment's model alone and by the "
+        "cascade models [CHEAP_MODEL_ID, that model] (the definition's job.json 'models'); print F1 and "
+        "model cost side by side. --model-faults apply to the cheap model's calls only",
+    )
     add_model_arguments(evaluation)
     evaluation.add_argument(
         "--out",
@@ -92,6 +99,8 @@ def _refuse_mixed_arguments(args: argparse.Namespace) -> None:
     """A new local run's options with --from-job, or a deployment's without it: refused."""
     if (args.model or args.record) and args.from_job:
         raise RefusedError("BadArguments", "--model and --record are for a new local run, not --from-job")
+    if args.cascade and args.from_job:
+        raise RefusedError("BadArguments", "--cascade runs the labelled set anew: leave --from-job out")
     if args.model_faults and args.from_job:
         raise RefusedError("BadArguments", "--model-faults is for a new local run, not --from-job")
     if (args.aws or args.endpoint or args.local) and not args.from_job:
@@ -123,6 +132,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from docagent.evaluation import gate as gates
     from docagent.evaluation import labelled_sets as samples
     from docagent.evaluation import report, runs, scoring
+    from docagent.evaluation.cascade import compare
     from docagent.evaluation.comparators import SchemaError, check_schema
     from docagent.evaluation.figures import EvalOutput
     from docagent.operations.context import OperatorContext
@@ -165,27 +175,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
         found = runs.results_of_job(ctx, args.from_job, definition, labelled)
         mode: Mode = "live" if ctx.endpoint is None else "labels"
     else:
-        choice = _model_choice(args)
-        found = runs.run_local(
+        found, alone, mode = _run_locally(args, definition, labelled, job_folder)
+
+    def scored(found: runs.JobResults) -> Any:
+        return scoring.evaluate(
             definition,
             labelled,
-            model_faults=args.model_faults,
-            show_progress=not args.json,
-            job_folder=job_folder,
-            model=choice,
+            found.results,
+            mode=mode,
+            version=found.version,
+            job_id=found.job_id,
+            usage=found.usage,
+            target_precision=args.target_precision,
         )
-        mode = _local_mode(choice, args.samples)
-    run = scoring.evaluate(
-        definition,
-        labelled,
-        found.results,
-        mode=mode,
-        version=found.version,
-        job_id=found.job_id,
-        usage=found.usage,
-        target_precision=args.target_precision,
-    )
-    output = EvalOutput(run=run)
+
+    run = scored(found)
+    # --cascade (docagent/evaluation/cascade.py): the strong model alone beside the cascade
+    comparison = None if alone is None else compare(args.cascade, args.model_faults, scored(alone), run)
+    output = EvalOutput(run=run, cascade=comparison)
     if baseline is not None:
         output.gate = gates.compare(baseline, run, args.margin, margins)
     if args.save_baseline:
@@ -197,6 +204,37 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if found.status not in {"SUCCEEDED", "UNKNOWN"} or (output.gate is not None and not output.gate.passed):
         return EXIT_JOB_FAILED
     return EXIT_OK
+
+
+def _run_locally(
+    args: argparse.Namespace, definition: Any, labelled: Any, job_folder: JobFolder | None
+) -> tuple[Any, Any, Mode]:
+    """A new local run of the labelled set (the cascade's with --cascade), the strong model alone's run with
+    --cascade (else None), and what answered."""
+    from docagent.evaluation import runs
+    from docagent.evaluation.cascade import cheap_faults
+
+    choice = _model_choice(args)
+    faults = cheap_faults(args.model_faults, args.cascade) if args.cascade else args.model_faults
+
+    def run(models: tuple[str, str] | None = None) -> runs.JobResults:
+        return runs.run_local(
+            definition,
+            labelled,
+            model_faults=faults,
+            show_progress=not args.json,
+            job_folder=job_folder,
+            model=choice,
+            models=models,
+        )
+
+    found, alone = run(), None
+    if args.cascade:  # the same set again by [cheap, the deployment's model]
+        strong = found.version.model_id or ""
+        if strong == args.cascade:
+            raise RefusedError("BadArguments", f"--cascade {strong} is the deployment's model already")
+        alone, found = found, run((args.cascade, strong))
+    return found, alone, _local_mode(choice, args.samples)
 
 
 def _reliability(run: Any, out: str) -> list[str]:
@@ -265,6 +303,8 @@ def print_run(output: Any, status: str) -> None:
                        f"cost on Bedrock {cost} (prices as of {u.prices_as_of})"))  # fmt: skip
     if output.gate is not None:
         _print_gate(out, output.gate)
+    if output.cascade is not None:
+        print_cascade(out, output.cascade)
     for path in output.written:
         out.print(Text(f"wrote {path}"))
 
@@ -307,6 +347,24 @@ def _print_calibration(out: Console, calibration: Any) -> None:
     threshold = "none" if rate.threshold is None else f"{rate.threshold:.2f}"
     out.print(Text(f"accepted without review at {rate.target_precision:.0%} precision: {rate.accepted} of "
                    f"{rate.documents} documents ({rate.rate:.0%}), confidence >= {threshold}"))  # fmt: skip
+
+
+def print_cascade(out: Console, comparison: Any) -> None:
+    """--cascade: the strong model alone and the cascade, F1 and model cost side by side."""
+    table = Table(title=f"cheaper model first: {comparison.documents} documents")
+    for name in ("run", "models", "F1", "accepted", "review", "rejected", "calls", "model cost"):
+        table.add_column(name, justify="left" if name in {"run", "models"} else "right")
+    for side in (comparison.strong_alone, comparison.cascade):
+        calls = ", ".join(f"{n} {model}" for model, n in side.calls_by_model.items())
+        cost = "unknown" if side.cost_usd is None else f"${side.cost_usd:.6f}"
+        table.add_row(
+            side.name, Text(calls), f"{side.f1:.3f}", str(side.accepted), str(side.review),
+            str(side.rejected), str(side.model_calls), cost,
+        )  # fmt: skip
+    out.print(table)
+    share = "unknown" if comparison.cost_share is None else f"{comparison.cost_share:.0%}"
+    out.print(Text(f"the cascade: F1 {comparison.f1_change:+.3f}, model cost {share} of the strong model "
+                   f"alone (cheap model's faults: {comparison.model_faults or 'none'})"))  # fmt: skip
 
 
 def _shown(value: Any) -> str:

@@ -133,6 +133,15 @@ class ConfusionMatrix(_Model):
     counts: list[list[int]]
 
 
+class ModelUsage(_Model):
+    """One model's calls of a run, priced as RunUsage prices them."""
+
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
 class RunUsage(_Model):
     """Model calls of the run from the job's journal (docagent/operations/records.py), priced with the dated
     table of docagent/drills/prices.py (on-demand Bedrock, as if the calls had been made there)."""
@@ -144,6 +153,9 @@ class RunUsage(_Model):
     cost_usd: float | None
     prices_as_of: str
     price_note: str | None = None
+    by_model: dict[str, ModelUsage] = Field(
+        default_factory=dict, description="each model's calls and cost (a cascade's cheap and strong model)"
+    )
 
 
 class DefinitionVersion(_Model):
@@ -223,9 +235,41 @@ class GateResult(_Model):
     )
 
 
+class CascadeSide(_Model):
+    """One run of the comparison."""
+
+    name: str = Field(description="'strong alone' or 'cascade'")
+    models: list[str]
+    job_id: str | None
+    f1: float = Field(description="every field of every document, micro-averaged over the classes")
+    accepted: int = Field(description="documents accepted (extracted) without review")
+    review: int
+    rejected: int
+    model_calls: int
+    cost_usd: float | None
+    cost_by_model: dict[str, float | None]
+    calls_by_model: dict[str, int]
+
+
+class CascadeComparison(_Model):
+    """``docagent eval --cascade``: the strong model alone beside the cascade, on the same labelled set."""
+
+    cheap_model: str
+    strong_model: str
+    model_faults: str | None = Field(description="the faults the cheap model's calls saw")
+    documents: int
+    strong_alone: CascadeSide
+    cascade: CascadeSide
+    cost_share: float | None = Field(description="the cascade's model cost over the strong model's alone")
+    f1_change: float = Field(description="the cascade's F1 minus the strong model's alone")
+
+
 class EvalOutput(_Model):
     """Everything ``docagent eval --json`` prints."""
 
     run: EvalRun
     gate: GateResult | None = None
+    cascade: CascadeComparison | None = Field(
+        None, description="--cascade: the strong model alone beside the cascade (run: the cascade's)"
+    )
     written: list[str] = Field(default_factory=list, description="the files --out and --save-baseline wrote")

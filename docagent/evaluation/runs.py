@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docagent.drills import prices
-from docagent.evaluation.figures import DefinitionVersion, RunUsage
+from docagent.evaluation.figures import DefinitionVersion, ModelUsage, RunUsage
 from docagent.evaluation.labelled_sets import Definition, LabelledSample, definition_version
 from docagent.evaluation.scoring import Extraction
 from docagent.localcloud.bedrock.backends import ModelChoice
 from docagent.localcloud.bedrock.labels import Label, document_sha256
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operations.records import JobRecords, check_job_id, extracted_fields
+from functions.definition import DefinitionBundle, JobDefinition
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import JobVersions
 
@@ -39,6 +40,7 @@ class JobResults:
 
 if TYPE_CHECKING:
     from docagent.drills.job_folder import JobFolder
+    from docagent.drills.local_job import LocalJob
 
 
 def results_of_job(
@@ -90,31 +92,35 @@ def match_results(
 
 
 def usage_of(records: JobRecords) -> RunUsage:
-    """Every model call the journal holds (retries and redrives included), with its cost on Bedrock."""
+    """Every model call the journal holds (retries and redrives included), with its cost on Bedrock, in all
+    and by model."""
     calls = [call for per_document in records.model_calls.values() for call in per_document]
     model_ids = sorted({call.model_id for call in calls})
-    input_tokens = sum(call.input_tokens for call in calls)
-    output_tokens = sum(call.output_tokens for call in calls)
-    cost: float | None = 0.0
+    by_model: dict[str, ModelUsage] = {}
     note = None
-    try:
-        for model_id in model_ids:
+    for model_id in model_ids:
+        mine = [call for call in calls if call.model_id == model_id]
+        input_tokens, output_tokens = sum(c.input_tokens for c in mine), sum(c.output_tokens for c in mine)
+        try:
             price = prices.model_price(model_id)
-            mine = [call for call in calls if call.model_id == model_id]
-            cost = (cost or 0.0) + (
-                sum(c.input_tokens for c in mine) / 1000 * price.input_per_1000
-                + sum(c.output_tokens for c in mine) / 1000 * price.output_per_1000
+            cost: float | None = round(
+                input_tokens / 1000 * price.input_per_1000 + output_tokens / 1000 * price.output_per_1000, 6
             )
-    except LookupError as error:
-        cost, note = None, str(error)
+        except LookupError as error:
+            cost, note = None, str(error)
+        by_model[model_id] = ModelUsage(
+            model_calls=len(mine), input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost
+        )
+    costs = [usage.cost_usd for usage in by_model.values()]
     return RunUsage(
         model_calls=len(calls),
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+        input_tokens=sum(call.input_tokens for call in calls),
+        output_tokens=sum(call.output_tokens for call in calls),
         model_ids=model_ids,
-        cost_usd=None if cost is None else round(cost, 6),
+        cost_usd=None if None in costs else round(sum(cost or 0.0 for cost in costs), 6),
         prices_as_of=prices.PRICES_AS_OF,
         price_note=note,
+        by_model=by_model,
     )
 
 
@@ -138,11 +144,13 @@ def run_local(
     show_progress: bool = True,
     job_folder: JobFolder | None = None,
     model: ModelChoice | None = None,
+    models: tuple[str, str] | None = None,
 ) -> JobResults:
     """A new job of the samples' documents on a fresh in-process local cloud, as ``docagent demo`` starts
     one: the synthesized app deployed, the documents uploaded as ``start --from-dir`` does, the job followed
     to its end, then read back like any other job. With ``job_folder`` (``--job PATH``) the job runs that
-    definition on its samples, as ``docagent demo --job`` does (without a crash)."""
+    definition on its samples, as ``docagent demo --job`` does (without a crash). With ``models`` (cheap,
+    strong) the definition runs as if its job.json named them (docagent/evaluation/cascade.py)."""
     from docagent.drills.demo import default_time_scale, demo_cloud, follow, synthesized
     from docagent.drills.demo_corpus import seed_references
     from docagent.drills.local_job import LocalJob
@@ -169,10 +177,14 @@ def run_local(
         if job_folder is not None:  # its definition published, its labels and references loaded
             prefix = storage.incoming_prefix(job_id)
             job_folder.seed(job, prefix)
+            if models is not None:
+                publish_with_models(job, job_folder.bundle, models)
             job.start({"job_id": job_id, "prefix": prefix, **job_folder.request()})
             follow(job, len(samples), show_progress, description="evaluating")
             return results_of_job(job.ctx, job_id, definition, samples)
         seed_references(job)
+        if models is not None:
+            publish_with_models(job, None, models)
         # The local Bedrock answers each document from its label (docagent/localcloud/bedrock/labels.py).
         post_labels(where.endpoint, [sample_label(sample) for sample in samples])
         for sample in samples:  # the documents without their labels: what `start --from-dir` uploads
@@ -188,3 +200,20 @@ def run_local(
         job.start(request)
         follow(job, len(samples), show_progress, description="evaluating")
         return results_of_job(job.ctx, job_id, definition, samples)
+
+
+def publish_with_models(job: LocalJob, bundle: DefinitionBundle | None, models: tuple[str, str]) -> None:
+    """Publish ``bundle`` (None: the deployment's default definition as published) naming ``models``: the
+    version new jobs of the local cloud pin."""
+    from docagent.kit.registry import current_bundle, publish
+    from docagent.operations.sources import deployed_limits
+
+    if bundle is None:
+        name = deployed_limits(job.ctx).default_definition
+        bundle = current_bundle(job.s3, job.bucket, name)
+        if bundle is None:
+            raise RefusedError("DefinitionMissing", f"the local cloud has no definition {name!r} published")
+    definition = JobDefinition.model_validate(
+        {**bundle.definition.model_dump(mode="json", by_alias=True), "models": list(models)}
+    )
+    publish(job.s3, job.bucket, bundle.model_copy(update={"definition": definition}), by="docagent eval")

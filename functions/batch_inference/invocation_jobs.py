@@ -38,7 +38,8 @@ from functions.batch_inference.payloads import (
 )
 from functions.errors import BatchUnavailable
 from functions.faults import fault_point, job_options
-from functions.logic.process_document import load_manifest
+from functions.inference.cascade import first_model
+from functions.logic.process_document import load_definition, load_manifest
 from functions.observability import logger
 from functions.payloads.common import utc_now
 from functions.settings import get_settings
@@ -81,7 +82,8 @@ def submit(event: SubmitEvent) -> BatchOutcome:
     record = BatchJobRecord(
         job_id=event.job_id,
         status="NotSubmitted",
-        model_id=manifest.versions.model_id,
+        # the cheap model of a definition naming two (functions/inference/cascade.py)
+        model_id=first_model(load_definition(manifest.versions), manifest.versions.model_id),
         records=records,
         client_request_token=client_request_token(event.job_id),
         job_name=batch_job_name(event.job_id),

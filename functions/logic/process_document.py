@@ -38,6 +38,7 @@ from functions.fields import row_columns
 from functions.grounded_decision import evidence_of, grounded_decision
 from functions.inference import ModelProvider, get_model_provider
 from functions.inference.calls import CallSpec, call_once
+from functions.inference.cascade import cascaded, escalate_spec, first_model, models_of
 from functions.inference.evidence import extracted_with_evidence, split, with_evidence_prompt
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
@@ -339,7 +340,9 @@ class _Run:
             return self.store(status="rejected", error=rejection.error_name, reason=rejection.reason)
         document, self.digest, self.detected = pinned.document, pinned.sha256, pinned.document.format
         model = provider or get_model_provider(
-            settings, versions.model_id, time_left=lambda: self.context.get_remaining_time_in_millis() / 1000
+            settings,
+            first_model(self.bundle, versions.model_id),  # #42: a definition's cheap model first
+            time_left=lambda: self.context.get_remaining_time_in_millis() / 1000,
         )
         if self.event.options.inference != "on_demand":  # its batch job's output records answer first
             model = BatchReplies(model, self.event.job_id, entry.document_id)
@@ -363,13 +366,26 @@ class _Run:
                     classify_call_id=classify_call_id,
                 )
             class_name = named
-        extraction = self.model_step(
-            extract_spec(self.bundle, class_name, versions, document), document, model
-        )
+        spec = extract_spec(self.bundle, class_name, versions, document)
+        extraction = self.model_step(spec, document, model)
+        cascade = None
+        models = models_of(self.bundle)
+        if models is not None:  # #42 cheaper model first: the strong one (functions/inference/cascade.py)
+            strong = provider or get_model_provider(
+                settings, models[1], time_left=lambda: self.context.get_remaining_time_in_millis() / 1000
+            )
+            extraction, cascade = cascaded(
+                models,
+                extraction,
+                self.bundle.class_bundle(class_name),
+                lambda: page_texts(document.data, document.format),
+                lambda: self.model_step(escalate_spec(spec), document, strong),
+            )
         ids = {
             "class_name": class_name,
             "model_call_id": extraction.call_id,
             "classify_call_id": classify_call_id,
+            "cascade": cascade,
         }
         if not extraction.ok or extraction.fields is None:
             error = extraction.error or ExtractionFailed.__name__

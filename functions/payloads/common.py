@@ -55,7 +55,8 @@ FaultPointName = Literal[
 # extracted: accepted (every check passed); review: a check with on_fail "review" failed, none with "reject".
 DocumentStatus = Literal["extracted", "review", "rejected"]
 # What a model call is for: the class of a document (classify), or its fields (extract).
-CallPurpose = Literal["extract", "classify"]
+# escalate: the strong model's extraction of a definition naming two models (functions/inference/cascade.py)
+CallPurpose = Literal["extract", "classify", "escalate"]
 # The Converse document formats (functions/documents.py); ModelCallOutcome: a finished call's outcome.
 DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"]
 # The image kinds docagent reads (functions/images.py): sent as Converse image blocks, converted when Converse

@@ -12,7 +12,7 @@ from functions.payloads.common import (
     SourceFormat,
     StrictModel,
 )
-from functions.payloads.evidence import FieldEvidence
+from functions.payloads.evidence import Cascade, FieldEvidence
 from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
 from functions.payloads.model_calls import CheckOutcome
 from functions.payloads.report import ReportRow
@@ -72,6 +72,9 @@ class DocumentResult(StrictModel):
     evidence: dict[str, FieldEvidence] = Field(
         default_factory=dict,
         description="each field's evidence and confidence by path (functions/grounding.py)",
+    )
+    cascade: Cascade | None = Field(
+        None, description="the cheap and the strong model's parts (a definition naming two models)"
     )
     error: str | None = None
     reason: str | None = None

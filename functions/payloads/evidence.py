@@ -41,3 +41,28 @@ class FieldEvidence(StrictModel):
     )
     confidence: float = Field(ge=0, le=1)
     note: str | None = Field(None, description="why it is not grounded, in words")
+
+
+# Cascade.escalated when the strong model gave the whole document (the cheap model's reply gave no fields).
+WHOLE_DOCUMENT = "*"
+
+
+class Cascade(StrictModel):
+    """A document of a definition naming ``models: [CHEAP, STRONG]`` (functions/inference/cascade.py): which
+    fields the strong model extracted again, which model gave each field and what each model's calls cost."""
+
+    models: list[str] = Field(min_length=2, max_length=2, description="[CHEAP, STRONG] of job.json")
+    escalated: list[str] = Field(
+        default_factory=list,
+        description="the top-level fields the strong model gave (the grounding would send them to review); "
+        f'["{WHOLE_DOCUMENT}"]: the whole document, the cheap model gave no fields; []: none',
+    )
+    reasons: list[str] = Field(default_factory=list, description="why each was escalated, in words")
+    escalate_call_id: str | None = Field(None, description="the strong model's call (the journal's call_id)")
+    field_models: dict[str, str] = Field(
+        default_factory=dict, description="the model id that gave each top-level field"
+    )
+    cost_usd: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="each model's call of the document priced (functions/spend.py); null: no dated price",
+    )

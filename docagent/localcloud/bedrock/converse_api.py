@@ -12,7 +12,8 @@ extract calls of its class. Replies carry token usage, so the production provide
 (``BedrockConverseProvider``) runs end to end. Fault switches (``ModelFaults``) make it answer as Bedrock does
 when busy or refusing: ThrottlingException (429), ServiceUnavailableException (503), a hang past the client's
 read timeout, a malformed or cut-off reply (``stopReason`` max_tokens), one field of the reply made wrong
-(``corrupt``, for ``docagent eval``), AccessDeniedException or ResourceNotFoundException for chosen model ids.
+(``corrupt``, for ``docagent eval``), AccessDeniedException or ResourceNotFoundException for chosen model ids;
+``models=ID`` keeps the other faults to the calls of chosen model ids (a cascade's cheap model).
 An input longer than the model's context window is refused as Bedrock refuses it (ValidationException, HTTP
 400). They are set when the cloud starts (``docagent local up --model-faults ...``) and changed while it runs
 through ``/_docagent/bedrock/faults`` (``docagent local model-faults ...``).
@@ -121,7 +122,16 @@ class ModelFaults(BaseModel):
     batch_seconds: float = Field(
         0.0, ge=0, le=3600, description="batch inference: seconds a batch job stays in progress (a slow job)"
     )
+    models: list[str] = Field(
+        default_factory=list,
+        description="the model ids (or parts of them) the other faults apply to, but deny and missing: the "
+        "cheap model of a cascade made worse than the strong one; none: every model",
+    )
     seed: int | None = None
+
+    def applies_to(self, model_id: str) -> bool:
+        """Whether the rate, reply and latency faults touch a call of ``model_id`` (``models``)."""
+        return not self.models or any(part in model_id for part in self.models)
 
     def corrupted(self, reply: str, draw: float) -> str:
         """``reply`` with the ``corrupt`` field made wrong when ``draw`` falls under its rate: a number plus
@@ -158,7 +168,8 @@ class ModelFaults(BaseModel):
 
 
 def parse_model_faults(spec: str) -> ModelFaults:
-    """``throttle=0.3,latency=0.05,deny=MODEL_ID`` (repeat deny/missing for several ids); ``none`` clears."""
+    """``throttle=0.3,latency=0.05,deny=MODEL_ID`` (repeat deny/missing/models for several ids); ``none``
+    clears."""
     values: dict[str, Any] = {}
     for part in (p.strip() for p in spec.split(",")):
         if not part or part == "none":
@@ -166,7 +177,7 @@ def parse_model_faults(spec: str) -> ModelFaults:
         name, sep, value = part.partition("=")
         if not sep:
             raise ValueError(f"model fault {part!r} is not NAME=VALUE")
-        if name in {"deny", "missing"}:
+        if name in {"deny", "missing", "models"}:
             values.setdefault(name, []).append(value)
         else:
             values[name] = value
@@ -296,11 +307,13 @@ class LocalBedrock:
         text = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
         return MessageInput(text, document_sha256(text.encode("utf-8")), 0)
 
-    def _with_faults(self, reply: str, question: Asked | None, pages: list[str]) -> str:
+    def _with_faults(self, reply: str, question: Asked | None, pages: list[str], model_id: str) -> str:
         """An answer with its evidence (an extract call: docagent/localcloud/bedrock/evidence.py), then the
-        ``corrupt`` and ``misquote`` faults."""
+        ``corrupt`` and ``misquote`` faults (for the models they apply to)."""
         if question is None or question.kind == "extract":
             reply = with_evidence(reply, pages)
+        if not self.faults.applies_to(model_id):
+            return reply
         if self.faults.corrupt is not None:
             reply = self.faults.corrupted(reply, self._draw())
         if self.faults.misquote is not None:
@@ -318,7 +331,7 @@ class LocalBedrock:
     def _faulted(self, model_id: str) -> tuple[int, dict[str, str], str] | None:
         """The error a configured fault answers before the model reads anything (--model-faults), or None."""
         faults = self.faults
-        if faults.latency:
+        if faults.latency and faults.applies_to(model_id):
             self.stopping.wait(faults.latency)
         if model_id in faults.deny:
             self._count("access_denied")
@@ -330,6 +343,8 @@ class LocalBedrock:
         if model_id in faults.missing:
             self._count("not_found")
             return _error(404, "ResourceNotFoundException", "Model not found.")
+        if not faults.applies_to(model_id):
+            return None
         draw = self._draw()
         if draw < faults.throttle:
             self._count("throttled")
@@ -383,9 +398,9 @@ class LocalBedrock:
             answered = self.answer(user_text, digest, read)
             if isinstance(answered, tuple):
                 return answered
-            reply = self._with_faults(answered, asked(user_text), document_pages(blocks, read))
+            reply = self._with_faults(answered, asked(user_text), document_pages(blocks, read), model_id)
         stop_reason = "end_turn"
-        shape = self._draw()
+        shape = self._draw() if faults.applies_to(model_id) else 1.0
         if shape < faults.malformed:
             self._count("malformed")
             reply = MALFORMED_REPLY
