@@ -30,14 +30,28 @@ def decision_id(job_id: str, document_id: str) -> str:
     return hashlib.sha256(f"{job_id}\n{document_id}".encode()).hexdigest()[:32]
 
 
+class ChosenEvidence(BaseModel):
+    """Where the reviewer read a field's value: a page of the document and its text there, with the span in
+    that page's text (functions/page_texts.py) when the document has a text layer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    page: int = Field(ge=1, description="1-based, 1 for a document without pages")
+    quote: str = Field(min_length=1, max_length=2000)
+    start: int | None = Field(None, ge=0, description="offset of the span in the page's text")
+    end: int | None = Field(None, ge=0, description="end offset (exclusive)")
+
+
 class FieldCorrection(BaseModel):
-    """One field the reviewer changed: what the model read, and what the reviewer says it is."""
+    """One field the reviewer changed (or confirmed with evidence): what the model read, what the reviewer
+    says it is, and the evidence the reviewer chose for it."""
 
     model_config = ConfigDict(extra="forbid")
 
     field: str = Field(min_length=1)
     extracted: JsonValue = None
     corrected: JsonValue = None
+    evidence: ChosenEvidence | None = Field(None, description="the evidence the reviewer chose (null: none)")
 
 
 class ReviewDecision(BaseModel):

@@ -30,12 +30,14 @@ from importlib import resources
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import ValidationError
 
 from docagent.console import views
 from docagent.operations import approval, review
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
 from docagent.operations.records import JobRecords, check_job_id
 from docagent.operations.redrive_job import redrive_job
+from functions.reviews import ChosenEvidence
 
 HOST = "127.0.0.1"  # never another interface: the console acts with the operator's credentials
 MAX_FORM_BYTES = 64 * 1024
@@ -128,10 +130,26 @@ class ReviewConsole:
             typed=typed,
             by=form.get("by") or self.reviewer,
             reason=form.get("reason") or None,
+            evidence=chosen_evidence(form),
         )
         said = "recorded" if decided.written else "already recorded: nothing changed"
         queue = f"; {decided.queue.sentence()}" if decided.queue is not None else ""
         return f"document {document_id} {decided.decision.verdict} ({said}){queue}"
+
+
+def chosen_evidence(form: dict[str, str]) -> dict[str, ChosenEvidence]:
+    """The evidence the reviewer selected on the document's pages (``evidence:FIELD``: the page, the quote
+    and its offsets as JSON, set by console.js), by field; an empty value: none chosen."""
+    chosen: dict[str, ChosenEvidence] = {}
+    for name, value in form.items():
+        if not name.startswith("evidence:") or not value.strip():
+            continue
+        field_name = name.removeprefix("evidence:")
+        try:
+            chosen[field_name] = ChosenEvidence.model_validate_json(value)
+        except ValidationError:
+            raise OperatorError(f"the evidence chosen for {field_name} is not a page and its text") from None
+    return chosen
 
 
 def field_text(value: Any) -> str:

@@ -30,11 +30,19 @@ from docagent.operations.context import (
 )
 from docagent.operations.display import wide_console
 from docagent.operations.records import JobRecords
+from docagent.operations.review_evidence import parse_evidence, resolved
 from functions import storage
 from functions.logic.review_wait import release_if_decided
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult
-from functions.reviews import FieldCorrection, ReviewDecision, ReviewVerdict, ReviewWaitOutput, decision_id
+from functions.reviews import (
+    ChosenEvidence,
+    FieldCorrection,
+    ReviewDecision,
+    ReviewVerdict,
+    ReviewWaitOutput,
+    decision_id,
+)
 
 LABEL_SUFFIX = ".label.json"
 # The largest document exported as a sample: Converse's limit per document (docs/design.md, "Documents").
@@ -108,6 +116,14 @@ def register(
         default=[],
         metavar="FIELD=VALUE",
         help="a corrected field (VALUE: text for a field read as text, else JSON); repeat for several",
+    )
+    accept.add_argument(
+        "--evidence",
+        action="append",
+        default=[],
+        metavar="FIELD=PAGE:QUOTE",
+        help="where you read a field: its page and the text there (checked against the document, stored "
+        "with the correction); repeat for several",
     )
     accept.add_argument("--by", help="who decides (default: the current user)")
     accept.add_argument("--reason", help="an optional note stored with the decision")
@@ -212,25 +228,29 @@ def decide(
     typed: dict[str, str],
     by: str | None,
     reason: str | None,
+    evidence: dict[str, ChosenEvidence] | None = None,
 ) -> Decided:
     """Record a reviewer's decision on one document that waits for review, once: ``typed`` holds the
-    fields as the reviewer typed them (FIELD: text; a rejection keeps the fields as read).
+    fields as the reviewer typed them (FIELD: text; a rejection keeps the fields as read), ``evidence``
+    where the reviewer read them (checked against the document: docagent/operations/review_evidence.py).
 
     The same decision again (a double click, a reload, a retried command) answers the stored one and
     writes nothing; a different decision after one is recorded is refused (exit 2)."""
     result = _reviewable(records, document_id)
     extracted = dict(result.fields or {})
     corrected = typed_corrections(typed, extracted) if verdict == "accepted" else {}
-    unknown = sorted(set(corrected) - set(extracted))
+    chosen = (evidence or {}) if verdict == "accepted" else {}
+    unknown = sorted((set(corrected) | set(chosen)) - set(extracted))
     if unknown:
         raise RefusedError(
             "UnknownField",
             f"document {document_id} has no field {', '.join(unknown)} (its fields: {', '.join(extracted)})",
         )
-    changes = [
-        FieldCorrection(field=name, extracted=extracted[name], corrected=value)
-        for name, value in corrected.items()
-        if extracted[name] != value
+    chosen = resolved(records, result, chosen)
+    changes = [  # each changed field, and each the reviewer chose evidence for
+        FieldCorrection(field=name, extracted=extracted[name], corrected=value, evidence=chosen.get(name))
+        for name, value in {**extracted, **corrected}.items()
+        if extracted[name] != value or name in chosen
     ]
     try:
         decision = ReviewDecision(
@@ -339,9 +359,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _decide_command(args: argparse.Namespace, verdict: ReviewVerdict, typed: dict[str, str]) -> int:
+def _decide_command(
+    args: argparse.Namespace,
+    verdict: ReviewVerdict,
+    typed: dict[str, str],
+    evidence: dict[str, ChosenEvidence] | None = None,
+) -> int:
     records = JobRecords(OperatorContext.from_args(args), args.job_id)
-    decided = decide(records, args.document_id, verdict, typed=typed, by=args.by, reason=args.reason)
+    decided = decide(
+        records, args.document_id, verdict, typed=typed, by=args.by, reason=args.reason, evidence=evidence
+    )
     decision = decided.decision
     said = "recorded" if decided.written else "already recorded"
 
@@ -360,7 +387,7 @@ def _decide_command(args: argparse.Namespace, verdict: ReviewVerdict, typed: dic
 
 @command
 def cmd_accept(args: argparse.Namespace) -> int:
-    return _decide_command(args, "accepted", parse_corrections(args.set))
+    return _decide_command(args, "accepted", parse_corrections(args.set), parse_evidence(args.evidence))
 
 
 @command

@@ -10,15 +10,17 @@ from typing import Any
 import pytest
 
 from docagent import cli
-from docagent.operations.context import OperatorContext, RefusedError
+from docagent.console.app import chosen_evidence
+from docagent.operations.context import OperatorContext, OperatorError, RefusedError
 from docagent.operations.json_shapes import validate_output
 from docagent.operations.records import JobRecords
 from docagent.operations.review import decide, export_labels, parse_corrections, typed_corrections
+from docagent.operations.review_evidence import parse_evidence
 from docagent.operations.sessions import new_session
 from functions import storage
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import JobInfo, JobManifest, JobVersions, ManifestEntry
-from functions.reviews import decision_id
+from functions.reviews import ChosenEvidence, decision_id
 from tests.support import BUCKET, get_json, put_object
 
 JOB = "job-review"
@@ -98,7 +100,9 @@ def test_a_correction_is_stored_beside_the_result_with_who_and_when(records: Job
     assert stored["decision_id"] == decision_id(JOB, "claim-1.txt")
     assert stored["verdict"] == "accepted" and stored["decided_by"] == "rita" and stored["decided_at"]
     assert stored["fields"] == {**FIELDS, "incident_type": "storm"}
-    assert stored["corrections"] == [{"field": "incident_type", "extracted": "fire", "corrected": "storm"}]
+    assert stored["corrections"] == [
+        {"field": "incident_type", "extracted": "fire", "corrected": "storm", "evidence": None}
+    ]
     # The result itself is what the workflow decided: unchanged.
     assert get_json(storage.result_key(JOB, "claim-1.txt"))["fields"] == FIELDS
 
@@ -173,3 +177,108 @@ def test_the_review_commands_answer_their_documented_json(
     assert code == 2 and refused["error_type"] == "AlreadyReviewed"
     code, exported = run("review", "export", JOB, str(tmp_path))
     assert code == 0 and [item["document_id"] for item in exported["exported"]] == ["claim-1.txt"]
+
+
+TEXT_1 = "claim claim-1.txt: a pan fire, total 5.930,00 EUR"  # what store() puts as claim-1.txt
+
+
+def test_a_correction_records_the_evidence_the_reviewer_chose(records: JobRecords) -> None:
+    """The reviewer's evidence is checked against the document and stored beside the corrected value, with
+    its span in the page's text; a field confirmed with evidence (its value unchanged) is recorded too."""
+    decide(
+        records,
+        "claim-1.txt",
+        "accepted",
+        typed={"incident_type": "pan fire"},
+        by="rita",
+        reason=None,
+        evidence={
+            "incident_type": ChosenEvidence(page=1, quote="a  PAN fire"),  # found as the grounding finds
+            "total": ChosenEvidence(page=1, quote="5.930,00 EUR", start=37, end=49),  # a selection's offsets
+        },
+    )
+    corrections = get_json(storage.review_key(JOB, "claim-1.txt"))["corrections"]
+    start = TEXT_1.index("a pan fire")
+    assert corrections == [
+        {
+            "field": "total",
+            "extracted": "5930.00",
+            "corrected": "5930.00",
+            "evidence": {"page": 1, "quote": "5.930,00 EUR", "start": 37, "end": 49},
+        },
+        {
+            "field": "incident_type",
+            "extracted": "fire",
+            "corrected": "pan fire",
+            "evidence": {"page": 1, "quote": "a  PAN fire", "start": start, "end": start + len("a pan fire")},
+        },
+    ]
+    assert TEXT_1[37:49] == "5.930,00 EUR"
+
+
+@pytest.mark.parametrize(
+    ("evidence", "said"),
+    [
+        (ChosenEvidence(page=1, quote="a kitchen flood"), "'a kitchen flood' is not on page 1"),
+        (ChosenEvidence(page=2, quote="a pan fire"), "has 1 page(s), not page 2"),
+    ],
+)
+def test_evidence_the_document_does_not_hold_is_refused_and_nothing_stored(
+    records: JobRecords, evidence: ChosenEvidence, said: str
+) -> None:
+    with pytest.raises(RefusedError) as refused:
+        decide(
+            records,
+            "claim-1.txt",
+            "accepted",
+            typed={"incident_type": "flood"},
+            by="rita",
+            reason=None,
+            evidence={"incident_type": evidence},
+        )
+    assert refused.value.error_type == "InvalidEvidence" and said in str(refused.value)
+    assert storage.review_key(JOB, "claim-1.txt") not in records.keys(storage.reviews_prefix(JOB))
+    with pytest.raises(RefusedError) as unknown:
+        decide(
+            records, "claim-1.txt", "accepted", typed={}, by="r", reason=None, evidence={"colour": evidence}
+        )
+    assert unknown.value.error_type == "UnknownField"
+
+
+def test_evidence_as_typed_and_as_the_console_sends_it() -> None:
+    assert parse_evidence(["total=1:5.930,00 EUR"]) == {"total": ChosenEvidence(page=1, quote="5.930,00 EUR")}
+    for bad in ("total=5.930,00 EUR", "total=one:5.930", "total=1:", "=1:x", "total=0:x"):
+        with pytest.raises(RefusedError):
+            parse_evidence([bad])
+    form = {
+        "field:total": "5930.00",
+        "evidence:total": '{"page": 1, "quote": "5.930,00 EUR", "start": 37, "end": 49}',
+        "evidence:incident_type": "",  # none chosen
+    }
+    assert chosen_evidence(form) == {"total": ChosenEvidence(page=1, quote="5.930,00 EUR", start=37, end=49)}
+    with pytest.raises(OperatorError):
+        chosen_evidence({"evidence:total": '{"page": 0}'})
+
+
+def test_review_accept_takes_evidence_on_the_command_line(
+    records: JobRecords, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "review",
+        "accept",
+        JOB,
+        "claim-1.txt",
+        "--set",
+        "total=5930",
+        "--evidence",
+        "total=1:5.930,00 EUR",
+    ]
+    assert cli.main([*argv, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    validate_output("review accept", answer)
+    assert answer["corrections"][0]["evidence"] == {
+        "page": 1,
+        "quote": "5.930,00 EUR",
+        "start": 37,
+        "end": 49,
+    }

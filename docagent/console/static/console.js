@@ -49,3 +49,24 @@ document.addEventListener("click", (event) => {
   range.surroundContents(mark);
   mark.scrollIntoView({ block: "center" });
 });
+
+// A correction's evidence: the text the reviewer selected on a page, with its offsets in the page's text
+// (the server checks the quote is there: docagent/operations/review_evidence.py).
+document.addEventListener("click", (event) => {
+  const button = event.target.closest(".evidence-pick");
+  if (!button) return;
+  const target = document.getElementById(button.dataset.target);
+  const output = document.getElementById(button.dataset.output);
+  const selection = window.getSelection();
+  const range = selection && selection.rangeCount ? selection.getRangeAt(0) : null;
+  const start = range && range.startContainer;
+  const page = start && (start.nodeType === Node.ELEMENT_NODE ? start : start.parentElement).closest("pre.page");
+  const quote = range ? range.toString() : "";
+  if (!page || !quote.trim()) { output.textContent = "select the text on a page of the document first"; return; }
+  const before = document.createRange();
+  before.setStart(page, 0);
+  before.setEnd(range.startContainer, range.startOffset);
+  const offset = before.toString().length;
+  target.value = JSON.stringify({ page: Number(page.dataset.page), quote, start: offset, end: offset + quote.length });
+  output.textContent = `page ${page.dataset.page}: “${quote}”`;
+});
