@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,7 +133,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from docagent.evaluation import gate as gates
     from docagent.evaluation import labelled_sets as samples
     from docagent.evaluation import report, runs, scoring
-    from docagent.evaluation.cascade import compare
     from docagent.evaluation.comparators import SchemaError, check_schema
     from docagent.evaluation.figures import EvalOutput
     from docagent.operations.context import OperatorContext
@@ -191,7 +191,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     run = scored(found)
     # --cascade (docagent/evaluation/cascade.py): the strong model alone beside the cascade
-    comparison = None if alone is None else compare(args.cascade, args.model_faults, scored(alone), run)
+    comparison = None if alone is None else _compared(args, scored, alone, found, run)
     output = EvalOutput(run=run, cascade=comparison)
     if baseline is not None:
         output.gate = gates.compare(baseline, run, args.margin, margins)
@@ -204,6 +204,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if found.status not in {"SUCCEEDED", "UNKNOWN"} or (output.gate is not None and not output.gate.passed):
         return EXIT_JOB_FAILED
     return EXIT_OK
+
+
+def _compared(args: argparse.Namespace, scored: Any, alone: Any, found: Any, run: Any) -> Any:
+    """--cascade's comparison: the strong model alone, the cascade, and the cheap model's own extractions."""
+    from docagent.evaluation.cascade import cheap_usage, compare
+
+    first = None
+    if found.first_model is not None:
+        first = scored(dataclasses.replace(found, results=found.first_model))
+        first = first.model_copy(update={"usage": cheap_usage(run, args.cascade)})
+    return compare(args.cascade, args.model_faults, scored(alone), run, first)
 
 
 def _run_locally(
@@ -354,17 +365,23 @@ def print_cascade(out: Console, comparison: Any) -> None:
     table = Table(title=f"cheaper model first: {comparison.documents} documents")
     for name in ("run", "models", "F1", "accepted", "review", "rejected", "calls", "model cost"):
         table.add_column(name, justify="left" if name in {"run", "models"} else "right")
-    for side in (comparison.strong_alone, comparison.cascade):
+    for side in (comparison.strong_alone, comparison.cheap_alone, comparison.cascade):
+        if side is None:
+            continue
         calls = ", ".join(f"{n} {model}" for model, n in side.calls_by_model.items())
         cost = "unknown" if side.cost_usd is None else f"${side.cost_usd:.6f}"
         table.add_row(
-            side.name, Text(calls), f"{side.f1:.3f}", str(side.accepted), str(side.review),
-            str(side.rejected), str(side.model_calls), cost,
+            side.name, Text(calls), f"{side.f1:.3f}", _count(side.accepted), _count(side.review),
+            _count(side.rejected), str(side.model_calls), cost,
         )  # fmt: skip
     out.print(table)
     share = "unknown" if comparison.cost_share is None else f"{comparison.cost_share:.0%}"
     out.print(Text(f"the cascade: F1 {comparison.f1_change:+.3f}, model cost {share} of the strong model "
                    f"alone (cheap model's faults: {comparison.model_faults or 'none'})"))  # fmt: skip
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def _shown(value: Any) -> str:

@@ -242,9 +242,11 @@ class CascadeSide(_Model):
     models: list[str]
     job_id: str | None
     f1: float = Field(description="every field of every document, micro-averaged over the classes")
-    accepted: int = Field(description="documents accepted (extracted) without review")
-    review: int
-    rejected: int
+    accepted: int | None = Field(
+        description="documents accepted (extracted) without review; null: not decided"
+    )
+    review: int | None
+    rejected: int | None
     model_calls: int
     cost_usd: float | None
     cost_by_model: dict[str, float | None]
@@ -260,6 +262,11 @@ class CascadeComparison(_Model):
     documents: int
     strong_alone: CascadeSide
     cascade: CascadeSide
+    cheap_alone: CascadeSide | None = Field(
+        None,
+        description="the cheap model's own extractions in the cascade run (its journalled calls, scored as "
+        "they were before the strong model's), its calls' cost; no outcome decided",
+    )
     cost_share: float | None = Field(description="the cascade's model cost over the strong model's alone")
     f1_change: float = Field(description="the cascade's F1 minus the strong model's alone")
 

@@ -25,6 +25,7 @@ from docagent.localcloud.bedrock.labels import Label, document_sha256
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operations.records import JobRecords, check_job_id, extracted_fields
 from functions.definition import DefinitionBundle, JobDefinition
+from functions.inference.evidence import split
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import JobVersions
 
@@ -36,6 +37,9 @@ class JobResults:
     results: dict[str, Extraction]  # by sample name
     version: DefinitionVersion
     usage: RunUsage
+    # A cascade's documents as its cheap model alone extracted them (the journalled extract calls), by sample
+    # name: None when no result names a cascade (docagent/evaluation/cascade.py).
+    first_model: dict[str, Extraction] | None = None
 
 
 if TYPE_CHECKING:
@@ -61,7 +65,27 @@ def results_of_job(
         results=matched,
         version=definition_version(definition, pinned),
         usage=usage_of(records),
+        first_model=first_model_extractions(records, matched),
     )
+
+
+def first_model_extractions(
+    records: JobRecords, matched: dict[str, Extraction]
+) -> dict[str, Extraction] | None:
+    """Each matched document of a cascade as its first (cheap) model's extract call gave it, before the strong
+    model's: its fields from the journal, quotes taken out (no call or no fields: none extracted)."""
+    results = records.results
+    if not any(result.cascade is not None for result in results.values()):
+        return None
+    first: dict[str, Extraction] = {}
+    for name, extraction in matched.items():
+        calls = records.model_calls.get(extraction.document_id or "", [])
+        call = next((c for c in reversed(calls) if c.purpose == "extract"), None)
+        fields = None if call is None or call.fields is None else split(call.fields)[0]
+        first[name] = extraction.model_copy(
+            update={"fields": fields, "status": "first model", "confidence": {}}
+        )
+    return first
 
 
 def match_results(

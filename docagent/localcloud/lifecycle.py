@@ -27,7 +27,8 @@ from docagent import project
 
 MODEL_FAULTS_HELP = (
     "local Bedrock faults, e.g. throttle=0.3,unavailable=0.05,timeout=0.01,malformed=0.02,cutoff=0.02,"
-    "latency=0.05,deny=MODEL_ID,missing=MODEL_ID,corrupt=FIELD:0.5,seed=7"
+    "latency=0.05,deny=MODEL_ID,missing=MODEL_ID,corrupt=FIELD:0.5,misquote=FIELD:0.5,seed=7; "
+    "models=MODEL_ID keeps the others (but deny, missing) to that model's calls"
 )
 MODEL_HELP = (
     "what answers the model steps: labels (default: the samples' labels and recordings), bedrock (real "

@@ -90,3 +90,29 @@ def test_from_job_scores_a_job_that_already_ran_matching_documents_by_key(docage
     assert run["usage"]["model_calls"] == 4
     code, answer = docagent("eval", "--from-job", "eval-no-such-job", "--samples", str(labelled))
     assert (code, answer["error_type"]) == (3, "JobNotFound")
+
+
+CHEAP = "anthropic.claude-3-haiku-20240307-v1:0"
+
+
+def test_the_cascade_is_measured_beside_the_strong_model_alone(tmp_path):
+    """`eval --cascade CHEAP` with the cheap model's invoice dates all moved a day (valid, not in the
+    documents): every date is escalated to the strong model, so the cascade's F1 is the strong model's, the
+    cheap model's own is lower, and the cost of both calls is reported per model."""
+    labelled = tmp_path / "samples"
+    samples.write_samples(labelled, DOCUMENTS)
+    answer = eval_command(
+        tmp_path, "--samples", str(labelled), "--cascade", CHEAP, "--model-faults", "corrupt=invoice_date"
+    )
+    comparison = answer["cascade"]
+    alone, cheap, cascade = comparison["strong_alone"], comparison["cheap_alone"], comparison["cascade"]
+    strong = comparison["strong_model"]
+    assert comparison["model_faults"] == f"corrupt=invoice_date,models={CHEAP}"
+    assert alone["calls_by_model"] == {strong: DOCUMENTS} and alone["f1"] == 1.0
+    assert cascade["calls_by_model"] == {CHEAP: DOCUMENTS, strong: DOCUMENTS}  # every date escalated
+    assert cascade["f1"] == 1.0 and cascade["accepted"] == DOCUMENTS
+    assert cheap["f1"] < 1.0 and cheap["accepted"] is None
+    assert cascade["cost_by_model"][CHEAP] == cheap["cost_usd"] > 0
+    assert cascade["cost_usd"] == pytest.approx(sum(cascade["cost_by_model"].values()))
+    assert comparison["cost_share"] == pytest.approx(cascade["cost_usd"] / alone["cost_usd"], abs=1e-4)
+    assert answer["run"]["job_id"] == cascade["job_id"] != alone["job_id"]
