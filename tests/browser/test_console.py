@@ -316,3 +316,50 @@ def test_a_field_clicked_shows_its_evidence_highlighted_on_its_page(setting: Set
     assert page.locator("mark#evidence-highlight").count() == 1
     assert page.locator("mark#evidence-highlight").get_attribute("data-path") == "total"
     setting.shoot("evidence")
+
+
+def test_a_correction_records_the_evidence_the_reviewer_selected(setting: Setting) -> None:
+    """Issue #42: the reviewer selects a value's text on its page and presses the field's Evidence button;
+    the decision stores that page, text and span beside the corrected value."""
+    records = setting.job("steady").records
+    records.refresh()
+    result = next(  # a claim in review whose date has a span in a page's text (a born-digital form)
+        (
+            r
+            for r in sorted(records.results.values(), key=lambda r: r.document_id)
+            if r.status == "review"
+            and "incident_date" in r.evidence
+            and r.evidence["incident_date"].start is not None
+        ),
+        None,
+    )
+    assert result is not None, "the claims example sends a born-digital claim form of steady to review"
+    found = result.evidence["incident_date"]
+    page = setting.open(f"/job/steady/document/{result.document_id}")
+    page.evaluate(  # the reviewer's selection: the quote's span on its page
+        """([page, start, end]) => {
+          const text = document.getElementById(`page-${page}`).firstChild;
+          const range = document.createRange();
+          range.setStart(text, start); range.setEnd(text, end);
+          window.getSelection().removeAllRanges(); window.getSelection().addRange(range);
+        }""",
+        [found.page, found.start, found.end],
+    )
+    page.get_by_label("Use the selected text as the evidence of incident_date").click()
+    chosen = page.locator("output.evidence-chosen").all_inner_texts()
+    assert any(text.startswith(f"page {found.page}:") for text in chosen), chosen
+    page.get_by_label("incident_date", exact=True).fill("1999-01-01")
+    page.get_by_label("Reviewer").fill("rita")
+    page.locator("#accept").click()
+    page.wait_for_url("**said=*")
+    assert "accepted (recorded)" in page.locator("#said").inner_text()
+    decision = records.review(result.document_id)
+    assert decision is not None
+    correction = next(c for c in decision.corrections if c.field == "incident_date")
+    assert correction.corrected == "1999-01-01" and correction.evidence is not None
+    assert (correction.evidence.page, correction.evidence.start, correction.evidence.end) == (
+        found.page,
+        found.start,
+        found.end,
+    )
+    assert " ".join(correction.evidence.quote.split()).lower() == " ".join(str(found.quote).split()).lower()
