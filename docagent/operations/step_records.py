@@ -64,12 +64,13 @@ def idempotency_record_of(item: dict[str, Any]) -> IdempotencyRecord:
 STEPS_BEFORE_DEFINITIONS = ("extract", "customer_lookup")
 
 
-MODEL_STEPS = ("classify", "extract")
+MODEL_STEPS = ("classify", "extract", "escalate")
 
 
 def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | None = None) -> list[str]:
     """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
-    several classes), ``extract``, then ``lookup-{check}`` per lookup check.
+    several classes), ``extract``, ``escalate`` (a definition naming two models), then ``lookup-{check}`` per
+    lookup check.
 
     Without its result (a document not finished yet): every step any document may take, the lookups of all
     the definition's classes. With its result: the steps that document took, and only those: its class's
@@ -82,6 +83,8 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
         took = ["classify"] if len(classes) > 1 and result.classify_call_id is not None else []
         if result.model_call_id is not None:
             took.append("extract")
+        if result.cascade is not None and result.cascade.escalate_call_id is not None:
+            took.append("escalate")  # the strong model's step (functions/inference/cascade.py)
         spec = classes.get(result.class_name or "")
         if spec is not None and result.fields is not None:
             took += sorted(
@@ -96,7 +99,8 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
         for check in spec.checks
         if isinstance(check, LookupCheck)
     }
-    return (["classify"] if len(classes) > 1 else []) + ["extract"] + sorted(lookups)
+    escalate = ["escalate"] if bundle.definition.models is not None else []
+    return (["classify"] if len(classes) > 1 else []) + ["extract", *escalate] + sorted(lookups)
 
 
 def document_step_key(step: str, job_id: str, document_id: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from docagent.operations.step_records import document_steps
 from functions import storage
 from functions.definition import ClassBundle, DefinitionBundle, JobDefinition
 from functions.inference import calls
@@ -174,6 +175,9 @@ def test_the_strong_model_gives_the_field_the_cheap_one_got_wrong(job: PreparedJ
     assert purposes == ["escalate", "extract"]
     assert result.cascade.escalate_call_id == next(c.call_id for c in journal if c.purpose == "escalate")
     assert result.evidence["filed"].grounding == "grounded"
+    # the operator's commands (inspect, trace) know the step: its durable record is where they look
+    assert document_steps(bundle(), result) == ["extract", "escalate"] == document_steps(bundle())
+    assert document_steps(bundle(None)) == ["extract"]
 
 
 def test_a_crash_after_the_strong_call_never_repeats_it(
