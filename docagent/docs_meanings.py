@@ -12,6 +12,11 @@ CONFIG_MEANINGS: dict[str, str] = {
         "job; the default is Claude Haiku 4.5 (Active as of 2026-11) through the US inference profile: "
         "use `eu.`/`apac.`/`global.` for other geographies"
     ),
+    "extra_model_ids": (
+        "further Bedrock model ids (same forms as `model_id`) the functions may call: the models job "
+        "definitions name (job.json `models`, a cheap model first; docs/defining-a-job.md); their "
+        "InvokeModel grants are added"
+    ),
     "model_max_tokens": "Converse `maxTokens` (a reply cut off there is a rejected document)",
     "model_temperature": "Converse `temperature`",
     "model_breaker_seconds": (

@@ -160,6 +160,9 @@ class DocAgentConfig(BaseModel):
     stack_name: str = Field(STACK_NAME, pattern=r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
     model_provider: Literal["bedrock"] = "bedrock"
     model_id: str = Field(DEFAULT_MODEL_ID, min_length=1)
+    # Further models the functions may call: those job definitions name (job.json ``models``: a cheap model
+    # first, docs/defining-a-job.md). The functions' and the batch role's InvokeModel grants cover them too.
+    extra_model_ids: list[str] = Field(default_factory=list, max_length=10)
     # The Converse inferenceConfig: an extraction is well under 800 tokens; temperature 0 repeats best.
     model_max_tokens: int = Field(800, ge=1, le=64_000)
     model_temperature: float = Field(0.0, ge=0.0, le=1.0)
@@ -257,13 +260,19 @@ class DocAgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _bedrock_model_id_has_a_valid_form(self) -> DocAgentConfig:
-        if self.model_provider == "bedrock" and not BEDROCK_MODEL_ID_PATTERN.match(self.model_id):
-            raise ValueError(
-                f"model_id {self.model_id!r} is not a Bedrock model id: use a foundation model id "
-                "('anthropic.claude-haiku-4-5-20251001-v1:0'), a cross-Region inference profile id "
-                f"('{DEFAULT_MODEL_ID}') or an inference profile ARN"
-            )
+        named = [("model_id", self.model_id)] + [("extra_model_ids", m) for m in self.extra_model_ids]
+        for setting, model_id in named:
+            if self.model_provider == "bedrock" and not BEDROCK_MODEL_ID_PATTERN.match(model_id):
+                raise ValueError(
+                    f"{setting} {model_id!r} is not a Bedrock model id: use a foundation model id "
+                    "('anthropic.claude-haiku-4-5-20251001-v1:0'), a cross-Region inference profile id "
+                    f"('{DEFAULT_MODEL_ID}') or an inference profile ARN"
+                )
         return self
+
+    def model_ids(self) -> list[str]:
+        """Every model the functions may call: ``model_id``, then ``extra_model_ids``."""
+        return list(dict.fromkeys([self.model_id, *self.extra_model_ids]))
 
     @model_validator(mode="after")
     def _source_locations_are_valid(self) -> DocAgentConfig:

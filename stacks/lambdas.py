@@ -91,7 +91,7 @@ class Functions(Construct):
         inference": trust bedrock.amazonaws.com with aws:SourceAccount; S3 GetObject, ListBucket, PutObject
         on the input and output locations)."""
         stack, bucket = Stack.of(self), self._storage.bucket
-        model_arns = bedrock_model_arns(stack, self._config.model_id)
+        model_arns = granted_model_arns(stack, self._config)
         statements = [
             iam.PolicyStatement(
                 sid="ReadBatchInput",
@@ -133,7 +133,7 @@ class Functions(Construct):
         """Create, read and tag the job's batch job, pass Bedrock the batch role, complete the wait."""
         stack = Stack.of(self)
         jobs = stack.format_arn(service="bedrock", resource="model-invocation-job", resource_name="*")
-        models = bedrock_model_arns(stack, self._config.model_id)
+        models = granted_model_arns(stack, self._config)
         return [
             iam.PolicyStatement(
                 sid="RunBatchJobs",
@@ -297,7 +297,7 @@ class Functions(Construct):
             )
         model_arns: list[str] = []
         if spec.invokes_model and self._config.model_provider == "bedrock":
-            model_arns = bedrock_model_arns(Stack.of(self), self._config.model_id)
+            model_arns = granted_model_arns(Stack.of(self), self._config)
             statements.append(
                 iam.PolicyStatement(sid="InvokeModel", actions=["bedrock:InvokeModel"], resources=model_arns)
             )
@@ -344,7 +344,7 @@ class Functions(Construct):
                     for arn in statement.resources
                     if "model-invocation-job" in arn
                 ]
-                + [arn for arn in bedrock_model_arns(Stack.of(self), self._config.model_id) if "*" in arn],
+                + [arn for arn in granted_model_arns(Stack.of(self), self._config) if "*" in arn],
                 "Batch job ids are made by Bedrock when the job is created: any batch job of this account "
                 "and region, and this model only (a cross-region profile's model in every region of its "
                 "geography).",
@@ -395,6 +395,13 @@ def action_statements(stack: Stack, config: DocAgentConfig, *, sends: bool) -> l
         for sid, action, resources in grants
         if resources
     ]
+
+
+def granted_model_arns(stack: Stack, config: DocAgentConfig) -> list[str]:
+    """The ARNs of every model the deployment's functions may call (``model_id``, ``extra_model_ids``)."""
+    return list(
+        dict.fromkeys(arn for model_id in config.model_ids() for arn in bedrock_model_arns(stack, model_id))
+    )
 
 
 def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:

@@ -79,6 +79,7 @@ def express_inference_profile_stack(tmp_path_factory: pytest.TempPathFactory) ->
         stack_name="DocAgentExpress",
         child_execution_type="EXPRESS",
         model_id="us.anthropic.claude-3-5-haiku-20241022-v1:0",
+        extra_model_ids=["anthropic.claude-3-haiku-20240307-v1:0"],  # a definition's cheap model
         actions={"destinations": {"tickets": "https://tickets.example.com/api/tickets"}},
         log_level="DEBUG",
         max_concurrency=25,

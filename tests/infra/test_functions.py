@@ -315,7 +315,7 @@ def _process_document_grants(stack: DocAgentStack) -> set[tuple[str, str]]:
     return grants(list(resolved_policy_statements(stack, role)))
 
 
-def test_inference_profile_grants_the_profile_and_its_model_in_any_region(
+def test_inference_profile_grants_the_profile_and_its_model_in_any_region_and_the_extra_models(
     express_inference_profile_stack: DocAgentStack,
 ) -> None:
     model_grants = {
@@ -332,6 +332,10 @@ def test_inference_profile_grants_the_profile_and_its_model_in_any_region(
         (
             "bedrock:InvokeModel",
             "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
+        ),
+        (  # extra_model_ids: the cheap model a definition names (job.json models)
+            "bedrock:InvokeModel",
+            "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/anthropic.claude-3-haiku-20240307-v1:0",
         ),
     }
 
