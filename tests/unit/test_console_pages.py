@@ -60,3 +60,42 @@ def test_the_document_page_shows_an_image_documents_pages():
     page = console.render("document.html", doc=view, reviewer="tester", field_text=str, said=None).decode()
     assert page.count('<img src="/job/j1/document/fax.tif/page/') == 2
     assert "Page 2 of 2, as the model receives it" in page
+
+
+def test_a_document_in_review_offers_evidence_buttons_and_names_each_models_part():
+    """#42: each field of the review form has an Evidence button (the selected text becomes its evidence),
+    and a cascade's document says which model gave what and what each cost."""
+    from functions.payloads.document import DocumentResult  # noqa: PLC0415
+    from functions.payloads.job import JobVersions  # noqa: PLC0415
+
+    cheap, strong = "cheap-model", "strong-model"
+    result = DocumentResult.model_validate(
+        {
+            "job_id": "j1", "document_id": "claim.txt", "key": "k", "index": 0, "status": "review",
+            "class_name": "claim", "fields": {"policy": "P-1", "filed": "2026-01-10"}, "format": "txt",
+            "processed_at": "2026-12-04T00:00:00Z",
+            "versions": JobVersions(model_id=cheap, prompt_version="p", prompt_sha256="0" * 64,
+                                    code_version="c", created_at="2026-12-04T00:00:00Z"),
+            "cascade": {"models": [cheap, strong], "escalated": ["filed"],
+                        "reasons": ["filed is not grounded in the document: not found"],
+                        "field_models": {"policy": cheap, "filed": strong},
+                        "cost_usd": {cheap: 0.000375, strong: None}},
+        }
+    )  # fmt: skip
+    console = ReviewConsole(
+        OperatorContext(endpoint=None, stack_name="DocAgent", outputs={}, session=new_session()), "tester"
+    )
+    view = views.DocumentView(
+        job_id="j1", document_id="claim.txt", index=0, key="k", result=result, review=None, calls=[],
+        text=None, text_note=None, is_pdf=False, trace=None, job_status="SUCCEEDED", image_pages=0,
+        pages=["CLAIM P-1 filed 10.01.2026"],
+    )  # fmt: skip
+    page = console.render("document.html", doc=view, reviewer="tester", field_text=str, said=None).decode()
+    for name in ("policy", "filed"):
+        assert f'aria-label="Use the selected text as the evidence of {name}"' in page
+        assert f'name="evidence:{name}"' in page
+    line = page[page.index('id="cascade-line"') :]
+    line = " ".join(line[: line.index("</p>")].split())
+    assert f"The strong model {strong} gave filed (filed is not grounded" in line
+    assert f"the cheap model {cheap} gave the rest" in line
+    assert f"Cost: {cheap} $0.000375; {strong} unknown." in line
