@@ -72,7 +72,10 @@ def merged(first: ExtractionRecord, strong: ExtractionRecord, escalated: list[st
     fields, quotes = split(first.fields)
     strong_fields, strong_quotes = split(strong.fields)
     for name in escalated:
-        fields[name] = strong_fields.get(name)
+        if name in strong_fields:
+            fields[name] = strong_fields[name]
+        else:  # the strong model gave none: the field is absent, as in its reply
+            fields.pop(name, None)
         for path in [path for path in quotes if field_of(path) == name]:
             del quotes[path]
         quotes.update({path: quote for path, quote in strong_quotes.items() if field_of(path) == name})

@@ -103,6 +103,9 @@ def test_the_strong_models_values_replace_the_escalated_fields_only() -> None:
     assert fields is not None
     assert {k: v for k, v in fields.items() if k != EVIDENCE_KEY} == {**RIGHT, "note": "cheap note"}
     assert fields[EVIDENCE_KEY]["filed"] == {"quote": "2026-01-10", "page": 1}  # type: ignore[index,call-overload]
+    without_note = record({"policy": "P-0001", "filed": "2026-01-10"}, {"filed": "2026-01-10"}, STRONG)
+    fields = merged(first, without_note, ["filed", "note"]).fields
+    assert fields is not None and "note" not in fields and "note" not in fields[EVIDENCE_KEY]  # type: ignore[operator]
     failed_strong = record(None, {}, STRONG, error="ExtractionFailed", reason="cut off")
     assert merged(first, failed_strong, ["filed"]) == first  # the cheap fields stay (then: review)
 
