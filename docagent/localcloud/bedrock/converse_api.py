@@ -124,8 +124,9 @@ class ModelFaults(BaseModel):
     )
     models: list[str] = Field(
         default_factory=list,
-        description="the model ids (or parts of them) the other faults apply to, but deny and missing: the "
-        "cheap model of a cascade made worse than the strong one; none: every model",
+        description="the model ids (or parts of them) the per-call faults of Converse apply to (not deny, "
+        "missing, nor the batch switches): a cascade's cheap model made worse than the strong one; none: "
+        "every model",
     )
     seed: int | None = None
 
