@@ -33,7 +33,8 @@ class ModelPrice:
 
 
 # Bedrock on-demand, per 1,000 tokens. As of 2026-11: https://aws.amazon.com/bedrock/pricing/ (Anthropic);
-# Claude 3 Haiku $0.25 / $1.25 per million (also https://inventivehq.com/blog/aws-bedrock-pricing-guide),
+# Claude 3 Haiku $0.25 / $1.25 per million (also https://inventivehq.com/blog/aws-bedrock-pricing-guide,
+# checked again 2026-12-04: the cheap model of the cascade figures, docs/evaluation.md "Cheaper model first"),
 # Claude 3.5 Haiku $0.80 / $4.00 per million (https://deploybase.ai/articles/amazon-bedrock-pricing),
 # Claude Haiku 4.5 $1 / $5 per million on the global endpoint, regional (us.*) 10% more
 # (https://clauder-navi.com/en/bedrock-claude-cost/). The first entry whose ``matches`` is in the id wins.
