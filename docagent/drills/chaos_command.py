@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from docagent.drills.commands import JOB_HELP, Commands, console, job_folder_option
+from docagent.localcloud.lifecycle import add_model_arguments, model_choice
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, emit
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     from docagent.drills.chaos import POINTS, parse_choices, print_matrix, run_chaos, select_cells
 
     job_folder = job_folder_option(args, "--cloud")
+    if args.cloud and (args.model or args.record):
+        raise OperatorError("--model and --record are for the worker matrix; leave them out with --cloud")
     if args.cloud:
         from docagent.drills.cloud_chaos import REDUCED_CLOUD_POINTS, print_cloud_cells, run_cloud_chaos
 
@@ -41,6 +44,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
 
     try:
         cells = select_cells(args.points, args.modes, args.recoveries, reduced=args.reduced)
+        model = model_choice(args)
     except ValueError as error:
         raise OperatorError(str(error)) from None
 
@@ -59,6 +63,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             parallel=args.parallel or (JOB_FOLDER_PARALLEL if job_folder is not None else CHAOS_PARALLEL),
             on_cell=None if args.json else progress,
             job_folder=job_folder,
+            model=model,
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None
@@ -97,4 +102,5 @@ def add_chaos(commands: Commands, common: argparse.ArgumentParser) -> None:
         "documents take longer to read at the time scale's shortened function timeouts)",
     )
     chaos.add_argument("--job", metavar="PATH", help=JOB_HELP)
+    add_model_arguments(chaos)  # a real model answers the baseline once; the cells replay its replies
     chaos.set_defaults(handler=cmd_chaos)

@@ -10,7 +10,7 @@ from typing import Any, TypeAlias, get_args
 
 from rich.console import Console
 
-from docagent.localcloud.lifecycle import MODEL_FAULTS_HELP, add_model_arguments
+from docagent.localcloud.lifecycle import MODEL_FAULTS_HELP, add_model_arguments, model_choice
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, emit, target_arguments
 from functions.payloads.common import FaultPointName
 
@@ -21,16 +21,6 @@ JOB_HELP = (
     "a job definition folder (docagent init): run it on its samples instead of the invoice example "
     "(validated, published, its labels and references/*.csv loaded first)"
 )
-
-
-def _model_choice(args: argparse.Namespace) -> Any:
-    """``--model SPEC [--record]`` for the local Bedrock (docagent/localcloud/bedrock/backends.py), None for
-    the labels (ValueError for a bad spec)."""
-    from docagent.localcloud.bedrock.backends import parse_model
-
-    if args.model is None and not args.record:
-        return None
-    return parse_model(args.model or "labels", record=args.record)
 
 
 def _model_faults(spec: str | None) -> Any:
@@ -97,7 +87,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             job_folder=job_folder,
             demo_budget=_demo_budget(args),
             inference=args.inference,
-            model=_model_choice(args),
+            model=model_choice(args),
         )
     except ValueError as error:
         raise OperatorError(str(error)) from None

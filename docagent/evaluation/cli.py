@@ -13,7 +13,7 @@ from rich.text import Text
 
 from docagent.evaluation.gate import DEFAULT_MARGIN
 from docagent.kit.samples import SAMPLES_FOLDER
-from docagent.localcloud.lifecycle import add_model_arguments
+from docagent.localcloud.lifecycle import add_model_arguments, model_choice
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, RefusedError, emit, target_arguments
 
 if TYPE_CHECKING:
@@ -109,15 +109,12 @@ def _refuse_mixed_arguments(args: argparse.Namespace) -> None:
 
 
 def _model_choice(args: argparse.Namespace) -> ModelChoice | None:
-    """``--model SPEC [--record]`` (docagent/localcloud/bedrock/backends.py), refused when malformed."""
-    from docagent.localcloud.bedrock.backends import parse_model
-
-    if args.model is None and not args.record:
-        return None
+    """``--model SPEC [--record]`` (docagent/localcloud/lifecycle.py), refused when malformed."""
     try:
-        return parse_model(args.model or "labels", record=args.record)
+        choice: ModelChoice | None = model_choice(args)
     except ValueError as error:
         raise RefusedError("BadArguments", str(error)) from None
+    return choice
 
 
 def _local_mode(choice: ModelChoice | None, samples: str) -> Mode:

@@ -119,7 +119,7 @@ class DocumentScore(_Model):
     key: str | None = None
     document_id: str | None = None
     status: str = Field(description="the result's status, or 'no result' when the job has none for it")
-    expected_class: str
+    expected_class: str | None = Field(description="the label's class; None: labelled of no class")
     predicted_class: str | None = None
     score: float = Field(ge=0, le=1)
     wrong: list[FieldOutcome] = Field(default_factory=list)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from docagent.evaluation.figures import DefinitionVersion
 from docagent.kit.loader import read_bundle
@@ -62,7 +62,7 @@ class LabelledSample(BaseModel):
 
     name: str
     path: Path
-    class_name: str
+    class_name: str | None = Field(description="None: the label says the document is of no class")
     label: JsonValue
 
 
@@ -108,11 +108,9 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
             if isinstance(content, str)
             else content.class_in(parts[0] if len(parts) > 1 else None, definition.classes)
         )
-        if problem is None and class_name is None:
-            problem = "a label of no class is not scored by `docagent eval` yet (the local model answers it)"
         if problem is None and class_name is not None and not isinstance(content, str):
             problem = label_problem(content.fields, definition.classes[class_name])
-        if problem or class_name is None or isinstance(content, str):
+        if problem or isinstance(content, str):
             problems.append(f"{label_path.relative_to(root)}: {problem}")
             continue
         samples.append(

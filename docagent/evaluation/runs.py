@@ -155,6 +155,7 @@ def sample_label(sample: LabelledSample) -> Label:
     return Label(
         sha256=document_sha256(sample.path.read_bytes()),
         class_name=sample.class_name,
+        no_class=sample.class_name is None,
         fields=sample.label,
         source=sample.name,
     )

@@ -66,8 +66,11 @@ def evaluate(
         found = results.get(sample.name)
         same_class = found is not None and found.class_name == sample.class_name
         extracted = found.fields if found is not None and same_class else None
-        outcomes = comparisons[sample.class_name].compare(sample.label, extracted)
-        score = document_score(outcomes)
+        if sample.class_name is None:  # labelled "no class": right when the job decided none, no fields
+            outcomes, score = [], 1.0 if same_class else 0.0
+        else:
+            outcomes = comparisons[sample.class_name].compare(sample.label, extracted)
+            score = document_score(outcomes)
         document = DocumentScore(
             sample=sample.name,
             key=found.key if found else None,
@@ -79,10 +82,11 @@ def evaluate(
             wrong=[o for o in outcomes if o.outcome not in {"match", "absent"}],
         )
         documents.append(document)
-        by_class[sample.class_name].append((document, outcomes))
-        right = not document.wrong and document.predicted_class == document.expected_class
+        class_key = NO_CLASS if sample.class_name is None else sample.class_name
+        by_class[class_key].append((document, outcomes))
+        right = not document.wrong and same_class
         confidence = found.confidence if found is not None and same_class else {}
-        calibrated.append((right, sample.class_name, [(o.path, o.outcome) for o in outcomes], confidence))
+        calibrated.append((right, class_key, [(o.path, o.outcome) for o in outcomes], confidence))
         for outcome in outcomes:
             by_path[outcome.path].append(outcome)
     fields = sorted((field_figures(path, outcomes) for path, outcomes in by_path.items()), key=_worst_first)
@@ -150,14 +154,17 @@ def class_figures(name: str, scored: list[tuple[DocumentScore, list[FieldOutcome
 
 
 def confusion_matrix(definition: Definition, documents: list[DocumentScore]) -> ConfusionMatrix:
-    """Rows: the labelled class; columns: the class decided, then one for a class outside the definition,
-    then one for none decided."""
-    classes = list(definition.classes)
+    """Rows: the labelled class (and a last row for the documents labelled of no class, when there are
+    any); columns: the class decided, then one for a class outside the definition, then one for none
+    decided."""
+    rows = list(definition.classes)
+    rows += [NO_CLASS] if any(document.expected_class is None for document in documents) else []
     other = "(other)"
-    predicted = [*classes, other, NO_CLASS]
-    counts = [[0] * len(predicted) for _ in classes]
+    predicted = [*definition.classes, other, NO_CLASS]
+    counts = [[0] * len(predicted) for _ in rows]
     for document in documents:
         decided = document.predicted_class
-        column = NO_CLASS if decided is None else decided if decided in classes else other
-        counts[classes.index(document.expected_class)][predicted.index(column)] += 1
-    return ConfusionMatrix(classes=classes, predicted=predicted, counts=counts)
+        column = NO_CLASS if decided is None else decided if decided in definition.classes else other
+        row = NO_CLASS if document.expected_class is None else document.expected_class
+        counts[rows.index(row)][predicted.index(column)] += 1
+    return ConfusionMatrix(classes=rows, predicted=predicted, counts=counts)

@@ -48,6 +48,16 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def model_choice(args: argparse.Namespace) -> Any:
+    """``--model SPEC [--record]`` read (a docagent/localcloud/bedrock/backends.py ModelChoice), None for the
+    labels without recording; ValueError naming the forms for a bad spec."""
+    from docagent.localcloud.bedrock.backends import parse_model  # the CLI starts without pydantic models
+
+    if args.model is None and not args.record:
+        return None
+    return parse_model(args.model or "labels", record=args.record)
+
+
 EXIT_REFUSED, EXIT_FAILED, EXIT_NOT_FOUND = 2, 1, 3
 # A loaded machine imports moto slowly; a big journal takes a while to replay.
 DETACHED_START_SECONDS = 180

@@ -58,13 +58,3 @@ def test_demo_job_runs_the_claims_example(tmp_path: Path) -> None:
     assert definition["results_by_class"] == {"claim-form": 6, "repair-estimate": 4}
     assert definition["model_calls_by_purpose"] == {"classify": 10, "extract": 10}
     assert definition["totals"]["total-by-currency"] == {"EUR": "6570.50", "GBP": "2080.00"}
-
-
-def test_demo_job_runs_a_new_init_folder(tmp_path: Path) -> None:
-    folder = tmp_path / "receipts"
-    subprocess.run([sys.executable, "-m", "docagent.cli", "init", str(folder)], check=True, timeout=120)
-    summary = demo_job(tmp_path, folder)
-    assert_recovered(summary, 6)  # one a scanned PDF, read visually
-    definition = summary["definition"]
-    assert definition["results_by_status"] == {"extracted": 5, "review": 1}
-    assert definition["model_calls_by_purpose"] == {"extract": 6}  # one class: no classification

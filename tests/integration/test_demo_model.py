@@ -135,3 +135,29 @@ def test_a_real_model_answers_and_its_recorded_replies_replay_offline(
     assert len(_FakeModel.requests) == asked_before  # the server was not asked again
     assert replayed["status"] == "SUCCEEDED" and replayed["model"] == "labels"
     assert replayed["definition"]["fields_differing_from_label"] == differing
+
+
+def test_chaos_with_a_real_model_asks_it_once_per_document_and_the_cells_replay_its_replies(
+    tmp_path: Path, small_claims: Path, fake_model: str
+) -> None:
+    """`docagent chaos --job PATH --model openai=URL`: the baseline runs against the model, every cell
+    replays its replies (a cell is checked against the baseline, which a model answering anew would not
+    allow); without --record nothing is written beside the samples."""
+    command = [sys.executable, "-m", "docagent.cli", "chaos", "--job", str(small_claims), "--json"]
+    command += ["--model", f"openai={fake_model}", "--points", "after_model_call", "--modes", "exit"]
+    command += ["--recoveries", "retry", "--no-at-least-once", "--parallel", "1"]
+    completed = subprocess.run(
+        command,
+        env={**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path / "state")},
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    matrix = json.loads(completed.stdout)
+    assert matrix["passed"] and matrix["counts"]["pass"] == 1, matrix["cells"]
+    assert matrix["model"] == f"openai ({fake_model})"
+    # a classify and an extract call per document, by the baseline alone: the cell replayed them
+    assert matrix["real_model_calls"] == len(_FakeModel.requests) == 4
+    assert not list(small_claims.rglob("*.recording.json"))

@@ -186,7 +186,9 @@ def test_a_recorded_reply_is_replayed_before_the_label(tmp_path: Path, capsys: p
         code = main(["local", "labels", str(definition), "--endpoint", cloud.endpoint, "--json"])
         answer = json.loads(capsys.readouterr().out)
         assert code == 0 and (answer["registered"], answer["labels"], answer["recordings"]) == (3, 2, 1)
-        assert extract(cloud.endpoint, LETTER, "letter") == {"claim": "C-118", "received": None}
+        # a recording is replayed as the model gave it: no evidence is added to it, unlike a label's answer
+        replayed = converse(cloud.endpoint, LETTER, extract_instruction("letter", "document-00001"))
+        assert json.loads(replayed) == {"claim": "C-118", "received": None}
         assert extract(cloud.endpoint, FORM, "form") == {"policy": "P-9001", "street": "4 Elm Row"}, "a label"
     with LocalCloud(tmp_path / "state") as restarted:
         assert labels_of(restarted.endpoint) == {"labels": 2, "recordings": 1, "reader": None}

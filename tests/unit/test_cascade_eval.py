@@ -43,8 +43,8 @@ def test_the_local_model_corrupts_the_cheap_models_replies_only(local_bedrock: o
 
     STATE.configure(parse_model_faults(f"corrupt=amount,models={CHEAP}"))
     reply = json.dumps({"amount": 10})
-    assert json.loads(STATE._with_faults(reply, None, ["10"], CHEAP))["amount"] == 11
-    assert json.loads(STATE._with_faults(reply, None, ["10"], STRONG))["amount"] == 10
+    assert json.loads(STATE._with_faults(reply, CHEAP, evidence=True, pages=["10"]))["amount"] == 11
+    assert json.loads(STATE._with_faults(reply, STRONG, evidence=True, pages=["10"]))["amount"] == 10
     STATE.configure(parse_model_faults(f"throttle=1,models={CHEAP}"))
     assert STATE._faulted(CHEAP) is not None and STATE._faulted(CHEAP)[0] == 429  # type: ignore[index]
     assert STATE._faulted(STRONG) is None

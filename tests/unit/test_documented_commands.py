@@ -5,15 +5,13 @@ or a required one left out, fails here."""
 
 from __future__ import annotations
 
-import re
 import shlex
-from pathlib import Path
 
 import pytest
 
 from docagent.cli import build_parser
+from tests.documented import documented_commands
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
     "README.md",
     "docs/your-own-job.md",
@@ -21,22 +19,7 @@ PAGES = (
     "docs/actions.md",
     "docs/defining-a-job.md",
 )
-_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
-
-
-def documented_commands() -> list[tuple[str, str]]:
-    found = []
-    for page in PAGES:
-        for block in _BLOCK.findall((ROOT / page).read_text(encoding="utf-8")):
-            for line in block.splitlines():
-                command = line.split("  #", 1)[0].split(" # ", 1)[0].strip()
-                command = command.removeprefix(".venv/bin/")
-                if command.startswith("docagent "):
-                    found.append((page, command))
-    return found
-
-
-COMMANDS = documented_commands()
+COMMANDS = [(page, command) for page in PAGES for command in documented_commands(page)]
 
 
 def test_the_pages_show_commands() -> None:

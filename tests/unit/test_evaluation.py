@@ -101,6 +101,43 @@ def test_one_class_has_no_confusion_matrix_several_have_one_with_a_none_column()
     assert [c.name for c in run.classes] == ["Letter", "Receipt"]
 
 
+def test_a_document_labelled_of_no_class_is_right_only_when_the_job_decides_none():
+    two = definition(Receipt=SCHEMA, Letter={"type": "object", "properties": {"to": {"type": "string"}}})
+    labelled = [
+        sample("a.txt", {"number": "A1"}),
+        sample("stray.txt", {}, None),
+        sample("flyer.txt", {}, None),
+    ]
+    run = run_of(
+        {
+            "a.txt": extracted({"number": "A1"}),
+            "stray.txt": Extraction(status="rejected", class_name=None),  # UnknownDocumentClass: right
+            "flyer.txt": extracted({"to": "Ada"}, "Letter"),  # given a class it has not: wrong
+        },
+        labelled,
+        two,
+    )
+    scores = {d.sample: d.score for d in run.documents}
+    assert scores == {"a.txt": 1.0, "stray.txt": 1.0, "flyer.txt": 0.0}
+    matrix = run.confusion
+    assert matrix is not None and matrix.classes == ["Receipt", "Letter", "(none)"]
+    assert matrix.counts == [[1, 0, 0, 0], [0, 0, 0, 0], [0, 1, 0, 1]]
+    no_class = next(c for c in run.classes if c.name == "(none)")
+    assert (no_class.documents, no_class.mean_score) == (2, 0.5)
+    # no field of a no-class document is compared: the field figures are the receipt's alone
+    assert {f.path: f.counts.tp for f in run.fields} == {"number": 1, "total": 0, "note": 0}
+
+
+def test_read_samples_reads_a_label_of_no_class(tmp_path):
+    two = definition(Receipt=SCHEMA, Letter={"type": "object", "properties": {"to": {"type": "string"}}})
+    (tmp_path / "stray.txt").write_text("a lunch menu")
+    (tmp_path / "stray.label.json").write_text(json.dumps({"class": None}))
+    (tmp_path / "a.txt").write_text("receipt A1")
+    (tmp_path / "a.label.json").write_text(json.dumps({"class": "Receipt", "fields": {"number": "A1"}}))
+    found = {s.name: (s.class_name, s.label) for s in samples.read_samples(tmp_path, two)}
+    assert found == {"a.txt": ("Receipt", {"number": "A1"}), "stray.txt": (None, {})}
+
+
 def test_the_invoice_definition_is_the_invoice_examples_schema():
     invoices = samples.invoice_definition()
     assert (invoices.name, list(invoices.classes)) == ("invoices", ["invoice"])

@@ -143,8 +143,8 @@ def test_a_jobs_calls_become_recordings_that_read_back(tmp_path: Path):
     }
     (recording,) = recordings_of(results, calls)
     assert recording.sha256 == digest and recording.source == "incoming/j/claim.pdf"
-    assert recording.reply_to("classify", None) == '{"class": "letter"}'
-    assert recording.reply_to("extract", "letter") == '{"claim": "C-1"}'
+    assert recording.reply_to("classify", None).reply == '{"class": "letter"}'
+    assert recording.reply_to("extract", "letter").reply == '{"claim": "C-1"}'
     assert recording.reply_to("extract", "form") is None
     (path,) = write_recordings(tmp_path / "recorded", [recording])
     assert path.name == f"claim-{digest[:12]}.recording.json"

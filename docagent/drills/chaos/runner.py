@@ -23,6 +23,8 @@ from docagent.drills.chaos.matrix import (
 )
 from docagent.drills.chaos.outcome import IGNORED_REPORT_FIELDS, IGNORED_RESULT_FIELDS, CellOutcome
 from docagent.drills.chaos.run import STACK_NAME, ChaosRun
+from docagent.localcloud.bedrock.backends import ModelChoice, set_model
+from docagent.localcloud.bedrock.converse_api import model_faults_of
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import LocalCloud
 from docagent.localcloud.stepfunctions import status_events as alerts
@@ -54,10 +56,14 @@ def run_chaos(
     state_dir: Path | None = None,
     on_cell: Callable[[CellOutcome], None] | None = None,
     job_folder: JobFolder | None = None,
+    model: ModelChoice | None = None,
 ) -> dict[str, Any]:
     """Synthesize, start one local cloud, deploy, then run the baseline, the cells and the at-least-once cell
     side by side (every check waits for the baseline); return the matrix (the ``--json`` object). With
-    ``job_folder`` (``--job PATH``) the jobs run that definition on its samples."""
+    ``job_folder`` (``--job PATH``) the jobs run that definition on its samples. With ``model`` (``--model``:
+    a real model) the baseline runs first against it, its replies recorded, and every cell replays them: a
+    cell checks a recovery against the baseline, which a model answering anew on every call would not
+    allow; so the real model is asked once per document and purpose (``real_model_calls``)."""
     documents = documents if job_folder is None else len(job_folder.documents)
     if documents < 1:
         raise ValueError("--documents must be at least 1")
@@ -91,14 +97,29 @@ def run_chaos(
         run.seed(run.base)
         phases["deploy"] = round(time.time() - mark, 1)
         mark = time.time()
-        baseline, outcomes, once = _run_all(run, cells, express_stack, parallel, on_cell)
+        baseline_first = None
+        if model is not None and model.kind != "labels":
+            # keep the replies in the cloud's state (beside the samples too with --record)
+            set_model(
+                cloud.endpoint, model.model_copy(update={"record": True, "beside_samples": model.record})
+            )
+            baseline_first = run.run_baseline()
+            set_model(cloud.endpoint, ModelChoice())  # the labels' mode: replays the recordings
+        elif model is not None:
+            set_model(cloud.endpoint, model)
+        baseline, outcomes, once = _run_all(
+            run, cells, express_stack, parallel, on_cell, baseline_done=baseline_first
+        )
         phases["jobs"] = round(time.time() - mark, 1)
+        real_calls = int(model_faults_of(cloud.endpoint)["stats"].get("forwarded", 0))
     counts = {status: sum(o.status == status for o in outcomes) for status in ("pass", "fail", "n/a")}
     passed = counts["fail"] == 0 and baseline.status == "pass" and (once is None or once["status"] == "pass")
     return {
         "passed": passed,
         "documents": documents,
         "definition": job_folder.name if job_folder is not None else None,
+        "model": model.mode() if model is not None else "labels",
+        "real_model_calls": real_calls,
         "document_index": run.document_index,
         "time_scale": time_scale,
         "parallel": parallel,
@@ -123,8 +144,11 @@ def _run_all(
     express_stack: LocalStack | None,
     parallel: int,
     on_cell: Callable[[CellOutcome], None] | None,
+    *,
+    baseline_done: CellOutcome | None = None,
 ) -> tuple[CellOutcome, list[CellOutcome], dict[str, Any] | None]:
-    """The baseline, the cells (in ``cells``' order; n/a ones decided, not run) and the at-least-once cell."""
+    """The baseline (unless ``baseline_done``), the cells (in ``cells``' order; n/a ones decided, not run)
+    and the at-least-once cell."""
     outcomes: dict[Cell, CellOutcome] = {}
     runnable: list[Cell] = []
     for cell in cells:
@@ -156,11 +180,12 @@ def _run_all(
 
     with ThreadPoolExecutor(max_workers=parallel + (2 if express_stack else 1)) as pool:
         try:
-            baseline_future = pool.submit(run.run_baseline)
+            baseline_future = None if baseline_done is not None else pool.submit(run.run_baseline)
             express_future = pool.submit(run.run_at_least_once, express_stack) if express_stack else None
             futures = {cell: pool.submit(run_cell, slot, cell) for slot, cell in enumerate(runnable)}
             outcomes |= {cell: future.result() for cell, future in futures.items()}
-            baseline = baseline_future.result()
+            baseline = baseline_future.result() if baseline_future is not None else baseline_done
+            assert baseline is not None  # run above, or before the cells
             once = express_future.result() if express_future else None
         except BaseException:  # Ctrl-C: stop waiting for jobs so the local cloud stops now
             run.stopping.set()

@@ -42,6 +42,9 @@ class ModelChoice(BaseModel):
     url: str | None = None
     model_name: str | None = None
     record: bool = False
+    # With record: each recording also written beside its labelled sample (False: kept in the cloud's state
+    # only, as `docagent chaos --model` does without --record).
+    beside_samples: bool = True
 
     def spec(self) -> str:
         """The ``--model`` value that gives this choice."""

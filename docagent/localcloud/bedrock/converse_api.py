@@ -68,7 +68,7 @@ from docagent.localcloud.bedrock.labels import (
 )
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
-from functions.inference.instructions import Asked, asked
+from functions.inference.instructions import asked
 from functions.page_texts import page_texts
 
 ADMIN_PATH = "/_docagent/bedrock/faults"
@@ -229,16 +229,26 @@ class LocalBedrock:
         with self.lock:
             self.model, self.backend = choice, backend_of(choice)
 
-    def record(self, user_text: str, digest: str, body: str) -> None:
-        """Keep a forwarded reply as its document's recording (beside its labelled sample, if it has one)."""
+    def record(self, user_text: str, digest: str, body: str, beside_samples: bool = True) -> None:
+        """Keep a forwarded reply as its document's recording (and beside its labelled sample, if it has one
+        and ``beside_samples``)."""
         question = asked(user_text)
         purpose = "extract" if question is None else question.kind
         class_name = question.class_name if question is not None and purpose == "extract" else None
-        reply = "".join(block.get("text", "") for block in json.loads(body)["output"]["message"]["content"])
+        answered = json.loads(body)
+        reply = "".join(block.get("text", "") for block in answered["output"]["message"]["content"])
+        usage = answered.get("usage", {})
         recording = self.labels.keep_reply(
-            digest, RecordedReply(purpose=purpose, class_name=class_name, reply=reply)
+            digest,
+            RecordedReply(
+                purpose=purpose,
+                class_name=class_name,
+                reply=reply,
+                input_tokens=usage.get("inputTokens"),
+                output_tokens=usage.get("outputTokens"),
+            ),
         )
-        if recording.source and Path(recording.source).parent.is_dir():
+        if beside_samples and recording.source and Path(recording.source).parent.is_dir():
             write_recordings(Path(recording.source).parent, [recording])
         self._count("recorded")
 
@@ -261,16 +271,20 @@ class LocalBedrock:
                 "model": self.model.model_dump(),
             }
 
-    def answer(self, user_text: str, digest: str, text: str) -> str | tuple[int, dict[str, str], str]:
-        """The reply to what the user text asks about the document whose bytes hash to ``digest`` (its text
-        ``text``), or the refusal of a document the local Bedrock cannot answer. A user text no docagent
-        function writes is taken as an extract call of any class."""
+    def replay(self, user_text: str, digest: str) -> RecordedReply | None:
+        """A real model's recorded reply to this call, replayed as it was given (no evidence added)."""
         question = asked(user_text)
         purpose = "extract" if question is None else question.kind
         recorded = self.labels.recorded(digest, purpose, question.class_name if question else None)
         if recorded is not None:
             self._count("replayed")
-            return recorded
+        return recorded
+
+    def answer(self, user_text: str, digest: str, text: str) -> str | tuple[int, dict[str, str], str]:
+        """The reply to what the user text asks about the document whose bytes hash to ``digest`` (its text
+        ``text``), from its label, or the refusal of a document the local Bedrock cannot answer. A user text
+        no docagent function writes is taken as an extract call of any class."""
+        question = asked(user_text)
         label = self.labels.get(digest)
         if question is not None and question.kind == "classify":
             if label is not None:
@@ -308,11 +322,14 @@ class LocalBedrock:
         text = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]
         return MessageInput(text, document_sha256(text.encode("utf-8")), 0)
 
-    def _with_faults(self, reply: str, question: Asked | None, pages: list[str], model_id: str) -> str:
-        """An answer with its evidence (an extract call: docagent/localcloud/bedrock/evidence.py), then the
-        ``corrupt`` and ``misquote`` faults (for the models they apply to)."""
-        if question is None or question.kind == "extract":
-            reply = with_evidence(reply, pages)
+    def _with_faults(
+        self, reply: str, model_id: str, *, evidence: bool, pages: list[str] | None = None
+    ) -> str:
+        """An answer with its evidence (``evidence``: an extract call answered from a label,
+        docagent/localcloud/bedrock/evidence.py), then the ``corrupt`` and ``misquote`` faults (for the
+        models they apply to)."""
+        if evidence:
+            reply = with_evidence(reply, pages or [])
         if not self.faults.applies_to(model_id):
             return reply
         if self.faults.corrupt is not None:
@@ -391,15 +408,22 @@ class LocalBedrock:
             self._count("forwarded")
             forwarded = backend.converse(model_id, system, messages, max_tokens, documents_text)
             if forwarded[0] == 200 and model.record:
-                self.record(user_text, digest, forwarded[2])
+                self.record(user_text, digest, forwarded[2], model.beside_samples)
             return forwarded
-        if message.blind:  # a scan read without citations: nothing seen, nothing quoted
+        replayed = self.replay(user_text, digest)
+        if replayed is not None:
+            reply = self._with_faults(replayed.reply, model_id, evidence=False)
+        elif message.blind:  # a scan read without citations: nothing seen, nothing quoted
             reply = BLIND_REPLY
         else:
             answered = self.answer(user_text, digest, read)
             if isinstance(answered, tuple):
                 return answered
-            reply = self._with_faults(answered, asked(user_text), document_pages(blocks, read), model_id)
+            question = asked(user_text)
+            evidence = question is None or question.kind == "extract"
+            reply = self._with_faults(
+                answered, model_id, evidence=evidence, pages=document_pages(blocks, read)
+            )
         stop_reason = "end_turn"
         shape = self._draw() if faults.applies_to(model_id) else 1.0
         if shape < faults.malformed:
@@ -411,6 +435,8 @@ class LocalBedrock:
             reply, stop_reason = " ".join(words[: max(1, min(max_tokens, len(words) // 2))]), "max_tokens"
         input_tokens = billed_tokens.input_tokens(system, messages, read, tool_config) + image_tokens
         output_tokens = billed_tokens.output_tokens(reply)
+        if replayed is not None and replayed.input_tokens is not None and replayed.output_tokens is not None:
+            input_tokens, output_tokens = replayed.input_tokens, replayed.output_tokens  # as the model billed
         self._count("answered")
         self._count("input_tokens", input_tokens)
         self._count("output_tokens", output_tokens)

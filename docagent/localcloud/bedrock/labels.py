@@ -72,6 +72,10 @@ class RecordedReply(BaseModel):
         description="the class extracted (null for a classify call)",
     )
     reply: str
+    input_tokens: int | None = Field(
+        None, ge=0, description="the model's usage as it answered (a replay bills it)"
+    )
+    output_tokens: int | None = Field(None, ge=0)
 
 
 class Recording(BaseModel):
@@ -83,11 +87,11 @@ class Recording(BaseModel):
     replies: list[RecordedReply] = Field(min_length=1)
     source: str = ""
 
-    def reply_to(self, purpose: str, class_name: str | None) -> str | None:
+    def reply_to(self, purpose: str, class_name: str | None) -> RecordedReply | None:
         """The recorded reply of a call (an extract call of no known class: the first extract reply)."""
         for recorded in self.replies:
             if recorded.purpose == purpose and (class_name is None or recorded.class_name == class_name):
-                return recorded.reply
+                return recorded
         return None
 
 
@@ -193,7 +197,7 @@ class LabelStore:
             self._save()
         return recording
 
-    def recorded(self, sha256: str, purpose: str, class_name: str | None) -> str | None:
+    def recorded(self, sha256: str, purpose: str, class_name: str | None) -> RecordedReply | None:
         with self._lock:
             recording = self._recordings.get(sha256)
         return None if recording is None else recording.reply_to(purpose, class_name)
@@ -334,7 +338,16 @@ def recordings_of(
                 continue
             purpose = record.get("purpose", "extract")
             class_name = record.get("class_name") if purpose == "extract" else None
-            replies.append(RecordedReply(purpose=purpose, class_name=class_name, reply=json.dumps(fields)))
+            tokens = record.get("input_tokens"), record.get("output_tokens")
+            replies.append(
+                RecordedReply(
+                    purpose=purpose,
+                    class_name=class_name,
+                    reply=json.dumps(fields),
+                    input_tokens=tokens[0] if tokens[0] else None,
+                    output_tokens=tokens[1] if tokens[0] else None,
+                )
+            )
         if replies:
             source = str(found.get("key") or document_id)
             recordings.append(Recording(sha256=found["sha256"], replies=replies, source=source))
