@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from botocore.stub import Stubber
+from botocore.stub import ANY, Stubber
 
 from docagent.localcloud.bedrock.evidence import with_evidence
 from functions import aws, storage
@@ -242,3 +242,35 @@ def test_batch_inference_of_a_definition_of_several_classes_is_refused_at_start(
     assert storage.get_json_or_none(storage.request_key("job-claims")) is None  # nothing started
     auto = prepare("job-claims-auto", options={"inference": "auto"}, definition=example_bundle("claims"))
     assert auto.options.inference == "auto"  # auto chooses: on-demand for it (no records, no batch job)
+
+
+def test_the_batch_job_of_a_definition_naming_two_models_runs_the_cheap_one(cloud, env, monkeypatch):
+    """#42: the cheap model extracts first, so a batch job is created for it (the strong one escalates on
+    demand: functions/inference/cascade.py)."""
+    env.setenv("BATCH_ROLE_ARN", ROLE)
+    cheap, strong = (
+        "anthropic.claude-3-haiku-20240307-v1:0",
+        "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+    )
+    bundle = example_bundle()
+    definition = bundle.definition.model_validate(
+        {**bundle.definition.model_dump(mode="json", by_alias=True), "models": [cheap, strong]}
+    )
+    seed_documents(2)
+    prepared = prepare(
+        "job-batch-cascade",
+        options={"inference": "batch"},
+        definition=bundle.model_copy(update={"definition": definition}),
+    )
+    write_all(prepared, items(prepared))
+    monkeypatch.setattr(jobs, "BATCH_MIN_RECORDS", 1)
+    with Stubber(aws.bedrock_client()) as stub:
+        asked = dict.fromkeys(
+            ("jobName", "roleArn", "clientRequestToken", "modelInvocationType", "inputDataConfig"), ANY
+        )
+        asked |= dict.fromkeys(("outputDataConfig", "timeoutDurationInHours", "tags"), ANY)
+        stub.add_response("create_model_invocation_job", {"jobArn": ARN}, {**asked, "modelId": cheap})
+        jobs.submit(SubmitEvent(job_id="job-batch-cascade", document_count=2))
+        stub.assert_no_pending_responses()
+    record = get_batch_job("job-batch-cascade")
+    assert record is not None and record.model_id == cheap != prepared.versions.model_id
