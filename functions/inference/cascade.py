@@ -12,6 +12,7 @@ final value), so whether to escalate is decided by the grounding before the chec
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import cast
 
@@ -19,6 +20,7 @@ from pydantic import JsonValue
 
 from functions import spend
 from functions.definition import ClassBundle, DefinitionBundle
+from functions.fields import FieldsInvalid, extracted_fields
 from functions.grounded_decision import Thresholds
 from functions.grounding import field_of, ground_fields
 from functions.inference.calls import CallSpec
@@ -85,6 +87,18 @@ def merged(first: ExtractionRecord, strong: ExtractionRecord, escalated: list[st
     return first.model_copy(update={"fields": {**fields, EVIDENCE_KEY: evidence}})
 
 
+def schema_valid(record: ExtractionRecord, class_bundle: ClassBundle) -> bool:
+    """Whether a record's fields (normalised already: normalising again changes nothing) match the class's
+    schema as a whole."""
+    if record.fields is None:
+        return True
+    try:
+        extracted_fields(json.dumps(split(record.fields)[0]), class_bundle)
+    except FieldsInvalid:
+        return False
+    return True
+
+
 def _cost(call: ExtractionRecord | None) -> float | None:
     if call is None:
         return 0.0
@@ -104,8 +118,13 @@ def cascaded(
     cheap, strong_model = models
     escalate = to_escalate(first, class_bundle, pages())
     strong = call_strong() if escalate else None
-    escalated = list(escalate)
-    result = first if strong is None else merged(first, strong, escalated)
+    result = first if strong is None else merged(first, strong, list(escalate))
+    if strong is not None and strong.ok and not schema_valid(result, class_bundle):
+        # two valid replies mixed into one the class's schema refuses (a rule across fields): the strong
+        # model's reply alone
+        escalate[WHOLE_DOCUMENT] = "the fields of both models together do not match the class's schema"
+        result = merged(first, strong, [WHOLE_DOCUMENT])
+    escalated = [WHOLE_DOCUMENT] if WHOLE_DOCUMENT in escalate else list(escalate)
     gave_all = strong is not None and strong.ok and (WHOLE_DOCUMENT in escalated or first.fields is None)
     by_strong = set(escalated) if strong is not None and strong.ok else set()
     names = [name for name in (result.fields or {}) if name != EVIDENCE_KEY]

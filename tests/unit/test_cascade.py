@@ -207,3 +207,23 @@ def test_a_crash_after_the_strong_call_never_repeats_it(
     assert outcome.status == "extracted" and model.asked == ["extract", "extract"]
     result = storage.get_result(job.job_id, entry.document_id)
     assert result is not None and result.fields == RIGHT
+
+
+def test_fields_of_both_models_the_schema_refuses_together_are_the_strong_models_alone() -> None:
+    """A rule across fields (here: this date with the cheap model's note is refused) may refuse two valid
+    replies mixed: the strong model's reply is then taken whole."""
+    schema = {
+        **SCHEMA,
+        "not": {
+            "properties": {"filed": {"const": "2026-01-10"}, "note": {"const": "cheap note"}},
+            "required": ["filed", "note"],
+        },
+    }
+    spec = {"description": "a claim", "schema": "claim.json"}
+    crossed = ClassBundle.model_validate({"spec": spec, "schema": schema})
+    first = record({**WRONG_DATE, "note": "cheap note"}, QUOTES, CHEAP)
+    strong = record({**RIGHT, "note": "strong note"}, QUOTES, STRONG)
+    result, cascade = cascaded((CHEAP, STRONG), first, crossed, lambda: [TEXT], lambda: strong)
+    assert result.fields is not None and result.fields["note"] == "strong note"
+    assert cascade.escalated == [WHOLE_DOCUMENT] and cascade.field_models == dict.fromkeys(RIGHT, STRONG)
+    assert cascade.reasons[-1] == "the fields of both models together do not match the class's schema"
