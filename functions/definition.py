@@ -248,6 +248,12 @@ class JobDefinition(_Strict):
         description="a PDF or TIFF with more pages is rejected before any model call (DocumentTooLarge, with "
         "the figure); null: no ceiling but the model's own (Claude: 100 PDF pages, 20 images a request)",
     )
+    split: Literal["pages"] | None = Field(
+        None,
+        description="pages: a PDF may be a packet of several documents; each page is classified and "
+        "consecutive pages of one class become sections, each its own result (functions/sections.py); "
+        "null: a document is one document",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -260,6 +266,8 @@ class JobDefinition(_Strict):
             data.pop("read", None)
         if data.get("max_pages") is None:
             data.pop("max_pages", None)
+        if data.get("split") is None:
+            data.pop("split", None)
         return data
 
     def waits_for_review(self) -> bool:

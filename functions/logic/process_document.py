@@ -14,13 +14,13 @@ import datetime as dt
 import functools
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
-from functions import aws, durable, references, spend, storage
+from functions import aws, durable, references, sections, spend, storage
 from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
@@ -312,12 +312,12 @@ class _Run:
     def model_step(self, spec: CallSpec, document: DocumentInput, model: ModelProvider) -> ExtractionRecord:
         with span(spec.purpose, job_id=self.event.job_id, step=spec.purpose) as step_span:
             record = self.step(
-                spec.purpose,
+                spec.journal_name,
                 lambda: call_once(self.event, spec, document, model, self.context),
                 ExtractionRecord,
             )
             step_span.outcome = "ok" if record.ok else record.error or ExtractionFailed.__name__
-            step_span.set_attributes(durable_record_reused=spec.purpose not in self.ran)
+            step_span.set_attributes(durable_record_reused=spec.journal_name not in self.ran)
         self.calls.append(record)
         return record
 
@@ -344,7 +344,14 @@ class _Run:
         if self.event.options.inference != "on_demand":  # its batch job's output records answer first
             model = BatchReplies(model, self.event.job_id, entry.document_id)
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
-        if len(self.bundle.classes) > 1:
+        # ---- packets (job.json split: pages): functions/sections.py --------------------------------------
+        if sections.splits(self.bundle, document):
+            packet = sections.split_packet(self, document, model)
+            if packet.outcome is not None:  # rejected, or a packet of several sections, each stored
+                return packet.outcome
+            class_name, classify_call_id = packet.class_name, packet.classify_call_id  # one section: as one
+        # ---- end of packets --------------------------------------------------------------------------------
+        elif len(self.bundle.classes) > 1:
             classification = self.model_step(classify_spec(self.bundle, versions, document), document, model)
             classify_call_id = classification.call_id
             if not classification.ok or classification.fields is None:
@@ -363,9 +370,22 @@ class _Run:
                     classify_call_id=classify_call_id,
                 )
             class_name = named
-        extraction = self.model_step(
-            extract_spec(self.bundle, class_name, versions, document), document, model
-        )
+        return self.store(**self.extracted(class_name, classify_call_id, document, model))
+
+    def extracted(
+        self,
+        class_name: str,
+        classify_call_id: str | None,
+        document: DocumentInput,
+        model: ModelProvider,
+        section_id: str | None = None,
+    ) -> dict[str, object]:
+        """The result's fields of a document (or a packet's section) of ``class_name``: extracted (a
+        durable model step), checked and grounded."""
+        assert self.bundle is not None
+        versions = self.manifest.versions
+        spec = extract_spec(self.bundle, class_name, versions, document)
+        extraction = self.model_step(replace(spec, section_id=section_id), document, model)
         ids = {
             "class_name": class_name,
             "model_call_id": extraction.call_id,
@@ -373,7 +393,7 @@ class _Run:
         }
         if not extraction.ok or extraction.fields is None:
             error = extraction.error or ExtractionFailed.__name__
-            return self.store(status="rejected", error=error, reason=extraction.reason, **ids)
+            return {"status": "rejected", "error": error, "reason": extraction.reason, **ids}
         class_bundle = self.bundle.class_bundle(class_name)
         fields, quotes = split(extraction.fields)
         checks, attached = run_checks(
@@ -383,16 +403,16 @@ class _Run:
             class_bundle, fields, quotes, page_texts(document.data, document.format), checks
         )
         decision = grounded_decision(decide(checks), class_bundle, evidence)
-        return self.store(
-            status=decision.status,
-            error=decision.error,
-            reason=decision.reason,
-            fields=fields,
-            evidence=evidence,
-            attached=attached,
-            checks=checks,
+        return {
+            "status": decision.status,
+            "error": decision.error,
+            "reason": decision.reason,
+            "fields": fields,
+            "evidence": evidence,
+            "attached": attached,
+            "checks": checks,
             **ids,
-        )
+        }
 
     def lookup(self, check: LookupCheck, key: str) -> LookupRecord:
         name = f"lookup-{check.name}"

@@ -54,8 +54,9 @@ FaultPointName = Literal[
 
 # extracted: accepted (every check passed); review: a check with on_fail "review" failed, none with "reject".
 DocumentStatus = Literal["extracted", "review", "rejected"]
-# What a model call is for: the class of a document (classify), or its fields (extract).
-CallPurpose = Literal["extract", "classify"]
+# What a model call is for: the class of a document (classify), the class of each page of a packet
+# (classify-pages, functions/sections.py), or its fields (extract).
+CallPurpose = Literal["extract", "classify", "classify-pages"]
 # The Converse document formats (functions/documents.py); ModelCallOutcome: a finished call's outcome.
 DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"]
 # The image kinds docagent reads (functions/images.py): sent as Converse image blocks, converted when Converse

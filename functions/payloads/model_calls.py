@@ -27,6 +27,7 @@ class ExtractionRecord(StrictModel):
     ok: bool
     purpose: CallPurpose = "extract"
     class_name: str | None = None
+    section_id: str | None = Field(None, description="the part of a packet read (functions/sections.py)")
     fields: dict[str, JsonValue] | None = None
     error: str | None = None
     reason: str | None = None
@@ -49,6 +50,9 @@ class ModelCallRecord(StrictModel):
     document_id: str
     purpose: CallPurpose = "extract"
     class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
+    section_id: str | None = Field(
+        None, description="the packet's section or page window read (functions/sections.py); null: the whole"
+    )
     provider: str
     model_id: str
     prompt_version: str
@@ -72,6 +76,7 @@ class ModelCallRecord(StrictModel):
             ok=self.outcome == "ok",
             purpose=self.purpose,
             class_name=self.class_name,
+            section_id=self.section_id,
             fields=self.fields,
             error=None if self.outcome == "ok" else self.outcome,
             reason=self.reason,
