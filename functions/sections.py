@@ -235,9 +235,7 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
         if only.class_name is None:
             none = f"no page is of a known class: the classes are {', '.join(sorted(bundle.classes))}"
             return PacketSplit(
-                run.store(
-                    status="rejected", error=UNKNOWN_CLASS_ERROR, reason=none, classify_call_id=call_id
-                )
+                run.store(status="rejected", error=UNKNOWN_CLASS_ERROR, reason=none, classify_call_id=call_id)
             )
         return PacketSplit(None, only.class_name, call_id)
     results = [_section_result(run, section, document, model) for section in found.sections]
