@@ -101,7 +101,9 @@ def read_pages_reply(reply: str, classes: Sequence[str], first: int, last: int) 
         try:
             answer = PageClass.model_validate(item)
         except ValidationError as error:
-            raise FieldsInvalid(f"a page of the reply is not {{page, class, starts}}: {error}") from None
+            raise FieldsInvalid(
+                f"a page of the reply is not a page answer (page, class, starts): {error}"
+            ) from None
         page = answer.page + first - 1
         if page > last or page in answers:
             continue

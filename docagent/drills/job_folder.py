@@ -153,7 +153,13 @@ def folder_summary(
         "pinned": short_version(str(pinned)) if pinned else None,
         "samples": len(folder.documents),
         "results_by_status": dict(sorted(Counter(str(r["status"]) for r in results).items())),
-        "results_by_class": dict(sorted(Counter(str(r.get("class_name")) for r in results).items())),
+        "results_by_class": dict(  # a packet's: its sections'
+            sorted(
+                Counter(
+                    str(part.get("class_name")) for r in results for part in (r.get("sections") or [r])
+                ).items()
+            )
+        ),
         "sections": sum(len(r.get("sections") or []) for r in results),
         "section_results": sum(
             "/sections/" in key for key in job.records.keys(storage.results_prefix(job.job_id))

@@ -129,6 +129,9 @@ class Report(StrictModel):
     review: int = 0
     rejected: int
     failed: int
+    sections: int = Field(
+        0, ge=0, description="the packets' sections, each its own result (functions/sections.py)"
+    )
     rejection_reasons: dict[str, int]
     # The definition's totals by name, then by the value of its ``by`` field ("" without one): the sum of
     # its ``sum`` field over the accepted (extracted) documents, as text.
