@@ -162,7 +162,12 @@ def folder_summary(
         ),
         "sections": sum(len(r.get("sections") or []) for r in results),
         "section_results": sum(
-            "/sections/" in key for key in job.records.keys(storage.results_prefix(job.job_id))
+            job.records.read_json(
+                storage.section_result_key(job.job_id, r["document_id"], part["section_id"])
+            )
+            is not None
+            for r in results
+            for part in r.get("sections") or []
         ),
         "fields_differing_from_label": sorted(differing),
         "model_calls_by_purpose": dict(

@@ -64,12 +64,14 @@ def idempotency_record_of(item: dict[str, Any]) -> IdempotencyRecord:
 STEPS_BEFORE_DEFINITIONS = ("extract", "customer_lookup")
 
 
-MODEL_STEPS = ("classify", "extract")
+MODEL_STEPS = ("classify", "classify-pages-w0001", "extract")  # a packet's first page window too
 
 
 def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | None = None) -> list[str]:
     """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
-    several classes), ``extract``, then ``lookup-{check}`` per lookup check.
+    several classes; a PDF of a job that splits pages: ``classify-pages-w0001`` and ``sections``, a packet's
+    first page window and its sections, functions/sections.py), ``extract``, then ``lookup-{check}`` per
+    lookup check.
 
     Without its result (a document not finished yet): every step any document may take, the lookups of all
     the definition's classes. With its result: the steps that document took, and only those: its class's
@@ -78,8 +80,14 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
     if bundle is None:
         return list(STEPS_BEFORE_DEFINITIONS)
     classes = bundle.definition.classes
+    split = bundle.definition.split == "pages" and (result is None or result.format == "pdf")
+    pages = ["classify-pages-w0001", "sections"] if split else []  # a packet's (functions/sections.py)
+    if result is not None and result.sections is not None:
+        return pages  # its sections' steps are keyed by their section too
     if result is not None:
-        took = ["classify"] if len(classes) > 1 and result.classify_call_id is not None else []
+        took = list(pages) if result.classify_call_id is not None else []
+        if not split and len(classes) > 1 and result.classify_call_id is not None:
+            took = ["classify"]
         if result.model_call_id is not None:
             took.append("extract")
         spec = classes.get(result.class_name or "")
@@ -96,7 +104,7 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
         for check in spec.checks
         if isinstance(check, LookupCheck)
     }
-    return (["classify"] if len(classes) > 1 else []) + ["extract"] + sorted(lookups)
+    return (pages or (["classify"] if len(classes) > 1 else [])) + ["extract"] + sorted(lookups)
 
 
 def document_step_key(step: str, job_id: str, document_id: str) -> str:

@@ -16,11 +16,6 @@ def _name(event: ProcessDocumentEvent, purpose: str) -> str:
     return budget.reservation_name(event.document.document_id, purpose)
 
 
-def _journal_name(call: ModelCallRecord) -> str:
-    """As CallSpec.journal_name: the purpose, and the section when the call read one."""
-    return call.purpose if call.section_id is None else f"{call.purpose}-{call.section_id}"
-
-
 def reserve_call(
     event: ProcessDocumentEvent, purpose: str, model_id: str, document: DocumentInput, prompt_chars: int
 ) -> None:
@@ -49,7 +44,7 @@ def settle_call(event: ProcessDocumentEvent, call: ModelCallRecord, *, replayed:
             raise  # reserve_call priced this model already: not reached
         return  # a model with no dated price: its cost is unknown, so no metric
     settled = event.options.max_cost_usd is not None and budget.settle(
-        event.job_id, _name(event, _journal_name(call)), cost
+        event.job_id, _name(event, call.journal_name), cost
     )
     if not replayed or settled:
         metrics.add_metric(name="ModelCostUSD", unit=MetricUnit.NoUnit, value=spend.to_usd(cost))

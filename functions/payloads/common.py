@@ -25,7 +25,7 @@ DOCUMENT_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$"
 # it). Claude's own limits then bound the request: 32 MB a request and 100 PDF pages for models with a
 # 200k-token context window, 600 for larger ones (Anthropic docs "PDF support", same date). docagent still
 # holds every document to 4.5 MB (MAX_DOCUMENT_BYTES may not exceed it): lifting it for PDFs by model is #41's
-# follow-up with the page windows (docs/design.md, "Packets and page windows").
+# follow-up with the page windows (docs/design.md, "Page windows").
 MAX_CONVERSE_DOCUMENT_BYTES = 4_500_000
 MAX_CONVERSE_PDF_PAGES = 100
 # The document limits' defaults: the stack's config (stacks/config.py), the functions' settings and the

@@ -70,6 +70,12 @@ class ModelCallRecord(StrictModel):
         "on_demand", description="on_demand, or batch: an output record of the job's batch job"
     )
 
+    @property
+    def journal_name(self) -> str:
+        """The call's name among its document's calls: its purpose, and its section when it read one (as
+        functions/inference/calls.py CallSpec.journal_name)."""
+        return self.purpose if self.section_id is None else f"{self.purpose}-{self.section_id}"
+
     def to_extraction(self) -> ExtractionRecord:
         return ExtractionRecord(
             call_id=self.call_id,

@@ -14,9 +14,11 @@ from pypdf import PdfReader
 
 from docagent.drills.scaffold import render_pdf_pages
 from docagent.kit.samples import SectionLabel, read_label
+from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import packet_labels
 from functions.errors import DocumentUnreadable
 from functions.fields import FieldsInvalid
+from functions.inference.instructions import classify_pages_instruction, extract_instruction
 from functions.payloads.report import SectionRow
 from functions.pdf_pages import page_count, page_windows, slice_pages
 from functions.sections import PageClass, build_sections, packet_status, read_pages_reply
@@ -127,3 +129,23 @@ def test_a_packet_is_registered_by_its_window_and_its_sections_slices() -> None:
     assert window.unlabelled == [2, 3]  # the local Bedrock refuses to classify them (DocumentNotLabelled)
     claim = by_digest[hashlib.sha256(slice_pages(data, 1, 1)).hexdigest()]
     assert (claim.class_name, claim.fields, claim.pages) == ("claim", {"a": 1}, None)
+
+
+def test_the_local_bedrock_answers_a_window_from_its_label_and_refuses_unlabelled_pages() -> None:
+    data = render_pdf_pages(PAGES, title="packet")
+    bedrock = LocalBedrock()
+    bedrock.labels.add(packet_labels(data, [SectionLabel("claim", (1, 1), {"a": 1})], "packet.pdf"))
+    window = classify_pages_instruction("document-00001", 1, 3)
+    refused = bedrock.answer(window, hashlib.sha256(data).hexdigest(), "")
+    assert isinstance(refused, tuple) and refused[0] == 400
+    assert "no label for this document" in refused[2] and "(pages 2, 3)" in refused[2]
+    claim = slice_pages(data, 1, 1)
+    bedrock.labels.add(packet_labels(claim, [SectionLabel("claim", (1, 1), {"a": 1})], "claim.pdf"))
+    answered = bedrock.answer(
+        classify_pages_instruction("document-00001", 1, 1), hashlib.sha256(claim).hexdigest(), ""
+    )
+    assert json.loads(str(answered)) == {"pages": [{"page": 1, "class": "claim", "starts": True}]}
+    extract = bedrock.answer(
+        extract_instruction("claim", "document-00001"), hashlib.sha256(claim).hexdigest(), ""
+    )
+    assert json.loads(str(extract)) == {"a": 1}
