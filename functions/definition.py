@@ -147,8 +147,21 @@ class ClassSpec(_Strict):
         description="a field whose confidence is under this goes to review: one number for every field, or "
         "one per field (functions/grounding.py); a required field not grounded always does",
     )
+    split: Literal["pages"] | None = Field(
+        None,
+        description="pages: a document of this class is a packet of documents of the other classes (a PDF: "
+        "its pages classified among them, each section its own result, functions/sections.py)",
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_split(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A class without ``split`` dumps as before it existed, so its definition keeps its version."""
+        data: dict[str, Any] = handler(self)
+        if data.get("split") is None:
+            data.pop("split", None)
+        return data
 
 
 class Totals(_Strict):
@@ -282,6 +295,8 @@ class JobDefinition(_Strict):
             checks = [check.name for check in spec.checks]
             if len(set(checks)) != len(checks):
                 raise ValueError(f"class {class_name}: two checks have the same name")
+        if all(spec.split == "pages" for spec in self.classes.values()):
+            raise ValueError("every class splits pages: a packet's pages need a class that does not (split)")
         return self
 
 

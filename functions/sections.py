@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from functions import spend, storage
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle
 from functions.documents import DocumentInput, document_input
-from functions.errors import DocumentRejected, ExtractionFailed
+from functions.errors import DocumentFormatUnsupported, DocumentRejected, ExtractionFailed
 from functions.faults import fault_point
 from functions.fields import FieldsInvalid, parse_reply, row_columns
 from functions.inference import ModelProvider
@@ -86,6 +86,18 @@ def splits(bundle: DefinitionBundle, document: DocumentInput) -> bool:
     """True when ``document`` is read as a possible packet: the job splits (job.json ``split: pages``) and
     it is a PDF (other formats are one document)."""
     return bundle.definition.split == "pages" and document.format == "pdf" and document.pages > 0
+
+
+def is_packet_class(bundle: DefinitionBundle, class_name: str) -> bool:
+    """True when a document of ``class_name`` is a packet of documents of the other classes (the class's
+    ``split: pages``)."""
+    spec = bundle.definition.classes.get(class_name)
+    return spec is not None and spec.split == "pages"
+
+
+def page_classes(bundle: DefinitionBundle) -> list[str]:
+    """The classes a packet's pages are of: every class but the packet classes."""
+    return [name for name, spec in bundle.definition.classes.items() if spec.split is None]
 
 
 def read_pages_reply(reply: str, classes: Sequence[str], first: int, last: int) -> dict[str, JsonValue]:
@@ -188,7 +200,7 @@ class PacketSplit:
 def classify_pages_spec(
     bundle: DefinitionBundle, prompt_version: str, window: DocumentInput, first: int, last: int
 ) -> CallSpec:
-    classes = list(bundle.classes)
+    classes = page_classes(bundle)
     return CallSpec(
         purpose="classify-pages",
         class_name=None,
@@ -212,6 +224,11 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
     section not processed yet; the packet's result stored when it has several sections."""
     bundle = run.bundle
     assert bundle is not None
+    if document.format != "pdf" or document.pages < 1:  # a document of a packet class that is no PDF
+        what = f"a packet is split by its pages, and only a PDF's pages are: this is {document.format}"
+        return PacketSplit(
+            run.store(status="rejected", error=DocumentFormatUnsupported.__name__, reason=what)
+        )
     records: list[ExtractionRecord] = []
     try:
         for first, last in page_windows(document.pages):
@@ -235,7 +252,7 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
     if len(found.sections) == 1:
         only = found.sections[0]
         if only.class_name is None:
-            none = f"no page is of a known class: the classes are {', '.join(sorted(bundle.classes))}"
+            none = f"no page is of a known class: the classes are {', '.join(sorted(page_classes(bundle)))}"
             return PacketSplit(
                 run.store(status="rejected", error=UNKNOWN_CLASS_ERROR, reason=none, classify_call_id=call_id)
             )
@@ -279,7 +296,7 @@ def _section_result(
     where = {"section_id": section.section_id, "pages": section.pages}
     assert run.bundle is not None
     if section.class_name is None:
-        known = ", ".join(sorted(run.bundle.classes))
+        known = ", ".join(sorted(page_classes(run.bundle)))
         result = part.result(
             status="rejected",
             error=UNKNOWN_CLASS_ERROR,

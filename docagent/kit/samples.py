@@ -10,15 +10,16 @@ A label is one of two JSON objects (docs/defining-a-job.md, "Samples and labels"
   works; ``{"class": null}`` says the document is of no class (it ends ``UnknownDocumentClass``);
 - ``{"sections": [{"class": CLASS, "pages": [FIRST, LAST], "fields": {...}}, ...]}``: a packet (a job that
   splits, job.json ``split: pages``), each section's class, pages (from 1) and fields; a page in no section is
-  unlabelled (the local Bedrock refuses to classify it).
+  unlabelled (the local Bedrock refuses to classify it). With ``"class": PACKET`` beside ``sections``: the
+  packet is of that packet class (a class with ``split: pages``), which the document's classification answers.
 
-An object whose keys are ``class`` and (optionally) ``fields`` and nothing else is the second form; one whose
-only key is ``sections`` the third."""
+An object whose keys are ``class`` and (optionally) ``fields`` and nothing else is the second form; one with
+``sections`` (and optionally ``class``) the third."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,8 @@ def labelled_parts(
     if not content.sections:
         class_name, problem = content.class_in(folder_class, known)
         return ([] if problem else [LabelledPart(class_name, content.fields)]), problem
+    if content.class_name is not None and content.class_name not in known:
+        return [], f"packet class {content.class_name!r} is not one of the definition's ({', '.join(known)})"
     for section in content.sections:
         if section.class_name is not None and section.class_name not in known:
             return [], (
@@ -101,8 +104,14 @@ def read_label(data: Any) -> LabelContent | str:
     """A label's JSON read (any form), or what is wrong with it."""
     if not isinstance(data, dict):
         return 'a label is a JSON object: the document\'s fields, or {"class": CLASS, "fields": {...}}'
-    if set(data) == {"sections"}:
-        return _packet_label(data["sections"])
+    if "sections" in data and set(data) <= {"class", "sections"}:
+        packet = _packet_label(data["sections"])
+        named = data.get("class")
+        if isinstance(packet, str) or named is None:
+            return packet
+        if not isinstance(named, str):
+            return "a packet's class is the name of its packet class (a class with split: pages)"
+        return replace(packet, class_name=named)
     if "class" in data and set(data) <= {"class", "fields"}:
         named, fields = data["class"], data.get("fields", {})
         if named is not None and not isinstance(named, str):

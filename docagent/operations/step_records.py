@@ -82,8 +82,11 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
     classes = bundle.definition.classes
     split = bundle.definition.split == "pages" and (result is None or result.format == "pdf")
     pages = ["classify-pages-w0001", "sections"] if split else []  # a packet's (functions/sections.py)
-    if result is not None and result.sections is not None:
-        return pages  # its sections' steps are keyed by their section too
+    if (
+        result is not None and result.sections is not None
+    ):  # its sections' steps are keyed by their section too
+        classified = ["classify"] if not split and len(classes) > 1 else []  # a packet class's document
+        return [*classified, "classify-pages-w0001", "sections"]
     if result is not None:
         took = list(pages) if result.classify_call_id is not None else []
         if not split and len(classes) > 1 and result.classify_call_id is not None:

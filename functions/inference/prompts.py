@@ -100,7 +100,9 @@ def classify_pages_prompt(bundle: DefinitionBundle) -> str:
     """The system prompt of a packet's page classification (functions/sections.py): each page's class, and
     where a new document starts."""
     classes = "\n".join(
-        f'- "{name}": {spec.description}' for name, spec in sorted(bundle.definition.classes.items())
+        f'- "{name}": {spec.description}'
+        for name, spec in sorted(bundle.definition.classes.items())
+        if spec.split is None  # a packet class is no page's class
     )
     return "\n\n".join(
         [

@@ -370,6 +370,13 @@ class _Run:
                     classify_call_id=classify_call_id,
                 )
             class_name = named
+        # ---- a packet class (its split: pages): functions/sections.py -------------------------------------
+        if sections.is_packet_class(self.bundle, class_name):
+            packet = sections.split_packet(self, document, model)
+            if packet.outcome is not None:  # rejected, or a packet of several sections, each stored
+                return packet.outcome
+            class_name, classify_call_id = packet.class_name, packet.classify_call_id  # one section: as one
+        # ---- end of a packet class -------------------------------------------------------------------------
         return self.store(**self.extracted(class_name, classify_call_id, document, model))
 
     def extracted(

@@ -48,13 +48,17 @@ class PageReader:
 
     def __init__(self) -> None:
         self.asked: list[str] = []
+        self.systems: list[str] = []
 
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
         request = asked(user)
         assert request is not None
         self.asked.append(request.kind)
+        self.systems.append(system)
         texts = [page.extract_text() for page in PdfReader(io.BytesIO(document.data)).pages]
-        if request.kind == "classify-pages":
+        if request.kind == "classify":  # a packet class's packet: several pages
+            text = json.dumps({"class": "packet" if len(texts) > 1 else PAGES[texts[0]][0]})
+        elif request.kind == "classify-pages":
             pages = [
                 {"page": number, "class": PAGES[text][0], "starts": PAGES[text][1]}
                 for number, text in enumerate(texts, 1)
@@ -65,9 +69,16 @@ class PageReader:
         return ModelReply(text=text, model_id=self.model_id, input_tokens=100, output_tokens=40)
 
 
-def splitting() -> DefinitionBundle:
+def splitting(packet_class: bool = False) -> DefinitionBundle:
+    """The two classes' definition, splitting every PDF (job.json ``split``), or only a document of the
+    packet class ``packet`` (its ``split``)."""
     data = two_classes().model_dump(mode="json", by_alias=True)
-    data["definition"]["split"] = "pages"
+    if not packet_class:
+        data["definition"]["split"] = "pages"
+        return DefinitionBundle.model_validate(data)
+    spec = {"description": "a bundle of claims and letters", "schema": "packet.json", "split": "pages"}
+    data["definition"]["classes"]["packet"] = spec
+    data["classes"]["packet"] = {"spec": spec, "schema": data["classes"]["letter"]["schema"]}
     return DefinitionBundle.model_validate(data)
 
 
@@ -163,3 +174,53 @@ def test_a_packet_of_one_section_is_an_ordinary_document(job: PreparedJob) -> No
     assert result is not None
     assert (result.class_name, result.fields, result.sections) == ("letter", {"sender": "Ada"}, None)
     assert result.classify_call_id is not None  # the page classification stands for the classify call
+
+
+@pytest.fixture
+def packet_class_job(cloud: None) -> PreparedJob:
+    def build() -> PreparedJob:
+        boto3.client("dynamodb").put_item(
+            TableName=REFERENCE_TABLE,
+            Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
+        )
+        put_object(f"{PREFIX}a-packet.pdf", render_pdf_pages([CLAIM, LETTER, LETTER_ON, RECIPE], title="p"))
+        put_object(f"{PREFIX}c-claim.pdf", render_pdf_pages([CLAIM], title="c"))
+        return prepare("job-packet-class", definition=splitting(packet_class=True))
+
+    return build_once("packets.packet_class_job", build)
+
+
+def test_a_document_of_a_packet_class_is_split_among_the_other_classes(packet_class_job: PreparedJob) -> None:
+    model = PageReader()
+    outcome = process_document(
+        document_event(packet_class_job, entry_of(packet_class_job, "a-packet.pdf")),
+        FakeLambdaContext(),
+        provider=model,
+    )
+    assert model.asked == ["classify", "classify-pages", "extract", "extract"]
+    pages_prompt = model.systems[1]
+    assert '"claim"' in pages_prompt and '"packet"' not in pages_prompt  # a packet class is no page's class
+    packet = storage.get_result("job-packet-class", "a-packet.pdf")
+    assert packet is not None and packet.sections is not None and outcome.status == "rejected"
+    assert [(s.class_name, s.pages) for s in packet.sections] == [
+        ("claim", (1, 1)), ("letter", (2, 3)), (None, (4, 4)),
+    ]  # fmt: skip
+    assert packet.reason is not None and packet.reason.startswith("section s0004-0004 (pages 4-4): pages 4-4")
+    assert "the classes are claim, letter" in packet.reason
+    single = process_document(
+        document_event(packet_class_job, entry_of(packet_class_job, "c-claim.pdf")),
+        FakeLambdaContext(),
+        provider=model,
+    )
+    assert single.status == "extracted" and model.asked[4:] == [
+        "classify",
+        "extract",
+    ]  # not a packet: not split
+
+
+def test_a_definition_whose_every_class_splits_is_refused() -> None:
+    data = two_classes().model_dump(mode="json", by_alias=True)
+    for spec in data["definition"]["classes"].values():
+        spec["split"] = "pages"
+    with pytest.raises(ValueError, match="every class splits pages"):
+        DefinitionBundle.model_validate(data)

@@ -13,7 +13,7 @@ import pytest
 from pypdf import PdfReader
 
 from docagent.drills.scaffold import render_pdf_pages
-from docagent.kit.samples import SectionLabel, read_label
+from docagent.kit.samples import SectionLabel, labelled_parts, read_label
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import packet_labels
 from functions.errors import DocumentUnreadable
@@ -149,3 +149,14 @@ def test_the_local_bedrock_answers_a_window_from_its_label_and_refuses_unlabelle
         extract_instruction("claim", "document-00001"), hashlib.sha256(claim).hexdigest(), ""
     )
     assert json.loads(str(extract)) == {"a": 1}
+
+
+def test_a_packet_label_may_name_its_packet_class_which_answers_the_packets_classification() -> None:
+    content = read_label({"class": "bundle", "sections": [{"class": "claim", "pages": [1, 1], "fields": {}}]})
+    assert not isinstance(content, str) and content.class_name == "bundle"
+    assert labelled_parts(content, None, ["claim", "bundle"])[1] is None
+    assert "packet class 'bundle' is not one of" in str(labelled_parts(content, None, ["claim"])[1])
+    data = render_pdf_pages(PAGES, title="packet")
+    labels = packet_labels(data, content.sections, "packet.pdf", content.class_name)
+    whole = next(label for label in labels if label.sha256 == hashlib.sha256(data).hexdigest())
+    assert whole.class_name == "bundle" and whole.pages is not None

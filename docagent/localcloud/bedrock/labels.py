@@ -169,7 +169,9 @@ def label_digests(data: bytes) -> list[str]:
     return digests if converted in digests else [*digests, converted]
 
 
-def packet_labels(data: bytes, sections: Sequence[SectionLabel], source: str) -> list[Label]:
+def packet_labels(
+    data: bytes, sections: Sequence[SectionLabel], source: str, packet_class: str | None = None
+) -> list[Label]:
     """A packet's labels (docs/design.md, "Packets"): each page window's slice, answering its pages' classes,
     and each labelled section's slice, answering its class and fields; sliced as the job slices
     (functions/pdf_pages.py). A slice that is both (a window that is one section) answers as both."""
@@ -198,6 +200,9 @@ def packet_labels(data: bytes, sections: Sequence[SectionLabel], source: str) ->
         by_digest.setdefault(digest, {}).update(
             class_name=section.class_name, no_class=section.class_name is None, fields=section.fields
         )
+    whole = by_digest.setdefault(document_sha256(data), {})
+    if packet_class is not None and "class_name" not in whole:  # a packet class: its classification's answer
+        whole["class_name"] = packet_class
     return [
         Label(sha256=digest, source=source, **{"fields": {}, **found}) for digest, found in by_digest.items()
     ]
@@ -363,7 +368,7 @@ def read_labels(folder: str | Path) -> list[Label]:
         data = found[0].read_bytes()
         if content.sections:
             try:
-                labels.extend(packet_labels(data, content.sections, str(found[0])))
+                labels.extend(packet_labels(data, content.sections, str(found[0]), content.class_name))
             except (ValueError, DocumentRejected) as error:
                 problems.append(f"{shown}: {error}")
             continue
