@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from functions import spend, storage
+from functions.batch_inference.output_records import BatchReplies
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle
 from functions.documents import DocumentInput, document_input
 from functions.errors import DocumentFormatUnsupported, DocumentRejected, ExtractionFailed
@@ -219,11 +220,18 @@ def pages_of(document: DocumentInput, first: int, last: int, read: ReadMode) -> 
     return document_input(slice_pages(document.data, first, last), document.name, read)
 
 
+def on_demand(model: ModelProvider) -> ModelProvider:
+    """The model a packet's calls go to: on demand, never a batch job's record (functions/batch_inference/
+    output_records.py ``BatchReplies``), which answers a whole document's extraction, not a part of it."""
+    return model.on_demand if isinstance(model, BatchReplies) else model
+
+
 def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) -> PacketSplit:
     """Classify a PDF's pages (durably, window by window), make its sections (durably), and process each
     section not processed yet; the packet's result stored when it has several sections."""
     bundle = run.bundle
     assert bundle is not None
+    model = on_demand(model)
     if document.format != "pdf" or document.pages < 1:  # a document of a packet class that is no PDF
         what = f"a packet is split by its pages, and only a PDF's pages are: this is {document.format}"
         return PacketSplit(

@@ -16,12 +16,14 @@ from pypdf import PdfReader
 from docagent.drills.scaffold import render_pdf_pages
 from docagent.localcloud.bedrock.evidence import with_evidence
 from functions import storage
+from functions.batch_inference.output_records import BatchReplies
 from functions.definition import DefinitionBundle
 from functions.documents import DocumentInput
 from functions.inference.instructions import asked
 from functions.logic.process_document import process_document
 from functions.payloads.job import FaultSpec, JobOptions, PreparedJob
 from functions.payloads.model_calls import ModelReply
+from functions.sections import on_demand
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext, SimulatedCrash
 from tests.moto_state import build_once
@@ -224,3 +226,9 @@ def test_a_definition_whose_every_class_splits_is_refused() -> None:
         spec["split"] = "pages"
     with pytest.raises(ValueError, match="every class splits pages"):
         DefinitionBundle.model_validate(data)
+
+
+def test_a_packets_calls_are_made_on_demand_never_answered_by_a_whole_documents_batch_record() -> None:
+    inner = PageReader()
+    assert on_demand(BatchReplies(inner, "job-packets", "a-packet.pdf")) is inner
+    assert on_demand(inner) is inner
