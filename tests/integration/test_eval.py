@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,22 @@ def test_from_job_scores_a_job_that_already_ran_matching_documents_by_key(docage
     assert run["usage"]["model_calls"] == 4
     code, answer = docagent("eval", "--from-job", "eval-no-such-job", "--samples", str(labelled))
     assert (code, answer["error_type"]) == (3, "JobNotFound")
+
+
+def test_the_claims_example_scores_every_sample_the_packets_sections_included(tmp_path):
+    """#41's done-when: `eval --job examples/claims --json` scores the scans, the photo, the fax and each
+    section of the packet (a sample of its own, matched by its pages), F1 1.0 in labels mode."""
+    claims = Path(__file__).resolve().parents[2] / "examples" / "claims"
+    run = eval_command(tmp_path, "--job", str(claims))["run"]
+    assert run["mode"] == "labels"
+    assert (run["samples"], run["results_matched"]) == (12, 12)  # eleven documents, the packet's two sections
+    documents = {d["sample"]: d for d in run["documents"]}
+    for sample, expected in (("packet-0001.pdf#s0001-0001", "claim-form"), ("packet-0001.pdf#s0002-0003",
+                                                                             "repair-estimate")):  # fmt: skip
+        found = documents[sample]
+        assert (found["predicted_class"], found["score"], found["wrong"]) == (expected, 1.0, [])
+    assert {c["name"]: c["rates"]["f1"] for c in run["classes"]} == {
+        "claim-form": 1.0,
+        "repair-estimate": 1.0,
+    }
+    assert all(field["rates"]["f1"] == 1.0 for field in run["fields"] if field["counts"]["tp"])
