@@ -319,11 +319,23 @@ def _section_result(
                 status="rejected", error=rejection.error_name, reason=rejection.reason, **where
             )
         else:
-            result = part.result(
-                **part.extracted(section.class_name, None, piece, model, section.section_id), **where
-            )
+            found = part.extracted(section.class_name, None, piece, model, section.section_id)
+            result = in_packet(part.result(**found, **where), first)
     _store_section(run, result)
     return result
+
+
+def in_packet(result: DocumentResult, first: int) -> DocumentResult:
+    """A section's result with its evidence's pages counted in the packet (the section was read from its own
+    pages, page 1 being the packet's ``first``): the offsets stay within each page's text."""
+    shift = first - 1
+    if not shift:
+        return result
+    evidence = {
+        path: found.model_copy(update={"page": None if found.page is None else found.page + shift})
+        for path, found in result.evidence.items()
+    }
+    return result.model_copy(update={"evidence": evidence})
 
 
 def _for_section(run: PacketRun, section: str) -> PacketRun:

@@ -131,6 +131,10 @@ def test_a_packets_sections_are_each_a_result_and_the_packet_lists_them(job: Pre
         "policy": "P-0001", "filed": "2026-01-10", "total": "1200.00", "currency": "EUR", "items": ["roof"],
     }  # fmt: skip
     assert claim_result.attached == {"policy": {"holder": "Ada"}}  # its own lookup step
+    letter = storage.get_section_result("job-packets", "a-packet.pdf", "s0002-0003")
+    assert letter is not None and letter.fields == {"sender": "Ada"}
+    sender = letter.evidence["sender"]
+    assert (sender.grounding, sender.page) == ("grounded", 2)  # its page in the packet, not in the section
     calls = storage.list_model_calls("job-packets", "a-packet.pdf")
     assert sorted((c.purpose, c.section_id) for c in calls) == [
         ("classify-pages", "w0001"),
