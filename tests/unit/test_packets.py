@@ -236,3 +236,23 @@ def test_a_packets_calls_are_made_on_demand_never_answered_by_a_whole_documents_
     inner = PageReader()
     assert on_demand(BatchReplies(inner, "job-packets", "a-packet.pdf")) is inner
     assert on_demand(inner) is inner
+
+
+def test_a_long_packet_is_classified_window_by_window_and_a_section_may_span_windows(
+    job: PreparedJob,
+) -> None:
+    put_object(f"{PREFIX}d-long.pdf", render_pdf_pages([CLAIM, LETTER] + [LETTER_ON] * 23, title="long"))
+    long = prepare("job-long-packet", definition=splitting(), documents=[f"{PREFIX}d-long.pdf"])
+    model = PageReader()
+    [entry] = items(long)
+    outcome = process_document(document_event(long, entry), FakeLambdaContext(), provider=model)
+    assert model.asked == ["classify-pages", "classify-pages", "extract", "extract"]  # pages 1-20, 21-25
+    assert outcome.status == "extracted"
+    packet = storage.get_result("job-long-packet", entry.document_id)
+    assert packet is not None and packet.sections is not None
+    assert [(s.section_id, s.class_name) for s in packet.sections] == [
+        ("s0001-0001", "claim"),
+        ("s0002-0025", "letter"),  # page 21 continues the letter: no new document starts there
+    ]
+    calls = storage.list_model_calls("job-long-packet", entry.document_id)
+    assert sorted(c.section_id or "" for c in calls if c.purpose == "classify-pages") == ["w0001", "w0021"]
