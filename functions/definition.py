@@ -149,8 +149,21 @@ class ClassSpec(_Strict):
         description="a field whose confidence is under this goes to review: one number for every field, or "
         "one per field (functions/grounding.py); a required field not grounded always does",
     )
+    split: Literal["pages"] | None = Field(
+        None,
+        description="pages: a document of this class is a packet of documents of the other classes (a PDF: "
+        "its pages classified among them, each section its own result, functions/sections.py)",
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_split(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A class without ``split`` dumps as before it existed, so its definition keeps its version."""
+        data: dict[str, Any] = handler(self)
+        if data.get("split") is None:
+            data.pop("split", None)
+        return data
 
 
 class Totals(_Strict):
@@ -259,6 +272,12 @@ class JobDefinition(_Strict):
         description="a PDF or TIFF with more pages is rejected before any model call (DocumentTooLarge, with "
         "the figure); null: no ceiling but the model's own (Claude: 100 PDF pages, 20 images a request)",
     )
+    split: Literal["pages"] | None = Field(
+        None,
+        description="pages: a PDF may be a packet of several documents; each page is classified and "
+        "consecutive pages of one class become sections, each its own result (functions/sections.py); "
+        "null: a document is one document",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -273,6 +292,8 @@ class JobDefinition(_Strict):
             data.pop("max_pages", None)
         if data.get("models") is None:
             data.pop("models", None)
+        if data.get("split") is None:
+            data.pop("split", None)
         return data
 
     def waits_for_review(self) -> bool:
@@ -289,6 +310,8 @@ class JobDefinition(_Strict):
             checks = [check.name for check in spec.checks]
             if len(set(checks)) != len(checks):
                 raise ValueError(f"class {class_name}: two checks have the same name")
+        if all(spec.split == "pages" for spec in self.classes.values()):
+            raise ValueError("every class splits pages: a packet's pages need a class that does not (split)")
         return self
 
 

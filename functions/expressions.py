@@ -14,7 +14,6 @@ An expression is compiled at ``definition validate`` (a syntax error names the r
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jsonata  # type: ignore[import-untyped]
@@ -24,8 +23,13 @@ TIMEOUT_MS = 1000  # one evaluation (jsonata-python checks it between steps)
 MAX_DEPTH = 200  # nested evaluation frames
 
 
-@functools.lru_cache(maxsize=256)
 def _compiled(expression: str) -> Any:
+    """A new evaluator for each evaluation, never a cached one: jsonata-python starts an expression's time
+    bound when it is compiled (its Timebox, jsonata/timebox.py: ``self.time`` set in the constructor) and
+    counts its depth on the instance, so an evaluator kept in a warm container fails every evaluation a
+    second after it was compiled ("Evaluation timeout after 1000 milliseconds"), and threads sharing one
+    (the local cloud's workers) share its depth. Parsing an expression of a rule takes well under a
+    millisecond."""
     return jsonata.Jsonata(expression, timeout=TIMEOUT_MS, stack=MAX_DEPTH)
 
 

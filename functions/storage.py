@@ -99,6 +99,11 @@ def result_key(job_id: str, document_id: str) -> str:
     return f"{results_prefix(job_id)}{document_id}.json"
 
 
+def section_result_key(job_id: str, document_id: str, section_id: str) -> str:
+    """A packet's section's result (functions/sections.py)."""
+    return f"{results_prefix(job_id)}{document_id}/sections/{section_id}.json"
+
+
 def model_calls_root(job_id: str) -> str:
     """jobs/{job_id}/model-calls/: the journal of every document of the job."""
     return f"{job_prefix(job_id)}model-calls/"
@@ -471,6 +476,18 @@ def put_result(result: DocumentResult) -> str:
 
 def get_result(job_id: str, document_id: str) -> DocumentResult | None:
     data = get_json_or_none(result_key(job_id, document_id))
+    return None if data is None else DocumentResult.model_validate(data)
+
+
+def put_section_result(result: DocumentResult) -> str:
+    assert result.section_id is not None, "a section's result names its section"
+    key = section_result_key(result.job_id, result.document_id, result.section_id)
+    put_json(key, result)
+    return key
+
+
+def get_section_result(job_id: str, document_id: str, section_id: str) -> DocumentResult | None:
+    data = get_json_or_none(section_result_key(job_id, document_id, section_id))
     return None if data is None else DocumentResult.model_validate(data)
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import importlib.metadata
 
 # boto3 and what it imports, fastjsonschema (the functions validate model replies against a class's JSON
-# Schema with it) and jsonata-python (a rule's expression): pure Python, so the same files serve 3.11 here
-# and 3.13 on Lambda.
+# Schema with it), jsonata-python (a rule's expression) and pypdf (a packet's pages sliced into sections,
+# functions/pdf_pages.py; a PDF's page texts for the grounding): pure Python, so the same files serve 3.11
+# here and 3.13 on Lambda.
 SDK_DISTRIBUTIONS = (
     "boto3",
     "botocore",
@@ -27,6 +28,7 @@ SDK_DISTRIBUTIONS = (
     "six",
     "fastjsonschema",
     "jsonata-python",
+    "pypdf",
 )
 SDK_LAYER_PREFIX = "docagent AWS SDK for Python: "
 

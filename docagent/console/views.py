@@ -86,6 +86,12 @@ class DocumentRow:
     calls: int = 0
 
     def key_fields(self, limit: int = 3) -> str:
+        if self.result is not None and self.result.sections is not None:  # a packet: its sections
+            parts = [
+                f"{part.class_name or 'no class'} (pages {part.pages[0]}-{part.pages[1]}) {part.status}"
+                for part in self.result.sections
+            ]
+            return f"{len(parts)} sections: " + "; ".join(parts)
         fields = (self.result.fields or {}) if self.result is not None else {}
         scalars = [(name, value) for name, value in fields.items() if isinstance(value, str | int | float)]
         return "; ".join(f"{name}: {value}" for name, value in scalars[:limit])

@@ -20,7 +20,7 @@ from docagent.kit.reference_files import reference_files
 
 # Built by kit-cli (definition publish) and kit-localmodel (labels): present once their branches merge.
 from docagent.kit.registry import checked_bundle, publish
-from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_path, sample_documents
+from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_path, read_label, sample_documents
 from docagent.localcloud.bedrock.labels import register_labels
 from docagent.operations.reference import load_file
 from functions import storage
@@ -90,13 +90,15 @@ class JobFolder:
         scored: dict[str, list[int]] = {}
         differing = []
         for document in self.documents:
-            label = json.loads(label_path(document).read_text(encoding="utf-8"))
-            fields = (results.get(self.key(prefix, document)) or {}).get("fields") or {}
+            result = results.get(self.key(prefix, document)) or {}
             tally = scored.setdefault(document.suffix.lstrip(".") or "txt", [0, 0])
-            tally[0] += sum(fields.get(name) == value for name, value in label.items())
-            tally[1] += len(label)
-            if fields != label:
-                differing.append(document.relative_to(self.path).as_posix())
+            for label, fields in _labelled_fields(
+                job, result, json.loads(label_path(document).read_text("utf-8"))
+            ):
+                tally[0] += sum(fields.get(name) == value for name, value in label.items())
+                tally[1] += len(label)
+                if fields != label:
+                    differing.append(document.relative_to(self.path).as_posix())
         correct, total = (sum(tally[i] for tally in scored.values()) for i in (0, 1))
         return {
             "definition": folder_summary(job, self, list(results.values()), differing),
@@ -111,12 +113,32 @@ class JobFolder:
         }
 
 
+def _labelled_fields(
+    job: LocalJob, result: dict[str, Any], label: dict[str, Any]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(a label's fields, the fields the job extracted) of a document, or of each section of a packet (its
+    label says its sections: docagent/kit/samples.py; a section's result is read by its pages)."""
+    content = read_label(label)
+    if isinstance(content, str) or not content.sections:
+        fields = content.fields if not isinstance(content, str) else label
+        return [(fields, result.get("fields") or {})]
+    pairs = []
+    for section in content.sections:
+        found: dict[str, Any] = {}
+        if result.get("document_id"):
+            key = storage.section_result_key(job.job_id, result["document_id"], section.section_id)
+            found = (job.records.read_json(key) or {}).get("fields") or {}
+        pairs.append((section.fields, found))
+    return pairs
+
+
 def folder_summary(
     job: LocalJob, folder: JobFolder, results: list[dict[str, Any]], differing: list[str]
 ) -> dict[str, Any]:
     """What the job of a definition folder did, from its durable records: the version it pinned, results by
-    outcome and class, the samples whose fields differ from their labels, classify and extract calls, the
-    totals, and each action's outcome and attempts."""
+    outcome and class, the packets' sections (listed by their documents' results, and stored), the samples
+    whose fields differ from their labels, classify and extract calls, the totals, and each action's outcome
+    and attempts."""
     calls = [call.model_dump(mode="json") for calls in job.records.model_calls.values() for call in calls]
     report = job.records.read_json(storage.report_key(job.job_id)) or {}
     pinned = (report.get("versions") or {}).get("definition_sha256")
@@ -131,7 +153,22 @@ def folder_summary(
         "pinned": short_version(str(pinned)) if pinned else None,
         "samples": len(folder.documents),
         "results_by_status": dict(sorted(Counter(str(r["status"]) for r in results).items())),
-        "results_by_class": dict(sorted(Counter(str(r.get("class_name")) for r in results).items())),
+        "results_by_class": dict(  # a packet's: its sections'
+            sorted(
+                Counter(
+                    str(part.get("class_name")) for r in results for part in (r.get("sections") or [r])
+                ).items()
+            )
+        ),
+        "sections": sum(len(r.get("sections") or []) for r in results),
+        "section_results": sum(
+            job.records.read_json(
+                storage.section_result_key(job.job_id, r["document_id"], part["section_id"])
+            )
+            is not None
+            for r in results
+            for part in r.get("sections") or []
+        ),
         "fields_differing_from_label": sorted(differing),
         "model_calls_by_purpose": dict(
             sorted(Counter(str(c.get("purpose", "extract")) for c in calls).items())

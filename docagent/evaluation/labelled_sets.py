@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from docagent.evaluation.figures import DefinitionVersion
 from docagent.kit.loader import read_bundle
-from docagent.kit.samples import LABEL_SUFFIX, label_problem, read_label
+from docagent.kit.samples import LABEL_SUFFIX, label_problem, labelled_parts, read_label
 from docagent.localcloud.bedrock.labels import RECORDING_SUFFIX
 from docagent.operations.context import RefusedError
 from functions.definition import DefinitionBundle
@@ -56,7 +56,8 @@ def definition_version(definition: Definition, versions: Any | None) -> Definiti
 
 
 class LabelledSample(BaseModel):
-    """One document of a labelled set: its path relative to the set, its class and its expected JSON."""
+    """One document of a labelled set: its path relative to the set, its class and its expected JSON; or one
+    section of a packet (``pages`` set, named ``PATH#SECTION``: docs/design.md, "Packets")."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -64,6 +65,12 @@ class LabelledSample(BaseModel):
     path: Path
     class_name: str | None = Field(description="None: the label says the document is of no class")
     label: JsonValue
+    pages: tuple[int, int] | None = None
+
+    @property
+    def document(self) -> str:
+        """The document's path relative to the set (a section's: its packet's)."""
+        return self.name.split("#", 1)[0]
 
 
 def read_samples(directory: str | Path, definition: Definition) -> list[LabelledSample]:
@@ -102,19 +109,27 @@ def read_samples(directory: str | Path, definition: Definition) -> list[Labelled
         except (ValueError, UnicodeDecodeError) as error:
             problems.append(f"{label_path.relative_to(root)}: not JSON ({error})")
             continue
-        parts = Path(relative).parts
-        class_name, problem = (
-            (None, content)
+        folder = Path(relative).parts
+        parts, problem = (
+            ([], content)
             if isinstance(content, str)
-            else content.class_in(parts[0] if len(parts) > 1 else None, definition.classes)
+            else labelled_parts(content, folder[0] if len(folder) > 1 else None, definition.classes)
         )
-        if problem is None and class_name is not None and not isinstance(content, str):
-            problem = label_problem(content.fields, definition.classes[class_name])
-        if problem or isinstance(content, str):
+        for part in parts:
+            if problem is None and part.class_name is not None:
+                problem = label_problem(part.fields, definition.classes[part.class_name])
+        if problem:
             problems.append(f"{label_path.relative_to(root)}: {problem}")
             continue
-        samples.append(
-            LabelledSample(name=relative, path=found[0], class_name=class_name, label=content.fields)
+        samples.extend(
+            LabelledSample(
+                name=relative if part.section is None else f"{relative}#{part.section.section_id}",
+                path=found[0],
+                class_name=part.class_name,
+                label=part.fields,
+                pages=None if part.section is None else part.section.pages,
+            )
+            for part in parts
         )
     unlabelled = sorted(p.relative_to(root).as_posix() for p in documents if p.with_suffix("") not in labels)
     problems += [

@@ -12,6 +12,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,10 +21,12 @@ from docagent.drills import prices
 from docagent.evaluation.figures import DefinitionVersion, ModelUsage, RunUsage
 from docagent.evaluation.labelled_sets import Definition, LabelledSample, definition_version
 from docagent.evaluation.scoring import Extraction
+from docagent.kit.samples import SectionLabel
 from docagent.localcloud.bedrock.backends import ModelChoice
-from docagent.localcloud.bedrock.labels import Label, document_sha256
+from docagent.localcloud.bedrock.labels import Label, document_sha256, packet_labels
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operations.records import JobRecords, check_job_id, extracted_fields
+from functions import storage
 from functions.definition import DefinitionBundle, JobDefinition
 from functions.inference.evidence import split
 from functions.payloads.document import DocumentResult
@@ -57,7 +60,17 @@ def results_of_job(
     results = records.results
     if described is None and not results:
         raise RefusedError("JobNotFound", f"job {job_id} not found at {ctx.where}", EXIT_NOT_FOUND)
-    matched = match_results(list(results.values()), samples, definition)
+    sections = {
+        (result.document_id, section.section_id): DocumentResult.model_validate(found)
+        for result in results.values()
+        for section in result.sections or []
+        if (
+            found := records.read_json(
+                storage.section_result_key(job_id, result.document_id, section.section_id)
+            )
+        )
+    }
+    matched = match_results(list(results.values()), samples, definition, sections)
     pinned: JobVersions | None = next(iter(results.values())).versions if results else None
     return JobResults(
         job_id=job_id,
@@ -89,18 +102,31 @@ def first_model_extractions(
 
 
 def match_results(
-    results: list[DocumentResult], samples: list[LabelledSample], definition: Definition
+    results: list[DocumentResult],
+    samples: list[LabelledSample],
+    definition: Definition,
+    sections: Mapping[tuple[str, str], DocumentResult] | None = None,
 ) -> dict[str, Extraction]:
+    """Each sample's result: the document's whose key is its path (or ends with it), or of a packet's
+    section, the section's (``sections``: by document and section id) whose pages are the sample's."""
     only_class = next(iter(definition.classes)) if len(definition.classes) == 1 else None
     matched: dict[str, Extraction] = {}
     for sample in samples:
-        found = [r for r in results if r.key == sample.name or r.key.endswith("/" + sample.name)]
+        name = sample.document
+        found = [r for r in results if r.key == name or r.key.endswith("/" + name)]
         if len(found) > 1:
             raise RefusedError(
                 "AmbiguousSample",
                 f"{sample.name} matches {len(found)} documents of the job "
                 f"({', '.join(r.key for r in found)})",
             )
+        if found and sample.pages is not None:
+            packet = found[0]
+            found = [
+                section
+                for (document_id, _), section in (sections or {}).items()
+                if document_id == packet.document_id and section.pages == sample.pages
+            ]
         if found:
             result = found[0]
             class_name, fields = extracted_fields(result)
@@ -161,6 +187,21 @@ def sample_label(sample: LabelledSample) -> Label:
     )
 
 
+def samples_labels(samples: list[LabelledSample]) -> list[Label]:
+    """The local Bedrock's labels of the samples: each document's, and each packet's by its sections
+    (docagent/localcloud/bedrock/labels.py ``packet_labels``)."""
+    labels = [sample_label(sample) for sample in samples if sample.pages is None]
+    packets: dict[Path, list[SectionLabel]] = {}
+    for sample in samples:
+        if sample.pages is not None and isinstance(sample.label, dict):
+            packets.setdefault(sample.path, []).append(
+                SectionLabel(sample.class_name, sample.pages, sample.label)
+            )
+    for path, sections in packets.items():
+        labels += packet_labels(path.read_bytes(), sections, str(path))
+    return labels
+
+
 def run_local(
     definition: Definition,
     samples: list[LabelledSample],
@@ -184,7 +225,6 @@ def run_local(
     from docagent.localcloud.deploy import deploy
     from docagent.operations.sources import deployed_limits, source_from_dir
     from docagent.operations.start_job import build_request
-    from functions import storage
     from stacks import outputs as names
 
     try:
@@ -211,11 +251,13 @@ def run_local(
         if models is not None:
             publish_with_models(job, None, models)
         # The local Bedrock answers each document from its label (docagent/localcloud/bedrock/labels.py).
-        post_labels(where.endpoint, [sample_label(sample) for sample in samples])
-        for sample in samples:  # the documents without their labels: what `start --from-dir` uploads
-            target = Path(staging) / sample.name
+        post_labels(where.endpoint, samples_labels(samples))
+        for name, path in {sample.document: sample.path for sample in samples}.items():
+            target = (
+                Path(staging) / name
+            )  # the documents without their labels: what `start --from-dir` uploads
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(sample.path, target)
+            shutil.copyfile(path, target)
         source = source_from_dir(job.ctx, staging, job_id, deployed_limits(job.ctx))
         for document in source.documents:
             assert document.path is not None

@@ -7,29 +7,51 @@ A label is one of two JSON objects (docs/defining-a-job.md, "Samples and labels"
 - the document's fields, as its class's schema describes them; its class is the folder it sits in
   (``samples/CLASS/NAME.EXT``), or the definition's only class;
 - ``{"class": "CLASS", "fields": {...}}``: the class said in the label, so a flat folder of several classes
-  works; ``{"class": null}`` says the document is of no class (it ends ``UnknownDocumentClass``).
+  works; ``{"class": null}`` says the document is of no class (it ends ``UnknownDocumentClass``);
+- ``{"sections": [{"class": CLASS, "pages": [FIRST, LAST], "fields": {...}}, ...]}``: a packet (a job that
+  splits, job.json ``split: pages``), each section's class, pages (from 1) and fields; a page in no section is
+  unlabelled (the local Bedrock refuses to classify it). With ``"class": PACKET`` beside ``sections``: the
+  packet is of that packet class (a class with ``split: pages``), which the document's classification answers.
 
-An object whose keys are ``class`` and (optionally) ``fields`` and nothing else is the second form."""
+An object whose keys are ``class`` and (optionally) ``fields`` and nothing else is the second form; one with
+``sections`` (and optionally ``class``) the third."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from functions.sections import section_id
 
 LABEL_SUFFIX = ".label.json"
 SAMPLES_FOLDER = "samples"
 
 
 @dataclass(frozen=True)
+class SectionLabel:
+    """A packet's labelled section: its class (None: of no class), its pages from 1, its fields."""
+
+    class_name: str | None
+    pages: tuple[int, int]
+    fields: dict[str, Any]
+
+    @property
+    def section_id(self) -> str:
+        """As functions/sections.py names the section the job makes of these pages."""
+        return section_id(*self.pages)
+
+
+@dataclass(frozen=True)
 class LabelContent:
     """What a label says: its fields, and its class when the label says one (``says_class``; ``class_name``
-    None then means no class)."""
+    None then means no class); a packet's label says its ``sections`` instead (no fields of its own)."""
 
     fields: dict[str, Any]
     says_class: bool = False
     class_name: str | None = None
+    sections: tuple[SectionLabel, ...] = ()
 
     def class_in(self, folder_class: str | None, classes: Iterable[str]) -> tuple[str | None, str | None]:
         """(the sample's class, None for no class; or a problem): the label's own, else the folder's, else
@@ -49,10 +71,47 @@ class LabelContent:
         return folder_class, None
 
 
+@dataclass(frozen=True)
+class LabelledPart:
+    """What a label labels: the document (``section`` None) or one section of a packet."""
+
+    class_name: str | None
+    fields: dict[str, Any]
+    section: SectionLabel | None = None
+
+
+def labelled_parts(
+    content: LabelContent, folder_class: str | None, classes: Iterable[str]
+) -> tuple[list[LabelledPart], str | None]:
+    """(the parts a label labels, each of a class or of none; or a problem): the document itself, or each of
+    a packet's sections (whose classes the label says)."""
+    known = list(classes)
+    if not content.sections:
+        class_name, problem = content.class_in(folder_class, known)
+        return ([] if problem else [LabelledPart(class_name, content.fields)]), problem
+    if content.class_name is not None and content.class_name not in known:
+        return [], f"packet class {content.class_name!r} is not one of the definition's ({', '.join(known)})"
+    for section in content.sections:
+        if section.class_name is not None and section.class_name not in known:
+            return [], (
+                f"section {section.section_id}: class {section.class_name!r} is not one of the definition's "
+                f"({', '.join(known)})"
+            )
+    return [LabelledPart(section.class_name, section.fields, section) for section in content.sections], None
+
+
 def read_label(data: Any) -> LabelContent | str:
-    """A label's JSON read (either form), or what is wrong with it."""
+    """A label's JSON read (any form), or what is wrong with it."""
     if not isinstance(data, dict):
         return 'a label is a JSON object: the document\'s fields, or {"class": CLASS, "fields": {...}}'
+    if "sections" in data and set(data) <= {"class", "sections"}:
+        packet = _packet_label(data["sections"])
+        named = data.get("class")
+        if isinstance(packet, str) or named is None:
+            return packet
+        if not isinstance(named, str):
+            return "a packet's class is the name of its packet class (a class with split: pages)"
+        return replace(packet, class_name=named)
     if "class" in data and set(data) <= {"class", "fields"}:
         named, fields = data["class"], data.get("fields", {})
         if named is not None and not isinstance(named, str):
@@ -63,6 +122,32 @@ def read_label(data: Any) -> LabelContent | str:
             return "a label of no class has no fields"
         return LabelContent(fields=fields, says_class=True, class_name=named)
     return LabelContent(fields=data)
+
+
+def _packet_label(raw: Any) -> LabelContent | str:
+    shape = 'a packet\'s label is {"sections": [{"class": CLASS, "pages": [FIRST, LAST], "fields": {...}}]}'
+    if not isinstance(raw, list) or not raw:
+        return shape
+    sections: list[SectionLabel] = []
+    for number, item in enumerate(raw, 1):
+        if not isinstance(item, dict) or not set(item) <= {"class", "pages", "fields"} or "pages" not in item:
+            return f"section {number}: {shape}"
+        named, pages, fields = item.get("class"), item["pages"], item.get("fields", {})
+        if named is not None and not isinstance(named, str):
+            return f"section {number}: its class is a class name, or null for pages of no class"
+        if not (
+            isinstance(pages, list)
+            and len(pages) == 2
+            and all(isinstance(page, int) and not isinstance(page, bool) for page in pages)
+            and 1 <= pages[0] <= pages[1]
+        ):
+            return f"section {number}: its pages are [FIRST, LAST], counted from 1, FIRST <= LAST"
+        if not isinstance(fields, dict) or (named is None and fields):
+            return f"section {number}: its fields are a JSON object (none for pages of no class)"
+        if sections and pages[0] <= sections[-1].pages[1]:
+            return f"section {number}: the sections are in page order and do not overlap"
+        sections.append(SectionLabel(class_name=named, pages=(pages[0], pages[1]), fields=fields))
+    return LabelContent(fields={}, says_class=True, sections=tuple(sections))
 
 
 def label_problem(label: Any, schema: dict[str, Any]) -> str | None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic_core import ErrorDetails
 
 from docagent.kit import schema_refs, schemas
-from docagent.kit.samples import LABEL_SUFFIX, read_label
+from docagent.kit.samples import LABEL_SUFFIX, LabelledPart, labelled_parts, read_label
 from docagent.kit.samples import SAMPLES_FOLDER as SAMPLES_DIR
 from functions.actions.allowed import AllowedTargets, refusals
 from functions.definition import (
@@ -473,10 +473,10 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
         if value is None:
             continue
         content = read_label(value)
-        class_name: str | None = None
+        parts_of: list[LabelledPart] = []
         problem: str | None = content if isinstance(content, str) else None
         if not isinstance(content, str):
-            class_name, problem = content.class_in(parts[0] if len(parts) > 1 else None, class_schemas)
+            parts_of, problem = labelled_parts(content, parts[0] if len(parts) > 1 else None, class_schemas)
         if problem:
             problems.append(
                 Problem(
@@ -487,17 +487,19 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
                 )
             )
             continue
-        if class_name is None or isinstance(content, str):  # a document of no class: no fields to check
-            continue
-        for error in Draft202012Validator(class_schemas[class_name]).iter_errors(content.fields):
-            problems.append(
-                Problem(
-                    file=relative,
-                    where=_path(tuple(error.absolute_path)),
-                    message=error.message,
-                    fix=f"make the label a valid {class_name} (its schema)",
+        for index, part in enumerate(parts_of):
+            if part.class_name is None:  # a document (or pages) of no class: no fields to check
+                continue
+            prefix: tuple[str | int, ...] = () if part.section is None else ("sections", index, "fields")
+            for error in Draft202012Validator(class_schemas[part.class_name]).iter_errors(part.fields):
+                problems.append(
+                    Problem(
+                        file=relative,
+                        where=_path(prefix + tuple(error.absolute_path)),
+                        message=error.message,
+                        fix=f"make the label a valid {part.class_name} (its schema)",
+                    )
                 )
-            )
     return problems
 
 

@@ -111,7 +111,7 @@ def document_view(
         )
     if result is not None and child_failed:
         flags.append("its result is stored but its worker died after storing it: a redrive returns it")
-    again = {purpose: n for purpose, n in Counter(call.purpose for call in calls).items() if n > 1}
+    again = {purpose: n for purpose, n in Counter(call.journal_name for call in calls).items() if n > 1}
     if again:
         said = ", ".join(f"{purpose} {n} times" for purpose, n in sorted(again.items()))
         flags.append(f"the model was called for {said} (only a call cut off mid-flight is repeated)")
@@ -127,8 +127,8 @@ def document_view(
     result_view = None
     if result is not None:
         result_view = result.model_dump(
-            mode="json", include={"status", "error", "reason", "processed_at", "model_call_id"}
-        )
+            mode="json", include={"status", "error", "reason", "processed_at", "model_call_id", "sections"}
+        )  # a packet's sections: each its own result (functions/sections.py)
     return {
         "document_id": document_id,
         "index": entry.index,

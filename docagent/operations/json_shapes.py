@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from docagent.kit.validate import Problem as DefinitionProblem
 from functions.payloads.evidence import FieldEvidence
+from functions.payloads.report import SectionRow
 from functions.reviews import ReviewDecision
 
 
@@ -397,6 +398,9 @@ class ReviewQueueItem(Output):
     )
     evidence: dict[str, FieldEvidence] = Field(
         default_factory=dict, description="each field's evidence and confidence, by path"
+    )
+    sections: list[SectionRow] | None = Field(
+        None, description="a packet's sections, each with its own outcome (functions/sections.py); null: none"
     )
 
 

@@ -149,7 +149,8 @@ def register(
 
 def queue(records: JobRecords) -> list[dict[str, Any]]:
     """The documents whose result is ``review``, the least certain first (its lowest field confidence; then
-    in job order), each with its evidence and its decision (or null)."""
+    in job order), each with its evidence, a packet's sections (its confidence null: no fields of its own),
+    and its decision (or null)."""
     decisions = records.reviews
     waiting = sorted(
         (result for result in records.results.values() if result.status == "review"),
@@ -164,6 +165,10 @@ def queue(records: JobRecords) -> list[dict[str, Any]]:
             "error": result.error,
             "confidence": least_confidence(result) if result.evidence else None,
             "evidence": {path: found.model_dump(mode="json") for path, found in result.evidence.items()},
+            # a packet (functions/sections.py) is reviewed whole: its sections, each with its own outcome
+            "sections": None
+            if result.sections is None
+            else [section.model_dump(mode="json") for section in result.sections],
             "decision": None
             if result.document_id not in decisions
             else decisions[result.document_id].model_dump(mode="json"),

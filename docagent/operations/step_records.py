@@ -64,12 +64,14 @@ def idempotency_record_of(item: dict[str, Any]) -> IdempotencyRecord:
 STEPS_BEFORE_DEFINITIONS = ("extract", "customer_lookup")
 
 
-MODEL_STEPS = ("classify", "extract", "escalate")
+MODEL_STEPS = ("classify", "classify-pages-w0001", "extract", "escalate")  # a packet's first window too
 
 
 def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | None = None) -> list[str]:
     """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
-    several classes), ``extract``, ``escalate`` (a definition naming two models), then ``lookup-{check}`` per
+    several classes; a PDF of a job that splits pages: ``classify-pages-w0001`` and ``sections``, a packet's
+    first page window and its sections, functions/sections.py), ``extract``, ``escalate`` (a definition
+    naming two models), then ``lookup-{check}`` per
     lookup check.
 
     Without its result (a document not finished yet): every step any document may take, the lookups of all
@@ -79,8 +81,17 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
     if bundle is None:
         return list(STEPS_BEFORE_DEFINITIONS)
     classes = bundle.definition.classes
+    split = bundle.definition.split == "pages" and (result is None or result.format == "pdf")
+    pages = ["classify-pages-w0001", "sections"] if split else []  # a packet's (functions/sections.py)
+    if (
+        result is not None and result.sections is not None
+    ):  # its sections' steps are keyed by their section too
+        classified = ["classify"] if not split and len(classes) > 1 else []  # a packet class's document
+        return [*classified, "classify-pages-w0001", "sections"]
     if result is not None:
-        took = ["classify"] if len(classes) > 1 and result.classify_call_id is not None else []
+        took = list(pages) if result.classify_call_id is not None else []
+        if not split and len(classes) > 1 and result.classify_call_id is not None:
+            took = ["classify"]
         if result.model_call_id is not None:
             took.append("extract")
         if result.cascade is not None and result.cascade.escalate_call_id is not None:
@@ -100,7 +111,7 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
         if isinstance(check, LookupCheck)
     }
     escalate = ["escalate"] if bundle.definition.models is not None else []
-    return (["classify"] if len(classes) > 1 else []) + ["extract", *escalate] + sorted(lookups)
+    return (pages or (["classify"] if len(classes) > 1 else [])) + ["extract", *escalate] + sorted(lookups)
 
 
 def document_step_key(step: str, job_id: str, document_id: str) -> str:

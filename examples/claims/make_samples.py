@@ -6,7 +6,9 @@ The output is byte-stable (fixed PDF and DOCX dates), so re-running it changes n
 Ten documents: four claim forms (two accepted, one above the desk limit that goes to review, one whose
 policy is unknown and is rejected) and three repair estimates (multi-page PDFs and a DOCX; one above the
 repair limit); and as documents arrive at an intake desk (docagent/drills/scanned.py, Pillow): a scanned
-claim form (no text layer), a phone photo of one and a two-page faxed estimate (TIFF).
+claim form (no text layer), a phone photo of one and a two-page faxed estimate (TIFF); and a packet: a claim
+form and its repair estimate scanned into one PDF (samples/packet-0001.pdf), its label listing the sections
+(the job splits PDFs: job.json ``split: pages``).
 """
 
 from __future__ import annotations
@@ -377,7 +379,80 @@ INTAKE_ESTIMATES = (
     ),
 )
 
+_BRIDGE_STREET = (
+    "Bridge Street Body Shop Ltd - ESTIMATE BSB-7912\nVAT reg. GB123456789\n"
+    "Date 21 October 2025   Insurer reference: policy POL-204415"
+)
+_PACKET_CLAIM = {
+    "policy_number": "POL-204415",
+    "claimant": {"name": "Aisha Rahman", "email": "aisha.rahman@example.org"},
+    "incident_date": "2025-10-17",
+    "incident_type": "collision",
+    "description": "A van clipped the driver's side while the car was parked on the street.",
+    "damaged_items": [
+        {"description": "Driver's door", "amount": "640.00"},
+        {"description": "Wing mirror", "amount": "145.00"},
+    ],
+    "total": "785.00",
+    "currency": "GBP",
+}
+_PACKET_ESTIMATE = {
+    "estimate_number": "BSB-7912",
+    "policy_number": "POL-204415",
+    "repairer": {"name": "Bridge Street Body Shop Ltd", "vat_number": "GB123456789"},
+    "estimate_date": "2025-10-21",
+    "line_items": [
+        {"description": "Driver's door, replace and paint", "quantity": 1, "amount": "520.00"},
+        {"description": "Wing mirror unit", "quantity": 1, "amount": "95.00"},
+        {"description": "Labour, hours", "quantity": 2, "amount": "110.00"},
+    ],
+    "total": "725.00",
+    "currency": "GBP",
+}
+# A packet: the claim form (page 1) and its two-page repair estimate (pages 2-3) in one PDF. Its label lists
+# the sections the job makes of it (docagent/kit/samples.py).
+PACKETS = (
+    Sample(
+        "packet-0001.pdf",
+        (
+            _claim(
+                policy="POL-204415",
+                claimant="Aisha Rahman",
+                email="aisha.rahman@example.org",
+                incident="17 October 2025",
+                kind="Collision",
+                what="A van clipped the driver's side while the car was parked on the street.",
+                items="  Driver's door ........................ £640.00\n"
+                "  Wing mirror .......................... £145.00\n"
+                "  TOTAL CLAIMED ........................ £785.00",
+            ),
+            _estimate_page(
+                _BRIDGE_STREET,
+                1,
+                2,
+                "Driver's door, replace and paint            1      £520.00\n"
+                "Wing mirror unit                            1       £95.00",
+                "(continued overleaf)",
+            ),
+            _estimate_page(
+                _BRIDGE_STREET,
+                2,
+                2,
+                "Labour, hours                               2      £110.00",
+                "\nTOTAL (GBP)                                       £725.00",
+            ),
+        ),
+        {
+            "sections": [
+                {"class": "claim-form", "pages": [1, 1], "fields": _PACKET_CLAIM},
+                {"class": "repair-estimate", "pages": [2, 3], "fields": _PACKET_ESTIMATE},
+            ]
+        },
+    ),
+)
+
 
 if __name__ == "__main__":
-    for path in write_samples(HERE / "samples", CLAIMS + ESTIMATES + INTAKE_CLAIMS + INTAKE_ESTIMATES):
+    samples = CLAIMS + ESTIMATES + INTAKE_CLAIMS + INTAKE_ESTIMATES + PACKETS
+    for path in write_samples(HERE / "samples", samples):
         print(path.relative_to(HERE), path.stat().st_size, "bytes")

@@ -102,6 +102,12 @@ class BatchReplies:
     def model_id(self) -> str:
         return self._inner.model_id
 
+    @property
+    def on_demand(self) -> ModelProvider:
+        """The on-demand provider: a packet's calls (functions/sections.py) read parts of the document, which
+        its whole document's batch record does not answer."""
+        return self._inner
+
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
         line = output_line(self._job_id, self._document_id)
         if line is not None and _texts(line.get("modelInput")) == (system, user):

@@ -52,6 +52,12 @@ class CallSpec:
     user: str
     prompt_version: str
     read: Callable[[str], dict[str, JsonValue]]
+    section_id: str | None = None  # the packet's section or page window read (functions/sections.py)
+
+    @property
+    def journal_name(self) -> str:
+        """The call's name among a document's calls: its purpose, and its section when it reads one."""
+        return self.purpose if self.section_id is None else f"{self.purpose}-{self.section_id}"
 
 
 _REFUSALS: dict[str, type[ModelCallRefused]] = {
@@ -123,7 +129,13 @@ def finished_call(
     """One model call that finished: its fields, why its reply gave none (ExtractionFailed), or the model's
     refusal of the document itself (this document's rejection, not the job's failure). A call that did not
     finish (a ModelError) propagates."""
-    failed = {"call_id": call_id, "ok": False, "purpose": spec.purpose, "class_name": spec.class_name}
+    failed = {
+        "call_id": call_id,
+        "ok": False,
+        "purpose": spec.purpose,
+        "class_name": spec.class_name,
+        "section_id": spec.section_id,
+    }
     try:
         reply = provider.converse(document, spec.system, spec.user)
     except ExtractionFailed as failure:
@@ -188,6 +200,7 @@ def journal_call(
         document_id=event.document.document_id,
         purpose=spec.purpose,
         class_name=spec.class_name,
+        section_id=spec.section_id,
         provider=provider.system,
         model_id=record.model_id,
         prompt_version=spec.prompt_version,
@@ -233,7 +246,7 @@ def call_once(
     journal = [
         call
         for call in storage.list_model_calls(event.job_id, event.document.document_id)
-        if call.purpose == spec.purpose
+        if call.purpose == spec.purpose and call.section_id == spec.section_id
     ]
     if journal:
         logger.info(
@@ -246,7 +259,9 @@ def call_once(
         spending.settle_call(event, journal[-1], replayed=True)
         return journal[-1].to_extraction()
     check_breaker(event.job_id, provider.model_id)
-    spending.reserve_call(event, spec.purpose, provider.model_id, document, len(spec.system) + len(spec.user))
+    spending.reserve_call(
+        event, spec.journal_name, provider.model_id, document, len(spec.system) + len(spec.user)
+    )
     _fault("before", event, context)
 
     now = time.time()
@@ -268,7 +283,7 @@ def call_once(
             )
             if isinstance(error, ModelCallRefused):
                 _open_breaker(event, provider.model_id, error)
-            spending.release_call(event, spec.purpose)
+            spending.release_call(event, spec.journal_name)
             raise  # the span ends as ERROR with the error's name
         duration_ms = int((time.monotonic() - started) * 1000)
         attributes = genai_attributes(

@@ -11,11 +11,18 @@ from typing import Literal
 
 _EXTRACT = 'Extract the fields of a document of class "{class_name}" from the attached document {name}. '
 _CLASSIFY = "Classify the attached document {name}: name the one class it belongs to. "
+_CLASSIFY_PAGES = (
+    "Classify each page of the attached document {name}, pages {first} to {last} of a packet that may hold "
+    "several documents: name each page's class and whether a new document starts on it. "
+)
 _REPLY = "Reply with the JSON object only."
 _EXTRACT_RE = re.compile(
     r'^Extract the fields of a document of class "([a-z0-9-]+)" from the attached document '
 )
 _CLASSIFY_RE = re.compile(r"^Classify the attached document ")
+_CLASSIFY_PAGES_RE = re.compile(
+    r"^Classify each page of the attached document \S+, pages (\d+) to (\d+) of a packet"
+)
 
 
 def extract_instruction(class_name: str, document_name: str) -> str:
@@ -26,12 +33,20 @@ def classify_instruction(document_name: str) -> str:
     return _CLASSIFY.format(name=document_name) + _REPLY
 
 
+def classify_pages_instruction(document_name: str, first: int, last: int) -> str:
+    """A packet's page window (functions/sections.py): its pages' numbers in the packet, for the reader."""
+    return _CLASSIFY_PAGES.format(name=document_name, first=first, last=last) + _REPLY
+
+
 @dataclass(frozen=True)
 class Asked:
-    """What a call asks: ``extract`` (of ``class_name``) or ``classify``."""
+    """What a call asks: ``extract`` (of ``class_name``), ``classify`` or ``classify-pages`` (of the packet's
+    pages ``first`` to ``last``)."""
 
-    kind: Literal["extract", "classify"]
+    kind: Literal["extract", "classify", "classify-pages"]
     class_name: str | None = None
+    first: int | None = None
+    last: int | None = None
 
 
 def asked(instruction: str) -> Asked | None:
@@ -39,6 +54,9 @@ def asked(instruction: str) -> Asked | None:
     match = _EXTRACT_RE.match(instruction)
     if match:
         return Asked("extract", match.group(1))
+    pages = _CLASSIFY_PAGES_RE.match(instruction)
+    if pages:
+        return Asked("classify-pages", first=int(pages.group(1)), last=int(pages.group(2)))
     if _CLASSIFY_RE.match(instruction):
         return Asked("classify")
     return None

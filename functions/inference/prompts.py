@@ -16,6 +16,7 @@ _UNTRUSTED = (
 )
 _JSON_ONLY = "Reply with exactly one JSON object and nothing else: no prose, no Markdown, no code fences."
 CLASS_KEY = "class"
+PAGES_KEY = "pages"
 
 
 def _kind(schema: dict[str, Any]) -> str:
@@ -93,3 +94,27 @@ def classified(reply: str) -> str | None:
     if CLASS_KEY not in data or not (value is None or isinstance(value, str)):
         raise FieldsInvalid(f'a classification reply is {{"{CLASS_KEY}": NAME or null}}, got {reply[:200]!r}')
     return value
+
+
+def classify_pages_prompt(bundle: DefinitionBundle) -> str:
+    """The system prompt of a packet's page classification (functions/sections.py): each page's class, and
+    where a new document starts."""
+    classes = "\n".join(
+        f'- "{name}": {spec.description}'
+        for name, spec in sorted(bundle.definition.classes.items())
+        if spec.split is None  # a packet class is no page's class
+    )
+    return "\n\n".join(
+        [
+            "You split a packet of documents for an automated review: for each page of the attached "
+            "document, name the one class below its document belongs to, and say whether a new document "
+            "starts on it.",
+            _UNTRUSTED,
+            f"The classes:\n{classes}",
+            f'{_JSON_ONLY} The object is {{"{PAGES_KEY}": [{{"page": N, "{CLASS_KEY}": NAME, "starts": '
+            "true or false}, ...]} with one item per page of the attached document, N counted from 1 in it, "
+            f'NAME one of the class names above or null for a page of none of them, and "starts" true when a '
+            "new document begins on that page (its first page, a new form, a new statement) and false when "
+            "the page continues the one before.",
+        ]
+    )

@@ -44,7 +44,7 @@ def settle_call(event: ProcessDocumentEvent, call: ModelCallRecord, *, replayed:
             raise  # reserve_call priced this model already: not reached
         return  # a model with no dated price: its cost is unknown, so no metric
     settled = event.options.max_cost_usd is not None and budget.settle(
-        event.job_id, _name(event, call.purpose), cost
+        event.job_id, _name(event, call.journal_name), cost
     )
     if not replayed or settled:
         metrics.add_metric(name="ModelCostUSD", unit=MetricUnit.NoUnit, value=spend.to_usd(cost))

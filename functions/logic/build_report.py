@@ -34,6 +34,7 @@ from functions.payloads.report import (
     Report,
     ReportRow,
     ReportSummary,
+    SectionRow,
 )
 from functions.reviews import apply_decisions
 
@@ -164,15 +165,20 @@ def rows_cost_usd(rows: list[ReportRow]) -> float | None:
 
 
 def totals_of(totals: list[Totals], rows: list[ReportRow]) -> dict[str, dict[str, str]]:
-    """Each of the definition's totals: the sum of its ``sum`` field over the accepted (extracted) rows, by
-    the value of its ``by`` field ("" without one). A row whose value is not a number adds nothing."""
+    """Each of the definition's totals: the sum of its ``sum`` field over the accepted (extracted) rows (a
+    packet's: its sections), by the value of its ``by`` field ("" without one). A row whose value is not a
+    number adds nothing."""
     sums: dict[str, dict[str, Decimal]] = {}
+    # a packet's accepted sections count as documents (functions/sections.py), the packet itself has no fields
+    counted: list[ReportRow | SectionRow] = []
+    for row in rows:
+        counted += row.sections or [row]
     for total in totals:
         groups = sums.setdefault(total.name, {})
-        for row in rows:
-            value = row.fields.get(total.sum)
-            group = "" if total.by is None else row.fields.get(total.by)
-            if row.status != "extracted" or value is None or group is None:
+        for part in counted:
+            value = part.fields.get(total.sum)
+            group = "" if total.by is None else part.fields.get(total.by)
+            if part.status != "extracted" or value is None or group is None:
                 continue
             try:
                 number = Decimal(value)
@@ -246,6 +252,7 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         review=sum(row.status == "review" for row in rows),
         rejected=len(rejected_rows),
         failed=len(failed),
+        sections=sum(len(row.sections or []) for row in rows),
         rejection_reasons=dict(sorted(Counter(str(row.error) for row in rejected_rows).items())),
         totals=totals_of(bundle.definition.totals if bundle is not None else [], rows),
         model_cost_usd=rows_cost_usd(rows),

@@ -14,13 +14,13 @@ import datetime as dt
 import functools
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
-from functions import aws, durable, references, spend, storage
+from functions import aws, durable, references, sections, spend, storage
 from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
@@ -275,6 +275,7 @@ class _Run:
         self.digest: str | None = None
         self.detected: SourceFormat | None = None
         self.calls: list[ExtractionRecord] = []
+        self.provider: ModelProvider | None = None  # a test's model for every call (else the settings')
 
     def result(self, **fields: object) -> DocumentResult:
         entry = self.event.document
@@ -313,17 +314,18 @@ class _Run:
     def model_step(self, spec: CallSpec, document: DocumentInput, model: ModelProvider) -> ExtractionRecord:
         with span(spec.purpose, job_id=self.event.job_id, step=spec.purpose) as step_span:
             record = self.step(
-                spec.purpose,
+                spec.journal_name,
                 lambda: call_once(self.event, spec, document, model, self.context),
                 ExtractionRecord,
             )
             step_span.outcome = "ok" if record.ok else record.error or ExtractionFailed.__name__
-            step_span.set_attributes(durable_record_reused=spec.purpose not in self.ran)
+            step_span.set_attributes(durable_record_reused=spec.journal_name not in self.ran)
         self.calls.append(record)
         return record
 
     def process(self, provider: ModelProvider | None) -> DocumentOutcome:
         settings, entry, versions = get_settings(), self.event.document, self.manifest.versions
+        self.provider = provider
         if self.bundle is None:
             return self.store(
                 status="rejected", error=DEFINITION_MISSING_ERROR, reason=definition_missing_reason(versions)
@@ -347,7 +349,14 @@ class _Run:
         if self.event.options.inference != "on_demand":  # its batch job's output records answer first
             model = BatchReplies(model, self.event.job_id, entry.document_id)
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
-        if len(self.bundle.classes) > 1:
+        # ---- packets (job.json split: pages): functions/sections.py --------------------------------------
+        if sections.splits(self.bundle, document):
+            packet = sections.split_packet(self, document, model)
+            if packet.outcome is not None:  # rejected, or a packet of several sections, each stored
+                return packet.outcome
+            class_name, classify_call_id = packet.class_name, packet.classify_call_id  # one section: as one
+        # ---- end of packets --------------------------------------------------------------------------------
+        elif len(self.bundle.classes) > 1:
             classification = self.model_step(classify_spec(self.bundle, versions, document), document, model)
             classify_call_id = classification.call_id
             if not classification.ok or classification.fields is None:
@@ -366,13 +375,36 @@ class _Run:
                     classify_call_id=classify_call_id,
                 )
             class_name = named
-        spec = extract_spec(self.bundle, class_name, versions, document)
+        # ---- a packet class (its split: pages): functions/sections.py -------------------------------------
+        if sections.is_packet_class(self.bundle, class_name):
+            packet = sections.split_packet(self, document, model)
+            if packet.outcome is not None:  # rejected, or a packet of several sections, each stored
+                return packet.outcome
+            class_name, classify_call_id = packet.class_name, packet.classify_call_id  # one section: as one
+        # ---- end of a packet class -------------------------------------------------------------------------
+        return self.store(**self.extracted(class_name, classify_call_id, document, model))
+
+    def extracted(
+        self,
+        class_name: str,
+        classify_call_id: str | None,
+        document: DocumentInput,
+        model: ModelProvider,
+        section_id: str | None = None,
+    ) -> dict[str, object]:
+        """The result's fields of a document (or a packet's section) of ``class_name``: extracted (a
+        durable model step), checked and grounded."""
+        assert self.bundle is not None
+        versions = self.manifest.versions
+        spec = replace(extract_spec(self.bundle, class_name, versions, document), section_id=section_id)
         extraction = self.model_step(spec, document, model)
         cascade = None
         models = models_of(self.bundle)
         if models is not None:  # #42 cheaper model first: the strong one (functions/inference/cascade.py)
-            strong = provider or get_model_provider(
-                settings, models[1], time_left=lambda: self.context.get_remaining_time_in_millis() / 1000
+            strong = self.provider or get_model_provider(
+                get_settings(),
+                models[1],
+                time_left=lambda: self.context.get_remaining_time_in_millis() / 1000,
             )
             extraction, cascade = cascaded(
                 models,
@@ -389,7 +421,7 @@ class _Run:
         }
         if not extraction.ok or extraction.fields is None:
             error = extraction.error or ExtractionFailed.__name__
-            return self.store(status="rejected", error=error, reason=extraction.reason, **ids)
+            return {"status": "rejected", "error": error, "reason": extraction.reason, **ids}
         class_bundle = self.bundle.class_bundle(class_name)
         fields, quotes = split(extraction.fields)
         checks, attached = run_checks(
@@ -399,16 +431,16 @@ class _Run:
             class_bundle, fields, quotes, page_texts(document.data, document.format), checks
         )
         decision = grounded_decision(decide(checks), class_bundle, evidence)
-        return self.store(
-            status=decision.status,
-            error=decision.error,
-            reason=decision.reason,
-            fields=fields,
-            evidence=evidence,
-            attached=attached,
-            checks=checks,
+        return {
+            "status": decision.status,
+            "error": decision.error,
+            "reason": decision.reason,
+            "fields": fields,
+            "evidence": evidence,
+            "attached": attached,
+            "checks": checks,
             **ids,
-        )
+        }
 
     def lookup(self, check: LookupCheck, key: str) -> LookupRecord:
         name = f"lookup-{check.name}"

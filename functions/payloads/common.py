@@ -25,7 +25,7 @@ DOCUMENT_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$"
 # it). Claude's own limits then bound the request: 32 MB a request and 100 PDF pages for models with a
 # 200k-token context window, 600 for larger ones (Anthropic docs "PDF support", same date). docagent still
 # holds every document to 4.5 MB (MAX_DOCUMENT_BYTES may not exceed it): lifting it for PDFs by model is #41's
-# follow-up with the page windows (docs/design.md, "Packets and page windows").
+# follow-up with the page windows (docs/design.md, "Page windows").
 MAX_CONVERSE_DOCUMENT_BYTES = 4_500_000
 MAX_CONVERSE_PDF_PAGES = 100
 # The document limits' defaults: the stack's config (stacks/config.py), the functions' settings and the
@@ -54,9 +54,10 @@ FaultPointName = Literal[
 
 # extracted: accepted (every check passed); review: a check with on_fail "review" failed, none with "reject".
 DocumentStatus = Literal["extracted", "review", "rejected"]
-# What a model call is for: the class of a document (classify), or its fields (extract).
-# escalate: the strong model's extraction of a definition naming two models (functions/inference/cascade.py)
-CallPurpose = Literal["extract", "classify", "escalate"]
+# What a model call is for: the class of a document (classify), the class of each page of a packet
+# (classify-pages, functions/sections.py), or its fields (extract); escalate: the strong model's extraction
+# of a definition naming two models (functions/inference/cascade.py).
+CallPurpose = Literal["extract", "classify", "classify-pages", "escalate"]
 # The Converse document formats (functions/documents.py); ModelCallOutcome: a finished call's outcome.
 DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"]
 # The image kinds docagent reads (functions/images.py): sent as Converse image blocks, converted when Converse

@@ -15,7 +15,7 @@ from functions.payloads.common import (
 from functions.payloads.evidence import Cascade, FieldEvidence
 from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
 from functions.payloads.model_calls import CheckOutcome
-from functions.payloads.report import ReportRow
+from functions.payloads.report import ReportRow, SectionRow
 
 
 class ProcessDocumentEvent(StrictModel):
@@ -56,7 +56,10 @@ class ProcessBatchEvent(StrictModel):
 
 
 class DocumentResult(StrictModel):
-    """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted, review or rejected."""
+    """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted, review or rejected.
+
+    A packet's section has one too (results/{document_id}/sections/{section_id}.json: ``section_id`` and
+    ``pages`` set); the packet's own result lists its ``sections`` and has no class or fields."""
 
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     document_id: str = Field(pattern=DOCUMENT_ID_PATTERN)
@@ -89,9 +92,24 @@ class DocumentResult(StrictModel):
     sha256: str | None = Field(
         None, pattern=r"^[0-9a-f]{64}$", description="of the bytes read (null: not read)"
     )
+    section_id: str | None = Field(
+        None,
+        pattern=r"^s[0-9]{4}-[0-9]{4}$",
+        description="a packet's section's result (functions/sections.py)",
+    )
+    pages: tuple[int, int] | None = Field(None, description="a section's first and last page, from 1")
+    sections: list[SectionRow] | None = Field(
+        None, description="a packet's sections, each as its report row shows it (null: not a packet)"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> DocumentResult:
+        if self.sections is not None:
+            if not self.sections or self.fields is not None or self.class_name is not None:
+                raise ValueError("a packet's result lists its sections and has no class or fields of its own")
+            if self.status == "rejected" and not self.error:
+                raise ValueError("a rejected result needs an error name")
+            return self
         if self.status != "rejected" and (self.fields is None or self.class_name is None or self.error):
             raise ValueError(f"a {self.status} result needs a class and fields and no error")
         if self.status == "rejected" and not self.error:
@@ -112,6 +130,20 @@ class DocumentResult(StrictModel):
             fields=row_values(self.fields, columns) if self.fields is not None else {},
             model_call_id=self.model_call_id,
             model_cost_usd=self.model_cost_usd,
+            sections=self.sections,
+        )
+
+    def section_row(self, columns: list[str]) -> SectionRow:
+        """This section's part of its packet's report row."""
+        assert self.section_id is not None and self.pages is not None
+        return SectionRow(
+            section_id=self.section_id,
+            pages=self.pages,
+            status=self.status,
+            class_name=self.class_name,
+            error=self.error,
+            reason=self.reason,
+            fields=row_values(self.fields, columns) if self.fields is not None else {},
         )
 
 

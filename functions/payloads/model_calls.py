@@ -27,6 +27,7 @@ class ExtractionRecord(StrictModel):
     ok: bool
     purpose: CallPurpose = "extract"
     class_name: str | None = None
+    section_id: str | None = Field(None, description="the part of a packet read (functions/sections.py)")
     fields: dict[str, JsonValue] | None = None
     error: str | None = None
     reason: str | None = None
@@ -49,6 +50,9 @@ class ModelCallRecord(StrictModel):
     document_id: str
     purpose: CallPurpose = "extract"
     class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
+    section_id: str | None = Field(
+        None, description="the packet's section or page window read (functions/sections.py); null: the whole"
+    )
     provider: str
     model_id: str
     prompt_version: str
@@ -66,12 +70,19 @@ class ModelCallRecord(StrictModel):
         "on_demand", description="on_demand, or batch: an output record of the job's batch job"
     )
 
+    @property
+    def journal_name(self) -> str:
+        """The call's name among its document's calls: its purpose, and its section when it read one (as
+        functions/inference/calls.py CallSpec.journal_name)."""
+        return self.purpose if self.section_id is None else f"{self.purpose}-{self.section_id}"
+
     def to_extraction(self) -> ExtractionRecord:
         return ExtractionRecord(
             call_id=self.call_id,
             ok=self.outcome == "ok",
             purpose=self.purpose,
             class_name=self.class_name,
+            section_id=self.section_id,
             fields=self.fields,
             error=None if self.outcome == "ok" else self.outcome,
             reason=self.reason,

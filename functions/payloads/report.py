@@ -49,9 +49,21 @@ class ChildFailure(StrictModel):
     execution_arn: str | None = None
 
 
+class SectionRow(StrictModel):
+    """A packet's section in its document's row (functions/sections.py): its own outcome and columns."""
+
+    section_id: str
+    pages: tuple[int, int]
+    status: Literal["extracted", "review", "rejected"]
+    class_name: str | None = None
+    error: str | None = None
+    reason: str | None = None
+    fields: dict[str, str | None] = Field(default_factory=dict)
+
+
 class ReportRow(StrictModel):
     """A document's row: ``fields`` holds its class's columns (and the fields the definition's totals read),
-    each value as text (null: absent)."""
+    each value as text (null: absent); ``sections``: a packet's sections (null: not a packet)."""
 
     document_id: str
     index: int
@@ -63,6 +75,7 @@ class ReportRow(StrictModel):
     fields: dict[str, str | None] = Field(default_factory=dict)
     model_call_id: str | None = None
     model_cost_usd: float | None = None
+    sections: list[SectionRow] | None = None
 
 
 class MapRunSummary(StrictModel):
@@ -116,6 +129,9 @@ class Report(StrictModel):
     review: int = 0
     rejected: int
     failed: int
+    sections: int = Field(
+        0, ge=0, description="the packets' sections, each its own result (functions/sections.py)"
+    )
     rejection_reasons: dict[str, int]
     # The definition's totals by name, then by the value of its ``by`` field ("" without one): the sum of
     # its ``sum`` field over the accepted (extracted) documents, as text.

@@ -24,9 +24,20 @@ pytest.importorskip("functions.references", reason="kit-pipeline's lookup checks
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def demo_job(tmp_path: Path, folder: Path) -> dict:
+def demo_job(tmp_path: Path, folder: Path, *extra: str) -> dict:
     completed = subprocess.run(
-        [sys.executable, "-m", "docagent.cli", "demo", "--job", str(folder), "--time-scale", "0.1", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "docagent.cli",
+            "demo",
+            "--job",
+            str(folder),
+            "--time-scale",
+            "0.1",
+            "--json",
+            *extra,
+        ],
         env={**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path / "state")},
         capture_output=True,
         text=True,
@@ -52,9 +63,22 @@ def assert_recovered(summary: dict, documents: int) -> None:
 
 def test_demo_job_runs_the_claims_example(tmp_path: Path) -> None:
     summary = demo_job(tmp_path, EXAMPLES / "claims")
-    assert_recovered(summary, 10)  # a scan, a phone photo and a two-page TIFF fax among them
+    assert_recovered(summary, 11)  # a scan, a phone photo, a two-page TIFF fax and a packet among them
     definition = summary["definition"]
-    assert definition["results_by_status"] == {"extracted": 7, "rejected": 1, "review": 2}
-    assert definition["results_by_class"] == {"claim-form": 6, "repair-estimate": 4}
-    assert definition["model_calls_by_purpose"] == {"classify": 10, "extract": 10}
-    assert definition["totals"]["total-by-currency"] == {"EUR": "6570.50", "GBP": "2080.00"}
+    assert definition["results_by_status"] == {"extracted": 8, "rejected": 1, "review": 2}
+    assert definition["results_by_class"] == {"claim-form": 7, "repair-estimate": 5}  # the packet's sections
+    # the job splits PDFs (split: pages): a PDF's pages are classified, the other documents as before
+    assert definition["model_calls_by_purpose"] == {"classify": 5, "classify-pages": 6, "extract": 12}
+    assert (definition["sections"], definition["section_results"]) == (2, 2)
+    assert definition["totals"]["total-by-currency"] == {"EUR": "6570.50", "GBP": "3590.00"}
+
+
+def test_demo_job_crashed_inside_the_packet_recovers_each_section_once(tmp_path: Path) -> None:
+    """The worker dies storing the packet's first section (samples/packet-0001.pdf, document 6) until the
+    job is redriven: the redrive stores one result per section and repeats no model call."""
+    summary = demo_job(tmp_path, EXAMPLES / "claims", "--crash-at", "6")
+    assert summary["crash"]["document_index"] == 6
+    assert_recovered(summary, 11)
+    definition = summary["definition"]
+    assert (definition["sections"], definition["section_results"]) == (2, 2)
+    assert definition["model_calls_by_purpose"] == {"classify": 5, "classify-pages": 6, "extract": 12}

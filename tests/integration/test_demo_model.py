@@ -86,13 +86,19 @@ def fake_model() -> Iterator[str]:
 
 @pytest.fixture
 def small_claims(tmp_path: Path) -> Path:
-    """The claims example with one claim form and one estimate (both born-digital PDFs)."""
+    """The claims example with one claim form and one estimate (both born-digital PDFs), each one document:
+    no packet and no page split (the fake server classifies whole documents)."""
     folder = tmp_path / "claims"
     shutil.copytree(CLAIMS, folder)
     for class_name, kept in KEPT.items():
         for path in (folder / "samples" / class_name).iterdir():
             if not path.name.startswith(f"{kept}."):
                 path.unlink()
+    for path in (folder / "samples").glob("packet-*"):
+        path.unlink()
+    job = json.loads((folder / "job.json").read_text())
+    job.pop("split", None)
+    (folder / "job.json").write_text(json.dumps(job))
     return folder
 
 

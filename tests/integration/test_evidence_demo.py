@@ -79,13 +79,17 @@ def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(tmp_pa
     for document_id in claim_forms:
         assert "incident_date is not grounded" in reviewed[document_id]["reason"], reviewed[document_id]
         assert reviewed[document_id]["evidence"]["incident_date"]["value_agrees"] is False
-    confidences = [item["confidence"] for item in queue["documents"]]
+    confidences = [item["confidence"] for item in queue["documents"] if item["sections"] is None]
     assert confidences == sorted(confidences)  # the least certain first
+    # the packet is reviewed whole (its claim form's date moved too): its sections say which one and why
+    [packet] = [item for item in queue["documents"] if item["sections"] is not None]
+    assert packet["confidence"] is None and packet["reason"].startswith("section s0001-0001 (pages 1-1): ")
+    assert [section["status"] for section in packet["sections"]] == ["review", "extracted"]
 
 
 def test_every_extracted_field_has_evidence_whose_offsets_hold_its_quote(tmp_path: Path) -> None:
     _, results = kept_demo(tmp_path)
-    assert len(results) == 10
+    assert len(results) == 11  # the packet's own result among them (its sections' fields are apart)
     # The seven born-digital samples; the scan, the photo and the fax have no text layer to hold offsets.
     extracted = {
         doc: result for doc, result in results.items() if result["fields"] is not None and result["pages"]
@@ -116,11 +120,12 @@ def test_eval_reports_calibration_per_field_and_the_accept_rate_and_plots_it(tmp
     calibration = found["run"]["calibration"]
     fields = {figures["name"]: figures for figures in calibration["fields"]}
     moved = fields["incident_date"]["bands"]
-    # every moved date (the six claim forms: four born-digital, the scan and the photo) is in the lowest band
-    assert moved[0]["values"] == 6 and moved[0]["right"] == 0
+    # every moved date (the seven claim forms: four born-digital, the scan, the photo and the packet's) is
+    # in the lowest band
+    assert moved[0]["values"] == 7 and moved[0]["right"] == 0
     assert sum(band["values"] for band in fields["total"]["bands"][-1:]) >= 4
     rate = calibration["accept_without_review"]
-    assert rate["target_precision"] == 0.99 and rate["documents"] == 10
-    assert rate["accepted"] == 4 and rate["precision"] == 1.0  # the four repair estimates, all right
+    assert rate["target_precision"] == 0.99 and rate["documents"] == 12  # the packet's two sections are two
+    assert rate["accepted"] == 5 and rate["precision"] == 1.0  # the five repair estimates, all right
     assert (out / "reliability.png").read_bytes()[:4] == b"\x89PNG"
     assert str(out / "reliability.png") in found["written"]

@@ -158,3 +158,17 @@ def test_an_expression_sees_only_the_lookups_before_it() -> None:
     outcomes, _ = run_checks([within, lookup, within], CLAIM, TODAY, lambda check, key: found)
     assert [outcome.passed for outcome in outcomes] == [False, True, False]
     assert "gave no value" in (outcomes[0].reason or "") and "is false" in (outcomes[2].reason or "")
+
+
+def test_an_expression_holds_in_a_warm_container_long_after_it_was_first_evaluated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """jsonata-python starts an evaluator's 1 s time bound when it is compiled: an evaluator kept between
+    documents (a warm Lambda container, the local cloud's workers) failed every rule a second later."""
+    from jsonata import timebox  # noqa: PLC0415 (the library's clock, moved on below)
+
+    check = rule(field="total", expression="$sum(items.$number(amount)) = $number(total)")
+    assert rule_outcome(check, CLAIM, TODAY, {}).passed
+    now = timebox.Timebox.current_milli_time()
+    monkeypatch.setattr(timebox.Timebox, "current_milli_time", staticmethod(lambda: now + 60_000))
+    assert rule_outcome(check, CLAIM, TODAY, {}).passed  # a minute on: the same rule, the same document

@@ -12,6 +12,7 @@ from docagent.console import views
 from docagent.console.app import GET_ROUTES, ReviewConsole
 from docagent.operations.context import OperatorContext
 from docagent.operations.sessions import new_session
+from functions.payloads.document import DocumentResult
 from tests import documents as files
 from tests.images import fax, photo
 from tests.support import BUCKET, PREFIX, prepare, put_object
@@ -99,3 +100,33 @@ def test_a_document_in_review_offers_evidence_buttons_and_names_each_models_part
     assert f"The strong model {strong} gave filed (filed is not grounded" in line
     assert f"the cheap model {cheap} gave the rest" in line
     assert f"Cost: {cheap} $0.000375; {strong} unknown." in line
+
+
+def test_the_document_page_and_the_jobs_row_show_a_packets_sections():
+    packet = DocumentResult.model_validate(
+        {
+            "job_id": "j1", "document_id": "packet.pdf", "key": "k", "index": 0, "status": "rejected",
+            "error": "UnknownDocumentClass", "reason": "section s0002-0002 (pages 2-2): no class",
+            "versions": {"model_id": "m", "prompt_version": "p", "prompt_sha256": "s", "code_version": "c",
+                         "created_at": "2026-12-04T06:00:00Z"}, "processed_at": "2026-12-04T06:00:00Z",
+            "sections": [
+                {"section_id": "s0001-0001", "pages": [1, 1], "status": "extracted",
+                 "class_name": "claim-form", "fields": {"total": "785.00"}},
+                {"section_id": "s0002-0002", "pages": [2, 2], "status": "rejected",
+                 "error": "UnknownDocumentClass"},
+            ],
+        }
+    )  # fmt: skip
+    row = views.DocumentRow(document_id="packet.pdf", index=0, outcome="rejected", result=packet, review=None)
+    assert row.key_fields() == ("2 sections: claim-form (pages 1-1) extracted; no class (pages 2-2) rejected")
+    console = ReviewConsole(
+        OperatorContext(endpoint=None, stack_name="DocAgent", outputs={}, session=new_session()), "tester"
+    )
+    view = views.DocumentView(
+        job_id="j1", document_id="packet.pdf", index=0, key="k", result=packet, review=None, calls=[],
+        text=None, text_note="a PDF", is_pdf=True, trace=None, job_status="SUCCEEDED",
+    )  # fmt: skip
+    page = console.render("document.html", doc=view, reviewer="tester", field_text=str, said=None).decode()
+    assert "Sections (2)" in page
+    assert '<th scope="row">s0001-0001</th><td>1-1</td><td>claim-form</td>' in page
+    assert "total: 785.00" in page and "<code>UnknownDocumentClass</code>" in page

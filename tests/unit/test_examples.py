@@ -18,7 +18,7 @@ from pypdf import PdfReader
 
 from docagent.kit.loader import read_bundle
 from docagent.kit.reference_files import reference_files
-from docagent.kit.samples import LABEL_SUFFIX, label_path
+from docagent.kit.samples import LABEL_SUFFIX, label_path, read_label
 from functions.definition import SCHEMA_KEYWORDS, DefinitionBundle, LookupCheck, RuleCheck
 from functions.documents import document_input
 from functions.images import BEST_PIXELS
@@ -46,15 +46,25 @@ def keywords(schema: Any, where: str = "") -> list[tuple[str, str]]:
     return found
 
 
-def samples(folder: Path, bundle: DefinitionBundle) -> list[tuple[str, Path]]:
-    """(class, document) of every sample: samples/CLASS/ with several classes, samples/ with one."""
+def samples(folder: Path, bundle: DefinitionBundle) -> list[tuple[str, Path, dict[str, Any], str]]:
+    """(class, document, label fields, name) of every labelled part: samples/CLASS/ with several classes,
+    samples/ with one; each section of a packet (its label lists them) as ``NAME#SECTION``."""
     root = folder / "samples"
     if not root.is_dir():
         return []
     documents = [p for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith(LABEL_SUFFIX)]
-    if len(bundle.classes) == 1:
-        return [(next(iter(bundle.classes)), path) for path in documents]
-    return [(path.relative_to(root).parts[0], path) for path in documents]
+    found = []
+    for path in documents:
+        content = read_label(json.loads(label_path(path).read_text(encoding="utf-8")))
+        assert not isinstance(content, str), f"{path}: {content}"
+        for section in content.sections:
+            assert section.class_name is not None
+            found.append((section.class_name, path, section.fields, f"{path.name}#{section.section_id}"))
+        if content.sections:
+            continue
+        only = next(iter(bundle.classes)) if len(bundle.classes) == 1 else None
+        found.append((only or path.relative_to(root).parts[0], path, content.fields, path.name))
+    return found
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=[folder.name for folder in FOLDERS])
@@ -70,9 +80,8 @@ def test_example_loads_and_its_schemas_and_labels_are_valid(folder: Path) -> Non
         for check in class_bundle.spec.checks:
             top = check.field.split(".")[0]
             assert top in class_bundle.schema_["properties"], f"{name}: check {check.name} names no field"
-    for class_name, document in samples(folder, bundle):
+    for class_name, document, label, _ in samples(folder, bundle):
         assert class_name in bundle.classes, f"{document}: no class {class_name}"
-        label = json.loads(label_path(document).read_text(encoding="utf-8"))
         validator = Draft202012Validator(bundle.classes[class_name].schema_, format_checker=FormatChecker())
         assert [error.message for error in validator.iter_errors(label)] == [], document
 
@@ -107,8 +116,7 @@ def test_claims_samples_cover_each_outcome_of_both_classes() -> None:
     bundle = read_bundle(CLAIMS)
     assert set(bundle.classes) == {"claim-form", "repair-estimate"}
     found = {
-        document.name: _outcome(bundle, class_name, json.loads(label_path(document).read_text("utf-8")))
-        for class_name, document in samples(CLAIMS, bundle)
+        name: _outcome(bundle, class_name, label) for class_name, _, label, name in samples(CLAIMS, bundle)
     }
     assert found == {
         "claim-0001.pdf": "extracted",
@@ -121,6 +129,8 @@ def test_claims_samples_cover_each_outcome_of_both_classes() -> None:
         "claim-0005.pdf": "extracted",
         "claim-0006.jpg": "extracted",
         "estimate-0004.tif": "extracted",
+        "packet-0001.pdf#s0001-0001": "extracted",
+        "packet-0001.pdf#s0002-0003": "extracted",
     }
     assert {action.type for action in bundle.definition.actions} == {"export", "eventbridge"}
     assert bundle.classes["repair-estimate"].prompt is None  # made from the schema
@@ -148,3 +158,22 @@ def test_claims_intake_samples_are_a_scan_a_photo_and_a_fax_made_reproducibly() 
     assert photo.format == "jpeg" and page.width * page.height <= BEST_PIXELS, "scaled to the best size"
     fax = document_input((CLAIMS / "samples" / "repair-estimate" / "estimate-0004.tif").read_bytes(), "d")
     assert fax.format == "tiff" and [image.format for image in fax.images] == ["png", "png"]
+
+
+def test_claims_packet_is_a_claim_form_and_its_estimate_in_one_pdf_made_reproducibly() -> None:
+    spec = importlib.util.spec_from_file_location("claims_samples", CLAIMS / "make_samples.py")
+    assert spec is not None and spec.loader is not None
+    make_samples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_samples)
+    [packet] = make_samples.PACKETS
+    path = CLAIMS / "samples" / packet.file_name
+    assert packet.render() == path.read_bytes()
+    texts = [page.extract_text() for page in PdfReader(path).pages]
+    content = read_label(json.loads(label_path(path).read_text(encoding="utf-8")))
+    assert not isinstance(content, str)
+    assert [(section.class_name, section.pages) for section in content.sections] == [
+        ("claim-form", (1, 1)),
+        ("repair-estimate", (2, 3)),
+    ]
+    assert len(texts) == 3 and "CLAIM FORM" in texts[0] and all("ESTIMATE BSB-7912" in t for t in texts[1:])
+    assert read_bundle(CLAIMS).definition.split == "pages"

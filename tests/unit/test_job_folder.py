@@ -48,7 +48,8 @@ def test_a_reference_file_without_columns_is_refused(tmp_path: Path) -> None:
 
 def test_only_labelled_samples_are_run(tmp_path: Path) -> None:
     found = [path.relative_to(CLAIMS / "samples").as_posix() for path in sample_documents(CLAIMS)]
-    assert len(found) == 10 and found[0] == "claim-form/claim-0001.pdf"
+    assert len(found) == 11 and found[0] == "claim-form/claim-0001.pdf"
+    assert "packet-0001.pdf" in found  # a packet: its label lists its sections
     (tmp_path / "samples").mkdir()
     (tmp_path / "samples" / "a.txt").write_text("labelled")
     (tmp_path / "samples" / "a.label.json").write_text("{}")
@@ -100,8 +101,20 @@ def test_the_demo_summary_of_a_job_folder_compares_results_with_labels(tmp_path:
     folder = job_folder.JobFolder.read(CLAIMS)
     prefix = "incoming/demo-1/"
     results = []
+    objects: dict[str, dict] = {}
     for document in folder.documents:
         label = json.loads(document.with_name(document.name.split(".")[0] + ".label.json").read_text())
+        if "sections" in label:  # the packet: its sections' results stored apart, listed by its own
+            sections = [
+                {"section_id": f"s{a:04d}-{b:04d}", "pages": [a, b], "status": "extracted", "class_name": cls}
+                for cls, (a, b) in ((part["class"], part["pages"]) for part in label["sections"])
+            ]
+            for part, section in zip(label["sections"], sections, strict=True):
+                key = storage.section_result_key("demo-1", "packet", section["section_id"])
+                objects[key] = {"fields": part["fields"]}
+            key = folder.key(prefix, document)
+            results.append({"key": key, "document_id": "packet", "status": "extracted", "sections": sections})
+            continue
         if document.name == "claim-0002.docx":
             label = {**label, "total": "999.99"}  # one field the model read wrong
         status = "rejected" if document.name == "claim-0004.docx" else "extracted"
@@ -115,20 +128,19 @@ def test_the_demo_summary_of_a_job_folder_compares_results_with_labels(tmp_path:
         "totals": {"total-by-currency": {"EUR": "1.00"}},
         "actions": [{"name": "results-export", "outcome": "performed"}],
     }
-    objects = {
-        storage.report_key("demo-1"): report,
-        storage.action_done_key("demo-1", "results-export"): {"attempts": 1},
-    }
+    objects[storage.report_key("demo-1")] = report
+    objects[storage.action_done_key("demo-1", "results-export")] = {"attempts": 1}
     summary = folder.summary(_Job("demo-1", _Records(results, calls, objects)), prefix)
     definition = summary["definition"]
     assert definition["pinned"] == definition["version"] == folder.bundle.sha256[:12]
     assert definition["fields_differing_from_label"] == ["samples/claim-form/claim-0002.docx"]
-    assert definition["results_by_status"] == {"extracted": 9, "rejected": 1}
-    assert definition["results_by_class"] == {"claim-form": 6, "repair-estimate": 4}
+    assert definition["results_by_status"] == {"extracted": 10, "rejected": 1}
+    assert definition["results_by_class"] == {"claim-form": 7, "repair-estimate": 5}  # the packet's sections
+    assert (definition["sections"], definition["section_results"]) == (2, 2)
     assert definition["model_calls_by_purpose"] == {"classify": 10, "extract": 10}
     assert definition["actions"] == [{"name": "results-export", "outcome": "performed", "attempts": 1}]
     assert definition["actions_declared"] == ["results-export", "intake-finished"]
-    assert summary["documents_by_format"] == {"docx": 3, "jpg": 1, "pdf": 5, "tif": 1}
+    assert summary["documents_by_format"] == {"docx": 3, "jpg": 1, "pdf": 6, "tif": 1}
     assert summary["extraction_accuracy_by_format"]["pdf"] == 1.0
     assert summary["extraction_accuracy_by_format"]["docx"] == round(
         22 / 23, 4
@@ -140,6 +152,11 @@ def test_a_documents_classify_and_extract_calls_are_not_repeats() -> None:
         "doc-1": [_Record({"purpose": "classify"}), _Record({"purpose": "extract"})],
         "doc-2": [_Record({"purpose": "extract"}), _Record({"purpose": "extract"})],  # one repeated
         "doc-3": [_Record({})],  # a journal written before classification: an extract call
+        "doc-4": [  # a packet: one call a page window and a section
+            _Record({"purpose": "classify-pages", "section_id": "w0001"}),
+            _Record({"purpose": "extract", "section_id": "s0001-0001"}),
+            _Record({"purpose": "extract", "section_id": "s0002-0003"}),
+        ],
     }
     groups = call_groups(journal)  # type: ignore[arg-type]
     assert sorted(groups) == [
@@ -147,5 +164,8 @@ def test_a_documents_classify_and_extract_calls_are_not_repeats() -> None:
         ("doc-1", "extract"),
         ("doc-2", "extract"),
         ("doc-3", "extract"),
+        ("doc-4", "classify-pages-w0001"),
+        ("doc-4", "extract-s0001-0001"),
+        ("doc-4", "extract-s0002-0003"),
     ]
     assert sum(len(calls) for calls in journal.values()) - len(groups) == 1

@@ -286,7 +286,17 @@ class LocalBedrock:
         no docagent function writes is taken as an extract call of any class."""
         question = asked(user_text)
         label = self.labels.get(digest)
-        if question is not None and question.kind == "classify":
+        if question is not None and question.kind == "classify-pages":
+            if label is not None and not label.unlabelled:
+                self._count("labelled")
+                count = (question.last or 1) - (question.first or 1) + 1
+                pages = [answer.model_dump(mode="json") for answer in label.page_answers(count)]
+                return json.dumps({"pages": pages})
+            if label is not None:  # a packet's window with pages in no labelled section
+                self._count("unlabelled")
+                unlabelled = ", ".join(str(page) for page in label.unlabelled)
+                return _invalid(f"messages.0.content.0.document: {no_label(digest)} (pages {unlabelled})")
+        elif question is not None and question.kind == "classify":
             if label is not None:
                 self._count("labelled")
                 return json.dumps({"class": None if label.no_class else label.class_name})

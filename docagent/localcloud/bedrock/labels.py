@@ -35,18 +35,38 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from docagent.kit.loader import DefinitionInvalid, read_bundle
-from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_problem, read_label
+from docagent.kit.samples import (
+    LABEL_SUFFIX,
+    SAMPLES_FOLDER,
+    LabelContent,
+    SectionLabel,
+    label_problem,
+    labelled_parts,
+    read_label,
+)
 from functions.definition import DEFINITION_FILE
 from functions.documents import LOCAL_NO_LABEL
 from functions.errors import DocumentRejected
 from functions.images import image_kind, page_images
+from functions.pdf_pages import page_count, page_windows, slice_pages
 
 LABELS_PATH = "/_docagent/bedrock/labels"
 LABELS_FILE = "labels.json"
 
 
+class PageLabel(BaseModel):
+    """A page's answer to a page classification (functions/sections.py): counted from 1 in its block."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+    page: int = Field(ge=1)
+    class_name: str | None = Field(None, alias="class")
+    starts: bool = False
+
+
 class Label(BaseModel):
-    """One document's expected answer: its fields (an extract call) and its class (a classify call)."""
+    """One document's expected answer: its fields (an extract call), its class (a classify call) and its
+    pages' classes (a classify-pages call: ``pages``, else every page of its class, the first starting)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -55,6 +75,17 @@ class Label(BaseModel):
     no_class: bool = Field(False, description="the label says the document is of no class")
     fields: dict[str, JsonValue]
     source: str = Field("", description="the document's path when it was registered")
+    pages: list[PageLabel] | None = Field(None, description="a packet's page window: each page's answer")
+    unlabelled: list[int] = Field(
+        default_factory=list, description="the window's pages (counted in the packet) in no labelled section"
+    )
+
+    def page_answers(self, count: int) -> list[PageLabel]:
+        """The answer to a classify-pages call of ``count`` pages."""
+        if self.pages is not None:
+            return self.pages
+        named = None if self.no_class else self.class_name
+        return [PageLabel(page=page, class_name=named, starts=page == 1) for page in range(1, count + 1)]
 
 
 class RecordedReply(BaseModel):
@@ -62,7 +93,7 @@ class RecordedReply(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
 
-    purpose: Literal["extract", "classify"]
+    purpose: Literal["extract", "classify", "classify-pages"]
     class_name: str | None = Field(
         None,
         validation_alias=AliasChoices(
@@ -140,6 +171,45 @@ def label_digests(data: bytes) -> list[str]:
         return digests
     converted = document_sha256(pages[0].data)
     return digests if converted in digests else [*digests, converted]
+
+
+def packet_labels(
+    data: bytes, sections: Sequence[SectionLabel], source: str, packet_class: str | None = None
+) -> list[Label]:
+    """A packet's labels (docs/design.md, "Packets"): each page window's slice, answering its pages' classes,
+    and each labelled section's slice, answering its class and fields; sliced as the job slices
+    (functions/pdf_pages.py). A slice that is both (a window that is one section) answers as both."""
+    pages = page_count(data)
+    covered = {
+        page: section for section in sections for page in range(section.pages[0], section.pages[1] + 1)
+    }
+    by_digest: dict[str, dict[str, Any]] = {}
+    for first, last in page_windows(pages):
+        answers = [
+            PageLabel(
+                page=page - first + 1,
+                class_name=covered[page].class_name,
+                starts=page == covered[page].pages[0],
+            )
+            for page in range(first, last + 1)
+            if page in covered
+        ]
+        unlabelled = [page for page in range(first, last + 1) if page not in covered]
+        digest = document_sha256(slice_pages(data, first, last))
+        by_digest[digest] = {"pages": answers, "unlabelled": unlabelled}
+    for section in sections:
+        if section.pages[1] > pages:
+            raise ValueError(f"section {section.section_id} ends after the PDF's {pages} pages")
+        digest = document_sha256(slice_pages(data, *section.pages))
+        by_digest.setdefault(digest, {}).update(
+            class_name=section.class_name, no_class=section.class_name is None, fields=section.fields
+        )
+    whole = by_digest.setdefault(document_sha256(data), {})
+    if packet_class is not None and "class_name" not in whole:  # a packet class: its classification's answer
+        whole["class_name"] = packet_class
+    return [
+        Label(sha256=digest, source=source, **{"fields": {}, **found}) for digest, found in by_digest.items()
+    ]
 
 
 class LabelStore:
@@ -230,6 +300,28 @@ def _definition_classes(root: Path) -> dict[str, dict[str, Any]] | None:
     return {name: dict(bundle.classes[name].schema_) for name in bundle.classes}
 
 
+def _class_of(
+    content: LabelContent, relative: Path, classes: dict[str, dict[str, Any]] | None
+) -> tuple[str | None, str | None]:
+    """A sample's class (its label's, else its subfolder's; a packet's sections say theirs) and what is wrong
+    with its label, checked against the definition's ``classes`` when known."""
+    class_name: str | None = relative.parts[0] if len(relative.parts) > 1 else None
+    problem: str | None = None
+    if content.sections:
+        if classes is not None:
+            parts, problem = labelled_parts(content, None, classes)
+            for part in parts:
+                if problem is None and part.class_name is not None:
+                    problem = label_problem(part.fields, classes[part.class_name])
+    elif classes is not None:
+        class_name, problem = content.class_in(class_name, classes)
+        if problem is None and class_name is not None:
+            problem = label_problem(content.fields, classes[class_name])
+    elif content.says_class:
+        class_name = content.class_name
+    return class_name, problem
+
+
 def read_labels(folder: str | Path) -> list[Label]:
     """The labels of a folder of samples, or of a definition folder (its ``samples/``, classes known):
     every ``NAME.label.json`` with its one ``NAME.EXT``. A document is of the class its label says
@@ -273,16 +365,16 @@ def read_labels(folder: str | Path) -> list[Label]:
             problems.append(f"{shown}: {content}")
             continue
         relative = found[0].relative_to(samples)
-        class_name: str | None = relative.parts[0] if len(relative.parts) > 1 else None
-        problem: str | None = None
-        if classes is not None:
-            class_name, problem = content.class_in(class_name, classes)
-            if problem is None and class_name is not None:
-                problem = label_problem(content.fields, classes[class_name])
-        elif content.says_class:
-            class_name = content.class_name
+        class_name, problem = _class_of(content, relative, classes)
         if problem:
             problems.append(f"{shown}: {problem}")
+            continue
+        data = found[0].read_bytes()
+        if content.sections:
+            try:
+                labels.extend(packet_labels(data, content.sections, str(found[0]), content.class_name))
+            except (ValueError, DocumentRejected) as error:
+                problems.append(f"{shown}: {error}")
             continue
         labels.extend(
             Label(
@@ -292,7 +384,7 @@ def read_labels(folder: str | Path) -> list[Label]:
                 fields=content.fields,
                 source=str(found[0]),
             )
-            for digest in label_digests(found[0].read_bytes())
+            for digest in label_digests(data)
         )
     if problems:
         raise LabelsInvalid(root, problems)
