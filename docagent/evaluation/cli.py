@@ -171,6 +171,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         ctx = OperatorContext.from_args(args)
         found = runs.results_of_job(ctx, args.from_job, definition, labelled)
         mode: Mode = "live" if ctx.endpoint is None else "labels"
+        alone = None  # --cascade runs its own jobs: refused with --from-job
     else:
         found, alone, mode = _run_locally(args, definition, labelled, job_folder)
 
