@@ -94,6 +94,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             model_faults=_model_faults(args.model_faults),
             formats=parse_formats(args.formats),
             documents_per_child=args.documents_per_child,
+            batch_records_per_job=args.batch_records_per_job,
             job_folder=job_folder,
             demo_budget=_demo_budget(args),
             inference=args.inference,
@@ -206,8 +207,14 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
         "--inference",
         choices=["on_demand", "batch", "auto"],
         default="on_demand",
-        help="the job's model calls: on_demand (one Converse call a document), batch (one Bedrock batch "
-        "inference job: about half the price) or auto (batch from its minimum of records); docs/batch.md",
+        help="the job's model calls: on_demand (one Converse call a document), batch (Bedrock batch "
+        "inference jobs: about half the price) or auto (batch from its minimum of records); docs/batch.md",
+    )
+    demo.add_argument(
+        "--batch-records-per-job",
+        type=int,
+        help="records per Bedrock batch job the deployment assumes (the config's batch_records_per_job, "
+        "default 50,000): lower it to see a job split into several batch jobs",
     )
     demo.add_argument("--job", metavar="PATH", help=JOB_HELP)
     demo.set_defaults(handler=cmd_demo)
