@@ -122,6 +122,10 @@ CONFIG_MEANINGS: dict[str, str] = {
         "how often a job on batch inference asks Bedrock for its batch job's status when no state-change "
         "event came (docs/batch.md); 1 to 86400"
     ),
+    "lambda_concurrency": (
+        "the account's Lambda concurrent executions in the Region (default 1,000): what `docagent preflight "
+        "--documents N` paces a job by"
+    ),
     "batch_records_per_job": (
         'records per Bedrock batch job, the account\'s quota "Records per batch inference job" for the '
         "model (default 50,000, adjustable): a job with more documents is split into several batch jobs "

@@ -217,6 +217,11 @@ class DocAgentConfig(BaseModel):
     # requests per minute for <model>") are bounded by it too. `docagent preflight --aws` reads the real
     # values. The defaults are placeholders: set the account's own.
     model_requests_per_minute: int = Field(500, ge=1)
+    # The account's Lambda concurrency in the Region (1,000 by default, a soft limit shared by every function
+    # of the account; looked up 2026-12-04: AWS Lambda Operator Guide "Scaling and concurrency in Lambda",
+    # serverlessland.com, and the Lambda API's AccountLimit.ConcurrentExecutions, "the default limit is
+    # 1000"). `docagent preflight --documents N` paces a job by it; `--aws` reads the account's own.
+    lambda_concurrency: int = Field(1000, ge=1)
     model_tokens_per_minute: int = Field(2_000_000, ge=1)
     # How many quota tokens one output token burns (AWS docs "How tokens are counted in Amazon Bedrock",
     # quotas-token-burndown.html, looked up 2026-12-01: 5 for Anthropic Claude 3.7 and later, Claude 4.x and

@@ -255,28 +255,15 @@ def add_bench(commands: Commands, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from docagent.drills.cost import UsageModel, cost_report, deployed_config, measure
+    from docagent.drills.cost import cost_report, deployed_config, measure
+    from docagent.operations.job_estimate import load_usage
 
     if args.documents < 1:
         raise OperatorError("--documents must be at least 1")
     config = deployed_config()
     if args.from_job:
         return _cost_from_job(args, config)
-    if args.usage:
-        try:
-            saved = json.loads(Path(args.usage).read_text())
-            model = UsageModel(
-                tuple(saved["sizes"]),
-                saved["per_document"],
-                saved["per_job"],
-                int(saved.get("documents_per_child", 1)),
-            )
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise OperatorError(
-                f"--usage {args.usage}: not a usage file written by --save-usage ({error})"
-            ) from None
-    else:
-        model = measure()
+    model = load_usage(args.usage) or measure()
     documents_per_child = args.documents_per_child or config.documents_per_child
     if documents_per_child < 1:
         raise OperatorError("--documents-per-child must be at least 1")
