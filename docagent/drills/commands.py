@@ -256,7 +256,7 @@ def add_bench(commands: Commands, common: argparse.ArgumentParser) -> None:
 
 def cmd_cost(args: argparse.Namespace) -> int:
     from docagent.drills.cost import cost_report, deployed_config, measure
-    from docagent.operations.job_estimate import load_usage
+    from docagent.drills.job_estimate import load_usage
 
     if args.documents < 1:
         raise OperatorError("--documents must be at least 1")

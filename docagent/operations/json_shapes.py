@@ -246,6 +246,7 @@ class JobEstimate(Output):
     cost_covers: str
     prices_as_of: str
     verdict: str
+    summary: str = Field(description="the estimate in one line, as the human view prints it")
 
 
 class PreflightOutput(Output):
@@ -257,7 +258,9 @@ class PreflightOutput(Output):
     region: str
     model_id: str
     checks: list[PreflightCheck]
-    estimate: JobEstimate
+    estimate: JobEstimate | None = Field(
+        description="the job of --documents N (docagent/drills/job_estimate.py)"
+    )
 
 
 class LogEvent(Output):

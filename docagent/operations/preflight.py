@@ -1,6 +1,6 @@
 """``docagent preflight [--aws] [--invoke] [--documents N] [--usage FILE] [--json]``: is this account (or the
 local cloud) ready for a job, and how long and how much a job of N documents (default: the config's
-max_documents) takes at the quotas the config states (docagent/operations/job_estimate.py)?
+max_documents) takes at the quotas the config states (docagent/drills/job_estimate.py, which the CLI adds)?
 
 One line per check with the fix when it is not ok; exit 0 when no check fails, 1 otherwise. Without ``--aws``
 it checks the running local cloud (the AWS-only checks say so); with ``--aws`` the account and region of the
@@ -27,7 +27,6 @@ from docagent import project
 from docagent.kit.registry import current_bundle
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
 from docagent.operations.display import wide_console
-from docagent.operations.job_estimate import job_estimate, load_usage, summary_line
 from docagent.operations.reference import lookup_checks, reference_warnings
 from docagent.operations.sessions import new_session
 from functions.inference.converse import model_access_fix
@@ -458,8 +457,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
             invoke=args.invoke,
             local_outputs=outputs,
         )
-    documents = config.max_documents if args.documents is None else args.documents
-    estimate = job_estimate(documents, config, load_usage(args.usage))
+    estimator = getattr(args, "estimate", None)
+    estimate = estimator(args, config) if estimator is not None else None
     checks = preflight.run()
     report = {
         "ok": not any(check.status == "fail" for check in checks),
@@ -488,7 +487,8 @@ def _print(report: dict[str, Any]) -> None:
         )
         if check["fix"] and check["status"] != "ok":
             out.print(f"       fix: {check['fix']}")
-    out.print(Text.assemble(("  estimate", "bold"), f" {summary_line(report['estimate'])}"))
+    if report["estimate"] is not None:
+        out.print(Text.assemble(("  estimate", "bold"), f" {report['estimate']['summary']}"))
     out.print(Text("ready", "green") if report["ok"] else Text("not ready", "bold red"))
 
 
@@ -506,16 +506,4 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "job: the first call subscribes the account to the model)",
     )
     parser.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
-    parser.add_argument(
-        "--documents",
-        type=int,
-        help="the job size to estimate: how long it takes at the stated quotas and what it costs, on-demand "
-        "and on batch inference (default: the config's max_documents)",
-    )
-    parser.add_argument(
-        "--usage",
-        metavar="FILE",
-        help="a usage file written by `docagent cost --save-usage`: the estimate prices the whole job, not "
-        "the model calls alone",
-    )
     parser.set_defaults(handler=cmd_preflight)

@@ -87,6 +87,9 @@ class SubmitEvent(_Strict):
     action: Literal["submit"] = "submit"
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     part: int = Field(0, ge=0)
+    # Sent by executions started before the split (their SubmitBatchJob): read, not used. Such an execution,
+    # redriven, finds no plan and no records in part 0's folder: its documents go on-demand.
+    document_count: int | None = Field(None, ge=0)
     # What the fault switch reads (functions/faults.py; the point after_batch_submit).
     options: JobOptions = Field(default_factory=JobOptions)
     retry_count: int = Field(0, ge=0)

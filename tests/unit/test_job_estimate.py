@@ -1,4 +1,4 @@
-"""`docagent preflight --documents N` (docagent/operations/job_estimate.py): a job's time at the quotas the
+"""`docagent preflight --documents N` (docagent/drills/job_estimate.py): a job's time at the quotas the
 config states, bound by the slowest of the model's quotas, the Map's children and Lambda's concurrency; its
 Bedrock batch jobs in waves of the in-flight quota; its cost from `docagent cost`'s pricing."""
 
@@ -9,8 +9,8 @@ import json
 import pytest
 
 from docagent.drills.cost import UsageModel, cost_report
+from docagent.drills.job_estimate import batch_jobs_needed, job_estimate, load_usage, summary_line
 from docagent.operations.context import OperatorError
-from docagent.operations.job_estimate import batch_jobs_needed, job_estimate, load_usage, summary_line
 from docagent.operations.json_shapes import JobEstimate
 from stacks.config import load_config
 from tests.unit.test_cost import usage

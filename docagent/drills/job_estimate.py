@@ -1,5 +1,7 @@
 """How long a job of N documents takes at the account's quotas, and what it costs on-demand and on batch
 inference: the estimate ``docagent preflight --documents N`` prints (docs/scale.md, "A million documents").
+``add_to_preflight`` gives the operator's ``preflight`` command its ``--documents`` and ``--usage`` and this
+estimate (the CLI registers it: the operator's commands do not import the drills).
 
 On-demand, the review goes at the slowest of three paces, each from the quotas the config states
 (stacks/config.py; ``docagent preflight --aws`` checks them against the account's): the model's quotas
@@ -16,6 +18,7 @@ docs/cost.md) and what the batch path adds per document.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -107,7 +110,7 @@ def job_estimate(documents: int, config: DocAgentConfig, usage: UsageModel | Non
     batch_hours = jobs["waves"] * BATCH_TIMEOUT_HOURS_MIN
     report = cost_report(documents, usage or UsageModel((0, 1), {}, {}), config)
     modes = report["inference"]
-    return {
+    estimate: dict[str, Any] = {
         "documents": documents,
         "over_max_documents": documents > config.max_documents,
         "on_demand": {
@@ -130,6 +133,7 @@ def job_estimate(documents: int, config: DocAgentConfig, usage: UsageModel | Non
         "prices_as_of": report["prices_as_of"],
         "verdict": modes["verdict"],
     }
+    return {**estimate, "summary": summary_line(estimate)}
 
 
 def summary_line(estimate: dict[str, Any]) -> str:
@@ -146,3 +150,28 @@ def summary_line(estimate: dict[str, Any]) -> str:
             f"{batch['batch_jobs_in_flight']}, at most {batch['duration_at_most']}, ${batch['usd']:,.2f}"
         )
     return line + f" ({estimate['cost_covers']}, prices of {estimate['prices_as_of']})"
+
+
+def estimate_for_preflight(args: argparse.Namespace, config: DocAgentConfig) -> dict[str, Any]:
+    """``preflight``'s estimate: ``--documents`` (default: the config's max_documents) and ``--usage``."""
+    documents = config.max_documents if args.documents is None else args.documents
+    return job_estimate(documents, config, load_usage(args.usage))
+
+
+def add_to_preflight(commands: Any, common: argparse.ArgumentParser) -> None:
+    """The estimate's options on the operator's ``preflight`` (registered before this)."""
+    del common
+    parser = commands.choices["preflight"]
+    parser.add_argument(
+        "--documents",
+        type=int,
+        help="the job size to estimate: how long it takes at the stated quotas and what it costs, on-demand "
+        "and on batch inference (default: the config's max_documents)",
+    )
+    parser.add_argument(
+        "--usage",
+        metavar="FILE",
+        help="a usage file written by `docagent cost --save-usage`: the estimate prices the whole job, not "
+        "the model calls alone",
+    )
+    parser.set_defaults(estimate=estimate_for_preflight)
