@@ -151,6 +151,7 @@ UNFAULTED_STEPS: dict[str, str] = {
     "SealJob": "writes the manifest and the items the Map reads",
     "RequestApproval": "sends the approval request and waits for an operator's task token",
     "RecordApproval": "records the operator's decision",
+    "PlanBatchJobs": "writes the job's split into batch jobs once: a repeat reads the plan it wrote",
     "WriteBatchRecord": "writes one document's batch input record: a repeat writes the same object",
     "WaitForReview": "keeps the task token and the review queue until every queued document has a decision",
 }
