@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import deque
 from collections.abc import Iterable, Iterator
 
 from functions import aws, storage
-from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES
+from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES, BATCH_MIN_RECORDS
 from functions.batch_inference.payloads import BatchPlan, PlanEvent, PlanOutcome
 from functions.observability import logger
 from functions.payloads.common import utc_now
@@ -40,9 +41,12 @@ def record_bytes_bound(document_bytes: int | None) -> int:
 
 def split(sizes: Iterable[int | None], max_records: int, max_bytes: int) -> list[int]:
     """The first index of each part: consecutive documents (their sizes in index order) while a part stays
-    within ``max_records`` records and ``max_bytes`` bytes of records."""
+    within ``max_records`` records and ``max_bytes`` bytes of records. A last part under Bedrock's minimum of
+    records starts earlier, taking the documents it lacks from the part before when that one keeps the
+    minimum (50,050 documents: 49,950 and 100, not 50,000 and 50 of which none could be a batch job)."""
     starts: list[int] = []
-    records = volume = 0
+    records = volume = count = 0
+    recent: deque[int] = deque(maxlen=BATCH_MIN_RECORDS)  # the last documents' weights
     for index, size in enumerate(sizes):
         weight = record_bytes_bound(size)
         if not starts or records + 1 > max_records or volume + weight > max_bytes:
@@ -50,6 +54,13 @@ def split(sizes: Iterable[int | None], max_records: int, max_bytes: int) -> list
             records = volume = 0
         records += 1
         volume += weight
+        count = index + 1
+        recent.append(weight)
+    if len(starts) > 1:
+        last, before = count - starts[-1], starts[-1] - starts[-2]
+        lacking = BATCH_MIN_RECORDS - last
+        if lacking > 0 and before - lacking >= BATCH_MIN_RECORDS and sum(recent) <= max_bytes:
+            starts[-1] -= lacking
     return starts
 
 

@@ -17,7 +17,7 @@ from docagent.localcloud.bedrock.evidence import with_evidence
 from functions import aws, storage
 from functions.batch_inference import invocation_jobs as jobs
 from functions.batch_inference import plan as planning
-from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES, BATCH_MAX_RECORDS
+from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES, BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.output_records import clear_caches, get_batch_job
 from functions.batch_inference.payloads import BatchPlan, PlanEvent, SubmitEvent, WriteRecordEvent
@@ -41,14 +41,16 @@ def parts_of(starts: list[int], documents: int) -> list[range]:
 def assert_a_valid_split(
     sizes: list[int | None], starts: list[int], max_records: int, max_bytes: int
 ) -> None:
-    """Every document in exactly one part of consecutive indexes; each part within both limits; and each part
-    but the last full: one more document would pass a limit (no more batch jobs than the limits require)."""
+    """Every document in exactly one part of consecutive indexes; each part within both limits; each part but
+    the last full: one more document would pass a limit (no more batch jobs than the limits require), except
+    the one before the last when it gave the last the documents that make Bedrock's minimum."""
     parts = parts_of(starts, len(sizes))
     assert starts[0] == 0 and [i for part in parts for i in part] == list(range(len(sizes)))
     for n, part in enumerate(parts):
         volume = sum(record_bytes_bound(sizes[i]) for i in part)
         assert 1 <= len(part) <= max_records and volume <= max_bytes
-        if n + 1 < len(parts):
+        topped_up = n + 2 == len(parts) and len(parts[-1]) == BATCH_MIN_RECORDS
+        if n + 1 < len(parts) and not topped_up:
             following = record_bytes_bound(sizes[part.stop])
             assert len(part) == max_records or volume + following > max_bytes
 
@@ -84,6 +86,15 @@ def test_mixed_sizes_and_missing_documents_split_within_both_limits(seed):
         record_bytes_bound(None) == RECORD_OVERHEAD_BYTES
         and record_bytes_bound(3) == 4 + RECORD_OVERHEAD_BYTES
     )
+
+
+def test_a_last_part_under_the_minimum_takes_what_it_lacks_from_the_one_before():
+    sizes: list[int | None] = [40_000] * 50_050
+    starts = split(sizes, BATCH_MAX_RECORDS, BATCH_MAX_JOB_BYTES)
+    assert starts == [0, 49_950]  # 49,950 and 100: both batch jobs (not 50,000 and 50, the 50 on-demand)
+    assert_a_valid_split(sizes, starts, BATCH_MAX_RECORDS, BATCH_MAX_JOB_BYTES)
+    # a part before that cannot spare them keeps them: 150 documents at 100 a job stay 100 and 50
+    assert split([1] * 150, 100, BATCH_MAX_JOB_BYTES) == [0, 100]
 
 
 def test_a_plan_finds_each_index_its_part():
