@@ -40,7 +40,7 @@ from functions.batch_inference.payloads import (
     SubmitEvent,
     WaitEvent,
 )
-from functions.errors import BatchUnavailable
+from functions.errors import BatchJobsInFlight, BatchUnavailable
 from functions.faults import fault_point, job_options
 from functions.logic.process_document import load_manifest
 from functions.observability import logger
@@ -179,6 +179,8 @@ def _refused_means_unavailable(operation: str) -> Iterator[None]:
         if not 400 <= status < 500 or status == 429:  # throttled: botocore retried it; a redrive resumes
             raise
         code = error.response.get("Error", {}).get("Code", "ClientError")
+        if code == "ServiceQuotaExceededException":  # the batch jobs in flight: resubmit later, not on-demand
+            raise BatchJobsInFlight(f"Bedrock refused {operation} ({code}): {error}") from error
         raise BatchUnavailable(f"Bedrock refused {operation} ({code}): {error}") from error
 
 

@@ -427,12 +427,20 @@ def test_batch_inference_runs_before_the_review_and_an_unusable_batch_path_goes_
     assert wait["TimeoutSeconds"] == CONFIG.batch_poll_seconds
     [poll] = [r for r in wait["Retry"] if r["ErrorEquals"] == ["States.Timeout"]]
     assert poll["MaxAttempts"] * CONFIG.batch_poll_seconds >= 2 * 24 * 3600
+    # Other workloads' batch jobs fill the account's in-flight quota: the part resubmits for as long, then
+    # goes on-demand.
+    [full] = [r for r in children["SubmitBatchJob"]["Retry"] if r["ErrorEquals"] == ["BatchJobsInFlight"]]
+    assert full["MaxAttempts"] * full["IntervalSeconds"] >= 2 * 24 * 3600
     # Only a batch path that cannot be used goes on-demand; a killed worker fails the job, so a redrive
     # continues with the batch job already created (not a second, on-demand, bill for the same calls).
     catches = {name: children[name]["Catch"] for name in ("SubmitBatchJob", "WaitForBatchJob")}
     assert catches == {
         "SubmitBatchJob": [
-            {"ErrorEquals": ["BatchUnavailable"], "ResultPath": "$.batch_error", "Next": "PartOnDemand"}
+            {
+                "ErrorEquals": ["BatchUnavailable", "BatchJobsInFlight"],
+                "ResultPath": "$.batch_error",
+                "Next": "PartOnDemand",
+            }
         ],
         "WaitForBatchJob": [
             {

@@ -17,7 +17,7 @@ from functions.batch_inference.input_records import write_record
 from functions.batch_inference.output_records import clear_caches, get_batch_job
 from functions.batch_inference.payloads import PlanEvent, SubmitEvent, WaitEvent, WriteRecordEvent
 from functions.batch_inference.plan import plan
-from functions.errors import BatchUnavailable, InjectedFault
+from functions.errors import BatchJobsInFlight, BatchUnavailable, InjectedFault
 from functions.payloads.job import FaultSpec, JobOptions
 from functions.settings import get_settings
 from tests.moto_state import build_once
@@ -93,6 +93,19 @@ def test_a_refused_create_is_batch_unavailable(written):
         )
         with pytest.raises(BatchUnavailable, match="ValidationException"):
             jobs.submit(SubmitEvent(job_id=JOB))
+
+
+def test_a_create_refused_for_the_batch_jobs_in_flight_is_retried_not_sent_on_demand(written):
+    with Stubber(aws.bedrock_client()) as stub:
+        stub.add_client_error(
+            "create_model_invocation_job",
+            service_error_code="ServiceQuotaExceededException",
+            service_message="The number of requests exceeds the service quota. Resubmit your request later.",
+            http_status_code=400,
+        )
+        with pytest.raises(BatchJobsInFlight, match="ServiceQuotaExceededException"):
+            jobs.submit(SubmitEvent(job_id=JOB))
+    assert get_batch_job(JOB, 0) is None  # nothing created, nothing recorded: the retry submits it
 
 
 @pytest.mark.parametrize(("code", "status"), [("InternalServerException", 500), ("ThrottlingException", 429)])
