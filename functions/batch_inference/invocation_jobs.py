@@ -170,8 +170,9 @@ def submit(event: SubmitEvent) -> BatchOutcome:
 @contextmanager
 def _refused_means_unavailable(operation: str) -> Iterator[None]:
     """Bedrock's 4xx (a refusal: nothing created, nothing to wait for) as BatchUnavailable, which the workflow
-    catches into on-demand; a 5xx or a lost connection stays itself and fails the job (the batch job may
-    exist: a redrive finds it by its token, docs/batch.md "Crashes")."""
+    catches into on-demand, or, for the account's batch jobs in flight, BatchJobsInFlight, which it retries
+    first; a 5xx or a lost connection stays itself and fails the job (the batch job may exist: a redrive finds
+    it by its token, docs/batch.md "Crashes")."""
     try:
         yield
     except ClientError as error:
