@@ -47,8 +47,11 @@ def batch_demo(
     state = fault_point_named(point).step
     rule = retry_rule(render_definition(DocAgentConfig()), state, "Runtime.ExitError")
     assert rule is not None
-    parts = len(summary["batch_jobs"])
-    assert summary["crash"]["attempts_killed"] == parts * (rule["MaxAttempts"] + 1)
+    parts, attempts = len(summary["batch_jobs"]), rule["MaxAttempts"] + 1
+    # The first child out of attempts fails the Map Run, which stops the others wherever they are (and the
+    # redrive runs them again): one part's attempts at least, every part's at most.
+    killed = summary["crash"]["attempts_killed"]
+    assert killed == attempts if parts == 1 else attempts <= killed <= parts * attempts
     assert summary["stopped_at"]["failed_state"] == "BatchJobs"  # the Map whose children hold the state
     # ... and the redrive finished it with the batch jobs the killed attempts had created or waited for.
     assert summary["status"] == "SUCCEEDED" and summary["verified"]
