@@ -11,7 +11,8 @@ each child taking ``seconds_per_document``. On batch inference the model calls a
 job's parts (functions/batch_inference/plan.py: records per batch job, and 5 GB of records, here at the
 largest document the deployment takes), at most ``batch_jobs_in_flight`` at once, so the parts run in waves;
 AWS states no speed for a batch job, only its timeout (24 h, after which what is not done goes on-demand), so
-the batch time is an upper bound. The cost is ``docagent cost``'s (docagent/drills/cost.py): with a measured
+the batch time is an upper bound. Each is set against the job's own timeout (``job_timeout_seconds``: a job
+past it ends TIMED_OUT). The cost is ``docagent cost``'s (docagent/drills/cost.py): with a measured
 usage file (``docagent cost --save-usage``) the whole job, else the model alone (about 97 % of it,
 docs/cost.md) and what the batch path adds per document.
 """
@@ -108,6 +109,7 @@ def job_estimate(documents: int, config: DocAgentConfig, usage: UsageModel | Non
     batch_steps_seconds = 2 * documents * BATCH_SECONDS_PER_DOCUMENT / max(1, children)
     jobs = batch_jobs_needed(documents, config)
     batch_hours = jobs["waves"] * BATCH_TIMEOUT_HOURS_MIN
+    batch_seconds = batch_steps_seconds + batch_hours * 3600
     report = cost_report(documents, usage or UsageModel((0, 1), {}, {}), config)
     modes = report["inference"]
     estimate: dict[str, Any] = {
@@ -116,6 +118,7 @@ def job_estimate(documents: int, config: DocAgentConfig, usage: UsageModel | Non
         "on_demand": {
             "seconds": round(on_demand_seconds),
             "duration": _duration(on_demand_seconds),
+            "within_job_timeout": on_demand_seconds <= config.job_timeout_seconds,
             "pace": pace,
             "usd": modes["on_demand_usd"],
         },
@@ -124,10 +127,12 @@ def job_estimate(documents: int, config: DocAgentConfig, usage: UsageModel | Non
             **jobs,
             "batch_jobs_in_flight": config.batch_jobs_in_flight,
             "records_per_batch_job": config.batch_records_per_job,
-            "seconds_at_most": round(batch_steps_seconds + batch_hours * 3600),
-            "duration_at_most": _duration(batch_steps_seconds + batch_hours * 3600),
+            "seconds_at_most": round(batch_seconds),
+            "duration_at_most": _duration(batch_seconds),
+            "within_job_timeout": batch_seconds <= config.job_timeout_seconds,
             "usd": modes["batch_usd"],
         },
+        "job_timeout_seconds": config.job_timeout_seconds,
         "cost_measured": usage is not None,
         "cost_covers": "the whole job (measured usage)" if usage is not None else "the model calls only",
         "prices_as_of": report["prices_as_of"],
@@ -149,7 +154,19 @@ def summary_line(estimate: dict[str, Any]) -> str:
             f"; batch {batch['batch_jobs']:,} batch job(s) in {batch['waves']:,} wave(s) of "
             f"{batch['batch_jobs_in_flight']}, at most {batch['duration_at_most']}, ${batch['usd']:,.2f}"
         )
-    return line + f" ({estimate['cost_covers']}, prices of {estimate['prices_as_of']})"
+    line += f" ({estimate['cost_covers']}, prices of {estimate['prices_as_of']})"
+    late = [
+        mode
+        for mode, figures in (("on-demand", on_demand), ("batch", batch))
+        if figures.get("within_job_timeout") is False and (mode == "on-demand" or batch["possible"])
+    ]
+    if late:
+        timeout = estimate["job_timeout_seconds"]
+        line += (
+            f"; past job_timeout_seconds {timeout:,} ({' and '.join(late)}): raise it in cdk.json (at most a "
+            "year), or split the job"
+        )
+    return line
 
 
 def estimate_for_preflight(args: argparse.Namespace, config: DocAgentConfig) -> dict[str, Any]:

@@ -218,6 +218,7 @@ class EstimatePace(Output):
 class OnDemandEstimate(Output):
     seconds: int
     duration: str
+    within_job_timeout: bool = Field(description="the job ends before job_timeout_seconds (else TIMED_OUT)")
     pace: EstimatePace
     usd: float
 
@@ -232,6 +233,7 @@ class BatchEstimate(Output):
     records_per_batch_job: int
     seconds_at_most: int = Field(description="each wave at its 24 h batch job timeout: an upper bound")
     duration_at_most: str
+    within_job_timeout: bool = Field(description="seconds_at_most is within job_timeout_seconds")
     usd: float | None
 
 
@@ -240,6 +242,7 @@ class JobEstimate(Output):
 
     documents: int
     over_max_documents: bool
+    job_timeout_seconds: int
     on_demand: OnDemandEstimate
     batch: BatchEstimate
     cost_measured: bool = Field(description="priced with a measured usage file (--usage): the whole job")

@@ -36,6 +36,18 @@ def test_a_million_documents_at_the_default_quotas():
     assert (estimate["on_demand"]["usd"], batch["usd"]) == (modes["on_demand_usd"], modes["batch_usd"])
     assert batch["usd"] < estimate["on_demand"]["usd"]
     assert "1,000,000 documents: on-demand" in summary_line(estimate)
+    # 59.5 h on-demand and at most ~64 h on batch: both within the default 3 days of job_timeout_seconds
+    assert estimate["on_demand"]["within_job_timeout"] and batch["within_job_timeout"]
+    assert "past job_timeout_seconds" not in estimate["summary"]
+
+
+def test_a_job_longer_than_its_timeout_says_so():
+    config = load_config({"max_concurrency": 5})  # 100 documents a minute: a million is ~167 h
+    estimate = job_estimate(1_000_000, config, None)
+    assert (
+        not estimate["on_demand"]["within_job_timeout"] and estimate["batch"]["within_job_timeout"] is False
+    )
+    assert "past job_timeout_seconds 259,200 (on-demand and batch): raise it" in estimate["summary"]
 
 
 def test_the_slowest_of_the_stated_quotas_bounds_the_pace():
