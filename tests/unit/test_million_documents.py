@@ -26,7 +26,7 @@ from stacks.config import ConfigError, load_config
 
 MILLION = 1_000_000
 PREFIX = "incoming/archive-2016/"
-# S3's multipart upload (as of 2026-11, docs/scale.md "The listing"): at most 10,000 parts.
+# S3 multipart upload: at most 10,000 parts (as of 2026-11, https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html).
 S3_MAX_PARTS = 10_000
 # A Standard execution's history (docs/scale.md "Execution history"): 25,000 events; ~7 a listing step.
 HISTORY_EVENTS, EVENTS_PER_LISTING_STEP = 25_000, 7
