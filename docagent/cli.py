@@ -17,7 +17,7 @@ from typing import TypeAlias
 from rich.console import Console
 
 from docagent import local_commands
-from docagent.drills import chaos_command
+from docagent.drills import chaos_command, job_estimate
 from docagent.drills import commands as drill_commands
 from docagent.evaluation import cli as evaluation_cli
 from docagent.operations import register_operator_commands
@@ -31,6 +31,7 @@ COMMANDS: tuple[Register, ...] = (
     local_commands.register,  # local up|labels|model-faults|down|status|deploy
     drill_commands.add_demo,
     register_operator_commands,  # start, status, list, redrive, inspect, logs, trace, ... (operator/)
+    job_estimate.add_to_preflight,  # preflight --documents N: a job's time and cost (drills/)
     drill_commands.add_bench,
     drill_commands.add_cost,
     chaos_command.add_chaos,

@@ -127,6 +127,20 @@ CONFIG_MEANINGS: dict[str, str] = {
         "how often a job on batch inference asks Bedrock for its batch job's status when no state-change "
         "event came (docs/batch.md); 1 to 86400"
     ),
+    "lambda_concurrency": (
+        "the account's Lambda concurrent executions in the Region (default 1,000): what `docagent preflight "
+        "--documents N` paces a job by"
+    ),
+    "batch_records_per_job": (
+        'records per Bedrock batch job, the account\'s quota "Records per batch inference job" for the '
+        "model (default 50,000, adjustable): a job with more documents is split into several batch jobs "
+        "(docs/batch.md); at least 100"
+    ),
+    "batch_jobs_in_flight": (
+        "batch jobs of one job submitted or in progress at once (the BatchJobs Map's MaxConcurrency), at "
+        "most the account's quota \"Sum of in-progress and submitted batch inference jobs using a base "
+        'model" (default 20) less what other workloads use on that model'
+    ),
     "alert_email": (
         "| an address subscribed (email) to the job alerts topic; empty: the topic has no subscription"
     ),

@@ -203,6 +203,14 @@ class BudgetBusy(DocAgentError):
     settle or, when the spent amount alone leaves no room, fails with BudgetExceeded."""
 
 
+class BatchJobsInFlight(DocAgentError):
+    """Bedrock refused a part's batch job with ServiceQuotaExceededException ("The number of requests exceeds
+    the service quota. Resubmit your request later.", Bedrock API Reference, CreateModelInvocationJob, looked
+    up 2026-12-04): the account's batch jobs submitted or in progress on the model are at their quota, other
+    workloads' included. Nothing was created. SubmitBatchJob retries it for hours (a batch job ends within
+    its 24 h timeout), then the part goes on-demand (docs/batch.md, "Crashes")."""
+
+
 class BatchUnavailable(DocAgentError):
     """The job's batch path cannot be used: no batch role is configured, Bedrock refused the batch job (a 4xx:
     nothing was created), or there is no batch job record to wait for. The workflow catches it and the

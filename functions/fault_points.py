@@ -51,17 +51,18 @@ FAULT_POINTS: tuple[FaultPoint, ...] = (
         "after_batch_submit",
         "SubmitBatchJob",
         "job",
-        "CreateModelInvocationJob returned and nothing of it is recorded (no job.json): the next attempt, or "
-        "the redrive, creates it again with the same client request token and gets the same batch job",
+        "CreateModelInvocationJob returned and nothing of it is recorded (no record of the part): the next "
+        "attempt, or the redrive, creates it again with the part's client request token and gets the same "
+        "batch job (each part's child of BatchJobs passes it)",
         batch_only=True,
     ),
     FaultPoint(
         "after_batch_wait_token",
         "WaitForBatchJob",
         "job",
-        "the task's token is kept in job.json and the batch job's status not yet acted on: the next attempt "
-        "(a new token) keeps its own token and completes it if the batch job ended; an event in between "
-        "completes a token no task waits for any more, which changes nothing",
+        "the task's token is kept in the part's record and the batch job's status not yet acted on: the next "
+        "attempt (a new token) keeps its own token and completes it if the batch job ended; an event in "
+        "between completes a token no task waits for any more, which changes nothing",
         batch_only=True,
     ),
     FaultPoint(
@@ -150,6 +151,7 @@ UNFAULTED_STEPS: dict[str, str] = {
     "SealJob": "writes the manifest and the items the Map reads",
     "RequestApproval": "sends the approval request and waits for an operator's task token",
     "RecordApproval": "records the operator's decision",
+    "PlanBatchJobs": "writes the job's split into batch jobs once: a repeat reads the plan it wrote",
     "WriteBatchRecord": "writes one document's batch input record: a repeat writes the same object",
     "WaitForReview": "keeps the task token and the review queue until every queued document has a decision",
 }

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, Json, ValidationError
 
 from functions.actions.allowed import AllowedTargets
+from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
 from functions.errors import ConfigurationError
 from functions.payloads.common import (
     DEFAULT_ITEMS_PART_MIN_BYTES,
@@ -58,6 +59,9 @@ class Settings(BaseModel):
     # The service role Bedrock assumes to run a job's batch inference (docs/batch.md); "" where the
     # deployment runs no batch jobs (the batch functions only read it).
     batch_role_arn: str = Field("", alias="BATCH_ROLE_ARN")
+    # Records per batch job the account's quota allows ("Records per batch inference job": 50,000 by default,
+    # adjustable): a job with more is split into several batch jobs (functions/batch_inference/plan.py).
+    batch_records_per_job: int = Field(BATCH_MAX_RECORDS, alias="BATCH_RECORDS_PER_JOB", ge=BATCH_MIN_RECORDS)
 
 
 ENV_VARS: tuple[str, ...] = tuple(

@@ -139,33 +139,57 @@ def batch_root(job_id: str) -> str:
     return f"{job_prefix(job_id)}batch/"
 
 
-def batch_job_key(job_id: str) -> str:
-    """The job's batch job record (BatchJobRecord): its ARN once submitted, the waiting task's token."""
-    return f"{batch_root(job_id)}job.json"
+def batch_plan_key(job_id: str) -> str:
+    """The job's split into batch jobs (BatchPlan: the first document index of each part), written once."""
+    return f"{batch_root(job_id)}plan.json"
 
 
-def batch_input_prefix(job_id: str) -> str:
-    """The batch job's input location: one JSON Lines file of one record per document."""
+def batch_parts_key(job_id: str) -> str:
+    """The BatchJobs Map's items: one ``{"part": n}`` a line, one line per batch job of the plan."""
+    return f"{batch_root(job_id)}parts.jsonl"
+
+
+def _part(part: int) -> str:
+    return f"{part:05d}"
+
+
+def batch_job_key(job_id: str, part: int) -> str:
+    """A part's batch job record (BatchJobRecord): its ARN once submitted, the waiting task's token."""
+    return f"{batch_root(job_id)}jobs/{_part(part)}.json"
+
+
+def batch_inputs_root(job_id: str) -> str:
+    """Every part's input folder is under it (what the batch role may read)."""
     return f"{batch_root(job_id)}input/"
 
 
-def batch_input_key(job_id: str, document_id: str) -> str:
-    return f"{batch_input_prefix(job_id)}{document_id}.jsonl"
+def batch_input_prefix(job_id: str, part: int) -> str:
+    """A part's batch job input location: one JSON Lines file of one record per document of the part."""
+    return f"{batch_inputs_root(job_id)}{_part(part)}/"
 
 
-def batch_output_prefix(job_id: str) -> str:
-    """The batch job's output location; Bedrock writes under ``{prefix}{bedrock job id}/``."""
+def batch_input_key(job_id: str, part: int, document_id: str) -> str:
+    return f"{batch_input_prefix(job_id, part)}{document_id}.jsonl"
+
+
+def batch_outputs_root(job_id: str) -> str:
+    """Every part's output folder is under it (what the batch role may write)."""
     return f"{batch_root(job_id)}output/"
 
 
-def batch_output_key(job_id: str, bedrock_job_id: str, document_id: str) -> str:
+def batch_output_prefix(job_id: str, part: int) -> str:
+    """A part's batch job output location; Bedrock writes under ``{prefix}{bedrock job id}/``."""
+    return f"{batch_outputs_root(job_id)}{_part(part)}/"
+
+
+def batch_output_key(job_id: str, part: int, bedrock_job_id: str, document_id: str) -> str:
     """The output file Bedrock writes for a document's input file (``{input file name}.out``)."""
-    return f"{batch_output_prefix(job_id)}{bedrock_job_id}/{document_id}.jsonl.out"
+    return f"{batch_output_prefix(job_id, part)}{bedrock_job_id}/{document_id}.jsonl.out"
 
 
 def batch_jobs_index_key(bedrock_job_id: str) -> str:
-    """batch-jobs/{bedrock job id}.json: which docagent job a Bedrock batch job belongs to (its state-change
-    event names the Bedrock job only)."""
+    """batch-jobs/{bedrock job id}.json: which docagent job and part a Bedrock batch job belongs to (its
+    state-change event names the Bedrock job only)."""
     return f"{BATCH_JOBS_INDEX_PREFIX}{bedrock_job_id}.json"
 
 

@@ -9,11 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from functions import storage
 from functions.actions.allowed import LEDGER_DESTINATION, SSM_PREFIX, AllowedTargets
+from functions.batch_inference.facts import BATCH_MAX_JOBS_IN_FLIGHT, BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
 from functions.payloads.common import (
     DEFAULT_ITEMS_PART_MIN_BYTES,
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_DOCUMENTS,
     MAX_CONVERSE_DOCUMENT_BYTES,
+    MAX_DOCUMENTS_CAP,
 )
 from stacks.outputs import STACK_NAME
 
@@ -194,7 +196,7 @@ class DocAgentConfig(BaseModel):
     aggregate_memory_mb: int = Field(2048, ge=128, le=10_240)
     # Larger documents are rejected, each in its own result (DocumentTooLarge); at most what Converse takes.
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=MAX_CONVERSE_DOCUMENT_BYTES)
-    max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, ge=1, le=100_000)
+    max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, ge=1, le=MAX_DOCUMENTS_CAP)
     # Each listing step's part of the items ends at this size (docs/scale.md); below S3's 5 MiB minimum part
     # size the parts cannot be joined (S3 and moto refuse them), so only tests lower it.
     items_part_min_bytes: int = Field(DEFAULT_ITEMS_PART_MIN_BYTES, ge=1, le=5 * 1024**3)
@@ -218,6 +220,11 @@ class DocAgentConfig(BaseModel):
     # requests per minute for <model>") are bounded by it too. `docagent preflight --aws` reads the real
     # values. The defaults are placeholders: set the account's own.
     model_requests_per_minute: int = Field(500, ge=1)
+    # The account's Lambda concurrency in the Region (1,000 by default, a soft limit shared by every function
+    # of the account; looked up 2026-12-04: AWS Lambda Operator Guide "Scaling and concurrency in Lambda",
+    # serverlessland.com, and the Lambda API's AccountLimit.ConcurrentExecutions, "the default limit is
+    # 1000"). `docagent preflight --documents N` paces a job by it; `--aws` reads the account's own.
+    lambda_concurrency: int = Field(1000, ge=1)
     model_tokens_per_minute: int = Field(2_000_000, ge=1)
     # How many quota tokens one output token burns (AWS docs "How tokens are counted in Amazon Bedrock",
     # quotas-token-burndown.html, looked up 2026-12-01: 5 for Anthropic Claude 3.7 and later, Claude 4.x and
@@ -247,6 +254,13 @@ class DocAgentConfig(BaseModel):
     # Batch inference (docs/batch.md): how often WaitForBatchJob asks Bedrock for the batch job's status when
     # no state-change event came (its TimeoutSeconds; each timeout is retried, the retry polls).
     batch_poll_seconds: int = Field(900, ge=1, le=86_400)
+    # The account's batch inference quotas for the model (functions/batch_inference/facts.py, looked up
+    # 2026-12-04; both adjustable): "Records per batch inference job" (a job with more documents is split
+    # into several batch jobs) and "Sum of in-progress and submitted batch inference jobs using a base model
+    # for <model>" (the BatchJobs Map's MaxConcurrency: shared with every other batch job of the account on
+    # that model, so set it to what this stack may use).
+    batch_records_per_job: int = Field(BATCH_MAX_RECORDS, ge=BATCH_MIN_RECORDS)
+    batch_jobs_in_flight: int = Field(BATCH_MAX_JOBS_IN_FLIGHT, ge=1)
     # Observability (stacks/observability.py): job alerts by email when set (the SNS topic exists either way).
     alert_email: str = Field("", pattern=r"^([^@\s]+@[^@\s]+\.[^@\s]+)?$")
     # Alarms: model throttles (AWS/Bedrock InvocationThrottles) per 5 minutes, function errors per 5 minutes.

@@ -153,9 +153,11 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         construct_id=outputs.BATCH_INFERENCE,
         module="batch_inference",
-        description="Batch inference: writes a document's batch record, submits the job's batch job, waits.",
+        description="Batch inference: plans a job's batch jobs, writes a document's record, submits a part's "
+        "batch job, waits.",
         reads=(
             keys.manifest_key(keys.ANY_JOB),
+            keys.everything_under(keys.items_prefix(keys.ANY_JOB)),  # the manifest's parts (PlanBatchJobs)
             keys.everything_under(keys.DEFINITIONS_ROOT),
             keys.everything_under(keys.batch_root(keys.ANY_JOB)),
             keys.everything_under(keys.BATCH_JOBS_INDEX_PREFIX),

@@ -97,14 +97,14 @@ class Functions(Construct):
                 sid="ReadBatchInput",
                 actions=["s3:GetObject"],
                 resources=[
-                    bucket.arn_for_objects(keys.everything_under(keys.batch_input_prefix(keys.ANY_JOB)))
+                    bucket.arn_for_objects(keys.everything_under(keys.batch_inputs_root(keys.ANY_JOB)))
                 ],
             ),
             iam.PolicyStatement(
                 sid="WriteBatchOutput",
                 actions=["s3:PutObject"],
                 resources=[
-                    bucket.arn_for_objects(keys.everything_under(keys.batch_output_prefix(keys.ANY_JOB)))
+                    bucket.arn_for_objects(keys.everything_under(keys.batch_outputs_root(keys.ANY_JOB)))
                 ],
             ),
             iam.PolicyStatement(
@@ -450,6 +450,7 @@ def function_environment(
         "FAULT_INJECTION_ENABLED": "true" if config.fault_injection_enabled else "false",
         "SOURCE_LOCATIONS": ",".join(config.source_locations),
         "BATCH_ROLE_ARN": batch_role_arn,
+        "BATCH_RECORDS_PER_JOB": str(config.batch_records_per_job),
         "POWERTOOLS_SERVICE_NAME": "docagent",
         "POWERTOOLS_METRICS_NAMESPACE": "DocAgent",
         "POWERTOOLS_LOG_LEVEL": config.log_level,

@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from functions import storage as keys
-from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
+from functions.batch_inference.facts import BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
 from stacks import nag
 from stacks.config import BATCH_MAX_INPUT_BYTES, DocAgentConfig
 from stacks.in_progress_polling import in_progress_polling
@@ -69,7 +69,7 @@ RENDERED = frozenset(
         "ItemSelector",
         "ItemBatcher",
         "BatchMinRecords",
-        "BatchMaxRecords",
+        "BatchJobsInFlight",
         "BatchPollSeconds",
         "BatchPollAttempts",
     }
@@ -88,7 +88,7 @@ def rendered_values(config: DocAgentConfig) -> dict[str, Any]:
         "JobTimeoutSeconds": config.job_timeout_seconds,
         **batching_blocks(config.documents_per_child),
         "BatchMinRecords": BATCH_MIN_RECORDS,
-        "BatchMaxRecords": BATCH_MAX_RECORDS,
+        "BatchJobsInFlight": config.batch_jobs_in_flight,
         "BatchPollSeconds": config.batch_poll_seconds,
         "BatchPollAttempts": batch_poll_attempts(config.batch_poll_seconds),
     }

@@ -7,8 +7,8 @@ from typing import Any
 
 from docagent.drills import prices
 from functions import spend
-from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
-from functions.batch_inference.invocation_jobs import batch_job_name
+from functions.batch_inference.facts import BATCH_MIN_RECORDS
+from functions.batch_inference.invocation_jobs import batch_job_name_prefix
 from functions.payloads.model_calls import ModelCallRecord
 
 
@@ -23,9 +23,10 @@ def model_calls_by_mode(journal: dict[str, list[ModelCallRecord]]) -> dict[str, 
 
 
 def batch_jobs_of(bedrock: Any, job_id: str) -> list[dict[str, Any]]:
-    """The model invocation jobs submitted for a docagent job (by their name)."""
-    name = batch_job_name(job_id)
+    """The model invocation jobs submitted for a docagent job (by their names: one a part), in name order."""
+    name = batch_job_name_prefix(job_id)
     summaries = bedrock.list_model_invocation_jobs(nameContains=name).get("invocationJobSummaries", [])
+    summaries = sorted(summaries, key=lambda job: str(job.get("jobName")))
     return [
         {
             "job_arn": job["jobArn"],
@@ -34,7 +35,7 @@ def batch_jobs_of(bedrock: Any, job_id: str) -> list[dict[str, Any]]:
             "error_records": job.get("errorRecordCount"),
         }
         for job in summaries
-        if job.get("jobName") == name
+        if str(job.get("jobName", "")).startswith(f"{name}-")
     ]
 
 
@@ -61,11 +62,11 @@ def inference_modes(report: dict[str, Any], function_memory_mb: int) -> dict[str
         + BATCH_PUTS_PER_DOCUMENT * prices.S3_PER_WRITE_OR_LIST
         + BATCH_GETS_PER_DOCUMENT * prices.S3_PER_READ
     )
-    possible = BATCH_MIN_RECORDS <= documents <= BATCH_MAX_RECORDS
+    possible = documents >= BATCH_MIN_RECORDS
     if not possible:
         verdict = (
-            f"batch needs {BATCH_MIN_RECORDS:,} to {BATCH_MAX_RECORDS:,} documents a job (Bedrock's "
-            "records per batch job): this job runs on-demand"
+            f"batch needs at least {BATCH_MIN_RECORDS:,} documents a job (Bedrock's minimum of records per "
+            "batch job): this job runs on-demand"
         )
     elif saved > added:
         verdict = (

@@ -84,6 +84,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             model_faults=_model_faults(args.model_faults),
             formats=parse_formats(args.formats),
             documents_per_child=args.documents_per_child,
+            batch_records_per_job=args.batch_records_per_job,
             job_folder=job_folder,
             demo_budget=_demo_budget(args),
             inference=args.inference,
@@ -196,8 +197,14 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
         "--inference",
         choices=["on_demand", "batch", "auto"],
         default="on_demand",
-        help="the job's model calls: on_demand (one Converse call a document), batch (one Bedrock batch "
-        "inference job: about half the price) or auto (batch from its minimum of records); docs/batch.md",
+        help="the job's model calls: on_demand (one Converse call a document), batch (Bedrock batch "
+        "inference jobs: about half the price) or auto (batch from its minimum of records); docs/batch.md",
+    )
+    demo.add_argument(
+        "--batch-records-per-job",
+        type=int,
+        help="records per Bedrock batch job the deployment assumes (the config's batch_records_per_job, "
+        "default 50,000): lower it to see a job split into several batch jobs",
     )
     demo.add_argument("--job", metavar="PATH", help=JOB_HELP)
     demo.set_defaults(handler=cmd_demo)
@@ -238,28 +245,15 @@ def add_bench(commands: Commands, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from docagent.drills.cost import UsageModel, cost_report, deployed_config, measure
+    from docagent.drills.cost import cost_report, deployed_config, measure
+    from docagent.drills.job_estimate import load_usage
 
     if args.documents < 1:
         raise OperatorError("--documents must be at least 1")
     config = deployed_config()
     if args.from_job:
         return _cost_from_job(args, config)
-    if args.usage:
-        try:
-            saved = json.loads(Path(args.usage).read_text())
-            model = UsageModel(
-                tuple(saved["sizes"]),
-                saved["per_document"],
-                saved["per_job"],
-                int(saved.get("documents_per_child", 1)),
-            )
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise OperatorError(
-                f"--usage {args.usage}: not a usage file written by --save-usage ({error})"
-            ) from None
-    else:
-        model = measure()
+    model = load_usage(args.usage) or measure()
     documents_per_child = args.documents_per_child or config.documents_per_child
     if documents_per_child < 1:
         raise OperatorError("--documents-per-child must be at least 1")

@@ -231,6 +231,7 @@ def run_demo(
     demo_budget: DemoBudget | None = None,
     inference: str = "on_demand",
     model: ModelChoice | None = None,
+    batch_records_per_job: int | None = None,
 ) -> dict[str, Any]:
     """The invoice review on generated documents; with ``job_folder`` (``--job PATH``), that definition on its
     samples instead (docagent/drills/job_folder.py)."""
@@ -244,7 +245,7 @@ def run_demo(
         phases[name] = round(now - since, 2)
         return now
 
-    out_dir = synthesized(documents_per_child)
+    out_dir = synthesized(config_overrides(documents_per_child, batch_records_per_job))
     mark = lap("synth", started)
     job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     with demo_cloud(time_scale, keep, persist, model_faults, model) as where:
@@ -428,12 +429,23 @@ def job_usage(
     }
 
 
-def synthesized(documents_per_child: int) -> Path:
-    """The local synthesis; with documents_per_child K > 1 a variant of it (cached under its own key)."""
-    if documents_per_child == 1:
+def config_overrides(documents_per_child: int, batch_records_per_job: int | None) -> dict[str, Any]:
+    """What the demo's deployment changes of the local profile (none by default)."""
+    overrides: dict[str, Any] = {}
+    if documents_per_child != 1:
+        overrides["documents_per_child"] = documents_per_child
+    if batch_records_per_job is not None:
+        overrides["batch_records_per_job"] = batch_records_per_job
+    return overrides
+
+
+def synthesized(overrides: dict[str, Any]) -> Path:
+    """The local synthesis; with config overrides (documents_per_child K > 1, batch_records_per_job) a variant
+    of it (cached under its own key)."""
+    if not overrides:
         return synth_local()
-    load_config(local_context({"documents_per_child": documents_per_child})[CONTEXT_KEY])  # a clear refusal
-    return synth_local({"documents_per_child": documents_per_child})
+    load_config(local_context(overrides)[CONTEXT_KEY])  # a clear refusal
+    return synth_local(overrides)
 
 
 def event_indexes(event: dict[str, Any]) -> set[int]:

@@ -232,7 +232,7 @@ def run_local(
     except ValueError as error:
         raise RefusedError("BadModelFaults", str(error)) from None
     job_id = f"eval-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    out_dir = synthesized(1)
+    out_dir = synthesized({})
     with (
         demo_cloud(default_time_scale(len(samples)), keep=False, model_faults=faults, model=model) as where,
         tempfile.TemporaryDirectory(prefix="docagent-eval-") as staging,

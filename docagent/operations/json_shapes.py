@@ -206,14 +206,65 @@ class PreflightCheck(Output):
     fix: str = Field(description="what to do when the check is not ok; empty when it is")
 
 
+class EstimatePace(Output):
+    documents_per_minute: float
+    bound_by: Literal["bedrock_quotas", "map_concurrency", "lambda_concurrency"]
+    bedrock_quotas: float = Field(description="documents a minute the model's stated quotas allow")
+    map_concurrency: float = Field(description="documents a minute the Map's children in flight carry")
+    lambda_concurrency: float = Field(
+        description="documents a minute the account's Lambda concurrency carries"
+    )
+
+
+class OnDemandEstimate(Output):
+    seconds: int
+    duration: str
+    within_job_timeout: bool = Field(description="the job ends before job_timeout_seconds (else TIMED_OUT)")
+    pace: EstimatePace
+    usd: float
+
+
+class BatchEstimate(Output):
+    possible: bool = Field(description="at least Bedrock's minimum of records per batch job")
+    batch_jobs: int = Field(description="Bedrock batch jobs at the records per job")
+    waves: int = Field(description="batch_jobs in waves of batch_jobs_in_flight")
+    batch_jobs_at_largest_documents: int = Field(description="if every document were max_document_bytes")
+    waves_at_largest_documents: int
+    batch_jobs_in_flight: int
+    records_per_batch_job: int
+    seconds_at_most: int = Field(description="each wave at its 24 h batch job timeout: an upper bound")
+    duration_at_most: str
+    within_job_timeout: bool = Field(description="seconds_at_most is within job_timeout_seconds")
+    usd: float | None
+
+
+class JobEstimate(Output):
+    """How long a job of N documents takes at the stated quotas and what it costs (job_estimate.py)."""
+
+    documents: int
+    over_max_documents: bool
+    job_timeout_seconds: int
+    on_demand: OnDemandEstimate
+    batch: BatchEstimate
+    cost_measured: bool = Field(description="priced with a measured usage file (--usage): the whole job")
+    cost_covers: str
+    prices_as_of: str
+    verdict: str
+    summary: str = Field(description="the estimate in one line, as the human view prints it")
+
+
 class PreflightOutput(Output):
-    """``docagent preflight``: one line per check of a deployment (or of the local cloud)."""
+    """``docagent preflight``: one line per check of a deployment (or of the local cloud), and the estimate
+    of a job of ``--documents`` documents."""
 
     ok: bool = Field(description="no check failed")
     target: Literal["aws", "local"]
     region: str
     model_id: str
     checks: list[PreflightCheck]
+    estimate: JobEstimate | None = Field(
+        description="the job of --documents N (docagent/drills/job_estimate.py)"
+    )
 
 
 class LogEvent(Output):

@@ -1,4 +1,6 @@
-"""``docagent preflight [--aws] [--invoke] [--json]``: is this account (or the local cloud) ready for a job?
+"""``docagent preflight [--aws] [--invoke] [--documents N] [--usage FILE] [--json]``: is this account (or the
+local cloud) ready for a job, and how long and how much a job of N documents (default: the config's
+max_documents) takes at the quotas the config states (docagent/drills/job_estimate.py, which the CLI adds)?
 
 One line per check with the fix when it is not ok; exit 0 when no check fails, 1 otherwise. Without ``--aws``
 it checks the running local cloud (the AWS-only checks say so); with ``--aws`` the account and region of the
@@ -455,6 +457,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
             invoke=args.invoke,
             local_outputs=outputs,
         )
+    estimator = getattr(args, "estimate", None)
+    estimate = estimator(args, config) if estimator is not None else None
     checks = preflight.run()
     report = {
         "ok": not any(check.status == "fail" for check in checks),
@@ -462,6 +466,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         "region": region,
         "model_id": config.model_id,
         "checks": [asdict(check) for check in checks],
+        "estimate": estimate,
     }
     emit(args, report, lambda: _print(report))
     return EXIT_OK if report["ok"] else EXIT_JOB_FAILED
@@ -482,6 +487,8 @@ def _print(report: dict[str, Any]) -> None:
         )
         if check["fix"] and check["status"] != "ok":
             out.print(f"       fix: {check['fix']}")
+    if report["estimate"] is not None:
+        out.print(Text.assemble(("  estimate", "bold"), f" {report['estimate']['summary']}"))
     out.print(Text("ready", "green") if report["ok"] else Text("not ready", "bold red"))
 
 

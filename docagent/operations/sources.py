@@ -37,6 +37,13 @@ from functions.payloads.common import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DO
 from stacks import outputs as names
 
 SHOWN_OFFENDERS = 10
+# A prefix's documents come from its listing (key and size). Each is also read with HeadObject (the permission
+# GetObject needs, and its encryption key) up to HEAD_ALL_DOCUMENTS; a larger prefix has an even sample of
+# HEAD_SAMPLE read: a million HeadObjects from the operator's machine would take about 20 minutes, and a
+# document the sample did not read that cannot be read is rejected by its own review (in its result), not
+# lost (docs/scale.md, "A million documents").
+HEAD_ALL_DOCUMENTS = 10_000
+HEAD_SAMPLE = 1_000
 LOCAL_MODEL_SUFFIXES = (LABEL_SUFFIX, RECORDING_SUFFIX)
 LABEL_SKIPPED = "a label or recording for the local model (registered with a local cloud), not a document"
 
@@ -237,31 +244,42 @@ def _documents_from_heads(heads: dict[str, dict[str, Any] | str]) -> list[Docume
 def source_from_prefix(ctx: OperatorContext, text: str, limits: Limits) -> Source:
     bucket, prefix = parse_s3_location(text, ctx.bucket)
     check_sources(ctx, bucket, [prefix], limits)
-    keys: list[str] = []
+    sizes: dict[str, int] = {}
     try:
         for page in ctx.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-            keys += [str(item["Key"]) for item in page.get("Contents", [])]
-            if len(keys) > limits.max_documents * 2:
+            sizes.update((str(item["Key"]), int(item.get("Size", 0))) for item in page.get("Contents", []))
+            if len(sizes) > limits.max_documents * 2:
                 break
     except ClientError as error:
         code = client_error_code(error)
         if code == "NoSuchBucket":
             raise RefusedError("BucketNotFound", f"bucket {bucket} does not exist") from None
         raise RefusedError("PrefixUnreadable", f"cannot list s3://{bucket}/{prefix}: {code}") from None
-    if not keys:
+    if not sizes:
         raise RefusedError(
             "PrefixNotFound", f"s3://{bucket}/{prefix} does not exist: nothing is stored under that prefix"
         )
-    documents = [key for key in keys if not key.endswith("/")]
+    documents = [key for key in sizes if not key.endswith("/")]
     if not documents:
         raise RefusedError(
             "NoDocuments",
             f"s3://{bucket}/{prefix} holds only folder markers: the job would have no documents",
         )
-    _too_many([Document(key, 0) for key in documents], limits)
+    listed = [Document(key, sizes[key]) for key in documents]
+    _too_many(listed, limits)
+    _documents_from_heads(_head_all(ctx, bucket, head_sample(documents)))  # refuses what cannot be read
     source = Source("prefix", bucket, prefix=prefix)
-    source.documents = _documents_from_heads(_head_all(ctx, bucket, documents))
+    source.documents = listed
     return source
+
+
+def head_sample(keys: list[str]) -> list[str]:
+    """The keys ``start`` reads before it starts a prefix's job: all of them up to HEAD_ALL_DOCUMENTS, else
+    HEAD_SAMPLE spread evenly over the listing (first and last included)."""
+    if len(keys) <= HEAD_ALL_DOCUMENTS:
+        return keys
+    step = (len(keys) - 1) / (HEAD_SAMPLE - 1)
+    return [keys[round(n * step)] for n in range(HEAD_SAMPLE)]
 
 
 def _manifest_lines(path: Path) -> tuple[str | None, list[str]]:

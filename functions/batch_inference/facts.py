@@ -16,9 +16,7 @@ Bedrock job state changes using Amazon EventBridge"; Bedrock API Reference "Crea
   ``{"recordId", "modelInput", "error": {"errorCode", "errorMessage"}}``; plus ``manifest.json.out``
   (``totalRecordCount``, ``processedRecordCount``, ``successRecordCount``, ``errorRecordCount``,
   ``inputTokenCount``, ``outputTokenCount``).
-- Quotas (per model, adjustable, Service Quotas "Minimum number of records per batch inference job",
-  "Records per batch inference job", "Records per input file per batch inference job", "Batch inference job
-  size"): a job needs at least 100 records; at most 50,000 records for the Claude models docagent defaults to.
+- Quotas: see below (looked up again 2026-12-04).
 - Time: ``timeoutDurationInHours`` 24 to 168 (a job not finished by then ends ``Expired`` or
   ``PartiallyCompleted``; records not processed have no output line).
 - Statuses: Submitted, Validating, Scheduled, InProgress, Completed, PartiallyCompleted, Failed, Stopping,
@@ -30,6 +28,24 @@ Bedrock job state changes using Amazon EventBridge"; Bedrock API Reference "Crea
 - Price: batch inference is priced at 50 % of the on-demand price of the same model, input and output tokens
   alike, for the models that offer it (Anthropic Claude among them); Regions: where the model offers batch
   (us-east-1, us-west-2 and others; cross-Region inference profiles are accepted).
+
+Quotas, looked up 2026-12-04 (Bedrock User Guide "Format and upload your batch inference data", which names
+them, https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-data.html; their default values in
+the Amazon Bedrock service quotas table of the AWS General Reference,
+https://docs.aws.amazon.com/general/latest/gr/bedrock.html#limits_bedrock, one row per model, the same value
+for every Claude model listed), per model and Region:
+
+- "Minimum number of records per batch inference job": 100 (not adjustable).
+- "Records per batch inference job": 50,000 across all the job's input files (adjustable).
+- "Records per input file per batch inference job": 50,000 (adjustable).
+- "Batch inference input file size (in GB)": 1 (not adjustable).
+- "Batch inference job size (in GB)": 5, the cumulative size of all the job's input files (not adjustable).
+- "Sum of in-progress and submitted batch inference jobs using a base model for <model>": 20 (adjustable).
+
+So a job of more than 50,000 documents (or more than 5 GB of records) is several batch jobs, at most 20 of
+them submitted or in progress at once (functions/batch_inference/plan.py splits; the workflow's BatchJobs Map
+runs them with that MaxConcurrency). docagent writes one input file per document, far under the per-file
+limits.
 """
 
 from __future__ import annotations
@@ -37,7 +53,11 @@ from __future__ import annotations
 from typing import Final
 
 BATCH_MIN_RECORDS: Final = 100
-BATCH_MAX_RECORDS: Final = 50_000
+BATCH_MAX_RECORDS: Final = 50_000  # "Records per batch inference job" (default; adjustable)
+BATCH_MAX_RECORDS_PER_FILE: Final = 50_000  # "Records per input file per batch inference job"
+BATCH_MAX_FILE_BYTES: Final = 1_000_000_000  # "Batch inference input file size (in GB)": 1
+BATCH_MAX_JOB_BYTES: Final = 5_000_000_000  # "Batch inference job size (in GB)": 5
+BATCH_MAX_JOBS_IN_FLIGHT: Final = 20  # "Sum of in-progress and submitted batch inference jobs ..." (default)
 BATCH_TIMEOUT_HOURS_MIN: Final = 24
 BATCH_TIMEOUT_HOURS_MAX: Final = 168
 # Bedrock statuses after which nothing more will be written.
@@ -48,9 +68,10 @@ INVOCATION_TYPE: Final = "Converse"
 
 
 def uses_batch(inference: str, documents: int) -> bool:
-    """Whether a job of ``documents`` documents runs its model calls as one batch job: ``batch`` always (a job
-    under the minimum is refused by Bedrock's validation: its documents then all go on-demand), ``auto`` from
-    the batch minimum to its maximum, where half the price pays for the wait."""
+    """Whether a job of ``documents`` documents runs its model calls as batch jobs: ``batch`` always (a part
+    under the minimum is not submitted: its documents go on-demand), ``auto`` from the batch minimum up (a job
+    over the records or bytes of one batch job is split into several: functions/batch_inference/plan.py),
+    where half the price pays for the wait."""
     if inference == "batch":
         return True
-    return inference == "auto" and BATCH_MIN_RECORDS <= documents <= BATCH_MAX_RECORDS
+    return inference == "auto" and documents >= BATCH_MIN_RECORDS

@@ -1,7 +1,7 @@
-"""A job's batch input records: one JSON Lines file of one record per document, written by the children of
-WriteBatchRecords (docs/batch.md). The record is the Converse request the on-demand path would send
-(functions/inference/converse.py ``converse_body``), the
-document's bytes in base64 as Converse's JSON carries them."""
+"""A job's batch input records: one JSON Lines file of one record per document, in the folder of its part's
+batch job (functions/batch_inference/plan.py), written by the children of WriteBatchRecords (docs/batch.md).
+The record is the Converse request the on-demand path would send (functions/inference/converse.py
+``converse_body``), the document's bytes in base64 as Converse's JSON carries them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from functions import storage
 from functions.batch_inference.output_records import record_id
 from functions.batch_inference.payloads import RecordWritten, WriteRecordEvent
+from functions.batch_inference.plan import plan_of
 from functions.documents import DocumentInput
 from functions.errors import DocumentRejected
 from functions.inference.converse import converse_body
@@ -35,7 +36,10 @@ def write_record(event: WriteRecordEvent) -> RecordWritten:
     """The document's input record (the extraction of its one class), written once; none for a document the
     review rejects before any model call (missing, changed, too large, no definition)."""
     entry, settings = event.document, get_settings()
-    key = storage.batch_input_key(event.job_id, entry.document_id)
+    batch_plan = plan_of(event.job_id)
+    if batch_plan is None:  # PlanBatchJobs runs before WriteBatchRecords: no plan, no batch job to write for
+        return RecordWritten(document_id=entry.document_id, record_id=None)
+    key = storage.batch_input_key(event.job_id, batch_plan.part_of(entry.index), entry.document_id)
     if storage.exists(key):
         return RecordWritten(document_id=entry.document_id, record_id=record_id(entry.document_id), key=key)
     manifest = load_manifest(event.job_id)

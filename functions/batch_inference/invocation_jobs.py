@@ -1,11 +1,14 @@
-"""The job's one Bedrock batch inference job: submitted idempotently, waited for durably (docs/batch.md).
+"""A job's Bedrock batch inference jobs, one per part of its plan (functions/batch_inference/plan.py): each
+submitted idempotently and waited for durably by a child of the BatchJobs Map (docs/batch.md).
 
-Submit: the client request token comes from the docagent job id, so a retried or redriven SubmitBatchJob
-never creates a second batch job (Bedrock ignores a repeated token; the record in jobs/{job}/batch/job.json
-is read first, and the token covers a crash between the create call and that write). Too few records for
-Bedrock's minimum: no job is submitted (``NotSubmitted``) and every document goes on-demand.
+Submit: the client request token comes from the docagent job id and the part, so a retried or redriven
+SubmitBatchJob never creates a second batch job for a part (Bedrock ignores a repeated token; the part's
+record in jobs/{job}/batch/jobs/{part}.json is read first, and the token covers a crash between the create
+call and that write). A part under Bedrock's minimum of records, or over its bytes per job: no job is
+submitted (``NotSubmitted``) and the part's documents go on-demand.
 
-Wait: WaitForBatchJob is a ``waitForTaskToken`` task; its invocation keeps the token in job.json and returns
+Wait: WaitForBatchJob is a ``waitForTaskToken`` task; its invocation keeps the token in the part's record
+and returns
 at once (no Lambda waits). The state-change event (source aws.bedrock, "Batch Inference Job State Change")
 reaches ``on_event``, which completes the token when the batch job ended. Events are best effort: the task's
 TimeoutSeconds is the polling interval, and its retry invokes ``wait`` again, which asks Bedrock for the
@@ -23,6 +26,7 @@ from botocore.exceptions import ClientError
 
 from functions import aws, storage
 from functions.batch_inference.facts import (
+    BATCH_MAX_JOB_BYTES,
     BATCH_MIN_RECORDS,
     BATCH_TIMEOUT_HOURS_MIN,
     INVOCATION_TYPE,
@@ -36,7 +40,7 @@ from functions.batch_inference.payloads import (
     SubmitEvent,
     WaitEvent,
 )
-from functions.errors import BatchUnavailable
+from functions.errors import BatchJobsInFlight, BatchUnavailable
 from functions.faults import fault_point, job_options
 from functions.inference.cascade import first_model
 from functions.logic.process_document import load_definition, load_manifest
@@ -48,55 +52,79 @@ from functions.settings import get_settings
 _SETTLED_TOKEN_CODES = frozenset({"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"})
 
 
-def client_request_token(job_id: str) -> str:
-    """The batch job's idempotency token: the same for every attempt and redrive of a docagent job."""
-    return f"docagent-{hashlib.sha256(job_id.encode('utf-8')).hexdigest()[:48]}"
+def client_request_token(job_id: str, part: int) -> str:
+    """A part's batch job idempotency token: the same for every attempt and redrive of that part."""
+    return f"docagent-{hashlib.sha256(f'{job_id}#{part}'.encode()).hexdigest()[:48]}"
 
 
-def batch_job_name(job_id: str) -> str:
-    """A job name Bedrock accepts (letters, digits, hyphens; no underscores) that names the docagent job."""
-    readable = "".join(c if c.isalnum() else "-" for c in job_id).strip("-")[:40] or "job"
+def batch_job_name_prefix(job_id: str) -> str:
+    """What every batch job name of a docagent job starts with (letters, digits, hyphens; no underscores)."""
+    readable = "".join(c if c.isalnum() else "-" for c in job_id).strip("-")[:34] or "job"
     return f"docagent-{readable}-{hashlib.sha256(job_id.encode('utf-8')).hexdigest()[:8]}"
+
+
+def batch_job_name(job_id: str, part: int) -> str:
+    """A part's batch job name: the job's prefix and the part (at most 58 characters; Bedrock takes 63)."""
+    return f"{batch_job_name_prefix(job_id)}-{part:05d}"
 
 
 def _outcome(record: BatchJobRecord) -> BatchOutcome:
     return BatchOutcome(
-        job_id=record.job_id, status=record.status, job_arn=record.job_arn, message=record.message
+        job_id=record.job_id,
+        part=record.part,
+        status=record.status,
+        job_arn=record.job_arn,
+        message=record.message,
     )
 
 
 def _save(record: BatchJobRecord) -> None:
     storage.put_json(
-        storage.batch_job_key(record.job_id), record.model_copy(update={"updated_at": utc_now()})
+        storage.batch_job_key(record.job_id, record.part), record.model_copy(update={"updated_at": utc_now()})
     )
 
 
+def _not_submittable(records: int, volume: int) -> str | None:
+    """Why a part's records cannot be one batch job (they then go on-demand), or None."""
+    if records < BATCH_MIN_RECORDS:
+        return (
+            f"{records} batch records is under Bedrock's minimum of {BATCH_MIN_RECORDS} per batch job: "
+            "the part's documents are called on-demand"
+        )
+    if volume > BATCH_MAX_JOB_BYTES:
+        return (
+            f"the part's records hold {volume:,} bytes, over Bedrock's {BATCH_MAX_JOB_BYTES:,} per batch "
+            "job: the part's documents are called on-demand"
+        )
+    return None
+
+
 def submit(event: SubmitEvent) -> BatchOutcome:
-    """The job's batch job, created at most once."""
-    existing = get_batch_job(event.job_id)
+    """A part's batch job, created at most once."""
+    existing = get_batch_job(event.job_id, event.part)
     if existing is not None and (existing.job_arn is not None or existing.status == "NotSubmitted"):
         return _outcome(existing)
     settings, manifest = get_settings(), load_manifest(event.job_id)
-    records = sum(1 for _ in storage.list_objects(storage.batch_input_prefix(event.job_id)))
+    listed = list(storage.list_objects(storage.batch_input_prefix(event.job_id, event.part)))
+    records, volume = len(listed), sum(int(item.get("Size", 0)) for item in listed)
     now = utc_now()
     record = BatchJobRecord(
         job_id=event.job_id,
+        part=event.part,
         status="NotSubmitted",
         # the cheap model of a definition naming two (functions/inference/cascade.py)
         model_id=first_model(load_definition(manifest.versions), manifest.versions.model_id),
         records=records,
-        client_request_token=client_request_token(event.job_id),
-        job_name=batch_job_name(event.job_id),
+        client_request_token=client_request_token(event.job_id, event.part),
+        job_name=batch_job_name(event.job_id, event.part),
         submitted_at=now,
         updated_at=now,
     )
-    if records < BATCH_MIN_RECORDS:
-        record.message = (
-            f"{records} batch records is under Bedrock's minimum of {BATCH_MIN_RECORDS} per batch job: "
-            "every document is called on-demand"
-        )
+    refusal = _not_submittable(records, volume)
+    if refusal is not None:
+        record.message = refusal
         _save(record)
-        logger.info("batch job not submitted", extra={"records": records})
+        logger.info("batch job not submitted", extra={"records": records, "bytes": volume})
         return _outcome(record)
     if not settings.batch_role_arn:
         raise BatchUnavailable("BATCH_ROLE_ARN is not set: the deployment has no batch inference role")
@@ -110,15 +138,20 @@ def submit(event: SubmitEvent) -> BatchOutcome:
             modelInvocationType=INVOCATION_TYPE,
             inputDataConfig={
                 "s3InputDataConfig": {
-                    "s3Uri": f"s3://{bucket}/{storage.batch_input_prefix(event.job_id)}",
+                    "s3Uri": f"s3://{bucket}/{storage.batch_input_prefix(event.job_id, event.part)}",
                     "s3InputFormat": "JSONL",
                 }
             },
             outputDataConfig={
-                "s3OutputDataConfig": {"s3Uri": f"s3://{bucket}/{storage.batch_output_prefix(event.job_id)}"}
+                "s3OutputDataConfig": {
+                    "s3Uri": f"s3://{bucket}/{storage.batch_output_prefix(event.job_id, event.part)}"
+                }
             },
             timeoutDurationInHours=BATCH_TIMEOUT_HOURS_MIN,
-            tags=[{"key": "docagent-job", "value": event.job_id}],
+            tags=[
+                {"key": "docagent-job", "value": event.job_id},
+                {"key": "docagent-part", "value": str(event.part)},
+            ],
         )
     record.job_arn, record.status = str(response["jobArn"]), "Submitted"
     # The batch job exists and nothing of it is recorded: a retry or a redrive gets it again by its token.
@@ -128,7 +161,9 @@ def submit(event: SubmitEvent) -> BatchOutcome:
         event.retry_count,
         redrive_count=event.redrive_count,
     )
-    storage.put_json(storage.batch_jobs_index_key(str(record.bedrock_job_id)), {"job_id": event.job_id})
+    storage.put_json(
+        storage.batch_jobs_index_key(str(record.bedrock_job_id)), {"job_id": event.job_id, "part": event.part}
+    )
     _save(record)
     logger.info("batch job submitted", extra={"job_arn": record.job_arn, "records": records})
     return _outcome(record)
@@ -137,8 +172,9 @@ def submit(event: SubmitEvent) -> BatchOutcome:
 @contextmanager
 def _refused_means_unavailable(operation: str) -> Iterator[None]:
     """Bedrock's 4xx (a refusal: nothing created, nothing to wait for) as BatchUnavailable, which the workflow
-    catches into on-demand; a 5xx or a lost connection stays itself and fails the job (the batch job may
-    exist: a redrive finds it by its token, docs/batch.md "Crashes")."""
+    catches into on-demand, or, for the account's batch jobs in flight, BatchJobsInFlight, which it retries
+    first; a 5xx or a lost connection stays itself and fails the job (the batch job may exist: a redrive finds
+    it by its token, docs/batch.md "Crashes")."""
     try:
         yield
     except ClientError as error:
@@ -146,6 +182,8 @@ def _refused_means_unavailable(operation: str) -> Iterator[None]:
         if not 400 <= status < 500 or status == 429:  # throttled: botocore retried it; a redrive resumes
             raise
         code = error.response.get("Error", {}).get("Code", "ClientError")
+        if code == "ServiceQuotaExceededException":  # the batch jobs in flight: resubmit later, not on-demand
+            raise BatchJobsInFlight(f"Bedrock refused {operation} ({code}): {error}") from error
         raise BatchUnavailable(f"Bedrock refused {operation} ({code}): {error}") from error
 
 
@@ -172,9 +210,11 @@ def _complete(record: BatchJobRecord, token: str) -> None:
 
 def wait(event: WaitEvent) -> BatchOutcome:
     """Keep the task token; complete it at once if the batch job has ended (the polling fallback)."""
-    record = get_batch_job(event.job_id)
+    record = get_batch_job(event.job_id, event.part)
     if record is None:
-        raise BatchUnavailable(f"job {event.job_id} has no batch job record: SubmitBatchJob did not run")
+        raise BatchUnavailable(
+            f"job {event.job_id} part {event.part} has no batch job record: SubmitBatchJob did not run"
+        )
     record.task_token = event.task_token
     record.status, record.message = _status(record)
     _save(record)
@@ -198,7 +238,7 @@ def on_event(event: dict[str, Any]) -> BatchOutcome | None:
     if not job_arn or not isinstance(index, dict):
         logger.info("state change of a batch job docagent did not submit", extra={"job_arn": job_arn})
         return None
-    record = get_batch_job(str(index["job_id"]))
+    record = get_batch_job(str(index["job_id"]), int(index.get("part", 0)))
     if record is None or record.job_arn != job_arn:
         return None
     record.status, record.message = _status(record)

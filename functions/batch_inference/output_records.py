@@ -15,6 +15,8 @@ from typing import Any
 from functions import storage
 from functions.batch_inference.facts import TERMINAL_STATUSES
 from functions.batch_inference.payloads import BatchJobRecord
+from functions.batch_inference.plan import clear_caches as clear_plan_caches
+from functions.batch_inference.plan import plan_of
 from functions.documents import DocumentInput
 from functions.inference.base import ModelProvider
 from functions.inference.converse import read_reply
@@ -29,33 +31,37 @@ def record_id(document_id: str) -> str:
     return hashlib.sha256(document_id.encode("utf-8")).hexdigest()[:11]
 
 
-def get_batch_job(job_id: str) -> BatchJobRecord | None:
-    data = storage.get_json_or_none(storage.batch_job_key(job_id))
+def get_batch_job(job_id: str, part: int) -> BatchJobRecord | None:
+    data = storage.get_json_or_none(storage.batch_job_key(job_id, part))
     return None if data is None else BatchJobRecord.model_validate(data)
 
 
-@functools.lru_cache(maxsize=32)
-def _finished_batch_job(bucket: str, job_id: str) -> BatchJobRecord | None:
-    record = get_batch_job(job_id)
+@functools.lru_cache(maxsize=256)
+def _finished_batch_job(bucket: str, job_id: str, part: int) -> BatchJobRecord | None:
+    record = get_batch_job(job_id, part)
     if record is None or record.status not in TERMINAL_STATUSES:
         raise LookupError("not finished")  # not cached: the job may finish yet
     return record
 
 
-def finished_batch_job(job_id: str) -> BatchJobRecord | None:
-    """The job's batch job once it ended (read once per warm container), else None."""
+def finished_batch_job(job_id: str, part: int) -> BatchJobRecord | None:
+    """A part's batch job once it ended (read once per warm container), else None."""
     try:
-        return _finished_batch_job(get_settings().bucket_name, job_id)
+        return _finished_batch_job(get_settings().bucket_name, job_id, part)
     except LookupError:
         return None
 
 
-def output_line(job_id: str, document_id: str) -> dict[str, Any] | None:
-    """The document's output line of the job's finished batch job, or None (no job, file or line)."""
-    batch = finished_batch_job(job_id)
+def output_line(job_id: str, index: int, document_id: str) -> dict[str, Any] | None:
+    """The document's output line of its part's finished batch job, or None (no plan, job, file or line)."""
+    batch_plan = plan_of(job_id)
+    if batch_plan is None:
+        return None
+    part = batch_plan.part_of(index)
+    batch = finished_batch_job(job_id, part)
     if batch is None or batch.bedrock_job_id is None:
         return None
-    key = storage.batch_output_key(job_id, batch.bedrock_job_id, document_id)
+    key = storage.batch_output_key(job_id, part, batch.bedrock_job_id, document_id)
     try:
         body = storage.get_bytes(key)
     except storage.ObjectNotFound:
@@ -87,8 +93,9 @@ class BatchReplies:
     """A ModelProvider that answers a document's call from its batch output record when the record is that
     call's and succeeded, and from ``inner`` (an on-demand call) otherwise."""
 
-    def __init__(self, inner: ModelProvider, job_id: str, document_id: str) -> None:
+    def __init__(self, inner: ModelProvider, job_id: str, index: int, document_id: str) -> None:
         self._inner, self._job_id, self._document_id = inner, job_id, document_id
+        self._index = index
 
     @property
     def system(self) -> str:
@@ -109,7 +116,7 @@ class BatchReplies:
         return self._inner
 
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
-        line = output_line(self._job_id, self._document_id)
+        line = output_line(self._job_id, self._index, self._document_id)
         if line is not None and _texts(line.get("modelInput")) == (system, user):
             output = line.get("modelOutput")
             if isinstance(output, dict):
@@ -121,3 +128,4 @@ class BatchReplies:
 
 def clear_caches() -> None:
     _finished_batch_job.cache_clear()
+    clear_plan_caches()

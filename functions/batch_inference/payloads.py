@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,9 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from functions.payloads.common import JOB_ID_PATTERN
 from functions.payloads.job import JobOptions, ManifestEntry
 
-# Bedrock's statuses (functions/batch_inference/facts.py), and docagent's own: NotSubmitted (too few records
-# for a batch
-# job: every document goes on-demand).
+# Bedrock's statuses (functions/batch_inference/facts.py), and docagent's own: NotSubmitted (a part with too
+# few records, or too many bytes, for a batch job: its documents go on-demand).
 BatchStatus = Literal[
     "NotSubmitted",
     "Submitted",
@@ -31,6 +31,41 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class PlanEvent(_Strict):
+    """PlanBatchJobs: the job's documents split into parts, one batch job each."""
+
+    action: Literal["plan"] = "plan"
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+
+
+class BatchPlan(_Strict):
+    """jobs/{job}/batch/plan.json, written once: the job's documents split into parts of consecutive indexes,
+    each within one batch job's records and bytes (functions/batch_inference/plan.py)."""
+
+    job_id: str
+    documents: int = Field(ge=0)
+    max_records: int = Field(ge=1, description="records per batch job the plan was made for")
+    max_bytes: int = Field(ge=1, description="bytes of input per batch job the plan was made for")
+    starts: list[int] = Field(description="the first document index of each part, ascending from 0")
+    created_at: str
+
+    @property
+    def parts(self) -> int:
+        return len(self.starts)
+
+    def part_of(self, index: int) -> int:
+        """The part a document index belongs to."""
+        return max(bisect_right(self.starts, index) - 1, 0)
+
+
+class PlanOutcome(_Strict):
+    """PlanBatchJobs' output: how many batch jobs, and the BatchJobs Map's items (one line a part)."""
+
+    job_id: str
+    parts: int = Field(ge=0)
+    parts_key: str
+
+
 class WriteRecordEvent(_Strict):
     """A child of WriteBatchRecords: one document's batch input record."""
 
@@ -47,11 +82,14 @@ class RecordWritten(_Strict):
 
 
 class SubmitEvent(_Strict):
-    """SubmitBatchJob: the job's one batch job, created idempotently."""
+    """SubmitBatchJob (a child of BatchJobs): a part's batch job, created idempotently."""
 
     action: Literal["submit"] = "submit"
     job_id: str = Field(pattern=JOB_ID_PATTERN)
-    document_count: int = Field(ge=0)
+    part: int = Field(0, ge=0)
+    # Sent by executions started before the split (their SubmitBatchJob): read, not used. Such an execution,
+    # redriven, finds no plan and no records in part 0's folder: its documents go on-demand.
+    document_count: int | None = Field(None, ge=0)
     # What the fault switch reads (functions/faults.py; the point after_batch_submit).
     options: JobOptions = Field(default_factory=JobOptions)
     retry_count: int = Field(0, ge=0)
@@ -63,6 +101,7 @@ class WaitEvent(_Strict):
 
     action: Literal["wait"] = "wait"
     job_id: str = Field(pattern=JOB_ID_PATTERN)
+    part: int = Field(0, ge=0)
     task_token: str = Field(min_length=1)
     # What the fault switch reads (functions/faults.py; the point after_batch_wait_token).
     options: JobOptions = Field(default_factory=JobOptions)
@@ -71,9 +110,10 @@ class WaitEvent(_Strict):
 
 
 class BatchJobRecord(_Strict):
-    """jobs/{job}/batch/job.json: the job's batch job, and the token of the task waiting for it."""
+    """jobs/{job}/batch/jobs/{part}.json: a part's batch job, and the token of the task waiting for it."""
 
     job_id: str
+    part: int = Field(0, ge=0)
     status: BatchStatus
     model_id: str
     records: int = Field(ge=0)
@@ -95,6 +135,7 @@ class BatchOutcome(_Strict):
     """The output of SubmitBatchJob and of the wait (sent with the task token)."""
 
     job_id: str
+    part: int = Field(0, ge=0)
     status: BatchStatus
     job_arn: str | None = None
     message: str | None = None

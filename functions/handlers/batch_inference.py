@@ -1,8 +1,9 @@
 """Lambda entry point: batch_inference (docs/design.md, "Batch inference"; docs/batch.md).
 
-One function, four callers: ``record`` (a child of WriteBatchRecords: one document's input record),
-``submit`` (SubmitBatchJob: the job's one batch job), ``wait`` (WaitForBatchJob, ``waitForTaskToken``: keeps
-the token, completes it when the job already ended) and the EventBridge rule's "Batch Inference Job State
+One function, five callers: ``plan`` (PlanBatchJobs: the job split into parts, one batch job each),
+``record`` (a child of WriteBatchRecords: one document's input record), ``submit`` (SubmitBatchJob, a child of
+BatchJobs: a part's batch job), ``wait`` (WaitForBatchJob, ``waitForTaskToken``: keeps the token, completes it
+when the part's batch job already ended) and the EventBridge rule's "Batch Inference Job State
 Change" events (source ``aws.bedrock``: completes the waiting task's token)."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.batch_inference.facts import EVENT_SOURCE
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.invocation_jobs import on_event, submit, wait
-from functions.batch_inference.payloads import SubmitEvent, WaitEvent, WriteRecordEvent
+from functions.batch_inference.payloads import PlanEvent, SubmitEvent, WaitEvent, WriteRecordEvent
+from functions.batch_inference.plan import plan
 from functions.observability import logger, metrics, tracer
 
 
@@ -26,6 +28,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any] | N
         outcome = on_event(event)
         return None if outcome is None else outcome.model_dump(mode="json")
     action = event.get("action")
+    if action == "plan":
+        return plan(PlanEvent.model_validate(event)).model_dump(mode="json")
     if action == "submit":
         return submit(SubmitEvent.model_validate(event)).model_dump(mode="json")
     if action == "wait":

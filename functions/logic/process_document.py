@@ -347,7 +347,7 @@ class _Run:
             time_left=lambda: self.context.get_remaining_time_in_millis() / 1000,
         )
         if self.event.options.inference != "on_demand":  # its batch job's output records answer first
-            model = BatchReplies(model, self.event.job_id, entry.document_id)
+            model = BatchReplies(model, self.event.job_id, entry.index, entry.document_id)
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
         # ---- packets (job.json split: pages): functions/sections.py --------------------------------------
         if sections.splits(self.bundle, document):

@@ -32,6 +32,9 @@ MAX_CONVERSE_PDF_PAGES = 100
 # operator's checks before a job starts all start from these. A document is as large as Converse takes one.
 DEFAULT_MAX_DOCUMENT_BYTES = MAX_CONVERSE_DOCUMENT_BYTES
 DEFAULT_MAX_DOCUMENTS = 100_000
+# The most a deployment may set MAX_DOCUMENTS to (docs/scale.md, "A million"): one Map Run carries it, the
+# listing writes it in parts, batch inference splits it into batch jobs (functions/batch_inference/plan.py).
+MAX_DOCUMENTS_CAP = 1_000_000
 # S3's minimum multipart part size (as of 2026-11, AWS docs "Amazon S3 multipart upload limits": 5 MiB to
 # 5 GiB, no minimum for the last part): each part of a job's items but the last holds at least this much.
 DEFAULT_ITEMS_PART_MIN_BYTES = 5 * 1024 * 1024

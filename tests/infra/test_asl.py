@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from functions import errors
-from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
+from functions.batch_inference.facts import BATCH_MIN_RECORDS
 from stacks.config import DocAgentConfig
 from stacks.workflow import (
     ASL_PATH,
@@ -126,6 +126,7 @@ def test_substituted_definition_parses_and_starts_with_prepare_job(definition: A
         "RunActions",
         "VerifyJob",
         "WriteBatchRecord",
+        "PlanBatchJobs",
         "SubmitBatchJob",
     }
 
@@ -407,38 +408,62 @@ def test_batch_inference_runs_before_the_review_and_an_unusable_batch_path_goes_
 ) -> None:
     states = definition["States"]
     [choice] = states["InferenceMode"]["Choices"]
-    assert (choice["Next"], states["InferenceMode"]["Default"]) == ("WriteBatchRecords", "ReviewDocuments")
-    auto = choice["Or"][1]["And"]
-    assert [rule.get("NumericGreaterThanEquals", rule.get("NumericLessThanEquals")) for rule in auto[2:]] == [
-        BATCH_MIN_RECORDS,
-        BATCH_MAX_RECORDS,
-    ]
+    assert (choice["Next"], states["InferenceMode"]["Default"]) == ("PlanBatchJobs", "ReviewDocuments")
+    auto = choice["Or"][1]["And"]  # auto from Bedrock's minimum up: a larger job is split, not refused
+    assert [rule.get("NumericGreaterThanEquals") for rule in auto[2:]] == [BATCH_MIN_RECORDS]
+    assert states["PlanBatchJobs"]["Next"] == "WriteBatchRecords"
     records = states["WriteBatchRecords"]
-    assert records["ToleratedFailurePercentage"] == 100 and records["Next"] == "SubmitBatchJob"
-    assert states["SubmitBatchJob"]["Next"] == "WaitForBatchJob"
-    wait = states["WaitForBatchJob"]
-    assert wait["Resource"].endswith(".waitForTaskToken") and wait["Next"] == "ReviewDocuments"
+    assert records["ToleratedFailurePercentage"] == 100 and records["Next"] == "BatchJobs"
+    # One child per part of the plan, at most Bedrock's batch jobs in flight at once, each waiting for hours.
+    parts = states["BatchJobs"]
+    assert parts["Next"] == "ReviewDocuments" and parts["MaxConcurrency"] == CONFIG.batch_jobs_in_flight
+    assert parts["ItemReader"]["Parameters"]["Key.$"] == "$.batch_plan.parts_key"
+    assert parts["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    assert "ToleratedFailurePercentage" not in parts  # a killed child fails the job: a redrive resumes it
+    children = parts["ItemProcessor"]["States"]
+    assert children["SubmitBatchJob"]["Next"] == "WaitForBatchJob"
+    wait = children["WaitForBatchJob"]
+    assert wait["Resource"].endswith(".waitForTaskToken") and wait["End"]
     assert wait["TimeoutSeconds"] == CONFIG.batch_poll_seconds
     [poll] = [r for r in wait["Retry"] if r["ErrorEquals"] == ["States.Timeout"]]
     assert poll["MaxAttempts"] * CONFIG.batch_poll_seconds >= 2 * 24 * 3600
+    # Other workloads' batch jobs fill the account's in-flight quota: the part resubmits for as long, then
+    # goes on-demand.
+    [full] = [r for r in children["SubmitBatchJob"]["Retry"] if r["ErrorEquals"] == ["BatchJobsInFlight"]]
+    assert full["MaxAttempts"] * full["IntervalSeconds"] >= 2 * 24 * 3600
     # Only a batch path that cannot be used goes on-demand; a killed worker fails the job, so a redrive
     # continues with the batch job already created (not a second, on-demand, bill for the same calls).
-    catches = {name: states[name]["Catch"] for name in ("SubmitBatchJob", "WaitForBatchJob")}
+    catches = {name: children[name]["Catch"] for name in ("SubmitBatchJob", "WaitForBatchJob")}
     assert catches == {
         "SubmitBatchJob": [
-            {"ErrorEquals": ["BatchUnavailable"], "ResultPath": "$.batch_error", "Next": "ReviewDocuments"}
+            {
+                "ErrorEquals": ["BatchUnavailable", "BatchJobsInFlight"],
+                "ResultPath": "$.batch_error",
+                "Next": "PartOnDemand",
+            }
         ],
         "WaitForBatchJob": [
             {
                 "ErrorEquals": ["BatchUnavailable", "States.Timeout"],
                 "ResultPath": "$.batch_error",
-                "Next": "ReviewDocuments",
+                "Next": "PartOnDemand",
             }
         ],
     }
-    for name in ("SubmitBatchJob", "WaitForBatchJob"):  # what their fault points read
-        payload = states[name]["Parameters"]["Payload"]
-        assert (payload["options.$"], payload["retry_count.$"], payload["redrive_count.$"]) == (
+    assert children["PartOnDemand"] == {
+        "Type": "Pass",
+        "Comment": children["PartOnDemand"]["Comment"],
+        "End": True,
+    }
+    for name in ("SubmitBatchJob", "WaitForBatchJob"):  # what their fault points read, and the part
+        payload = children[name]["Parameters"]["Payload"]
+        assert (
+            payload["part.$"],
+            payload["options.$"],
+            payload["retry_count.$"],
+            payload["redrive_count.$"],
+        ) == (
+            "$.part",
             "$.options",
             "$$.State.RetryCount",
             "$$.Execution.RedriveCount",

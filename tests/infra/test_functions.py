@@ -224,6 +224,8 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     assert s3("request_approval", "s3:PutObject") == approval_objects
     assert s3("batch_inference", "s3:PutObject") == {f"{bucket}/jobs/*/batch/*", f"{bucket}/batch-jobs/*"}
     assert f"{bucket}/jobs/*/batch/*" in s3("process_document", "s3:GetObject")  # its batch output record
+    # PlanBatchJobs reads the manifest's parts (the documents' sizes); each document reads the plan
+    assert f"{bucket}/jobs/*/items/*" in s3("batch_inference", "s3:GetObject")
     # batch_inference reads a document to write its batch record, as process_document will send it
     document_readers = {
         f"functions.handlers.{module}.handler"

@@ -6,6 +6,9 @@ the local model fails (``--model-faults batch_record_error``), or every record w
 
 Each run is 100 documents (Bedrock's minimum per batch job: the smallest job that submits one), about 50 s of
 CPU on a slow machine, so each run tells two stories: a kill point and what the batch job leaves to on-demand.
+The third is a job split into two batch jobs (200 documents, 100 records per batch job: the local batch API
+refuses a batch job over that many as Bedrock's quota does), its worker killed at every submission: each
+part's batch job is created once (docs/batch.md, "A million documents").
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from stacks.workflow import render_definition
 from tests.integration.test_demo import demo
 
 
-def batch_demo(tmp_path: Any, point: str, faults: str) -> dict[str, Any]:
+def batch_demo(
+    tmp_path: Any, point: str, faults: str, documents: int = BATCH_MIN_RECORDS, *extra: str
+) -> dict[str, Any]:
     summary = demo(
         tmp_path,
         "--documents",
-        str(BATCH_MIN_RECORDS),
+        str(documents),
         "--inference",
         "batch",
         "--crash-point",
@@ -35,18 +40,24 @@ def batch_demo(tmp_path: Any, point: str, faults: str) -> dict[str, Any]:
         "txt,md",
         "--time-scale",
         "0.1",
+        *extra,
     )
-    # Killed on every attempt Retry makes, the job failed in the state (not caught into on-demand) ...
+    # Killed on every attempt Retry makes (in each child of BatchJobs: one a part), the job failed in the
+    # state (not caught into on-demand) ...
     state = fault_point_named(point).step
     rule = retry_rule(render_definition(DocAgentConfig()), state, "Runtime.ExitError")
     assert rule is not None
-    assert summary["crash"]["attempts_killed"] == rule["MaxAttempts"] + 1
-    assert summary["stopped_at"]["failed_state"] == state
-    # ... and the redrive finished it with the batch job the killed attempts had created or waited for.
+    parts, attempts = len(summary["batch_jobs"]), rule["MaxAttempts"] + 1
+    # The first child out of attempts fails the Map Run, which stops the others wherever they are (and the
+    # redrive runs them again): one part's attempts at least, every part's at most.
+    killed = summary["crash"]["attempts_killed"]
+    assert killed == attempts if parts == 1 else attempts <= killed <= parts * attempts
+    assert summary["stopped_at"]["failed_state"] == "BatchJobs"  # the Map whose children hold the state
+    # ... and the redrive finished it with the batch jobs the killed attempts had created or waited for.
     assert summary["status"] == "SUCCEEDED" and summary["verified"]
-    assert summary["results"] == BATCH_MIN_RECORDS and summary["repeated_model_calls"] == 0
+    assert summary["results"] == documents and summary["repeated_model_calls"] == 0
     # each call priced at its mode's price (tests/unit/test_batch_cost.py: batch is half), one a document
-    assert summary["spend"]["model_calls"] == BATCH_MIN_RECORDS and summary["model_cost_usd"] > 0
+    assert summary["spend"]["model_calls"] == documents and summary["model_cost_usd"] > 0
     return summary
 
 
@@ -66,3 +77,20 @@ def test_killed_while_waiting_for_a_batch_job_that_fails_every_document_finishes
     [batch_job] = summary["batch_jobs"]
     assert batch_job["status"] == "Failed"
     assert summary["model_calls_by_mode"] == {"on_demand": BATCH_MIN_RECORDS}
+
+
+def test_a_job_split_into_batch_jobs_killed_at_every_submission_submits_each_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCAL_BATCH_MAX_RECORDS", str(BATCH_MIN_RECORDS))  # the local quota: 100 a job
+    documents = 2 * BATCH_MIN_RECORDS
+    summary = batch_demo(
+        tmp_path,
+        "after_batch_submit",
+        "seed=3",
+        documents,
+        "--batch-records-per-job",
+        str(BATCH_MIN_RECORDS),
+    )
+    first, second = summary["batch_jobs"]  # the local batch API's list: one job a part, whatever the attempts
+    assert first["status"] == second["status"] == "Completed"
+    assert first["success_records"] == second["success_records"] == BATCH_MIN_RECORDS
+    assert summary["model_calls_by_mode"] == {"batch": documents}  # every document from its part's output

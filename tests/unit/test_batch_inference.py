@@ -16,7 +16,14 @@ from functions.batch_inference import facts
 from functions.batch_inference import invocation_jobs as jobs
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.output_records import clear_caches, get_batch_job, record_id
-from functions.batch_inference.payloads import BatchJobRecord, SubmitEvent, WaitEvent, WriteRecordEvent
+from functions.batch_inference.payloads import (
+    BatchJobRecord,
+    PlanEvent,
+    SubmitEvent,
+    WaitEvent,
+    WriteRecordEvent,
+)
+from functions.batch_inference.plan import plan
 from functions.errors import InvalidJobRequest
 from functions.handlers.batch_inference import handler
 from functions.logic.process_document import process_document
@@ -51,6 +58,7 @@ def job(cloud: None, env: pytest.MonkeyPatch) -> Any:
     def build() -> Any:
         documents = seed_documents(3)
         prepared = prepare("job-batch", options={"inference": "batch"})
+        plan(PlanEvent(job_id=prepared.job_id))
         return prepared, items(prepared), documents
 
     return build_once("batch_inference.job", build)
@@ -70,18 +78,18 @@ def finished_batch(job_id: str, status: str = "Completed") -> BatchJobRecord:
         status=status,  # type: ignore[arg-type]
         model_id="fake-model",
         records=3,
-        client_request_token=jobs.client_request_token(job_id),
-        job_name=jobs.batch_job_name(job_id),
+        client_request_token=jobs.client_request_token(job_id, 0),
+        job_name=jobs.batch_job_name(job_id, 0),
         job_arn=ARN,
         submitted_at=now,
         updated_at=now,
     )
-    storage.put_json(storage.batch_job_key(job_id), record)
+    storage.put_json(storage.batch_job_key(job_id, 0), record)
     return record
 
 
 def output_line(job_id: str, document_id: str, line: dict[str, Any]) -> None:
-    key = storage.batch_output_key(job_id, "abcdef123456", document_id)
+    key = storage.batch_output_key(job_id, 0, "abcdef123456", document_id)
     storage.put_bytes(key, (json.dumps(line) + "\n").encode(), content_type="application/jsonl")
 
 
@@ -89,7 +97,7 @@ def test_each_document_gets_one_record_of_the_call_the_review_makes(job):
     prepared, entries, documents = job
     written = write_all(prepared, entries)
     assert [w.record_id for w in written] == [record_id(e.document_id) for e in entries]
-    line = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", entries[0].document_id)))
+    line = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", 0, entries[0].document_id)))
     assert line["recordId"].isalnum() and len(line["recordId"]) == 11
     body = line["modelInput"]
     document = body["messages"][0]["content"][0]["document"]
@@ -105,7 +113,7 @@ def test_batch_replies_are_journalled_and_failed_or_missing_records_go_on_demand
     prepared, entries, documents = job
     write_all(prepared, entries)
     finished_batch("job-batch")
-    first = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", entries[0].document_id)))
+    first = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", 0, entries[0].document_id)))
     reply = with_evidence(documents[0].truth.model_dump_json(), [documents[0].text])  # quoted, as asked
     output_line("job-batch", entries[0].document_id, {
         **first,
@@ -115,7 +123,7 @@ def test_batch_replies_are_journalled_and_failed_or_missing_records_go_on_demand
             "usage": {"inputTokens": 321, "outputTokens": 45, "totalTokens": 366},
         },
     })  # fmt: skip
-    second = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", entries[1].document_id)))
+    second = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", 0, entries[1].document_id)))
     output_line("job-batch", entries[1].document_id, {
         **second, "error": {"errorCode": 500, "errorMessage": "internal error"}
     })  # fmt: skip
@@ -150,7 +158,7 @@ def test_too_few_records_submit_no_job(job):
     prepared, entries, _ = job
     write_all(prepared, entries)
     with Stubber(aws.bedrock_client()) as stub:  # any call would fail: none is expected
-        outcome = jobs.submit(SubmitEvent(job_id="job-batch", document_count=3))
+        outcome = jobs.submit(SubmitEvent(job_id="job-batch"))
         stub.assert_no_pending_responses()
     assert outcome.status == "NotSubmitted" and outcome.job_arn is None
     assert f"minimum of {facts.BATCH_MIN_RECORDS}" in str(outcome.message)
@@ -161,43 +169,52 @@ def test_submit_creates_one_job_with_a_token_from_the_job_id(job, monkeypatch):
     write_all(prepared, entries)
     monkeypatch.setattr(jobs, "BATCH_MIN_RECORDS", 1)
     expected = {
-        "jobName": jobs.batch_job_name("job-batch"),
+        "jobName": jobs.batch_job_name("job-batch", 0),
         "roleArn": ROLE,
-        "clientRequestToken": jobs.client_request_token("job-batch"),
+        "clientRequestToken": jobs.client_request_token("job-batch", 0),
         "modelId": prepared.versions.model_id,
         "modelInvocationType": "Converse",
         "inputDataConfig": {
             "s3InputDataConfig": {
-                "s3Uri": f"s3://{BUCKET}/jobs/job-batch/batch/input/",
+                "s3Uri": f"s3://{BUCKET}/jobs/job-batch/batch/input/00000/",
                 "s3InputFormat": "JSONL",
             }
         },
-        "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": f"s3://{BUCKET}/jobs/job-batch/batch/output/"}},
+        "outputDataConfig": {
+            "s3OutputDataConfig": {"s3Uri": f"s3://{BUCKET}/jobs/job-batch/batch/output/00000/"}
+        },
         "timeoutDurationInHours": 24,
-        "tags": [{"key": "docagent-job", "value": "job-batch"}],
+        "tags": [{"key": "docagent-job", "value": "job-batch"}, {"key": "docagent-part", "value": "0"}],
     }
     with Stubber(aws.bedrock_client()) as stub:
         stub.add_response("create_model_invocation_job", {"jobArn": ARN}, expected)
-        first = jobs.submit(SubmitEvent(job_id="job-batch", document_count=3))
-        second = jobs.submit(SubmitEvent(job_id="job-batch", document_count=3))  # a retry or a redrive
+        first = jobs.submit(SubmitEvent(job_id="job-batch"))
+        second = jobs.submit(SubmitEvent(job_id="job-batch"))  # a retry or a redrive
         stub.assert_no_pending_responses()
     assert first == second and first.job_arn == ARN and first.status == "Submitted"
-    assert storage.get_json(storage.batch_jobs_index_key("abcdef123456")) == {"job_id": "job-batch"}
-    assert "_" not in jobs.batch_job_name("a_b") and jobs.client_request_token("x").startswith("docagent-")
+    assert storage.get_json(storage.batch_jobs_index_key("abcdef123456")) == {
+        "job_id": "job-batch",
+        "part": 0,
+    }
+    assert "_" not in jobs.batch_job_name("a_b", 0) and jobs.client_request_token("x", 0).startswith(
+        "docagent-"
+    )
+    assert jobs.client_request_token("x", 0) != jobs.client_request_token("x", 1)  # one batch job a part
+    assert len(jobs.batch_job_name("j" * 80, 99_999)) <= 63  # Bedrock's longest job name
 
 
 def test_wait_keeps_the_token_and_the_event_completes_it(job):
     finished_batch("job-batch", status="InProgress")
-    storage.put_json(storage.batch_jobs_index_key("abcdef123456"), {"job_id": "job-batch"})
+    storage.put_json(storage.batch_jobs_index_key("abcdef123456"), {"job_id": "job-batch", "part": 0})
     with Stubber(aws.bedrock_client()) as bedrock, Stubber(aws.stepfunctions_client()) as sfn:
         bedrock.add_response("get_model_invocation_job", _job("InProgress"), {"jobIdentifier": ARN})
         waiting = handler(
             {"action": "wait", "job_id": "job-batch", "task_token": "token-1"}, FakeLambdaContext()
         )
         assert waiting["status"] == "InProgress"
-        assert get_batch_job("job-batch").task_token == "token-1"  # type: ignore[union-attr]
+        assert get_batch_job("job-batch", 0).task_token == "token-1"  # type: ignore[union-attr]
         bedrock.add_response("get_model_invocation_job", _job("Completed"), {"jobIdentifier": ARN})
-        output = {"job_id": "job-batch", "status": "Completed", "job_arn": ARN, "message": None}
+        output = {"job_id": "job-batch", "part": 0, "status": "Completed", "job_arn": ARN, "message": None}
         sfn.add_response(
             "send_task_success",
             {},

@@ -15,8 +15,9 @@ from functions import aws, storage
 from functions.batch_inference import invocation_jobs as jobs
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.output_records import clear_caches, get_batch_job
-from functions.batch_inference.payloads import SubmitEvent, WaitEvent, WriteRecordEvent
-from functions.errors import BatchUnavailable, InjectedFault
+from functions.batch_inference.payloads import PlanEvent, SubmitEvent, WaitEvent, WriteRecordEvent
+from functions.batch_inference.plan import plan
+from functions.errors import BatchJobsInFlight, BatchUnavailable, InjectedFault
 from functions.payloads.job import FaultSpec, JobOptions
 from functions.settings import get_settings
 from tests.moto_state import build_once
@@ -27,9 +28,9 @@ ARN = "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abcdef123456"
 JOB = "job-batch-crash"
 # What the job's create call names; the rest of the request is tests/unit/test_batch_inference.py's.
 CREATE = {
-    "jobName": jobs.batch_job_name(JOB),
+    "jobName": jobs.batch_job_name(JOB, 0),
     "roleArn": ROLE,
-    "clientRequestToken": jobs.client_request_token(JOB),
+    "clientRequestToken": jobs.client_request_token(JOB, 0),
     "modelId": ANY,
     "modelInvocationType": "Converse",
     "inputDataConfig": ANY,
@@ -49,6 +50,7 @@ def written(cloud: None, env: pytest.MonkeyPatch, monkeypatch: pytest.MonkeyPatc
     def build() -> Any:
         seed_documents(3)
         prepared = prepare(JOB, options={"inference": "batch"})
+        plan(PlanEvent(job_id=JOB))
         for entry in items(prepared):
             write_record(WriteRecordEvent(job_id=JOB, options=prepared.options, document=entry))
         return prepared
@@ -71,14 +73,14 @@ def test_a_crash_after_the_create_records_nothing_and_the_redrive_gets_the_same_
             stub.add_response("create_model_invocation_job", {"jobArn": ARN}, CREATE)
         for retry in range(2):
             with pytest.raises(InjectedFault):
-                jobs.submit(SubmitEvent(job_id=JOB, document_count=3, options=options, retry_count=retry))
-            assert get_batch_job(JOB) is None  # nothing of the batch job is recorded
+                jobs.submit(SubmitEvent(job_id=JOB, options=options, retry_count=retry))
+            assert get_batch_job(JOB, 0) is None  # nothing of the batch job is recorded
         stub.add_response("create_model_invocation_job", {"jobArn": ARN}, CREATE)  # the same token again
-        redriven = jobs.submit(SubmitEvent(job_id=JOB, document_count=3, options=options, redrive_count=1))
-        again = jobs.submit(SubmitEvent(job_id=JOB, document_count=3, options=options, redrive_count=1))
+        redriven = jobs.submit(SubmitEvent(job_id=JOB, options=options, redrive_count=1))
+        again = jobs.submit(SubmitEvent(job_id=JOB, options=options, redrive_count=1))
         stub.assert_no_pending_responses()  # the record answers the last attempt: no fourth create
     assert redriven == again and redriven.job_arn == ARN and redriven.status == "Submitted"
-    assert storage.get_json(storage.batch_jobs_index_key("abcdef123456")) == {"job_id": JOB}
+    assert storage.get_json(storage.batch_jobs_index_key("abcdef123456")) == {"job_id": JOB, "part": 0}
 
 
 def test_a_refused_create_is_batch_unavailable(written):
@@ -90,7 +92,20 @@ def test_a_refused_create_is_batch_unavailable(written):
             http_status_code=400,
         )
         with pytest.raises(BatchUnavailable, match="ValidationException"):
-            jobs.submit(SubmitEvent(job_id=JOB, document_count=3))
+            jobs.submit(SubmitEvent(job_id=JOB))
+
+
+def test_a_create_refused_for_the_batch_jobs_in_flight_is_retried_not_sent_on_demand(written):
+    with Stubber(aws.bedrock_client()) as stub:
+        stub.add_client_error(
+            "create_model_invocation_job",
+            service_error_code="ServiceQuotaExceededException",
+            service_message="The number of requests exceeds the service quota. Resubmit your request later.",
+            http_status_code=400,
+        )
+        with pytest.raises(BatchJobsInFlight, match="ServiceQuotaExceededException"):
+            jobs.submit(SubmitEvent(job_id=JOB))
+    assert get_batch_job(JOB, 0) is None  # nothing created, nothing recorded: the retry submits it
 
 
 @pytest.mark.parametrize(("code", "status"), [("InternalServerException", 500), ("ThrottlingException", 429)])
@@ -100,8 +115,8 @@ def test_a_create_that_may_have_happened_or_was_throttled_fails_the_state_not_in
     with Stubber(aws.bedrock_client()) as stub:
         stub.add_client_error("create_model_invocation_job", service_error_code=code, http_status_code=status)
         with pytest.raises(ClientError) as raised:
-            jobs.submit(SubmitEvent(job_id=JOB, document_count=3))
-    assert not isinstance(raised.value.__cause__, BatchUnavailable) and get_batch_job(JOB) is None
+            jobs.submit(SubmitEvent(job_id=JOB))
+    assert not isinstance(raised.value.__cause__, BatchUnavailable) and get_batch_job(JOB, 0) is None
 
 
 def test_a_wait_without_a_batch_job_record_is_batch_unavailable(written):
@@ -123,11 +138,11 @@ def test_a_crash_after_the_wait_kept_its_token_and_the_redrive_waits_again_and_c
     }
     with Stubber(aws.bedrock_client()) as bedrock, Stubber(aws.stepfunctions_client()) as sfn:
         bedrock.add_response("create_model_invocation_job", {"jobArn": ARN}, CREATE)
-        jobs.submit(SubmitEvent(job_id=JOB, document_count=3))
+        jobs.submit(SubmitEvent(job_id=JOB))
         bedrock.add_response("get_model_invocation_job", ended, {"jobIdentifier": ARN})
         with pytest.raises(InjectedFault):  # the token is kept, its completion not sent
             jobs.wait(WaitEvent(job_id=JOB, task_token="killed", options=options))
-        assert get_batch_job(JOB).task_token == "killed"  # type: ignore[union-attr]
+        assert get_batch_job(JOB, 0).task_token == "killed"  # type: ignore[union-attr]
         bedrock.add_response("get_model_invocation_job", ended, {"jobIdentifier": ARN})
         sfn.add_response("send_task_success", {}, {"taskToken": "redriven", "output": ANY})
         waited = jobs.wait(WaitEvent(job_id=JOB, task_token="redriven", options=options, redrive_count=1))

@@ -15,7 +15,7 @@ import pytest
 from docagent.localcloud.bedrock import batch_api as bedrock_batch
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.converse_api import ModelFaults, parse_model_faults
-from functions.batch_inference.facts import BATCH_MIN_RECORDS
+from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
 from tests.support import BUCKET, wait_until
 
 
@@ -152,3 +152,18 @@ def test_the_api_routes(service):
         {"PATH_INFO": "/model-invocation-job/nope", "REQUEST_METHOD": "GET"}, lambda s, h: answers.append(s)
     )
     assert answers[-1].startswith("404") and "not found" in json.loads(missing[0])["message"]
+
+
+def test_a_job_over_the_records_per_job_fails_validation_as_bedrock_quota_says(service, monkeypatch):
+    assert service.records_limit() == BATCH_MAX_RECORDS  # Bedrock's default quota, unless lowered
+    monkeypatch.setenv("LOCAL_BATCH_MAX_RECORDS", "150")
+    assert service.records_limit() == 150
+    s3 = boto3.client("s3")
+    s3.put_object(Bucket=BUCKET, Key="in/a.jsonl", Body=records(100))
+    s3.put_object(Bucket=BUCKET, Key="in/b.jsonl", Body=records(51))  # 151 records across the job's files
+    _, over = service.create(request("over"))
+    job = ended(service, over["jobArn"])
+    assert job["status"] == "Failed" and "151 records, over the maximum of 150" in job["message"]
+    s3.delete_object(Bucket=BUCKET, Key="in/b.jsonl")
+    _, within = service.create(request("within"))
+    assert ended(service, within["jobArn"])["status"] == "Completed"  # 100 records: one job takes them

@@ -7,9 +7,12 @@ them (functions/batch_inference/facts.py): a repeated ``clientRequestToken`` ret
 input is
 every ``.jsonl`` under the input location in the local S3, each record answered by the local Bedrock's
 Converse (labels, recorded replies, its fault switches); the output is ``{file}.out`` per input file and
-``manifest.json.out`` under ``{output location}/{job id}/``; a job under the minimum of records fails
-validation. Each status change is a "Batch Inference Job State Change" event (source aws.bedrock) delivered
-to the deployed EventBridge rules' Lambda targets (invoked asynchronously, as EventBridge invokes them).
+``manifest.json.out`` under ``{output location}/{job id}/``; a job under the minimum of records, or over
+the records per job (``BATCH_MAX_RECORDS``, Bedrock's default quota; the environment variable
+``LOCAL_BATCH_MAX_RECORDS`` or ``BatchService.max_records`` lowers it for tests), or over the bytes per
+job, fails validation. Each status change is a "Batch Inference Job State Change" event (source aws.bedrock)
+delivered to the deployed EventBridge rules' Lambda targets (invoked asynchronously, as EventBridge invokes
+them).
 
 Fault switches (``ModelFaults``, ``docagent local model-faults`` / ``--model-faults``): ``batch_record_error``
 (a share of the records answered with an error line), ``batch_job`` (``failed``: the job fails;
@@ -35,6 +38,8 @@ import boto3
 
 from docagent.localcloud.stepfunctions.status_events import matching_targets
 from functions.batch_inference.facts import (
+    BATCH_MAX_JOB_BYTES,
+    BATCH_MAX_RECORDS,
     BATCH_MIN_RECORDS,
     EVENT_DETAIL_TYPE,
     EVENT_SOURCE,
@@ -113,6 +118,14 @@ class BatchService:
         self.lock = threading.Lock()
         self.jobs: dict[str, LocalBatchJob] = {}
         self._converse, self._faults, self._draw = converse, faults, draw
+        # The records per job this service allows (None: LOCAL_BATCH_MAX_RECORDS, else Bedrock's default).
+        self.max_records: int | None = None
+
+    def records_limit(self) -> int:
+        """Records per batch job, as the account's quota "Records per batch inference job" sets it."""
+        if self.max_records is not None:
+            return self.max_records
+        return int(os.environ.get("LOCAL_BATCH_MAX_RECORDS") or BATCH_MAX_RECORDS)
 
     def reset(self) -> None:
         """Stops every job and waits for its thread: nothing of a job runs on after the service is reset."""
@@ -218,12 +231,11 @@ class BatchService:
         faults = self._faults()
         s3 = _s3()
         self._move(job, "Validating")
-        files = _input_files(s3, job.input_uri)
+        files, volume = _input_files(s3, job.input_uri)
         records = [(key, line) for key, lines in files.items() for line in lines]
-        if len(records) < BATCH_MIN_RECORDS:
-            self._move(
-                job, "Failed", f"the job has {len(records)} records, under the minimum of {BATCH_MIN_RECORDS}"
-            )
+        refusal = self._invalid(len(records), volume)
+        if refusal is not None:
+            self._move(job, "Failed", refusal)
             return
         self._move(job, "Scheduled")
         if faults.batch_job == "expired":
@@ -239,6 +251,16 @@ class BatchService:
             return
         self._answer(job, s3, files, faults)
         self._move(job, "Completed")
+
+    def _invalid(self, records: int, volume: int) -> str | None:
+        """Why validation fails the job (the quotas of functions/batch_inference/facts.py), or None."""
+        if records < BATCH_MIN_RECORDS:
+            return f"the job has {records} records, under the minimum of {BATCH_MIN_RECORDS}"
+        if records > self.records_limit():
+            return f"the job has {records} records, over the maximum of {self.records_limit()} per batch job"
+        if volume > BATCH_MAX_JOB_BYTES:
+            return f"the job's input files hold {volume} bytes, over the maximum of {BATCH_MAX_JOB_BYTES}"
+        return None
 
     def _answer(
         self, job: LocalBatchJob, s3: Any, files: dict[str, list[dict[str, Any]]], faults: Any
@@ -314,18 +336,20 @@ def _client(service: str) -> Any:
     )
 
 
-def _input_files(s3: Any, uri: str) -> dict[str, list[dict[str, Any]]]:
-    """Every ``.jsonl`` file under the input location (or the one file it names), its records in order."""
+def _input_files(s3: Any, uri: str) -> tuple[dict[str, list[dict[str, Any]]], int]:
+    """Every ``.jsonl`` file under the input location (or the one file it names), its records in order, and
+    the files' bytes."""
     bucket, prefix = _split(uri)
     keys = [prefix] if prefix.endswith(".jsonl") else []
     if not keys:
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
             keys += [o["Key"] for o in page.get("Contents", []) if o["Key"].endswith(".jsonl")]
-    files = {}
+    files, volume = {}, 0
     for key in keys:
-        text = s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
-        files[key] = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return files
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        volume += len(body)
+        files[key] = [json.loads(line) for line in body.decode("utf-8").splitlines() if line.strip()]
+    return files, volume
 
 
 def state_change_event(job: LocalBatchJob) -> dict[str, Any]:
