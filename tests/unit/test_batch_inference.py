@@ -279,6 +279,7 @@ def test_the_batch_job_of_a_definition_naming_two_models_runs_the_cheap_one(clou
         options={"inference": "batch"},
         definition=bundle.model_copy(update={"definition": definition}),
     )
+    plan(PlanEvent(job_id=prepared.job_id))
     write_all(prepared, items(prepared))
     monkeypatch.setattr(jobs, "BATCH_MIN_RECORDS", 1)
     with Stubber(aws.bedrock_client()) as stub:
@@ -287,7 +288,7 @@ def test_the_batch_job_of_a_definition_naming_two_models_runs_the_cheap_one(clou
         )
         asked |= dict.fromkeys(("outputDataConfig", "timeoutDurationInHours", "tags"), ANY)
         stub.add_response("create_model_invocation_job", {"jobArn": ARN}, {**asked, "modelId": cheap})
-        jobs.submit(SubmitEvent(job_id="job-batch-cascade", document_count=2))
+        jobs.submit(SubmitEvent(job_id="job-batch-cascade"))
         stub.assert_no_pending_responses()
-    record = get_batch_job("job-batch-cascade")
+    record = get_batch_job("job-batch-cascade", 0)
     assert record is not None and record.model_id == cheap != prepared.versions.model_id

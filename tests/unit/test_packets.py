@@ -234,7 +234,7 @@ def test_a_definition_whose_every_class_splits_is_refused() -> None:
 
 def test_a_packets_calls_are_made_on_demand_never_answered_by_a_whole_documents_batch_record() -> None:
     inner = PageReader()
-    assert on_demand(BatchReplies(inner, "job-packets", "a-packet.pdf")) is inner
+    assert on_demand(BatchReplies(inner, "job-packets", 0, "a-packet.pdf")) is inner
     assert on_demand(inner) is inner
 
 
