@@ -24,6 +24,8 @@ SAME_MEANING = {
     "spend": "a job's model spend: priced (functions/), shown and budgeted by the operator (operations/)",
     "evidence": "a field's evidence (quote, page): its model (payloads/), asked for and read in a reply "
     "(inference/), given by the local model (localcloud/bedrock/)",
+    "cascade": "a definition's cheap model first, then the strong one: run (functions/inference/), measured "
+    "against the strong model alone (docagent/evaluation/)",
 }
 
 
