@@ -34,17 +34,22 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   CreateStateMachine's refusals (StateMachineAlreadyExists, logging, EXPRESS callbacks), StartTime as text.
   Test: integration/test_sfn_cli.py. Belongs in moto: yes.
 - validation.py: definitions validated; ValidateStateMachineDefinition; each parse keeps its own
-  QueryLanguage scopes (``Preprocessor``). Test: integration/test_sfn_cli.py,
-  integration/test_sfn_parser_isolation.py. Belongs in moto: yes.
-- jsonata.py: the JSONata evaluator and the Step Functions functions.
-  Test: unit/test_jsonata.py, integration/test_sfn_cli.py. Belongs in moto: yes.
+  QueryLanguage scopes (``Preprocessor``).
+  Test: integration/test_sfn_cli.py, integration/test_sfn_parser_isolation.py. Belongs in moto: yes.
+- jsonata.py: the JSONata evaluator and the Step Functions functions; jsonata_location.py: the field
+  path (``Output/result``) AWS names in a failed expression's cause and ``EvaluationFailed`` event.
+  Test: unit/test_jsonata.py, integration/test_sfn_cli.py, integration/test_sfn_integrations.py.
+  Belongs in moto: yes.
+- assign_strings.py: an Assign string's escapes decoded; assignedVariables as JSON text.
+  Test: integration/test_sfn_jsonata_errors.py. Belongs in moto: yes.
 - heartbeat.py: a heartbeat timeout is ``States.HeartbeatTimeout`` (and ``States.Timeout`` matches it);
   ``HeartbeatEndpoint`` (here): HeartbeatSeconds scaled by ``--time-scale``.
   Test: integration/test_heartbeat.py. Belongs in moto: yes (the name), no (the scale).
 - mock_config.py: Step Functions Local mock files, one counter per state.
   Test: unit/test_mock_config.py, integration/test_sfn_local_suite.py. Belongs in moto: yes.
 - runtime_errors.py: a Map's items that are not an array printed as JSON; a JSONata Wait Timestamp that is
-  not one is States.QueryEvaluationError. Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
+  not one is States.QueryEvaluationError in AWS's words; every States.QueryEvaluationError recorded as an
+  EvaluationFailed event. Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - sdk_integration.py: AWS SDK and Step Functions integrations translate requests and results by
   botocore's model (``StateMachineArn``, ``s3:getObject``'s Body); errors named as AWS names them
   (``S3.NoSuchBucketException``).
@@ -102,12 +107,14 @@ from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
 from docagent.localcloud.stepfunctions import api_coverage as sfn_api
 from docagent.localcloud.stepfunctions import (
+    assign_strings,
     distributed_map,
     executions,
     heartbeat,
     history,
     item_reader,
     json_paths,
+    jsonata_location,
     map_children,
     mock_config,
     runtime_errors,
@@ -343,6 +350,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         executions.install()
         validation.install()
         jsonata.install()
+        jsonata_location.install()
+        assign_strings.install()
         json_paths.install()
         mock_config.install()
         test_state.install()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import aws_cli
+from tests.integration.conftest import aws_cli, run_to_end
 
 pytestmark = pytest.mark.integration
 
@@ -25,17 +25,8 @@ CHILD = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
 
 
 def _run(aws: Any, state: dict[str, Any], payload: Any = None, language: str = "JSONPath") -> dict[str, Any]:
-    sfn = aws("stepfunctions")
     machine = {"QueryLanguage": language, "StartAt": "T", "States": {"T": {**state, "End": True}}}
-    arn = sfn.create_state_machine(
-        name=f"integ-{uuid.uuid4().hex[:8]}", definition=json.dumps(machine), roleArn=ROLE
-    )["stateMachineArn"]
-    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps(payload or {}))["executionArn"]
-    deadline = time.monotonic() + 60
-    while (described := sfn.describe_execution(executionArn=execution))["status"] == "RUNNING":
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    return described  # type: ignore[no-any-return]
+    return run_to_end(aws, machine, payload)[0]
 
 
 @pytest.fixture(scope="module")
@@ -103,9 +94,14 @@ def test_a_map_over_a_value_that_is_not_an_array_prints_it(aws: Any) -> None:
 
 
 def test_a_jsonata_wait_timestamp_that_is_not_one_is_a_query_evaluation_error(aws: Any) -> None:
+    """AWS's words as recorded on AWS (LocalStack's AWS-validated snapshot scenarios/test_base_scenarios
+    ``test_wait_timestamp_jsonata``, read 2026-12-04)."""
     done = _run(aws, {"Type": "Wait", "Timestamp": "{% $states.input.when %}"}, {"when": "soon"}, "JSONata")
     assert (done["status"], done["error"]) == ("FAILED", "States.QueryEvaluationError")
-    assert '"soon"' in done["cause"]
+    assert done["cause"] == (
+        "An error occurred while executing the state 'T' (entered at the event id #2). The Timestamp field "
+        "cannot be parsed as an ISO-8601 extended offset date-time format string: soon"
+    )
 
 
 def test_list_executions_redrive_filter_through_the_cli(aws: Any, cloud: Any) -> None:
