@@ -86,14 +86,17 @@ def _partition(array: Any, size: Any) -> list[Any]:
     return [items[start : start + chunk] for start in range(0, len(items), chunk)]
 
 
-def _range(start: Any, end: Any, step: Any) -> list[Any]:
+def _range(start: Any, end: Any, step: Any) -> Any:
+    """The numbers from start to end by step; one number alone is that number, not an array (a JSONata
+    sequence of one: AWS answers ``$range(1, 9, 9)`` with ``1``, as recorded on AWS in LocalStack's
+    AWS-validated snapshot intrinsic_functions/test_array_jsonata ``test_array_range``, read 2026-12-04)."""
     if not all(isinstance(value, (int, float)) for value in (start, end, step)) or step == 0:
         raise QueryEvaluationError("$range: start, end and a non-zero step must be numbers")
     values, current = [], start
     while (step > 0 and current <= end) or (step < 0 and current >= end):
         values.append(current)
         current += step
-    return values
+    return values[0] if len(values) == 1 else values
 
 
 def _hash(value: Any, algorithm: Any) -> str:
