@@ -170,6 +170,33 @@ def test_max_items_per_batch_from_jsonata_and_from_a_variable(aws: Any) -> None:
     assert json.loads(described["output"]) == [{"Items": [1, 2, 3]}, {"Items": [4]}]
 
 
+def test_an_item_batcher_from_jsonata_over_an_item_reader(aws: Any) -> None:
+    """AWS's run as recorded on AWS (LocalStack's AWS-validated snapshot scenarios/test_base_scenarios
+    ``test_map_item_batching_base_json_max_per_batch_jsonata``, read 2026-12-04): MaxItemsPerBatch and
+    MaxInputBytesPerBatch from the input, the reader's MaxItems, a BatchInput template; each batch is
+    ``{"BatchInput": ..., "Items": [...]}`` in that order."""
+    bucket = f"integ-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket)
+    items = [{"verdict": verdict} for verdict in ("true", "false", "mostly-true")]
+    aws("s3").put_object(Bucket=bucket, Key="file.json", Body=json.dumps(items).encode())
+    reader = {
+        "ReaderConfig": {"InputType": "JSON", "MaxItems": 2},
+        "Resource": "arn:aws:states:::s3:getObject",
+        "Arguments": {"Bucket": "{% $states.input.Bucket %}", "Key": "{% $states.input.Key %}"},
+    }
+    batcher = {"MaxItemsPerBatch": "{% $states.input.MaxItemsPerBatch %}",
+               "MaxInputBytesPerBatch": "{% $states.input.MaxInputBytesPerBatch %}",
+               "BatchInput": {"Source": "{% $states.input.Key %}"}}  # fmt: skip
+    state = {"Type": "Map", "ItemReader": reader, "ItemBatcher": batcher,
+             "ItemProcessor": {**PASS_THROUGH, "ProcessorConfig": DISTRIBUTED}}  # fmt: skip
+    given = {"Bucket": bucket, "Key": "file.json", "MaxItemsPerBatch": 2, "MaxInputBytesPerBatch": 150_000}
+    done = _run(aws, state, given, "JSONata")
+    assert done["status"] == "SUCCEEDED", done.get("cause")
+    batches = json.loads(done["output"])
+    assert batches == [{"BatchInput": {"Source": "file.json"}, "Items": items[:2]}]
+    assert list(batches[0]) == ["BatchInput", "Items"]
+
+
 def test_the_context_objects_times_are_in_milliseconds_with_z(aws: Any) -> None:
     """Developer guide "Accessing execution data from the Context object": "EnteredTime":
     "2019-03-26T20:14:13.192Z" (as StartTime)."""
