@@ -40,7 +40,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   path (``Output/result``) AWS names in a failed expression's cause and ``EvaluationFailed`` event.
   Test: unit/test_jsonata.py, integration/test_sfn_cli.py, integration/test_sfn_integrations.py.
   Belongs in moto: yes.
-- assign_strings.py: an Assign string's escapes decoded; assignedVariables as JSON text.
+- assign.py: an Assign string's escapes decoded; assignedVariables as JSON text; assignments take effect
+  when the state leaves.
   Test: integration/test_sfn_jsonata_errors.py. Belongs in moto: yes.
 - heartbeat.py: a heartbeat timeout is ``States.HeartbeatTimeout`` (and ``States.Timeout`` matches it);
   ``HeartbeatEndpoint`` (here): HeartbeatSeconds scaled by ``--time-scale``.
@@ -107,7 +108,7 @@ from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
 from docagent.localcloud.stepfunctions import api_coverage as sfn_api
 from docagent.localcloud.stepfunctions import (
-    assign_strings,
+    assign,
     distributed_map,
     executions,
     heartbeat,
@@ -351,7 +352,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         validation.install()
         jsonata.install()
         jsonata_location.install()
-        assign_strings.install()
+        assign.install()
         json_paths.install()
         mock_config.install()
         test_state.install()

@@ -13,6 +13,7 @@ field in the state in which the evaluation error occurred")."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -167,3 +168,35 @@ def test_an_assigned_string_keeps_its_escapes_decoded(aws: Any) -> None:
     assert (done["status"], done["output"]) == ("SUCCEEDED", "true")
     (exited, *_) = [event for event in events if event["type"] == "PassStateExited"]
     assert exited["stateExitedEventDetails"]["assignedVariables"] == {"var": '"\\""'}
+
+
+def test_a_states_assignments_take_effect_when_it_leaves(aws: Any) -> None:
+    """AWS's run of LocalStack's AWS-validated ``test_state_assign_evaluation_order``
+    (assign/test_assign_base, read 2026-12-04): InputPath and OutputPath of the state that assigns
+    ``answer`` read its earlier value."""
+    machine = {
+        "StartAt": "State0",
+        "States": {
+            "State0": {"Type": "Pass", "Result": {"theQuestion": "What is the answer?"},
+                       "Assign": {"question.$": "$.theQuestion", "answer": 42}, "Next": "State1"},
+            "State1": {"Type": "Pass", "InputPath": "$answer", "ResultPath": "$.theAnswer",
+                       "OutputPath": "$answer", "Assign": {"answer": "<omitted>"}, "End": True},
+        },
+    }  # fmt: skip
+    done, events = run_to_end(aws, machine)
+    assert (done["status"], done["output"]) == ("SUCCEEDED", "42")
+    exited = [event["stateExitedEventDetails"] for event in events if event["type"] == "PassStateExited"]
+    assert exited[-1]["assignedVariables"] == {"answer": '"<omitted>"'}
+
+
+def test_a_jsonata_output_reads_the_variables_as_entered_unconfirmed(aws: Any) -> None:
+    """The recorded rule above, in a JSONata state (no AWS recording of this one: unconfirmed): Output and
+    Assign both see ``$x`` as it was (1); the next state sees 2."""
+    machine = _jsonata({"A": {"Type": "Pass", "Assign": {"x": 1}, "Next": "B"},
+                        "B": {"Type": "Pass", "Assign": {"x": "{% $x + 1 %}"}, "Output": {"seen": "{% $x %}"},
+                              "Next": "C"},
+                        "C": {"Type": "Pass", "End": True,
+                              "Output": {"before": "{% $states.input.seen %}", "now": "{% $x %}"}}},
+                       start="A")  # fmt: skip
+    done, _ = run_to_end(aws, machine)
+    assert json.loads(done["output"]) == {"before": 1, "now": 2}
