@@ -69,6 +69,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_error_lookup.py. Belongs in moto: yes.
 - flask_form_helper.py: no class made per request by Flask's debug-mode form aid (moto runs debug apps).
   Test: localcloud/test_flask_form_helper.py. Belongs in moto: yes (debug mode off).
+- secret_names.py: CreateSecret refuses a name Secrets Manager refuses (ValidationException, AWS's words).
+  Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
   Test: localcloud/test_action_lookup.py. Belongs in moto: yes.
 """
@@ -101,7 +103,7 @@ from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import action_lookup, error_lookup, flask_form_helper
+from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
 from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
 from docagent.localcloud.lambdas.zygote import share_sdk_data
 from docagent.localcloud.s3 import key_index as s3_key_index
@@ -366,6 +368,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         error_lookup.install()
         flask_form_helper.install()
         action_lookup.install()
+        secret_names.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

@@ -86,6 +86,36 @@ def test_a_service_error_keeps_the_services_casing(
     assert f"(Service: {service}, Status Code: " in done["cause"]
 
 
+def test_an_invalid_secret_name_is_the_clients_base_exception(aws: Any) -> None:
+    """As recorded on AWS (LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
+    ``test_invalid_secret_name``, read 2026-12-04): a ValidationException, which the service's model does not
+    declare, is the SDK client's base exception; the name rule is API reference "CreateSecret"'s."""
+    catch = [{"ErrorEquals": ["States.TaskFailed"], "ResultPath": "$.TaskFailedError", "Next": "Handler"}]
+    machine = {"StartAt": "CreateSecret", "States": {
+        "CreateSecret": {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:secretsmanager:createSecret",
+                         "Parameters": {"Name.$": "$.Name", "SecretString.$": "$.SecretString"},
+                         "Catch": catch, "End": True},
+        "Handler": {"Type": "Pass", "End": True}}}  # fmt: skip
+    done, _ = run_to_end(aws, machine, {"Name": "Invalid Name", "SecretString": "HelloWorld"})
+    failed = json.loads(done["output"])["TaskFailedError"]
+    assert failed["Error"] == "SecretsManager.SecretsManagerException"
+    assert failed["Cause"].startswith(
+        "Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: "
+        "-/_+=.@! (Service: SecretsManager, Status Code: 400, Request ID: "
+    )
+
+
+def test_a_request_without_a_required_member(aws: Any) -> None:
+    """As recorded on AWS (the same snapshot, ``test_dynamodb_invalid_param``): putItem without an Item."""
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:dynamodb:putItem",
+                      "Parameters": {"TableName": "integ-no-table"}})  # fmt: skip
+    assert (done["status"], done["error"]) == ("FAILED", "DynamoDb.DynamoDbException")
+    assert done["cause"].startswith(
+        "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be "
+        "null (Service: DynamoDb, Status Code: 400, Request ID: "
+    )
+
+
 def test_a_map_over_a_value_that_is_not_an_array_prints_it(aws: Any) -> None:
     processor = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
     done = _run(aws, {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor}, {"items": {"a": 1}})

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import functools
 import re
+import uuid
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -38,6 +39,7 @@ from moto.stepfunctions.parser.utils import camel_to_snake_case
 
 from docagent.localcloud.stepfunctions import resources
 
+_NOT_NULL = "Member must not be null"
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+[A-Za-z]*")
 
 
@@ -82,6 +84,27 @@ def _normalise_parameters(
     )
     if found is not None and found.input_shape is not None:
         self._to_boto_request(parameters, found.input_shape)
+        _refuse_missing_members(found, parameters)
+
+
+def _refuse_missing_members(found: OperationModel, parameters: dict[str, Any]) -> None:
+    """A request without a member its API requires, refused as the service refuses it: ValidationException
+    "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be
+    null" (as recorded on AWS in LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
+    ``test_dynamodb_invalid_param``, read 2026-12-04; the member named with a lower-case first letter).
+    The task's client does not validate requests, and moto answered such a putItem with HTTP 500."""
+    required = found.input_shape.required_members if found.input_shape is not None else []
+    missing = [name for name in required if parameters.get(name) is None]
+    if not missing:
+        return
+    errors = [f"Value null at '{name[:1].lower()}{name[1:]}' failed to satisfy constraint: {_NOT_NULL}"
+              for name in missing]  # fmt: skip
+    count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected"
+    response: Any = {
+        "Error": {"Code": "ValidationException", "Message": f"{count}: {'; '.join(errors)}"},
+        "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": uuid.uuid4().hex.upper()},
+    }
+    raise ClientError(response, found.name)
 
 
 def _normalise_response(
@@ -112,10 +135,14 @@ def _timestamps_as_text(value: Any) -> None:
 
 
 def _exception_name(norm_service_name: str, ex: Exception) -> str:
-    """``S3.NoSuchBucketException``: botocore's modelled error class, or the code of an unmodelled one."""
+    """``S3.NoSuchBucketException`` for an error the service's model declares (botocore raised its class);
+    an error code the model does not declare is the SDK client's base exception,
+    ``SecretsManager.SecretsManagerException`` for a ValidationException, ``DynamoDb.DynamoDbException``
+    (as recorded on AWS in LocalStack's AWS-validated snapshot error_handling/test_aws_sdk, read
+    2026-12-04: an invalid secret name, a DynamoDB putItem without an item)."""
     name = type(ex).__name__
     if name == "ClientError" and isinstance(ex, ClientError):
-        name = str(ex.response["Error"]["Code"])
+        name = norm_service_name
     return (
         f"{norm_service_name}.{name}"
         if name.endswith("Exception")
