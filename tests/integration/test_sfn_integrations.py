@@ -86,6 +86,22 @@ def test_a_service_error_keeps_the_services_casing(
     assert f"(Service: {service}, Status Code: " in done["cause"]
 
 
+def test_an_s3_errors_cause_names_both_request_ids(aws: Any) -> None:
+    """As recorded on AWS (LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
+    ``test_s3_no_such_key``, read 2026-12-04): "The specified key does not exist. (Service: S3, Status Code:
+    404, Request ID: ..., Extended Request ID: ...)"."""
+    bucket = f"integ-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket)
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:s3:getObject",
+                      "Parameters": {"Bucket": bucket, "Key": "no_such_key.json"}})  # fmt: skip
+    assert (done["status"], done["error"]) == ("FAILED", "S3.NoSuchKeyException")
+    pattern = (
+        r"The specified key does not exist\. "
+        r"\(Service: S3, Status Code: 404, Request ID: \S+, Extended Request ID: \S+\)"
+    )
+    assert re.fullmatch(pattern, done["cause"]), done["cause"]
+
+
 def test_an_invalid_secret_name_is_the_clients_base_exception(aws: Any) -> None:
     """As recorded on AWS (LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
     ``test_invalid_secret_name``, read 2026-12-04): a ValidationException, which the service's model does not
