@@ -65,6 +65,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_item_reader.py. Belongs in moto: yes.
 - s3_key_index.py: S3 listings by prefix cost what the prefix holds, not the whole bucket (sorted key index).
   Test: localcloud/test_s3_key_index.py. Belongs in moto: yes.
+- s3/default_encryption.py: every new object is SSE-S3 encrypted (``AES256``) unless asked otherwise.
+  Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - error_lookup.py: a service's table of error shapes built once, not for every error answered.
   Test: localcloud/test_error_lookup.py. Belongs in moto: yes.
 - flask_form_helper.py: no class made per request by Flask's debug-mode form aid (moto runs debug apps).
@@ -106,6 +108,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
 from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
 from docagent.localcloud.lambdas.zygote import share_sdk_data
+from docagent.localcloud.s3 import default_encryption as s3_default_encryption
 from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
 from docagent.localcloud.stepfunctions import api_coverage as sfn_api
@@ -365,6 +368,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         heartbeat.install()
         s3_listing.install()
         s3_key_index.install()
+        s3_default_encryption.install()
         error_lookup.install()
         flask_form_helper.install()
         action_lookup.install()

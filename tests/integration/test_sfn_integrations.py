@@ -86,6 +86,26 @@ def test_a_service_error_keeps_the_services_casing(
     assert f"(Service: {service}, Status Code: " in done["cause"]
 
 
+def test_s3_put_object_answers_as_aws_does(aws: Any) -> None:
+    """As recorded on AWS (LocalStack's AWS-validated snapshot services/test_aws_sdk_task_service
+    ``test_s3_put_object``, read 2026-12-04): the result's members keep the model's spelling
+    (``ChecksumCRC32``) and the object is SSE-S3 encrypted by default (S3 User Guide "Using server-side
+    encryption with Amazon S3 managed keys (SSE-S3)": every new upload since 2023-01-05)."""
+    bucket = f"integ-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket)
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:s3:putObject",
+                      "Parameters": {"Bucket": bucket, "Key": "file-key", "Body.$": "$.Body"}},
+                {"Body": {"Dict": "Value"}})  # fmt: skip
+    assert done["status"] == "SUCCEEDED", done.get("cause")
+    output = json.loads(done["output"])
+    assert (output["ETag"], output["ServerSideEncryption"]) == (
+        '"49e31cee5aec8faf3345893addb14346"',
+        "AES256",
+    )
+    assert "ChecksumCRC32" in output and "ChecksumCrc32" not in output
+    assert aws("s3").head_object(Bucket=bucket, Key="file-key")["ServerSideEncryption"] == "AES256"
+
+
 def test_an_s3_errors_cause_names_both_request_ids(aws: Any) -> None:
     """As recorded on AWS (LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
     ``test_s3_no_such_key``, read 2026-12-04): "The specified key does not exist. (Service: S3, Status Code:

@@ -85,7 +85,20 @@ def _normalise_parameters(
     )
     if found is not None and found.input_shape is not None:
         self._to_boto_request(parameters, found.input_shape)
-        _refuse_missing_members(found, parameters)
+
+
+def _calling(original: Any) -> Any:
+    """The service call, after the request's required members are checked (not for a mocked task, which
+    calls nothing)."""
+
+    def eval_service_task(self: StateTaskService, env: Any, resource_runtime_part: Any,
+                          normalised_parameters: dict[str, Any], state_credentials: Any) -> Any:  # fmt: skip
+        found = operation(self._get_boto_service_name(), self._get_boto_service_action())
+        if found is not None:
+            _refuse_missing_members(found, normalised_parameters)
+        return original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
+
+    return eval_service_task
 
 
 def _refuse_missing_members(found: OperationModel, parameters: dict[str, Any]) -> None:
@@ -167,6 +180,9 @@ _original_from_error = StateTaskServiceAwsSdk._from_error
 
 
 def install() -> None:
+    for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn):
+        task._eval_service_task = _calling(task._eval_service_task)  # type: ignore[method-assign]
+    StateTaskService._to_sfn_cased = staticmethod(resources.sfn_cased)  # type: ignore[method-assign,assignment]
     StateTaskServiceAwsSdk._from_error = _from_error  # type: ignore[method-assign]
     StateTaskService._normalise_parameters = _normalise_parameters  # type: ignore[method-assign]
     StateTaskService._normalise_response = _normalise_response  # type: ignore[method-assign]
