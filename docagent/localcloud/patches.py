@@ -311,6 +311,10 @@ def _cached_client(region: str, service: str, port: int) -> Any:
             endpoint_url=f"http://127.0.0.1:{port}",
             config=Config(
                 parameter_validation=False,
+                # Step Functions' SDK asks S3 for no checksum on reads: an aws-sdk s3:getObject result has
+                # none (LocalStack's AWS-validated snapshot services/test_aws_sdk_task_service
+                # test_s3_get_object, read 2026-12-04); botocore's default asks for one.
+                response_checksum_validation="when_required",
                 retries={"max_attempts": 0, "total_max_attempts": 1},
                 max_pool_connections=64,
                 connect_timeout=TimeoutSeconds.DEFAULT_TIMEOUT_SECONDS,

@@ -51,6 +51,9 @@ def test_a_task_starts_another_state_machine(aws: Any, child: str, resource: str
 
 
 def test_s3_get_object_returns_its_body(aws: Any) -> None:
+    """AWS's members, as recorded on AWS (LocalStack's AWS-validated snapshot services/
+    test_aws_sdk_task_service ``test_s3_get_object``, read 2026-12-04): AcceptRanges, ContentLength,
+    ContentType, ETag, LastModified, Metadata, ServerSideEncryption, Body; no checksum."""
     bucket = f"integ-{uuid.uuid4().hex[:8]}"
     aws("s3").create_bucket(Bucket=bucket)
     aws("s3").put_object(Bucket=bucket, Key="note.txt", Body=b"hello")
@@ -59,6 +62,9 @@ def test_s3_get_object_returns_its_body(aws: Any) -> None:
     assert done["status"] == "SUCCEEDED", done.get("cause")
     output = json.loads(done["output"])
     assert (output["Body"], output["ContentLength"]) == ("hello", 5)
+    expected = {"AcceptRanges", "Body", "ContentLength", "ContentType", "ETag", "LastModified", "Metadata",
+                "ServerSideEncryption"}  # fmt: skip
+    assert set(output) == expected, output
 
 
 @pytest.mark.parametrize(
