@@ -34,17 +34,23 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   CreateStateMachine's refusals (StateMachineAlreadyExists, logging, EXPRESS callbacks), StartTime as text.
   Test: integration/test_sfn_cli.py. Belongs in moto: yes.
 - validation.py: definitions validated; ValidateStateMachineDefinition; each parse keeps its own
-  QueryLanguage scopes (``Preprocessor``). Test: integration/test_sfn_cli.py,
-  integration/test_sfn_parser_isolation.py. Belongs in moto: yes.
-- jsonata.py: the JSONata evaluator and the Step Functions functions.
-  Test: unit/test_jsonata.py, integration/test_sfn_cli.py. Belongs in moto: yes.
+  QueryLanguage scopes (``Preprocessor``).
+  Test: integration/test_sfn_cli.py, integration/test_sfn_parser_isolation.py. Belongs in moto: yes.
+- jsonata.py: the JSONata evaluator and the Step Functions functions; jsonata_location.py: the field
+  path (``Output/result``) AWS names in a failed expression's cause and ``EvaluationFailed`` event.
+  Test: unit/test_jsonata.py, integration/test_sfn_cli.py, integration/test_sfn_integrations.py.
+  Belongs in moto: yes.
+- assign.py: an Assign string's escapes decoded; assignedVariables as JSON text; assignments take effect
+  when the state leaves.
+  Test: integration/test_sfn_jsonata_errors.py. Belongs in moto: yes.
 - heartbeat.py: a heartbeat timeout is ``States.HeartbeatTimeout`` (and ``States.Timeout`` matches it);
   ``HeartbeatEndpoint`` (here): HeartbeatSeconds scaled by ``--time-scale``.
   Test: integration/test_heartbeat.py. Belongs in moto: yes (the name), no (the scale).
 - mock_config.py: Step Functions Local mock files, one counter per state.
   Test: unit/test_mock_config.py, integration/test_sfn_local_suite.py. Belongs in moto: yes.
 - runtime_errors.py: a Map's items that are not an array printed as JSON; a JSONata Wait Timestamp that is
-  not one is States.QueryEvaluationError. Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
+  not one is States.QueryEvaluationError in AWS's words; every States.QueryEvaluationError recorded as an
+  EvaluationFailed event. Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - sdk_integration.py: AWS SDK and Step Functions integrations translate requests and results by
   botocore's model (``StateMachineArn``, ``s3:getObject``'s Body); errors named as AWS names them
   (``S3.NoSuchBucketException``).
@@ -59,10 +65,14 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_item_reader.py. Belongs in moto: yes.
 - s3_key_index.py: S3 listings by prefix cost what the prefix holds, not the whole bucket (sorted key index).
   Test: localcloud/test_s3_key_index.py. Belongs in moto: yes.
+- s3/default_encryption.py: every new object is SSE-S3 encrypted (``AES256``) unless asked otherwise.
+  Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - error_lookup.py: a service's table of error shapes built once, not for every error answered.
   Test: localcloud/test_error_lookup.py. Belongs in moto: yes.
 - flask_form_helper.py: no class made per request by Flask's debug-mode form aid (moto runs debug apps).
   Test: localcloud/test_flask_form_helper.py. Belongs in moto: yes (debug mode off).
+- secret_names.py: CreateSecret refuses a name Secrets Manager refuses (ValidationException, AWS's words).
+  Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
   Test: localcloud/test_action_lookup.py. Belongs in moto: yes.
 """
@@ -95,19 +105,22 @@ from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import action_lookup, error_lookup, flask_form_helper
+from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
 from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
 from docagent.localcloud.lambdas.zygote import share_sdk_data
+from docagent.localcloud.s3 import default_encryption as s3_default_encryption
 from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
 from docagent.localcloud.stepfunctions import api_coverage as sfn_api
 from docagent.localcloud.stepfunctions import (
+    assign,
     distributed_map,
     executions,
     heartbeat,
     history,
     item_reader,
     json_paths,
+    jsonata_location,
     map_children,
     mock_config,
     runtime_errors,
@@ -298,6 +311,10 @@ def _cached_client(region: str, service: str, port: int) -> Any:
             endpoint_url=f"http://127.0.0.1:{port}",
             config=Config(
                 parameter_validation=False,
+                # Step Functions' SDK asks S3 for no checksum on reads: an aws-sdk s3:getObject result has
+                # none (LocalStack's AWS-validated snapshot services/test_aws_sdk_task_service
+                # test_s3_get_object, read 2026-12-04); botocore's default asks for one.
+                response_checksum_validation="when_required",
                 retries={"max_attempts": 0, "total_max_attempts": 1},
                 max_pool_connections=64,
                 connect_timeout=TimeoutSeconds.DEFAULT_TIMEOUT_SECONDS,
@@ -343,6 +360,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         executions.install()
         validation.install()
         jsonata.install()
+        jsonata_location.install()
+        assign.install()
         json_paths.install()
         mock_config.install()
         test_state.install()
@@ -353,9 +372,11 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         heartbeat.install()
         s3_listing.install()
         s3_key_index.install()
+        s3_default_encryption.install()
         error_lookup.install()
         flask_form_helper.install()
         action_lookup.install()
+        secret_names.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

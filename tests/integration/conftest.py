@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+import uuid
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -169,3 +171,20 @@ def documents_dir(tmp_path: Path, customers: list[str]):
         return directory
 
     return write
+
+
+def run_to_end(aws: Any, machine: dict[str, Any], payload: Any = None) -> tuple[dict[str, Any], list[Any]]:
+    """Create ``machine`` (a definition) under a new name, run it with ``payload`` to its end; (the
+    execution as described, its history's events)."""
+    sfn = aws("stepfunctions")
+    arn = sfn.create_state_machine(
+        name=f"run-{uuid.uuid4().hex[:8]}",
+        definition=json.dumps(machine),
+        roleArn="arn:aws:iam::123456789012:role/local",
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps(payload or {}))["executionArn"]
+    deadline = time.monotonic() + 60
+    while (described := sfn.describe_execution(executionArn=execution))["status"] == "RUNNING":
+        assert time.monotonic() < deadline, f"{execution} still running"
+        time.sleep(0.05)
+    return described, sfn.get_execution_history(executionArn=execution)["events"]

@@ -124,3 +124,60 @@ def test_create_state_machine_refuses_what_aws_refuses(cloud: LocalCloud, aws: A
         in (refused.value.response["Error"]["Message"])
     )
     assert sfn.create_state_machine(name="create-standard", definition=json.dumps(callback), roleArn=role_arn)
+
+
+LOG_REFUSED = "Invalid Logging Configuration: "
+
+
+def test_a_logging_configuration_is_checked_as_aws_checks_it(
+    cloud: LocalCloud, aws: Any, role_arn: str
+) -> None:
+    """AWS's answers as recorded on AWS (LocalStack's AWS-validated snapshot stepfunctions/v2/
+    test_sfn_api_logs, read 2026-12-04), on create and update: a level other than OFF without a destination,
+    or two destinations, "Must specify exactly one Log Destination."; a log group that does not exist
+    "Log Destination not found."; a configuration without a level is OFF. API reference
+    "LoggingConfiguration" (2026-12-04): destinations "Limited to size 1. Required, if your log level is
+    not set to OFF"."""
+    sfn, logs = aws("stepfunctions"), aws("logs")
+    definition = json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}})
+    group_arns = []
+    for name in ("sfn-logs-a", "sfn-logs-b"):
+        logs.create_log_group(logGroupName=name)
+        group_arns.append(
+            next(g["arn"] for g in logs.describe_log_groups(logGroupNamePrefix=name)["logGroups"])
+        )
+    one, two = ({"cloudWatchLogsLogGroup": {"logGroupArn": arn}} for arn in group_arns)
+    missing = {
+        "cloudWatchLogsLogGroup": {"logGroupArn": group_arns[0].replace("sfn-logs-a", "sfn-logs-gone")}
+    }
+    refusals = [
+        ({"level": "ERROR"}, "Must specify exactly one Log Destination."),
+        ({"level": "ALL", "destinations": [one, two]}, "Must specify exactly one Log Destination."),
+        ({"level": "ALL", "destinations": [missing]}, "Log Destination not found."),
+    ]
+    for configuration, message in refusals:
+        with pytest.raises(ClientError) as refused:
+            sfn.create_state_machine(
+                name="logs-refused",
+                definition=definition,
+                roleArn=role_arn,
+                loggingConfiguration=configuration,
+            )
+        assert refused.value.response["Error"] == {
+            "Code": "InvalidLoggingConfiguration",
+            "Message": LOG_REFUSED + message,
+        }
+
+    arn = sfn.create_state_machine(
+        name="logs-kept", definition=definition, roleArn=role_arn, loggingConfiguration={}
+    )["stateMachineArn"]
+    assert sfn.describe_state_machine(stateMachineArn=arn)["loggingConfiguration"]["level"] == "OFF"
+    sfn.update_state_machine(
+        stateMachineArn=arn, loggingConfiguration={"level": "ALL", "destinations": [one]}
+    )
+    assert sfn.describe_state_machine(stateMachineArn=arn)["loggingConfiguration"]["destinations"] == [one]
+    code, _, stderr = run_aws_cli(
+        cloud, "stepfunctions", "update-state-machine", "--state-machine-arn", arn,
+        "--logging-configuration", json.dumps({"level": "ALL"}),
+    )  # fmt: skip
+    assert code != 0 and "InvalidLoggingConfiguration" in stderr and "Must specify exactly one" in stderr

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import aws_cli
+from tests.integration.conftest import aws_cli, run_to_end
 
 pytestmark = pytest.mark.integration
 
@@ -25,17 +25,8 @@ CHILD = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
 
 
 def _run(aws: Any, state: dict[str, Any], payload: Any = None, language: str = "JSONPath") -> dict[str, Any]:
-    sfn = aws("stepfunctions")
     machine = {"QueryLanguage": language, "StartAt": "T", "States": {"T": {**state, "End": True}}}
-    arn = sfn.create_state_machine(
-        name=f"integ-{uuid.uuid4().hex[:8]}", definition=json.dumps(machine), roleArn=ROLE
-    )["stateMachineArn"]
-    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps(payload or {}))["executionArn"]
-    deadline = time.monotonic() + 60
-    while (described := sfn.describe_execution(executionArn=execution))["status"] == "RUNNING":
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    return described  # type: ignore[no-any-return]
+    return run_to_end(aws, machine, payload)[0]
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +51,9 @@ def test_a_task_starts_another_state_machine(aws: Any, child: str, resource: str
 
 
 def test_s3_get_object_returns_its_body(aws: Any) -> None:
+    """AWS's members, as recorded on AWS (LocalStack's AWS-validated snapshot services/
+    test_aws_sdk_task_service ``test_s3_get_object``, read 2026-12-04): AcceptRanges, ContentLength,
+    ContentType, ETag, LastModified, Metadata, ServerSideEncryption, Body; no checksum."""
     bucket = f"integ-{uuid.uuid4().hex[:8]}"
     aws("s3").create_bucket(Bucket=bucket)
     aws("s3").put_object(Bucket=bucket, Key="note.txt", Body=b"hello")
@@ -68,6 +62,9 @@ def test_s3_get_object_returns_its_body(aws: Any) -> None:
     assert done["status"] == "SUCCEEDED", done.get("cause")
     output = json.loads(done["output"])
     assert (output["Body"], output["ContentLength"]) == ("hello", 5)
+    expected = {"AcceptRanges", "Body", "ContentLength", "ContentType", "ETag", "LastModified", "Metadata",
+                "ServerSideEncryption"}  # fmt: skip
+    assert set(output) == expected, output
 
 
 @pytest.mark.parametrize(
@@ -95,6 +92,72 @@ def test_a_service_error_keeps_the_services_casing(
     assert f"(Service: {service}, Status Code: " in done["cause"]
 
 
+def test_s3_put_object_answers_as_aws_does(aws: Any) -> None:
+    """As recorded on AWS (LocalStack's AWS-validated snapshot services/test_aws_sdk_task_service
+    ``test_s3_put_object``, read 2026-12-04): the result's members keep the model's spelling
+    (``ChecksumCRC32``) and the object is SSE-S3 encrypted by default (S3 User Guide "Using server-side
+    encryption with Amazon S3 managed keys (SSE-S3)": every new upload since 2023-01-05)."""
+    bucket = f"integ-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket)
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:s3:putObject",
+                      "Parameters": {"Bucket": bucket, "Key": "file-key", "Body.$": "$.Body"}},
+                {"Body": {"Dict": "Value"}})  # fmt: skip
+    assert done["status"] == "SUCCEEDED", done.get("cause")
+    output = json.loads(done["output"])
+    assert (output["ETag"], output["ServerSideEncryption"]) == (
+        '"49e31cee5aec8faf3345893addb14346"',
+        "AES256",
+    )
+    assert "ChecksumCRC32" in output and "ChecksumCrc32" not in output
+    assert aws("s3").head_object(Bucket=bucket, Key="file-key")["ServerSideEncryption"] == "AES256"
+
+
+def test_an_s3_errors_cause_names_both_request_ids(aws: Any) -> None:
+    """As recorded on AWS (LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
+    ``test_s3_no_such_key``, read 2026-12-04): "The specified key does not exist. (Service: S3, Status Code:
+    404, Request ID: ..., Extended Request ID: ...)"."""
+    bucket = f"integ-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket)
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:s3:getObject",
+                      "Parameters": {"Bucket": bucket, "Key": "no_such_key.json"}})  # fmt: skip
+    assert (done["status"], done["error"]) == ("FAILED", "S3.NoSuchKeyException")
+    pattern = (
+        r"The specified key does not exist\. "
+        r"\(Service: S3, Status Code: 404, Request ID: \S+, Extended Request ID: \S+\)"
+    )
+    assert re.fullmatch(pattern, done["cause"]), done["cause"]
+
+
+def test_an_invalid_secret_name_is_the_clients_base_exception(aws: Any) -> None:
+    """As recorded on AWS (LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
+    ``test_invalid_secret_name``, read 2026-12-04): a ValidationException, which the service's model does not
+    declare, is the SDK client's base exception; the name rule is API reference "CreateSecret"'s."""
+    catch = [{"ErrorEquals": ["States.TaskFailed"], "ResultPath": "$.TaskFailedError", "Next": "Handler"}]
+    machine = {"StartAt": "CreateSecret", "States": {
+        "CreateSecret": {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:secretsmanager:createSecret",
+                         "Parameters": {"Name.$": "$.Name", "SecretString.$": "$.SecretString"},
+                         "Catch": catch, "End": True},
+        "Handler": {"Type": "Pass", "End": True}}}  # fmt: skip
+    done, _ = run_to_end(aws, machine, {"Name": "Invalid Name", "SecretString": "HelloWorld"})
+    failed = json.loads(done["output"])["TaskFailedError"]
+    assert failed["Error"] == "SecretsManager.SecretsManagerException"
+    assert failed["Cause"].startswith(
+        "Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: "
+        "-/_+=.@! (Service: SecretsManager, Status Code: 400, Request ID: "
+    )
+
+
+def test_a_request_without_a_required_member(aws: Any) -> None:
+    """As recorded on AWS (the same snapshot, ``test_dynamodb_invalid_param``): putItem without an Item."""
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:dynamodb:putItem",
+                      "Parameters": {"TableName": "integ-no-table"}})  # fmt: skip
+    assert (done["status"], done["error"]) == ("FAILED", "DynamoDb.DynamoDbException")
+    assert done["cause"].startswith(
+        "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be "
+        "null (Service: DynamoDb, Status Code: 400, Request ID: "
+    )
+
+
 def test_a_map_over_a_value_that_is_not_an_array_prints_it(aws: Any) -> None:
     processor = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
     done = _run(aws, {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": processor}, {"items": {"a": 1}})
@@ -103,9 +166,14 @@ def test_a_map_over_a_value_that_is_not_an_array_prints_it(aws: Any) -> None:
 
 
 def test_a_jsonata_wait_timestamp_that_is_not_one_is_a_query_evaluation_error(aws: Any) -> None:
+    """AWS's words as recorded on AWS (LocalStack's AWS-validated snapshot scenarios/test_base_scenarios
+    ``test_wait_timestamp_jsonata``, read 2026-12-04)."""
     done = _run(aws, {"Type": "Wait", "Timestamp": "{% $states.input.when %}"}, {"when": "soon"}, "JSONata")
     assert (done["status"], done["error"]) == ("FAILED", "States.QueryEvaluationError")
-    assert '"soon"' in done["cause"]
+    assert done["cause"] == (
+        "An error occurred while executing the state 'T' (entered at the event id #2). The Timestamp field "
+        "cannot be parsed as an ISO-8601 extended offset date-time format string: soon"
+    )
 
 
 def test_list_executions_redrive_filter_through_the_cli(aws: Any, cloud: Any) -> None:
@@ -172,6 +240,33 @@ def test_max_items_per_batch_from_jsonata_and_from_a_variable(aws: Any) -> None:
     ] == "RUNNING":
         time.sleep(0.05)
     assert json.loads(described["output"]) == [{"Items": [1, 2, 3]}, {"Items": [4]}]
+
+
+def test_an_item_batcher_from_jsonata_over_an_item_reader(aws: Any) -> None:
+    """AWS's run as recorded on AWS (LocalStack's AWS-validated snapshot scenarios/test_base_scenarios
+    ``test_map_item_batching_base_json_max_per_batch_jsonata``, read 2026-12-04): MaxItemsPerBatch and
+    MaxInputBytesPerBatch from the input, the reader's MaxItems, a BatchInput template; each batch is
+    ``{"BatchInput": ..., "Items": [...]}`` in that order."""
+    bucket = f"integ-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket)
+    items = [{"verdict": verdict} for verdict in ("true", "false", "mostly-true")]
+    aws("s3").put_object(Bucket=bucket, Key="file.json", Body=json.dumps(items).encode())
+    reader = {
+        "ReaderConfig": {"InputType": "JSON", "MaxItems": 2},
+        "Resource": "arn:aws:states:::s3:getObject",
+        "Arguments": {"Bucket": "{% $states.input.Bucket %}", "Key": "{% $states.input.Key %}"},
+    }
+    batcher = {"MaxItemsPerBatch": "{% $states.input.MaxItemsPerBatch %}",
+               "MaxInputBytesPerBatch": "{% $states.input.MaxInputBytesPerBatch %}",
+               "BatchInput": {"Source": "{% $states.input.Key %}"}}  # fmt: skip
+    state = {"Type": "Map", "ItemReader": reader, "ItemBatcher": batcher,
+             "ItemProcessor": {**PASS_THROUGH, "ProcessorConfig": DISTRIBUTED}}  # fmt: skip
+    given = {"Bucket": bucket, "Key": "file.json", "MaxItemsPerBatch": 2, "MaxInputBytesPerBatch": 150_000}
+    done = _run(aws, state, given, "JSONata")
+    assert done["status"] == "SUCCEEDED", done.get("cause")
+    batches = json.loads(done["output"])
+    assert batches == [{"BatchInput": {"Source": "file.json"}, "Items": items[:2]}]
+    assert list(batches[0]) == ["BatchInput", "Items"]
 
 
 def test_the_context_objects_times_are_in_milliseconds_with_z(aws: Any) -> None:

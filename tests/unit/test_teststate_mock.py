@@ -13,7 +13,8 @@ import pytest
 from moto.stepfunctions.parser.api import InvalidDefinition
 
 from docagent.localcloud.stepfunctions.executions import AwsError
-from docagent.localcloud.stepfunctions.teststate_mock import check, output_shape, sfn_cased
+from docagent.localcloud.stepfunctions.resources import sfn_cased
+from docagent.localcloud.stepfunctions.teststate_mock import check, output_shape
 
 TASK = "arn:aws:states:::"
 
@@ -145,12 +146,16 @@ def test_a_sync_task_is_checked_against_the_describe_call() -> None:
 
 
 def test_member_names_as_step_functions_spells_them_or_as_the_service_does() -> None:
-    names = [sfn_cased(name) for name in ("ETag", "Body", "MD5OfMessageBody")]
-    assert names == ["ETag", "Body", "Md5OfMessageBody"]
+    """A result's member is the model's name with a capital first letter (AWS records ``MD5OfMessageBody``
+    for sqs:sendMessage and ``ChecksumCRC32`` for s3:putObject: LocalStack's AWS-validated snapshots,
+    read 2026-12-04)."""
+    names = [
+        sfn_cased(name) for name in ("ETag", "Body", "MD5OfMessageBody", "ChecksumCRC32", "executionArn")
+    ]
+    assert names == ["ETag", "Body", "MD5OfMessageBody", "ChecksumCRC32", "ExecutionArn"]
     state = _task(TASK + "sqs:sendMessage")
-    for name in ("Md5OfMessageBody", "MD5OfMessageBody"):
-        refused = _refusal(state, _mock({name: 5}))
-        assert refused == f"Mock result schema validation error: Field '{name}' must be a string"
+    refused = _refusal(state, _mock({"MD5OfMessageBody": 5}))
+    assert refused == "Mock result schema validation error: Field 'MD5OfMessageBody' must be a string"
 
 
 @pytest.mark.parametrize("kind", ["Pass", "Succeed", "Fail", "Choice", "Wait"])

@@ -329,9 +329,10 @@ def _prepare_child(
         return program
     if extras.batcher:
         map_input = self._env.stack[-1]  # the Map state's input, where the ItemSelector reads it too
-        batch: dict[str, Any] = {"Items": [_select(self, env, job.job_index, item) for item in job.job_input]}
-        if "BatchInput" in extras.batcher:
+        batch: dict[str, Any] = {}  # BatchInput first, as AWS writes a batch (LocalStack's AWS-validated
+        if "BatchInput" in extras.batcher:  # snapshot test_map_item_batching_base_json_max_per_batch_jsonata)
             batch["BatchInput"] = batch_input(extras.batcher["BatchInput"], extras.language, map_input, env)
+        batch["Items"] = [_select(self, env, job.job_index, item) for item in job.job_input]
         env.states.reset(batch)
     else:
         env.states.reset(_select(self, env, job.job_index, job.job_input))

@@ -26,6 +26,7 @@ from moto.core.exceptions import AWSError as ServiceException
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
 from moto.core.utils import iso_8601_datetime_with_milliseconds
+from moto.logs.models import logs_backends
 from moto.stepfunctions.parser import api as parser_api
 from moto.stepfunctions.parser.asl.component.state import state as state_module
 from moto.stepfunctions.parser.asl.eval.evaluation_details import ExecutionDetails
@@ -144,17 +145,11 @@ def _create_state_machine(self: StepFunctionsParserBackend, name: str, *args: An
     """CreateStateMachine's refusals (API reference "CreateStateMachine", looked up 2026-12-01): it is
     idempotent on the name, definition and type (and logging and tracing configuration: not compared
     here); "a different roleArn or tags" are ignored; a different definition is StateMachineAlreadyExists.
-    A logging level other than OFF needs a destination (InvalidLoggingConfiguration); Express workflows
-    support neither ``.sync`` nor ``.waitForTaskToken`` ("Choosing workflow type"). The messages are ours
-    (unconfirmed)."""
+    The logging configuration is checked as AWS checks it (``check_logging``); Express workflows support
+    neither ``.sync`` nor ``.waitForTaskToken`` ("Choosing workflow type")."""
     validate_name(name or "")
     asked = inspect.signature(_original_create_state_machine).bind(self, name, *args, **kwargs).arguments
-    logging = asked.get("loggingConfiguration") or {}
-    if logging.get("level", "OFF") != "OFF" and not logging.get("destinations"):
-        raise AwsError(
-            "InvalidLoggingConfiguration",
-            f"Invalid Logging Configuration: a level of {logging['level']} needs at least one destination",
-        )
+    check_logging(self, asked.get("loggingConfiguration"))
     if (asked.get("sm_type") or "STANDARD") == "EXPRESS":
         for where, refused in express_refusals(_parsed(asked.get("definition"))):
             raise AwsError(
@@ -165,6 +160,39 @@ def _create_state_machine(self: StepFunctionsParserBackend, name: str, *args: An
         if existing.name == name and _differs(existing, asked):
             raise AwsError("StateMachineAlreadyExists", f"State Machine Already Exists: '{existing.arn}'")
     return _original_create_state_machine(self, name, *args, **kwargs)
+
+
+def _update_state_machine(self: StepFunctionsParserBackend, arn: str, *args: Any, **kwargs: Any) -> Any:
+    asked = inspect.signature(_original_update_state_machine).bind(self, arn, *args, **kwargs).arguments
+    check_logging(self, asked.get("logging_configuration"))
+    return _original_update_state_machine(self, arn, *args, **kwargs)
+
+
+def check_logging(backend: StepFunctionsParserBackend, configuration: Any) -> None:
+    """A logging configuration as CreateStateMachine and UpdateStateMachine check it: a level other than
+    OFF, or any destination at all, needs exactly one destination; the destination's log group must exist.
+    AWS's words (InvalidLoggingConfiguration, as recorded on AWS in LocalStack's AWS-validated snapshot
+    tests/aws/services/stepfunctions/v2/test_sfn_api_logs, read 2026-12-04; API reference
+    "LoggingConfiguration": "destinations: An array of objects that describes where your execution history
+    events will be logged. Limited to size 1. Required, if your log level is not set to OFF.")."""
+    configuration = configuration or {}
+    destinations = configuration.get("destinations") or []
+    if len(destinations) > 1 or (configuration.get("level", "OFF") != "OFF" and not destinations):
+        raise AwsError(
+            "InvalidLoggingConfiguration", _LOGGING_REFUSED + "Must specify exactly one Log Destination."
+        )
+    for destination in destinations:
+        arn = ((destination or {}).get("cloudWatchLogsLogGroup") or {}).get("logGroupArn") or ""
+        found = _LOG_GROUP_ARN.match(arn)
+        groups = logs_backends[backend.account_id][found["region"] if found else backend.region_name].groups
+        if found is None or found["name"] not in groups:
+            raise AwsError("InvalidLoggingConfiguration", _LOGGING_REFUSED + "Log Destination not found.")
+
+
+_LOGGING_REFUSED = "Invalid Logging Configuration: "
+_LOG_GROUP_ARN = re.compile(
+    r"^arn:aws[a-z-]*:logs:(?P<region>[a-z0-9-]+):\d{12}:log-group:(?P<name>[^:]+)(:\*)?$"
+)
 
 
 def express_refusals(machine: Any) -> Iterator[tuple[str, str]]:
@@ -239,6 +267,7 @@ class _EnteredTime(datetime.datetime):
 
 _original_start_execution = StepFunctionsParserBackend.start_execution
 _original_create_state_machine = StepFunctionsParserBackend.create_state_machine
+_original_update_state_machine = StepFunctionsParserBackend.update_state_machine
 _original_start_execution_details = Execution.get_start_execution_details
 
 
@@ -276,6 +305,7 @@ def install() -> None:
     Execution.get_start_execution_details = _start_execution_details  # type: ignore[method-assign]
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]
+    StepFunctionsParserBackend.update_state_machine = _update_state_machine  # type: ignore[method-assign]
     StepFunctionResponse.start_execution = _start_execution_response  # type: ignore[method-assign]
     # Wraps what is installed (redrive.py's redrive fields), once: patches.install runs this once per process.
     StepFunctionResponse.describe_execution = _with_trace_header(  # type: ignore[method-assign,assignment]

@@ -10,7 +10,13 @@ As of 2026-11, AWS "Transforming data with JSONata in Step Functions": JSONata 2
 function except ``$eval`` (use ``$parse``), plus ``$partition``, ``$range``, ``$hash``, ``$random``
 (optionally seeded), ``$uuid`` and ``$parse``; ``$states`` holds ``input``, ``context``, and where the
 field allows it ``result`` and ``errorOutput``; workflow variables are ``$name``; an expression that
-fails, returns nothing (undefined) or returns a function is ``States.QueryEvaluationError``.
+fails, returns nothing (undefined) or returns a function is ``States.QueryEvaluationError``, with AWS's
+cause naming the expression and its field (``The JSONata expression '$x' specified for the field
+'Output/result' returned nothing (undefined).``; "threw an error during evaluation. T1006: ..." with
+JSONata's error code; "returned an unsupported result type.") and an ``EvaluationFailed`` event carrying
+the field as ``location`` (as recorded on AWS in LocalStack's AWS-validated snapshots, read 2026-12-04:
+tests/aws/services/stepfunctions/v2/assign/test_assign_reference_variables, intrinsic_functions/
+test_math_operations_jsonata - ``$randomSeeded`` is no Step Functions function: T1006).
 Instead of moto's approach (prepending the bindings as JSON text to the expression) the bindings are
 passed as values, so strings with quotes or backslashes survive. Belongs in moto's ``jsonata.py``.
 """
@@ -26,6 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import jsonata as jsonata_python  # type: ignore[import-untyped]
+from jsonata import parser as jsonata_parser
 from jsonata import utils as jsonata_utils
 from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
@@ -41,6 +48,8 @@ from moto.stepfunctions.parser.asl.component.common.string import string_express
 from moto.stepfunctions.parser.asl.eval.environment import Environment
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 
+from docagent.localcloud.stepfunctions.jsonata_location import field_location
+
 HASH_ALGORITHMS = {
     "MD5": "md5",
     "SHA-1": "sha1",
@@ -53,6 +62,10 @@ _NULL = jsonata_utils.Utils.NULL_VALUE
 
 class QueryEvaluationError(Exception):
     """An expression failed, or returned nothing or a function: States.QueryEvaluationError."""
+
+
+class UnsupportedResultError(QueryEvaluationError):
+    """An expression returned a function, which no state field can hold."""
 
 
 class Undefined:
@@ -73,14 +86,17 @@ def _partition(array: Any, size: Any) -> list[Any]:
     return [items[start : start + chunk] for start in range(0, len(items), chunk)]
 
 
-def _range(start: Any, end: Any, step: Any) -> list[Any]:
+def _range(start: Any, end: Any, step: Any) -> Any:
+    """The numbers from start to end by step; one number alone is that number, not an array (a JSONata
+    sequence of one: AWS answers ``$range(1, 9, 9)`` with ``1``, as recorded on AWS in LocalStack's
+    AWS-validated snapshot intrinsic_functions/test_array_jsonata ``test_array_range``, read 2026-12-04)."""
     if not all(isinstance(value, (int, float)) for value in (start, end, step)) or step == 0:
         raise QueryEvaluationError("$range: start, end and a non-zero step must be numbers")
     values, current = [], start
     while (step > 0 and current <= end) or (step < 0 and current >= end):
         values.append(current)
         current += step
-    return values
+    return values[0] if len(values) == 1 else values
 
 
 def _hash(value: Any, algorithm: Any) -> str:
@@ -146,6 +162,12 @@ def _plain(value: Any) -> Any:
 
 
 _compiled = threading.local()
+# What a JSONata function value is in jsonata-python: a lambda is a parser Symbol, built-ins are JFunctions.
+_FUNCTION_TYPES = (
+    jsonata_python.Jsonata.JLambda,
+    jsonata_python.Jsonata.JFunction,
+    jsonata_parser.Parser.Symbol,
+)
 
 
 def _expression(text: str) -> Any:
@@ -171,14 +193,15 @@ def evaluate(expression: str, bindings: Mapping[str, Any], data: Any = None) -> 
         result = compiled.evaluate(data, {name: _bound(value) for name, value in bindings.items()})
     except QueryEvaluationError:
         raise
-    except Exception as error:  # jsonata-python raises JException and plain Python errors alike
+    except jsonata_python.JException as error:  # JSONata's error code first, as AWS prints it
+        code = getattr(error, "error", None)
+        raise QueryEvaluationError(f"{code}: {error}" if code else str(error)) from None
+    except Exception as error:  # jsonata-python raises plain Python errors too
         raise QueryEvaluationError(str(error) or type(error).__name__) from None
     if result is None:
         return UNDEFINED
-    if callable(result) or isinstance(
-        result, (jsonata_python.Jsonata.JLambda, jsonata_python.Jsonata.JFunction)
-    ):
-        raise QueryEvaluationError("returned an unsupported result type (a function)")
+    if callable(result) or isinstance(result, _FUNCTION_TYPES):
+        raise UnsupportedResultError("returned a function")
     return _plain(result)
 
 
@@ -195,19 +218,19 @@ def _variables(env: Environment) -> dict[str, Any]:
     return {**store._outer_scope, **store._inner_scope}
 
 
-def query_failure(env: Environment, cause: str) -> FailureEventException:
+def query_failure(env: Environment, cause: str, location: str | None = None) -> FailureEventException:
+    """States.QueryEvaluationError with ``cause``; ``location`` is the field's path (``Output/result``)."""
     error_name = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
+    details = EvaluationFailedEventDetails(error=error_name.error_name, cause=cause)
+    if location:
+        details["location"] = location
     failure_event = FailureEvent(
         env=env,
         error_name=error_name,
         event_type=HistoryEventType.EvaluationFailed,
         event_details=cast(  # moto's EventDetails is a closed TypedDict of every event kind
             EventDetails,
-            {
-                "evaluationFailedEventDetails": EvaluationFailedEventDetails(
-                    error=error_name.error_name, cause=cause
-                )
-            },
+            {"evaluationFailedEventDetails": details},
         ),
     )
     return FailureEventException(failure_event=failure_event)
@@ -217,14 +240,16 @@ def _evaluate_in(env: Environment, expression: str, with_states: bool) -> Any:
     bindings = _variables(env)
     if with_states:
         bindings["states"] = _states_binding(env)
+    location = field_location(env) or env.next_field_name
+    said = f"The JSONata expression '{expression}' specified for the field '{location}'"
     try:
         value = evaluate(expression, bindings)
+    except UnsupportedResultError:
+        raise query_failure(env, f"{said} returned an unsupported result type.", location) from None
     except QueryEvaluationError as error:
-        raise query_failure(
-            env, f"An error occurred while evaluating the JSONata expression '{expression}': {error}"
-        ) from None
+        raise query_failure(env, f"{said} threw an error during evaluation. {error}", location) from None
     if value is UNDEFINED:
-        raise query_failure(env, f"The JSONata expression '{expression}' returned nothing (undefined).")
+        raise query_failure(env, f"{said} returned nothing (undefined).", location)
     return value
 
 

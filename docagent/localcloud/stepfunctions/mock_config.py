@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
-from moto.stepfunctions.parser.asl.component.common.error_name.error_name import ErrorName
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
     FailureEvent,
     FailureEventException,
@@ -41,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, m
 
 from docagent.localcloud.stepfunctions import executions
 from docagent.localcloud.stepfunctions.executions import AwsError
+from docagent.localcloud.stepfunctions.runtime_errors import ReportedErrorName
 
 CONFIG_VARIABLE = "SFN_MOCK_CONFIG"
 DEFAULT_FILE = "MockConfigFile.json"
@@ -188,16 +188,11 @@ _original_start_worker = Execution._get_start_execution_worker
 _original_current_mocked_response = Environment.get_current_mocked_response
 
 
-class _MockedErrorName(ErrorName):
-    """A mocked error's name, ``States.`` ones too (a mock of ``States.Timeout`` tests a Retry on it;
-    AWS's TestState and Step Functions Local mocks accept any name). moto's CustomErrorName refused them."""
-
-
 def _mocked_throw(env: Environment, mocked_response: MockedResponseThrow) -> None:
     details = TaskFailedEventDetails(error=mocked_response.error, cause=mocked_response.cause)
     failure_event = FailureEvent(
         env=env,
-        error_name=_MockedErrorName(mocked_response.error),
+        error_name=ReportedErrorName(mocked_response.error),  # States. ones too: a mocked States.Timeout
         event_type=HistoryEventType.TaskFailed,
         event_details=cast(EventDetails, {"taskFailedEventDetails": details}),  # a closed TypedDict
     )

@@ -25,6 +25,14 @@ OPTIMIZED = {
 BOTO_NAMES = {"states": "stepfunctions", "sfn": "stepfunctions", "cloudwatchlogs": "logs"}
 
 
+def sfn_cased(member: str) -> str:
+    """A botocore member name as Step Functions spells it in a task's result: the model's name with a
+    capital first letter (``ExecutionArn`` for ``executionArn``; ``ChecksumCRC32`` and ``MD5OfMessageBody``
+    as they are, as recorded on AWS in LocalStack's AWS-validated snapshots services/test_aws_sdk_task_service
+    ``test_s3_put_object`` and services/test_sqs_task_service, read 2026-12-04)."""
+    return member[:1].upper() + member[1:]
+
+
 class Integration(NamedTuple):
     sdk: bool
     service: str  # botocore's name

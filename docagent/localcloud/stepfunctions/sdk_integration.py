@@ -17,10 +17,12 @@ DynamoDB and EventBridge integrations shape their own requests and results alrea
 
 from __future__ import annotations
 
+import base64
 import datetime
 import functools
 import re
-from typing import Any
+import uuid
+from typing import Any, cast
 
 from botocore.exceptions import ClientError
 from botocore.model import OperationModel
@@ -38,6 +40,7 @@ from moto.stepfunctions.parser.utils import camel_to_snake_case
 
 from docagent.localcloud.stepfunctions import resources
 
+_NOT_NULL = "Member must not be null"
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+[A-Za-z]*")
 
 
@@ -84,6 +87,40 @@ def _normalise_parameters(
         self._to_boto_request(parameters, found.input_shape)
 
 
+def _calling(original: Any) -> Any:
+    """The service call, after the request's required members are checked (not for a mocked task, which
+    calls nothing)."""
+
+    def eval_service_task(self: StateTaskService, env: Any, resource_runtime_part: Any,
+                          normalised_parameters: dict[str, Any], state_credentials: Any) -> Any:  # fmt: skip
+        found = operation(self._get_boto_service_name(), self._get_boto_service_action())
+        if found is not None:
+            _refuse_missing_members(found, normalised_parameters)
+        return original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
+
+    return eval_service_task
+
+
+def _refuse_missing_members(found: OperationModel, parameters: dict[str, Any]) -> None:
+    """A request without a member its API requires, refused as the service refuses it: ValidationException
+    "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be
+    null" (as recorded on AWS in LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
+    ``test_dynamodb_invalid_param``, read 2026-12-04; the member named with a lower-case first letter).
+    The task's client does not validate requests, and moto answered such a putItem with HTTP 500."""
+    required = found.input_shape.required_members if found.input_shape is not None else []
+    missing = [name for name in required if parameters.get(name) is None]
+    if not missing:
+        return
+    errors = [f"Value null at '{name[:1].lower()}{name[1:]}' failed to satisfy constraint: {_NOT_NULL}"
+              for name in missing]  # fmt: skip
+    count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected"
+    response: Any = {
+        "Error": {"Code": "ValidationException", "Message": f"{count}: {'; '.join(errors)}"},
+        "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": uuid.uuid4().hex.upper()},
+    }
+    raise ClientError(response, found.name)
+
+
 def _normalise_response(
     self: StateTaskService,
     response: Any,
@@ -112,10 +149,14 @@ def _timestamps_as_text(value: Any) -> None:
 
 
 def _exception_name(norm_service_name: str, ex: Exception) -> str:
-    """``S3.NoSuchBucketException``: botocore's modelled error class, or the code of an unmodelled one."""
+    """``S3.NoSuchBucketException`` for an error the service's model declares (botocore raised its class);
+    an error code the model does not declare is the SDK client's base exception,
+    ``SecretsManager.SecretsManagerException`` for a ValidationException, ``DynamoDb.DynamoDbException``
+    (as recorded on AWS in LocalStack's AWS-validated snapshot error_handling/test_aws_sdk, read
+    2026-12-04: an invalid secret name, a DynamoDB putItem without an item)."""
     name = type(ex).__name__
     if name == "ClientError" and isinstance(ex, ClientError):
-        name = str(ex.response["Error"]["Code"])
+        name = norm_service_name
     return (
         f"{norm_service_name}.{name}"
         if name.endswith("Exception")
@@ -123,7 +164,26 @@ def _exception_name(norm_service_name: str, ex: Exception) -> str:
     )
 
 
+def _from_error(self: StateTaskServiceAwsSdk, env: Any, ex: Exception) -> Any:
+    """S3 names every request twice (``x-amz-id-2``, botocore's ``HostId``), and AWS's cause of an S3 error
+    ends with "Extended Request ID: ..." (as recorded on AWS in LocalStack's AWS-validated snapshot
+    error_handling/test_aws_sdk ``test_s3_no_such_key``, read 2026-12-04); moto's S3 sends none."""
+    if isinstance(ex, ClientError) and self.resource.api_name == "s3":
+        response: dict[str, Any] = cast(dict[str, Any], ex.response)  # botocore's TypedDict, keys optional
+        response.setdefault("ResponseMetadata", {}).setdefault(
+            "HostId", base64.b64encode(uuid.uuid4().bytes * 2).decode()
+        )
+    return _original_from_error(self, env, ex)
+
+
+_original_from_error = StateTaskServiceAwsSdk._from_error
+
+
 def install() -> None:
+    for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn):
+        task._eval_service_task = _calling(task._eval_service_task)  # type: ignore[method-assign]
+    StateTaskService._to_sfn_cased = staticmethod(resources.sfn_cased)  # type: ignore[method-assign,assignment]
+    StateTaskServiceAwsSdk._from_error = _from_error  # type: ignore[method-assign]
     StateTaskService._normalise_parameters = _normalise_parameters  # type: ignore[method-assign]
     StateTaskService._normalise_response = _normalise_response  # type: ignore[method-assign]
     StateTaskServiceAwsSdk._normalise_service_error_name = staticmethod(error_service_name)  # type: ignore[method-assign]

@@ -20,10 +20,10 @@ from typing import Any
 
 from botocore.model import ListShape, MapShape, OperationNotFoundError, Shape, StructureShape
 from moto.stepfunctions.parser.api import InvalidDefinition
-from moto.stepfunctions.parser.utils import camel_to_snake_case, snake_to_camel_case
 
 from docagent.localcloud.stepfunctions import resources
 from docagent.localcloud.stepfunctions.executions import AwsError
+from docagent.localcloud.stepfunctions.resources import sfn_cased
 
 PREFIX = "Mock result schema validation error: "
 REFUSE_A_MOCK = ("Pass", "Succeed", "Fail", "Choice", "Wait")
@@ -38,11 +38,6 @@ NOT_MODELLED = {"http", "apigateway", "eks"}  # no SDK output shape (developer g
 
 def _invalid(message: str) -> AwsError:
     return AwsError("ValidationException", message)
-
-
-def sfn_cased(member: str) -> str:
-    """A botocore member name as Step Functions spells it in a task's result (``ETag``, ``Body``)."""
-    return str(snake_to_camel_case(camel_to_snake_case(member)))
 
 
 def output_shape(resource: str) -> Shape | None:
