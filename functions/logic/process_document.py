@@ -41,9 +41,10 @@ from functions.inference.calls import CallSpec, call_once
 from functions.inference.evidence import extracted_with_evidence, split, with_evidence_prompt
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
+from functions.logic.window_extraction import extract_windows, windows_of
 from functions.observability import logger
 from functions.page_texts import page_texts
-from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, SourceFormat, utc_now
+from functions.payloads.common import SourceFormat, utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
@@ -144,16 +145,13 @@ def read_document(
     bucket: str, entry: ManifestEntry, max_bytes: int, read: ReadMode = "auto", max_pages: int | None = None
 ) -> ReadDocument:
     """The pinned bytes as the model receives them (format from content, neutral name) and their sha256, or a
-    DocumentRejected subclass naming what is wrong. The limit: MAX_DOCUMENT_BYTES, never above Converse's."""
+    DocumentRejected subclass naming what is wrong. Read only up to MAX_DOCUMENT_BYTES; each block kind's
+    Converse limit is checked once the format is known (functions/block_limits.py)."""
     response = _get_pinned(bucket, entry)
     size = int(response["ContentLength"])
-    if size > min(max_bytes, MAX_CONVERSE_DOCUMENT_BYTES):
+    if size > max_bytes:
         response["Body"].close()
-        if size > MAX_CONVERSE_DOCUMENT_BYTES:
-            limit = f"Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes per document"
-        else:
-            limit = f"the limit of {max_bytes} bytes (MAX_DOCUMENT_BYTES)"
-        raise DocumentTooLarge(f"{size} bytes is over {limit}")
+        raise DocumentTooLarge(f"{size} bytes is over the limit of {max_bytes} bytes (MAX_DOCUMENT_BYTES)")
     data = response["Body"].read()
     digest = hashlib.sha256(data).hexdigest()
     if entry.sha256 is not None and digest != entry.sha256:
@@ -309,15 +307,18 @@ class _Run:
 
         return durable.run_step(name, ids=self.ids, fn=body, result_model=result_model, context=self.context)
 
-    def model_step(self, spec: CallSpec, document: DocumentInput, model: ModelProvider) -> ExtractionRecord:
-        with span(spec.purpose, job_id=self.event.job_id, step=spec.purpose) as step_span:
+    def model_step(
+        self, spec: CallSpec, document: DocumentInput, model: ModelProvider, step: str | None = None
+    ) -> ExtractionRecord:
+        name = step or spec.purpose  # a page window's own step: extract-w0021 (functions/page_windows.py)
+        with span(name, job_id=self.event.job_id, step=name) as step_span:
             record = self.step(
-                spec.purpose,
+                name,
                 lambda: call_once(self.event, spec, document, model, self.context),
                 ExtractionRecord,
             )
             step_span.outcome = "ok" if record.ok else record.error or ExtractionFailed.__name__
-            step_span.set_attributes(durable_record_reused=spec.purpose not in self.ran)
+            step_span.set_attributes(durable_record_reused=name not in self.ran)
         self.calls.append(record)
         return record
 
@@ -335,6 +336,11 @@ class _Run:
                 self.bundle.definition.read,
                 self.bundle.definition.max_pages,
             )
+            # >>> #41 page windows: a PDF longer than one call is read window by window
+            windows = windows_of(
+                pinned.document, pinned.sha256, versions.model_id, self.bundle.definition.window_pages
+            )
+            # <<< #41 page windows
         except DocumentRejected as rejection:
             return self.store(status="rejected", error=rejection.error_name, reason=rejection.reason)
         document, self.digest, self.detected = pinned.document, pinned.sha256, pinned.document.format
@@ -345,7 +351,8 @@ class _Run:
             model = BatchReplies(model, self.event.job_id, entry.document_id)
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
         if len(self.bundle.classes) > 1:
-            classification = self.model_step(classify_spec(self.bundle, versions, document), document, model)
+            first = windows[0].document if windows else document  # a windowed PDF: classified by its first
+            classification = self.model_step(classify_spec(self.bundle, versions, first), first, model)
             classify_call_id = classification.call_id
             if not classification.ok or classification.fields is None:
                 return self.store(
@@ -363,13 +370,18 @@ class _Run:
                     classify_call_id=classify_call_id,
                 )
             class_name = named
-        extraction = self.model_step(
-            extract_spec(self.bundle, class_name, versions, document), document, model
-        )
+        texts = page_texts(document.data, document.format)
+        spec, window_calls = extract_spec(self.bundle, class_name, versions, document), []
+        if windows:  # >>> #41 page windows: one durable step a window, merged by the class's schema
+            windowed = extract_windows(self, spec, windows, model, bundle=self.bundle, pages=texts)
+            extraction, window_calls = windowed.record, windowed.calls
+        else:
+            extraction = self.model_step(spec, document, model)
         ids = {
             "class_name": class_name,
             "model_call_id": extraction.call_id,
             "classify_call_id": classify_call_id,
+            "windows": window_calls,
         }
         if not extraction.ok or extraction.fields is None:
             error = extraction.error or ExtractionFailed.__name__
@@ -379,9 +391,7 @@ class _Run:
         checks, attached = run_checks(
             class_bundle.spec.checks, fields, dt.datetime.now(dt.UTC).date(), self.lookup
         )
-        evidence = evidence_of(
-            class_bundle, fields, quotes, page_texts(document.data, document.format), checks
-        )
+        evidence = evidence_of(class_bundle, fields, quotes, texts, checks)
         decision = grounded_decision(decide(checks), class_bundle, evidence)
         return self.store(
             status=decision.status,

@@ -41,7 +41,8 @@ class ModelCallRecord(StrictModel):
 
     Written before the ``classify`` or ``extract`` step completes, with the call's output, so it doubles as a
     write-ahead log: if the process dies after the call but before the step's record is saved, the retry
-    reuses this output (the newest record of the same purpose) instead of calling the model again.
+    reuses this output (the newest record of the same purpose and page window) instead of calling the model
+    again.
     """
 
     call_id: str
@@ -49,6 +50,9 @@ class ModelCallRecord(StrictModel):
     document_id: str
     purpose: CallPurpose = "extract"
     class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
+    window: str | None = Field(
+        None, description="the page window of a long PDF it read (p0021-0040); null: the whole document"
+    )
     provider: str
     model_id: str
     prompt_version: str

@@ -1,0 +1,114 @@
+"""process_document's extraction of a long PDF, window by window (docs/design.md, "Page windows"): which
+windows a document is read in, one durable ``extract-w{first:04d}`` step a window (its model call journalled
+with the window, so a crash between windows never repeats a finished window's call), and the merge of their
+fields by the class's schema (functions/page_windows.py)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, cast
+
+from pydantic import JsonValue
+
+from functions.block_limits import pdf_call_bytes
+from functions.definition import ClassBundle, DefinitionBundle
+from functions.documents import DocumentInput
+from functions.errors import ExtractionFailed
+from functions.fields import FieldsInvalid, extracted_fields, parse_reply
+from functions.inference import ModelProvider
+from functions.inference.calls import CallSpec
+from functions.inference.evidence import extracted_with_evidence, split
+from functions.inference.instructions import extract_instruction
+from functions.page_windows import PageWindow, merge_windows, plan_windows, window_document
+from functions.payloads.document import WindowCall
+from functions.payloads.model_calls import ExtractionRecord
+
+
+@dataclass(frozen=True)
+class Window:
+    """One page window and its slice as the model receives it."""
+
+    pages: PageWindow
+    document: DocumentInput
+
+
+def windows_of(document: DocumentInput, sha256: str, model_id: str, window_pages: int | None) -> list[Window]:
+    """The windows ``document`` is read in (none: one call takes it whole); DocumentTooLarge when a window's
+    slice is over a call's PDF bytes. Only a PDF whose pages pypdf counted is windowed."""
+    if document.format != "pdf" or document.images:
+        return []
+    call_bytes = pdf_call_bytes(model_id)
+    planned = plan_windows(document.pages, len(document.data), call_bytes, window_pages)
+    return [Window(window, window_document(document, window, sha256, call_bytes)) for window in planned]
+
+
+class StepRunner(Protocol):
+    """What the document's run gives a window: its durable model step under a name of its own."""
+
+    def model_step(
+        self, spec: CallSpec, document: DocumentInput, model: ModelProvider, step: str | None = None
+    ) -> ExtractionRecord: ...
+
+
+@dataclass(frozen=True)
+class WindowedExtraction:
+    """The merged extraction (a failed window's record when one failed) and each window's call."""
+
+    record: ExtractionRecord
+    calls: list[WindowCall]
+
+
+def extract_windows(
+    runner: StepRunner,
+    spec: CallSpec,
+    windows: Sequence[Window],
+    model: ModelProvider,
+    *,
+    bundle: DefinitionBundle,
+    pages: list[str] | None,
+) -> WindowedExtraction:
+    """Each window's extraction as its own durable step, in page order, then merged; the first window that
+    gives no fields stops the document (its reason names the window's pages)."""
+    assert spec.class_name is not None
+    class_bundle = bundle.class_bundle(spec.class_name)
+    relaxed = class_bundle.model_copy(update={"schema_": {**class_bundle.schema_, "required": []}})
+    done: list[tuple[PageWindow, dict[str, JsonValue]]] = []
+    calls: list[WindowCall] = []
+    last: ExtractionRecord | None = None
+    for window in windows:
+        first, end, total = window.pages.first, window.pages.last, window.pages.total
+        window_spec = replace(
+            spec,
+            user=extract_instruction(spec.class_name, window.document.name, (first, end, total)),
+            read=functools.partial(window_fields, class_bundle=relaxed),
+            window=window.pages.window_id,
+        )
+        record = runner.model_step(window_spec, window.document, model, step=window.pages.step)
+        calls.append(WindowCall(pages=(first, end), model_call_id=record.call_id))
+        if not record.ok or record.fields is None:
+            reason = f"{window.pages.label}: {record.reason or record.error or ExtractionFailed.__name__}"
+            return WindowedExtraction(record.model_copy(update={"reason": reason}), calls)
+        done.append((window.pages, record.fields))
+        last = record
+    assert last is not None, "a windowed document has windows"
+    merged = merge_windows(done, cast("dict[str, Any]", class_bundle.schema_), pages)
+    first_call = {"call_id": calls[0].model_call_id}
+    fields, _ = split(merged)
+    try:  # the merge holds what the class requires (each window held only its own pages' fields)
+        extracted_fields(json.dumps(fields), class_bundle)
+    except FieldsInvalid as invalid:
+        reason = f"the windows' fields merged: {invalid}"
+        failed = {"ok": False, "fields": None, "error": ExtractionFailed.__name__, "reason": reason}
+        return WindowedExtraction(last.model_copy(update={**first_call, **failed}), calls)
+    return WindowedExtraction(last.model_copy(update={"fields": merged, **first_call}), calls)
+
+
+def window_fields(reply: str, class_bundle: ClassBundle) -> dict[str, JsonValue]:
+    """A window's reply read as the class's fields it gives: its null fields dropped, none required (a window
+    holds some pages' fields; the merge is checked against the whole schema)."""
+    data = parse_reply(reply)
+    given = {name: value for name, value in data.items() if value is not None}
+    return extracted_with_evidence(json.dumps(given), class_bundle)
