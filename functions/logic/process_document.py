@@ -300,6 +300,10 @@ class _Run:
             _store_result(result, self.event, self.context)
         return outcome_of(result, self.bundle)
 
+    def time_left(self) -> float:
+        """Seconds left in this invocation."""
+        return self.context.get_remaining_time_in_millis() / 1000
+
     def step(self, name: str, fn: Callable[[], ResultT], result_model: type[ResultT]) -> ResultT:
         def body() -> ResultT:
             self.ran.add(name)
@@ -373,7 +377,9 @@ class _Run:
         texts = page_texts(document.data, document.format)
         spec, window_calls = extract_spec(self.bundle, class_name, versions, document), []
         if windows:  # >>> #41 page windows: one durable step a window, merged by the class's schema
-            windowed = extract_windows(self, spec, windows, model, bundle=self.bundle, pages=texts)
+            windowed = extract_windows(
+                self, spec, windows, model, bundle=self.bundle, pages=texts, time_left=self.time_left
+            )
             extraction, window_calls = windowed.record, windowed.calls
         else:
             extraction = self.model_step(spec, document, model)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
 
@@ -16,10 +16,11 @@ from pydantic import JsonValue
 from functions.block_limits import pdf_call_bytes
 from functions.definition import ClassBundle, DefinitionBundle
 from functions.documents import DocumentInput
-from functions.errors import ExtractionFailed
+from functions.errors import ExtractionFailed, ModelUnavailable
 from functions.fields import FieldsInvalid, extracted_fields, parse_reply
 from functions.inference import ModelProvider
 from functions.inference.calls import CallSpec
+from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS
 from functions.inference.evidence import extracted_with_evidence, split
 from functions.inference.instructions import extract_instruction
 from functions.page_windows import PageWindow, merge_windows, plan_windows, window_document
@@ -45,8 +46,17 @@ def windows_of(document: DocumentInput, sha256: str, model_id: str, window_pages
     return [Window(window, window_document(document, window, sha256, call_bytes)) for window in planned]
 
 
+# A window's call is started in this invocation only with this much time left once a call was made in it
+# (a call's read timeout is at most MAX_READ_TIMEOUT_SECONDS, and the journal write follows); else the next
+# windows run in a fresh invocation (ModelUnavailable, retried by the workflow), not a call cut short.
+WINDOW_CALL_SECONDS = MAX_READ_TIMEOUT_SECONDS + 5
+
+
 class StepRunner(Protocol):
-    """What the document's run gives a window: its durable model step under a name of its own."""
+    """What the document's run gives a window: its durable model step under a name of its own, and the steps
+    whose body ran in this invocation."""
+
+    ran: set[str]
 
     def model_step(
         self, spec: CallSpec, document: DocumentInput, model: ModelProvider, step: str | None = None
@@ -69,9 +79,11 @@ def extract_windows(
     *,
     bundle: DefinitionBundle,
     pages: list[str] | None,
+    time_left: Callable[[], float] | None = None,
 ) -> WindowedExtraction:
     """Each window's extraction as its own durable step, in page order, then merged; the first window that
-    gives no fields stops the document (its reason names the window's pages)."""
+    gives no fields stops the document (its reason names the window's pages). Once a window's call was made in
+    this invocation, the next one starts only with WINDOW_CALL_SECONDS left (``time_left``)."""
     assert spec.class_name is not None
     class_bundle = bundle.class_bundle(spec.class_name)
     relaxed = class_bundle.model_copy(update={"schema_": {**class_bundle.schema_, "required": []}})
@@ -80,6 +92,13 @@ def extract_windows(
     last: ExtractionRecord | None = None
     for window in windows:
         first, end, total = window.pages.first, window.pages.last, window.pages.total
+        called = any(earlier.pages.step in runner.ran for earlier in windows)
+        left = time_left() if time_left is not None else float("inf")
+        if called and left < WINDOW_CALL_SECONDS:
+            raise ModelUnavailable(
+                f"not called: {left:.0f} s left in this invocation, under the {WINDOW_CALL_SECONDS} s a "
+                f"window's call may take; {window.pages.label} and the rest run in a fresh invocation"
+            )
         window_spec = replace(
             spec,
             user=extract_instruction(spec.class_name, window.document.name, (first, end, total)),

@@ -29,8 +29,10 @@ from functions.block_limits import (
 )
 from functions.definition import DefinitionBundle
 from functions.documents import DocumentInput, document_input
-from functions.errors import DocumentTooLarge, DocumentUnreadable
+from functions.errors import DocumentTooLarge, DocumentUnreadable, ModelUnavailable
+from functions.logic import window_extraction
 from functions.logic.process_document import process_document
+from functions.logic.window_extraction import WINDOW_CALL_SECONDS
 from functions.page_windows import PageWindow, merge_windows, plan_windows, window_document, window_source
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
 from functions.payloads.document import DocumentOutcome
@@ -210,7 +212,8 @@ def outcome_of(
 ) -> DocumentOutcome:
     [entry] = [entry for entry in items(job) if entry.document_id == "long.pdf"]
     event = document_event(job, entry, **kwargs)
-    return process_document(event, context or FakeLambdaContext(), provider=model)
+    default = FakeLambdaContext(timeout_ms=120_000)  # the stack's default function timeout
+    return process_document(event, context or default, provider=model)
 
 
 def test_a_300_page_pdf_is_read_in_windows_and_its_fields_merge(
@@ -240,11 +243,15 @@ def test_a_300_page_pdf_is_read_in_windows_and_its_fields_merge(
 
 
 def test_a_crash_between_windows_resumes_without_repeating_a_finished_window(
-    cloud_settings: None, estimates_bundle: DefinitionBundle, long_estimate: bytes
+    cloud_settings: None,
+    estimates_bundle: DefinitionBundle,
+    long_estimate: bytes,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     put_object(f"{PREFIX}long.pdf", long_estimate)
     job = prepare("job-windows-crash", definition=estimates_bundle, documents=[f"{PREFIX}long.pdf"])
     model = WindowModel({long_estimate: FIELDS}, crash_before=61)
+    monkeypatch.setattr(window_extraction, "WINDOW_CALL_SECONDS", 0)  # windows in a 0.8 s invocation
 
     with pytest.raises(SimulatedCrash):  # the process dies: window 61's step record stays in progress
         outcome_of(job, model, FakeLambdaContext(timeout_ms=800))
@@ -275,6 +282,7 @@ def test_a_window_journalled_before_its_step_completed_is_reused_not_called_agai
         fault=FaultSpec(point="after_model_call", document_index=entry.index, mode="exit", until_retry=1)
     )
     model = WindowModel({long_estimate: FIELDS})
+    env.setattr(window_extraction, "WINDOW_CALL_SECONDS", 0)  # windows in a 0.8 s invocation
     with pytest.raises(SimulatedCrash):
         process_document(
             document_event(job, entry, options=options), FakeLambdaContext(timeout_ms=800), provider=model
@@ -282,12 +290,32 @@ def test_a_window_journalled_before_its_step_completed_is_reused_not_called_agai
     assert (fake_exit, model.windows) == ([137], ["p0001-0020"])
     time.sleep(0.9)  # the dead invocation's deadline: its step record no longer blocks the retry
     outcome = process_document(
-        document_event(job, entry, options=options, retry_count=1), FakeLambdaContext(), provider=model
+        document_event(job, entry, options=options, retry_count=1),
+        FakeLambdaContext(timeout_ms=120_000),
+        provider=model,
     )
     assert outcome.status == "extracted"
     assert model.windows == [f"p{first:04d}-{first + 19:04d}" for first in range(1, 300, 20)]
     result = storage.get_result(job.job_id, "long.pdf")
     assert result is not None and result.fields == FIELDS
+
+
+def test_windows_beyond_the_invocations_time_continue_in_a_fresh_one(
+    cloud_settings: None, estimates_bundle: DefinitionBundle, long_estimate: bytes
+) -> None:
+    """With less time left than a window's call may take, the next windows are not started in this invocation:
+    ModelUnavailable (the workflow retries it in a fresh invocation), which resumes at the next window."""
+    put_object(f"{PREFIX}long.pdf", long_estimate)
+    job = prepare("job-windows-time", definition=estimates_bundle, documents=[f"{PREFIX}long.pdf"])
+    model = WindowModel({long_estimate: FIELDS})
+
+    with pytest.raises(ModelUnavailable, match=r"s left in this invocation.*pages 21-40 and the rest"):
+        outcome_of(job, model, FakeLambdaContext(timeout_ms=(WINDOW_CALL_SECONDS - 5) * 1000))
+    assert model.windows == ["p0001-0020"], "one window a short invocation, never a call cut short"
+    outcome = outcome_of(job, model, retry_count=1)
+
+    assert outcome.status == "extracted"
+    assert model.windows == [f"p{first:04d}-{first + 19:04d}" for first in range(1, 300, 20)]
 
 
 def test_a_pdf_over_the_ceiling_fails_with_the_figure_and_the_rest_of_the_job_finishes(
