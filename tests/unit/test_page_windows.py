@@ -242,6 +242,33 @@ def test_a_300_page_pdf_is_read_in_windows_and_its_fields_merge(
     assert result.model_cost_usd is None or result.model_cost_usd >= 0
 
 
+def test_a_windowed_pdf_of_several_classes_is_classified_by_its_first_window(
+    cloud_settings: None, tmp_path: Path, long_estimate: bytes
+) -> None:
+    classes = EXAMPLES / "claims" / "classes"
+    (tmp_path / "classes").mkdir()
+    job: dict[str, Any] = {"name": "long-claims", "classes": {}}
+    for name in (CLASS, "claim-form"):
+        shutil.copy(classes / f"{name}.schema.json", tmp_path / "classes")
+        job["classes"][name] = {"description": f"A {name}.", "schema": f"classes/{name}.schema.json"}
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    put_object(f"{PREFIX}long.pdf", long_estimate)
+    prepared = prepare(
+        "job-windows-classes", definition=read_bundle(tmp_path), documents=[f"{PREFIX}long.pdf"]
+    )
+    model = WindowModel({long_estimate: FIELDS})
+
+    outcome = outcome_of(prepared, model)
+
+    assert outcome.status == "extracted"
+    assert model.windows[:2] == ["p0001-0020", "p0001-0020"], "classified on the first window, then extracted"
+    assert len(model.windows) == 16
+    calls = storage.list_model_calls(prepared.job_id, "long.pdf")
+    assert sorted((call.purpose, call.window or "") for call in calls)[0] == ("classify", "")
+    result = storage.get_result(prepared.job_id, "long.pdf")
+    assert result is not None and (result.class_name, result.fields) == (CLASS, FIELDS)
+
+
 def test_a_crash_between_windows_resumes_without_repeating_a_finished_window(
     cloud_settings: None,
     estimates_bundle: DefinitionBundle,
