@@ -66,29 +66,43 @@ def plan_windows(pages: int, size: int, call_bytes: int, window_pages: int | Non
     return [PageWindow(first, min(first + step - 1, pages), pages) for first in range(1, pages + 1, step)]
 
 
+class PdfSlicer:
+    """Slices of one PDF, read once by pypdf (a window's slice is made when it is needed, one at a time: a
+    50 MB PDF is held once, not once a window)."""
+
+    def __init__(self, document: DocumentInput, source_sha256: str, call_bytes: int) -> None:
+        from pypdf import PdfReader  # noqa: PLC0415 (a windowed PDF was read by pypdf)
+
+        self.document, self.source_sha256, self.call_bytes = document, source_sha256, call_bytes
+        self._reader = PdfReader(io.BytesIO(document.data))
+
+    def slice(self, window: PageWindow) -> DocumentInput:
+        """The window's slice as the model receives it (the same name and read mode), or DocumentTooLarge
+        when it is over a call's PDF bytes."""
+        from pypdf import PdfWriter  # noqa: PLC0415 (as above)
+
+        writer = PdfWriter()
+        for page in self._reader.pages[window.first - 1 : window.last]:
+            writer.add_page(page)
+        writer.add_metadata(
+            {SOURCE_KEY: self.source_sha256, PAGES_KEY: f"{window.first}-{window.last}/{window.total}"}
+        )
+        buffer = io.BytesIO()
+        writer.write(buffer)
+        data = buffer.getvalue()
+        if len(data) > self.call_bytes:
+            raise DocumentTooLarge(
+                f"{window.label} of the PDF are {len(data)} bytes, over a call's limit of {self.call_bytes} "
+                "bytes (a smaller window_pages in job.json reads fewer pages a call)"
+            )
+        return replace(self.document, data=data, pages=window.last - window.first + 1)
+
+
 def window_document(
     document: DocumentInput, window: PageWindow, source_sha256: str, call_bytes: int
 ) -> DocumentInput:
-    """The window's slice of ``document`` as the model receives it (the same name and read mode), or
-    DocumentTooLarge when the slice is over a call's PDF bytes."""
-    from pypdf import PdfReader, PdfWriter  # noqa: PLC0415 (a windowed PDF was read by pypdf)
-
-    reader = PdfReader(io.BytesIO(document.data))
-    writer = PdfWriter()
-    for page in reader.pages[window.first - 1 : window.last]:
-        writer.add_page(page)
-    writer.add_metadata(
-        {SOURCE_KEY: source_sha256, PAGES_KEY: f"{window.first}-{window.last}/{window.total}"}
-    )
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    data = buffer.getvalue()
-    if len(data) > call_bytes:
-        raise DocumentTooLarge(
-            f"{window.label} of the PDF are {len(data)} bytes, over a call's limit of {call_bytes} bytes "
-            "(a smaller window_pages in job.json reads fewer pages a call)"
-        )
-    return replace(document, data=data, pages=window.last - window.first + 1)
+    """One window's slice of ``document`` (PdfSlicer.slice)."""
+    return PdfSlicer(document, source_sha256, call_bytes).slice(window)
 
 
 @dataclass(frozen=True)
@@ -213,6 +227,7 @@ def merge_windows(
 __all__ = [
     "DEFAULT_WINDOW_PAGES",
     "PageWindow",
+    "PdfSlicer",
     "WindowSource",
     "merge_windows",
     "plan_windows",

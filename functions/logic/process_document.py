@@ -355,7 +355,7 @@ class _Run:
             model = BatchReplies(model, self.event.job_id, entry.document_id)
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
         if len(self.bundle.classes) > 1:
-            first = windows[0].document if windows else document  # a windowed PDF: classified by its first
+            first = windows.first(document)  # a windowed PDF: classified by its first window
             classification = self.model_step(classify_spec(self.bundle, versions, first), first, model)
             classify_call_id = classification.call_id
             if not classification.ok or classification.fields is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
 
@@ -23,27 +23,40 @@ from functions.inference.calls import CallSpec
 from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS
 from functions.inference.evidence import extracted_with_evidence, split
 from functions.inference.instructions import extract_instruction
-from functions.page_windows import PageWindow, merge_windows, plan_windows, window_document
+from functions.page_windows import PageWindow, PdfSlicer, merge_windows, plan_windows
 from functions.payloads.document import WindowCall
 from functions.payloads.model_calls import ExtractionRecord
 
 
 @dataclass(frozen=True)
-class Window:
-    """One page window and its slice as the model receives it."""
+class Windows:
+    """The page windows a document is read in, and its slicer (empty: one call takes it whole)."""
 
-    pages: PageWindow
-    document: DocumentInput
+    pages: list[PageWindow]
+    slicer: PdfSlicer | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.pages)
+
+    def first(self, document: DocumentInput) -> DocumentInput:
+        """What a call on the document's first pages receives: the first window, or the whole document."""
+        return self.slicer.slice(self.pages[0]) if self.slicer is not None and self.pages else document
 
 
-def windows_of(document: DocumentInput, sha256: str, model_id: str, window_pages: int | None) -> list[Window]:
+def windows_of(document: DocumentInput, sha256: str, model_id: str, window_pages: int | None) -> Windows:
     """The windows ``document`` is read in (none: one call takes it whole); DocumentTooLarge when a window's
-    slice is over a call's PDF bytes. Only a PDF whose pages pypdf counted is windowed."""
+    slice is over a call's PDF bytes, found before any call (each slice is made and dropped here, and made
+    again when its window is read: one slice in memory at a time)."""
     if document.format != "pdf" or document.images:
-        return []
+        return Windows([])
     call_bytes = pdf_call_bytes(model_id)
     planned = plan_windows(document.pages, len(document.data), call_bytes, window_pages)
-    return [Window(window, window_document(document, window, sha256, call_bytes)) for window in planned]
+    if not planned:
+        return Windows([])
+    slicer = PdfSlicer(document, sha256, call_bytes)
+    for window in planned:
+        slicer.slice(window)
+    return Windows(planned, slicer)
 
 
 # A window's call is started in this invocation only with this much time left once a call was made in it
@@ -74,7 +87,7 @@ class WindowedExtraction:
 def extract_windows(
     runner: StepRunner,
     spec: CallSpec,
-    windows: Sequence[Window],
+    windows: Windows,
     model: ModelProvider,
     *,
     bundle: DefinitionBundle,
@@ -90,27 +103,29 @@ def extract_windows(
     done: list[tuple[PageWindow, dict[str, JsonValue]]] = []
     calls: list[WindowCall] = []
     last: ExtractionRecord | None = None
-    for window in windows:
-        first, end, total = window.pages.first, window.pages.last, window.pages.total
-        called = any(earlier.pages.step in runner.ran for earlier in windows)
+    assert windows.slicer is not None
+    for window in windows.pages:
+        first, end, total = window.first, window.last, window.total
+        called = any(earlier.step in runner.ran for earlier in windows.pages)
         left = time_left() if time_left is not None else float("inf")
         if called and left < WINDOW_CALL_SECONDS:
             raise ModelUnavailable(
                 f"not called: {left:.0f} s left in this invocation, under the {WINDOW_CALL_SECONDS} s a "
-                f"window's call may take; {window.pages.label} and the rest run in a fresh invocation"
+                f"window's call may take; {window.label} and the rest run in a fresh invocation"
             )
+        document = windows.slicer.slice(window)
         window_spec = replace(
             spec,
-            user=extract_instruction(spec.class_name, window.document.name, (first, end, total)),
+            user=extract_instruction(spec.class_name, document.name, (first, end, total)),
             read=functools.partial(window_fields, class_bundle=relaxed),
-            window=window.pages.window_id,
+            window=window.window_id,
         )
-        record = runner.model_step(window_spec, window.document, model, step=window.pages.step)
+        record = runner.model_step(window_spec, document, model, step=window.step)
         calls.append(WindowCall(pages=(first, end), model_call_id=record.call_id))
         if not record.ok or record.fields is None:
-            reason = f"{window.pages.label}: {record.reason or record.error or ExtractionFailed.__name__}"
+            reason = f"{window.label}: {record.reason or record.error or ExtractionFailed.__name__}"
             return WindowedExtraction(record.model_copy(update={"reason": reason}), calls)
-        done.append((window.pages, record.fields))
+        done.append((window, record.fields))
         last = record
     assert last is not None, "a windowed document has windows"
     merged = merge_windows(done, cast("dict[str, Any]", class_bundle.schema_), pages)
