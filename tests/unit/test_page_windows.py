@@ -18,7 +18,9 @@ import pytest
 from fpdf import FPDF
 from pypdf import PdfReader
 
+from docagent.drills.document_files import render_scanned_appendix_pdf
 from docagent.kit.loader import read_bundle
+from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label
 from functions import storage
 from functions.block_limits import (
@@ -30,6 +32,7 @@ from functions.block_limits import (
 from functions.definition import DefinitionBundle
 from functions.documents import DocumentInput, document_input
 from functions.errors import DocumentTooLarge, DocumentUnreadable, ModelUnavailable
+from functions.inference.converse import converse_body
 from functions.logic import window_extraction
 from functions.logic.process_document import process_document
 from functions.logic.window_extraction import WINDOW_CALL_SECONDS
@@ -403,3 +406,22 @@ def test_each_block_kind_is_held_to_its_own_limit_once_its_format_is_known() -> 
 def test_an_encrypted_pdf_is_refused_before_any_call() -> None:
     with pytest.raises(DocumentUnreadable, match="encrypted or password-protected"):
         document_input(files.encrypted_pdf(), "document-00001")
+
+
+def test_the_local_bedrock_holds_a_pdf_to_the_calls_models_limit() -> None:
+    """A PDF over 4.5 MB is refused for a model before Claude 4 and read for Claude 4 and later, as Bedrock
+    documents it; any other document is held to 4.5 MB whatever the model."""
+    big = render_scanned_appendix_pdf(files.INVOICE, MAX_CONVERSE_DOCUMENT_BYTES + 200_000, seed=3)
+    bedrock = LocalBedrock()
+    bedrock.labels.add([Label(sha256=hashlib.sha256(big).hexdigest(), fields={"a": "1"})])
+    body = converse_body(document_input(big, "document-00001", "text"), "s", "Extract.", 800, 0.0)
+    answers = {
+        model_id: bedrock.converse(model_id, body["system"], body["messages"], 800)
+        for model_id in (
+            "anthropic.claude-3-5-sonnet-20240620-v1:0",
+            "global.anthropic.claude-haiku-4-5-v1:0",
+        )
+    }
+    status, _, refused = answers["anthropic.claude-3-5-sonnet-20240620-v1:0"]
+    assert status == 400 and f"over the limit of {MAX_CONVERSE_DOCUMENT_BYTES}" in refused
+    assert answers["global.anthropic.claude-haiku-4-5-v1:0"][0] == 200
