@@ -23,6 +23,8 @@ from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label
 from functions import storage
+from functions.batch_inference.input_records import write_record
+from functions.batch_inference.payloads import WriteRecordEvent
 from functions.block_limits import (
     MAX_CLAUDE_PDF_CALL_BYTES,
     check_document_bytes,
@@ -346,6 +348,23 @@ def test_windows_beyond_the_invocations_time_continue_in_a_fresh_one(
 
     assert outcome.status == "extracted"
     assert model.windows == [f"p{first:04d}-{first + 19:04d}" for first in range(1, 300, 20)]
+
+
+def test_a_windowed_pdf_has_no_batch_record_it_is_read_on_demand(
+    cloud_settings: None, estimates_bundle: DefinitionBundle, long_estimate: bytes
+) -> None:
+    short = long_pdf(30)
+    put_object(f"{PREFIX}long.pdf", long_estimate)
+    put_object(f"{PREFIX}short.pdf", short)
+    job = prepare("job-windows-batch", definition=estimates_bundle)
+    written = {
+        entry.document_id: write_record(
+            WriteRecordEvent(job_id=job.job_id, options=job.options, document=entry)
+        )
+        for entry in items(job)
+    }
+    assert written["long.pdf"].record_id is None, "no batch record: read window by window on demand"
+    assert written["short.pdf"].record_id is not None
 
 
 def test_a_pdf_over_the_ceiling_fails_with_the_figure_and_the_rest_of_the_job_finishes(
