@@ -11,16 +11,17 @@ window's pages, which the local Bedrock answers by (a real model ignores them).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from pydantic import JsonValue
 
 from functions.documents import DocumentInput
-from functions.errors import DocumentTooLarge
+from functions.errors import DocumentTooLarge, DocumentUnreadable
 from functions.grounding import ground_fields
 from functions.inference.evidence import EVIDENCE_KEY, split
 from functions.payloads.common import MAX_CONVERSE_PDF_PAGES
@@ -66,6 +67,19 @@ def plan_windows(pages: int, size: int, call_bytes: int, window_pages: int | Non
     return [PageWindow(first, min(first + step - 1, pages), pages) for first in range(1, pages + 1, step)]
 
 
+@contextlib.contextmanager
+def _unsplittable() -> Iterator[None]:
+    """pypdf's failure to read or cut a PDF as the document's rejection (a corrupt PDF over one call)."""
+    from pypdf.errors import PyPdfError  # noqa: PLC0415 (as above)
+
+    try:
+        yield
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, RecursionError) as error:
+        raise DocumentUnreadable(
+            f"the PDF is corrupt: it cannot be cut into page windows ({type(error).__name__}: {error})"
+        ) from None
+
+
 class PdfSlicer:
     """Slices of one PDF, read once by pypdf (a window's slice is made when it is needed, one at a time: a
     50 MB PDF is held once, not once a window)."""
@@ -74,21 +88,23 @@ class PdfSlicer:
         from pypdf import PdfReader  # noqa: PLC0415 (a windowed PDF was read by pypdf)
 
         self.document, self.source_sha256, self.call_bytes = document, source_sha256, call_bytes
-        self._reader = PdfReader(io.BytesIO(document.data))
+        with _unsplittable():
+            self._reader = PdfReader(io.BytesIO(document.data))
 
     def slice(self, window: PageWindow) -> DocumentInput:
-        """The window's slice as the model receives it (the same name and read mode), or DocumentTooLarge
-        when it is over a call's PDF bytes."""
+        """The window's slice as the model receives it (the same name and read mode); DocumentTooLarge when
+        it is over a call's PDF bytes, DocumentUnreadable when pypdf cannot cut it from a corrupt PDF."""
         from pypdf import PdfWriter  # noqa: PLC0415 (as above)
 
-        writer = PdfWriter()
-        for page in self._reader.pages[window.first - 1 : window.last]:
-            writer.add_page(page)
-        writer.add_metadata(
-            {SOURCE_KEY: self.source_sha256, PAGES_KEY: f"{window.first}-{window.last}/{window.total}"}
-        )
-        buffer = io.BytesIO()
-        writer.write(buffer)
+        with _unsplittable():
+            writer = PdfWriter()
+            for page in self._reader.pages[window.first - 1 : window.last]:
+                writer.add_page(page)
+            writer.add_metadata(
+                {SOURCE_KEY: self.source_sha256, PAGES_KEY: f"{window.first}-{window.last}/{window.total}"}
+            )
+            buffer = io.BytesIO()
+            writer.write(buffer)
         data = buffer.getvalue()
         if len(data) > self.call_bytes:
             raise DocumentTooLarge(

@@ -37,7 +37,7 @@ from functions.errors import DocumentTooLarge, DocumentUnreadable, ModelUnavaila
 from functions.inference.converse import converse_body
 from functions.logic import window_extraction
 from functions.logic.process_document import process_document
-from functions.logic.window_extraction import WINDOW_CALL_SECONDS
+from functions.logic.window_extraction import WINDOW_CALL_SECONDS, windows_of
 from functions.page_windows import PageWindow, merge_windows, plan_windows, window_document, window_source
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
 from functions.payloads.document import DocumentOutcome
@@ -177,6 +177,15 @@ def test_a_window_is_a_deterministic_slice_that_names_its_source(long_estimate: 
         DocumentTooLarge, match=r"pages 141-160 of the PDF are \d+ bytes, over a call's limit of 100"
     ):
         window_document(document, window, "ab" * 32, 100)
+
+
+def test_a_corrupt_pdf_over_one_call_is_unreadable_not_a_crash() -> None:
+    data = long_pdf(150)
+    truncated = data[: len(data) // 2]
+    document = document_input(truncated, "document-00001", "text")
+    assert document.pages > 100, "counted by structure: pypdf cannot read it"
+    with pytest.raises(DocumentUnreadable, match=r"the PDF is corrupt: it cannot be cut into page windows"):
+        windows_of(document, "ab" * 32, "anthropic.claude-haiku-4-5", None)
 
 
 def test_the_windows_merge_by_the_schema() -> None:
