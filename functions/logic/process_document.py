@@ -374,7 +374,7 @@ class _Run:
                     classify_call_id=classify_call_id,
                 )
             class_name = named
-        texts = page_texts(document.data, document.format)
+        texts = functools.cache(lambda: page_texts(document.data, document.format))  # read once, when needed
         spec, window_calls = extract_spec(self.bundle, class_name, versions, document), []
         if windows:  # >>> #41 page windows: one durable step a window, merged by the class's schema
             windowed = extract_windows(
@@ -397,7 +397,7 @@ class _Run:
         checks, attached = run_checks(
             class_bundle.spec.checks, fields, dt.datetime.now(dt.UTC).date(), self.lookup
         )
-        evidence = evidence_of(class_bundle, fields, quotes, texts, checks)
+        evidence = evidence_of(class_bundle, fields, quotes, texts(), checks)
         decision = grounded_decision(decide(checks), class_bundle, evidence)
         return self.store(
             status=decision.status,

@@ -91,12 +91,13 @@ def extract_windows(
     model: ModelProvider,
     *,
     bundle: DefinitionBundle,
-    pages: list[str] | None,
+    pages: Callable[[], list[str] | None],
     time_left: Callable[[], float] | None = None,
 ) -> WindowedExtraction:
     """Each window's extraction as its own durable step, in page order, then merged; the first window that
     gives no fields stops the document (its reason names the window's pages). Once a window's call was made in
-    this invocation, the next one starts only with WINDOW_CALL_SECONDS left (``time_left``)."""
+    this invocation, the next one starts only with WINDOW_CALL_SECONDS left (``time_left``). ``pages``: the
+    document's page texts, read when the merge grounds the windows' quotes."""
     assert spec.class_name is not None
     class_bundle = bundle.class_bundle(spec.class_name)
     relaxed = class_bundle.model_copy(update={"schema_": {**class_bundle.schema_, "required": []}})
@@ -128,7 +129,7 @@ def extract_windows(
         done.append((window, record.fields))
         last = record
     assert last is not None, "a windowed document has windows"
-    merged = merge_windows(done, cast("dict[str, Any]", class_bundle.schema_), pages)
+    merged = merge_windows(done, cast("dict[str, Any]", class_bundle.schema_), pages())
     first_call = {"call_id": calls[0].model_call_id}
     fields, _ = split(merged)
     try:  # the merge holds what the class requires (each window held only its own pages' fields)
