@@ -70,7 +70,7 @@ def plan_windows(pages: int, size: int, call_bytes: int, window_pages: int | Non
 @contextlib.contextmanager
 def _unsplittable() -> Iterator[None]:
     """pypdf's failure to read or cut a PDF as the document's rejection (a corrupt PDF over one call)."""
-    from pypdf.errors import PyPdfError  # noqa: PLC0415 (as above)
+    from pypdf.errors import PyPdfError  # noqa: PLC0415 (when a PDF is cut)
 
     try:
         yield
