@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
@@ -59,10 +60,12 @@ def windows_of(document: DocumentInput, sha256: str, model_id: str, window_pages
     return Windows(planned, slicer)
 
 
-# A window's call is started in this invocation only with this much time left once a call was made in it
-# (a call's read timeout is at most MAX_READ_TIMEOUT_SECONDS, and the journal write follows); else the next
-# windows run in a fresh invocation (ModelUnavailable, retried by the workflow), not a call cut short.
-WINDOW_CALL_SECONDS = MAX_READ_TIMEOUT_SECONDS + 5
+# Once a window's call was made in this invocation, the next starts only with time left for it: twice the
+# slowest window of this invocation plus WINDOW_MARGIN_SECONDS, at most WINDOW_CALL_SECONDS (a call's read
+# timeout is at most MAX_READ_TIMEOUT_SECONDS, and the journal write follows); else the next windows run in a
+# fresh invocation (ModelUnavailable, retried by the workflow), not a call cut short.
+WINDOW_MARGIN_SECONDS = 5
+WINDOW_CALL_SECONDS = MAX_READ_TIMEOUT_SECONDS + WINDOW_MARGIN_SECONDS
 
 
 class StepRunner(Protocol):
@@ -96,8 +99,8 @@ def extract_windows(
 ) -> WindowedExtraction:
     """Each window's extraction as its own durable step, in page order, then merged; the first window that
     gives no fields stops the document (its reason names the window's pages). Once a window's call was made in
-    this invocation, the next one starts only with WINDOW_CALL_SECONDS left (``time_left``). ``pages``: the
-    document's page texts, read when the merge grounds the windows' quotes."""
+    this invocation, the next one starts only with time left for it (``time_left``; see WINDOW_CALL_SECONDS).
+    ``pages``: the document's page texts, read when the merge grounds the windows' quotes."""
     assert spec.class_name is not None
     class_bundle = bundle.class_bundle(spec.class_name)
     relaxed = class_bundle.model_copy(update={"schema_": {**class_bundle.schema_, "required": []}})
@@ -105,14 +108,15 @@ def extract_windows(
     calls: list[WindowCall] = []
     last: ExtractionRecord | None = None
     assert windows.slicer is not None
+    slowest: float | None = None  # the longest window this invocation called, in seconds
     for window in windows.pages:
         first, end, total = window.first, window.last, window.total
-        called = any(earlier.step in runner.ran for earlier in windows.pages)
         left = time_left() if time_left is not None else float("inf")
-        if called and left < WINDOW_CALL_SECONDS:
+        needed = min(WINDOW_CALL_SECONDS, 2 * (slowest or 0.0) + WINDOW_MARGIN_SECONDS)
+        if slowest is not None and left < needed:
             raise ModelUnavailable(
-                f"not called: {left:.0f} s left in this invocation, under the {WINDOW_CALL_SECONDS} s a "
-                f"window's call may take; {window.label} and the rest run in a fresh invocation"
+                f"not called: {left:.0f} s left in this invocation, under the {needed:.0f} s a window's call "
+                f"may take; {window.label} and the rest run in a fresh invocation"
             )
         document = windows.slicer.slice(window)
         window_spec = replace(
@@ -121,7 +125,10 @@ def extract_windows(
             read=functools.partial(window_fields, class_bundle=relaxed),
             window=window.window_id,
         )
+        started = time.monotonic()
         record = runner.model_step(window_spec, document, model, step=window.step)
+        if window.step in runner.ran:  # called in this invocation, not a step record reused
+            slowest = max(slowest or 0.0, time.monotonic() - started)
         calls.append(WindowCall(pages=(first, end), model_call_id=record.call_id))
         if not record.ok or record.fields is None:
             reason = f"{window.label}: {record.reason or record.error or ExtractionFailed.__name__}"

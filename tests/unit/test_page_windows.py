@@ -37,7 +37,7 @@ from functions.errors import DocumentTooLarge, DocumentUnreadable, ModelUnavaila
 from functions.inference.converse import converse_body
 from functions.logic import window_extraction
 from functions.logic.process_document import process_document
-from functions.logic.window_extraction import WINDOW_CALL_SECONDS, windows_of
+from functions.logic.window_extraction import WINDOW_MARGIN_SECONDS, windows_of
 from functions.page_windows import PageWindow, merge_windows, plan_windows, window_document, window_source
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
 from functions.payloads.document import DocumentOutcome
@@ -350,8 +350,9 @@ def test_windows_beyond_the_invocations_time_continue_in_a_fresh_one(
     job = prepare("job-windows-time", definition=estimates_bundle, documents=[f"{PREFIX}long.pdf"])
     model = WindowModel({long_estimate: FIELDS})
 
+    short = FakeLambdaContext(timeout_ms=int(WINDOW_MARGIN_SECONDS * 1000 * 0.8))  # under any window's need
     with pytest.raises(ModelUnavailable, match=r"s left in this invocation.*pages 21-40 and the rest"):
-        outcome_of(job, model, FakeLambdaContext(timeout_ms=(WINDOW_CALL_SECONDS - 5) * 1000))
+        outcome_of(job, model, short)
     assert model.windows == ["p0001-0020"], "one window a short invocation, never a call cut short"
     outcome = outcome_of(job, model, retry_count=1)
 
