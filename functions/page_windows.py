@@ -34,6 +34,11 @@ PAGES_KEY = "/DocagentPages"
 _RANK: dict[Grounding, int] = {"grounded": 3, "approximate": 2, "unverified": 1, "not_found": 0}
 
 
+def window_step(first: int) -> str:
+    """The durable step of the extraction of the window starting on page ``first``: ``extract-w0021``."""
+    return f"extract-w{first:04d}"
+
+
 @dataclass(frozen=True)
 class PageWindow:
     """Pages ``first`` to ``last`` (1-based, inclusive) of a PDF of ``total`` pages."""
@@ -50,7 +55,7 @@ class PageWindow:
     @property
     def step(self) -> str:
         """The durable step of its extraction: ``extract-w0021``."""
-        return f"extract-w{self.first:04d}"
+        return window_step(self.first)
 
     @property
     def label(self) -> str:
@@ -249,4 +254,5 @@ __all__ = [
     "plan_windows",
     "window_document",
     "window_source",
+    "window_step",
 ]

@@ -13,6 +13,7 @@ from docagent.operations.display import iso
 from functions import durable
 from functions.checks import lookup_key
 from functions.definition import DefinitionBundle, LookupCheck
+from functions.page_windows import window_step
 from functions.payloads.document import DocumentResult
 
 
@@ -69,7 +70,8 @@ MODEL_STEPS = ("classify", "extract")
 
 def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | None = None) -> list[str]:
     """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
-    several classes), ``extract``, then ``lookup-{check}`` per lookup check.
+    several classes), ``extract`` (a long PDF's result: ``extract-w{first:04d}`` a page window), then
+    ``lookup-{check}`` per lookup check.
 
     Without its result (a document not finished yet): every step any document may take, the lookups of all
     the definition's classes. With its result: the steps that document took, and only those: its class's
@@ -80,7 +82,9 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
     classes = bundle.definition.classes
     if result is not None:
         took = ["classify"] if len(classes) > 1 and result.classify_call_id is not None else []
-        if result.model_call_id is not None:
+        if result.windows:  # a long PDF: one extract step a page window (functions/page_windows.py)
+            took += [window_step(window.pages[0]) for window in result.windows]
+        elif result.model_call_id is not None:
             took.append("extract")
         spec = classes.get(result.class_name or "")
         if spec is not None and result.fields is not None:
