@@ -517,13 +517,17 @@ def _print_stop(stopped: dict[str, Any]) -> None:
 def call_groups(
     journal: Mapping[str, Sequence[ModelCallRecord]],
 ) -> dict[tuple[str, str], list[ModelCallRecord]]:
-    """The journal's calls by document and purpose: a document's classify call and its extract call are one
-    each, so a group of more than one holds a repeated call."""
+    """The journal's calls by document and purpose (and page window: a long PDF's extract call a window, #41):
+    a document's classify call and its extract call (of each window) are one each, so a group of more than one
+    holds a repeated call."""
     groups: dict[tuple[str, str], list[ModelCallRecord]] = {}
     for document_id, calls in journal.items():
         for call in calls:
-            purpose = str(call.model_dump(mode="json").get("purpose", "extract"))
-            groups.setdefault((document_id, purpose), []).append(call)
+            dumped = call.model_dump(mode="json")
+            purpose, window = str(dumped.get("purpose", "extract")), dumped.get("window")
+            groups.setdefault((document_id, purpose if window is None else f"{purpose} {window}"), []).append(
+                call
+            )
     return groups
 
 

@@ -140,6 +140,10 @@ def test_a_documents_classify_and_extract_calls_are_not_repeats() -> None:
         "doc-1": [_Record({"purpose": "classify"}), _Record({"purpose": "extract"})],
         "doc-2": [_Record({"purpose": "extract"}), _Record({"purpose": "extract"})],  # one repeated
         "doc-3": [_Record({})],  # a journal written before classification: an extract call
+        "doc-4": [  # a long PDF: an extract call a page window (#41), none repeated
+            _Record({"purpose": "extract", "window": "p0001-0020"}),
+            _Record({"purpose": "extract", "window": "p0021-0030"}),
+        ],
     }
     groups = call_groups(journal)  # type: ignore[arg-type]
     assert sorted(groups) == [
@@ -147,5 +151,7 @@ def test_a_documents_classify_and_extract_calls_are_not_repeats() -> None:
         ("doc-1", "extract"),
         ("doc-2", "extract"),
         ("doc-3", "extract"),
+        ("doc-4", "extract p0001-0020"),
+        ("doc-4", "extract p0021-0030"),
     ]
     assert sum(len(calls) for calls in journal.values()) - len(groups) == 1
