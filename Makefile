@@ -30,9 +30,14 @@ define install
 		$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[$(1)]')
 endef
 
+# The document layer's wheels for Lambda (python3.13, x86_64: stacks/document_layer.py) in build/lambda-wheels/,
+# so a synth (the infra tests, `make synth`) installs them without the network.
+LAMBDA_WHEELS := $(BIN)/python -m stacks.document_layer x86_64 >/dev/null
+
 # Everything (`make setup`, `make test`, lint, docs): re-run whenever the pinned dependencies change.
 $(STAMP): pyproject.toml constraints.txt
 	$(call install,$(ALL_EXTRAS))
+	$(LAMBDA_WHEELS)
 	touch $(DEMO_STAMP) $(STAMP)
 
 # What `make demo` and `make chaos` need, no more: the CLI, the CDK app and the local cloud ('.[cdk,local]'),

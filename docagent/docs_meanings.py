@@ -56,8 +56,9 @@ CONFIG_MEANINGS: dict[str, str] = {
         "(docs/scale.md)"
     ),
     "max_document_bytes": (
-        "larger documents are rejected (the document, not the job: DocumentTooLarge); at most Converse's "
-        "4.5 MB per document"
+        "larger documents are rejected unread (the document, not the job: DocumentTooLarge); at most 50 MB. "
+        "Each block kind's Converse limit applies once the format is known (docs/design.md, Size limits by "
+        "block kind)"
     ),
     "max_documents": (
         "larger jobs are refused by the listing step that passes it (docs/scale.md: what carries it)"

@@ -270,7 +270,15 @@ class JobDefinition(_Strict):
         ge=1,
         le=100_000,
         description="a PDF or TIFF with more pages is rejected before any model call (DocumentTooLarge, with "
-        "the figure); null: no ceiling but the model's own (Claude: 100 PDF pages, 20 images a request)",
+        "the figure); null: no ceiling but the model's own (20 images a request; a PDF over 100 pages is "
+        "read in page windows)",
+    )
+    window_pages: int | None = Field(
+        None,
+        ge=1,
+        le=100,
+        description="the pages of each window a PDF longer than one model call takes is read in "
+        "(functions/page_windows.py); null: 20",
     )
     split: Literal["pages"] | None = Field(
         None,
@@ -294,6 +302,8 @@ class JobDefinition(_Strict):
             data.pop("models", None)
         if data.get("split") is None:
             data.pop("split", None)
+        if data.get("window_pages") is None:
+            data.pop("window_pages", None)
         return data
 
     def waits_for_review(self) -> bool:

@@ -1,7 +1,8 @@
 """What a document is, from its content: the format (magic bytes and structure, never the file name), the
-Converse ``document`` block's limits, and the neutral name the model sees. Standard library only: the Lambda
-asset carries no text-extraction library (Bedrock reads the document; the local cloud extracts its text with
-``docagent.localcloud.bedrock.document_text``).
+Converse ``document`` block's limits, and the neutral name the model sees. The format is told with the
+standard library; images (Pillow) and PDFs' pages (pypdf) with the document layer's libraries
+(stacks/document_layer.py). Bedrock reads the document; the local cloud extracts its text with
+``docagent.localcloud.bedrock.document_text``.
 
 Converse rules (as of 2026-11, AWS docs: Bedrock API Reference, "DocumentBlock" and "Message"; checked
 again 2026-11-30 against the bedrock-runtime 2023-09-30 service model in botocore 1.44.8 and the SDK's
@@ -9,7 +10,8 @@ DocumentFormat enum: the same nine formats, "You can include up to five document
 be no more than 4.5 MB", a name of 1 to 200 characters. That model also lets ``source`` be ``s3Location``,
 ``text`` or ``content`` and ``format`` be omitted; docagent always sends ``bytes`` with the detected format):
 - ``format`` is one of pdf | csv | doc | docx | xls | xlsx | html | txt | md;
-- each document is at most 4.5 MB, at most five documents per message, and a message with a document also
+- each document is at most 4.5 MB (a PDF on Claude 4 and later excepted: functions/block_limits.py), at most
+  five documents per message, and a message with a document also
   needs a text block;
 - ``name`` is 1 to 200 characters of letters and digits, single whitespace characters, hyphens, parentheses
   and square brackets. The model reads it ("vulnerable to prompt injections ... specify a neutral name"), so
@@ -24,6 +26,7 @@ import zipfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from functions.block_limits import check_document_bytes
 from functions.errors import (
     DocumentEmpty,
     DocumentFormatUnsupported,
@@ -33,7 +36,7 @@ from functions.errors import (
 )
 from functions.images import PageImage, image_kind, page_images
 from functions.payloads.common import DocumentFormat, SourceFormat
-from functions.pdf_layers import VISUAL_TOKENS_PER_PAGE, ReadMode, text_layer
+from functions.pdf_layers import VISUAL_TOKENS_PER_PAGE, ReadMode, pdf_pages, text_layer
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime.type_defs import ContentBlockTypeDef
@@ -135,16 +138,19 @@ def document_input(
     data: bytes, name: str, read: ReadMode = "auto", max_pages: int | None = None
 ) -> DocumentInput:
     """What the model receives of ``data``: its format from content, an image's pages checked against
-    Converse's limits, a PDF read as text or visually (``read``, job.json); a PDF or an image of more pages
-    than ``max_pages`` (job.json) is DocumentTooLarge with the figure; else a DocumentRejected naming what is
-    wrong."""
+    Converse's limits, another document against its 4.5 MB (functions/block_limits.py; a PDF's bytes are
+    checked per call: functions/page_windows.py), a PDF read as text or visually (``read``, job.json); a PDF
+    or an image of more pages than ``max_pages`` (job.json) is DocumentTooLarge with the figure; an encrypted
+    PDF DocumentUnreadable; else a DocumentRejected naming what is wrong."""
     found = detect_format(data)
     if found == "pdf":
         layer = text_layer(data)
-        _within_ceiling("PDF", layer.pages, max_pages)
+        pages = pdf_pages(data) or layer.pages  # pypdf's count where it reads the PDF (refused if encrypted)
+        _within_ceiling("PDF", pages, max_pages)
         visual = read == "visual" or (read == "auto" and not layer.every_page_has_text)
-        return DocumentInput(data=data, format=found, name=name, visual=visual, pages=layer.pages)
+        return DocumentInput(data=data, format=found, name=name, visual=visual, pages=pages)
     if found in CONVERSE_FORMATS:
+        check_document_bytes(found, len(data))
         return DocumentInput(data=data, format=found, name=name)
     images = page_images(data)
     _within_ceiling("image", len(images), max_pages)

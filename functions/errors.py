@@ -133,7 +133,8 @@ class DocumentRejected(DocAgentError):
 
 
 class DocumentTooLarge(DocumentRejected):
-    """The document is larger than MAX_DOCUMENT_BYTES."""
+    """The document is larger than MAX_DOCUMENT_BYTES, its block kind's Converse limit, a call's PDF bytes (a
+    page window), the job's max_pages, or an image limit; the reason names the figure."""
 
 
 class DocumentEmpty(DocumentRejected):

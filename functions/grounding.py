@@ -112,8 +112,8 @@ def _locate_on(quote: _Normalised, page_text: str) -> Located | None:
 
 def partial_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
     """The window of ``page`` most like ``quote`` (score 0-100, start, end) when it reaches FUZZY_THRESHOLD:
-    rapidfuzz's partial_ratio_alignment, or where rapidfuzz is not installed (a Lambda package without its
-    platform wheel) the same idea with the standard library's difflib (windows anchored on matching
+    rapidfuzz's partial_ratio_alignment (on Lambda from the document layer), or where rapidfuzz is not
+    installed the same idea with the standard library's difflib (windows anchored on matching
     blocks)."""
     try:
         from rapidfuzz import fuzz  # noqa: PLC0415 (only where a document is grounded)

@@ -17,7 +17,7 @@ image over that is scaled down here, so what is billed is what the model reads.
 What docagent sends: PNG, JPEG, GIF and WebP as they are when nothing needs changing; a TIFF (each page, a fax
 has several), a BMP, a HEIC (when pillow-heif is installed), an image with an EXIF orientation or one over the
 best size converted with Pillow (PNG for bilevel and grey pages, JPEG for photos). Pillow is imported when an
-image is read (the local cloud has it; the Lambda asset needs it in a layer: docs/design.md, "Images").
+image is read (the local cloud has it; on Lambda the document layer: stacks/document_layer.py).
 """
 
 from __future__ import annotations

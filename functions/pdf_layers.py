@@ -1,5 +1,6 @@
-"""Whether a PDF's pages have a text layer, with the standard library (the Lambda asset carries no PDF
-library): the pages a model reads as text, and the ones it can only read visually (a scan, a photo of a page).
+"""Whether a PDF's pages have a text layer, with the standard library (a structural test, below), and its
+page count by pypdf where pypdf reads it (``pdf_pages``; the document layer ships pypdf): the pages a model
+reads as text, and the ones it can only read visually (a scan, a photo of a page).
 
 How Converse reads a PDF (looked up 2026-12-04; Anthropic docs "PDF support", Amazon Bedrock section,
 https://docs.claude.com/en/docs/build-with-claude/pdf-support): without citations, "Converse Document Chat
@@ -17,10 +18,13 @@ PDF may look as if every page had text when one has not: ``read: visual`` in job
 
 from __future__ import annotations
 
+import io
 import re
 import zlib
 from dataclasses import dataclass
 from typing import Literal
+
+from functions.errors import DocumentUnreadable
 
 # How a job reads its PDFs (job.json ``read``): text (Converse's text extraction), visual (citations
 # enabled: every page as text and image) or auto (text where every page has text, visual otherwise).
@@ -82,3 +86,24 @@ def text_layer(data: bytes) -> TextLayer:
         if any(_SHOWS_TEXT.search(block.group(1)) for block in _TEXT_BLOCK.finditer(stream))
     )
     return TextLayer(pages=pages, text_streams=text_streams)
+
+
+def pdf_pages(data: bytes) -> int | None:
+    """The pages of a PDF as pypdf (the functions' document layer) counts them; DocumentUnreadable for an
+    encrypted one (Claude reads "standard PDF (no passwords/encryption)": Anthropic docs "PDF support", looked
+    up 2026-12-04), before any call; None when pypdf is not installed or cannot parse it (the structural count
+    and Bedrock's own refusal then decide)."""
+    try:
+        from pypdf import PdfReader  # noqa: PLC0415 (when a PDF is read)
+        from pypdf.errors import PyPdfError  # noqa: PLC0415
+    except ImportError:
+        return None
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise DocumentUnreadable(
+                "the PDF is encrypted or password-protected; Claude reads no encrypted PDF"
+            )
+        return len(reader.pages)
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, RecursionError):
+        return None

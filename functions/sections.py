@@ -184,6 +184,7 @@ class PacketRun(Protocol):
         classify_call_id: str | None,
         document: DocumentInput,
         model: ModelProvider,
+        *,
         section_id: str | None = None,
     ) -> dict[str, object]: ...
 
@@ -319,7 +320,7 @@ def _section_result(
                 status="rejected", error=rejection.error_name, reason=rejection.reason, **where
             )
         else:
-            found = part.extracted(section.class_name, None, piece, model, section.section_id)
+            found = part.extracted(section.class_name, None, piece, model, section_id=section.section_id)
             result = in_packet(part.result(**found, **where), first)
     _store_section(run, result)
     return result

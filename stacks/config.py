@@ -14,8 +14,8 @@ from functions.payloads.common import (
     DEFAULT_ITEMS_PART_MIN_BYTES,
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_DOCUMENTS,
-    MAX_CONVERSE_DOCUMENT_BYTES,
     MAX_DOCUMENTS_CAP,
+    MAX_SOURCE_DOCUMENT_BYTES,
 )
 from stacks.outputs import STACK_NAME
 
@@ -194,8 +194,9 @@ class DocAgentConfig(BaseModel):
     # PrepareJob, BuildReport, VerifyJob hold a job's listing or result files (about 1.5 KB per document in
     # the ResultWriter's files: ~150 MB of JSON at 100,000 documents) in memory: docs/scale.md.
     aggregate_memory_mb: int = Field(2048, ge=128, le=10_240)
-    # Larger documents are rejected, each in its own result (DocumentTooLarge); at most what Converse takes.
-    max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=MAX_CONVERSE_DOCUMENT_BYTES)
+    # Larger documents are rejected unread, each in its own result (DocumentTooLarge); each block kind's own
+    # Converse limit applies once the format is known (functions/block_limits.py).
+    max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=MAX_SOURCE_DOCUMENT_BYTES)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, ge=1, le=MAX_DOCUMENTS_CAP)
     # Each listing step's part of the items ends at this size (docs/scale.md); below S3's 5 MiB minimum part
     # size the parts cannot be joined (S3 and moto refuse them), so only tests lower it.

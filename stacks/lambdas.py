@@ -17,6 +17,7 @@ from functions.actions.allowed import SSM_PREFIX
 from functions.batch_inference.facts import EVENT_DETAIL_TYPE, EVENT_SOURCE
 from stacks import nag, outputs
 from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
+from stacks.document_layer import document_layer
 from stacks.function_specs import FUNCTION_SPECS, FunctionSpec
 from stacks.log_groups import retained_log_group
 from stacks.powertools import LAYER_ARCHITECTURE, LAYER_RUNTIME, powertools_layer_reference
@@ -65,12 +66,14 @@ class Functions(Construct):
         )
         # The pinned SDK before the runtime's own (stacks/sdk_pins.py).
         self.sdk_layer = sdk_layer(self, "SdkLayer")
+        # Pillow, pypdf, python-docx, rapidfuzz built for the functions' platform (stacks/document_layer.py).
+        self.document_layer = document_layer(self, "DocumentLayer", ARCHITECTURE)
         self.batch_role = self._batch_service_role()
         environment = function_environment(
             config, storage, code_version=self.code_version, batch_role_arn=self.batch_role.role_arn
         )
 
-        layers = (self.sdk_layer, powertools)
+        layers = (self.sdk_layer, self.document_layer, powertools)
         self.by_id: Mapping[str, lambda_.Function] = {
             spec.construct_id: self._function(spec, code=code, layers=layers, environment=environment)
             for spec in FUNCTION_SPECS

@@ -13,11 +13,13 @@ own packages on ``sys.path``.
 from __future__ import annotations
 
 import importlib.metadata
+import re
+from pathlib import Path
 
 # boto3 and what it imports, fastjsonschema (the functions validate model replies against a class's JSON
-# Schema with it), jsonata-python (a rule's expression) and pypdf (a packet's pages sliced into sections,
-# functions/pdf_pages.py; a PDF's page texts for the grounding): pure Python, so the same files serve 3.11
-# here and 3.13 on Lambda.
+# Schema with it) and jsonata-python (a rule's expression): pure Python, so the same files serve 3.11 here and
+# 3.13 on Lambda. pypdf (a packet's pages sliced into sections, functions/pdf_pages.py; page windows; a PDF's
+# page texts) is in the document layer below, which every function has.
 SDK_DISTRIBUTIONS = (
     "boto3",
     "botocore",
@@ -28,7 +30,6 @@ SDK_DISTRIBUTIONS = (
     "six",
     "fastjsonschema",
     "jsonata-python",
-    "pypdf",
 )
 SDK_LAYER_PREFIX = "docagent AWS SDK for Python: "
 
@@ -42,3 +43,53 @@ def sdk_layer_description(versions: dict[str, str] | None = None) -> str:
     """The layer's description names its pins: ``docagent AWS SDK for Python: boto3==1.44.8 ...``."""
     pins = versions or sdk_versions()
     return SDK_LAYER_PREFIX + " ".join(f"{name}=={version}" for name, version in sorted(pins.items()))
+
+
+# The document libraries the functions read documents with (functions/images.py: Pillow;
+# functions/page_texts.py and functions/page_windows.py: pypdf, python-docx with lxml; functions/grounding.py:
+# rapidfuzz), in a second layer. Pillow, rapidfuzz and lxml are compiled: the layer holds the wheels built for
+# Lambda's platform, not the files installed here (3.11). Their pins are constraints.txt's (the suite
+# tests with those versions).
+DOCUMENT_DISTRIBUTIONS = ("pillow", "pypdf", "python-docx", "lxml", "rapidfuzz", "typing_extensions")
+DOCUMENT_LAYER_PREFIX = "docagent document libraries: "
+# The functions' runtime (stacks/lambdas.py RUNTIME): python3.13 runs on Amazon Linux 2023, glibc 2.34, which
+# loads manylinux2014 (glibc 2.17) and manylinux_2_28 wheels (looked up 2026-12-04: AWS re:Post knowledge
+# center "lambda-python-package-compatible", pip install --platform manylinux2014_x86_64 --only-binary=:all:
+# for a package with compiled code; Powertools for AWS Lambda (Python) "Cross-platform builds": lxml and other
+# compiled libraries must be built for the function's architecture, x86_64 or arm64). Pillow 13 publishes
+# only manylinux_2_28 wheels for cp313, so both tags are accepted.
+LAMBDA_PYTHON_VERSION = "3.13"
+LAMBDA_PLATFORMS: dict[str, tuple[str, ...]] = {
+    "x86_64": ("manylinux_2_28_x86_64", "manylinux2014_x86_64"),
+    "arm64": ("manylinux_2_28_aarch64", "manylinux2014_aarch64"),
+}
+CONSTRAINTS = Path(__file__).resolve().parents[1] / "constraints.txt"
+
+
+def constraint_pins(names: tuple[str, ...], constraints: Path = CONSTRAINTS) -> dict[str, str]:
+    """Distribution -> version pinned in constraints.txt (names compared as PEP 503 normalises them); a name
+    without a pin is an error, never an unpinned layer."""
+    pins: dict[str, str] = {}
+    for line in constraints.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([A-Za-z0-9._-]+)==([^\s;#]+)", line.strip())
+        if match:
+            pins.setdefault(_normalised(match[1]), match[2])
+    missing = [name for name in names if _normalised(name) not in pins]
+    if missing:
+        raise ValueError(f"not pinned in {constraints.name}: {', '.join(missing)}")
+    return {name: pins[_normalised(name)] for name in names}
+
+
+def document_pins() -> dict[str, str]:
+    """Distribution -> pinned version, of every distribution the document layer holds."""
+    return constraint_pins(DOCUMENT_DISTRIBUTIONS)
+
+
+def document_layer_description(pins: dict[str, str] | None = None) -> str:
+    """``docagent document libraries: lxml==6.1.3 pillow==13.0.0 ...``."""
+    chosen = pins or document_pins()
+    return DOCUMENT_LAYER_PREFIX + " ".join(f"{name}=={version}" for name, version in sorted(chosen.items()))
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()

@@ -529,9 +529,10 @@ def _print_stop(stopped: dict[str, Any]) -> None:
 def call_groups(
     journal: Mapping[str, Sequence[ModelCallRecord]],
 ) -> dict[tuple[str, str], list[ModelCallRecord]]:
-    """The journal's calls by document, purpose and section (a packet's page window or section: one call
-    each, functions/sections.py): a document's classify call and its extract call are one each, so a group
-    of more than one holds a repeated call."""
+    """The journal's calls by document, purpose, section and page window (a packet's page window or
+    section, functions/sections.py; a long PDF's extract window, functions/page_windows.py: one call each):
+    a document's classify call and its extract call are one each, so a group of more than one holds a
+    repeated call."""
     groups: dict[tuple[str, str], list[ModelCallRecord]] = {}
     for document_id, calls in journal.items():
         for call in calls:
@@ -539,6 +540,8 @@ def call_groups(
             purpose = str(record.get("purpose", "extract"))
             if record.get("section_id"):
                 purpose = f"{purpose}-{record['section_id']}"
+            if record.get("window"):
+                purpose = f"{purpose} {record['window']}"
             groups.setdefault((document_id, purpose), []).append(call)
     return groups
 

@@ -34,7 +34,12 @@ from docagent.kit.registry import publish_example
 from docagent.localcloud.patches import LOG_GROUP_TAG
 from docagent.localcloud.server import ACCOUNT_ID, REGION
 from stacks import outputs as names
-from stacks.sdk_pins import SDK_LAYER_PREFIX, sdk_layer_description
+from stacks.sdk_pins import (
+    DOCUMENT_LAYER_PREFIX,
+    SDK_LAYER_PREFIX,
+    document_layer_description,
+    sdk_layer_description,
+)
 
 # The public Powertools layer is not in the local cloud's account: its contents come from the
 # local interpreter's site-packages (pinned to the same Powertools version in pyproject.toml).
@@ -379,7 +384,7 @@ class Deployer:
         unknown_layers = [arn for arn in layers if not POWERTOOLS_LAYER.match(arn) and arn not in own]
         if unknown_layers:
             raise DeployError(
-                f"{logical_id}: layers other than Powertools and the SDK are not supported: {unknown_layers}"
+                f"{logical_id}: layers not Powertools' nor the stack's are not supported: {unknown_layers}"
             )
         log_group = self.resolve(properties.get("LoggingConfig", {}).get("LogGroup")) or (
             f"/aws/lambda/{self.stack.physical[logical_id]}"
@@ -408,10 +413,18 @@ class Deployer:
 
     def _layer(self, logical_id: str, properties: dict[str, Any]) -> None:
         """The SDK layer (stacks/sdk_pins.py): locally its content is the interpreter's own boto3, so it
-        deploys only when it names the installed versions, as the Powertools layer does."""
+        deploys only when it names the installed versions, as the Powertools layer does. The document layer
+        (Pillow, pypdf, ...: stacks/document_layer.py) is the interpreter's own libraries too; it deploys when
+        it names constraints.txt's pins (the local synth does not bundle it: docagent/localcloud/synth.py)."""
         description = str(properties.get("Description", ""))
+        if description.startswith(DOCUMENT_LAYER_PREFIX):
+            if description != document_layer_description():
+                raise DeployError(
+                    f"{logical_id}: the template wants {description}, not constraints.txt's pins"
+                )
+            return
         if not description.startswith(SDK_LAYER_PREFIX):
-            raise DeployError(f"{logical_id}: only the SDK layer is supported locally")
+            raise DeployError(f"{logical_id}: only the SDK and document layers are supported locally")
         if description != sdk_layer_description():
             raise DeployError(
                 f"{logical_id}: the template wants {description[len(SDK_LAYER_PREFIX) :]}; the local runtime "

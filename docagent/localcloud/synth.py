@@ -33,6 +33,8 @@ from docagent.localcloud.ticket_service import LOCAL_EVENT_BUS, LOCAL_TOPIC_ARN,
 # unless a job asks for a fault). The model path is production's: BedrockConverseProvider calls Converse at
 # the local cloud's endpoint (AWS_ENDPOINT_URL), served by its local Bedrock
 # (docagent/localcloud/bedrock/converse_api.py).
+# CDK's context key naming the stacks whose assets are bundled (aws-cdk-lib cx-api BUNDLING_STACKS).
+BUNDLING_STACKS = "aws:cdk:bundling-stacks"
 LOCAL_PROFILE = {
     "model_provider": "bedrock",
     "fault_injection_enabled": True,
@@ -62,6 +64,9 @@ def local_context(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     deployed = context.get("docagent", {})
     actions = merged_actions(deployed.get("actions") or {}, LOCAL_PROFILE["actions"])  # type: ignore[arg-type]
     context["docagent"] = {**deployed, **LOCAL_PROFILE, "actions": actions, **(overrides or {})}
+    # No asset is bundled locally: the layers' content is the interpreter's own libraries (deploy.py checks
+    # their pins), so a synth never runs pip for the document layer's Lambda wheels.
+    context[BUNDLING_STACKS] = []
     return dict(context)
 
 

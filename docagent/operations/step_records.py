@@ -13,6 +13,7 @@ from docagent.operations.display import iso
 from functions import durable
 from functions.checks import lookup_key
 from functions.definition import DefinitionBundle, LookupCheck
+from functions.page_windows import window_step
 from functions.payloads.document import DocumentResult
 
 
@@ -70,9 +71,9 @@ MODEL_STEPS = ("classify", "classify-pages-w0001", "extract", "escalate")  # a p
 def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | None = None) -> list[str]:
     """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
     several classes; a PDF of a job that splits pages: ``classify-pages-w0001`` and ``sections``, a packet's
-    first page window and its sections, functions/sections.py), ``extract``, ``escalate`` (a definition
-    naming two models), then ``lookup-{check}`` per
-    lookup check.
+    first page window and its sections, functions/sections.py), ``extract`` (a long PDF's result:
+    ``extract-w{first:04d}`` a page window), ``escalate`` (a definition naming two models), then
+    ``lookup-{check}`` per lookup check.
 
     Without its result (a document not finished yet): every step any document may take, the lookups of all
     the definition's classes. With its result: the steps that document took, and only those: its class's
@@ -92,7 +93,9 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
         took = list(pages) if result.classify_call_id is not None else []
         if not split and len(classes) > 1 and result.classify_call_id is not None:
             took = ["classify"]
-        if result.model_call_id is not None:
+        if result.windows:  # a long PDF: one extract step a page window (functions/page_windows.py)
+            took += [window_step(window.pages[0]) for window in result.windows]
+        elif result.model_call_id is not None:
             took.append("extract")
         if result.cascade is not None and result.cascade.escalate_call_id is not None:
             took.append("escalate")  # the strong model's step (functions/inference/cascade.py)

@@ -17,6 +17,7 @@ from functions.documents import DocumentInput
 from functions.errors import DocumentRejected
 from functions.inference.converse import converse_body
 from functions.logic.process_document import extract_spec, load_definition, load_manifest, read_document
+from functions.logic.window_extraction import windows_of
 from functions.settings import get_settings
 
 
@@ -54,7 +55,13 @@ def write_record(event: WriteRecordEvent) -> RecordWritten:
             bundle.definition.read,
             bundle.definition.max_pages,
         )
+        # a long PDF is read on demand, window by window (docs/design.md, "Page windows"): no batch record
+        windowed = windows_of(
+            pinned.document, pinned.sha256, manifest.versions.model_id, bundle.definition.window_pages
+        )
     except DocumentRejected:
+        return RecordWritten(document_id=entry.document_id, record_id=None)
+    if windowed:
         return RecordWritten(document_id=entry.document_id, record_id=None)
     spec = extract_spec(bundle, next(iter(bundle.classes)), manifest.versions, pinned.document)
     line = {

@@ -53,6 +53,7 @@ class CallSpec:
     prompt_version: str
     read: Callable[[str], dict[str, JsonValue]]
     section_id: str | None = None  # the packet's section or page window read (functions/sections.py)
+    window: str | None = None  # a long PDF's page window (functions/page_windows.py): journalled by it
 
     @property
     def journal_name(self) -> str:
@@ -201,6 +202,7 @@ def journal_call(
         purpose=spec.purpose,
         class_name=spec.class_name,
         section_id=spec.section_id,
+        window=spec.window,
         provider=provider.system,
         model_id=record.model_id,
         prompt_version=spec.prompt_version,
@@ -240,13 +242,14 @@ def call_once(
 ) -> ExtractionRecord:
     """The body of a durable model step: one real model call, journalled before the step completes.
 
-    If the journal already holds a finished call of this purpose for this document (the process died after the
-    call but before the step's record was saved), its output is reused: a finished call is never made again.
+    If the journal already holds a finished call of this purpose and page window for this document (the
+    process died after the call but before the step's record was saved), its output is reused: a finished call
+    is never made again.
     """
     journal = [
         call
         for call in storage.list_model_calls(event.job_id, event.document.document_id)
-        if call.purpose == spec.purpose and call.section_id == spec.section_id
+        if call.purpose == spec.purpose and call.section_id == spec.section_id and call.window == spec.window
     ]
     if journal:
         logger.info(

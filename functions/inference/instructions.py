@@ -25,8 +25,19 @@ _CLASSIFY_PAGES_RE = re.compile(
 )
 
 
-def extract_instruction(class_name: str, document_name: str) -> str:
-    return _EXTRACT.format(class_name=class_name, name=document_name) + _REPLY
+_WINDOW = (
+    "It holds pages {first} to {last} of {total} of a longer document: give the fields these pages hold, "
+    "null for the others; count the pages of your evidence from its first page as 1. "
+)
+
+
+def extract_instruction(
+    class_name: str, document_name: str, window: tuple[int, int, int] | None = None
+) -> str:
+    """The extract call's user text; ``window`` (first, last, total pages): a long PDF's page window
+    (functions/page_windows.py)."""
+    pages = "" if window is None else _WINDOW.format(first=window[0], last=window[1], total=window[2])
+    return _EXTRACT.format(class_name=class_name, name=document_name) + pages + _REPLY
 
 
 def classify_instruction(document_name: str) -> str:

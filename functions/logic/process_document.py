@@ -42,10 +42,11 @@ from functions.inference.cascade import cascaded, escalate_spec, first_model, mo
 from functions.inference.evidence import extracted_with_evidence, split, with_evidence_prompt
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
+from functions.logic.window_extraction import Windows, extract_windows, windows_of
 from functions.observability import logger
 from functions.page_texts import page_texts
-from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, SourceFormat, utc_now
-from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
+from functions.payloads.common import SourceFormat, utc_now
+from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent, WindowCall
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
 from functions.pdf_layers import ReadMode
@@ -145,16 +146,13 @@ def read_document(
     bucket: str, entry: ManifestEntry, max_bytes: int, read: ReadMode = "auto", max_pages: int | None = None
 ) -> ReadDocument:
     """The pinned bytes as the model receives them (format from content, neutral name) and their sha256, or a
-    DocumentRejected subclass naming what is wrong. The limit: MAX_DOCUMENT_BYTES, never above Converse's."""
+    DocumentRejected subclass naming what is wrong. Read only up to MAX_DOCUMENT_BYTES; each block kind's
+    Converse limit is checked once the format is known (functions/block_limits.py)."""
     response = _get_pinned(bucket, entry)
     size = int(response["ContentLength"])
-    if size > min(max_bytes, MAX_CONVERSE_DOCUMENT_BYTES):
+    if size > max_bytes:
         response["Body"].close()
-        if size > MAX_CONVERSE_DOCUMENT_BYTES:
-            limit = f"Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes per document"
-        else:
-            limit = f"the limit of {max_bytes} bytes (MAX_DOCUMENT_BYTES)"
-        raise DocumentTooLarge(f"{size} bytes is over {limit}")
+        raise DocumentTooLarge(f"{size} bytes is over the limit of {max_bytes} bytes (MAX_DOCUMENT_BYTES)")
     data = response["Body"].read()
     digest = hashlib.sha256(data).hexdigest()
     if entry.sha256 is not None and digest != entry.sha256:
@@ -304,6 +302,10 @@ class _Run:
             _store_result(result, self.event, self.context)
         return outcome_of(result, self.bundle)
 
+    def time_left(self) -> float:
+        """Seconds left in this invocation."""
+        return self.context.get_remaining_time_in_millis() / 1000
+
     def step(self, name: str, fn: Callable[[], ResultT], result_model: type[ResultT]) -> ResultT:
         def body() -> ResultT:
             self.ran.add(name)
@@ -311,15 +313,20 @@ class _Run:
 
         return durable.run_step(name, ids=self.ids, fn=body, result_model=result_model, context=self.context)
 
-    def model_step(self, spec: CallSpec, document: DocumentInput, model: ModelProvider) -> ExtractionRecord:
-        with span(spec.purpose, job_id=self.event.job_id, step=spec.purpose) as step_span:
+    def model_step(
+        self, spec: CallSpec, document: DocumentInput, model: ModelProvider, step: str | None = None
+    ) -> ExtractionRecord:
+        # a page window's own step: extract-w0021 (functions/page_windows.py); a packet's section or page
+        # window's: extract-s0001-0002 (functions/sections.py)
+        name = step or spec.journal_name
+        with span(name, job_id=self.event.job_id, step=name) as step_span:
             record = self.step(
-                spec.journal_name,
+                name,
                 lambda: call_once(self.event, spec, document, model, self.context),
                 ExtractionRecord,
             )
             step_span.outcome = "ok" if record.ok else record.error or ExtractionFailed.__name__
-            step_span.set_attributes(durable_record_reused=spec.journal_name not in self.ran)
+            step_span.set_attributes(durable_record_reused=name not in self.ran)
         self.calls.append(record)
         return record
 
@@ -338,6 +345,11 @@ class _Run:
                 self.bundle.definition.read,
                 self.bundle.definition.max_pages,
             )
+            # >>> #41 page windows: a PDF longer than one call is read window by window
+            windows = windows_of(
+                pinned.document, pinned.sha256, versions.model_id, self.bundle.definition.window_pages
+            )
+            # <<< #41 page windows
         except DocumentRejected as rejection:
             return self.store(status="rejected", error=rejection.error_name, reason=rejection.reason)
         document, self.digest, self.detected = pinned.document, pinned.sha256, pinned.document.format
@@ -357,7 +369,8 @@ class _Run:
             class_name, classify_call_id = packet.class_name, packet.classify_call_id  # one section: as one
         # ---- end of packets --------------------------------------------------------------------------------
         elif len(self.bundle.classes) > 1:
-            classification = self.model_step(classify_spec(self.bundle, versions, document), document, model)
+            first = windows.first(document)  # a windowed PDF: classified by its first window
+            classification = self.model_step(classify_spec(self.bundle, versions, first), first, model)
             classify_call_id = classification.call_id
             if not classification.ok or classification.fields is None:
                 return self.store(
@@ -382,7 +395,7 @@ class _Run:
                 return packet.outcome
             class_name, classify_call_id = packet.class_name, packet.classify_call_id  # one section: as one
         # ---- end of a packet class -------------------------------------------------------------------------
-        return self.store(**self.extracted(class_name, classify_call_id, document, model))
+        return self.store(**self.extracted(class_name, classify_call_id, document, model, windows=windows))
 
     def extracted(
         self,
@@ -390,17 +403,27 @@ class _Run:
         classify_call_id: str | None,
         document: DocumentInput,
         model: ModelProvider,
+        *,
         section_id: str | None = None,
+        windows: Windows | None = None,
     ) -> dict[str, object]:
         """The result's fields of a document (or a packet's section) of ``class_name``: extracted (a
-        durable model step), checked and grounded."""
+        durable model step, or one a page window of a long PDF), checked and grounded."""
         assert self.bundle is not None
         versions = self.manifest.versions
+        texts = functools.cache(lambda: page_texts(document.data, document.format))  # read once, when needed
         spec = replace(extract_spec(self.bundle, class_name, versions, document), section_id=section_id)
-        extraction = self.model_step(spec, document, model)
+        window_calls: list[WindowCall] = []
         cascade = None
+        if windows:  # >>> #41 page windows: one durable step a window, merged by the class's schema
+            windowed = extract_windows(
+                self, spec, windows, model, bundle=self.bundle, pages=texts, time_left=self.time_left
+            )
+            extraction, window_calls = windowed.record, windowed.calls
+        else:
+            extraction = self.model_step(spec, document, model)
         models = models_of(self.bundle)
-        if models is not None:  # #42 cheaper model first: the strong one (functions/inference/cascade.py)
+        if models is not None and not windows:  # #42 cheaper model first (functions/inference/cascade.py)
             strong = self.provider or get_model_provider(
                 get_settings(),
                 models[1],
@@ -410,7 +433,7 @@ class _Run:
                 models,
                 extraction,
                 self.bundle.class_bundle(class_name),
-                lambda: page_texts(document.data, document.format),
+                texts,
                 lambda: self.model_step(escalate_spec(spec), document, strong),
             )
         ids = {
@@ -418,6 +441,7 @@ class _Run:
             "model_call_id": extraction.call_id,
             "classify_call_id": classify_call_id,
             "cascade": cascade,
+            "windows": window_calls,
         }
         if not extraction.ok or extraction.fields is None:
             error = extraction.error or ExtractionFailed.__name__
@@ -427,9 +451,7 @@ class _Run:
         checks, attached = run_checks(
             class_bundle.spec.checks, fields, dt.datetime.now(dt.UTC).date(), self.lookup
         )
-        evidence = evidence_of(
-            class_bundle, fields, quotes, page_texts(document.data, document.format), checks
-        )
+        evidence = evidence_of(class_bundle, fields, quotes, texts(), checks)
         decision = grounded_decision(decide(checks), class_bundle, evidence)
         return {
             "status": decision.status,

@@ -23,14 +23,19 @@ DOCUMENT_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$"
 # restrictions", inference-api-restrictions.html: "For Claude 4 and subsequent versions, the 4.5 MB document
 # size restriction does not apply to the PDF format", Nova models neither for PDF nor DOCX; the console keeps
 # it). Claude's own limits then bound the request: 32 MB a request and 100 PDF pages for models with a
-# 200k-token context window, 600 for larger ones (Anthropic docs "PDF support", same date). docagent still
-# holds every document to 4.5 MB (MAX_DOCUMENT_BYTES may not exceed it): lifting it for PDFs by model is #41's
-# follow-up with the page windows (docs/design.md, "Page windows").
+# 200k-token context window, 600 for larger ones (Anthropic docs "PDF support", same date). docagent applies
+# each block kind's limit once the format is known (functions/block_limits.py) and reads a PDF over one call
+# in page windows (functions/page_windows.py).
 MAX_CONVERSE_DOCUMENT_BYTES = 4_500_000
 MAX_CONVERSE_PDF_PAGES = 100
+# The bytes a function reads of one stored document, before its format is known (MAX_DOCUMENT_BYTES, at most
+# this): a PDF over 4.5 MB is read in page windows, an image is converted to blocks within Converse's limits,
+# so neither is bounded by the 4.5 MB document limit (functions/block_limits.py applies each kind's). 50 MB
+# holds a 200-megapixel phone photo and a scanned PDF of hundreds of pages in a function of 1 GB or more.
+MAX_SOURCE_DOCUMENT_BYTES = 50_000_000
 # The document limits' defaults: the stack's config (stacks/config.py), the functions' settings and the
-# operator's checks before a job starts all start from these. A document is as large as Converse takes one.
-DEFAULT_MAX_DOCUMENT_BYTES = MAX_CONVERSE_DOCUMENT_BYTES
+# operator's checks before a job starts all start from these.
+DEFAULT_MAX_DOCUMENT_BYTES = MAX_SOURCE_DOCUMENT_BYTES
 DEFAULT_MAX_DOCUMENTS = 100_000
 # The most a deployment may set MAX_DOCUMENTS to (docs/scale.md, "A million"): one Map Run carries it, the
 # listing writes it in parts, batch inference splits it into batch jobs (functions/batch_inference/plan.py).

@@ -55,6 +55,13 @@ class ProcessBatchEvent(StrictModel):
         ]
 
 
+class WindowCall(StrictModel):
+    """One page window of a long PDF read window by window (functions/page_windows.py) and its model call."""
+
+    pages: tuple[int, int] = Field(description="the window's first and last page (1-based, inclusive)")
+    model_call_id: str
+
+
 class DocumentResult(StrictModel):
     """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted, review or rejected.
 
@@ -83,6 +90,10 @@ class DocumentResult(StrictModel):
     reason: str | None = None
     model_call_id: str | None = None
     classify_call_id: str | None = None
+    windows: list[WindowCall] = Field(
+        default_factory=list,
+        description="a long PDF's page windows, each its own extraction (docs/design.md, Page windows)",
+    )
     model_cost_usd: float | None = Field(
         None, description="its model calls priced (functions/spend.py); null: no dated price, or older"
     )

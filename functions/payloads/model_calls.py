@@ -42,7 +42,8 @@ class ModelCallRecord(StrictModel):
 
     Written before the ``classify`` or ``extract`` step completes, with the call's output, so it doubles as a
     write-ahead log: if the process dies after the call but before the step's record is saved, the retry
-    reuses this output (the newest record of the same purpose) instead of calling the model again.
+    reuses this output (the newest record of the same purpose and page window) instead of calling the model
+    again.
     """
 
     call_id: str
@@ -52,6 +53,9 @@ class ModelCallRecord(StrictModel):
     class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
     section_id: str | None = Field(
         None, description="the packet's section or page window read (functions/sections.py); null: the whole"
+    )
+    window: str | None = Field(
+        None, description="the page window of a long PDF it read (p0021-0040); null: the whole document"
     )
     provider: str
     model_id: str

@@ -9,7 +9,7 @@ import pytest
 
 from app import build_app, cdk_json_context
 from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS, READ_TIMEOUT_SHARE
-from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
+from functions.payloads.common import MAX_SOURCE_DOCUMENT_BYTES
 from stacks.config import CONTEXT_KEY, ConfigError, DocAgentConfig, load_config
 
 
@@ -118,10 +118,11 @@ def test_documents_per_child_outside_the_item_batcher_bounds_is_refused(document
 
 
 def test_the_default_timeout_gives_a_call_on_the_largest_document_its_whole_read_timeout() -> None:
-    """A 4.5 MB document near the model's context window is the slowest call: the first call of an invocation
-    gets min(60 s, 70% of the time left), so the default function timeout leaves it the whole 60 s after the
-    S3 read and the hash (~0.5 s for a 4 MB PDF on the local cloud; docs/scale.md)."""
+    """A document near the model's context window is the slowest call: the first call of an invocation gets
+    min(60 s, 70% of the time left), so the default function timeout leaves it the whole 60 s after the S3
+    read and the hash of the largest document read (50 MB: ~0.5 s for a 4 MB PDF on the local cloud;
+    docs/scale.md)."""
     config = load_config({})
-    assert config.max_document_bytes == MAX_CONVERSE_DOCUMENT_BYTES
+    assert config.max_document_bytes == MAX_SOURCE_DOCUMENT_BYTES
     time_left_at_the_call = config.function_timeout_seconds - 5  # generous for reading and hashing
     assert READ_TIMEOUT_SHARE * time_left_at_the_call >= MAX_READ_TIMEOUT_SECONDS

@@ -67,8 +67,10 @@ def test_function_runs_python_3_13_traced_with_the_powertools_layer(
         config.aggregate_memory_mb if aggregates else config.function_memory_mb
     )
     sdk = {"Ref": synthesized.logical_id(synthesized.stack.functions.sdk_layer)}
+    documents = {"Ref": synthesized.logical_id(synthesized.stack.functions.document_layer)}
+    powertools = "{{resolve:ssm:/aws/service/powertools/python/x86_64/python3.13/" + PINNED_POWERTOOLS + "}}"
     assert sorted(properties["Layers"], key=str) == sorted(
-        ["{{resolve:ssm:/aws/service/powertools/python/x86_64/python3.13/" + PINNED_POWERTOOLS + "}}", sdk],
+        [powertools, sdk, documents],
         key=str,
     )
 

@@ -1,6 +1,8 @@
-"""Documents of real sizes (issue 20): PDFs of 263 KB to 4 MB are read, one over Converse's 4.5 MB is THAT
-document's rejection (`DocumentTooLarge`, named in its result), never a refusal of the job, whichever way the
-job starts: `--from-dir`, `--prefix`, a manifest (a console start: test_cli_jobs's bad-documents test)."""
+"""Documents of real sizes (issues 20 and 41): PDFs of 263 KB to 4.7 MB are read (the 4.5 MB document limit
+does not apply to a PDF on Claude 4 and later: functions/block_limits.py), a text document over Converse's
+4.5 MB is THAT document's rejection (`DocumentTooLarge`, named in its result), never a refusal of the job,
+whichever way the job starts: `--from-dir`, `--prefix`, a manifest (a console start: test_cli_jobs's
+bad-documents test)."""
 
 from __future__ import annotations
 
@@ -11,12 +13,13 @@ from docagent.drills.document_files import render_scanned_appendix_pdf
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
 from tests import documents as files
 
-SIZES = {  # name -> target bytes: an attachment-laden invoice, a scan bundle, a manual, one too large
+SIZES = {  # name -> target bytes: an attachment-laden invoice, a scan bundle, a manual, a catalogue
     "invoice-263kb.pdf": 263_000,
     "scans-1mb.pdf": 1_000_000,
     "manual-4mb.pdf": 4_000_000,
     "catalogue-4.7mb.pdf": MAX_CONVERSE_DOCUMENT_BYTES + 200_000,
 }
+TOO_LARGE = "notes-4.7mb.txt"  # a text document: held to Converse's 4.5 MB
 
 
 def _folder(documents_dir) -> tuple[Path, list[str]]:
@@ -25,6 +28,7 @@ def _folder(documents_dir) -> tuple[Path, list[str]]:
     for index, (name, size) in enumerate(SIZES.items()):
         text = files.INVOICE.replace("00421", f"0060{index}")
         (folder / name).write_bytes(render_scanned_appendix_pdf(text, size, seed=index))
+    (folder / TOO_LARGE).write_bytes((files.INVOICE + "x" * MAX_CONVERSE_DOCUMENT_BYTES).encode())
     return folder, ordinary
 
 
@@ -45,17 +49,17 @@ def _check(docagent, job_id: str, started: dict, ordinary: list[str]) -> None:
     final = started["final"]
     assert final["status"] == "SUCCEEDED", started
     assert final["documents"]["rejected"] == 1 and final["documents"]["failed"] == 0
-    assert final["documents"]["total"] == len(ordinary) + len(SIZES)
+    assert final["documents"]["total"] == len(ordinary) + len(SIZES) + 1
     outcomes = _outcomes(docagent, job_id)
-    status, error, reason = outcomes.pop("catalogue-4.7mb.pdf")
+    status, error, reason = outcomes.pop(TOO_LARGE)
     assert (status, error) == ("rejected", "DocumentTooLarge")
-    assert reason and f"over Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes" in reason
+    assert reason and f"over Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes per document" in reason
     assert {name: outcome[0] for name, outcome in outcomes.items()} == dict.fromkeys(
-        [*ordinary, "invoice-263kb.pdf", "scans-1mb.pdf", "manual-4mb.pdf"], "extracted"
+        [*ordinary, *SIZES], "extracted"
     ), outcomes
 
 
-def test_pdfs_up_to_4_mb_are_read_and_one_too_large_is_its_own_rejection_on_every_path(
+def test_pdfs_up_to_4_7_mb_are_read_and_a_text_too_large_is_its_own_rejection_on_every_path(
     docagent, aws, deployed, documents_dir, tmp_path
 ):
     folder, ordinary = _folder(documents_dir)
@@ -63,14 +67,18 @@ def test_pdfs_up_to_4_mb_are_read_and_one_too_large_is_its_own_rejection_on_ever
 
     code, started = docagent("start", "--job-id", "sizes-dir", "--from-dir", str(folder), "--wait")
     assert code == 0 and started["started"] is True, started
-    assert started["source"]["uploaded"] == len(ordinary) + len(SIZES), "the oversized file is uploaded too"
-    assert started["source"]["too_large"] == ["catalogue-4.7mb.pdf"], "and named before the job runs"
+    assert started["source"]["uploaded"] == len(ordinary) + len(SIZES) + 1, (
+        "the oversized file is uploaded too"
+    )
+    assert started["source"]["too_large"] == [], (
+        "under MAX_DOCUMENT_BYTES: its kind's limit is the job's check"
+    )
     _check(docagent, "sizes-dir", started, ordinary)
 
     prefix = f"s3://{bucket}/incoming/sizes-dir/"
     code, started = docagent("start", "--job-id", "sizes-prefix", "--prefix", prefix, "--wait")
     assert code == 0 and started["started"] is True, started
-    assert started["source"]["too_large"] == ["incoming/sizes-dir/catalogue-4.7mb.pdf"]
+    assert started["source"]["too_large"] == []
     _check(docagent, "sizes-prefix", started, ordinary)
 
     keys = [f"incoming/sizes-dir/{path.name}" for path in sorted(folder.iterdir())]

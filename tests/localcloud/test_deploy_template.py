@@ -9,7 +9,7 @@ import pytest
 
 from docagent.localcloud.deploy import CloudAssembly, Deployer, DeployError, _moto_compatible
 from docagent.localcloud.server import ACCOUNT_ID
-from stacks.sdk_pins import sdk_layer_description, sdk_versions
+from stacks.sdk_pins import document_layer_description, sdk_layer_description, sdk_versions
 
 
 def assembly(tmp_path: Path, resources: dict, outputs: dict | None = None) -> CloudAssembly:
@@ -87,5 +87,8 @@ def test_the_sdk_layer_deploys_only_with_the_installed_pins(tmp_path):
     other = {"Description": sdk_layer_description({**sdk_versions(), "botocore": "1.0.0"})}
     with pytest.raises(DeployError, match=r"botocore==1\.0\.0.*installed"):
         deployer._layer("Sdk", other)
-    with pytest.raises(DeployError, match="only the SDK layer"):
+    with pytest.raises(DeployError, match="only the SDK and document layers"):
         deployer._layer("Sdk", {"Description": "numpy"})
+    deployer._layer("Documents", {"Description": document_layer_description()})
+    with pytest.raises(DeployError, match=r"pillow==1\.0\.0.*constraints\.txt"):
+        deployer._layer("Documents", {"Description": document_layer_description({"pillow": "1.0.0"})})

@@ -157,6 +157,10 @@ def test_a_documents_classify_and_extract_calls_are_not_repeats() -> None:
             _Record({"purpose": "extract", "section_id": "s0001-0001"}),
             _Record({"purpose": "extract", "section_id": "s0002-0003"}),
         ],
+        "doc-5": [  # a long PDF: an extract call a page window (#41), none repeated
+            _Record({"purpose": "extract", "window": "p0001-0020"}),
+            _Record({"purpose": "extract", "window": "p0021-0030"}),
+        ],
     }
     groups = call_groups(journal)  # type: ignore[arg-type]
     assert sorted(groups) == [
@@ -167,5 +171,7 @@ def test_a_documents_classify_and_extract_calls_are_not_repeats() -> None:
         ("doc-4", "classify-pages-w0001"),
         ("doc-4", "extract-s0001-0001"),
         ("doc-4", "extract-s0002-0003"),
+        ("doc-5", "extract p0001-0020"),
+        ("doc-5", "extract p0021-0030"),
     ]
     assert sum(len(calls) for calls in journal.values()) - len(groups) == 1

@@ -22,6 +22,8 @@ SAME_MEANING = {
     "payloads": "a part's pydantic payloads: the pipeline's steps, the actions', batch inference's",
     "runner": "a drill's run behind its command: the crash matrix's and the experiment's",
     "spend": "a job's model spend: priced (functions/), shown and budgeted by the operator (operations/)",
+    "page_windows": "a long PDF's page windows: planned, sliced and merged (functions/), answered by the "
+    "local Bedrock (localcloud/bedrock/)",
     "evidence": "a field's evidence (quote, page): its model (payloads/), asked for and read in a reply "
     "(inference/), given by the local model (localcloud/bedrock/)",
     "cascade": "a definition's cheap model first, then the strong one: run (functions/inference/), measured "

@@ -32,7 +32,7 @@ from docagent.operations.workflow_definition import (
     states_from,
 )
 from functions import durable
-from functions.payloads.document import DocumentResult
+from functions.payloads.document import DocumentResult, WindowCall
 from functions.payloads.job import FaultSpec
 from functions.payloads.model_calls import LookupRecord
 from tests.fakes import FakeLambdaContext
@@ -210,6 +210,15 @@ def test_a_definitions_document_steps_and_their_boundaries():
     assert document_steps(two, result("invoice", {})) == ["classify", "extract"]
     assert document_steps(two, result(None, None, extracted=False)) == ["classify"]
     assert document_steps(two, result("unread", None, extracted=False)) == []
+    windowed = result("credit-note", {lookup_field: "C-1"}).model_copy(  # a long PDF: a step a window (#41)
+        update={
+            "windows": [
+                WindowCall(pages=(1, 20), model_call_id="m1"),
+                WindowCall(pages=(21, 30), model_call_id="m2"),
+            ]
+        }
+    )
+    assert document_steps(two, windowed) == ["classify", "extract-w0001", "extract-w0021"]
     done = record("COMPLETED", data={"ok": True})
     steps = {"classify": done, "extract": None, "lookup-a": None, "lookup-b": None}
     assert last_boundary(None, [{}], steps) == ("classify", "extract")

@@ -37,7 +37,7 @@ class Observed:
     tickets: list[dict[str, Any]]
     in_progress: list[str]
     missing_records: list[str]
-    call_groups: int = 0  # journalled calls counted once per document and purpose (classify, extract)
+    call_groups: int = 0  # journalled calls counted once per document, purpose and page window
 
 
 def observe(job: LocalJob, tickets: Tickets) -> Observed:

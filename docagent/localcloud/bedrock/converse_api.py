@@ -66,10 +66,12 @@ from docagent.localcloud.bedrock.labels import (
     no_label,
     write_recordings,
 )
+from docagent.localcloud.bedrock.page_windows import window_reply
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
 from functions.inference.instructions import asked
 from functions.page_texts import page_texts
+from functions.page_windows import PageWindow, window_source
 
 ADMIN_PATH = "/_docagent/bedrock/faults"
 # The model's context window: Claude Haiku 4.5 (the default model, stacks/config.py) takes 200,000 tokens
@@ -208,6 +210,7 @@ class MessageInput:
     digest: str
     image_tokens: int
     blind: bool = False
+    window: PageWindow | None = None  # a long PDF's page window: answered from its source's label
 
 
 class LocalBedrock:
@@ -310,11 +313,11 @@ class LocalBedrock:
         return _invalid(f"messages.0.content.0.document: {no_label(digest)}")
 
     def _message_input(
-        self, blocks: list[dict[str, Any]], user_text: str
+        self, blocks: list[dict[str, Any]], user_text: str, model_id: str
     ) -> MessageInput | tuple[int, dict[str, str], str]:
         """What the local model reads of the message (its documents' text, or none for images: it reads no
         pixels) and the hash its label is found by, or the ValidationException Bedrock answers for a block."""
-        read = read_documents(blocks)
+        read = read_documents(blocks, model_id)
         if isinstance(read, tuple):
             self._count("invalid_documents")
             return read
@@ -325,7 +328,11 @@ class LocalBedrock:
         if read is not None:
             visual = visual_tokens(blocks)
             blind = visual is None and not read.strip()  # a scan read without citations: nothing to see
-            return MessageInput(read, document_digest(blocks), images.tokens + (visual or 0), blind)
+            tokens = images.tokens + (visual or 0)
+            source = window_source(document_bytes(blocks) or b"")
+            if source is not None:  # a page window: its source's label answers it (page_windows.py)
+                return MessageInput(read, source.sha256, tokens, blind, source.window)
+            return MessageInput(read, document_digest(blocks), tokens, blind)
         if images.count:
             return MessageInput("", images.digest, images.tokens)
         # no document block: the text between <document> markers, or all of it
@@ -404,7 +411,7 @@ class LocalBedrock:
             return refused
         blocks = [block for message in messages for block in message.get("content", [])]
         user_text = "".join(block.get("text", "") for block in blocks)
-        message = self._message_input(blocks, user_text)
+        message = self._message_input(blocks, user_text, model_id)
         if isinstance(message, tuple):
             return message
         read, digest, image_tokens = message.text, message.digest, message.image_tokens
@@ -417,10 +424,11 @@ class LocalBedrock:
         if backend is not None:  # a real model answers (--model bedrock | openai=URL)
             self._count("forwarded")
             forwarded = backend.converse(model_id, system, messages, max_tokens, documents_text)
-            if forwarded[0] == 200 and model.record:
+            if forwarded[0] == 200 and model.record and message.window is None:  # a window: no recording
                 self.record(user_text, digest, forwarded[2], model.beside_samples)
             return forwarded
-        replayed = self.replay(user_text, digest)
+        # a recording answers a whole document's call, never one page window's (recordings skip windows)
+        replayed = None if message.window is not None else self.replay(user_text, digest)
         if replayed is not None:
             reply = self._with_faults(replayed.reply, model_id, evidence=False)
         elif message.blind:  # a scan read without citations: nothing seen, nothing quoted
@@ -429,11 +437,11 @@ class LocalBedrock:
             answered = self.answer(user_text, digest, read)
             if isinstance(answered, tuple):
                 return answered
-            question = asked(user_text)
+            pages, question = document_pages(blocks, read), asked(user_text)
             evidence = question is None or question.kind == "extract"
-            reply = self._with_faults(
-                answered, model_id, evidence=evidence, pages=document_pages(blocks, read)
-            )
+            if message.window is not None and evidence:
+                answered = window_reply(answered, message.window, pages)
+            reply = self._with_faults(answered, model_id, evidence=evidence, pages=pages)
         stop_reason = "end_turn"
         shape = self._draw() if faults.applies_to(model_id) else 1.0
         if shape < faults.malformed:
@@ -461,7 +469,9 @@ def estimate_input_tokens(*texts: str) -> int:
     return billed_tokens.text_tokens("".join(texts))
 
 
-def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, str], str] | None:
+def read_documents(
+    blocks: list[dict[str, Any]], model_id: str = ""
+) -> str | tuple[int, dict[str, str], str] | None:
     """The text of the message's document blocks, None when it has none, or the ValidationException Bedrock
     answers for them (as of 2026-11, AWS docs "Message" and "DocumentBlock": at most five documents of 4.5 MB,
     a text block beside them, a known format, a name of 1 to 200 allowed characters; a document it cannot
@@ -491,7 +501,7 @@ def read_documents(blocks: list[dict[str, Any]]) -> str | tuple[int, dict[str, s
         except binascii.Error:
             return _invalid(f"{where}.source.bytes: the document bytes are not valid base64")
         try:
-            texts.append(extract_text(data, declared))
+            texts.append(extract_text(data, declared, model_id))
         except DocumentUnreadable as refused:
             return _invalid(
                 f"The model returned the following errors: {where}.source.bytes: {refused.reason}"
@@ -510,13 +520,19 @@ def document_pages(blocks: list[dict[str, Any]], text: str) -> list[str]:
     return [text]
 
 
-def document_digest(blocks: list[dict[str, Any]]) -> str:
-    """The sha256 of the first document block's bytes (read_documents has checked them), "" without one."""
+def document_bytes(blocks: list[dict[str, Any]]) -> bytes | None:
+    """The first document block's bytes (read_documents has checked them), None without one."""
     for block in blocks:
         if "document" in block:
             raw = (block["document"].get("source") or {}).get("bytes", b"")
-            return document_sha256(raw if isinstance(raw, bytes) else base64.b64decode(str(raw)))
-    return ""
+            return raw if isinstance(raw, bytes) else base64.b64decode(str(raw))
+    return None
+
+
+def document_digest(blocks: list[dict[str, Any]]) -> str:
+    """The sha256 of the first document block's bytes, "" without one."""
+    data = document_bytes(blocks)
+    return "" if data is None else document_sha256(data)
 
 
 def _invalid(message: str) -> tuple[int, dict[str, str], str]:

@@ -37,6 +37,11 @@ def _holds(line: str, value: JsonValue) -> bool:
 def quote_for(value: JsonValue, pages: list[str]) -> dict[str, JsonValue]:
     """The first line of the document that holds ``value`` as it is written, else the first that holds it as
     the grounding check reads it, with its page; else the value itself on page 1."""
+    return found_quote(value, pages) or {"quote": str(value), "page": 1}
+
+
+def found_quote(value: JsonValue, pages: list[str]) -> dict[str, JsonValue] | None:
+    """``quote_for``'s quote when the document holds ``value``, else None."""
     wanted = normalised(str(value)).text
     verbatim = isinstance(value, str) and not _DATE.match(value) and not _AMOUNT.match(value)
 
@@ -48,7 +53,7 @@ def quote_for(value: JsonValue, pages: list[str]) -> dict[str, JsonValue]:
             for line in page.splitlines():
                 if line.strip() and holds(line):
                     return {"quote": line.strip(), "page": number}
-    return {"quote": str(value), "page": 1}
+    return None
 
 
 def with_evidence(reply: str, pages: list[str]) -> str:

@@ -426,8 +426,8 @@ def recordings_of(
         for call in calls.get(document_id, []):
             record = call.model_dump(mode="json")
             fields = record.get("fields", record.get("facts"))
-            if not isinstance(fields, dict):
-                continue
+            if not isinstance(fields, dict) or record.get("window"):
+                continue  # no fields; or a long PDF's page window, which a recording does not replay (#41)
             purpose = record.get("purpose", "extract")
             class_name = record.get("class_name") if purpose == "extract" else None
             tokens = record.get("input_tokens"), record.get("output_tokens")
