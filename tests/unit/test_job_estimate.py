@@ -29,7 +29,8 @@ def test_a_million_documents_at_the_default_quotas():
     assert estimate["on_demand"]["seconds"] == round(1_000_000 / 280 * 60)
     batch = estimate["batch"]
     assert (batch["batch_jobs"], batch["waves"]) == (20, 1)  # 50,000 records a batch job, 20 at once
-    assert (batch["batch_jobs_at_largest_documents"], batch["waves_at_largest_documents"]) == (1208, 61)
+    # every document at max_document_bytes (50 MB): 74 records fit a 5 GB batch job (base64 + 32 KiB each)
+    assert (batch["batch_jobs_at_largest_documents"], batch["waves_at_largest_documents"]) == (13514, 676)
     assert estimate["over_max_documents"] is False and not estimate["cost_measured"]
     # the prices are docagent cost's, both ways
     modes = cost_report(1_000_000, UsageModel((0, 1), {}, {}), config)["inference"]

@@ -24,7 +24,8 @@ from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label
 from functions import storage
 from functions.batch_inference.input_records import write_record
-from functions.batch_inference.payloads import WriteRecordEvent
+from functions.batch_inference.payloads import PlanEvent, WriteRecordEvent
+from functions.batch_inference.plan import plan
 from functions.block_limits import (
     MAX_CLAUDE_PDF_CALL_BYTES,
     check_document_bytes,
@@ -367,6 +368,7 @@ def test_a_windowed_pdf_has_no_batch_record_it_is_read_on_demand(
     put_object(f"{PREFIX}long.pdf", long_estimate)
     put_object(f"{PREFIX}short.pdf", short)
     job = prepare("job-windows-batch", definition=estimates_bundle)
+    plan(PlanEvent(job_id=job.job_id))  # the job's batch parts (#44), before any record is written
     written = {
         entry.document_id: write_record(
             WriteRecordEvent(job_id=job.job_id, options=job.options, document=entry)
