@@ -5,20 +5,18 @@ server replays them."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from functions.inference.instructions import asked
+from tests.fake_openai import FakeServer, question_of, serve
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
 KEPT = {"claim-form": "claim-0001", "repair-estimate": "estimate-0001"}
@@ -32,56 +30,24 @@ def _label(class_name: str) -> dict[str, Any]:
     return label
 
 
-class _FakeModel(http.server.BaseHTTPRequestHandler):
-    """An OpenAI-compatible /v1/chat/completions: classifies by the document's text, extracts the sample's
-    label with one value of its own (so the job's results show where they came from)."""
-
-    requests: list[dict[str, Any]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        _FakeModel.requests.append(body)
-        user = body["messages"][-1]["content"]
-        instruction = user.rsplit("</document>\n\n", 1)[-1]
-        question = asked(instruction)
-        estimate = "REPAIR ESTIMATE" in user
-        if question is not None and question.kind == "classify":
-            reply = {"class": "repair-estimate" if estimate else "claim-form"}
-        elif estimate:
-            reply = {**_label("repair-estimate")}
-            reply["repairer"] = {**reply["repairer"], "name": SERVED_NAME}
-        else:
-            reply = {
-                **_label("claim-form"),
-                "claimant": {**_label("claim-form")["claimant"], "name": SERVED_NAME},
-            }
-        answer = {
-            "choices": [
-                {"message": {"role": "assistant", "content": json.dumps(reply)}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": 1000, "completion_tokens": 100},
-        }
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+def _answer(body: dict[str, Any]) -> dict[str, Any]:
+    """Classifies by the document's text, extracts the sample's label with one value of its own (so the
+    job's results show where they came from)."""
+    user, question = question_of(body)
+    estimate = "REPAIR ESTIMATE" in user
+    if question is not None and question.kind == "classify":
+        return {"class": "repair-estimate" if estimate else "claim-form"}
+    if estimate:
+        reply = {**_label("repair-estimate")}
+        reply["repairer"] = {**reply["repairer"], "name": SERVED_NAME}
+        return reply
+    return {**_label("claim-form"), "claimant": {**_label("claim-form")["claimant"], "name": SERVED_NAME}}
 
 
 @pytest.fixture
-def fake_model() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeModel)
-    _FakeModel.requests = []
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+def fake_model() -> Iterator[FakeServer]:
+    with serve(_answer) as server:
+        yield server
 
 
 @pytest.fixture
@@ -118,12 +84,12 @@ def demo(tmp_path: Path, folder: Path, *options: str) -> dict[str, Any]:
 
 
 def test_a_real_model_answers_and_its_recorded_replies_replay_offline(
-    tmp_path: Path, small_claims: Path, fake_model: str
+    tmp_path: Path, small_claims: Path, fake_model: FakeServer
 ) -> None:
-    served = demo(tmp_path, small_claims, "--model", f"openai={fake_model}", "--record")
-    assert served["status"] == "SUCCEEDED" and served["model"] == f"openai ({fake_model})"
-    assert len(_FakeModel.requests) == 4  # a classify and an extract call per document
-    assert all(request["response_format"] == {"type": "json_object"} for request in _FakeModel.requests)
+    served = demo(tmp_path, small_claims, "--model", f"openai={fake_model.url}", "--record")
+    assert served["status"] == "SUCCEEDED" and served["model"] == f"openai ({fake_model.url})"
+    assert len(fake_model.requests) == 4  # a classify and an extract call per document
+    assert all(request["response_format"] == {"type": "json_object"} for request in fake_model.requests)
     differing = served["definition"][
         "fields_differing_from_label"
     ]  # the samples whose fields are not the label's
@@ -136,21 +102,21 @@ def test_a_real_model_answers_and_its_recorded_replies_replay_offline(
         assert sorted(reply["purpose"] for reply in replies) == ["classify", "extract"]
         assert SERVED_NAME in next(reply["reply"] for reply in replies if reply["purpose"] == "extract")
 
-    asked_before = len(_FakeModel.requests)
+    asked_before = len(fake_model.requests)
     replayed = demo(tmp_path, small_claims)  # no --model: the labels' mode, which replays the recordings
-    assert len(_FakeModel.requests) == asked_before  # the server was not asked again
+    assert len(fake_model.requests) == asked_before  # the server was not asked again
     assert replayed["status"] == "SUCCEEDED" and replayed["model"] == "labels"
     assert replayed["definition"]["fields_differing_from_label"] == differing
 
 
 def test_chaos_with_a_real_model_asks_it_once_per_document_and_the_cells_replay_its_replies(
-    tmp_path: Path, small_claims: Path, fake_model: str
+    tmp_path: Path, small_claims: Path, fake_model: FakeServer
 ) -> None:
     """`docagent chaos --job PATH --model openai=URL`: the baseline runs against the model, every cell
     replays its replies (a cell is checked against the baseline, which a model answering anew would not
     allow); without --record nothing is written beside the samples."""
     command = [sys.executable, "-m", "docagent.cli", "chaos", "--job", str(small_claims), "--json"]
-    command += ["--model", f"openai={fake_model}", "--points", "after_model_call", "--modes", "exit"]
+    command += ["--model", f"openai={fake_model.url}", "--points", "after_model_call", "--modes", "exit"]
     command += ["--recoveries", "retry", "--no-at-least-once", "--parallel", "1"]
     completed = subprocess.run(
         command,
@@ -163,7 +129,7 @@ def test_chaos_with_a_real_model_asks_it_once_per_document_and_the_cells_replay_
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     matrix = json.loads(completed.stdout)
     assert matrix["passed"] and matrix["counts"]["pass"] == 1, matrix["cells"]
-    assert matrix["model"] == f"openai ({fake_model})"
+    assert matrix["model"] == f"openai ({fake_model.url})"
     # a classify and an extract call per document, by the baseline alone: the cell replayed them
-    assert matrix["real_model_calls"] == len(_FakeModel.requests) == 4
+    assert matrix["real_model_calls"] == len(fake_model.requests) == 4
     assert not list(small_claims.rglob("*.recording.json"))

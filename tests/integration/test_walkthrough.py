@@ -5,21 +5,19 @@ are the only ones not run, and the test says so: every other documented command 
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shlex
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from functions.inference.instructions import asked
 from tests.documented import documented_commands
+from tests.fake_openai import FakeServer, question_of, serve
 from tests.integration.test_demo_job import assert_recovered
 
 PAGE = "docs/your-own-job.md"
@@ -27,54 +25,31 @@ DOCUMENTED_ENDPOINT = "http://127.0.0.1:11434/v1"
 NEEDS_AWS = ("--aws", "--model bedrock")
 
 
-class _ReadingModel(http.server.BaseHTTPRequestHandler):
-    """An OpenAI-compatible chat-completions endpoint that "reads" a document: it answers the classification
-    with the job's class and the extraction with the label of the sample whose values the document's text
-    holds most of (a document whose text it cannot read gets an empty answer, as a text-only model would)."""
+class _Folder:
+    """What the fake model reads with: the walkthrough folder's class and its samples' labels."""
 
     labels: list[dict[str, Any]] = []
     class_name = ""
-    requests = 0
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        _ReadingModel.requests += 1
-        user = body["messages"][-1]["content"]
-        question = asked(user.rsplit("</document>\n\n", 1)[-1])
-        if question is not None and question.kind == "classify":
-            reply: dict[str, Any] = {"class": _ReadingModel.class_name}
-        else:
-            seen = [sum(str(v) in user for v in label.values()) for label in _ReadingModel.labels]
-            reply = _ReadingModel.labels[seen.index(max(seen))] if max(seen) > 1 else {}
-        answer = {
-            "choices": [
-                {"message": {"role": "assistant", "content": json.dumps(reply)}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": 900, "completion_tokens": 60},
-        }
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+def _reading(body: dict[str, Any]) -> dict[str, Any]:
+    """A model that "reads" a document: the classification is the job's class, the extraction the label of the
+    sample whose values the document's text holds most of (a document whose text it cannot read gets an
+    empty answer, as a text-only model would)."""
+    user, question = question_of(body)
+    if question is not None and question.kind == "classify":
+        return {"class": _Folder.class_name}
+    seen = [sum(str(v) in user for v in label.values()) for label in _Folder.labels]
+    return _Folder.labels[seen.index(max(seen))] if max(seen) > 1 else {}
 
 
 @pytest.fixture
-def reading_model() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ReadingModel)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+def reading_model() -> Iterator[FakeServer]:
+    with serve(_reading, usage=(900, 60)) as server:
+        yield server
 
 
-def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_model: str) -> None:
+def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_model: FakeServer) -> None:
     commands = documented_commands(PAGE)
     assert commands[0].startswith("docagent init my-job"), commands
     job = tmp_path / "my-job"
@@ -85,7 +60,7 @@ def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_mo
             not_run.append(command)
             continue
         arguments = [str(job) if word == "my-job" else word for word in shlex.split(command)[1:]]
-        arguments = [word.replace(DOCUMENTED_ENDPOINT, reading_model) for word in arguments]
+        arguments = [word.replace(DOCUMENTED_ENDPOINT, reading_model.url) for word in arguments]
         if arguments[0] in {"demo", "chaos", "eval"}:
             arguments += ["--json"] * ("--json" not in arguments)
         completed = subprocess.run(
@@ -102,8 +77,8 @@ def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_mo
         )
         ran.append(command)
         if arguments[0] == "init":  # the fake model reads with the labels the walkthrough's folder has
-            _ReadingModel.class_name = next(iter(json.loads((job / "job.json").read_text())["classes"]))
-            _ReadingModel.labels = [
+            _Folder.class_name = next(iter(json.loads((job / "job.json").read_text())["classes"]))
+            _Folder.labels = [
                 json.loads(path.read_text()) for path in sorted((job / "samples").glob("*.label.json"))
             ]
         answer = json.loads(completed.stdout) if "--json" in arguments else None
@@ -117,10 +92,10 @@ def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_mo
         if arguments[0] == "eval":  # the real model's run, then its recordings replayed offline
             assert answer is not None
             modes.append(answer["run"]["mode"])
-            assert answer["run"]["samples"] == len(_ReadingModel.labels)
+            assert answer["run"]["samples"] == len(_Folder.labels)
     # the page's own sequence: scaffold, validate, a crash demo, the matrix, a real model recorded, replayed
     verbs = [shlex.split(command)[1] for command in ran]
     assert verbs[:4] == ["init", "definition", "demo", "chaos"] and modes == ["model", "recorded"], ran
-    assert _ReadingModel.requests > 0 and list(job.glob("samples/*.recording.json")), "--record kept nothing"
+    assert reading_model.requests and list(job.glob("samples/*.recording.json")), "--record kept nothing"
     assert all(any(flag in command for flag in NEEDS_AWS) for command in not_run)
     assert len(not_run) <= 5, not_run  # only the AWS steps are left out
