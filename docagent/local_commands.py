@@ -32,7 +32,7 @@ def refusal(error: LifecycleError) -> OperatorError:
 
 def model_faults_option(spec: str | None) -> Any:
     """``--model-faults SPEC`` parsed for the local Bedrock (None without it); a bad spec is refused."""
-    from docagent.localcloud.bedrock.converse_api import parse_model_faults
+    from docagent.localcloud.bedrock.model_faults import parse_model_faults
 
     if not spec:
         return None
@@ -245,7 +245,7 @@ def add_local_secret(local: Commands, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_local_model_faults(args: argparse.Namespace) -> int:
-    from docagent.localcloud.bedrock.converse_api import model_faults_of, set_model_faults
+    from docagent.localcloud.bedrock.model_faults import model_faults_of, set_model_faults
 
     endpoint = _endpoint(args)
     if args.faults is None:

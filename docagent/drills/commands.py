@@ -25,7 +25,7 @@ JOB_HELP = (
 
 def _model_faults(spec: str | None) -> Any:
     """``--model-faults SPEC`` for the local Bedrock, None without it (ValueError for a bad spec)."""
-    from docagent.localcloud.bedrock.converse_api import parse_model_faults
+    from docagent.localcloud.bedrock.model_faults import parse_model_faults
 
     return parse_model_faults(spec) if spec else None
 

@@ -35,7 +35,7 @@ from docagent.drills.demo_corpus import (
 from docagent.drills.document_files import DEFAULT_FORMATS, CorpusFormat
 from docagent.drills.local_job import LocalJob
 from docagent.localcloud.bedrock.backends import ModelChoice, set_model
-from docagent.localcloud.bedrock.converse_api import ModelFaults, model_faults_spec
+from docagent.localcloud.bedrock.model_faults import ModelFaults, model_faults_spec
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.lambdas.runtime import InvocationRecord
 from docagent.localcloud.server import LocalCloud, free_port

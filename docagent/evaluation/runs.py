@@ -220,8 +220,8 @@ def run_local(
     from docagent.drills.demo import default_time_scale, demo_cloud, follow, synthesized
     from docagent.drills.demo_corpus import seed_references
     from docagent.drills.local_job import LocalJob
-    from docagent.localcloud.bedrock.converse_api import parse_model_faults
     from docagent.localcloud.bedrock.labels import post_labels
+    from docagent.localcloud.bedrock.model_faults import parse_model_faults
     from docagent.localcloud.deploy import deploy
     from docagent.operations.sources import deployed_limits, source_from_dir
     from docagent.operations.start_job import build_request

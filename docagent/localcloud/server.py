@@ -21,9 +21,9 @@ from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
 from docagent.localcloud import patches
-from docagent.localcloud.bedrock import converse_api as bedrock
-from docagent.localcloud.bedrock.converse_api import ModelFaults
+from docagent.localcloud.bedrock import routes as bedrock
 from docagent.localcloud.bedrock.labels import Reader
+from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.lambdas.runtime import LambdaRuntime
 from docagent.localcloud.request_counts import RequestCounter
 from docagent.localcloud.state import persistence

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from docagent.drills.experiment.cloud import CloudSession
-from docagent.localcloud.bedrock.converse_api import model_faults_of
+from docagent.localcloud.bedrock.model_faults import model_faults_of
 
 # One local cloud per process: these start their own (`make test` runs them apart from the session cloud).
 pytestmark = [pytest.mark.integration, pytest.mark.own_cloud]

@@ -16,7 +16,7 @@ import pytest
 from docagent import project
 from docagent.cli import main
 from docagent.drills.local_job import LocalJob
-from docagent.localcloud.bedrock.converse_api import ModelFaults, set_model_faults
+from docagent.localcloud.bedrock.model_faults import ModelFaults, set_model_faults
 from docagent.localcloud.server import LocalCloud
 from stacks import outputs as names
 from tests.integration.test_local_job import run_job

@@ -14,7 +14,6 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent.cli import main
-from docagent.localcloud.bedrock.converse_api import ModelFaults
 from docagent.localcloud.bedrock.labels import (
     RecordedReply,
     Recording,
@@ -24,6 +23,7 @@ from docagent.localcloud.bedrock.labels import (
     register_labels,
     write_recordings,
 )
+from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.server import REGION, LocalCloud
 from functions.documents import DocumentInput
 from functions.errors import DocumentNotLabelled

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from docagent.drills.local_job import LocalJob
-from docagent.localcloud.bedrock.converse_api import ModelFaults, model_faults_of, set_model_faults
+from docagent.localcloud.bedrock.model_faults import ModelFaults, model_faults_of, set_model_faults
 from docagent.localcloud.server import LocalCloud
 from functions import storage
 from stacks import outputs as names

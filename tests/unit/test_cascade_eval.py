@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from docagent.evaluation.cascade import cheap_faults
-from docagent.localcloud.bedrock.converse_api import ModelFaults, model_faults_spec, parse_model_faults
+from docagent.localcloud.bedrock.model_faults import ModelFaults, model_faults_spec, parse_model_faults
 
 CHEAP, STRONG = "anthropic.claude-3-haiku-20240307-v1:0", "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 

@@ -13,7 +13,7 @@ from docagent.evaluation.cli import print_run
 from docagent.evaluation.figures import DefinitionVersion, EvalOutput, FieldOutcome
 from docagent.evaluation.labelled_sets import Definition, LabelledSample
 from docagent.evaluation.scoring import Extraction
-from docagent.localcloud.bedrock.converse_api import ModelFaults, parse_model_faults
+from docagent.localcloud.bedrock.model_faults import ModelFaults, parse_model_faults
 from docagent.operations.context import RefusedError
 
 SCHEMA = {

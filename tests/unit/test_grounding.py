@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from docagent.localcloud.bedrock.converse_api import parse_model_faults
 from docagent.localcloud.bedrock.evidence import misquoted, quote_for, with_evidence
+from docagent.localcloud.bedrock.model_faults import parse_model_faults
 from functions.checks import Decision
 from functions.definition import ClassBundle, ClassSpec
 from functions.grounded_decision import grounded_decision

@@ -14,7 +14,7 @@ import pytest
 
 from docagent.localcloud.bedrock import batch_api as bedrock_batch
 from docagent.localcloud.bedrock.batch_api import BatchService
-from docagent.localcloud.bedrock.converse_api import ModelFaults, parse_model_faults
+from docagent.localcloud.bedrock.model_faults import ModelFaults, parse_model_faults
 from functions.batch_inference.facts import BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
 from tests.support import BUCKET, wait_until
 

@@ -24,7 +24,7 @@ from docagent.drills.chaos.matrix import (
 from docagent.drills.chaos.outcome import IGNORED_REPORT_FIELDS, IGNORED_RESULT_FIELDS, CellOutcome
 from docagent.drills.chaos.run import STACK_NAME, ChaosRun
 from docagent.localcloud.bedrock.backends import ModelChoice, set_model
-from docagent.localcloud.bedrock.converse_api import model_faults_of
+from docagent.localcloud.bedrock.model_faults import model_faults_of
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import LocalCloud
 from docagent.localcloud.stepfunctions import status_events as alerts

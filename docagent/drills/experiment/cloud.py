@@ -27,7 +27,7 @@ from docagent import project
 from docagent.drills.demo_corpus import seed_inputs
 from docagent.drills.experiment.measures import Run, comparable, repeats_of
 from docagent.drills.local_job import LocalJob
-from docagent.localcloud.bedrock.converse_api import ModelFaults
+from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import LocalCloud
 from docagent.localcloud.synth import synth_local

@@ -23,49 +23,36 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import json
 import random
-import re
 import threading
 import time
-import urllib.request
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-from moto.bedrockruntime.responses import BedrockRuntimeResponse
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 from docagent.localcloud.bedrock import billed_tokens
 from docagent.localcloud.bedrock.backends import (
-    MODEL_PATH,
     Backend,
     ModelChoice,
     backend_of,
     converse_answer,
     error_answer,
 )
-from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
-from docagent.localcloud.bedrock.evidence import misquoted, with_evidence
+from docagent.localcloud.bedrock.evidence import with_evidence
 from docagent.localcloud.bedrock.image_blocks import read_images, visual_tokens
 from docagent.localcloud.bedrock.labels import (
-    LABELS_FILE,
-    LABELS_PATH,
-    Label,
     LabelStore,
     Reader,
     RecordedReply,
-    Recording,
     document_sha256,
     no_label,
     write_recordings,
 )
+from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.bedrock.page_windows import window_reply
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
@@ -73,7 +60,6 @@ from functions.inference.instructions import asked
 from functions.page_texts import page_texts
 from functions.page_windows import PageWindow, window_source
 
-ADMIN_PATH = "/_docagent/bedrock/faults"
 # The model's context window: Claude Haiku 4.5 (the default model, stacks/config.py) takes 200,000 tokens
 # (looked up 2026-12-01, AWS docs "Claude Haiku 4.5" model card: "Context window: 200K tokens"; the other
 # Claude models a local job would name have as much or more). The local endpoint holds every model to it.
@@ -81,125 +67,10 @@ CONTEXT_WINDOW_TOKENS = 200_000
 # Bedrock's answer to an input over the window (HTTP 400 ValidationException; as Converse words it in public
 # bug reports, looked up 2026-12-01).
 TOO_LONG_MESSAGE = "Input is too long for requested model."
-_FRACTIONS = ("throttle", "unavailable", "timeout", "malformed", "cutoff")
 _DOCUMENT_START, _DOCUMENT_END = "<document>\n", "\n</document>"
 # What a model that saw an empty document replies (a scanned PDF read without citations: images.py).
 BLIND_REPLY = "{}"
 MALFORMED_REPLY = "I'm sorry, I can only describe this document in prose: it looks like a letter."
-
-
-class ModelFaults(BaseModel):
-    """How the local Bedrock misbehaves. Fractions are per call, drawn in the order listed."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    throttle: float = Field(0.0, ge=0, le=1, description="ThrottlingException (HTTP 429)")
-    unavailable: float = Field(0.0, ge=0, le=1, description="ServiceUnavailableException (HTTP 503)")
-    timeout: float = Field(0.0, ge=0, le=1, description="no answer until the client's read timeout")
-    malformed: float = Field(0.0, ge=0, le=1, description="a reply that is not the JSON asked for")
-    cutoff: float = Field(0.0, ge=0, le=1, description="a reply cut off at max tokens")
-    latency: float = Field(0.0, ge=0, le=60, description="seconds before every answer")
-    deny: list[str] = Field(default_factory=list, description="model ids answered AccessDeniedException")
-    missing: list[str] = Field(
-        default_factory=list, description="model ids answered ResourceNotFoundException"
-    )
-    corrupt: str | None = Field(
-        None,
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(:(0(\.\d+)?|1(\.0*)?))?$",
-        description="FIELD[:RATE]: this top-level field of the reply made wrong (a rate of the replies, "
-        "default 1), for docagent eval's gate",
-    )
-    misquote: str | None = Field(
-        None,
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(:(0(\.\d+)?|1(\.0*)?))?$",
-        description="FIELD[:RATE]: this field's evidence quotes text the document does not hold (a rate of "
-        "the replies, default 1)",
-    )
-    batch_record_error: float = Field(
-        0.0, ge=0, le=1, description="batch inference: this share of the records answered with an error line"
-    )
-    batch_job: Literal["", "failed", "expired"] = Field(
-        "", description="batch inference: every batch job fails, or expires without starting"
-    )
-    batch_seconds: float = Field(
-        0.0, ge=0, le=3600, description="batch inference: seconds a batch job stays in progress (a slow job)"
-    )
-    models: list[str] = Field(
-        default_factory=list,
-        description="the model ids (or parts of them) the per-call faults of Converse apply to (not deny, "
-        "missing, nor the batch switches): a cascade's cheap model made worse than the strong one; none: "
-        "every model",
-    )
-    seed: int | None = None
-
-    def applies_to(self, model_id: str) -> bool:
-        """Whether the rate, reply and latency faults touch a call of ``model_id`` (``models``)."""
-        return not self.models or any(part in model_id for part in self.models)
-
-    def corrupted(self, reply: str, draw: float) -> str:
-        """``reply`` with the ``corrupt`` field made wrong when ``draw`` falls under its rate: a number plus
-        1, a date a day later, any other value with "-x" appended (a value the schema refuses makes the
-        document rejected, as a model's bad reply would)."""
-        if self.corrupt is None:
-            return reply
-        name, _, rate = self.corrupt.partition(":")
-        try:
-            facts = json.loads(reply)
-        except ValueError:
-            return reply
-        if draw >= float(rate or 1) or not isinstance(facts, dict) or facts.get(name) is None:
-            return reply
-        value = facts[name]
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            facts[name] = value + 1
-        elif isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            facts[name] = (dt.date.fromisoformat(value) + dt.timedelta(days=1)).isoformat()
-        else:
-            facts[name] = f"{value}-x"
-        return json.dumps(facts)
-
-    def misquoted(self, reply: str, draw: float) -> str:
-        """``reply`` with the ``misquote`` field's quotes replaced when ``draw`` falls under its rate."""
-        if self.misquote is None:
-            return reply
-        name, _, rate = self.misquote.partition(":")
-        return misquoted(reply, name) if draw < float(rate or 1) else reply
-
-    def model_post_init(self, _: Any) -> None:
-        if sum(getattr(self, name) for name in ("throttle", "unavailable", "timeout")) > 1:
-            raise ValueError("throttle + unavailable + timeout must not exceed 1")
-
-
-def parse_model_faults(spec: str) -> ModelFaults:
-    """``throttle=0.3,latency=0.05,deny=MODEL_ID`` (repeat deny/missing/models for several ids); ``none``
-    clears."""
-    values: dict[str, Any] = {}
-    for part in (p.strip() for p in spec.split(",")):
-        if not part or part == "none":
-            continue
-        name, sep, value = part.partition("=")
-        if not sep:
-            raise ValueError(f"model fault {part!r} is not NAME=VALUE")
-        if name in {"deny", "missing", "models"}:
-            values.setdefault(name, []).append(value)
-        else:
-            values[name] = value
-    try:
-        return ModelFaults.model_validate(values)
-    except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'faults'}: {e['msg']}" for e in error.errors()
-        )
-        raise ValueError(f"invalid model faults {spec!r}: {problems}") from None
-
-
-def model_faults_spec(faults: ModelFaults) -> str:
-    """The ``--model-faults`` text of ``faults`` (parse_model_faults reads it back)."""
-    parts = []
-    for name, value in faults.model_dump(exclude_defaults=True).items():
-        values = value if isinstance(value, list) else [value]
-        parts += [f"{name}={item}" for item in values]
-    return ",".join(parts) or "none"
 
 
 @dataclass(frozen=True)
@@ -545,137 +416,3 @@ _error = error_answer
 STATE = LocalBedrock()
 # The control plane's batch inference jobs, answered record by record by the same local Bedrock.
 BATCH = BatchService(STATE.converse, lambda: STATE.faults, STATE._draw)
-
-
-def _converse(self: BedrockRuntimeResponse) -> tuple[int, dict[str, str], str]:
-    """BedrockRuntimeResponse.converse: moto's parsed request, answered by the local Bedrock."""
-    config = self._get_param("inferenceConfig") or {}
-    status, headers, body = STATE.converse(
-        str(self._get_param("modelId")),
-        self._get_param("system") or [],
-        self._get_param("messages") or [],
-        int(config.get("maxTokens") or 4096),
-        self._get_param("toolConfig"),
-    )
-    return status, {**headers, "status": str(status)}, body
-
-
-def _model_admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-    """GET what answers the model calls; PUT/POST a ModelChoice (``--model``); DELETE: labels again."""
-    method = environ.get("REQUEST_METHOD", "GET")
-    if method in {"PUT", "POST"}:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        try:
-            STATE.choose_model(ModelChoice.model_validate_json(environ["wsgi.input"].read(length) or b"{}"))
-        except (ValidationError, ValueError) as error:
-            start_response("400 Bad Request", [("Content-Type", "application/json")])
-            return [json.dumps({"message": str(error)}).encode()]
-    elif method == "DELETE":
-        STATE.choose_model(ModelChoice())
-    start_response("200 OK", [("Content-Type", "application/json")])
-    return [STATE.model.model_dump_json().encode()]
-
-
-def _admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-    """GET the faults and counters; PUT/POST new faults (the JSON of ModelFaults); DELETE resets both."""
-    method = environ.get("REQUEST_METHOD", "GET")
-    status = "200 OK"
-    if method in {"PUT", "POST"}:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        try:
-            STATE.configure(ModelFaults.model_validate_json(environ["wsgi.input"].read(length) or b"{}"))
-        except (ValidationError, ValueError) as error:
-            status = "400 Bad Request"
-            payload = json.dumps({"message": str(error)}).encode()
-            start_response(status, [("Content-Type", "application/json")])
-            return [payload]
-    elif method == "DELETE":
-        STATE.reset()
-    start_response(status, [("Content-Type", "application/json")])
-    return [json.dumps(STATE.snapshot()).encode()]
-
-
-def _labels_admin(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-    """GET how many labels and recordings are held; POST {"labels": [Label, ...], "recordings": [Recording,
-    ...]} adds them; DELETE forgets them all."""
-    method = environ.get("REQUEST_METHOD", "GET")
-    answer: dict[str, Any] = {}
-    if method in {"PUT", "POST"}:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        try:
-            body = json.loads(environ["wsgi.input"].read(length) or b"{}")
-            labels = [Label.model_validate(item) for item in body.get("labels", [])]
-            recordings = [Recording.model_validate(item) for item in body.get("recordings", [])]
-        except (ValidationError, ValueError, AttributeError) as error:
-            start_response("400 Bad Request", [("Content-Type", "application/json")])
-            return [json.dumps({"message": str(error)}).encode()]
-        STATE.labels.add(labels, recordings)
-        answer["added"] = len(labels) + len(recordings)
-    elif method == "DELETE":
-        STATE.labels.clear()
-    answer.update(STATE.labels.counts())
-    answer["reader"] = STATE.reader.path if STATE.reader else None
-    start_response("200 OK", [("Content-Type", "application/json")])
-    return [json.dumps(answer).encode()]
-
-
-class _Installed:
-    done = False
-    call: Callable[..., Any] | None = None
-
-
-def install(
-    faults: ModelFaults | None = None, *, state_folder: Path | None = None, reader: Reader | None = None
-) -> None:
-    """Serve Converse and the admin routes from moto's server; start with ``faults`` (none by default), the
-    labels kept in ``state_folder`` (None: in memory, none at start) and ``reader``."""
-    STATE.reset()
-    BATCH.reset()
-    STATE.configure(faults or ModelFaults())
-    STATE.labels.attach(None if state_folder is None else state_folder / LABELS_FILE)
-    STATE.reader = reader
-    if _Installed.done:
-        return
-    BedrockRuntimeResponse.converse = _converse  # type: ignore[attr-defined]
-    original = DomainDispatcherApplication.__call__
-    _Installed.call = original
-
-    def dispatch(self: DomainDispatcherApplication, environ: dict[str, Any], start_response: Any) -> Any:
-        if environ.get("PATH_INFO", "") == ADMIN_PATH:
-            return _admin(environ, start_response)
-        if environ.get("PATH_INFO", "") == LABELS_PATH:
-            return _labels_admin(environ, start_response)
-        if environ.get("PATH_INFO", "") == MODEL_PATH:
-            return _model_admin(environ, start_response)
-        if BATCH_PATH.match(environ.get("PATH_INFO", "")):
-            return BATCH.handle(environ, start_response)
-        return original(self, environ, start_response)
-
-    DomainDispatcherApplication.__call__ = dispatch  # type: ignore[method-assign]
-    _Installed.done = True
-
-
-def stop() -> None:
-    """Wake every call held by a ``timeout`` fault (the server is stopping)."""
-    STATE.stopping.set()
-    BATCH.reset()
-
-
-def set_model_faults(endpoint: str, faults: ModelFaults | None) -> dict[str, Any]:
-    """Change a running local cloud's model faults (None resets them and the counters)."""
-    data = None if faults is None else faults.model_dump_json().encode()
-    request = urllib.request.Request(
-        endpoint.rstrip("/") + ADMIN_PATH,
-        data=data,
-        method="DELETE" if faults is None else "PUT",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-    return answer
-
-
-def model_faults_of(endpoint: str) -> dict[str, Any]:
-    with urllib.request.urlopen(endpoint.rstrip("/") + ADMIN_PATH, timeout=10) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-    return answer
