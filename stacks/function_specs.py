@@ -101,9 +101,14 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         construct_id=outputs.BUILD_REPORT,
         module="build_report",
-        description="Builds the job report from the Distributed Map results; waits for the review queue.",
+        description="Builds the job report by fan-in from the Map results; waits for the review queue.",
         reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(f"{keys.MAP_RUNS_PREFIX}/")),
-        writes=(keys.report_key(keys.ANY_JOB), keys.review_wait_key(keys.ANY_JOB)),
+        writes=(
+            keys.report_key(keys.ANY_JOB),
+            keys.review_wait_key(keys.ANY_JOB),
+            keys.everything_under(keys.report_root(keys.ANY_JOB)),
+        ),
+        aborts_uploads=(keys.everything_under(keys.report_root(keys.ANY_JOB)),),
         aggregates=True,
         completes_review_wait=True,
     ),

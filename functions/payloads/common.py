@@ -48,6 +48,7 @@ FaultPointName = Literal[
     "after_action_request",
     "after_action",
     "before_report",
+    "after_report_partial",
     "after_report",
     "before_verify",
 ]

@@ -207,7 +207,9 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     assert s3("build_report", "s3:PutObject") == {
         f"{bucket}/jobs/*/report.json",
         f"{bucket}/jobs/*/review-wait.json",  # WaitForReview's token and queue
+        f"{bucket}/jobs/*/report/*",  # the fan-in: plan, routed rows, partials, segments, the table
     }
+    assert s3("build_report", "s3:AbortMultipartUpload") == {f"{bucket}/jobs/*/report/*"}
     assert s3("run_actions", "s3:PutObject") == {
         f"{bucket}/jobs/*/actions/*",
         f"{bucket}/jobs/*/exports/*/*",
