@@ -24,6 +24,7 @@ FaultStep = Literal[
     "BuildReport",
     "RunActions",
     "VerifyJob",
+    "VerifyPartition",
 ]
 # How often a job passes a point: once per document (document_index narrows the fault), once per action
 # (the spec's action narrows it), or once per job.
@@ -152,6 +153,13 @@ FAULT_POINTS: tuple[FaultPoint, ...] = (
         "VerifyJob",
         "job",
         "the job's work is done and unverified: the next attempt verifies it",
+    ),
+    FaultPoint(
+        "after_verify_partition",
+        "VerifyPartition",
+        "job",
+        "a partition's verdict is written, the child not yet complete: every partition crashes there; the "
+        "retry or the redrive verifies the partition again and writes the same verdict",
     ),
 )
 

@@ -206,9 +206,14 @@ def report_table_key(job_id: str, extension: str) -> str:
     return f"{report_root(job_id)}rows.{extension}"
 
 
+def verify_root(job_id: str) -> str:
+    """jobs/{job_id}/verify/: the verification's fan-in (docs/design.md, "Verification by fan-in")."""
+    return f"{job_prefix(job_id)}verify/"
+
+
 def verify_partition_key(job_id: str, partition: int) -> str:
-    """PartitionVerdict: what VerifyPartitions found for one partition (docs/design.md, "Verification")."""
-    return f"{job_prefix(job_id)}verify/part-{partition:05d}.json"
+    """PartitionVerdict: what VerifyPartitions found for one partition."""
+    return f"{verify_root(job_id)}part-{partition:05d}.json"
 
 
 def actions_root(job_id: str) -> str:

@@ -152,6 +152,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.everything_under(keys.LEDGER_PREFIX),
             keys.everything_under(keys.LEDGER_INDEX_PREFIX),
         ),
+        writes=(keys.everything_under(keys.verify_root(keys.ANY_JOB)),),
         reaches_action_targets=True,
         aggregates=True,
     ),

@@ -128,21 +128,17 @@ class _Writer:
                 self.bytes += size
 
 
-def write_fan_in_job(
-    s3: Any,
-    bucket: str,
+def _write_manifest(
+    writer: _Writer,
     job_id: str,
-    documents: int,
+    bucket: str,
+    entries: list[ManifestEntry],
     *,
-    bundle: DefinitionBundle,
     versions: JobVersions,
-    part_size: int = 20_000,
-    entries_per_file: int = 50_000,
-    progress: Callable[[str], None] | None = None,
-) -> SyntheticJob:
-    writer = _Writer(s3, bucket)
-    say = progress or (lambda _: None)
-    entries = [_entry(job_id, index) for index in range(documents)]
+    part_size: int,
+) -> list[str]:
+    """The items in parts, their listing records and manifest.json; returns the parts' keys."""
+    documents = len(entries)
     parts: list[str] = []
     for number, start in enumerate(range(0, documents, part_size)):
         chunk = entries[start : start + part_size]
@@ -175,10 +171,31 @@ def write_fan_in_job(
         items_key=parts[0] if len(parts) == 1 else storage.items_key(job_id),
     )
     writer.put_all(iter([(storage.manifest_key(job_id), storage.to_json_bytes(manifest))]))
+    return parts
+
+
+def write_fan_in_job(
+    s3: Any,
+    bucket: str,
+    job_id: str,
+    documents: int,
+    *,
+    bundle: DefinitionBundle,
+    versions: JobVersions,
+    part_size: int = 20_000,
+    entries_per_file: int = 50_000,
+    clean: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> SyntheticJob:
+    """The job (``clean``: every document extracted, a job that verifies; else the mix of kind_of)."""
+    writer = _Writer(s3, bucket)
+    say = progress or (lambda _: None)
+    entries = [_entry(job_id, index) for index in range(documents)]
+    parts = _write_manifest(writer, job_id, bucket, entries, versions=versions, part_size=part_size)
     say(f"manifest: {len(parts)} parts")
 
     columns = row_columns(bundle, "invoice")
-    kinds = [kind_of(entry.index) for entry in entries]
+    kinds = ["extracted" if clean else kind_of(entry.index) for entry in entries]
     results = {
         entry.document_id: _result(job_id, entry, kind, versions)
         for entry, kind in zip(entries, kinds, strict=True)

@@ -51,6 +51,7 @@ FaultPointName = Literal[
     "after_report_partial",
     "after_report",
     "before_verify",
+    "after_verify_partition",
 ]
 
 # extracted: accepted (every check passed); review: a check with on_fail "review" failed, none with "reject".

@@ -126,6 +126,7 @@ def test_substituted_definition_parses_and_starts_with_prepare_job(definition: A
         "BuildReport",
         "RecordApproval",
         "RunActions",
+        "VerifyPartition",
         "VerifyJob",
         "WriteBatchRecord",
         "SubmitBatchJob",
@@ -462,3 +463,14 @@ def test_the_report_is_built_by_fan_in_over_the_partitions(definition: Any) -> N
     child = partitions["ItemProcessor"]["States"]["ReportPartition"]
     assert child["Parameters"]["Payload"]["action"] == "partial"
     assert partitions["Next"] == "BuildReport"
+
+
+def test_the_verification_runs_by_fan_in_over_the_same_partitions(definition: Any) -> None:
+    assert find_state(definition, "RunActions")["Next"] == "VerifyPartitions"
+    partitions = find_state(definition, "VerifyPartitions")
+    assert partitions["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
+    assert partitions["ItemsPath"] == "$.report_plan.partitions"
+    assert (partitions["ResultPath"], partitions["Next"]) == (None, "VerifyJob")
+    child = partitions["ItemProcessor"]["States"]["VerifyPartition"]
+    assert child["Parameters"]["FunctionName"] == PLAUSIBLE_VALUES["VerifyJobFunctionArn"]
+    assert child["Parameters"]["Payload"]["action"] == "verify_partition"

@@ -57,9 +57,10 @@ def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed
     report = job.records.read_json(output["report"]["report_key"])
     assert report["documents"] == 24
     # The endpoint counted the job's requests by service and operation: one invocation per document and per
-    # job step (PrepareJob, one ListDocuments, SealJob, report, ticket, verify), two version listings (the
+    # job step (PrepareJob, one ListDocuments, SealJob, the report's SummarizeResults, one ReportPartitions
+    # child and BuildReport, ticket, one VerifyPartitions child and VerifyJob), two version listings (the
     # bucket check, one page that pins the documents), a result and a journal record written per document.
-    assert requests["lambda"]["Invoke"] == 24 + 6
+    assert requests["lambda"]["Invoke"] == 24 + 9
     assert requests["s3"]["ListObjectVersions"] == 2
     assert requests["s3"]["PutObject"] >= 2 * 24
     assert requests["dynamodb"]["GetItem"] >= 24  # the customer lookups
