@@ -11,6 +11,14 @@ from functions.payloads.common import JOB_ID_PATTERN, StrictModel
 from functions.payloads.job import JobOptions
 from functions.payloads.report import ChildFailure, MapRunInfo, MapRunSummary, ReportRow, ReportSummary
 
+# The Distributed Maps of the fan-in (statemachines/document_review.asl.json): not the review's Map Run.
+FAN_IN_MAP_LABELS = frozenset({"report-partitions", "verify-partitions"})
+
+
+def map_run_label(map_run_arn: str) -> str:
+    """``...:mapRun:{state machine}/{label}:{id}`` → label."""
+    return map_run_arn.split(":mapRun:", 1)[-1].rsplit(":", 1)[0].rsplit("/", 1)[-1]
+
 
 class Partition(StrictModel):
     """One partition of a job: a manifest part (``key`` null: the entries inline in a manifest from before

@@ -14,6 +14,7 @@ import moto.s3.models
 from docagent.drills.demo_corpus import extraction_accuracy, seed_inputs
 from docagent.drills.local_job import LocalJob
 from docagent.localcloud.server import LocalCloud
+from functions.payloads.fan_in import map_run_label
 from tests.integration.conftest import aws_cli
 from tests.support import wait_for_execution
 
@@ -76,7 +77,9 @@ def test_standard_aws_cli_reads_the_execution(cloud: LocalCloud, deployed):
     map_runs = aws_cli(cloud, "stepfunctions", "list-map-runs", "--execution-arn", job.execution_arn)[
         "mapRuns"
     ]
-    assert len(map_runs) == 1
+    # The review's Map Run, then the report's and the verification's fan-in (one partition each).
+    labels = sorted(map_run_label(run["mapRunArn"]) for run in map_runs)
+    assert labels == ["documents", "report-partitions", "verify-partitions"]
     started = aws_cli(
         cloud,
         "stepfunctions",
