@@ -206,6 +206,11 @@ def report_table_key(job_id: str, extension: str) -> str:
     return f"{report_root(job_id)}rows.{extension}"
 
 
+def report_table_index_key(job_id: str) -> str:
+    """ReportTable alone (report.json's ``table``): where each partition's rows lie in rows.jsonl."""
+    return f"{report_root(job_id)}table.json"
+
+
 def verify_root(job_id: str) -> str:
     """jobs/{job_id}/verify/: the verification's fan-in (docs/design.md, "Verification by fan-in")."""
     return f"{job_prefix(job_id)}verify/"

@@ -409,6 +409,8 @@ def merge_report(
         ),
     )
     key = storage.report_key(job_id)
+    assert report.table is not None
+    storage.put_json(storage.report_table_index_key(job_id), report.table)
     storage.put_json(key, report)
     fault_point(
         "after_report",

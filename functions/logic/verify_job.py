@@ -31,6 +31,7 @@ from functions.logic.verify_partition import (
     SHOWN,
     expected_row,
     read_report,
+    read_table,
     read_verdict,
     verify_partition_of,
 )
@@ -78,16 +79,14 @@ def _orphans(manifest: JobManifest, partitions: list[Partition], candidates: lis
     return sorted(left)
 
 
-def _verdicts(
-    job_id: str, manifest: JobManifest, partitions: list[Partition], report: Report | None
-) -> list[PartitionVerdict]:
+def _verdicts(job_id: str, manifest: JobManifest, partitions: list[Partition]) -> list[PartitionVerdict]:
     """Each partition's verdict as VerifyPartitions wrote it for this manifest part, else verified here (one
     partition at a time)."""
     verdicts = []
     for position, partition in enumerate(partitions):
         verdict = read_verdict(job_id, partition)
         if verdict is None or verdict.key != partition.key or verdict.documents != partition.count:
-            verdict = verify_partition_of(job_id, manifest, partition, report, position)
+            verdict = verify_partition_of(job_id, manifest, partition, position)
         verdicts.append(verdict)
     return verdicts
 
@@ -149,6 +148,8 @@ def _check_report(
     rows = report.table.rows if report.table is not None and not report.table.inline else len(report.rows)
     if rows != manifest.count or not all(verdict.rows_cover_partition for verdict in verdicts):
         problems.append("its rows do not cover exactly the manifest's documents")
+    if report.table is not None and read_table(event.job_id) != report.table:
+        problems.append("report/table.json differs from report.json's table")
     without = [document_id for verdict in verdicts for document_id in verdict.rows_without_result]
     without_count = sum(verdict.rows_without_result_count for verdict in verdicts)
     if without_count:
@@ -269,7 +270,7 @@ def verify_job(
         )
     report, report_problem = read_report(event.job_id)
     partitions = partitions_of(event.job_id, manifest)
-    verdicts = _verdicts(event.job_id, manifest, partitions, report)
+    verdicts = _verdicts(event.job_id, manifest, partitions)
     _check_results(manifest, partitions, verdicts, checks)
     _check_sample(verdicts, checks)
     _check_journal(verdicts, checks)

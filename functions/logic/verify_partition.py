@@ -38,7 +38,7 @@ from functions.payloads.fan_in import (
     SampleVerdict,
 )
 from functions.payloads.job import JobManifest, ManifestEntry
-from functions.payloads.report import Report, ReportRow
+from functions.payloads.report import Report, ReportRow, ReportTable
 from functions.reviews import ReviewDecision, reviewed_row
 
 if TYPE_CHECKING:
@@ -74,14 +74,31 @@ def read_report(job_id: str) -> tuple[Report | None, str | None]:
         return None, "report.json is not a valid report"
 
 
-def partition_rows(report: Report | None, position: int, own: set[str]) -> list[ReportRow]:
+def read_table(job_id: str) -> ReportTable | None:
+    """The report's table (report/table.json, what report.json's ``table`` says), None for a report built
+    without one (the previous path): then the partition reads report.json's inline rows."""
+    data = storage.get_json_or_none(storage.report_table_index_key(job_id))
+    try:
+        return None if data is None else ReportTable.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def partition_rows(job_id: str, position: int, own: set[str]) -> tuple[list[ReportRow], str | None]:
     """The report's rows of the partition's documents (``own``): a ranged read of rows.jsonl (the
-    ``position``-th segment), or report.json's inline rows of those documents."""
-    if report is None:
-        return []
-    table = report.table
-    if table is None or table.inline or position >= len(table.jsonl_segments):
-        return [row for row in report.rows if row.document_id in own]
+    ``position``-th segment), or report.json's inline rows of those documents (a report without a table);
+    and report.json's problem when that was read and is missing or invalid."""
+    table = read_table(job_id)
+    if table is None:
+        report, problem = read_report(job_id)
+        return ([row for row in report.rows if row.document_id in own] if report is not None else []), problem
+    if position >= len(table.jsonl_segments):
+        return [], None
+    rows = _segment_rows(table, position)
+    return rows, None
+
+
+def _segment_rows(table: ReportTable, position: int) -> list[ReportRow]:
     start = sum(table.jsonl_segments[:position])
     size = table.jsonl_segments[position]
     if size == 0:
@@ -181,7 +198,7 @@ def _sample(job_id: str, present_ids: list[str], rows: dict[str, ReportRow]) -> 
 
 
 def verify_partition_of(
-    job_id: str, manifest: JobManifest, partition: Partition, report: Report | None, position: int
+    job_id: str, manifest: JobManifest, partition: Partition, position: int
 ) -> PartitionVerdict:
     """What one partition finds (nothing written here)."""
     entries: list[ManifestEntry] = partition_entries(manifest, partition)
@@ -189,7 +206,7 @@ def verify_partition_of(
     present, candidates = _listed_results(job_id, names, partition)
     stored = {name[: -len(".json")] for name in present}
     missing = [entry.document_id for entry in entries if entry.document_id not in stored]
-    rows = partition_rows(report, position, {entry.document_id for entry in entries})
+    rows, _ = partition_rows(job_id, position, {entry.document_id for entry in entries})
     by_id = {row.document_id: row for row in rows}
     without = [row.document_id for row in rows if row.status != "failed" and row.document_id not in stored]
     expected = {
@@ -228,8 +245,7 @@ def verify_partition(event: PartitionEvent, context: LambdaContext | None = None
     manifest = storage.get_manifest(job_id)
     if manifest is None:
         raise JobVerificationFailed(f"job {job_id} failed verification: manifest: manifest.json is missing")
-    report, _ = read_report(job_id)
-    verdict = verify_partition_of(job_id, manifest, partition, report, partition.partition)
+    verdict = verify_partition_of(job_id, manifest, partition, partition.partition)
     key = storage.verify_partition_key(job_id, partition.partition)
     storage.put_json(key, verdict)
     fault_point(
