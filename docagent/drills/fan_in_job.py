@@ -110,14 +110,24 @@ def _call(job_id: str, result: DocumentResult) -> ModelCallRecord:
     )
 
 
-class _Writer:
-    """PutObject through a pool of threads, counting objects and bytes."""
+Put = Callable[[str, bytes], object]
 
-    def __init__(self, s3: Any, bucket: str) -> None:
-        self.s3, self.bucket = s3, bucket
+
+class _Writer:
+    """Objects written by ``put`` (key, body; by default PutObject through a pool of threads), counted."""
+
+    def __init__(self, s3: Any, bucket: str, put: Put | None) -> None:
+        self.s3, self.bucket, self.put = s3, bucket, put
         self.objects = self.bytes = 0
 
     def put_all(self, items: Iterator[tuple[str, bytes]]) -> None:
+        if self.put is not None:
+            for key, body in items:
+                self.put(key, body)
+                self.objects += 1
+                self.bytes += len(body)
+            return
+
         def put(item: tuple[str, bytes]) -> int:
             self.s3.put_object(Bucket=self.bucket, Key=item[0], Body=item[1])
             return len(item[1])
@@ -186,9 +196,11 @@ def write_fan_in_job(
     entries_per_file: int = 50_000,
     clean: bool = False,
     progress: Callable[[str], None] | None = None,
+    put: Put | None = None,
 ) -> SyntheticJob:
-    """The job (``clean``: every document extracted, a job that verifies; else the mix of kind_of)."""
-    writer = _Writer(s3, bucket)
+    """The job (``clean``: every document extracted, a job that verifies; else the mix of kind_of).
+    ``put``: how an object is written (the bench writes into its in-process local cloud's store)."""
+    writer = _Writer(s3, bucket, put)
     say = progress or (lambda _: None)
     entries = [_entry(job_id, index) for index in range(documents)]
     parts = _write_manifest(writer, job_id, bucket, entries, versions=versions, part_size=part_size)
