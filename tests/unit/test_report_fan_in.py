@@ -16,8 +16,9 @@ from functions.handlers.build_report import handler
 from functions.logic.build_report import build_report
 from functions.logic.report_fan_in import merge_report, read_plan, report_partition, summarize_results
 from functions.payloads.fan_in import PartitionEvent, ReportPlan, SummarizeEvent
-from functions.payloads.job import JobVersions
+from functions.payloads.job import JobOptions, JobVersions
 from functions.payloads.report import BuildReportEvent, Report, ReportSummary
+from functions.reviews import ReviewDecision, decision_id
 from tests.fakes import FakeLambdaContext
 from tests.support import BUCKET, example_bundle, publish_definition, s3
 
@@ -155,3 +156,37 @@ def test_a_joined_table_is_its_segments_in_order(cloud: None, monkeypatch: Any) 
     )
     assert storage.get_bytes("seg/joined") == b"".join(body for _, body in parts)
     assert size == sum(len(body) for _, body in parts)
+
+
+def test_with_the_review_wait_both_paths_apply_the_same_decisions(cloud: None) -> None:
+    job = synthetic_job("job-fan-in-review", 600, part_size=150)
+    reviewed = [index for index in range(600) if kind_of(index) == "review"]
+    assert len(reviewed) >= 6
+    for number, index in enumerate(reviewed[:6]):
+        document_id = f"doc-{index:07d}.pdf"
+        decision = ReviewDecision(
+            decision_id=decision_id(job.job_id, document_id),
+            job_id=job.job_id,
+            document_id=document_id,
+            verdict="accepted" if number % 2 else "rejected",
+            class_name="invoice",
+            fields={"currency": "CHF", "amount": "10.00"},
+            reason=None if number % 2 else "not ours",
+            decided_by="reviewer",
+            decided_at="2026-12-04T01:00:00Z",
+        )
+        storage.put_json(storage.review_key(job.job_id, document_id), decision)
+    options = JobOptions(wait_for_review=True)
+    build_report(BuildReportEvent(job_id=job.job_id, map_run=job.map_run, options=options))
+    previous = report_json(job.job_id)
+    plan = summarize_results(SummarizeEvent(action="summarize", job_id=job.job_id, map_run=job.map_run))
+    for partition in plan.partitions:
+        event = PartitionEvent(action="partial", job_id=job.job_id, partition=partition, options=options)
+        report_partition(event)
+    merge_report(BuildReportEvent(job_id=job.job_id, map_run=job.map_run, options=options), plan)
+    current = report_json(job.job_id)
+    current.pop("table")
+    previous.pop("table")
+    assert current == previous
+    assert "CHF" in current["totals"]["amount-by-currency"]  # an accepted correction counts
+    assert current["rejection_reasons"].get("ReviewRejected", 0) >= 1
