@@ -238,9 +238,8 @@ def _bench_fan_in(args: argparse.Namespace) -> int:
 
     if args.fan_in < 10:
         raise OperatorError("--fan-in needs at least 10 documents (it measures N and N / 10)")
-    console = Console(markup=False, stderr=True)
-    say = (lambda line: None) if args.json else console.print
-    figures = run_fan_in_bench(args.fan_in, time_scale=args.time_scale or 1.0, say=say)
+    progress = Console(markup=False, stderr=True)  # stderr: --json's stdout stays one object
+    figures = run_fan_in_bench(args.fan_in, time_scale=args.time_scale or 1.0, say=progress.print)
     emit(args, figures, lambda: print_fan_in(figures, Console(markup=False)))
     return EXIT_OK
 

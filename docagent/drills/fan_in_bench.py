@@ -124,11 +124,12 @@ def measure(documents: int, *, time_scale: float, say: Any) -> dict[str, Any]:
         }
         cloud.requests.reset()
         before = len(cloud.runtime.invocations)
-        say(f"{documents} documents: running the stages")
+        say(f"{documents} documents: seeded in {seed_seconds} s; running the stages")
         started = time.time()
         execution = job.sfn.start_execution(stateMachineArn=machine, name=job_id, input=json.dumps(request))
         described = _wait(job.sfn, execution["executionArn"])
         wall = time.time() - started
+        say(f"{documents} documents: {described['status']} in {wall:.1f} s")
         invocations = cloud.runtime.invocations[before:]
         output = json.loads(described.get("output") or "{}")
         by_function: dict[str, dict[str, Any]] = {}
@@ -141,11 +142,14 @@ def measure(documents: int, *, time_scale: float, say: Any) -> dict[str, Any]:
                     "configured_memory_mb": config.get("MemorySize"),
                     "configured_timeout_seconds": config.get("Timeout"),
                     "invocations": 0,
+                    "errors": [],
                     "peak_memory_mb": [],
                     "duration_ms": [],
                 },
             )
             figures["invocations"] += 1
+            if record.error_type is not None:
+                figures["errors"].append(record.error_type)
             figures["peak_memory_mb"].append(record.max_memory_mb)
             figures["duration_ms"].append(round(record.duration_ms))
         requests = cloud.requests.snapshot()
