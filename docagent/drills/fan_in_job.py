@@ -28,6 +28,7 @@ from functions.payloads.report import MapRunInfo
 
 CURRENCIES = ("EUR", "USD", "GBP")
 WRITERS = 16
+BATCH = 512
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,17 @@ class _Writer:
     def __init__(self, s3: Any, bucket: str, put: Put | None) -> None:
         self.s3, self.bucket, self.put = s3, bucket, put
         self.objects = self.bytes = 0
+        self.batch: list[tuple[str, bytes]] = []
+
+    def add(self, items: Iterator[tuple[str, bytes]]) -> None:
+        """Objects written soon (in batches of BATCH through the pool; at once with ``put``)."""
+        self.batch.extend(items)
+        if self.put is not None or len(self.batch) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        batch, self.batch = self.batch, []
+        self.put_all(iter(batch))
 
     def put_all(self, items: Iterator[tuple[str, bytes]]) -> None:
         if self.put is not None:
@@ -142,16 +154,15 @@ def _write_manifest(
     writer: _Writer,
     job_id: str,
     bucket: str,
-    entries: list[ManifestEntry],
+    documents: int,
     *,
     versions: JobVersions,
     part_size: int,
 ) -> list[str]:
     """The items in parts, their listing records and manifest.json; returns the parts' keys."""
-    documents = len(entries)
     parts: list[str] = []
     for number, start in enumerate(range(0, documents, part_size)):
-        chunk = entries[start : start + part_size]
+        chunk = [_entry(job_id, index) for index in range(start, min(start + part_size, documents))]
         body = "".join(entry.model_dump_json() + "\n" for entry in chunk).encode()
         key = storage.items_part_key(job_id, number)
         last = start + part_size >= documents
@@ -184,6 +195,37 @@ def _write_manifest(
     return parts
 
 
+def _child(
+    arn: str,
+    job_id: str,
+    entry: ManifestEntry,
+    kind: str,
+    *,
+    result: DocumentResult | None,
+    columns: list[str],
+) -> tuple[str, dict[str, Any]]:
+    """The document's child as the ResultWriter records it: its status and entry."""
+    child: dict[str, Any] = {
+        "ExecutionArn": f"{arn.replace(':mapRun:', ':execution:')}:{entry.index}",
+        "Input": json.dumps({"job_id": job_id, "document": entry.model_dump(mode="json")}),
+        "InputDetails": {"Included": True},
+    }
+    if kind == "pending":
+        return "PENDING", {**child, "Status": "PENDING"}
+    if kind.startswith("failed"):
+        cause = f"ProcessDocument failed at {entry.index}"
+        return "FAILED", {**child, "Status": "FAILED", "Error": "States.TaskFailed", "Cause": cause}
+    assert result is not None
+    outcome = DocumentOutcome(
+        document_id=entry.document_id,
+        status=result.status,
+        result_key=storage.result_key(job_id, entry.document_id),
+        error=result.error,
+        row=None if kind == "no_row" else result.report_row(columns),
+    )
+    return "SUCCEEDED", {**child, "Status": "SUCCEEDED", "Output": outcome.model_dump_json()}
+
+
 def write_fan_in_job(
     s3: Any,
     bucket: str,
@@ -198,68 +240,52 @@ def write_fan_in_job(
     progress: Callable[[str], None] | None = None,
     put: Put | None = None,
 ) -> SyntheticJob:
-    """The job (``clean``: every document extracted, a job that verifies; else the mix of kind_of).
+    """The job (``clean``: every document extracted, a job that verifies; else the mix of kind_of), written
+    in one pass over the documents: what is held is one part and one result file's entries.
     ``put``: how an object is written (the bench writes into its in-process local cloud's store)."""
     writer = _Writer(s3, bucket, put)
     say = progress or (lambda _: None)
-    entries = [_entry(job_id, index) for index in range(documents)]
-    parts = _write_manifest(writer, job_id, bucket, entries, versions=versions, part_size=part_size)
+    parts = _write_manifest(writer, job_id, bucket, documents, versions=versions, part_size=part_size)
     say(f"manifest: {len(parts)} parts")
 
     columns = row_columns(bundle, "invoice")
-    kinds = ["extracted" if clean else kind_of(entry.index) for entry in entries]
-    results = {
-        entry.document_id: _result(job_id, entry, kind, versions)
-        for entry, kind in zip(entries, kinds, strict=True)
-        if kind not in ("unrecorded", "pending", "failed_without_result")
-    }
+    arn = f"arn:aws:states:us-east-1:123456789012:mapRun:DocumentReview/documents:{job_id}-run"
+    files: dict[str, list[dict[str, Any]]] = {"FAILED": [], "PENDING": [], "SUCCEEDED": []}
+    pending: dict[str, list[str]] = {status: [] for status in files}
 
-    def stored() -> Iterator[tuple[str, bytes]]:
-        for result in results.values():
-            yield storage.result_key(job_id, result.document_id), storage.to_json_bytes(result)
-            if result.model_call_id is not None:
-                key = storage.model_call_key(job_id, result.document_id, result.model_call_id)
-                yield key, storage.to_json_bytes(_call(job_id, result))
+    def flush(status: str) -> None:
+        if not pending[status]:
+            return
+        body = ("[" + ",".join(pending[status]) + "]").encode()
+        key = storage.map_run_result_file_key(arn, status, len(files[status]))
+        writer.put_all(iter([(key, body)]))
+        files[status].append({"Key": key, "Size": len(body)})
+        pending[status].clear()
 
-    writer.put_all(stored())
-    say(f"results: {len(results)}")
+    def stored(result: DocumentResult) -> Iterator[tuple[str, bytes]]:
+        yield storage.result_key(job_id, result.document_id), storage.to_json_bytes(result)
+        if result.model_call_id is not None:
+            key = storage.model_call_key(job_id, result.document_id, result.model_call_id)
+            yield key, storage.to_json_bytes(_call(job_id, result))
 
-    run_id = f"{job_id}-run"
-    arn = f"arn:aws:states:us-east-1:123456789012:mapRun:DocumentReview/documents:{run_id}"
-    groups: dict[str, list[dict[str, Any]]] = {"SUCCEEDED": [], "FAILED": [], "PENDING": []}
-    for entry, kind in zip(entries, kinds, strict=True):
+    results = 0
+    for index in range(documents):
+        entry, kind = _entry(job_id, index), "extracted" if clean else kind_of(index)
+        result = None
+        if kind not in ("unrecorded", "pending", "failed_without_result"):
+            result = _result(job_id, entry, kind, versions)
+            writer.add(stored(result))
+            results += 1
         if kind == "unrecorded":
             continue
-        child = {
-            "ExecutionArn": f"{arn.replace(':mapRun:', ':execution:')}:{entry.index}",
-            "Input": json.dumps({"job_id": job_id, "document": entry.model_dump(mode="json")}),
-            "InputDetails": {"Included": True},
-        }
-        if kind == "pending":
-            groups["PENDING"].append({**child, "Status": "PENDING"})
-        elif kind.startswith("failed"):
-            cause = f"ProcessDocument failed at {entry.index}"
-            groups["FAILED"].append(
-                {**child, "Status": "FAILED", "Error": "States.TaskFailed", "Cause": cause}
-            )
-        else:
-            result = results[entry.document_id]
-            row = None if kind == "no_row" else result.report_row(columns)
-            outcome = DocumentOutcome(
-                document_id=entry.document_id,
-                status=result.status,
-                result_key=storage.result_key(job_id, entry.document_id),
-                error=result.error,
-                row=row,
-            )
-            groups["SUCCEEDED"].append({**child, "Status": "SUCCEEDED", "Output": outcome.model_dump_json()})
-    files: dict[str, list[dict[str, Any]]] = {"FAILED": [], "PENDING": [], "SUCCEEDED": []}
-    for status, group in groups.items():
-        for number, start in enumerate(range(0, len(group), entries_per_file)):
-            body = json.dumps(group[start : start + entries_per_file]).encode()
-            key = storage.map_run_result_file_key(arn, status, number)
-            writer.put_all(iter([(key, body)]))
-            files[status].append({"Key": key, "Size": len(body)})
+        status, child = _child(arn, job_id, entry, kind, result=result, columns=columns)
+        pending[status].append(json.dumps(child))
+        if len(pending[status]) >= entries_per_file:
+            flush(status)
+    for status in files:
+        flush(status)
+    writer.flush()
+    say(f"results: {results}")
     manifest_key = storage.map_run_manifest_key(arn)
     result_manifest = {"DestinationBucket": bucket, "MapRunArn": arn, "ResultFiles": files}
     writer.put_all(iter([(manifest_key, json.dumps(result_manifest).encode())]))
