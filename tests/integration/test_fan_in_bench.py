@@ -3,9 +3,16 @@ workflow run through the local cloud on a synthetic finished job, and the bench 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from docagent.drills.fan_in_bench import STAGES, run_fan_in_bench, stages_definition
+from docagent.drills.fan_in_bench import STAGES, stages_definition
+from docagent.project import ROOT
 
 pytestmark = pytest.mark.integration
 
@@ -19,8 +26,17 @@ def test_the_stages_are_the_workflows_own_states_from_the_summary_to_the_verific
     assert definition["States"]["BuildReport"]["Next"] == "VerifyPartitions"
 
 
-def test_the_bench_runs_the_fan_in_through_the_local_cloud_and_measures_each_invocation() -> None:
-    figures = run_fan_in_bench(40)
+def test_the_bench_runs_the_fan_in_through_the_local_cloud_and_measures_each_invocation(
+    tmp_path: Path,
+) -> None:
+    """The command in its own process (its local cloud apart from the integration suite's)."""
+    env = {**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)}
+    command = [sys.executable, "-m", "docagent.cli", "bench", "--fan-in", "40", "--json"]
+    completed = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    figures = json.loads(completed.stdout)
     small, large = figures["runs"]
     assert (small["documents"], large["documents"]) == (4, 40)
     for run in (small, large):
