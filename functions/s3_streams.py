@@ -2,7 +2,9 @@
 by fan-in") never holds a whole result file or table.
 
 - ``iter_json_values``: the values of a JSON array object (the ResultWriter's result files, up to 5 GB each)
-  or of a JSON Lines object, one at a time, reading the body in chunks;
+  or of a JSON Lines object, one at a time, reading the body in chunks (looked up 2026-12-04, AWS docs
+  "ResultWriter (Map)", https://docs.aws.amazon.com/step-functions/latest/dg/input-output-resultwriter.html:
+  the result files are a JSON array unless WriterConfig's OutputType says JSONL; either reads here);
 - ``MultipartWriter``: bytes appended to one object, sent in parts of ``PART_BYTES`` (a multipart upload; a
   single PutObject when the whole object is smaller);
 - ``join_objects``: objects concatenated into one, server-side (UploadPartCopy) where S3 allows it.
