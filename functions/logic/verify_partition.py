@@ -203,16 +203,21 @@ def verify_partition_of(
     """What one partition finds (nothing written here)."""
     entries: list[ManifestEntry] = partition_entries(manifest, partition)
     names = sorted(f"{entry.document_id}.json" for entry in entries)
-    present, candidates = _listed_results(job_id, names, partition)
-    stored = {name[: -len(".json")] for name in present}
-    missing = [entry.document_id for entry in entries if entry.document_id not in stored]
     rows, _ = partition_rows(job_id, position, {entry.document_id for entry in entries})
     by_id = {row.document_id: row for row in rows}
-    without = [row.document_id for row in rows if row.status != "failed" and row.document_id not in stored]
     expected = {
         f"{row.document_id}/{row.model_call_id}.json" for row in rows if row.model_call_id is not None
     }
-    found = _journalled(job_id, expected, [entry.document_id for entry in entries] + list(by_id))
+    # The two listings side by side: each is pages one after another (a page names where the next starts).
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        listed = pool.submit(_listed_results, job_id, names, partition)
+        journal = pool.submit(
+            _journalled, job_id, expected, [entry.document_id for entry in entries] + list(by_id)
+        )
+        (present, candidates), found = listed.result(), journal.result()
+    stored = {name[: -len(".json")] for name in present}
+    missing = [entry.document_id for entry in entries if entry.document_id not in stored]
+    without = [row.document_id for row in rows if row.status != "failed" and row.document_id not in stored]
     unjournalled = [
         row.document_id
         for row in rows
