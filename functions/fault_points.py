@@ -17,7 +17,14 @@ from functions.payloads.common import FaultPointName
 
 # The workflow's Task states whose Lambda function passes fault points (the state's name in the ASL).
 FaultStep = Literal[
-    "SubmitBatchJob", "WaitForBatchJob", "ProcessDocument", "BuildReport", "RunActions", "VerifyJob"
+    "SubmitBatchJob",
+    "WaitForBatchJob",
+    "ProcessDocument",
+    "ReportPartition",
+    "BuildReport",
+    "RunActions",
+    "VerifyJob",
+    "VerifyPartition",
 ]
 # How often a job passes a point: once per document (document_index narrows the fault), once per action
 # (the spec's action narrows it), or once per job.
@@ -130,6 +137,13 @@ FAULT_POINTS: tuple[FaultPoint, ...] = (
         "nothing of the report is written: the next attempt builds it",
     ),
     FaultPoint(
+        "after_report_partial",
+        "ReportPartition",
+        "job",
+        "a partition's partial summary and table segments are written, the child not yet complete: every "
+        "partition crashes there; the retry or the redrive writes the same partial and segments again",
+    ),
+    FaultPoint(
         "after_report",
         "BuildReport",
         "job",
@@ -141,6 +155,13 @@ FAULT_POINTS: tuple[FaultPoint, ...] = (
         "job",
         "the job's work is done and unverified: the next attempt verifies it",
     ),
+    FaultPoint(
+        "after_verify_partition",
+        "VerifyPartition",
+        "job",
+        "a partition's verdict is written, the child not yet complete: every partition crashes there; the "
+        "retry or the redrive verifies the partition again and writes the same verdict",
+    ),
 )
 
 # The workflow's other Task states: no fault point is in their functions (the crash matrix starts once the
@@ -149,6 +170,8 @@ UNFAULTED_STEPS: dict[str, str] = {
     "PrepareJob": "the durable step prepare, keyed by the job id, writes request.json",
     "ListDocuments": "bounded durable steps list the source and write the items' parts",
     "SealJob": "writes the manifest and the items the Map reads",
+    "SummarizeResults": "one streaming pass over the result files; it deletes what an earlier attempt routed "
+    "and routes the same rows again, so a retry or a redrive redoes it whole",
     "RequestApproval": "sends the approval request and waits for an operator's task token",
     "RecordApproval": "records the operator's decision",
     "PlanBatchJobs": "writes the job's split into batch jobs once: a repeat reads the plan it wrote",

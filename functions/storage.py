@@ -197,6 +197,59 @@ def report_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}report.json"
 
 
+def report_root(job_id: str) -> str:
+    """jobs/{job_id}/report/: the report's fan-in (docs/design.md, "Report by fan-in")."""
+    return f"{job_prefix(job_id)}report/"
+
+
+def report_plan_key(job_id: str) -> str:
+    """ReportPlan: the Map Run's counts and the job's partitions (one per manifest part)."""
+    return f"{report_root(job_id)}plan.json"
+
+
+def report_rows_root(job_id: str) -> str:
+    return f"{report_root(job_id)}rows/"
+
+
+def report_rows_prefix(job_id: str, partition: int) -> str:
+    """The rows and failures SummarizeResults routed to one partition, in objects of about 1 MiB."""
+    return f"{report_rows_root(job_id)}part-{partition:05d}/"
+
+
+def report_rows_key(job_id: str, partition: int, sequence: int) -> str:
+    return f"{report_rows_prefix(job_id, partition)}{sequence:06d}.jsonl"
+
+
+def report_partial_key(job_id: str, partition: int) -> str:
+    """ReportPartial: one partition's counts, totals, cost, rejected rows and failures."""
+    return f"{report_root(job_id)}partials/part-{partition:05d}.json"
+
+
+def report_segment_key(job_id: str, partition: int, extension: str) -> str:
+    """One partition's rows of the table (csv: the header in partition 0 only; jsonl), joined later."""
+    return f"{report_root(job_id)}segments/part-{partition:05d}.{extension}"
+
+
+def report_table_key(job_id: str, extension: str) -> str:
+    """The per-document table, one row per manifest document in index order: rows.csv and rows.jsonl."""
+    return f"{report_root(job_id)}rows.{extension}"
+
+
+def report_table_index_key(job_id: str) -> str:
+    """ReportTable alone (report.json's ``table``): where each partition's rows lie in rows.jsonl."""
+    return f"{report_root(job_id)}table.json"
+
+
+def verify_root(job_id: str) -> str:
+    """jobs/{job_id}/verify/: the verification's fan-in (docs/design.md, "Verification by fan-in")."""
+    return f"{job_prefix(job_id)}verify/"
+
+
+def verify_partition_key(job_id: str, partition: int) -> str:
+    """PartitionVerdict: what VerifyPartitions found for one partition."""
+    return f"{verify_root(job_id)}part-{partition:05d}.json"
+
+
 def actions_root(job_id: str) -> str:
     """jobs/{job_id}/actions/: one folder per job-level action, by the action's name."""
     return f"{job_prefix(job_id)}actions/"
@@ -286,6 +339,11 @@ def map_run_manifest_key(map_run_arn: str, prefix: str = MAP_RUNS_PREFIX) -> str
     return f"{prefix.rstrip('/')}/{map_run_arn.rsplit(':', 1)[-1]}/manifest.json"
 
 
+def map_run_result_file_key(map_run_arn: str, status: str, number: int, prefix: str = MAP_RUNS_PREFIX) -> str:
+    """One ResultWriter result file: ``{prefix}/{map run id}/{SUCCEEDED|FAILED|PENDING}_{n}.json``."""
+    return f"{prefix.rstrip('/')}/{map_run_arn.rsplit(':', 1)[-1]}/{status}_{number}.json"
+
+
 def incoming_prefix(batch: str) -> str:
     """incoming/{batch}/: where the operator (``start --dir``) and the demo upload a job's documents."""
     return f"{INCOMING_ROOT}{batch}/"
@@ -318,8 +376,12 @@ def model_call_document(job_id: str, key: str) -> str:
 PUT_ONCE_LOST = frozenset({"PreconditionFailed", "ConditionalRequestConflict"})
 
 
-def _bucket(bucket: str | None) -> str:
+def bucket_name(bucket: str | None = None) -> str:
+    """``bucket``, else the job bucket."""
     return bucket or get_settings().bucket_name
+
+
+_bucket = bucket_name
 
 
 def is_not_found(error: ClientError) -> bool:
@@ -402,11 +464,21 @@ def exists(key: str, *, bucket: str | None = None) -> bool:
 
 
 def list_objects(
-    prefix: str, *, bucket: str | None = None, client: S3Client | None = None
+    prefix: str,
+    *,
+    bucket: str | None = None,
+    client: S3Client | None = None,
+    start_after: str | None = None,
 ) -> Iterator[ObjectTypeDef]:
-    """Every object under the prefix, in key order, across all pages."""
+    """Every object under the prefix (after ``start_after``, a key: exclusive), in key order, across all
+    pages; a caller that stops iterating stops the listing."""
     paginator = (client or aws.s3_client()).get_paginator("list_objects_v2")
-    for page in paginator.paginate(Bucket=_bucket(bucket), Prefix=prefix):
+    pages = (
+        paginator.paginate(Bucket=_bucket(bucket), Prefix=prefix)
+        if start_after is None
+        else paginator.paginate(Bucket=_bucket(bucket), Prefix=prefix, StartAfter=start_after)
+    )
+    for page in pages:
         yield from page.get("Contents", [])
 
 

@@ -218,6 +218,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.documents_per_child < 1:
         raise OperatorError("--documents-per-child must be at least 1")
+    if args.fan_in is not None:
+        return _bench_fan_in(args)
     try:
         figures = run_benchmarks(
             args.documents, args.time_scale, documents_per_child=args.documents_per_child
@@ -225,6 +227,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise OperatorError(str(error)) from None
     emit(args, figures, lambda: print_figures(figures, Console(markup=False)))
+    return EXIT_OK
+
+
+def _bench_fan_in(args: argparse.Namespace) -> int:
+    from docagent.drills.fan_in_bench import print_fan_in, run_fan_in_bench
+
+    if args.fan_in < 10:
+        raise OperatorError("--fan-in needs at least 10 documents (it measures N and N / 10)")
+    progress = Console(markup=False, stderr=True)  # stderr: --json's stdout stays one object
+    figures = run_fan_in_bench(args.fan_in, time_scale=args.time_scale or 1.0, say=progress.print)
+    emit(args, figures, lambda: print_fan_in(figures, Console(markup=False)))
     return EXIT_OK
 
 
@@ -237,6 +250,13 @@ def add_bench(commands: Commands, common: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         help="documents per Distributed Map child (ItemBatcher; default 1)",
+    )
+    bench.add_argument(
+        "--fan-in",
+        type=int,
+        metavar="N",
+        help="instead: the report's and verification's fan-in on a synthetic finished job of N documents, "
+        "beside N / 10 (docs/scale.md)",
     )
     bench.set_defaults(handler=cmd_bench)
 

@@ -87,14 +87,25 @@ class RequestCounter:
         self._lock = threading.Lock()
         self._counts: Counter[tuple[str, str]] = Counter()
         self._seconds: defaultdict[tuple[str, str], float] = defaultdict(float)
+        self._bytes: Counter[tuple[str, str]] = Counter()
 
-    def count(self, environ: dict[str, Any], seconds: float = 0.0) -> None:
+    def count(self, environ: dict[str, Any], seconds: float = 0.0, sent: int = 0) -> None:
+        """One request; ``sent``: the bytes of its answer (its body's come from Content-Length)."""
         if OPERATOR_USER_AGENT in str(environ.get("HTTP_USER_AGENT", "")):
             return
         key = classify(environ)
+        received = str(environ.get("CONTENT_LENGTH") or "0")
         with self._lock:
             self._counts[key] += 1
             self._seconds[key] += seconds
+            self._bytes[key] += (int(received) if received.isdigit() else 0) + sent
+
+    def bytes(self) -> dict[str, int]:
+        """{"service:operation": bytes of the requests' bodies and the answers', summed}."""
+        with self._lock:
+            return {
+                f"{service}:{operation}": count for (service, operation), count in sorted(self._bytes.items())
+            }
 
     def snapshot(self) -> dict[str, dict[str, int]]:
         """{service: {operation: count}}, sorted."""
@@ -117,14 +128,22 @@ class RequestCounter:
         with self._lock:
             self._counts.clear()
             self._seconds.clear()
+            self._bytes.clear()
 
     def wrap(self, app: WsgiApp) -> WsgiApp:
         def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
             started = time.perf_counter()
+            length: list[int] = []
+
+            def measured(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
+                length.extend(int(v) for k, v in headers if k.lower() == "content-length" and v.isdigit())
+                return start_response(status, headers, *rest)
+
             try:
                 # moto answers with a list; a lazy answer's time would be spent after this returns
-                return app(environ, start_response)
+                return app(environ, measured)
             finally:
-                self.count(environ, time.perf_counter() - started)
+                head = environ.get("REQUEST_METHOD") == "HEAD"  # its Content-Length is the object's, not sent
+                self.count(environ, time.perf_counter() - started, 0 if head else sum(length))
 
         return counted

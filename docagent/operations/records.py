@@ -31,6 +31,7 @@ from functions.definition import DefinitionBundle
 from functions.payloads.approval import ApprovalRecord
 from functions.payloads.common import JOB_ID_PATTERN, JOB_ID_RULE
 from functions.payloads.document import DocumentResult
+from functions.payloads.fan_in import FAN_IN_MAP_LABELS, map_run_label
 from functions.payloads.job import JobManifest, ManifestEntry, StoredRequest
 from functions.payloads.model_calls import ModelCallRecord
 from functions.payloads.report import Report
@@ -194,7 +195,11 @@ class JobRecords:
         if self.description is None:
             return None
         states = self.ctx.client("stepfunctions")
-        runs = states.list_map_runs(executionArn=self.execution_arn).get("mapRuns", [])
+        runs = [
+            run
+            for run in states.list_map_runs(executionArn=self.execution_arn).get("mapRuns", [])
+            if map_run_label(run["mapRunArn"]) not in FAN_IN_MAP_LABELS  # the report's and verification's
+        ]
         if not runs:
             return None
         latest = max(runs, key=lambda run: run.get("startDate") or dt.datetime.min.replace(tzinfo=dt.UTC))

@@ -35,9 +35,11 @@ def idempotency_key(job_id: str, action: str) -> str:
 
 
 def statuses(report: Report) -> Counter[str]:
-    counts = Counter(str(row.status) for row in report.rows)
-    counts["failed"] = report.failed
-    return counts
+    """The report's documents by status, from its counts: the same as its rows' statuses, and there also when
+    the rows are only in the table (a job above INLINE_ROWS_MAX documents, docs/design.md)."""
+    return Counter(
+        extracted=report.extracted, review=report.review, rejected=report.rejected, failed=report.failed
+    )
 
 
 def when_holds(action: Action, report: Report) -> bool:

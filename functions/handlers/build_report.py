@@ -1,5 +1,7 @@
 """Lambda entry point: build_report (docs/design.md). Output ``{"report_key", "documents", "extracted",
-"rejected"}``; with ``"action": "wait_review"`` the WaitForReview task (``waitForTaskToken``,
+"rejected"}`` (the merge of the fan-in's partials, or the previous path when the job has no plan.json);
+``"action": "summarize"``: SummarizeResults (ReportPlan); ``"action": "partial"``: a ReportPartitions child
+(PartitionDone); with ``"action": "wait_review"`` the WaitForReview task (``waitForTaskToken``,
 functions/logic/review_wait.py), output ``ReviewWaitOutput`` (ignored: the task waits for the token)."""
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.logic.build_report import build_report
+from functions.logic.report_fan_in import merge_report, read_plan, report_partition, summarize_results
 from functions.logic.review_wait import wait_for_review
 from functions.observability import MetricUnit, logger, metrics, tracer
+from functions.payloads.fan_in import PartitionEvent, SummarizeEvent
 from functions.payloads.report import BuildReportEvent
 from functions.reviews import ReviewWaitEvent
 from functions.spans import span
@@ -20,8 +24,17 @@ from functions.spans import span
 @metrics.log_metrics
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    if event.get("action") == "wait_review":
+    action = event.get("action")
+    if action == "wait_review":
         return wait_for_review(ReviewWaitEvent.model_validate(event)).model_dump(mode="json")
+    if action == "summarize":
+        summarize = SummarizeEvent.model_validate(event)
+        with span("report_summarize", job_id=summarize.job_id, step="report", attempt=summarize.retry_count):
+            return summarize_results(summarize, context).model_dump(mode="json")
+    if action == "partial":
+        partition = PartitionEvent.model_validate(event)
+        with span("report_partition", job_id=partition.job_id, step="report", attempt=partition.retry_count):
+            return report_partition(partition, context).model_dump(mode="json")
     parsed = BuildReportEvent.model_validate(event)
     with span(
         "report",
@@ -30,7 +43,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         attempt=parsed.retry_count,
         redrive_count=parsed.redrive_count,
     ) as opened:
-        summary = build_report(parsed, context)
+        plan = read_plan(parsed.job_id)
+        summary = build_report(parsed, context) if plan is None else merge_report(parsed, plan, context)
         opened.set_attributes(documents=summary.documents, extracted=summary.extracted)
     metrics.add_metric(name="ReportsBuilt", unit=MetricUnit.Count, value=1)
     return summary.model_dump(mode="json")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from functions import spend, storage
+from functions import s3_streams, spend, storage
 from functions.definition import DefinitionBundle, Totals
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
@@ -25,7 +26,7 @@ from functions.fields import row_columns
 from functions.observability import logger
 from functions.payloads.common import FaultPointName
 from functions.payloads.document import DocumentOutcome, DocumentResult
-from functions.payloads.job import JobVersions
+from functions.payloads.job import JobVersions, ManifestEntry
 from functions.payloads.report import (
     BuildReportEvent,
     ChildFailure,
@@ -54,19 +55,21 @@ def _parsed(raw: Any) -> Any:
     return raw
 
 
-def _document_ids_of(entry: dict[str, Any]) -> list[str]:
-    """The document ids of a result-file entry, from the child's input (one document, or a batch's Items)."""
+def document_refs_of(entry: dict[str, Any]) -> list[tuple[str, int | None]]:
+    """The documents of a result-file entry, from the child's input (one document, or a batch's Items): each
+    document id with its manifest index (None when the input does not carry it)."""
     raw = _parsed(entry.get("Input"))
     if not isinstance(raw, dict):
         return []
     items = raw.get("Items")
     children: list[Any] = items if isinstance(items, list) else [raw]
-    ids = []
+    refs: list[tuple[str, int | None]] = []
     for child in children:
         document = child.get("document") if isinstance(child, dict) else None
         if isinstance(document, dict) and isinstance(document.get("document_id"), str):
-            ids.append(str(document["document_id"]))
-    return ids
+            index = document.get("index")
+            refs.append((str(document["document_id"]), index if isinstance(index, int) else None))
+    return refs
 
 
 def _outcomes_of(entry: dict[str, Any]) -> list[DocumentOutcome]:
@@ -101,14 +104,32 @@ def read_map_run(map_run: MapRunInfo) -> MapRunRead:
     absence is tolerated and logged.
     """
     read = MapRunRead(MapRunSummary(map_run_arn=map_run.MapRunArn))
+    for status, entry in result_entries(map_run, read.summary, whole_files=True):
+        for row, failure, _ in routed(status, entry, read.summary):
+            if row is not None:
+                read.rows[row.document_id] = row
+            elif failure is not None:
+                read.failures[failure.document_id] = failure
+    return read
+
+
+ResultEntry = tuple[str, dict[str, Any]]
+
+
+def result_entries(
+    map_run: MapRunInfo, summary: MapRunSummary, *, whole_files: bool
+) -> Iterator[ResultEntry]:
+    """Each entry of the ResultWriter's result files with its file's status (manifest.json first, then the
+    files it lists, SUCCEEDED, FAILED, PENDING). ``whole_files``: each file parsed at once (the previous
+    path), else streamed one entry at a time (the fan-in). Sets the summary's writer fields; a missing part
+    is logged and skipped (the documents it would have covered are read one by one later)."""
     details = map_run.ResultWriterDetails
     if details is None:
-        return read
+        return
     manifest = storage.get_json_or_none(details.Key, bucket=details.Bucket)
     if not isinstance(manifest, dict):
         logger.warning("map run manifest not found", extra={"key": details.Key})
-        return read
-    summary = read.summary
+        return
     summary.result_files_read = True
     summary.result_writer_bucket, summary.result_writer_key = details.Bucket, details.Key
     bucket = str(manifest.get("DestinationBucket") or details.Bucket)
@@ -116,30 +137,48 @@ def read_map_run(map_run: MapRunInfo) -> MapRunRead:
     for status in ("SUCCEEDED", "FAILED", "PENDING"):
         for file_info in files.get(status) or []:
             key = file_info.get("Key") if isinstance(file_info, dict) else None
-            entries = storage.get_json_or_none(key, bucket=bucket) if key else None
-            if not isinstance(entries, list):
+            entries: Iterable[Any] | None
+            if whole_files:
+                parsed = storage.get_json_or_none(key, bucket=bucket) if key else None
+                entries = parsed if isinstance(parsed, list) else None
+            else:
+                exists = bool(key) and storage.exists(str(key), bucket=bucket)
+                entries = s3_streams.iter_json_values(str(key), bucket=bucket) if exists else None
+            if entries is None:
                 logger.warning("map run result file missing or unreadable", extra={"key": key})
                 continue
             for entry in entries:
-                if not isinstance(entry, dict):
-                    continue
-                if status == "SUCCEEDED":
-                    summary.succeeded += 1
-                    for outcome in _outcomes_of(entry):
-                        if outcome.row is not None and outcome.row.document_id == outcome.document_id:
-                            read.rows[outcome.document_id] = outcome.row
-                    continue
-                summary.failed += status == "FAILED"
-                summary.pending += status == "PENDING"
-                for document_id in _document_ids_of(entry):
-                    read.failures[document_id] = ChildFailure(
-                        document_id=document_id,
-                        status=str(entry.get("Status") or status),
-                        error=entry.get("Error"),
-                        cause=entry.get("Cause"),
-                        execution_arn=entry.get("ExecutionArn"),
-                    )
-    return read
+                if isinstance(entry, dict):
+                    yield status, entry
+
+
+Routed = tuple[ReportRow | None, ChildFailure | None, int | None]
+
+
+def routed(status: str, entry: dict[str, Any], summary: MapRunSummary) -> Iterator[Routed]:
+    """What one result-file entry says (counted in the summary): a succeeded child's rows (those naming their
+    own document), or a failure per document of a child that did not succeed; each with its manifest index
+    (None: a failed child's input without one)."""
+    if status == "SUCCEEDED":
+        summary.succeeded += 1
+        for outcome in _outcomes_of(entry):
+            if outcome.row is not None and outcome.row.document_id == outcome.document_id:
+                yield outcome.row, None, outcome.row.index
+        return
+    summary.failed += status == "FAILED"
+    summary.pending += status == "PENDING"
+    for document_id, index in document_refs_of(entry):
+        yield None, failure_of(status, entry, document_id), index
+
+
+def failure_of(status: str, entry: dict[str, Any], document_id: str) -> ChildFailure:
+    return ChildFailure(
+        document_id=document_id,
+        status=str(entry.get("Status") or status),
+        error=entry.get("Error"),
+        cause=entry.get("Cause"),
+        execution_arn=entry.get("ExecutionArn"),
+    )
 
 
 def read_results(job_id: str, document_ids: list[str]) -> dict[str, DocumentResult | None]:
@@ -164,11 +203,10 @@ def rows_cost_usd(rows: list[ReportRow]) -> float | None:
     return spend.to_usd(sum(spend.to_nano(cost) for cost in costs)) if costs else None
 
 
-def totals_of(totals: list[Totals], rows: list[ReportRow]) -> dict[str, dict[str, str]]:
-    """Each of the definition's totals: the sum of its ``sum`` field over the accepted (extracted) rows (a
-    packet's: its sections), by the value of its ``by`` field ("" without one). A row whose value is not a
-    number adds nothing."""
-    sums: dict[str, dict[str, Decimal]] = {}
+def add_totals(sums: dict[str, dict[str, Decimal]], totals: list[Totals], rows: list[ReportRow]) -> None:
+    """Adds the rows to each of the definition's totals: its ``sum`` field over the accepted (extracted)
+    rows (a packet's: its sections), by the value of its ``by`` field ("" without one). A value that is not
+    a number adds nothing."""
     # a packet's accepted sections count as documents (functions/sections.py), the packet itself has no fields
     counted: list[ReportRow | SectionRow] = []
     for row in rows:
@@ -186,9 +224,59 @@ def totals_of(totals: list[Totals], rows: list[ReportRow]) -> dict[str, dict[str
                 continue
             if number.is_finite():
                 groups[group] = groups.get(group, Decimal(0)) + number
+
+
+def totals_text(sums: dict[str, dict[str, Decimal]]) -> dict[str, dict[str, str]]:
     return {
         name: {group: str(total) for group, total in sorted(groups.items())} for name, groups in sums.items()
     }
+
+
+def totals_of(totals: list[Totals], rows: list[ReportRow]) -> dict[str, dict[str, str]]:
+    """Each of the definition's totals over the rows (add_totals), as text."""
+    sums: dict[str, dict[str, Decimal]] = {}
+    add_totals(sums, totals, rows)
+    return totals_text(sums)
+
+
+def rows_for(
+    entries: Iterable[ManifestEntry],
+    *,
+    rows: dict[str, ReportRow],
+    results: dict[str, DocumentResult | None],
+    failures: dict[str, ChildFailure],
+    bundle: DefinitionBundle | None,
+) -> tuple[list[ReportRow], list[ChildFailure]]:
+    """One row per entry, in the entries' order: the row from the result files, else one rebuilt from the
+    stored result, else a failed row with the child's failure (or NoResult); and the failures."""
+    out: list[ReportRow] = []
+    failed: list[ChildFailure] = []
+    for entry in entries:
+        result = results.get(entry.document_id)
+        row = rows.get(entry.document_id)
+        if row is None and result is not None:
+            row = result.report_row(row_columns(bundle, result.class_name) if bundle is not None else [])
+        if row is not None:
+            out.append(row)
+            continue
+        failure = failures.get(entry.document_id) or ChildFailure(
+            document_id=entry.document_id,
+            status="NO_RESULT",
+            error="NoResult",
+            cause="no result was stored and the map run recorded no failure for this document",
+        )
+        failed.append(failure)
+        out.append(
+            ReportRow(
+                document_id=entry.document_id,
+                index=entry.index,
+                key=entry.key,
+                status="failed",
+                error=failure.error,
+                reason=failure.cause,
+            )
+        )
+    return out, failed
 
 
 def build_report(event: BuildReportEvent, context: LambdaContext | None = None) -> ReportSummary:
@@ -213,33 +301,7 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         "map run read", extra={"rows_from_result_files": len(read.rows), "results_read": len(results)}
     )
 
-    rows: list[ReportRow] = []
-    failed: list[ChildFailure] = []
-    for entry in entries:
-        result = results.get(entry.document_id)
-        row = read.rows.get(entry.document_id)
-        if row is None and result is not None:
-            row = result.report_row(row_columns(bundle, result.class_name) if bundle is not None else [])
-        if row is not None:
-            rows.append(row)
-            continue
-        failure = read.failures.get(entry.document_id) or ChildFailure(
-            document_id=entry.document_id,
-            status="NO_RESULT",
-            error="NoResult",
-            cause="no result was stored and the map run recorded no failure for this document",
-        )
-        failed.append(failure)
-        rows.append(
-            ReportRow(
-                document_id=entry.document_id,
-                index=entry.index,
-                key=entry.key,
-                status="failed",
-                error=failure.error,
-                reason=failure.cause,
-            )
-        )
+    rows, failed = rows_for(entries, rows=read.rows, results=results, failures=read.failures, bundle=bundle)
 
     if event.options.wait_for_review:  # the job waited for its review queue: the decisions count
         rows = apply_decisions(job_id, rows, bundle)

@@ -5,18 +5,18 @@ the actions' records re-read, and all compared with the manifest; a fixed-size s
 full and compared with its report row. Any failed check raises JobVerificationFailed naming every failed
 check.
 
-Work per invocation (docs/design.md): manifest, report.json, the pinned definition, each action's done.json
-and (http) one lookup by reference or (export) one listing, one listing of the results and one of the journal
-(ceil(N / 1000) pages each), and SAMPLE_SIZE result reads: never one read per document.
+The per-document part runs by fan-in (docs/design.md, "Verification by fan-in"): VerifyPartitions verifies
+each manifest part in bounded memory (functions/logic/verify_partition.py) and this step merges their
+verdicts (a partition without one is verified here), then checks the actions. Work per invocation:
+manifest, P listing records and P ranged reads (the partitions), P verdicts, report.json, the pinned
+definition, each action's done.json and (http) one lookup by reference or (export) one listing; the parts
+again only when a partition found an orphan candidate.
 """
 
 from __future__ import annotations
 
-import hashlib
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
-
-from pydantic import ValidationError
+from collections import Counter
+from typing import TYPE_CHECKING
 
 from functions import storage
 from functions.actions.allowed import allowed_target
@@ -24,26 +24,36 @@ from functions.actions.send import RecipientFactory, idempotency_key, recipient,
 from functions.definition import HttpAction
 from functions.errors import ActionNotAllowed, JobVerificationFailed
 from functions.faults import fault_point, job_options
+from functions.logic.report_fan_in import partition_entries, partitions_of
 from functions.logic.run_actions import action_done, client_deadline, http_references, pinned_definition
+from functions.logic.verify_partition import (
+    SAMPLE_SIZE,
+    SHOWN,
+    expected_row,
+    read_report,
+    read_table,
+    read_verdict,
+    verify_partition_of,
+)
 from functions.observability import logger
-from functions.payloads.document import DocumentResult
+from functions.payloads.fan_in import Partition, PartitionVerdict
 from functions.payloads.job import JobManifest
-from functions.payloads.report import Report, ReportAction, ReportRow
+from functions.payloads.report import Report, ReportAction
 from functions.payloads.verification import Verification, VerifyJobEvent
-from functions.reviews import ReviewDecision, reviewed_row
 from functions.settings import get_settings
+
+__all__ = ["SAMPLE_SIZE", "expected_row", "verify_job"]
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-_READ_WORKERS = 16
-SAMPLE_SIZE = 16  # results read in full per job, whatever its size
-_SHOWN = 5
 
-
-def _some(items: list[str]) -> str:
-    shown = ", ".join(items[:_SHOWN])
-    return shown + (f" (+{len(items) - _SHOWN} more)" if len(items) > _SHOWN else "")
+def _some(items: list[str], total: int | None = None) -> str:
+    """The first SHOWN items, and how many more there are (``total``: all of them, when only some are
+    listed)."""
+    count = len(items) if total is None else total
+    shown = ", ".join(items[:SHOWN])
+    return shown + (f" (+{count - SHOWN} more)" if count > SHOWN else "")
 
 
 class _Checks:
@@ -58,117 +68,100 @@ class _Checks:
         return {name: value for name, value in self.results.items() if value != "ok"}
 
 
-def sample_ids(job_id: str, document_ids: list[str], size: int = SAMPLE_SIZE) -> list[str]:
-    """A fixed-size sample of documents, the same on every attempt (ordered by a hash of job and document)."""
-
-    def rank(document_id: str) -> str:
-        return hashlib.sha256(f"{job_id}/{document_id}".encode()).hexdigest()
-
-    return sorted(sorted(document_ids, key=rank)[:size])
-
-
-def _read_sample(job_id: str, document_ids: list[str]) -> dict[str, Any]:
-    """Raw result JSON of the sampled documents, read in parallel."""
-    if not document_ids:
-        return {}
-
-    def read(document_id: str) -> Any:
-        return storage.get_json_or_none(storage.result_key(job_id, document_id))
-
-    with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(document_ids))) as pool:
-        return dict(zip(document_ids, pool.map(read, document_ids), strict=True))
+def _orphans(manifest: JobManifest, partitions: list[Partition], candidates: list[str]) -> list[str]:
+    """The candidates that are no document of the job: the manifest's parts read one at a time (only when
+    there is a candidate: in a job whose ids follow its keys' order there is none)."""
+    left = set(candidates)
+    for partition in partitions:
+        if not left:
+            break
+        left -= {entry.document_id for entry in partition_entries(manifest, partition)}
+    return sorted(left)
 
 
-def _check_results(job_id: str, manifest_ids: list[str], stored: set[str], checks: _Checks) -> list[str]:
-    """Every manifest document has a result object and nothing else does (one listing). Returns the sample."""
-    missing = [document_id for document_id in manifest_ids if document_id not in stored]
-    extra = sorted(stored - set(manifest_ids))
+def _verdicts(job_id: str, manifest: JobManifest, partitions: list[Partition]) -> list[PartitionVerdict]:
+    """Each partition's verdict as VerifyPartitions wrote it for this manifest part, else verified here (one
+    partition at a time)."""
+    verdicts = []
+    for position, partition in enumerate(partitions):
+        verdict = read_verdict(job_id, partition)
+        if verdict is None or verdict.key != partition.key or verdict.documents != partition.count:
+            verdict = verify_partition_of(job_id, manifest, partition, position)
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _check_results(
+    manifest: JobManifest, partitions: list[Partition], verdicts: list[PartitionVerdict], checks: _Checks
+) -> None:
+    """Every manifest document has a result object and nothing else does."""
+    missing = [document_id for verdict in verdicts for document_id in verdict.missing]
+    missing_count = sum(verdict.missing_count for verdict in verdicts)
+    extra = _orphans(
+        manifest, partitions, [name for verdict in verdicts for name in verdict.orphan_candidates]
+    )
     problem = None
-    if missing or extra:
+    if missing_count or extra:
         problem = "; ".join(
             part
             for part in (
-                f"{len(missing)} document(s) without a result: {_some(missing)}" if missing else "",
+                f"{missing_count} document(s) without a result: {_some(missing, missing_count)}"
+                if missing_count
+                else "",
                 f"{len(extra)} result(s) for documents not in the manifest: {_some(extra)}" if extra else "",
             )
             if part
         )
     checks.record("one_result_per_document", problem)
-    return sample_ids(job_id, [document_id for document_id in manifest_ids if document_id in stored])
 
 
-def expected_row(result: DocumentResult, row: ReportRow) -> ReportRow:
-    """The row the report should hold for a result: its own, or, for a review result the report shows
-    decided (the job waited for its review queue), the row with the reviewer's decision applied."""
-    own = result.report_row(list(row.fields))
-    if result.status != "review" or row.status == "review":
-        return own
-    data = storage.get_json_or_none(storage.review_key(result.job_id, result.document_id))
-    return own if data is None else reviewed_row(own, ReviewDecision.model_validate(data), list(row.fields))
-
-
-def _check_sample(job_id: str, raw: dict[str, Any], rows: dict[str, ReportRow], checks: _Checks) -> None:
-    """The sampled results are valid, belong to their document and say what their report row says."""
-    invalid: list[str] = []
-    differing: list[str] = []
-    for document_id, data in raw.items():
-        try:
-            result = DocumentResult.model_validate(data)
-        except ValidationError:
-            invalid.append(document_id)
-            continue
-        if result.job_id != job_id or result.document_id != document_id:
-            invalid.append(document_id)
-            continue
-        row = rows.get(document_id)
-        if row is not None and row.status != "failed" and row != expected_row(result, row):
-            differing.append(document_id)
+def _check_sample(verdicts: list[PartitionVerdict], checks: _Checks) -> None:
+    """The job's sample (the SAMPLE_SIZE lowest ranks of all partitions') is valid, belongs to its document
+    and says what its report row says."""
+    sample = sorted((judged for verdict in verdicts for judged in verdict.sample), key=lambda v: v.rank)
+    chosen = sorted(sample[:SAMPLE_SIZE], key=lambda v: v.document_id)
+    invalid = [v.document_id for v in chosen if v.problem == "invalid"]
+    differing = [v.document_id for v in chosen if v.problem == "differs"]
     problems = [f"invalid results: {_some(invalid)}" if invalid else ""]
     problems.append(f"results that differ from their report row: {_some(differing)}" if differing else "")
     checks.record("results_valid", "; ".join(part for part in problems if part) or None)
 
 
-def _check_journal(job_id: str, rows: list[ReportRow], checks: _Checks) -> None:
-    """Every model call the report's rows refer to is in the journal (one listing of the job's journal)."""
-    prefix = storage.model_calls_root(job_id)
-    journalled = {obj["Key"][len(prefix) :] for obj in storage.list_objects(prefix)}
-    unjournalled = [
-        row.document_id
-        for row in rows
-        if row.model_call_id is not None and f"{row.document_id}/{row.model_call_id}.json" not in journalled
-    ]
+def _check_journal(verdicts: list[PartitionVerdict], checks: _Checks) -> None:
+    """Every model call the report's rows refer to is in the journal."""
+    unjournalled = [document_id for verdict in verdicts for document_id in verdict.unjournalled]
+    count = sum(verdict.unjournalled_count for verdict in verdicts)
     checks.record(
         "model_calls_journalled",
-        f"results without a journalled model call: {_some(unjournalled)}" if unjournalled else None,
+        f"results without a journalled model call: {_some(unjournalled, count)}" if count else None,
     )
 
 
-def _read_report(job_id: str) -> tuple[Report | None, str | None]:
-    data = storage.get_json_or_none(storage.report_key(job_id))
-    if data is None:
-        return None, "report.json is missing"
-    try:
-        return Report.model_validate(data), None
-    except ValidationError:
-        return None, "report.json is not a valid report"
-
-
 def _check_report(
-    event: VerifyJobEvent, manifest_ids: list[str], report: Report, stored: set[str], checks: _Checks
+    event: VerifyJobEvent,
+    manifest: JobManifest,
+    report: Report,
+    verdicts: list[PartitionVerdict],
+    checks: _Checks,
 ) -> None:
     problems = []
-    if sorted(row.document_id for row in report.rows) != sorted(manifest_ids):
+    rows = report.table.rows if report.table is not None and not report.table.inline else len(report.rows)
+    if rows != manifest.count or not all(verdict.rows_cover_partition for verdict in verdicts):
         problems.append("its rows do not cover exactly the manifest's documents")
-    without = [
-        row.document_id for row in report.rows if row.status != "failed" and row.document_id not in stored
-    ]
-    if without:
-        problems.append(f"{len(without)} row(s) without a stored result: {_some(without)}")
+    if report.table is not None and read_table(event.job_id) != report.table:
+        problems.append("report/table.json differs from report.json's table")
+    without = [document_id for verdict in verdicts for document_id in verdict.rows_without_result]
+    without_count = sum(verdict.rows_without_result_count for verdict in verdicts)
+    if without_count:
+        problems.append(f"{without_count} row(s) without a stored result: {_some(without, without_count)}")
+    stored = Counter[str]()
+    for verdict in verdicts:
+        stored.update(verdict.stored_by_status)
     expected = {
-        "documents": len(manifest_ids),
-        "extracted": sum(row.status == "extracted" and row.document_id in stored for row in report.rows),
-        "review": sum(row.status == "review" and row.document_id in stored for row in report.rows),
-        "rejected": sum(row.status == "rejected" and row.document_id in stored for row in report.rows),
+        "documents": manifest.count,
+        "extracted": stored["extracted"],
+        "review": stored["review"],
+        "rejected": stored["rejected"],
     }
     for name, value in expected.items():
         if getattr(report, name) != value:
@@ -275,17 +268,16 @@ def verify_job(
         raise JobVerificationFailed(
             f"job {event.job_id} failed verification: manifest: manifest.json is missing"
         )
-    manifest_ids = [entry.document_id for entry in storage.manifest_entries(manifest)]
-    stored = set(storage.list_result_ids(event.job_id))
-    sample = _check_results(event.job_id, manifest_ids, stored, checks)
-    report, report_problem = _read_report(event.job_id)
-    rows = {row.document_id: row for row in report.rows} if report is not None else {}
-    _check_sample(event.job_id, _read_sample(event.job_id, sample), rows, checks)
-    _check_journal(event.job_id, list(rows.values()), checks)
+    report, report_problem = read_report(event.job_id)
+    partitions = partitions_of(event.job_id, manifest)
+    verdicts = _verdicts(event.job_id, manifest, partitions)
+    _check_results(manifest, partitions, verdicts, checks)
+    _check_sample(verdicts, checks)
+    _check_journal(verdicts, checks)
     if report is None:
         checks.record("report_matches", report_problem)
     else:
-        _check_report(event, manifest_ids, report, stored, checks)
+        _check_report(event, manifest, report, verdicts, checks)
     deadline = None if context is None else client_deadline(context)
     _check_actions(event, manifest=manifest, report=report, make=make, deadline=deadline, checks=checks)
 

@@ -56,8 +56,10 @@ FaultPointName = Literal[
     "after_action_request",
     "after_action",
     "before_report",
+    "after_report_partial",
     "after_report",
     "before_verify",
+    "after_verify_partition",
 ]
 
 # extracted: accepted (every check passed); review: a check with on_fail "review" failed, none with "reject".

@@ -116,6 +116,21 @@ class ReportAction(StrictModel):
     done_at: str
 
 
+class ReportTable(StrictModel):
+    """The per-document table beside report.json (docs/design.md, "Report by fan-in"): one row per manifest
+    document in index order, as CSV (a header, then the row's own fields and its fields by name) and JSON
+    Lines (ReportRow). ``jsonl_segments``: the JSON Lines bytes of each partition, in order (a partition's
+    rows are a byte range of rows.jsonl). ``inline``: report.json's ``rows``, ``rejected_documents`` and
+    ``failed_documents`` hold them too (jobs up to INLINE_ROWS_MAX documents); else they are empty and the
+    table is the report's rows."""
+
+    csv_key: str
+    jsonl_key: str
+    rows: int
+    jsonl_segments: list[int]
+    inline: bool
+
+
 class Report(StrictModel):
     """jobs/{job_id}/report.json: deterministic for the same inputs (no wall-clock fields of its own).
 
@@ -144,6 +159,7 @@ class Report(StrictModel):
     map_run: MapRunSummary
     approval: ReportApproval | None = None
     actions: list[ReportAction] | None = None
+    table: ReportTable | None = None
 
 
 class ReportSummary(StrictModel):

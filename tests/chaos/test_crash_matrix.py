@@ -38,8 +38,10 @@ def workflow_definition() -> dict[str, Any]:
 
 def test_every_fault_point_belongs_to_a_workflow_state_and_every_mode_to_an_error():
     definition = workflow_definition()
-    processor = definition["States"]["ReviewDocuments"]["ItemProcessor"]
-    states = set(definition["States"]) | set(processor["States"])
+    maps = ("ReviewDocuments", "ReportPartitions", "VerifyPartitions")  # the review's and the fan-in's
+    states = set(definition["States"]).union(
+        *(definition["States"][name]["ItemProcessor"]["States"] for name in maps)
+    )
     assert set(POINT_STATES) == set(POINTS), (
         "a new fault point needs its state in functions/fault_points.py (the registry)"
     )
@@ -63,7 +65,7 @@ def test_cells_that_cannot_apply_are_decided_from_the_retry_lists_and_the_durabl
         for point in ("after_model_call", "after_store_result", "after_action_request")
         for mode in ("exit", "hang")
     }
-    assert len(full_matrix()) - len(not_applicable_cells) == 44
+    assert len(full_matrix()) - len(not_applicable_cells) == 44 + 2 * 5  # the fan-in's two points: 5 each
 
 
 def test_the_reduced_matrix_covers_every_point_mode_and_recovery_with_cells_that_apply():

@@ -121,9 +121,12 @@ def test_substituted_definition_parses_and_starts_with_prepare_job(definition: A
         "ListDocuments",
         "SealJob",
         "ProcessDocument",
+        "SummarizeResults",
+        "ReportPartition",
         "BuildReport",
         "RecordApproval",
         "RunActions",
+        "VerifyPartition",
         "VerifyJob",
         "WriteBatchRecord",
         "PlanBatchJobs",
@@ -327,7 +330,7 @@ def test_approval_timeout_substitutes(timeout: int) -> None:
 def test_the_review_queue_is_waited_for_only_when_the_options_say_so(definition: Any) -> None:
     assert find_state(definition, "ReviewDocuments")["Next"] == "ReviewWaitRequired"
     choice = find_state(definition, "ReviewWaitRequired")
-    assert (choice["Type"], choice["Default"]) == ("Choice", "BuildReport")
+    assert (choice["Type"], choice["Default"]) == ("Choice", "SummarizeResults")
     (rule,) = choice["Choices"]
     assert rule["Next"] == "WaitForReview"
     # IsPresent first: an execution prepared before the option existed takes the default branch.
@@ -351,7 +354,7 @@ def test_wait_for_review_waits_for_its_token_before_the_report(definition: Any) 
         "execution_arn.$": "$$.Execution.Id",
     }
     assert state["ResultPath"] == "$.review_wait"  # the report, its approval and the actions come after
-    assert state["Next"] == "BuildReport"
+    assert state["Next"] == "SummarizeResults"
     assert "Catch" not in state, "a timeout ends the execution (a redrive waits again)"
     assert "States.Timeout" not in retried_errors(state)
 
@@ -468,3 +471,31 @@ def test_batch_inference_runs_before_the_review_and_an_unusable_batch_path_goes_
             "$$.State.RetryCount",
             "$$.Execution.RedriveCount",
         )
+
+
+# ------------------------------------------------------------------- the report's and verification's fan-in
+
+
+def test_the_report_is_built_by_fan_in_over_the_partitions(definition: Any) -> None:
+    summarize = find_state(definition, "SummarizeResults")
+    assert summarize["Parameters"]["Payload"]["action"] == "summarize"
+    assert summarize["Parameters"]["FunctionName"] == PLAUSIBLE_VALUES["BuildReportFunctionArn"]
+    assert (summarize["ResultPath"], summarize["Next"]) == ("$.report_plan", "ReportPartitions")
+    partitions = find_state(definition, "ReportPartitions")
+    assert partitions["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
+    assert partitions["ItemsPath"] == "$.report_plan.partitions"
+    assert partitions["ResultPath"] is None  # the partials are in S3; the Map keeps nothing in the state
+    child = partitions["ItemProcessor"]["States"]["ReportPartition"]
+    assert child["Parameters"]["Payload"]["action"] == "partial"
+    assert partitions["Next"] == "BuildReport"
+
+
+def test_the_verification_runs_by_fan_in_over_the_same_partitions(definition: Any) -> None:
+    assert find_state(definition, "RunActions")["Next"] == "VerifyPartitions"
+    partitions = find_state(definition, "VerifyPartitions")
+    assert partitions["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
+    assert partitions["ItemsPath"] == "$.report_plan.partitions"
+    assert (partitions["ResultPath"], partitions["Next"]) == (None, "VerifyJob")
+    child = partitions["ItemProcessor"]["States"]["VerifyPartition"]
+    assert child["Parameters"]["FunctionName"] == PLAUSIBLE_VALUES["VerifyJobFunctionArn"]
+    assert child["Parameters"]["Payload"]["action"] == "verify_partition"

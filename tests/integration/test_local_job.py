@@ -14,6 +14,7 @@ import moto.s3.models
 from docagent.drills.demo_corpus import extraction_accuracy, seed_inputs
 from docagent.drills.local_job import LocalJob
 from docagent.localcloud.server import LocalCloud
+from functions.payloads.fan_in import map_run_label
 from tests.integration.conftest import aws_cli
 from tests.support import wait_for_execution
 
@@ -57,9 +58,10 @@ def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed
     report = job.records.read_json(output["report"]["report_key"])
     assert report["documents"] == 24
     # The endpoint counted the job's requests by service and operation: one invocation per document and per
-    # job step (PrepareJob, one ListDocuments, SealJob, report, ticket, verify), two version listings (the
+    # job step (PrepareJob, one ListDocuments, SealJob, the report's SummarizeResults, one ReportPartitions
+    # child and BuildReport, ticket, one VerifyPartitions child and VerifyJob), two version listings (the
     # bucket check, one page that pins the documents), a result and a journal record written per document.
-    assert requests["lambda"]["Invoke"] == 24 + 6
+    assert requests["lambda"]["Invoke"] == 24 + 9
     assert requests["s3"]["ListObjectVersions"] == 2
     assert requests["s3"]["PutObject"] >= 2 * 24
     assert requests["dynamodb"]["GetItem"] >= 24  # the customer lookups
@@ -75,7 +77,9 @@ def test_standard_aws_cli_reads_the_execution(cloud: LocalCloud, deployed):
     map_runs = aws_cli(cloud, "stepfunctions", "list-map-runs", "--execution-arn", job.execution_arn)[
         "mapRuns"
     ]
-    assert len(map_runs) == 1
+    # The review's Map Run, then the report's and the verification's fan-in (one partition each).
+    labels = sorted(map_run_label(run["mapRunArn"]) for run in map_runs)
+    assert labels == ["documents", "report-partitions", "verify-partitions"]
     started = aws_cli(
         cloud,
         "stepfunctions",

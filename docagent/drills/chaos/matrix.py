@@ -120,11 +120,13 @@ REDUCED: tuple[Cell, ...] = (
     Cell("before_store_result", "exit", "redrive"),
     Cell("after_store_result", "hang", "retry"),
     Cell("before_report", "hang", "retry"),
+    Cell("after_report_partial", "exit", "retry"),
     Cell("after_report", "raise", "redrive"),
     Cell("before_action", "hang", "retry"),
     Cell("after_action_request", "exit", "retry"),
     Cell("after_action", "raise", "redrive"),
     Cell("before_verify", "exit", "redrive"),
+    Cell("after_verify_partition", "raise", "redrive"),
 )
 
 

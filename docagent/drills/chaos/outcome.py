@@ -19,6 +19,11 @@ IGNORED_REPORT_FIELDS = (
     "rows.model_call_id",
     "rejected_documents.model_call_id",
     "actions",
+    # the table's keys name the job; its segments' sizes follow the rows' keys (incoming/{job}/...): the rows
+    # themselves are compared, and the table's row count
+    "table.csv_key",
+    "table.jsonl_key",
+    "table.jsonl_segments",
 )
 
 

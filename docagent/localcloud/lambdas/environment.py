@@ -52,6 +52,28 @@ def _error_payload(error: BaseException) -> dict[str, Any]:
     }
 
 
+def _reset_peak_memory() -> None:
+    """Linux: start the peak resident size (VmHWM) over from the current one (``5`` to clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
+            refs.write("5")
+    except OSError:
+        pass
+
+
+def _peak_memory_mb() -> float | None:
+    """The process's peak resident size since the last reset, in MB (None where /proc does not say): what
+    Lambda reports as "Max Memory Used" for the invocation."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
 def serve() -> None:
     sys.path.insert(0, os.environ["LAMBDA_CODE_ROOT"])
     requests = os.fdopen(int(os.environ["DOCAGENT_REQUEST_FD"]), "r", encoding="utf-8")
@@ -75,6 +97,7 @@ def serve() -> None:
             # (SIGALRM's default action), so no work, such as a write after an idempotency record expired,
             # happens past it. The runtime reports that death as Sandbox.Timedout.
             signal.setitimer(signal.ITIMER_REAL, max(request["deadline"] - time.time(), 0.001))
+            _reset_peak_memory()
             try:
                 result = handler(request["event"], LambdaContext(request))
                 answer = {"result": result}
@@ -84,6 +107,7 @@ def serve() -> None:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         sys.stdout.flush()
         sys.stderr.flush()
+        answer["max_memory_mb"] = _peak_memory_mb()
         responses.write(json.dumps(answer, default=str) + "\n")
         responses.flush()
 

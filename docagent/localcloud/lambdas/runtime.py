@@ -70,6 +70,7 @@ class Invocation:
     request_id: str = ""
     worker_pid: int = 0
     duration_ms: float = 0.0
+    max_memory_mb: float | None = None  # the worker's peak resident size during the invocation
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class InvocationRecord:
     event: Any
     error_type: str | None
     duration_ms: float
+    max_memory_mb: float | None = None
 
 
 class Worker:
@@ -175,11 +177,12 @@ class Worker:
         outcome.worker_pid = self.pid
         self.current = None
         self._log(self.spec.log_group, self.log_stream, f"END RequestId: {request_id}")
+        used = "" if outcome.max_memory_mb is None else f"\tMax Memory Used: {outcome.max_memory_mb:.0f} MB"
         self._log(
             self.spec.log_group,
             self.log_stream,
             f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms"
-            f"\tMemory Size: {self.spec.memory_mb} MB",
+            f"\tMemory Size: {self.spec.memory_mb} MB{used}",
         )
         return outcome
 
@@ -202,9 +205,11 @@ class Worker:
     def _outcome(self, line: bytes | None, request_id: str, deadline: float) -> Invocation:
         if line is not None:
             answer = json.loads(line)
+            peak = answer.get("max_memory_mb")
             if "error" in answer:
-                return Invocation(json.dumps(answer["error"]).encode(), "Unhandled", request_id)
-            return Invocation(json.dumps(answer["result"]).encode(), None, request_id)
+                failed = json.dumps(answer["error"]).encode()
+                return Invocation(failed, "Unhandled", request_id, max_memory_mb=peak)
+            return Invocation(json.dumps(answer["result"]).encode(), None, request_id, max_memory_mb=peak)
         timeout_error = {
             "errorType": "Sandbox.Timedout",
             "errorMessage": f"RequestId: {request_id} Error: Task timed out after "
@@ -348,7 +353,9 @@ class LambdaRuntime:
         error_type = json.loads(outcome.payload).get("errorType") if outcome.function_error else None
         with self._lock:
             self.invocations.append(
-                InvocationRecord(spec.name, request_id, event, error_type, outcome.duration_ms)
+                InvocationRecord(
+                    spec.name, request_id, event, error_type, outcome.duration_ms, outcome.max_memory_mb
+                )
             )
         return outcome
 

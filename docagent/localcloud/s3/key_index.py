@@ -20,7 +20,7 @@ import threading
 from types import SimpleNamespace
 from typing import Any
 
-from moto.s3.models import FakeTableStorageBucket, S3Backend
+from moto.s3.models import FakeDeleteMarker, FakeTableStorageBucket, S3Backend
 from moto.s3.utils import _VersionedKeyStore
 
 _INDEX = "docagent_sorted_names"
@@ -129,6 +129,53 @@ def _list_objects(  # noqa: PLR0917 (moto's signature)
     return _original_list_objects(self, only_prefix, prefix, delimiter, marker, max_keys)
 
 
+def _live_names_from(store: _VersionedKeyStore, prefix: str, start: str, wanted: int) -> list[str]:
+    """Names under ``prefix`` from ``start`` on, until ``wanted`` of them are live (a name whose latest
+    version is a delete marker lists nothing)."""
+    with _lock:
+        names = _index(store)
+        position = bisect.bisect_left(names, max(prefix, start))
+        found: list[str] = []
+        live = 0
+        while position < len(names) and names[position].startswith(prefix) and live < wanted:
+            name = names[position]
+            found.append(name)
+            live += not isinstance(store.get(name), FakeDeleteMarker)
+            position += 1
+        return found
+
+
+def _list_objects_v2(  # noqa: PLR0917 (moto's signature)
+    self: S3Backend,
+    bucket: Any,
+    prefix: str | None,
+    delimiter: str | None,
+    continuation_token: str | None,
+    start_after: str | None,
+    max_keys: int,
+) -> Any:
+    """moto lists every key under the prefix for each page, then skips to the page's start: a listing of
+    N keys in pages of 1,000 costs O(N²). Without a delimiter each name is one entry, so the page needs only
+    the names from its start (the continuation token's name, or StartAfter: both exclusive) on, ``max_keys``
+    of them and one more (to know there is a next page)."""
+    keys = getattr(bucket, "keys", None)
+    if (
+        delimiter
+        or not prefix
+        or isinstance(bucket, FakeTableStorageBucket)
+        or not isinstance(keys, _VersionedKeyStore)
+    ):
+        return _original_list_objects_v2(
+            self, bucket, prefix, delimiter, continuation_token, start_after, max_keys
+        )
+    start = self._pagination_tokens.get(continuation_token) if continuation_token else start_after
+    names = _live_names_from(keys, prefix, start or "", max_keys + 2)
+    only_these: Any = SimpleNamespace(keys=_narrowed(keys, names))
+    return _original_list_objects_v2(
+        self, only_these, prefix, delimiter, continuation_token, start_after, max_keys
+    )
+
+
 class _OneBucket:
     """Stands in for the backend in moto's ``list_object_versions``, which reads only ``get_bucket``."""
 
@@ -169,6 +216,7 @@ _original_setitem = _VersionedKeyStore.__setitem__
 _original_setlist = _VersionedKeyStore.setlist
 _original_pop = _VersionedKeyStore.pop
 _original_list_objects = S3Backend.list_objects
+_original_list_objects_v2 = S3Backend.list_objects_v2
 _original_list_object_versions = S3Backend.list_object_versions
 
 
@@ -179,4 +227,5 @@ def install() -> None:
     _VersionedKeyStore.__delitem__ = _delitem  # type: ignore[method-assign,assignment]
     _VersionedKeyStore.clear = _clear  # type: ignore[method-assign,assignment]
     S3Backend.list_objects = _list_objects  # type: ignore[method-assign]
+    S3Backend.list_objects_v2 = _list_objects_v2  # type: ignore[method-assign]
     S3Backend.list_object_versions = _list_object_versions  # type: ignore[method-assign]

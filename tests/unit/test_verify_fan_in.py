@@ -1,0 +1,158 @@
+"""VerifyJob by fan-in (functions/logic/verify_partition.py, verify_job.py): each partition verified in
+bounded memory by a VerifyPartitions child, the verdicts merged; the checks find what they found before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docagent.drills.fan_in_job import SyntheticJob, write_fan_in_job
+from docagent.kit.loader import read_bundle
+from functions import storage
+from functions.errors import JobVerificationFailed
+from functions.handlers.verify_job import handler as verify_handler
+from functions.logic.report_fan_in import partitions_of
+from functions.logic.verify_job import verify_job
+from functions.logic.verify_partition import SAMPLE_SIZE, rank
+from functions.payloads.job import JobVersions
+from functions.payloads.verification import VerifyJobEvent
+from tests.fakes import FakeLambdaContext
+from tests.support import BUCKET, EXAMPLES, publish_definition, s3
+from tests.unit.test_report_fan_in import fan_in
+
+
+def clean_job(
+    job_id: str, tmp_path: Path, documents: int = 900, before_report: Any = None, **sizes: Any
+) -> SyntheticJob:
+    """A finished job that verifies: every document extracted, a definition without actions."""
+    folder = tmp_path / "definition"
+    shutil.copytree(EXAMPLES / "invoices", folder)
+    definition = json.loads((folder / "job.json").read_text())
+    (folder / "job.json").write_text(json.dumps({**definition, "actions": []}))
+    bundle = read_bundle(folder)
+    publish_definition(bundle)
+    versions = JobVersions(
+        model_id="m",
+        prompt_version="p",
+        prompt_sha256="0" * 64,
+        code_version="c",
+        created_at="2026-12-04T00:00:00Z",
+        definition=bundle.name,
+        definition_sha256=bundle.sha256,
+    )
+    sizes = {"part_size": 250, "entries_per_file": 400, **sizes}
+    job = write_fan_in_job(
+        s3(), BUCKET, job_id, documents, bundle=bundle, versions=versions, clean=True, **sizes
+    )
+    if before_report is not None:
+        before_report(job)
+    fan_in(job)
+    return job
+
+
+def verify(job: SyntheticJob, *, partitions: bool = True) -> dict[str, str]:
+    """VerifyPartitions (one child per partition, through the handler), then VerifyJob."""
+    manifest = storage.get_manifest(job.job_id)
+    assert manifest is not None
+    if partitions:
+        for partition in partitions_of(job.job_id, manifest):
+            event = {"action": "verify_partition", "job_id": job.job_id, "partition": partition.model_dump()}
+            assert verify_handler(event, FakeLambdaContext())["partition"] == partition.partition
+    report = storage.get_json(storage.report_key(job.job_id))
+    summary = {name: report[name] for name in ("documents", "extracted", "review", "rejected")}
+    event = VerifyJobEvent.model_validate(
+        {"job_id": job.job_id, "report": {"report_key": storage.report_key(job.job_id), **summary}}
+    )
+    try:
+        return verify_job(event).checks
+    except JobVerificationFailed as failed:
+        return {"failed": str(failed)}
+
+
+def test_a_clean_job_verifies_through_its_partitions(cloud: None, tmp_path: Path) -> None:
+    job = clean_job("job-verify-clean", tmp_path)
+    assert verify(job) == {
+        "one_result_per_document": "ok",
+        "results_valid": "ok",
+        "model_calls_journalled": "ok",
+        "report_matches": "ok",
+        "actions_done_once": "ok",
+    }
+    verdicts = storage.list_objects(storage.verify_root(job.job_id))
+    assert len(list(verdicts)) == 4  # 900 documents in parts of 250
+
+
+def test_above_the_inline_cap_the_partitions_read_the_table(
+    cloud: None, tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr("functions.logic.report_fan_in.INLINE_ROWS_MAX", 100)
+    job = clean_job("job-verify-table", tmp_path, 500)
+    assert storage.get_json(storage.report_key(job.job_id))["rows"] == []
+    assert verify(job)["report_matches"] == "ok"
+    storage.put_bytes(storage.report_table_key(job.job_id, "jsonl"), b"", content_type="application/jsonl")
+    assert "report_matches: its rows do not cover exactly" in verify(job, partitions=True)["failed"]
+
+
+@pytest.mark.parametrize("partitions", [True, False], ids=["by-the-map", "in-place"])
+def test_missing_orphan_and_unjournalled_results_are_found(
+    cloud: None, tmp_path: Path, partitions: bool
+) -> None:
+    job = clean_job(f"job-verify-bad-{partitions}".lower(), tmp_path)
+    client = s3()
+    client.delete_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000600.pdf"))
+    # Orphans inside a partition's range, before the first name and after the last.
+    for orphan in ("doc-0000300x.pdf", "a-first.pdf", "zz-last.pdf"):
+        client.put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, orphan), Body=b"{}")
+    client.delete_object(
+        Bucket=BUCKET, Key=storage.model_call_key(job.job_id, "doc-0000100.pdf", "call-0000100")
+    )
+    message = verify(job, partitions=partitions)["failed"]
+    assert "one_result_per_document: 1 document(s) without a result: doc-0000600.pdf" in message
+    assert (
+        "3 result(s) for documents not in the manifest: a-first.pdf, doc-0000300x.pdf, zz-last.pdf" in message
+    )
+    assert "model_calls_journalled: results without a journalled model call: doc-0000100.pdf" in message
+    assert "report_matches: 1 row(s) without a stored result: doc-0000600.pdf" in message
+
+
+def test_the_sample_is_the_jobs_lowest_ranks_whichever_partition_holds_them(
+    cloud: None, tmp_path: Path
+) -> None:
+    job = clean_job("job-verify-sample", tmp_path)
+    ids = [f"doc-{index:07d}.pdf" for index in range(900)]
+    sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[:SAMPLE_SIZE]
+    not_sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[SAMPLE_SIZE]
+    client = s3()
+    for document_id in (sampled[-1], not_sampled):
+        key = storage.result_key(job.job_id, document_id)
+        result = json.loads(client.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+        client.put_object(Bucket=BUCKET, Key=key, Body=json.dumps({**result, "job_id": "other-job"}))
+    message = verify(job)["failed"]
+    assert f"results_valid: invalid results: {sampled[-1]}" in message
+    assert not_sampled not in message
+
+
+def test_documents_whose_ids_do_not_follow_the_parts_still_verify(cloud: None, tmp_path: Path) -> None:
+    """Parts whose ids interleave (keys renamed to ids out of their order): every result is still looked at
+    by exactly one partition and the orphan candidates resolve against the manifest."""
+
+    def swap(job: SyntheticJob) -> None:
+        manifest = storage.get_manifest(job.job_id)
+        assert manifest is not None
+        parts = [storage.get_bytes(key).decode().splitlines() for key in manifest.parts]
+        # Swap the first documents of parts 0 and 2 (indexes stay): each one's id lies in the other's range.
+        first, third = (json.loads(parts[n][0]) for n in (0, 2))
+        parts[0][0] = json.dumps({**third, "index": first["index"]})
+        parts[2][0] = json.dumps({**first, "index": third["index"]})
+        for key, lines in zip(manifest.parts, parts, strict=True):
+            storage.put_bytes(key, ("\n".join(lines) + "\n").encode(), content_type="application/jsonl")
+
+    job = clean_job("job-verify-shuffled", tmp_path, 600, before_report=swap, part_size=200)
+    assert verify(job) == verify(job, partitions=False)
+    assert set(verify(job).values()) == {"ok"}
+    s3().put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000399a.pdf"), Body=b"{}")
+    assert "1 result(s) for documents not in the manifest: doc-0000399a.pdf" in verify(job)["failed"]
