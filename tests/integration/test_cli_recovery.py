@@ -105,10 +105,12 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
     code, plan = docagent("redrive", job_id, "--dry-run")
     assert code == 0 and plan["eligible"] is True and plan["dry_run"] is True and plan["redriven"] is False
     assert [doc["document_id"] for doc in plan["will_run"]["documents"]] == [CRASHED]
-    assert plan["will_run"]["states"][:4] == [
+    assert plan["will_run"]["states"][:6] == [
         "ReviewDocuments",
         "ReviewWaitRequired",
         "WaitForReview",
+        "SummarizeResults",  # the report by fan-in (#44): partials, then BuildReport merges them
+        "ReportPartitions",
         "BuildReport",
     ]
     assert "WaitForReview" in plan["will_run"]["conditional_states"]  # only for a job that waits for review
