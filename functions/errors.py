@@ -168,6 +168,16 @@ class DocumentTooLong(DocumentRejected):
     a redrive would get it again: the document's rejection, not the job's failure (docs/design.md)."""
 
 
+# The fix of a model the deployment does not allow (ModelNotAllowed; `docagent definition validate`).
+MODEL_NOT_ALLOWED_FIX = "add it to cdk.json's extra_model_ids and deploy"
+
+
+class ModelNotAllowed(DocumentRejected):
+    """The job's definition names a model (job.json ``models``) the deployment does not let its functions call
+    (MODELS_ALLOWED: its ``model_id`` and ``extra_model_ids``): refused before any call, instead of Bedrock's
+    AccessDenied later. The reason names the model and the fix (docs/defining-a-job.md, "Models")."""
+
+
 class DocumentChanged(DocumentRejected):
     """The document's sha256 differs from the one recorded in the manifest."""
 

@@ -51,6 +51,10 @@ class Settings(BaseModel):
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", ge=60)
     # What job-level actions may reach (functions/actions/allowed.py), as JSON: the deployment's ``actions``.
     actions_allowed: Json[AllowedTargets] = Field(AllowedTargets(), alias="ACTIONS_ALLOWED")
+    # The models the functions may call (the deployment's ``model_id`` and ``extra_model_ids``, which its IAM
+    # grants), as a JSON list: a definition naming another one (job.json ``models``) fails its documents with
+    # ModelNotAllowed before a call. Unset: not checked here (Bedrock's AccessDenied is the check).
+    models_allowed: Json[list[str]] | None = Field(None, alias="MODELS_ALLOWED")
     fault_injection_enabled: bool = Field(False, alias="FAULT_INJECTION_ENABLED")
     # Where documents may come from (docs/design.md, "Source locations"): comma-separated, each a prefix of
     # the job bucket ("incoming/") or "s3://bucket/prefix/" in another bucket.

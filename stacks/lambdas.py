@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -450,6 +451,10 @@ def function_environment(
         "LISTING_PAGE_SIZE": str(config.listing_page_size),
         "IDEMPOTENCY_TTL_SECONDS": str(config.idempotency_ttl_seconds),
         "ACTIONS_ALLOWED": config.actions.model_dump_json(),
+        # model_id and at most 10 extra_model_ids: a few hundred bytes of the 4 KB a function's
+        # environment may hold (Lambda quotas, as of 2026-12-04:
+        # https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html)
+        "MODELS_ALLOWED": json.dumps(config.model_ids()),
         "FAULT_INJECTION_ENABLED": "true" if config.fault_injection_enabled else "false",
         "SOURCE_LOCATIONS": ",".join(config.source_locations),
         "BATCH_ROLE_ARN": batch_role_arn,

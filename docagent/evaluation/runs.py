@@ -232,7 +232,7 @@ def run_local(
     except ValueError as error:
         raise RefusedError("BadModelFaults", str(error)) from None
     job_id = f"eval-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    out_dir = synthesized({})
+    out_dir = synthesized({} if models is None else allowing(models))
     with (
         demo_cloud(default_time_scale(len(samples)), keep=False, model_faults=faults, model=model) as where,
         tempfile.TemporaryDirectory(prefix="docagent-eval-") as staging,
@@ -267,6 +267,17 @@ def run_local(
         job.start(request)
         follow(job, len(samples), show_progress, description="evaluating")
         return results_of_job(job.ctx, job_id, definition, samples)
+
+
+def allowing(models: tuple[str, str]) -> dict[str, list[str]]:
+    """The local deployment's overrides that let its functions call ``models`` too (cdk.json's
+    ``extra_model_ids`` and them): a cascade's cheap model is refused before any call otherwise
+    (ModelNotAllowed, MODELS_ALLOWED)."""
+    from docagent.localcloud.synth import local_context
+    from stacks.config import CONTEXT_KEY
+
+    named = local_context()[CONTEXT_KEY].get("extra_model_ids") or []
+    return {"extra_model_ids": list(dict.fromkeys([*named, *models]))}
 
 
 def publish_with_models(job: LocalJob, bundle: DefinitionBundle | None, models: tuple[str, str]) -> None:

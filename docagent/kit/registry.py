@@ -41,9 +41,12 @@ class Published:
     moved: bool
 
 
-def checked_bundle(folder: str | Path, allowed: AllowedTargets | None = None) -> DefinitionBundle:
-    """The folder's bundle, or DefinitionInvalid listing every problem (validate's, one line each)."""
-    problems = validate(folder, allowed)
+def checked_bundle(
+    folder: str | Path, allowed: AllowedTargets | None = None, models_allowed: list[str] | None = None
+) -> DefinitionBundle:
+    """The folder's bundle, or DefinitionInvalid listing every problem (validate's, one line each); against
+    the deployment's action targets and models when given."""
+    problems = validate(folder, allowed, models_allowed)
     if problems:
         raise DefinitionInvalid(Path(folder), [problem.line() for problem in problems])
     return read_bundle(folder)

@@ -33,6 +33,7 @@ from functions.definition import (
     LookupCheck,
     RuleCheck,
 )
+from functions.errors import MODEL_NOT_ALLOWED_FIX
 from functions.expressions import expression_problem
 from functions.patterns import pattern_problem
 
@@ -449,6 +450,25 @@ def _action_problems(actions: list[tuple[int, Any]], allowed: AllowedTargets | N
     ]
 
 
+def _model_problems(raw: dict[str, Any], models_allowed: list[str] | None) -> list[Problem]:
+    """Each model job.json ``models`` names that the deployment's functions may not call (its MODELS_ALLOWED:
+    ``model_id`` and ``extra_model_ids``, the models its IAM grants); nothing when that is not known here."""
+    models = raw.get("models")
+    if models_allowed is None or not isinstance(models, list):
+        return []
+    return [
+        Problem(
+            file=DEFINITION_FILE,
+            where=_path(("models", index)),
+            message=f"the deployment's functions may not call {model!r} (it allows "
+            f"{', '.join(models_allowed) or 'none'}): its jobs would fail with ModelNotAllowed",
+            fix=f"{MODEL_NOT_ALLOWED_FIX}, or name an allowed model",
+        )
+        for index, model in enumerate(models)
+        if isinstance(model, str) and model not in models_allowed
+    ]
+
+
 def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> list[Problem]:
     samples = root / SAMPLES_DIR
     if not samples.is_dir():
@@ -503,9 +523,11 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
     return problems
 
 
-def validate(folder: str | Path, allowed: AllowedTargets | None = None) -> list[Problem]:
+def validate(
+    folder: str | Path, allowed: AllowedTargets | None = None, models_allowed: list[str] | None = None
+) -> list[Problem]:
     """Every problem of the definition folder (none: it can be published); ``allowed``: the deployment's
-    allow-list of action targets, when known."""
+    allow-list of action targets, ``models_allowed``: the models its functions may call, when known."""
     root = Path(folder)
     problems: list[Problem] = []
     raw = read_json(root, DEFINITION_FILE, problems)
@@ -526,6 +548,8 @@ def validate(folder: str | Path, allowed: AllowedTargets | None = None) -> list[
             problems += _check_problems(name, spec, schema)
     problems += _totals_problems(raw.get("totals"), class_schemas)
     problems += _action_problems(actions, allowed)
+    if isinstance(raw, dict):
+        problems += _model_problems(raw, models_allowed)
     if class_schemas and len(class_schemas) == len(classes):
         problems += _sample_problems(root, class_schemas)
     return problems

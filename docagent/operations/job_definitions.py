@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import TypeAdapter
 from rich.console import Console
 
 from docagent import project
@@ -40,40 +41,71 @@ from stacks import outputs as names
 
 # The variable that carries the deployment's allow-list to the functions (functions/settings.py).
 ACTIONS_ALLOWED_ENV = str(Settings.model_fields["actions_allowed"].alias)
+# ... and the models they may call.
+MODELS_ALLOWED_ENV = str(Settings.model_fields["models_allowed"].alias)
+_MODEL_IDS = TypeAdapter(list[str])
 
 console = Console(markup=False, soft_wrap=True)
 
 
-def _reachable_allow_list(args: argparse.Namespace) -> tuple[AllowedTargets | None, str]:
-    """The deployment's allow-list of action targets when a deployment is reachable (the running local cloud,
-    ``--endpoint``, or ``--aws``), so validate refuses what publish and start would; else None and why. AWS is
-    asked only when named: validate alone never waits on a network."""
+@dataclass(frozen=True)
+class Reachable:
+    """What a reachable deployment allows (None: not known), and whether each was checked (validate's
+    ``actions_checked`` and ``models_checked``)."""
+
+    actions: AllowedTargets | None
+    actions_checked: str
+    models: list[str] | None
+    models_checked: str
+
+
+def _reachable_deployment(args: argparse.Namespace) -> Reachable:
+    """The deployment's allow-list of action targets and the models its functions may call, when a deployment
+    is reachable (the running local cloud, ``--endpoint``, or ``--aws``), so validate refuses what publish and
+    start would; else None and why. AWS is asked only when named: validate alone never waits on a network."""
     named = getattr(args, "endpoint", None) or getattr(args, "aws", False)
     if not named and project.running_cloud() is None:
-        return None, "actions not checked: no deployment named (--aws, --endpoint) and no local cloud running"
+        why = "not checked: no deployment named (--aws, --endpoint) and no local cloud running"
+        return Reachable(None, f"actions {why}", None, f"models {why}")
     try:
         context = OperatorContext.from_args(args)
-        allowed = deployed_allow_list(context)
+        allowed, models = deployed_allow_list(context), deployed_models(context)
     except (OperatorError, ClientError, BotoCoreError, OSError) as error:
-        return None, f"actions not checked against a deployment ({error})"
-    if allowed is None:
-        return (
+        return Reachable(
             None,
-            f"actions not checked: the deployment at {context.where} does not say what they may reach",
+            f"actions not checked against a deployment ({error})",
+            None,
+            f"models not checked against a deployment ({error})",
         )
-    return allowed, f"actions checked against the deployment at {context.where}"
+    unsaid = f"not checked: the deployment at {context.where} does not say what they may"
+    return Reachable(
+        allowed,
+        f"actions {unsaid} reach"
+        if allowed is None
+        else f"actions checked against the deployment at {context.where}",
+        models,
+        f"models {unsaid} call"
+        if models is None
+        else f"models checked against the deployment at {context.where} (it allows {', '.join(models)})",
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     folder = Path(args.path)
-    allowed, checked = _reachable_allow_list(args)
-    problems = validate(folder, allowed)
+    reachable = _reachable_deployment(args)
+    problems = validate(folder, reachable.actions, reachable.models)
     name, sha = None, None
     if not problems:
         bundle = read_bundle(folder)
         name, sha = bundle.name, bundle.sha256
     output = DefinitionValidateOutput(
-        folder=str(folder), name=name, ok=not problems, sha256=sha, problems=problems, actions_checked=checked
+        folder=str(folder),
+        name=name,
+        ok=not problems,
+        sha256=sha,
+        problems=problems,
+        actions_checked=reachable.actions_checked,
+        models_checked=reachable.models_checked,
     )
 
     def human() -> None:
@@ -84,7 +116,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 f"{folder}: {len(problems)} problem(s); nothing can be published until they are fixed"
             )
         else:
-            console.print(f"{folder}: valid ({registry.label(str(name), str(sha))}); {checked}")
+            console.print(
+                f"{folder}: valid ({registry.label(str(name), str(sha))}); {reachable.actions_checked}; "
+                f"{reachable.models_checked}"
+            )
 
     emit(args, output.model_dump(mode="json"), human)
     return EXIT_BAD_REQUEST if problems else EXIT_OK
@@ -103,10 +138,24 @@ def deployed_allow_list(context: OperatorContext) -> AllowedTargets | None:
     return AllowedTargets.model_validate_json(raw) if raw else None
 
 
+def deployed_models(context: OperatorContext) -> list[str] | None:
+    """The models the deployed ProcessDocument may call (its MODELS_ALLOWED: cdk.json's ``model_id`` and
+    ``extra_model_ids``), so a definition naming another (job.json ``models``) is not published; None when the
+    function cannot be read or predates the variable (the check then happens at run time, or Bedrock's)."""
+    try:
+        configuration = context.client("lambda").get_function_configuration(
+            FunctionName=context.output(names.function_name_output(names.PROCESS_DOCUMENT))
+        )
+    except (ClientError, OperatorError):
+        return None
+    raw = ((configuration.get("Environment") or {}).get("Variables") or {}).get(MODELS_ALLOWED_ENV)
+    return _MODEL_IDS.validate_json(raw) if raw else None
+
+
 def publish_folder(context: OperatorContext, folder: str | Path) -> registry.Published:
     """Validate, then publish; an invalid folder is refused with every problem (DefinitionInvalid)."""
     try:
-        bundle = registry.checked_bundle(folder, deployed_allow_list(context))
+        bundle = registry.checked_bundle(folder, deployed_allow_list(context), deployed_models(context))
     except DefinitionInvalid as error:
         raise RefusedError(
             "DefinitionInvalid",

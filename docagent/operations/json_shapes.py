@@ -366,6 +366,10 @@ class DefinitionValidateOutput(Output):
         description="whether the actions were checked against a reachable deployment's allow-list, as "
         "publish and start check them, or why not"
     )
+    models_checked: str = Field(
+        description="whether job.json's models were checked against the models a reachable deployment's "
+        "functions may call (its MODELS_ALLOWED), as publish and start check them, or why not"
+    )
 
 
 class DefinitionPublishOutput(Output):

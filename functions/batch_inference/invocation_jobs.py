@@ -99,6 +99,14 @@ def _not_submittable(records: int, volume: int) -> str | None:
     return None
 
 
+def _not_allowed(model_id: str, allowed: list[str] | None) -> str | None:
+    """Why no batch job is created for a model the deployment's functions may not call (MODELS_ALLOWED): its
+    documents go on-demand, where each is refused before a call (ModelNotAllowed)."""
+    if allowed is None or model_id in allowed:
+        return None
+    return f"the deployment does not allow the model {model_id} (MODELS_ALLOWED): no batch job for it"
+
+
 def submit(event: SubmitEvent) -> BatchOutcome:
     """A part's batch job, created at most once."""
     existing = get_batch_job(event.job_id, event.part)
@@ -120,7 +128,7 @@ def submit(event: SubmitEvent) -> BatchOutcome:
         submitted_at=now,
         updated_at=now,
     )
-    refusal = _not_submittable(records, volume)
+    refusal = _not_submittable(records, volume) or _not_allowed(record.model_id, settings.models_allowed)
     if refusal is not None:
         record.message = refusal
         _save(record)

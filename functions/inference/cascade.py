@@ -20,6 +20,7 @@ from pydantic import JsonValue
 
 from functions import spend
 from functions.definition import ClassBundle, DefinitionBundle
+from functions.errors import MODEL_NOT_ALLOWED_FIX, ModelNotAllowed
 from functions.fields import FieldsInvalid, extracted_fields
 from functions.grounded_decision import Thresholds
 from functions.grounding import field_of, ground_fields
@@ -35,6 +36,21 @@ def models_of(bundle: DefinitionBundle | None) -> tuple[str, str] | None:
         return None
     cheap, strong = bundle.definition.models
     return cheap, strong
+
+
+def check_models_allowed(bundle: DefinitionBundle | None, allowed: list[str] | None) -> None:
+    """ModelNotAllowed when the definition names a model (job.json ``models``) the deployment's functions may
+    not call (MODELS_ALLOWED; None: not known, nothing checked): refused before any call."""
+    models = models_of(bundle)
+    if models is None or allowed is None:
+        return
+    refused = [model for model in models if model not in allowed]
+    if refused:
+        raise ModelNotAllowed(
+            f"the definition's models name {', '.join(refused)}, which this deployment's functions may not "
+            f"call (it allows {', '.join(allowed) or 'none'}): {MODEL_NOT_ALLOWED_FIX} (or name an allowed "
+            "model in job.json's models), then start the job again"
+        )
 
 
 def first_model(bundle: DefinitionBundle | None, pinned: str) -> str:

@@ -38,7 +38,13 @@ from functions.fields import row_columns
 from functions.grounded_decision import evidence_of, grounded_decision
 from functions.inference import ModelProvider, get_model_provider
 from functions.inference.calls import CallSpec, call_once
-from functions.inference.cascade import cascaded, escalate_spec, first_model, models_of
+from functions.inference.cascade import (
+    cascaded,
+    check_models_allowed,
+    escalate_spec,
+    first_model,
+    models_of,
+)
 from functions.inference.evidence import extracted_with_evidence, split, with_evidence_prompt
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
@@ -338,6 +344,7 @@ class _Run:
                 status="rejected", error=DEFINITION_MISSING_ERROR, reason=definition_missing_reason(versions)
             )
         try:
+            check_models_allowed(self.bundle, settings.models_allowed)  # before any call (ModelNotAllowed)
             pinned = read_document(
                 self.manifest.job.source_bucket,
                 entry,

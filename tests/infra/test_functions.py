@@ -373,5 +373,10 @@ def test_config_reaches_the_environment(express_inference_profile_stack: DocAgen
     }
     assert variables["POWERTOOLS_LOG_LEVEL"] == "DEBUG"
     assert variables["MODEL_ID"] == "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+    # the models its IAM grants (model_id, extra_model_ids): what a definition's job.json models may name
+    assert json.loads(variables["MODELS_ALLOWED"]) == [
+        "us.anthropic.claude-3-5-haiku-20241022-v1:0",
+        "anthropic.claude-3-haiku-20240307-v1:0",
+    ]
     assert variables["CODE_VERSION"] == "0123456789ab"
     assert variables.keys() == DESIGN_ENV.keys()

@@ -28,6 +28,7 @@ from functions.errors import InvalidJobRequest
 from functions.handlers.batch_inference import handler
 from functions.logic.process_document import process_document
 from functions.payloads.common import utc_now
+from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
 from tests.support import (
@@ -292,3 +293,13 @@ def test_the_batch_job_of_a_definition_naming_two_models_runs_the_cheap_one(clou
         stub.assert_no_pending_responses()
     record = get_batch_job("job-batch-cascade", 0)
     assert record is not None and record.model_id == cheap != prepared.versions.model_id
+
+    # the deployment does not allow the cheap model (MODELS_ALLOWED): no batch job is created for it
+    env.setenv("MODELS_ALLOWED", json.dumps([strong]))
+    get_settings.cache_clear()
+    aws.s3_client().delete_object(Bucket=BUCKET, Key=storage.batch_job_key("job-batch-cascade", 0))
+    with Stubber(aws.bedrock_client()) as stub:  # any call would fail: none is expected
+        refused = jobs.submit(SubmitEvent(job_id="job-batch-cascade"))
+        stub.assert_no_pending_responses()
+    assert refused.status == "NotSubmitted" and refused.job_arn is None
+    assert cheap in str(refused.message) and "MODELS_ALLOWED" in str(refused.message)

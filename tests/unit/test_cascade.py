@@ -22,6 +22,7 @@ from functions.payloads.common import CallPurpose
 from functions.payloads.evidence import WHOLE_DOCUMENT
 from functions.payloads.job import PreparedJob
 from functions.payloads.model_calls import ExtractionRecord
+from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
 from tests.moto_state import build_once
 from tests.support import PREFIX, document_event, items, prepare, put_object
@@ -181,6 +182,32 @@ def test_the_strong_model_gives_the_field_the_cheap_one_got_wrong(job: PreparedJ
     # the operator's commands (inspect, trace) know the step: its durable record is where they look
     assert document_steps(bundle(), result) == ["extract", "escalate"] == document_steps(bundle())
     assert document_steps(bundle(None)) == ["extract"]
+
+
+def test_a_model_the_deployment_does_not_allow_fails_the_document_before_any_call(
+    job: PreparedJob, env: pytest.MonkeyPatch
+) -> None:
+    """MODELS_ALLOWED (the deployment's model_id and extra_model_ids) lacks the definition's cheap model: the
+    document is rejected with ModelNotAllowed naming it and the fix, and no model is called (on AWS the call
+    would be refused later with AccessDenied)."""
+    env.setenv("MODELS_ALLOWED", json.dumps(["fake-model", STRONG]))
+    get_settings.cache_clear()
+    model, entry = TwoModels(), items(job)[0]
+    outcome = process_document(document_event(job, entry), FakeLambdaContext(), provider=model)
+    assert (outcome.status, outcome.error) == ("rejected", "ModelNotAllowed")
+    result = storage.get_result(job.job_id, entry.document_id)
+    assert result is not None and result.reason is not None
+    assert CHEAP in result.reason and STRONG not in result.reason.split("(")[0]
+    assert "extra_model_ids" in result.reason
+    assert model.asked == [] and storage.list_model_calls(job.job_id, entry.document_id) == []
+
+
+def test_models_the_deployment_allows_are_called(job: PreparedJob, env: pytest.MonkeyPatch) -> None:
+    env.setenv("MODELS_ALLOWED", json.dumps(["fake-model", CHEAP, STRONG]))
+    get_settings.cache_clear()
+    model, entry = TwoModels(), items(job)[0]
+    outcome = process_document(document_event(job, entry), FakeLambdaContext(), provider=model)
+    assert outcome.status == "extracted" and model.asked == ["extract", "extract"]
 
 
 def test_a_crash_after_the_strong_call_never_repeats_it(

@@ -9,9 +9,20 @@ from collections.abc import Iterator
 import pytest
 
 from docagent.evaluation.cascade import cheap_faults
+from docagent.evaluation.runs import allowing
 from docagent.localcloud.bedrock.model_faults import ModelFaults, model_faults_spec, parse_model_faults
+from docagent.localcloud.synth import local_context
+from stacks.config import CONTEXT_KEY, load_config
 
 CHEAP, STRONG = "anthropic.claude-3-haiku-20240307-v1:0", "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+def test_a_cascade_run_deploys_functions_allowed_to_call_its_cheap_model() -> None:
+    """The local cdk.json allows its model_id alone: the cascade's run adds its models to extra_model_ids, or
+    every document would be refused before a call (ModelNotAllowed)."""
+    assert CHEAP not in load_config(local_context()[CONTEXT_KEY]).model_ids()
+    config = load_config(local_context(allowing((CHEAP, STRONG)))[CONTEXT_KEY])
+    assert {CHEAP, STRONG} <= set(config.model_ids())
 
 
 def test_the_faults_are_kept_to_the_cheap_model_unless_they_name_one() -> None:

@@ -71,6 +71,26 @@ def test_an_error_in_each_part_is_one_message_naming_where_it_is(folder: Path) -
     assert len(refused.value.problems) == len(problems)
 
 
+CHEAP, DEPLOYED = "anthropic.claude-3-haiku-20240307-v1:0", "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+def test_models_the_deployment_does_not_allow_are_named_at_their_index(folder: Path) -> None:
+    """job.json ``models`` against the deployment's MODELS_ALLOWED (model_id, extra_model_ids): each model it
+    does not allow is a problem at ``$.models[N]`` with the fix; unknown (None): not checked."""
+    _edit(folder / "job.json", lambda data: data.update({"models": [CHEAP, DEPLOYED]}))
+
+    problems = validate(folder, models_allowed=[DEPLOYED])
+
+    assert [(p.file, p.where) for p in problems] == [("job.json", "$.models[0]")]
+    assert CHEAP in problems[0].message and "ModelNotAllowed" in problems[0].message
+    assert "add it to cdk.json's extra_model_ids and deploy" in problems[0].fix
+    assert validate(folder, models_allowed=[DEPLOYED, CHEAP]) == []
+    assert validate(folder) == []  # no deployment known: nothing to check against
+    with pytest.raises(DefinitionInvalid) as refused:
+        checked_bundle(folder, None, [DEPLOYED])
+    assert "$.models[0]" in refused.value.problems[0]
+
+
 def test_check_types_and_dates_are_checked_against_the_schema(folder: Path) -> None:
     def job(data: dict[str, Any]) -> None:
         data["classes"]["invoice"]["checks"] += [

@@ -19,8 +19,18 @@ def test_settings_read_every_documented_variable():
         "ACTIONS_ALLOWED", "FAULT_INJECTION_ENABLED",
         "MODEL_MAX_TOKENS", "MODEL_TEMPERATURE", "MODEL_BREAKER_SECONDS", "SOURCE_LOCATIONS",
         "ITEMS_PART_MIN_BYTES", "LISTING_PAGE_SIZE", "DEFAULT_DEFINITION", "DEFAULT_MAX_COST_USD",
-        "BATCH_ROLE_ARN", "BATCH_RECORDS_PER_JOB",
+        "BATCH_ROLE_ARN", "BATCH_RECORDS_PER_JOB", "MODELS_ALLOWED",
     }  # fmt: skip
+    assert settings.models_allowed is None  # unset: not checked before a call
+
+
+def test_models_allowed_is_a_json_list_of_model_ids(env):
+    env.setenv("MODELS_ALLOWED", '["a.model-v1:0", "b.model-v1:0"]')
+    assert get_settings().models_allowed == ["a.model-v1:0", "b.model-v1:0"]
+    get_settings.cache_clear()
+    env.setenv("MODELS_ALLOWED", '"a.model-v1:0"')
+    with pytest.raises(ConfigurationError, match="MODELS_ALLOWED"):
+        get_settings()
 
 
 def test_missing_variable_fails_fast_naming_it(env):
