@@ -229,7 +229,7 @@ def test_a_reviewers_correction_is_recorded_once_survives_kill_9_and_is_exported
     setting.shoot("review-queue")
     page.get_by_role("link", name=document_id).click()
     setting.shoot("document")
-    claimant = page.get_by_label("incident_type")
+    claimant = page.get_by_label("incident_type", exact=True)
     claimant.fill("corrected by rita")
     page.get_by_label("Reviewer").fill("rita")
     page.locator("#accept").dblclick()
