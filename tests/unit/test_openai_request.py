@@ -10,11 +10,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PIL import Image
 
+from docagent.localcloud.bedrock import openai_request
 from docagent.localcloud.bedrock.backends import OpenAIBackend
 from docagent.localcloud.bedrock.document_text import extract_text
-from docagent.localcloud.bedrock.openai_request import LONG_EDGE, SHORT_EDGE, chat_request, user_text
+from docagent.localcloud.bedrock.openai_request import (
+    LONG_EDGE,
+    SHORT_EDGE,
+    NotSendableError,
+    chat_request,
+    user_text,
+)
 from functions.documents import document_input
 
 SAMPLES = Path(__file__).resolve().parents[2] / "examples" / "claims" / "samples"
@@ -109,3 +117,21 @@ def test_a_visual_pdf_that_cannot_be_rendered_is_refused_before_any_call() -> No
     )
     assert (status, headers["x-amzn-ErrorType"]) == (400, "ValidationException")
     assert "could not be rendered" in json.loads(body)["message"]
+
+
+def test_images_over_openais_limits_a_request_are_refused_before_the_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OpenAI's 500 images and 50 MB of image bytes a request, lowered here to the fax's two pages."""
+    blocks: list[Any] = document_input(FAX.read_bytes(), "document-00001").converse_blocks()
+    messages = [{"role": "user", "content": blocks}]
+    sizes = sum(len(block["image"]["source"]["bytes"]) for block in blocks)
+    monkeypatch.setattr(openai_request, "MAX_REQUEST_IMAGES", 1)
+    with pytest.raises(NotSendableError, match="2 images, over the limit of 1 a request"):
+        chat_request("m", [], messages, 10, "")
+    monkeypatch.setattr(openai_request, "MAX_REQUEST_IMAGES", 2)
+    monkeypatch.setattr(openai_request, "MAX_REQUEST_IMAGE_BYTES", sizes - 1)
+    with pytest.raises(NotSendableError, match=f"{sizes} bytes of images, over the limit of {sizes - 1}"):
+        chat_request("m", [], messages, 10, "")
+    monkeypatch.setattr(openai_request, "MAX_REQUEST_IMAGE_BYTES", sizes)
+    assert len(chat_request("m", [], messages, 10, "")["messages"][1]["content"]) == 2

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from docagent.localcloud.bedrock import billed_tokens
-from docagent.localcloud.bedrock.openai_request import PageRenderError, chat_request, user_text
+from docagent.localcloud.bedrock.openai_request import NotSendableError, chat_request, user_text
 
 Answer = tuple[int, dict[str, str], str]
 OPENAI_TIMEOUT_SECONDS = 300  # a local model on a laptop's CPU answers slowly
@@ -191,8 +191,8 @@ class OpenAIBackend:
         started = time.monotonic()
         try:
             request = chat_request(self.model_name or model_id, system, messages, max_tokens, text)
-        except PageRenderError as error:
-            return error_answer(400, "ValidationException", f"messages.0.content: {error}")
+        except NotSendableError as error:
+            return error_answer(400, "ValidationException", f"messages.0.content for {self.url}: {error}")
         call = urllib.request.Request(
             f"{self.url}/chat/completions",
             data=json.dumps(request).encode(),

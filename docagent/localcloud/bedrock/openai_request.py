@@ -29,18 +29,20 @@ from typing import Any
 
 SHORT_EDGE = 768  # px, OpenAI's high-detail short side ("Images and vision", above)
 LONG_EDGE = 2000  # px, its long side
+MAX_REQUEST_IMAGE_BYTES = 50_000_000  # "up to 50 MB image bytes per request" (above)
+MAX_REQUEST_IMAGES = 500  # "up to 500 individual images" (above)
 
 
-class PageRenderError(ValueError):
-    """A PDF read visually whose pages could not be rendered (pdfium refused it)."""
+class NotSendableError(ValueError):
+    """A request that cannot go: a visual PDF that pdfium cannot render, or images over OpenAI's limits."""
 
 
 def chat_request(
     model: str, system: list[dict[str, Any]], messages: list[dict[str, Any]], max_tokens: int, text: str
 ) -> dict[str, Any]:
     """The chat-completions body of a Converse call: ``text`` is the documents' text as the local Bedrock read
-    it (empty for a scan), sent where the first document block stands. PageRenderError for a visual PDF that
-    cannot be rendered."""
+    it (empty for a scan), sent where the first document block stands. NotSendableError for a visual PDF that
+    cannot be rendered, or images over OpenAI's limits a request (checked before any call)."""
     parts: list[dict[str, Any]] = []
     documents_placed = False
     for block in (block for message in messages for block in message.get("content", [])):
@@ -56,7 +58,8 @@ def chat_request(
             document = block["document"]
             if document.get("format") == "pdf" and (document.get("citations") or {}).get("enabled"):
                 parts.extend(_image_part("png", page) for page in rendered_pages(_bytes(document)))
-    images = any(part["type"] == "image_url" for part in parts)
+    images = [part["image_url"]["url"] for part in parts if part["type"] == "image_url"]
+    _within_limits(images)
     user: str | list[dict[str, Any]] = parts if images else user_text(parts)
     return {
         "model": model,
@@ -84,7 +87,7 @@ def rendered_pages(data: bytes) -> list[bytes]:
     try:
         pdf = pypdfium2.PdfDocument(data)
     except pypdfium2.PdfiumError as error:
-        raise PageRenderError(f"the PDF could not be rendered ({error})") from None
+        raise NotSendableError(f"the PDF could not be rendered ({error})") from None
     try:
         pages = []
         for index in range(len(pdf)):
@@ -101,6 +104,22 @@ def rendered_pages(data: bytes) -> list[bytes]:
         return pages
     finally:
         pdf.close()
+
+
+def _within_limits(urls: list[str]) -> None:
+    """OpenAI's images and image bytes a request (its data URLs' base64 is 4 characters for 3 bytes)."""
+    if len(urls) > MAX_REQUEST_IMAGES:
+        raise NotSendableError(f"{len(urls)} images, over the limit of {MAX_REQUEST_IMAGES} a request")
+    size = sum(_decoded_size(url.split(",", 1)[1]) for url in urls)
+    if size > MAX_REQUEST_IMAGE_BYTES:
+        raise NotSendableError(
+            f"{size} bytes of images, over the limit of {MAX_REQUEST_IMAGE_BYTES} a request"
+        )
+
+
+def _decoded_size(encoded: str) -> int:
+    """The bytes that base64 text holds (4 characters for 3 bytes, less its padding)."""
+    return len(encoded) * 3 // 4 - (len(encoded) - len(encoded.rstrip("=")))
 
 
 def _add_text(parts: list[dict[str, Any]], text: str) -> None:
