@@ -19,7 +19,6 @@ sample, and in the cloud's state): a later run replays it offline, so CI never n
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 import urllib.error
@@ -29,7 +28,12 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from docagent.localcloud.bedrock import billed_tokens
-from docagent.localcloud.bedrock.openai_request import NotSendableError, chat_request, user_text
+from docagent.localcloud.bedrock.openai_request import (
+    NotSendableError,
+    chat_request,
+    source_bytes,
+    user_text,
+)
 
 Answer = tuple[int, dict[str, str], str]
 OPENAI_TIMEOUT_SECONDS = 300  # a local model on a laptop's CPU answers slowly
@@ -165,9 +169,7 @@ def _with_bytes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             sent = block
             for kind in ("document", "image"):
                 if kind in block:
-                    source = dict(block[kind].get("source") or {})
-                    raw = source.get("bytes", b"")
-                    source["bytes"] = raw if isinstance(raw, bytes) else base64.b64decode(str(raw))
+                    source = {**(block[kind].get("source") or {}), "bytes": source_bytes(block[kind])}
                     sent = {kind: {**block[kind], "source": source}}
             content.append(sent)
         found.append({**message, "content": content})

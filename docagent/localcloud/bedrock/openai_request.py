@@ -50,14 +50,14 @@ def chat_request(
             _add_text(parts, str(block["text"]))
         elif "image" in block:
             image = block["image"]
-            parts.append(_image_part(str(image["format"]), _bytes(image)))
+            parts.append(_image_part(str(image["format"]), source_bytes(image)))
         elif "document" in block:
             if not documents_placed and text:
                 _add_text(parts, f"<document>\n{text}\n</document>\n\n")
             documents_placed = True
             document = block["document"]
             if document.get("format") == "pdf" and (document.get("citations") or {}).get("enabled"):
-                parts.extend(_image_part("png", page) for page in rendered_pages(_bytes(document)))
+                parts.extend(_image_part("png", page) for page in rendered_pages(source_bytes(document)))
     images = [part["image_url"]["url"] for part in parts if part["type"] == "image_url"]
     _within_limits(images)
     user: str | list[dict[str, Any]] = parts if images else user_text(parts)
@@ -135,7 +135,7 @@ def _image_part(image_format: str, data: bytes) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url, "detail": "high"}}
 
 
-def _bytes(block: dict[str, Any]) -> bytes:
+def source_bytes(block: dict[str, Any]) -> bytes:
     """A block's source bytes (the local endpoint may hold them as base64)."""
     raw = (block.get("source") or {}).get("bytes", b"")
     return raw if isinstance(raw, bytes) else base64.b64decode(str(raw))
