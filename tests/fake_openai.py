@@ -11,14 +11,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from docagent.localcloud.bedrock.openai_request import user_text
 from functions.inference.instructions import Asked, asked
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def question_of(body: dict[str, Any]) -> tuple[str, Asked | None]:
-    """The request's user text (the document's text and the instruction) and what the instruction asks."""
-    user = str(body["messages"][-1]["content"])
+    """The request's user text (the document's text and the instruction: its text parts when it holds images)
+    and what the instruction asks."""
+    user = user_text(body["messages"][-1]["content"])
     return user, asked(user.rsplit("</document>\n\n", 1)[-1])
 
 

@@ -5,6 +5,7 @@ server replays them."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -16,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from docagent.localcloud.bedrock.openai_request import rendered_pages
+from functions.documents import document_input
 from tests.fake_openai import FakeServer, question_of, serve
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
@@ -133,3 +136,58 @@ def test_chaos_with_a_real_model_asks_it_once_per_document_and_the_cells_replay_
     # a classify and an extract call per document, by the baseline alone: the cell replayed them
     assert matrix["real_model_calls"] == len(fake_model.requests) == 4
     assert not list(small_claims.rglob("*.recording.json"))
+
+
+SCANS = {  # the samples a model reads only as images: a scanned PDF, a phone photo, a two-page TIFF fax
+    "claim-form/claim-0005.pdf": "claim-form",
+    "claim-form/claim-0006.jpg": "claim-form",
+    "repair-estimate/estimate-0004.tif": "repair-estimate",
+}
+
+
+def _first_image(path: Path) -> str:
+    """The data URL of the first image the model is sent of a sample: its first image block, or a visually
+    read PDF's first page as rendered for an OpenAI-compatible model."""
+    document = document_input(path.read_bytes(), "document-00001")
+    if document.images:
+        image = document.images[0]
+        return f"data:image/{image.format};base64,{base64.b64encode(image.data).decode()}"
+    return f"data:image/png;base64,{base64.b64encode(rendered_pages(document.data)[0]).decode()}"
+
+
+def test_scans_photos_and_faxes_reach_an_openai_model_as_image_parts(tmp_path: Path) -> None:
+    """`demo --model openai=URL` on the claims' scan, photo and fax (#41): the server is sent each document's
+    pages as data-URL image parts, no document text (none of them has any), and answers from the pixels it was
+    sent (here: which sample's first image it is), so the job ends with its values for each document."""
+    folder = tmp_path / "claims"
+    shutil.copytree(CLAIMS, folder)
+    kept = {str(Path(name).with_suffix("")) for name in SCANS}  # each document and its label
+    for path in (folder / "samples").rglob("*.*"):
+        if str(path.relative_to(folder / "samples")).split(".", 1)[0] not in kept:
+            path.unlink()
+    job = json.loads((folder / "job.json").read_text())
+    job.pop("split", None)
+    (folder / "job.json").write_text(json.dumps(job))
+    seen = {_first_image(folder / "samples" / name): name for name in SCANS}
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        content = body["messages"][-1]["content"]
+        name = seen[next(part["image_url"]["url"] for part in content if part["type"] == "image_url")]
+        question = question_of(body)[1]
+        if question is not None and question.kind == "classify":
+            return {"class": SCANS[name]}
+        label: dict[str, Any] = json.loads((folder / "samples" / name).with_suffix(".label.json").read_text())
+        return label
+
+    with serve(answer) as server:
+        served = demo(tmp_path, folder, "--model", f"openai={server.url}")
+    assert served["status"] == "SUCCEEDED", served
+    assert served["definition"]["results_by_class"] == {"claim-form": 2, "repair-estimate": 1}
+    assert served["definition"]["fields_differing_from_label"] == []
+    assert len(server.requests) == 6  # a classify and an extract call per document
+    images = sorted(
+        sum(part["type"] == "image_url" for part in request["messages"][-1]["content"])
+        for request in server.requests
+    )
+    assert images == [1, 1, 1, 1, 2, 2]  # the scan's page, the photo, the fax's two pages; in both calls
+    assert all("<document>" not in question_of(request)[0] for request in server.requests)

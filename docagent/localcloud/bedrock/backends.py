@@ -6,8 +6,9 @@ everything else (Step Functions, Lambda, S3, DynamoDB) still local.
 - ``bedrock``: real Amazon Bedrock, with the user's own AWS credentials and Region (boto3's default chain, the
   real endpoint, never the local one). The request goes as the function sent it.
 - ``openai=URL[#MODEL]``: an OpenAI-compatible chat-completions endpoint (Ollama, vLLM, LM Studio:
-  ``http://127.0.0.1:11434/v1#llama3.1``). The Converse request is translated: the system prompt, the user's
-  text with each document's text as Bedrock would read it (the local Bedrock's own reader), JSON output asked
+  ``http://127.0.0.1:11434/v1#llama3.1``). The Converse request is translated (openai_request.py): the system
+  prompt, the user's text with each document's text as Bedrock would read it (the local Bedrock's own reader),
+  its images and a visually read PDF's pages as image parts (data URLs), JSON output asked
   (``response_format: json_object``); the reply's text, stop reason and token usage come back as Converse's.
   Without ``#MODEL`` the Converse model id is sent as the model name.
 
@@ -18,7 +19,6 @@ sample, and in the cloud's state): a later run replays it offline, so CI never n
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 import urllib.error
@@ -28,6 +28,12 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from docagent.localcloud.bedrock import billed_tokens
+from docagent.localcloud.bedrock.openai_request import (
+    NotSendableError,
+    chat_request,
+    source_bytes,
+    user_text,
+)
 
 Answer = tuple[int, dict[str, str], str]
 OPENAI_TIMEOUT_SECONDS = 300  # a local model on a laptop's CPU answers slowly
@@ -163,9 +169,7 @@ def _with_bytes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             sent = block
             for kind in ("document", "image"):
                 if kind in block:
-                    source = dict(block[kind].get("source") or {})
-                    raw = source.get("bytes", b"")
-                    source["bytes"] = raw if isinstance(raw, bytes) else base64.b64decode(str(raw))
+                    source = {**(block[kind].get("source") or {}), "bytes": source_bytes(block[kind])}
                     sent = {kind: {**block[kind], "source": source}}
             content.append(sent)
         found.append({**message, "content": content})
@@ -187,17 +191,10 @@ class OpenAIBackend:
         text: str,
     ) -> Answer:
         started = time.monotonic()
-        user = "".join(block.get("text", "") for message in messages for block in message.get("content", []))
-        if text:  # the documents' text, as the local Bedrock reads them (Bedrock reads a PDF's text so too)
-            user = f"<document>\n{text}\n</document>\n\n{user}"
-        prompt = "".join(block.get("text", "") for block in system)
-        request = {
-            "model": self.model_name or model_id,
-            "messages": [{"role": "system", "content": prompt}, {"role": "user", "content": user}],
-            "max_tokens": max_tokens,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-        }
+        try:
+            request = chat_request(self.model_name or model_id, system, messages, max_tokens, text)
+        except NotSendableError as error:
+            return error_answer(400, "ValidationException", f"messages.0.content for {self.url}: {error}")
         call = urllib.request.Request(
             f"{self.url}/chat/completions",
             data=json.dumps(request).encode(),
@@ -230,10 +227,15 @@ class OpenAIBackend:
         return converse_answer(
             reply,
             "max_tokens" if choice.get("finish_reason") == "length" else "end_turn",
-            int(usage.get("prompt_tokens") or billed_tokens.text_tokens(prompt + user)),
+            int(usage.get("prompt_tokens") or billed_tokens.text_tokens(_request_text(request))),
             int(usage.get("completion_tokens") or billed_tokens.output_tokens(reply)),
             started,
         )
+
+
+def _request_text(request: dict[str, Any]) -> str:
+    """The system prompt and the user's text of a chat request (what a token estimate counts)."""
+    return "".join(user_text(message["content"]) for message in request["messages"])
 
 
 def backend_of(choice: ModelChoice) -> Backend | None:
