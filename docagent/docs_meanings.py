@@ -44,6 +44,10 @@ CONFIG_MEANINGS: dict[str, str] = {
         "RunActions' own timeout: a worker killed mid-action is waited out this long (its in-progress "
         "record), then the retry reconciles; an http call is bounded at 10 s a request (docs/actions.md)"
     ),
+    "verify_timeout_seconds": (
+        "VerifyJob's own timeout, its VerifyPartitions children's and its merge's: a child lists one "
+        'manifest part\'s results and journal (docs/scale.md, "The report and the verification by fan-in")'
+    ),
     "function_timeout_seconds": (
         "every other function's timeout, sized so a model call on the largest document gets its whole 60 s "
         "read "

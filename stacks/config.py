@@ -190,6 +190,13 @@ class DocAgentConfig(BaseModel):
     # 122 s. An http call is bounded at 10 s a request (functions/actions/http_call.py) and an export streams
     # the report's rows, so 60 s holds the job's actions and halves that wait.
     actions_timeout_seconds: int = Field(60, ge=10, le=900)
+    # VerifyJob's own timeout (its VerifyPartitions children and its merge). A child's work is one manifest
+    # part whatever the job's size (the part, one ranged read of rows.jsonl, two listings of ~part / 1,000
+    # pages each, 16 sampled results): it cannot be split without splitting the part it verifies, and its time
+    # is listing pages, which stretch when many children list at once (at 1,000,000 documents on the local
+    # cloud one child took 107 s: docs/scale.md). The merge verifies in place any partition without a verdict,
+    # one after another. 300 s keeps both well inside (at most 900, Lambda's limit).
+    verify_timeout_seconds: int = Field(300, ge=30, le=900)
     function_memory_mb: int = Field(512, ge=128, le=10_240)
     # PrepareJob, BuildReport, VerifyJob hold a job's listing or result files (about 1.5 KB per document in
     # the ResultWriter's files: ~150 MB of JSON at 100,000 documents) in memory: docs/scale.md.

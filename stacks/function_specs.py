@@ -37,7 +37,8 @@ class FunctionSpec:
     # Holds a whole job's listing or result files in memory (O(N) bytes, a bounded number of requests).
     aggregates: bool = False
     # The config setting that is its timeout: RunActions has its own (``actions_timeout_seconds``), so that a
-    # retry after a worker died mid-action waits out that, not a document's 120 s (docs/actions.md).
+    # retry after a worker died mid-action waits out that, not a document's 120 s (docs/actions.md);
+    # VerifyJob has its own (``verify_timeout_seconds``): a partition's listings (stacks/config.py).
     timeout_setting: str = "function_timeout_seconds"
     # Creates and reads the job's Bedrock batch inference job, passes it the batch role and completes the
     # waiting task's token (docs/batch.md).
@@ -130,6 +131,8 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.everything_under(keys.LEDGER_PREFIX),
             keys.everything_under(keys.LEDGER_INDEX_PREFIX),
         ),
+        # An export's files are written in parts (functions/s3_streams.py MultipartWriter).
+        aborts_uploads=(keys.everything_under(keys.export_prefix(keys.ANY_JOB, keys.ANY_JOB)),),
         uses_idempotency=True,
         reaches_action_targets=True,
         sends_actions=True,
@@ -153,6 +156,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.everything_under(keys.LEDGER_INDEX_PREFIX),
         ),
         writes=(keys.everything_under(keys.verify_root(keys.ANY_JOB)),),
+        timeout_setting="verify_timeout_seconds",
         reaches_action_targets=True,
         aggregates=True,
     ),

@@ -4,6 +4,11 @@
 fields by name) and ``results.jsonl`` (each stored result, canonical JSON, in document order). Both are
 deterministic bytes built from the stored results, so an attempt whose outcome is unknown just writes them
 again: the same objects, the same bytes.
+
+The rows are the report's (``report_rows``): report.json's inline rows, or, above INLINE_ROWS_MAX documents,
+the table's rows.jsonl streamed (docs/design.md, "Report by fan-in"); either way the same files. Memory is
+bounded: the CSV reads the rows twice (its columns, then its lines) and both files are written in parts
+(functions/s3_streams.py), the results read READ_BATCH at a time.
 """
 
 from __future__ import annotations
@@ -11,14 +16,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from typing import Any
 
-from functions import storage
+from functions import s3_streams, storage
 from functions.definition import ExportAction
-from functions.payloads.report import Report
+from functions.logic.report_fan_in import report_rows
+from functions.payloads.report import Report, ReportRow
 
 _READ_WORKERS = 16
+READ_BATCH = 1000  # stored results held at once while results.jsonl is written
 
 
 def _flat(row: dict[str, Any]) -> dict[str, str]:
@@ -36,37 +45,54 @@ def _flat(row: dict[str, Any]) -> dict[str, str]:
     return cells
 
 
-def results_csv(report: Report) -> bytes:
-    rows = [_flat(row.model_dump(mode="json")) for row in sorted(report.rows, key=lambda r: r.index)]
+def _flat_rows(report: Report) -> Iterator[dict[str, str]]:
+    return (_flat(row.model_dump(mode="json")) for row in report_rows(report))
+
+
+def write_csv(report: Report, out: s3_streams.MultipartWriter) -> None:
+    """The columns are every row's cells in the order they first appear (a first pass over the rows), then
+    one line per row (a second pass)."""
     columns: dict[str, None] = {}
-    for row in rows:
+    for row in _flat_rows(report):
         columns.update(dict.fromkeys(row))
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n", restval="")
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(columns), lineterminator="\n", restval="")
     writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue().encode("utf-8")
+    for row in _flat_rows(report):
+        writer.writerow(row)
+        if text.tell() >= s3_streams.PART_BYTES:
+            out.write(text.getvalue().encode("utf-8"))
+            text.seek(0)
+            text.truncate()
+    out.write(text.getvalue().encode("utf-8"))
 
 
-def results_jsonl(job_id: str, report: Report) -> bytes:
+def _batches(rows: Iterable[ReportRow]) -> Iterator[list[str]]:
+    ids = (row.document_id for row in rows)
+    while batch := list(islice(ids, READ_BATCH)):
+        yield batch
+
+
+def write_jsonl(job_id: str, report: Report, out: s3_streams.MultipartWriter) -> None:
     """Every stored result of the report's rows, in index order (a row without a result is left out)."""
-    ids = [row.document_id for row in sorted(report.rows, key=lambda r: r.index)]
 
     def read(document_id: str) -> Any:
         return storage.get_json_or_none(storage.result_key(job_id, document_id))
 
-    if not ids:
-        return b""
-    with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(ids))) as pool:
-        results = list(pool.map(read, ids))
-    lines = [json.dumps(result, sort_keys=True, separators=(",", ":")) for result in results if result]
-    return "".join(f"{line}\n" for line in lines).encode("utf-8")
+    with ThreadPoolExecutor(max_workers=_READ_WORKERS) as pool:
+        for batch in _batches(report_rows(report)):
+            lines = [json.dumps(r, sort_keys=True, separators=(",", ":")) for r in pool.map(read, batch) if r]
+            out.write("".join(f"{line}\n" for line in lines).encode("utf-8"))
 
 
 def export(job_id: str, action: ExportAction, report: Report) -> str:
     """Write the action's files; returns their prefix."""
     for extension in action.formats:
-        data = results_csv(report) if extension == "csv" else results_jsonl(job_id, report)
         content_type = "text/csv" if extension == "csv" else "application/x-ndjson"
-        storage.put_bytes(storage.export_key(job_id, action.name, extension), data, content_type=content_type)
+        key = storage.export_key(job_id, action.name, extension)
+        with s3_streams.MultipartWriter(key, content_type=content_type) as out:
+            if extension == "csv":
+                write_csv(report, out)
+            else:
+                write_jsonl(job_id, report, out)
     return storage.export_prefix(job_id, action.name)

@@ -21,6 +21,7 @@ import bisect
 import csv
 import io
 from collections import Counter
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -325,6 +326,16 @@ def add_counts(total: ReportCounts, part: ReportCounts) -> None:
             merged[group] = str(Decimal(merged.get(group, "0")) + Decimal(value))
     if part.cost_nano is not None:
         total.cost_nano = (total.cost_nano or 0) + part.cost_nano
+
+
+def report_rows(report: Report) -> Iterator[ReportRow]:
+    """Every row of the report, in index order, whatever the job's size: report.json's inline rows, or,
+    above INLINE_ROWS_MAX (``table.inline`` false), the table's rows.jsonl streamed one row at a time."""
+    if report.table is None or report.table.inline:
+        yield from sorted(report.rows, key=lambda row: row.index)
+        return
+    for value in s3_streams.iter_json_values(report.table.jsonl_key):
+        yield ReportRow.model_validate(value)
 
 
 def read_plan(job_id: str) -> ReportPlan | None:

@@ -58,10 +58,11 @@ def test_function_runs_python_3_13_traced_with_the_powertools_layer(
     assert properties["Runtime"] == "python3.13"
     assert properties["Architectures"] == ["x86_64"]
     assert properties["TracingConfig"] == {"Mode": "Active"}
-    actions = handler == "functions.handlers.run_actions.handler"  # its own timeout (#40)
-    assert properties["Timeout"] == (
-        config.actions_timeout_seconds if actions else config.function_timeout_seconds
-    )
+    own_timeouts = {  # RunActions' (#40), VerifyJob's (#44)
+        "functions.handlers.run_actions.handler": config.actions_timeout_seconds,
+        "functions.handlers.verify_job.handler": config.verify_timeout_seconds,
+    }
+    assert properties["Timeout"] == own_timeouts.get(handler, config.function_timeout_seconds)
     aggregates = handler.split(".")[2] in {"prepare_job", "build_report", "run_actions", "verify_job"}
     assert properties["MemorySize"] == (
         config.aggregate_memory_mb if aggregates else config.function_memory_mb
@@ -220,6 +221,8 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
         f"{bucket}/action-ledger/*",
         f"{bucket}/action-ledger-index/*",  # the index by reference, written before the record
     }
+    # An export's files are multipart uploads (aborted on an error).
+    assert s3("run_actions", "s3:AbortMultipartUpload") == {f"{bucket}/jobs/*/exports/*/*"}
     ledger = {f"{bucket}/action-ledger/*", f"{bucket}/action-ledger-index/*"}
     assert ledger | {f"{bucket}/definitions/*"} <= s3("verify_job", "s3:GetObject")
     assert ledger | {f"{bucket}/definitions/*"} <= s3("run_actions", "s3:GetObject")
