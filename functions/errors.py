@@ -175,7 +175,8 @@ MODEL_NOT_ALLOWED_FIX = "add it to cdk.json's extra_model_ids and deploy"
 class ModelNotAllowed(DocumentRejected):
     """The job's definition names a model (job.json ``models``) the deployment does not let its functions call
     (MODELS_ALLOWED: its ``model_id`` and ``extra_model_ids``): refused before any call, instead of Bedrock's
-    AccessDenied later. The reason names the model and the fix (docs/defining-a-job.md, "Cheaper model first")."""
+    AccessDenied later. The reason names the model and the fix (docs/defining-a-job.md,
+    "Cheaper model first")."""
 
 
 class DocumentChanged(DocumentRejected):
