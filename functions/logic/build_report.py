@@ -26,6 +26,7 @@ from functions.fields import row_columns
 from functions.observability import logger
 from functions.payloads.common import FaultPointName
 from functions.payloads.document import DocumentOutcome, DocumentResult
+from functions.payloads.fan_in import ReportCounts
 from functions.payloads.job import JobVersions, ManifestEntry
 from functions.payloads.report import (
     BuildReportEvent,
@@ -197,12 +198,6 @@ def pinned_definition(versions: JobVersions) -> DefinitionBundle | None:
     return storage.get_definition(versions.definition, versions.definition_sha256)
 
 
-def rows_cost_usd(rows: list[ReportRow]) -> float | None:
-    """The job's model cost: its rows' costs summed exactly (nano-dollars); None when no row carries one."""
-    costs = [row.model_cost_usd for row in rows if row.model_cost_usd is not None]
-    return spend.to_usd(sum(spend.to_nano(cost) for cost in costs)) if costs else None
-
-
 def add_totals(sums: dict[str, dict[str, Decimal]], totals: list[Totals], rows: list[ReportRow]) -> None:
     """Adds the rows to each of the definition's totals: its ``sum`` field over the accepted (extracted)
     rows (a packet's: its sections), by the value of its ``by`` field ("" without one). A value that is not
@@ -230,13 +225,6 @@ def totals_text(sums: dict[str, dict[str, Decimal]]) -> dict[str, dict[str, str]
     return {
         name: {group: str(total) for group, total in sorted(groups.items())} for name, groups in sums.items()
     }
-
-
-def totals_of(totals: list[Totals], rows: list[ReportRow]) -> dict[str, dict[str, str]]:
-    """Each of the definition's totals over the rows (add_totals), as text."""
-    sums: dict[str, dict[str, Decimal]] = {}
-    add_totals(sums, totals, rows)
-    return totals_text(sums)
 
 
 def rows_for(
@@ -279,6 +267,26 @@ def rows_for(
     return out, failed
 
 
+def counts_of(
+    rows: list[ReportRow], failed: list[ChildFailure], bundle: DefinitionBundle | None
+) -> ReportCounts:
+    rejected = [row for row in rows if row.status == "rejected"]
+    sums: dict[str, dict[str, Decimal]] = {}
+    add_totals(sums, bundle.definition.totals if bundle is not None else [], rows)
+    costs = [spend.to_nano(row.model_cost_usd) for row in rows if row.model_cost_usd is not None]
+    return ReportCounts(
+        documents=len(rows),
+        extracted=sum(row.status == "extracted" for row in rows),
+        review=sum(row.status == "review" for row in rows),
+        rejected=len(rejected),
+        failed=len(failed),
+        sections=sum(len(row.sections or []) for row in rows),
+        rejection_reasons=dict(Counter(str(row.error) for row in rejected)),
+        totals=totals_text(sums),
+        cost_nano=sum(costs) if costs else None,
+    )
+
+
 def build_report(event: BuildReportEvent, context: LambdaContext | None = None) -> ReportSummary:
     job_id = event.job_id
     logger.append_keys(job_id=job_id)
@@ -305,21 +313,21 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
 
     if event.options.wait_for_review:  # the job waited for its review queue: the decisions count
         rows = apply_decisions(job_id, rows, bundle)
-    rejected_rows = [row for row in rows if row.status == "rejected"]
+    counts = counts_of(rows, failed, bundle)  # the fan-in's partials count the same way (report_fan_in.py)
     report = Report(
         job_id=job_id,
         versions=manifest.versions,
         documents=len(entries),
-        extracted=sum(row.status == "extracted" for row in rows),
-        review=sum(row.status == "review" for row in rows),
-        rejected=len(rejected_rows),
-        failed=len(failed),
-        sections=sum(len(row.sections or []) for row in rows),
-        rejection_reasons=dict(sorted(Counter(str(row.error) for row in rejected_rows).items())),
-        totals=totals_of(bundle.definition.totals if bundle is not None else [], rows),
-        model_cost_usd=rows_cost_usd(rows),
+        extracted=counts.extracted,
+        review=counts.review,
+        rejected=counts.rejected,
+        failed=counts.failed,
+        sections=counts.sections,
+        rejection_reasons=dict(sorted(counts.rejection_reasons.items())),
+        totals=counts.totals,
+        model_cost_usd=None if counts.cost_nano is None else spend.to_usd(counts.cost_nano),
         rows=rows,
-        rejected_documents=rejected_rows,
+        rejected_documents=[row for row in rows if row.status == "rejected"],
         failed_documents=failed,
         map_run=read.summary,
     )

@@ -31,13 +31,12 @@ from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
 from functions.fields import row_columns
 from functions.logic.build_report import (
-    add_totals,
+    counts_of,
     pinned_definition,
     read_results,
     result_entries,
     routed,
     rows_for,
-    totals_text,
 )
 from functions.observability import logger
 from functions.payloads.common import FaultPointName
@@ -213,26 +212,6 @@ def _csv_lines(rows: list[ReportRow], columns: list[str], *, header: bool) -> by
         cells = {**{name: row.fields.get(name) for name in row.fields}, **own}
         writer.writerow(["" if cells.get(name) is None else str(cells[name]) for name in columns])
     return out.getvalue().encode()
-
-
-def counts_of(
-    rows: list[ReportRow], failed: list[ChildFailure], bundle: DefinitionBundle | None
-) -> ReportCounts:
-    rejected = [row for row in rows if row.status == "rejected"]
-    sums: dict[str, dict[str, Decimal]] = {}
-    add_totals(sums, bundle.definition.totals if bundle is not None else [], rows)
-    costs = [spend.to_nano(row.model_cost_usd) for row in rows if row.model_cost_usd is not None]
-    return ReportCounts(
-        documents=len(rows),
-        extracted=sum(row.status == "extracted" for row in rows),
-        review=sum(row.status == "review" for row in rows),
-        rejected=len(rejected),
-        failed=len(failed),
-        sections=sum(len(row.sections or []) for row in rows),
-        rejection_reasons=dict(Counter(str(row.error) for row in rejected)),
-        totals=totals_text(sums),
-        cost_nano=sum(costs) if costs else None,
-    )
 
 
 def _read_routed(job_id: str, partition: Partition) -> tuple[dict[str, ReportRow], dict[str, ChildFailure]]:

@@ -8,7 +8,7 @@ import pytest
 
 from functions import aws, budget, spend, storage
 from functions.errors import BudgetBusy, BudgetExceeded, ModelThrottled
-from functions.logic.build_report import rows_cost_usd
+from functions.logic.build_report import counts_of
 from functions.logic.process_document import process_document
 from functions.payloads.job import JobOptions
 from functions.settings import get_settings
@@ -185,8 +185,11 @@ def test_each_result_carries_its_model_cost_and_the_report_sums_them(job) -> Non
         assert result is not None and result.model_cost_usd == spend.to_usd(CALL_NANO)
         assert outcome.row is not None and outcome.row.model_cost_usd == result.model_cost_usd
         rows.append(outcome.row)
-    assert rows_cost_usd(rows) == spend.to_usd(3 * CALL_NANO)
-    assert rows_cost_usd([row.model_copy(update={"model_cost_usd": None}) for row in rows]) is None
+    assert counts_of(rows, [], None).cost_nano == 3 * CALL_NANO  # the report sums them exactly
+    assert (
+        counts_of([row.model_copy(update={"model_cost_usd": None}) for row in rows], [], None).cost_nano
+        is None
+    )
 
 
 def test_a_job_without_a_budget_gets_the_deployments_default(cloud, env) -> None:
