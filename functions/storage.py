@@ -235,6 +235,12 @@ def report_table_key(job_id: str, extension: str) -> str:
     return f"{report_root(job_id)}rows.{extension}"
 
 
+def report_results_key(job_id: str) -> str:
+    """Every stored result of the job, canonical JSON Lines in index order: the export's results.jsonl, joined
+    from the partitions' ``results.jsonl`` segments (only when the definition exports JSON Lines)."""
+    return f"{report_root(job_id)}results.jsonl"
+
+
 def report_table_index_key(job_id: str) -> str:
     """ReportTable alone (report.json's ``table``): where each partition's rows lie in rows.jsonl."""
     return f"{report_root(job_id)}table.json"

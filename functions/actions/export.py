@@ -8,7 +8,9 @@ again: the same objects, the same bytes.
 The rows are the report's (``report_rows``): report.json's inline rows, or, above INLINE_ROWS_MAX documents,
 the table's rows.jsonl streamed (docs/design.md, "Report by fan-in"); either way the same files. Memory is
 bounded: the CSV reads the rows twice (its columns, then its lines) and both files are written in parts
-(functions/s3_streams.py), the results read READ_BATCH at a time.
+(functions/s3_streams.py). results.jsonl is a server-side copy of report/results.jsonl when the report's
+partitions wrote it (a definition exporting JSON Lines: no result is read here, whatever the job's size); else
+the results are read RESULTS_READ_BATCH at a time (report_fan_in.result_lines).
 """
 
 from __future__ import annotations
@@ -16,18 +18,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from itertools import islice
+from collections.abc import Iterator
 from typing import Any
 
 from functions import s3_streams, storage
 from functions.definition import ExportAction
-from functions.logic.report_fan_in import report_rows
-from functions.payloads.report import Report, ReportRow
-
-_READ_WORKERS = 16
-READ_BATCH = 1000  # stored results held at once while results.jsonl is written
+from functions.logic.report_fan_in import report_rows, result_lines
+from functions.payloads.report import Report
 
 
 def _flat(row: dict[str, Any]) -> dict[str, str]:
@@ -67,22 +64,10 @@ def write_csv(report: Report, out: s3_streams.MultipartWriter) -> None:
     out.write(text.getvalue().encode("utf-8"))
 
 
-def _batches(rows: Iterable[ReportRow]) -> Iterator[list[str]]:
-    ids = (row.document_id for row in rows)
-    while batch := list(islice(ids, READ_BATCH)):
-        yield batch
-
-
 def write_jsonl(job_id: str, report: Report, out: s3_streams.MultipartWriter) -> None:
     """Every stored result of the report's rows, in index order (a row without a result is left out)."""
-
-    def read(document_id: str) -> Any:
-        return storage.get_json_or_none(storage.result_key(job_id, document_id))
-
-    with ThreadPoolExecutor(max_workers=_READ_WORKERS) as pool:
-        for batch in _batches(report_rows(report)):
-            lines = [json.dumps(r, sort_keys=True, separators=(",", ":")) for r in pool.map(read, batch) if r]
-            out.write("".join(f"{line}\n" for line in lines).encode("utf-8"))
+    for lines in result_lines(job_id, (row.document_id for row in report_rows(report))):
+        out.write(lines)
 
 
 def export(job_id: str, action: ExportAction, report: Report) -> str:
@@ -90,6 +75,18 @@ def export(job_id: str, action: ExportAction, report: Report) -> str:
     for extension in action.formats:
         content_type = "text/csv" if extension == "csv" else "application/x-ndjson"
         key = storage.export_key(job_id, action.name, extension)
+        table = report.table
+        if (
+            extension == "jsonl"
+            and table is not None
+            and table.results_key
+            and table.results_bytes is not None
+        ):
+            # the report's partitions read the results (report/results.jsonl): a server-side copy here
+            s3_streams.join_objects(
+                key, [(table.results_key, table.results_bytes)], content_type=content_type
+            )
+            continue
         with s3_streams.MultipartWriter(key, content_type=content_type) as out:
             if extension == "csv":
                 write_csv(report, out)

@@ -20,13 +20,16 @@ from __future__ import annotations
 import bisect
 import csv
 import io
+import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from functions import aws, s3_streams, spend, storage
-from functions.definition import DefinitionBundle
+from functions.definition import DefinitionBundle, ExportAction
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
 from functions.fields import row_columns
@@ -69,6 +72,8 @@ ROUTED_FLUSH_BYTES = 1024 * 1024  # a partition's routed rows are written when t
 # Up to this many documents report.json carries the rows inline, as before the fan-in (the cap of
 # max_documents before issue 44); above it the table (rows.jsonl, rows.csv) is the report's rows.
 INLINE_ROWS_MAX = 100_000
+RESULTS_READ_BATCH = 1000  # stored results held at once while a results.jsonl is written
+_RESULT_READERS = 16
 _FIRST_LINE_BYTES = 8192
 ROW_COLUMNS = (
     "document_id",
@@ -255,6 +260,28 @@ def fault(name: FaultPointName, event: PartitionEvent, context: LambdaContext | 
     )
 
 
+def exports_results(bundle: DefinitionBundle | None) -> bool:
+    """Whether the definition exports the stored results as JSON Lines (an export action with ``jsonl``)."""
+    return bundle is not None and any(
+        isinstance(action, ExportAction) and "jsonl" in action.formats for action in bundle.definition.actions
+    )
+
+
+def result_lines(job_id: str, document_ids: Iterable[str]) -> Iterator[bytes]:
+    """Each document's stored result as a canonical JSON line, in the order given (a document without one is
+    left out), RESULTS_READ_BATCH read at a time by a few threads: the export's results.jsonl and its
+    partitions' segments are these bytes."""
+
+    def read(document_id: str) -> object:
+        return storage.get_json_or_none(storage.result_key(job_id, document_id))
+
+    ids = iter(document_ids)
+    with ThreadPoolExecutor(max_workers=_RESULT_READERS) as pool:
+        while batch := list(islice(ids, RESULTS_READ_BATCH)):
+            found = [result for result in pool.map(read, batch) if result]
+            yield "".join(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in found).encode()
+
+
 def compute_partial(
     job_id: str, manifest: JobManifest, partition: Partition, *, wait_for_review: bool
 ) -> ReportPartial:
@@ -277,6 +304,13 @@ def compute_partial(
         jsonl_body,
         content_type="application/jsonl",
     )
+    results_bytes = None
+    if exports_results(bundle):  # the export's results.jsonl, read here, by the partitions (docs/design.md)
+        segment = storage.report_segment_key(job_id, partition.partition, "results.jsonl")
+        with s3_streams.MultipartWriter(segment, content_type="application/jsonl") as out:
+            for lines in result_lines(job_id, (row.document_id for row in rows)):
+                out.write(lines)
+            results_bytes = out.size
     return ReportPartial(
         partition=partition.partition,
         counts=counts_of(rows, failed, bundle),
@@ -284,6 +318,7 @@ def compute_partial(
         failed_documents=failed,
         csv_bytes=len(csv_body),
         jsonl_bytes=len(jsonl_body),
+        results_bytes=results_bytes,
     )
 
 
@@ -376,6 +411,17 @@ def merge_report(
         ],
         content_type="application/jsonl",
     )
+    results_key, results_bytes = None, None
+    if partials and all(p.results_bytes is not None for p in partials):
+        results_key = storage.report_results_key(job_id)
+        results_bytes = s3_streams.join_objects(
+            results_key,
+            [
+                (storage.report_segment_key(job_id, n, "results.jsonl"), p.results_bytes or 0)
+                for n, p in zip(segments, partials, strict=True)
+            ],
+            content_type="application/jsonl",
+        )
     rows = [ReportRow.model_validate(row) for row in s3_streams.iter_json_values(jsonl_key)] if inline else []
     report = Report(
         job_id=job_id,
@@ -399,6 +445,8 @@ def merge_report(
             rows=counts.documents,
             jsonl_segments=[p.jsonl_bytes for p in partials],
             inline=inline,
+            results_key=results_key,
+            results_bytes=results_bytes,
         ),
     )
     key = storage.report_key(job_id)

@@ -103,6 +103,7 @@ class ReportPartial(StrictModel):
     failed_documents: list[ChildFailure]
     csv_bytes: int
     jsonl_bytes: int
+    results_bytes: int | None = None  # its stored results' segment (the definition exports JSON Lines)
 
 
 class SampleVerdict(StrictModel):

@@ -129,6 +129,9 @@ class ReportTable(StrictModel):
     rows: int
     jsonl_segments: list[int]
     inline: bool
+    # the stored results joined (storage.report_results_key), when the definition exports JSON Lines
+    results_key: str | None = None
+    results_bytes: int | None = None
 
 
 class Report(StrictModel):

@@ -11,6 +11,7 @@ from typing import Any
 from functions import s3_streams, storage
 from functions.actions import export
 from functions.definition import ExportAction
+from functions.logic import report_fan_in
 from functions.payloads.report import Report
 from tests.support import BUCKET, list_keys, s3
 from tests.unit.test_report_fan_in import fan_in, report_json, synthetic_job
@@ -32,7 +33,7 @@ def exported(job_id: str) -> dict[str, bytes]:
 def test_the_export_is_the_same_with_the_rows_inline_or_only_in_the_table(
     cloud: None, monkeypatch: Any
 ) -> None:
-    monkeypatch.setattr(export, "READ_BATCH", 64)  # results read in several batches
+    monkeypatch.setattr(report_fan_in, "RESULTS_READ_BATCH", 64)  # results read in several batches
     monkeypatch.setattr(s3_streams, "READ_CHUNK_BYTES", 4096)  # rows.jsonl streamed in many chunks
     job = synthetic_job("job-export-table", DOCUMENTS, part_size=200)
     fan_in(job)
@@ -57,3 +58,34 @@ def test_the_export_is_the_same_with_the_rows_inline_or_only_in_the_table(
     }
     in_order = [row.document_id for row in inline.rows if row.document_id in stored]
     assert [result["document_id"] for result in results] == in_order and len(in_order) > DOCUMENTS // 2
+
+
+def test_a_definition_exporting_json_lines_has_its_report_partitions_read_the_results(
+    cloud: None, monkeypatch: Any
+) -> None:
+    """With an export action of JSON Lines in the definition, each report partition writes its stored results
+    and BuildReport joins them (report/results.jsonl): the export copies it, never reading a result itself,
+    and its bytes are those of the export that reads every result (docs/design.md, "Report by fan-in")."""
+    monkeypatch.setattr(report_fan_in, "RESULTS_READ_BATCH", 64)
+    job = synthetic_job("job-export-joined", DOCUMENTS, actions=[ACTION], part_size=200)
+    plan, _ = fan_in(job)
+    report = Report.model_validate(report_json(job.job_id))
+    assert report.table is not None and report.table.results_key == storage.report_results_key(job.job_id)
+    segments = [storage.report_segment_key(job.job_id, p.partition, "results.jsonl") for p in plan.partitions]
+    assert len(segments) == 3 and all(key in list_keys(storage.report_root(job.job_id)) for key in segments)
+    joined = exported(job.job_id)
+
+    read = {key: value for key, value in joined.items() if key.endswith(".jsonl")}
+    reads: list[str] = []
+    monkeypatch.setattr(
+        export, "result_lines", lambda *args: reads.append("read") or iter(())
+    )  # the export must not read a result when the report joined them
+    assert exported(job.job_id) == joined and reads == []
+    monkeypatch.undo()
+    # the same job without the joined results: the export reads every result, to the same bytes
+    without = report.model_copy(update={"table": report.table.model_copy(update={"results_key": None})})
+    prefix = storage.export_prefix(job.job_id, ACTION.name)
+    export.export(job.job_id, ACTION, without)
+    assert storage.get_bytes(f"{prefix}results.jsonl") == read[f"{prefix}results.jsonl"]
+    lines = read[f"{prefix}results.jsonl"].decode().splitlines()
+    assert len(lines) > DOCUMENTS // 2 and all(json.loads(line)["job_id"] == job.job_id for line in lines)

@@ -25,8 +25,15 @@ from tests.support import BUCKET, example_bundle, publish_definition, s3
 DOCUMENTS = 2000
 
 
-def synthetic_job(job_id: str, documents: int = DOCUMENTS, **sizes: int) -> SyntheticJob:
+def synthetic_job(
+    job_id: str, documents: int = DOCUMENTS, *, actions: list[Any] | None = None, **sizes: int
+) -> SyntheticJob:
+    """A job of ``documents`` synthetic results under the invoice example's definition (with ``actions``
+    instead of its own, when given)."""
     bundle = example_bundle("invoices")
+    if actions is not None:
+        definition = bundle.definition.model_copy(update={"actions": actions})
+        bundle = bundle.model_copy(update={"definition": definition})
     publish_definition(bundle)
     versions = JobVersions(
         model_id="m",
