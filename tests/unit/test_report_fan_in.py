@@ -26,10 +26,15 @@ DOCUMENTS = 2000
 
 
 def synthetic_job(
-    job_id: str, documents: int = DOCUMENTS, *, actions: list[Any] | None = None, **sizes: int
+    job_id: str,
+    documents: int = DOCUMENTS,
+    *,
+    actions: list[Any] | None = None,
+    clean: bool = False,
+    **sizes: int,
 ) -> SyntheticJob:
     """A job of ``documents`` synthetic results under the invoice example's definition (with ``actions``
-    instead of its own, when given)."""
+    instead of its own, when given); ``clean``: every document extracted (a job that verifies)."""
     bundle = example_bundle("invoices")
     if actions is not None:
         definition = bundle.definition.model_copy(update={"actions": actions})
@@ -45,7 +50,9 @@ def synthetic_job(
         definition_sha256=bundle.sha256,
     )
     sizes = {"part_size": 300, "entries_per_file": 700, **sizes}
-    return write_fan_in_job(s3(), BUCKET, job_id, documents, bundle=bundle, versions=versions, **sizes)
+    return write_fan_in_job(
+        s3(), BUCKET, job_id, documents, bundle=bundle, versions=versions, clean=clean, **sizes
+    )
 
 
 def fan_in(job: SyntheticJob) -> tuple[ReportPlan, ReportSummary]:

@@ -4,50 +4,27 @@ bounded memory by a VerifyPartitions child, the verdicts merged; the checks find
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from docagent.drills.fan_in_job import SyntheticJob, write_fan_in_job
-from docagent.kit.loader import read_bundle
+from docagent.drills.fan_in_job import SyntheticJob
 from functions import storage
 from functions.errors import JobVerificationFailed
 from functions.handlers.verify_job import handler as verify_handler
 from functions.logic.report_fan_in import partitions_of
 from functions.logic.verify_job import verify_job
 from functions.logic.verify_partition import SAMPLE_SIZE, rank
-from functions.payloads.job import JobVersions
 from functions.payloads.verification import VerifyJobEvent
 from tests.fakes import FakeLambdaContext
-from tests.support import BUCKET, EXAMPLES, publish_definition, s3
-from tests.unit.test_report_fan_in import fan_in
+from tests.support import BUCKET, s3
+from tests.unit.test_report_fan_in import fan_in, synthetic_job
 
 
-def clean_job(
-    job_id: str, tmp_path: Path, documents: int = 900, before_report: Any = None, **sizes: Any
-) -> SyntheticJob:
+def clean_job(job_id: str, documents: int = 900, before_report: Any = None, **sizes: Any) -> SyntheticJob:
     """A finished job that verifies: every document extracted, a definition without actions."""
-    folder = tmp_path / "definition"
-    shutil.copytree(EXAMPLES / "invoices", folder)
-    definition = json.loads((folder / "job.json").read_text())
-    (folder / "job.json").write_text(json.dumps({**definition, "actions": []}))
-    bundle = read_bundle(folder)
-    publish_definition(bundle)
-    versions = JobVersions(
-        model_id="m",
-        prompt_version="p",
-        prompt_sha256="0" * 64,
-        code_version="c",
-        created_at="2026-12-04T00:00:00Z",
-        definition=bundle.name,
-        definition_sha256=bundle.sha256,
-    )
     sizes = {"part_size": 250, "entries_per_file": 400, **sizes}
-    job = write_fan_in_job(
-        s3(), BUCKET, job_id, documents, bundle=bundle, versions=versions, clean=True, **sizes
-    )
+    job = synthetic_job(job_id, documents, actions=[], clean=True, **sizes)
     if before_report is not None:
         before_report(job)
     fan_in(job)
@@ -73,8 +50,8 @@ def verify(job: SyntheticJob, *, partitions: bool = True) -> dict[str, str]:
         return {"failed": str(failed)}
 
 
-def test_a_clean_job_verifies_through_its_partitions(cloud: None, tmp_path: Path) -> None:
-    job = clean_job("job-verify-clean", tmp_path)
+def test_a_clean_job_verifies_through_its_partitions(cloud: None) -> None:
+    job = clean_job("job-verify-clean")
     assert verify(job) == {
         "one_result_per_document": "ok",
         "results_valid": "ok",
@@ -86,11 +63,9 @@ def test_a_clean_job_verifies_through_its_partitions(cloud: None, tmp_path: Path
     assert len(list(verdicts)) == 4  # 900 documents in parts of 250
 
 
-def test_above_the_inline_cap_the_partitions_read_the_table(
-    cloud: None, tmp_path: Path, monkeypatch: Any
-) -> None:
+def test_above_the_inline_cap_the_partitions_read_the_table(cloud: None, monkeypatch: Any) -> None:
     monkeypatch.setattr("functions.logic.report_fan_in.INLINE_ROWS_MAX", 100)
-    job = clean_job("job-verify-table", tmp_path, 500)
+    job = clean_job("job-verify-table", 500)
     assert storage.get_json(storage.report_key(job.job_id))["rows"] == []
     assert verify(job)["report_matches"] == "ok"
     storage.put_bytes(storage.report_table_key(job.job_id, "jsonl"), b"", content_type="application/jsonl")
@@ -98,10 +73,8 @@ def test_above_the_inline_cap_the_partitions_read_the_table(
 
 
 @pytest.mark.parametrize("partitions", [True, False], ids=["by-the-map", "in-place"])
-def test_missing_orphan_and_unjournalled_results_are_found(
-    cloud: None, tmp_path: Path, partitions: bool
-) -> None:
-    job = clean_job(f"job-verify-bad-{partitions}".lower(), tmp_path)
+def test_missing_orphan_and_unjournalled_results_are_found(cloud: None, partitions: bool) -> None:
+    job = clean_job(f"job-verify-bad-{partitions}".lower())
     client = s3()
     client.delete_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000600.pdf"))
     # Orphans inside a partition's range, before the first name and after the last.
@@ -119,10 +92,8 @@ def test_missing_orphan_and_unjournalled_results_are_found(
     assert "report_matches: 1 row(s) without a stored result: doc-0000600.pdf" in message
 
 
-def test_the_sample_is_the_jobs_lowest_ranks_whichever_partition_holds_them(
-    cloud: None, tmp_path: Path
-) -> None:
-    job = clean_job("job-verify-sample", tmp_path)
+def test_the_sample_is_the_jobs_lowest_ranks_whichever_partition_holds_them(cloud: None) -> None:
+    job = clean_job("job-verify-sample")
     ids = [f"doc-{index:07d}.pdf" for index in range(900)]
     sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[:SAMPLE_SIZE]
     not_sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[SAMPLE_SIZE]
@@ -136,7 +107,7 @@ def test_the_sample_is_the_jobs_lowest_ranks_whichever_partition_holds_them(
     assert not_sampled not in message
 
 
-def test_documents_whose_ids_do_not_follow_the_parts_still_verify(cloud: None, tmp_path: Path) -> None:
+def test_documents_whose_ids_do_not_follow_the_parts_still_verify(cloud: None) -> None:
     """Parts whose ids interleave (keys renamed to ids out of their order): every result is still looked at
     by exactly one partition and the orphan candidates resolve against the manifest."""
 
@@ -151,7 +122,7 @@ def test_documents_whose_ids_do_not_follow_the_parts_still_verify(cloud: None, t
         for key, lines in zip(manifest.parts, parts, strict=True):
             storage.put_bytes(key, ("\n".join(lines) + "\n").encode(), content_type="application/jsonl")
 
-    job = clean_job("job-verify-shuffled", tmp_path, 600, before_report=swap, part_size=200)
+    job = clean_job("job-verify-shuffled", 600, before_report=swap, part_size=200)
     assert verify(job) == verify(job, partitions=False)
     assert set(verify(job).values()) == {"ok"}
     s3().put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000399a.pdf"), Body=b"{}")
