@@ -72,6 +72,15 @@ def _translated(task: StateTaskService) -> bool:
     return isinstance(task, (StateTaskServiceAwsSdk, StateTaskServiceSfn))
 
 
+def _operation_of(
+    task: StateTaskService, boto_service_name: str | None = None, service_action_name: str | None = None
+) -> OperationModel | None:
+    """The botocore operation a service task calls (its service and action as the task names them)."""
+    return operation(
+        task._get_boto_service_name(boto_service_name), task._get_boto_service_action(service_action_name)
+    )
+
+
 def _normalise_parameters(
     self: StateTaskService,
     parameters: dict[str, Any],
@@ -80,9 +89,7 @@ def _normalise_parameters(
 ) -> None:
     if not _translated(self):
         return
-    found = operation(
-        self._get_boto_service_name(boto_service_name), self._get_boto_service_action(service_action_name)
-    )
+    found = _operation_of(self, boto_service_name, service_action_name)
     if found is not None and found.input_shape is not None:
         self._to_boto_request(parameters, found.input_shape)
 
@@ -93,7 +100,7 @@ def _calling(original: Any) -> Any:
 
     def eval_service_task(self: StateTaskService, env: Any, resource_runtime_part: Any,
                           normalised_parameters: dict[str, Any], state_credentials: Any) -> Any:  # fmt: skip
-        found = operation(self._get_boto_service_name(), self._get_boto_service_action())
+        found = _operation_of(self)
         if found is not None:
             _refuse_missing_members(found, normalised_parameters)
         return original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
@@ -129,9 +136,7 @@ def _normalise_response(
 ) -> None:
     if not _translated(self):
         return
-    found = operation(
-        self._get_boto_service_name(boto_service_name), self._get_boto_service_action(service_action_name)
-    )
+    found = _operation_of(self, boto_service_name, service_action_name)
     if found is not None and found.output_shape is not None:
         self._from_boto_response(response, found.output_shape)
     _timestamps_as_text(response)
