@@ -430,14 +430,15 @@ def recordings_of(
                 continue  # no fields; or a long PDF's page window, which a recording does not replay (#41)
             purpose = record.get("purpose", "extract")
             class_name = record.get("class_name") if purpose == "extract" else None
-            tokens = record.get("input_tokens"), record.get("output_tokens")
+            # the call's usage as billed; a record without it (0 input tokens: the default) replays estimated
+            billed = bool(record.get("input_tokens"))
             replies.append(
                 RecordedReply(
                     purpose=purpose,
                     class_name=class_name,
                     reply=json.dumps(fields),
-                    input_tokens=tokens[0] if tokens[0] else None,
-                    output_tokens=tokens[1] if tokens[0] else None,
+                    input_tokens=record.get("input_tokens") if billed else None,
+                    output_tokens=record.get("output_tokens") if billed else None,
                 )
             )
         if replies:
