@@ -344,10 +344,4 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
             "failed": report.failed,
         },
     )
-    return ReportSummary(
-        report_key=key,
-        documents=report.documents,
-        extracted=report.extracted,
-        review=report.review,
-        rejected=report.rejected,
-    )
+    return ReportSummary.of(key, report)

@@ -461,10 +461,4 @@ def merge_report(
         context=context,
     )
     logger.info("report merged", extra={"partitions": len(partials), "documents": report.documents})
-    return ReportSummary(
-        report_key=key,
-        documents=report.documents,
-        extracted=report.extracted,
-        review=report.review,
-        rejected=report.rejected,
-    )
+    return ReportSummary.of(key, report)

@@ -173,3 +173,14 @@ class ReportSummary(StrictModel):
     extracted: int = Field(ge=0)
     review: int = Field(0, ge=0)
     rejected: int = Field(ge=0)
+
+    @classmethod
+    def of(cls, report_key: str, report: Report) -> ReportSummary:
+        """The summary of ``report``, stored at ``report_key``."""
+        return cls(
+            report_key=report_key,
+            documents=report.documents,
+            extracted=report.extracted,
+            review=report.review,
+            rejected=report.rejected,
+        )
