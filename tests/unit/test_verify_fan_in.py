@@ -21,9 +21,9 @@ from tests.support import BUCKET, s3
 from tests.unit.test_report_fan_in import fan_in, synthetic_job
 
 
-def clean_job(job_id: str, documents: int = 900, before_report: Any = None, **sizes: Any) -> SyntheticJob:
+def clean_job(job_id: str, documents: int = 300, before_report: Any = None, **sizes: Any) -> SyntheticJob:
     """A finished job that verifies: every document extracted, a definition without actions."""
-    sizes = {"part_size": 250, "entries_per_file": 400, **sizes}
+    sizes = {"part_size": 80, "entries_per_file": 130, **sizes}
     job = synthetic_job(job_id, documents, actions=[], clean=True, **sizes)
     if before_report is not None:
         before_report(job)
@@ -60,12 +60,12 @@ def test_a_clean_job_verifies_through_its_partitions(cloud: None) -> None:
         "actions_done_once": "ok",
     }
     verdicts = storage.list_objects(storage.verify_root(job.job_id))
-    assert len(list(verdicts)) == 4  # 900 documents in parts of 250
+    assert len(list(verdicts)) == 4  # 300 documents in parts of 80
 
 
 def test_above_the_inline_cap_the_partitions_read_the_table(cloud: None, monkeypatch: Any) -> None:
     monkeypatch.setattr("functions.logic.report_fan_in.INLINE_ROWS_MAX", 100)
-    job = clean_job("job-verify-table", 500)
+    job = clean_job("job-verify-table", 200)
     assert storage.get_json(storage.report_key(job.job_id))["rows"] == []
     assert verify(job)["report_matches"] == "ok"
     storage.put_bytes(storage.report_table_key(job.job_id, "jsonl"), b"", content_type="application/jsonl")
@@ -76,25 +76,25 @@ def test_above_the_inline_cap_the_partitions_read_the_table(cloud: None, monkeyp
 def test_missing_orphan_and_unjournalled_results_are_found(cloud: None, partitions: bool) -> None:
     job = clean_job(f"job-verify-bad-{partitions}".lower())
     client = s3()
-    client.delete_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000600.pdf"))
+    client.delete_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000200.pdf"))
     # Orphans inside a partition's range, before the first name and after the last.
-    for orphan in ("doc-0000300x.pdf", "a-first.pdf", "zz-last.pdf"):
+    for orphan in ("doc-0000100x.pdf", "a-first.pdf", "zz-last.pdf"):
         client.put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, orphan), Body=b"{}")
     client.delete_object(
-        Bucket=BUCKET, Key=storage.model_call_key(job.job_id, "doc-0000100.pdf", "call-0000100")
+        Bucket=BUCKET, Key=storage.model_call_key(job.job_id, "doc-0000050.pdf", "call-0000050")
     )
     message = verify(job, partitions=partitions)["failed"]
-    assert "one_result_per_document: 1 document(s) without a result: doc-0000600.pdf" in message
+    assert "one_result_per_document: 1 document(s) without a result: doc-0000200.pdf" in message
     assert (
-        "3 result(s) for documents not in the manifest: a-first.pdf, doc-0000300x.pdf, zz-last.pdf" in message
+        "3 result(s) for documents not in the manifest: a-first.pdf, doc-0000100x.pdf, zz-last.pdf" in message
     )
-    assert "model_calls_journalled: results without a journalled model call: doc-0000100.pdf" in message
-    assert "report_matches: 1 row(s) without a stored result: doc-0000600.pdf" in message
+    assert "model_calls_journalled: results without a journalled model call: doc-0000050.pdf" in message
+    assert "report_matches: 1 row(s) without a stored result: doc-0000200.pdf" in message
 
 
 def test_the_sample_is_the_jobs_lowest_ranks_whichever_partition_holds_them(cloud: None) -> None:
     job = clean_job("job-verify-sample")
-    ids = [f"doc-{index:07d}.pdf" for index in range(900)]
+    ids = [f"doc-{index:07d}.pdf" for index in range(300)]
     sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[:SAMPLE_SIZE]
     not_sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[SAMPLE_SIZE]
     client = s3()
@@ -122,8 +122,8 @@ def test_documents_whose_ids_do_not_follow_the_parts_still_verify(cloud: None) -
         for key, lines in zip(manifest.parts, parts, strict=True):
             storage.put_bytes(key, ("\n".join(lines) + "\n").encode(), content_type="application/jsonl")
 
-    job = clean_job("job-verify-shuffled", 600, before_report=swap, part_size=200)
+    job = clean_job("job-verify-shuffled", 300, before_report=swap, part_size=100)
     assert verify(job) == verify(job, partitions=False)
     assert set(verify(job).values()) == {"ok"}
-    s3().put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000399a.pdf"), Body=b"{}")
-    assert "1 result(s) for documents not in the manifest: doc-0000399a.pdf" in verify(job)["failed"]
+    s3().put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000199a.pdf"), Body=b"{}")
+    assert "1 result(s) for documents not in the manifest: doc-0000199a.pdf" in verify(job)["failed"]
