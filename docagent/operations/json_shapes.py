@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from docagent.kit.validate import Problem as DefinitionProblem
 from functions.payloads.evidence import FieldEvidence
@@ -456,6 +456,7 @@ class ReviewQueueItem(Output):
     )
     index: int
     class_name: str | None
+    fields: dict[str, JsonValue] | None = Field(description="its fields as the model read them")
     reason: str | None = Field(description="why its checks or its evidence sent it to review")
     error: str | None
     decision: ReviewDecision | None = Field(description="null: waiting for a reviewer")

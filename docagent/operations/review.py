@@ -157,7 +157,8 @@ def register(
 def queue(records: JobRecords) -> list[dict[str, Any]]:
     """The review items: each document whose result is ``review``, and each section of a packet whose own
     result is (read from its section result), the least certain first (its lowest field confidence; then in
-    job order, a packet's sections in page order), each with its evidence and its decision (or null)."""
+    job order, a packet's sections in page order), each with its fields as read, its evidence and its
+    decision (or null)."""
     decisions = records.reviews
     waiting = sorted(
         review_results(records),
@@ -178,6 +179,7 @@ def queue(records: JobRecords) -> list[dict[str, Any]]:
                 "pages": None if result.pages is None else list(result.pages),
                 "index": result.index,
                 "class_name": result.class_name,
+                "fields": result.fields,
                 "reason": result.reason,
                 "error": result.error,
                 "confidence": least_confidence(result) if result.evidence else None,
