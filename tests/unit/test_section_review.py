@@ -24,11 +24,12 @@ from functions.fields import row_columns
 from functions.logic.build_report import build_report
 from functions.logic.report_fan_in import merge_report, report_partition, summarize_results
 from functions.logic.review_wait import release_if_decided, review_queue
+from functions.logic.verify_partition import expected_row
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult
 from functions.payloads.fan_in import PartitionEvent, SummarizeEvent
 from functions.payloads.job import JobInfo, JobManifest, JobOptions, JobVersions, ManifestEntry
-from functions.payloads.report import BuildReportEvent, MapRunInfo, SectionRow
+from functions.payloads.report import BuildReportEvent, MapRunInfo, ReportRow, SectionRow
 from functions.reviews import ChosenEvidence, ReviewWaitRecord, decision_id
 from functions.sections import packet_status
 from tests.support import BUCKET, example_bundle, get_json, list_keys, publish_definition, put_object
@@ -285,6 +286,15 @@ def test_the_report_applies_each_sections_decision_and_the_packet_follows_its_wo
     assert (one_pass["extracted"], one_pass["review"], one_pass["rejected"]) == (1, 1, 1)
     # the accepted sections count in the totals, the corrected total among them
     assert one_pass["totals"]["total-by-currency"] == {"GBP": "1575.00"}
+    # verify_job expects the decided packet row for the stored packet result (and not the undecided one)
+    stored = storage.get_result(JOB, PACKET)
+    assert stored is not None and stored.status == "review"
+    decided_row = ReportRow.model_validate(accepted)
+    assert expected_row(stored, decided_row) == decided_row
+    undecided = stored.report_row(list(decided_row.fields))
+    assert expected_row(stored, undecided) == undecided  # a job that did not wait shows the workflow's row
+    wrong = decided_row.model_copy(update={"sections": [undecided.sections[0], decided_row.sections[1]]})  # type: ignore[index]
+    assert expected_row(stored, wrong) == decided_row != wrong  # a row with the decision half applied: caught
 
 
 def test_without_the_wait_the_report_keeps_what_the_workflow_decided(records: JobRecords) -> None:
