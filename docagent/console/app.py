@@ -305,7 +305,11 @@ def page_job(handler: Handler, console: ReviewConsole, query: dict[str, str], jo
 def page_review(handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str) -> None:
     documents = views.review_queue(console.ctx, job_id)
     body = console.render(
-        "review.html", job_id=job_id, documents=documents, said=console.status(query.get("said"))
+        "review.html",
+        job_id=job_id,
+        documents=documents,
+        item_path=views.item_path,
+        said=console.status(query.get("said")),
     )
     handler.reply(HTTPStatus.OK, body)
 

@@ -198,8 +198,14 @@ class DocumentView:
     @property
     def path(self) -> str:
         """This page's path: the document's, or its section's (its review form posts to ``{path}/review``)."""
-        document = f"/job/{self.job_id}/document/{self.document_id}"
-        return document if self.section_id is None else f"{document}/section/{self.section_id}"
+        return item_path(self.job_id, storage.review_item(self.document_id, self.section_id))
+
+
+def item_path(job_id: str, item: str) -> str:
+    """The page of a review item: ``/job/JOB/document/DOC``, a packet's section's ``.../section/SECTION``."""
+    document_id, section_id = storage.review_item_parts(item)
+    document = f"/job/{job_id}/document/{document_id}"
+    return document if section_id is None else f"{document}/section/{section_id}"
 
 
 def _reused(call: ModelCallRecord, result: DocumentResult | None, redrives: list[dict[str, Any]]) -> bool:

@@ -162,5 +162,7 @@ def test_a_packets_section_in_review_has_its_own_page_form_and_queue_row():
     item = {"item": "packet.pdf#s0001-0001", "document_id": "packet.pdf", "section_id": "s0001-0001",
             "pages": [1, 1], "class_name": "claim-form", "confidence": None, "reason": "r",
             "decision": None}  # fmt: skip
-    queue = console.render("review.html", job_id="j1", documents=[item], said=None).decode()
+    queue = console.render(
+        "review.html", job_id="j1", documents=[item], item_path=views.item_path, said=None
+    ).decode()
     assert '<a href="/job/j1/document/packet.pdf/section/s0001-0001">packet.pdf#s0001-0001</a>' in queue
