@@ -176,7 +176,8 @@ UNFAULTED_STEPS: dict[str, str] = {
     "RecordApproval": "records the operator's decision",
     "PlanBatchJobs": "writes the job's split into batch jobs once: a repeat reads the plan it wrote",
     "WriteBatchRecord": "writes one document's batch input record: a repeat writes the same object",
-    "WaitForReview": "keeps the task token and the review queue until every queued document has a decision",
+    "WaitForReview": "keeps the task token and the review queue until every queued item (a document, a "
+    "packet's section) has a decision",
 }
 
 

@@ -1,9 +1,13 @@
-"""A reviewer's decision on one document of a job (docs/design.md, "Review").
+"""A reviewer's decision on one review item of a job (docs/design.md, "Review").
 
-Documents whose result is ``review`` (a check with ``on_fail: "review"`` failed) form a job's review queue.
-A reviewer accepts or rejects each one, optionally correcting its fields; the decision is stored beside the
-result, at ``jobs/{job_id}/reviews/{document_id}.json``, written once (a conditional PutObject): the same
-decision again is answered from the stored record and changes nothing, another decision is refused.
+Documents whose result is ``review`` (a check with ``on_fail: "review"`` failed), and packets' sections whose
+own result is (functions/sections.py), form a job's review queue: its items, a document by its id, a section
+as ``{document_id}#{section_id}`` (storage.review_item). A reviewer accepts or rejects each one, optionally
+correcting its fields; the decision is stored beside the result, at
+``jobs/{job_id}/reviews/{document_id}.json`` (a section's:
+``reviews/{document_id}/sections/{section_id}.json``), written once (a conditional PutObject): the same
+decision again is answered from the stored record and changes nothing, another decision is refused. A packet's
+row follows its sections' decisions (its worst section).
 """
 
 from __future__ import annotations
@@ -18,16 +22,19 @@ from functions import storage
 from functions.definition import DefinitionBundle
 from functions.fields import row_columns, row_values
 from functions.payloads.common import DOCUMENT_ID_PATTERN, JOB_ID_PATTERN
-from functions.payloads.report import ReportRow
+from functions.payloads.report import ReportRow, SectionRow
+from functions.sections import SECTION_ID_PATTERN, packet_status
 
 _READ_WORKERS = 16
 
 ReviewVerdict = Literal["accepted", "rejected"]
 
 
-def decision_id(job_id: str, document_id: str) -> str:
-    """The decision's id: from the job and the document only, so every attempt to decide is the same one."""
-    return hashlib.sha256(f"{job_id}\n{document_id}".encode()).hexdigest()[:32]
+def decision_id(job_id: str, document_id: str, section_id: str | None = None) -> str:
+    """The decision's id: from the job and the document (and a packet's section) only, so every attempt to
+    decide is the same one."""
+    named = f"{job_id}\n{document_id}" if section_id is None else f"{job_id}\n{document_id}\n{section_id}"
+    return hashlib.sha256(named.encode()).hexdigest()[:32]
 
 
 class ChosenEvidence(BaseModel):
@@ -55,13 +62,17 @@ class FieldCorrection(BaseModel):
 
 
 class ReviewDecision(BaseModel):
-    """jobs/{job_id}/reviews/{document_id}.json."""
+    """jobs/{job_id}/reviews/{document_id}.json, or a packet's section's
+    jobs/{job_id}/reviews/{document_id}/sections/{section_id}.json."""
 
     model_config = ConfigDict(extra="forbid")
 
     decision_id: str = Field(pattern=r"^[0-9a-f]{32}$")
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     document_id: str = Field(pattern=DOCUMENT_ID_PATTERN)
+    section_id: str | None = Field(
+        None, pattern=SECTION_ID_PATTERN, description="the packet's section decided (null: the document)"
+    )
     verdict: ReviewVerdict
     class_name: str | None = None
     fields: dict[str, JsonValue] = Field(description="the document's fields after the corrections")
@@ -69,6 +80,11 @@ class ReviewDecision(BaseModel):
     reason: str | None = None
     decided_by: str = Field(min_length=1)
     decided_at: str
+
+    @property
+    def item_id(self) -> str:
+        """The review item decided (storage.review_item)."""
+        return storage.review_item(self.document_id, self.section_id)
 
     def same_decision(self, other: ReviewDecision) -> bool:
         """The same verdict, fields and reason (who and when aside): a repeated click or a reload."""
@@ -96,7 +112,10 @@ class ReviewWaitRecord(BaseModel):
     status: ReviewWaitStatus
     task_token: str = Field(min_length=1)
     execution_arn: str | None = None
-    documents: list[str] = Field(description="the review queue: document ids whose result is review")
+    documents: list[str] = Field(
+        description="the review queue: its items (document ids, and DOCUMENT#SECTION for a packet's section) "
+        "whose result is review"
+    )
     requested_at: str
     token_updated_at: str
     requests: int = Field(1, ge=1, description="invocations that recorded this wait")
@@ -104,7 +123,7 @@ class ReviewWaitRecord(BaseModel):
     released_at: str | None = None
 
     def undecided(self, decided: set[str]) -> list[str]:
-        return [document_id for document_id in self.documents if document_id not in decided]
+        return [item for item in self.documents if item not in decided]
 
 
 class ReviewWaitEvent(BaseModel):
@@ -126,7 +145,7 @@ class ReviewWaitOutput(BaseModel):
 
     job_id: str
     status: ReviewWaitStatus
-    documents: int = Field(ge=0, description="the review queue's length")
+    documents: int = Field(ge=0, description="the review queue's length (its items)")
     decided: int = Field(ge=0)
     released_by: str | None = None
 
@@ -134,18 +153,30 @@ class ReviewWaitOutput(BaseModel):
 # ------------------------------------------------------------------------- decisions in the report
 
 
-def _read_decisions(job_id: str, document_ids: list[str]) -> dict[str, ReviewDecision]:
-    """The decisions of the review rows that have one: one listing, one read per decision."""
-    decided = sorted(set(document_ids) & set(storage.list_review_ids(job_id)))
+def review_items(row: ReportRow) -> list[str]:
+    """The review items of a report row: the document when its row is ``review``; a packet's sections whose
+    own row is ``review`` (whatever the packet's status: a rejected section does not decide another)."""
+    if row.sections is not None:
+        return [
+            storage.review_item(row.document_id, section.section_id)
+            for section in row.sections
+            if section.status == "review"
+        ]
+    return [row.document_id] if row.status == "review" else []
+
+
+def _read_decisions(job_id: str, items: list[str]) -> dict[str, ReviewDecision]:
+    """The decisions of the review items that have one: one listing, one read per decision."""
+    decided = sorted(set(items) & set(storage.list_review_items(job_id)))
     if not decided:
         return {}
     with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(decided))) as pool:
         found = pool.map(
-            lambda document_id: storage.get_json_or_none(storage.review_key(job_id, document_id)), decided
+            lambda item: storage.get_json_or_none(storage.review_item_key(job_id, item)), decided
         )
         return {
-            document_id: ReviewDecision.model_validate(data)
-            for document_id, data in zip(decided, found, strict=True)
+            item: ReviewDecision.model_validate(data)
+            for item, data in zip(decided, found, strict=True)
             if data is not None
         }
 
@@ -153,29 +184,53 @@ def _read_decisions(job_id: str, document_ids: list[str]) -> dict[str, ReviewDec
 def reviewed_row(row: ReportRow, decision: ReviewDecision, columns: list[str]) -> ReportRow:
     """A review row with its decision applied: accepted, the corrected fields and ``extracted``; rejected,
     ``rejected`` with ``ReviewRejected`` and the reviewer's reason."""
+    return row.model_copy(update=_decided(decision, columns or list(row.fields)))
+
+
+def reviewed_section(section: SectionRow, decision: ReviewDecision, columns: list[str]) -> SectionRow:
+    """A packet's section in review with its decision applied, as :func:`reviewed_row`."""
+    return section.model_copy(update=_decided(decision, columns or list(section.fields)))
+
+
+def _decided(decision: ReviewDecision, columns: list[str]) -> dict[str, object]:
     if decision.verdict == "accepted":
-        return row.model_copy(
-            update={
-                "status": "extracted",
-                "error": None,
-                "reason": decision.reason,
-                "fields": row_values(decision.fields, columns or list(row.fields)),
-            }
-        )
+        fields = row_values(decision.fields, columns)
+        return {"status": "extracted", "error": None, "reason": decision.reason, "fields": fields}
     reason = f"rejected in review by {decision.decided_by}: {decision.reason or 'no reason given'}"
-    return row.model_copy(update={"status": "rejected", "error": REVIEW_REJECTED_ERROR, "reason": reason})
+    return {"status": "rejected", "error": REVIEW_REJECTED_ERROR, "reason": reason}
+
+
+def reviewed_packet(
+    row: ReportRow, decisions: dict[str, ReviewDecision], bundle: DefinitionBundle | None
+) -> ReportRow:
+    """A packet's row with its sections' decisions applied: each decided section as :func:`reviewed_row`,
+    the packet's status, error and reason its worst section's again (functions/sections.py)."""
+    assert row.sections is not None
+    sections = [
+        section
+        if section.status != "review"
+        or (decision := decisions.get(storage.review_item(row.document_id, section.section_id))) is None
+        else reviewed_section(
+            section, decision, row_columns(bundle, section.class_name) if bundle is not None else []
+        )
+        for section in row.sections
+    ]
+    status, error, reason = packet_status(sections)
+    return row.model_copy(update={"sections": sections, "status": status, "error": error, "reason": reason})
 
 
 def apply_decisions(job_id: str, rows: list[ReportRow], bundle: DefinitionBundle | None) -> list[ReportRow]:
-    """The rows with the reviewers' decisions applied (a review row without one stays ``review``)."""
-    decisions = _read_decisions(job_id, [row.document_id for row in rows if row.status == "review"])
-    return [
-        row
-        if row.status != "review" or row.document_id not in decisions
-        else reviewed_row(
-            row,
-            decisions[row.document_id],
-            row_columns(bundle, row.class_name) if bundle is not None else [],
-        )
-        for row in rows
-    ]
+    """The rows with the reviewers' decisions applied (a review item without one stays ``review``): a
+    document's on its row, a packet's sections' on their section rows (the packet's row follows them)."""
+    decisions = _read_decisions(job_id, [item for row in rows for item in review_items(row)])
+    applied: list[ReportRow] = []
+    for row in rows:
+        if row.sections is not None:
+            decided = any(item in decisions for item in review_items(row))
+            applied.append(reviewed_packet(row, decisions, bundle) if decided else row)
+        elif row.status == "review" and row.document_id in decisions:
+            columns = row_columns(bundle, row.class_name) if bundle is not None else []
+            applied.append(reviewed_row(row, decisions[row.document_id], columns))
+        else:
+            applied.append(row)
+    return applied

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 SECTIONS_STEP = "sections"
+# A section's id: its first and last page (``section_id``), as its result, its review item and eval name it.
+SECTION_ID_PATTERN = r"^s[0-9]{4}-[0-9]{4}$"
 # A packet's status is its worst section's: rejected over review over extracted.
 _SEVERITY: dict[DocumentStatus, int] = {"extracted": 0, "review": 1, "rejected": 2}
 
@@ -60,7 +62,7 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    section_id: str = Field(pattern=r"^s[0-9]{4}-[0-9]{4}$")
+    section_id: str = Field(pattern=SECTION_ID_PATTERN)
     class_name: str | None
     pages: tuple[int, int]
 

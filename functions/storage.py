@@ -294,17 +294,61 @@ def review_key(job_id: str, document_id: str) -> str:
     return f"{reviews_prefix(job_id)}{document_id}.json"
 
 
+def section_review_key(job_id: str, document_id: str, section_id: str) -> str:
+    """A reviewer's decision on one section of a packet (its result: ``section_result_key``)."""
+    return f"{reviews_prefix(job_id)}{document_id}/sections/{section_id}.json"
+
+
+# A review item is a document (its id) or a packet's section (``{document_id}#{section_id}``, as eval names a
+# labelled section): a document id never holds "#" (DOCUMENT_ID_PATTERN).
+ITEM_SEPARATOR = "#"
+
+
+def review_item(document_id: str, section_id: str | None = None) -> str:
+    """A review item's id: the document's id, or ``{document_id}#{section_id}`` for a packet's section."""
+    return document_id if section_id is None else f"{document_id}{ITEM_SEPARATOR}{section_id}"
+
+
+def review_item_parts(item: str) -> tuple[str, str | None]:
+    """``(document_id, section_id)`` of a review item's id (section_id None: a document)."""
+    document_id, separator, section_id = item.partition(ITEM_SEPARATOR)
+    return document_id, section_id if separator else None
+
+
+def review_item_key(job_id: str, item: str) -> str:
+    """The decision's key of a review item: ``review_key`` or ``section_review_key``."""
+    document_id, section_id = review_item_parts(item)
+    if section_id is None:
+        return review_key(job_id, document_id)
+    return section_review_key(job_id, document_id, section_id)
+
+
+def review_item_of_key(prefix: str, key: str) -> str | None:
+    """The review item a key under reviews/ holds the decision of: ``{document_id}.json`` → the document,
+    ``{document_id}/sections/{section_id}.json`` → its section; None for any other key."""
+    name = key[len(prefix) :] if key.startswith(prefix) else ""
+    if not name.endswith(".json"):
+        return None
+    parts = name[: -len(".json")].split("/")
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 3 and parts[1] == "sections":
+        return review_item(parts[0], parts[2])
+    return None
+
+
 def review_wait_key(job_id: str) -> str:
     """The waiting WaitForReview task's token and the job's review queue, beside approval.json
     (docs/design.md, "Review")."""
     return f"{job_prefix(job_id)}review-wait.json"
 
 
-def list_review_ids(job_id: str, *, bucket: str | None = None, client: S3Client | None = None) -> list[str]:
-    """Document ids that have a reviewer's decision (one listing of reviews/, ceil(R / 1000) pages)."""
+def list_review_items(job_id: str, *, bucket: str | None = None, client: S3Client | None = None) -> list[str]:
+    """Review items (documents, and packets' sections as ``{document_id}#{section_id}``) that have a
+    reviewer's decision (one listing of reviews/, ceil(R / 1000) pages)."""
     prefix = reviews_prefix(job_id)
     keys = (obj["Key"] for obj in list_objects(prefix, bucket=bucket, client=client))
-    return [document_id for key in keys if (document_id := id_from_key(prefix, key)) is not None]
+    return [item for key in keys if (item := review_item_of_key(prefix, key)) is not None]
 
 
 def drift_key(job_id: str) -> str:

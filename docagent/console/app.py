@@ -37,11 +37,13 @@ from docagent.operations import approval, review
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
 from docagent.operations.records import JobRecords, check_job_id
 from docagent.operations.redrive_job import redrive_job
+from functions import storage
 from functions.reviews import ChosenEvidence
 
 HOST = "127.0.0.1"  # never another interface: the console acts with the operator's credentials
 MAX_FORM_BYTES = 64 * 1024
 SEGMENT = r"([A-Za-z0-9_][A-Za-z0-9._-]{0,199})"
+SECTION = r"(s[0-9]{4}-[0-9]{4})"  # a packet's section (functions/sections.py SECTION_ID_PATTERN)
 KEPT_STATUSES = 256  # the status lines a console keeps for its redirects (the oldest go first)
 
 
@@ -116,7 +118,8 @@ class ReviewConsole:
         )
         return f"job {job_id} rejected by {decided['decided_by']}"
 
-    def decide_document(self, job_id: str, document_id: str, form: dict[str, str]) -> str:
+    def decide_document(self, job_id: str, item: str, form: dict[str, str]) -> str:
+        """Decide a review item: a document, or a packet's section (``{document_id}#{section_id}``)."""
         verdict = form.get("verdict")
         if verdict not in {"accepted", "rejected"}:
             raise OperatorError("choose accept or reject")
@@ -125,7 +128,7 @@ class ReviewConsole:
         }
         decided = review.decide(
             JobRecords(self.ctx, job_id),
-            document_id,
+            item,
             "accepted" if verdict == "accepted" else "rejected",
             typed=typed,
             by=form.get("by") or self.reviewer,
@@ -134,7 +137,7 @@ class ReviewConsole:
         )
         said = "recorded" if decided.written else "already recorded: nothing changed"
         queue = f"; {decided.queue.sentence()}" if decided.queue is not None else ""
-        return f"document {document_id} {decided.decision.verdict} ({said}){queue}"
+        return f"{review.item_name(item)} {decided.decision.verdict} ({said}){queue}"
 
 
 def chosen_evidence(form: dict[str, str]) -> dict[str, ChosenEvidence]:
@@ -302,17 +305,23 @@ def page_job(handler: Handler, console: ReviewConsole, query: dict[str, str], jo
 def page_review(handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str) -> None:
     documents = views.review_queue(console.ctx, job_id)
     body = console.render(
-        "review.html", job_id=job_id, documents=documents, said=console.status(query.get("said"))
+        "review.html",
+        job_id=job_id,
+        documents=documents,
+        item_path=views.item_path,
+        said=console.status(query.get("said")),
     )
     handler.reply(HTTPStatus.OK, body)
 
 
-def page_document(
-    handler: Handler, console: ReviewConsole, query: dict[str, str], job_id: str, document_id: str
-) -> None:
-    view = views.document(console.ctx, job_id, document_id)
+def page_document(handler: Handler, console: ReviewConsole, query: dict[str, str], *where: str) -> None:
+    """``/job/JOB/document/DOCUMENT`` and a packet's section's ``/job/JOB/document/DOCUMENT/section/S``."""
+    job_id, document_id, *section = where
+    section_id = section[0] if section else None
+    view = views.document(console.ctx, job_id, document_id, section_id)
     if view is None:
-        raise OperatorError(f"job {job_id} has no document {document_id}", EXIT_NOT_FOUND)
+        what = document_id if section_id is None else f"section {section_id} of {document_id}"
+        raise OperatorError(f"job {job_id} has no document {what}", EXIT_NOT_FOUND)
     body = console.render(
         "document.html",
         doc=view,
@@ -357,6 +366,7 @@ GET_ROUTES: list[tuple[str, Callable[..., None]]] = [
     (rf"/job/{SEGMENT}", page_job),
     (rf"/job/{SEGMENT}/review", page_review),
     (rf"/job/{SEGMENT}/document/{SEGMENT}", page_document),
+    (rf"/job/{SEGMENT}/document/{SEGMENT}/section/{SECTION}", page_document),
     (rf"/job/{SEGMENT}/document/{SEGMENT}/file", page_file),
     (rf"/job/{SEGMENT}/document/{SEGMENT}/page/([1-9][0-9]{{0,2}})", page_image),
     (r"/static/([a-z0-9-]+\.(?:css|js))", page_static),
@@ -369,6 +379,12 @@ POST_ROUTES: list[tuple[str, Callable[..., str]]] = [
     (
         rf"/job/{SEGMENT}/document/{SEGMENT}/review",
         lambda console, form, job, document: console.decide_document(job, document, form),
+    ),
+    (  # a packet's section, its own review item (functions/sections.py)
+        rf"/job/{SEGMENT}/document/{SEGMENT}/section/{SECTION}/review",
+        lambda console, form, job, document, section: console.decide_document(
+            job, storage.review_item(document, section), form
+        ),
     ),
 ]
 

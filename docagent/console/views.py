@@ -16,6 +16,7 @@ from docagent.operations.records import JobRecords, check_job_id
 from docagent.operations.redrive_job import plan_redrive
 from docagent.operations.review import queue
 from docagent.operations.trace_job import build_trace, span_lines, trace_steps
+from functions import storage
 from functions.documents import detect_format
 from functions.errors import DocumentRejected
 from functions.images import PageImage, image_kind, page_images
@@ -190,6 +191,21 @@ class DocumentView:
     job_status: str
     image_pages: int = 0  # an image document's pages, each shown as the model receives it (page_image)
     pages: list[str] | None = None  # the page texts the evidence's offsets refer to (functions/page_texts.py)
+    # a packet's section shown as its own review item (its result, its decision); None: the document
+    section_id: str | None = None
+    section_reviews: dict[str, ReviewDecision] = field(default_factory=dict)  # a packet's, by section id
+
+    @property
+    def path(self) -> str:
+        """This page's path: the document's, or its section's (its review form posts to ``{path}/review``)."""
+        return item_path(self.job_id, storage.review_item(self.document_id, self.section_id))
+
+
+def item_path(job_id: str, item: str) -> str:
+    """The page of a review item: ``/job/JOB/document/DOC``, a packet's section's ``.../section/SECTION``."""
+    document_id, section_id = storage.review_item_parts(item)
+    document = f"/job/{job_id}/document/{document_id}"
+    return document if section_id is None else f"{document}/section/{section_id}"
 
 
 def _reused(call: ModelCallRecord, result: DocumentResult | None, redrives: list[dict[str, Any]]) -> bool:
@@ -206,17 +222,30 @@ def _reused(call: ModelCallRecord, result: DocumentResult | None, redrives: list
     return False
 
 
-def document(ctx: OperatorContext, job_id: str, document_id: str) -> DocumentView | None:
+def document(
+    ctx: OperatorContext, job_id: str, document_id: str, section_id: str | None = None
+) -> DocumentView | None:
+    """A document's page, or (``section_id``) a packet's section's: its own result, calls and decision,
+    beside the packet's pages (its evidence's pages are counted in the packet)."""
     records = JobRecords(ctx, check_job_id(job_id))
     described = records.require_execution()
     entry = next((item for item in records.entries() if item.document_id == document_id), None)
     if entry is None:
         return None
-    result = records.results.get(document_id)
+    if section_id is None:
+        result = records.results.get(document_id)
+    elif (result := records.section_result(document_id, section_id)) is None:
+        return None
     redrives = records.redrives()
     calls = [
-        CallView(call, _reused(call, result, redrives)) for call in records.model_calls.get(document_id, [])
+        CallView(call, _reused(call, result, redrives))
+        for call in records.model_calls.get(document_id, [])
+        if section_id is None or call.section_id == section_id
     ]
+    sections = (result.sections or []) if result is not None else []
+    decided = {part.section_id: storage.review_item(document_id, part.section_id) for part in sections}
+    reviews = records.reviews
+    section_reviews = {part: reviews[item] for part, item in decided.items() if item in reviews}
     content = records.document_bytes(entry, DOCUMENT_BYTES_SHOWN)
     text, note = document_text(content, result)
     started = as_datetime(described.get("startDate"))
@@ -236,7 +265,7 @@ def document(ctx: OperatorContext, job_id: str, document_id: str) -> DocumentVie
         index=entry.index,
         key=entry.key,
         result=result,
-        review=records.review(document_id),
+        review=records.review(storage.review_item(document_id, section_id)),
         calls=calls,
         text=text,
         text_note=note,
@@ -245,6 +274,8 @@ def document(ctx: OperatorContext, job_id: str, document_id: str) -> DocumentVie
         trace=trace["documents"][0] if trace["documents"] else None,
         job_status=str(described["status"]),
         pages=evidence_pages(content, result),
+        section_id=section_id,
+        section_reviews=section_reviews,
     )
 
 

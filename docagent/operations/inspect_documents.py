@@ -10,9 +10,13 @@ from typing import Any
 from docagent.operations.records import JobRecords, document_outcome
 from docagent.operations.step_records import MODEL_STEPS, IdempotencyRecord, document_step_key
 from docagent.operations.workflow_definition import retry_policy
+from functions import storage
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import ManifestEntry
 from functions.payloads.model_calls import ModelCallRecord
+
+# What inspect shows of a section's review decision (the full record: `docagent review list`).
+DECISION_SHOWN = {"verdict", "decided_by", "decided_at", "reason"}
 
 
 def document_keys(job_id: str, steps: dict[str, list[str]]) -> dict[str, dict[str, str]]:
@@ -124,17 +128,12 @@ def document_view(
             replayed.append(
                 f"on redrive the journalled model call {calls[-1].call_id} is reused: no new model call"
             )
-    result_view = None
-    if result is not None:
-        result_view = result.model_dump(
-            mode="json", include={"status", "error", "reason", "processed_at", "model_call_id", "sections"}
-        )  # a packet's sections: each its own result (functions/sections.py)
     return {
         "document_id": document_id,
         "index": entry.index,
         "key": entry.key,
         "status": status,
-        "result": result_view,
+        "result": None if result is None else result_view(records, result),
         "last_committed": last,
         "active_step": None if status == "committed" and not child_failed else active,
         "error": error,
@@ -149,6 +148,18 @@ def document_view(
         "replayed": replayed,
         "flags": flags,
     }
+
+
+def result_view(records: JobRecords, result: DocumentResult) -> dict[str, Any]:
+    """What inspect shows of a stored result: a packet's sections each with its own outcome (functions/
+    sections.py) and, as its own review item, its reviewer's decision (null: none)."""
+    view = result.model_dump(
+        mode="json", include={"status", "error", "reason", "processed_at", "model_call_id", "sections"}
+    )
+    for section in view.get("sections") or []:
+        decided = records.reviews.get(storage.review_item(result.document_id, section["section_id"]))
+        section["review"] = None if decided is None else decided.model_dump(include=DECISION_SHOWN)
+    return view
 
 
 def last_boundary(

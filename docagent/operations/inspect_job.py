@@ -407,8 +407,8 @@ class Inspector:
             if wait.get("status") == "waiting":
                 left = wait["documents"] - wait["decided"]
                 return (
-                    f"the job waits for review: {left} document(s) without a decision (`docagent review list "
-                    f"{job}`, then `docagent review accept|reject {job} DOC`)"
+                    f"the job waits for review: {left} item(s) without a decision (`docagent review list "
+                    f"{job}`, then `docagent review accept|reject {job} ITEM`)"
                 )
             return f"the job is running: `docagent status {job} --watch`"
         if report.get("model_breaker"):

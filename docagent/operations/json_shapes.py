@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from docagent.kit.validate import Problem as DefinitionProblem
 from functions.payloads.evidence import FieldEvidence
-from functions.payloads.report import SectionRow
 from functions.reviews import ReviewDecision
 
 
@@ -98,9 +97,11 @@ class ReviewWaitView(Output):
     """A job's wait for its review queue (jobs/{job}/review-wait.json, docs/design.md "Review")."""
 
     status: Literal["waiting", "released"]
-    documents: int = Field(description="the review queue's length")
-    decided: int = Field(description="queued documents with a decision")
-    undecided: list[str] = Field(description="queued documents without a decision, in job order")
+    documents: int = Field(description="the review queue's length (its items: documents, packets' sections)")
+    decided: int = Field(description="queued items with a decision")
+    undecided: list[str] = Field(
+        description="queued items without a decision, in job order (DOCUMENT, or DOCUMENT#SECTION)"
+    )
     requested_at: str
     released_by: str | None = Field(description="WaitForReview (decided already) or reviewer NAME")
     released_at: str | None
@@ -432,19 +433,30 @@ class ReviewWaitRelease(Output):
 
 
 class ReviewDecisionOutput(Output, ReviewDecision):
-    """``docagent review accept|reject JOB DOCUMENT``: the decision as stored (docs/design.md, "Review")."""
+    """``docagent review accept|reject JOB ITEM``: the decision as stored (docs/design.md, "Review")."""
 
+    item: str = Field(
+        description="the review item decided: DOCUMENT, or DOCUMENT#SECTION for a packet's section"
+    )
     written: bool = Field(description="false: the same decision was already recorded, nothing was written")
-    review_key: str = Field(description="the S3 key of the decision, beside the document's result")
+    review_key: str = Field(description="the S3 key of the decision, beside the item's result")
     review_wait: ReviewWaitRelease | None = Field(
         None, description="null: the job does not wait for its review queue (or has not reached the wait)"
     )
 
 
 class ReviewQueueItem(Output):
+    """A review item: a document whose result is review, or a packet's section whose own result is."""
+
+    item: str = Field(description="what `review accept|reject` takes: DOCUMENT, or DOCUMENT#SECTION")
     document_id: str
+    section_id: str | None = Field(description="a packet's section (functions/sections.py); null: a document")
+    pages: list[int] | None = Field(
+        description="a section's first and last page in its packet; null: a document"
+    )
     index: int
     class_name: str | None
+    fields: dict[str, JsonValue] | None = Field(description="its fields as the model read them")
     reason: str | None = Field(description="why its checks or its evidence sent it to review")
     error: str | None
     decision: ReviewDecision | None = Field(description="null: waiting for a reviewer")
@@ -454,28 +466,26 @@ class ReviewQueueItem(Output):
     evidence: dict[str, FieldEvidence] = Field(
         default_factory=dict, description="each field's evidence and confidence, by path"
     )
-    sections: list[SectionRow] | None = Field(
-        None, description="a packet's sections, each with its own outcome (functions/sections.py); null: none"
-    )
 
 
 class ReviewListOutput(Output):
-    """``docagent review list JOB``: the documents whose result is review, the least certain first (then in
-    job order)."""
+    """``docagent review list JOB``: the review items (documents whose result is review, packets' sections
+    whose own result is), the least certain first (then in job order, a packet's sections in page order)."""
 
     job_id: str
-    documents: list[ReviewQueueItem]
-    waiting: int = Field(description="documents without a decision")
+    documents: list[ReviewQueueItem] = Field(description="the review items")
+    waiting: int = Field(description="items without a decision")
 
 
 class ExportedLabel(Output):
     document_id: str
+    item: str = Field(description="the review item: DOCUMENT, or DOCUMENT#SECTION (its pages written alone)")
     label: str = Field(description="the NAME.label.json written")
     corrections: int = Field(description="fields the reviewer changed")
 
 
 class ReviewExportOutput(Output):
-    """``docagent review export JOB DIR``: the accepted documents written as labelled samples."""
+    """``docagent review export JOB DIR``: the accepted review items written as labelled samples."""
 
     job_id: str
     directory: str

@@ -376,12 +376,13 @@ class JobRecords:
 
     @cached_property
     def reviews(self) -> dict[str, ReviewDecision]:
-        """The reviewers' decisions, by document id (jobs/{job}/reviews/, docs/design.md "Review")."""
+        """The reviewers' decisions, by review item (a document's id, a packet's section's
+        ``{document_id}#{section_id}``: jobs/{job}/reviews/, docs/design.md "Review")."""
         prefix = storage.reviews_prefix(self.job_id)
-        keys = sorted(key for key in self.keys(prefix) if key.endswith(".json"))
+        keys = sorted(key for key in self.keys(prefix) if storage.review_item_of_key(prefix, key) is not None)
         loaded = self.read_many(keys)
         return {
-            decision.document_id: decision
+            decision.item_id: decision
             for decision in (ReviewDecision.model_validate(data) for data in loaded if data)
         }
 
@@ -390,12 +391,12 @@ class JobRecords:
         return self._read_model(ReviewWaitRecord, storage.review_wait_key(self.job_id))
 
     def review_wait(self) -> dict[str, Any] | None:
-        """The job's wait for its review queue, read now, with how many queued documents have a decision
+        """The job's wait for its review queue, read now, with how many queued items have a decision
         (one listing of reviews/): None when it never waited."""
         record = self.review_wait_record()
         if record is None:
             return None
-        decided = storage.list_review_ids(self.job_id, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        decided = storage.list_review_items(self.job_id, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
         undecided = record.undecided(set(decided))
         return {
             "status": record.status,
@@ -407,9 +408,15 @@ class JobRecords:
             "released_at": record.released_at,
         }
 
-    def review(self, document_id: str) -> ReviewDecision | None:
-        """One document's decision, read now (not cached: the console shows it right after it is made)."""
-        return self._read_model(ReviewDecision, storage.review_key(self.job_id, document_id))
+    def review(self, item: str) -> ReviewDecision | None:
+        """One review item's decision (a document, or ``{document_id}#{section_id}``), read now (not cached:
+        the console shows it right after it is made)."""
+        return self._read_model(ReviewDecision, storage.review_item_key(self.job_id, item))
+
+    def section_result(self, document_id: str, section_id: str) -> DocumentResult | None:
+        """A packet's section's stored result (functions/sections.py), read now."""
+        key = storage.section_result_key(self.job_id, document_id, section_id)
+        return self._read_model(DocumentResult, key)
 
     def document_bytes(self, entry: ManifestEntry, limit: int) -> bytes | None:
         """The document as the job read it (its pinned version, else its key), at most ``limit`` bytes;

@@ -41,9 +41,18 @@ def resolved(
     records: JobRecords, result: DocumentResult, chosen: dict[str, ChosenEvidence]
 ) -> dict[str, ChosenEvidence]:
     """Each field's chosen evidence with its span in its page's text, or RefusedError (``InvalidEvidence``)
-    naming the field whose quote is not on its page, or whose page the document does not have."""
+    naming the field whose quote is not on its page, or whose page the document (a packet's section: its
+    pages, counted in the packet) does not have."""
     if not chosen:
         return {}
+    for name, evidence in chosen.items():  # a packet's section is read on its pages only
+        if result.pages is not None and not result.pages[0] <= evidence.page <= result.pages[1]:
+            first, last = result.pages
+            raise RefusedError(
+                "InvalidEvidence",
+                f"evidence for {name}: section {result.section_id} is pages {first}-{last}, not page "
+                f"{evidence.page}",
+            )
     pages = _pages(records, result)
     if pages is None:  # no text layer (an image, a scan): the page and the quote as the reviewer gave them
         return chosen

@@ -3,13 +3,13 @@ the report.
 
 ``wait_for_review`` runs in the WaitForReview task (``lambda:invoke.waitForTaskToken``, on the build_report
 function) of a job whose options say ``wait_for_review``. It finds the review queue (the documents whose
-outcome is ``review``, from the Map Run's result files as build_report reads them: never one read per
-document), writes it with the task token to ``jobs/{job_id}/review-wait.json`` (a read-modify-write: the
-same token changes nothing, a new one replaces it and keeps ``requested_at``), then lists the decisions. When
-every queued document has one (an empty queue, a redrive, a crash after the last decision) it completes the
-token itself; otherwise ``docagent review accept|reject`` does, when its decision completes the queue. The
-token is written before the decisions are listed and a decision before the token is read, so one of the two
-sees the other.
+outcome is ``review`` and the packets' sections whose own outcome is, each an item, from the Map Run's result
+files as build_report reads them: never one read per document), writes it with the task token to
+``jobs/{job_id}/review-wait.json`` (a read-modify-write: the same token changes nothing, a new one replaces it
+and keeps ``requested_at``), then lists the decisions. When every queued item has one (an empty queue, a
+redrive, a crash after the last decision) it completes the token itself; otherwise ``docagent review
+accept|reject`` does, when its decision completes the queue. The token is written before the decisions are
+listed and a decision before the token is read, so one of the two sees the other.
 
 build_report applies the decisions to the report's rows (functions/reviews.py ``apply_decisions``).
 """
@@ -31,13 +31,15 @@ from functions.reviews import (
     ReviewWaitEvent,
     ReviewWaitOutput,
     ReviewWaitRecord,
+    review_items,
 )
 
 WORKFLOW = "WaitForReview"
 
 
 def review_queue(job_id: str, map_run: MapRunInfo) -> list[str]:
-    """The job's review queue in job order: rows from the result files, stored results for the documents
+    """The job's review queue in job order, its items (functions/reviews.py ``review_items``: a document in
+    review, a packet's sections in review): rows from the result files, stored results for the documents
     those do not cover (children that did not succeed; normally none)."""
     manifest = storage.get_manifest(job_id)
     if manifest is None:
@@ -47,12 +49,13 @@ def review_queue(job_id: str, map_run: MapRunInfo) -> list[str]:
     results = read_results(
         job_id, [entry.document_id for entry in entries if entry.document_id not in read.rows]
     )
-    queue = []
+    queue: list[str] = []
     for entry in entries:
         row, result = read.rows.get(entry.document_id), results.get(entry.document_id)
-        status = row.status if row is not None else (result.status if result is not None else None)
-        if status == "review":
-            queue.append(entry.document_id)
+        if row is None and result is not None:
+            row = result.report_row([])  # its status and its sections' statuses are what counts here
+        if row is not None:
+            queue += review_items(row)
     return queue
 
 
@@ -69,10 +72,10 @@ def release_if_decided(
     s3: Any = None,
     states: Any = None,
 ) -> tuple[ReviewWaitOutput, str | None]:
-    """Complete the waiting task's token when every queued document has a decision, and mark the record
+    """Complete the waiting task's token when every queued item has a decision, and mark the record
     released. Returns the output and the SendTaskSuccess error code that said the token was settled already
     (TaskTimedOut, InvalidToken, TaskDoesNotExist: reported, never raised), or None."""
-    decided = set(storage.list_review_ids(record.job_id, bucket=bucket, client=s3))
+    decided = set(storage.list_review_items(record.job_id, bucket=bucket, client=s3))
     waiting = record.undecided(decided)
     output = ReviewWaitOutput(
         job_id=record.job_id,

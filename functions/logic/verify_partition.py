@@ -39,7 +39,7 @@ from functions.payloads.fan_in import (
 )
 from functions.payloads.job import JobManifest, ManifestEntry
 from functions.payloads.report import Report, ReportRow, ReportTable
-from functions.reviews import ReviewDecision, reviewed_row
+from functions.reviews import ReviewDecision, review_items, reviewed_packet, reviewed_row
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -56,8 +56,18 @@ def rank(job_id: str, document_id: str) -> str:
 
 def expected_row(result: DocumentResult, row: ReportRow) -> ReportRow:
     """The row the report should hold for a result: its own, or, for a review result the report shows
-    decided (the job waited for its review queue), the row with the reviewer's decision applied."""
+    decided (the job waited for its review queue), the row with the reviewer's decision applied (a packet's:
+    its sections' decisions, functions/reviews.py ``reviewed_packet``)."""
     own = result.report_row(list(row.fields))
+    if own.sections is not None:
+        if row == own:  # nothing decided (or the job did not wait): no decision to read
+            return own
+        decisions = {
+            item: ReviewDecision.model_validate(data)
+            for item in review_items(own)
+            if (data := storage.get_json_or_none(storage.review_item_key(result.job_id, item))) is not None
+        }
+        return reviewed_packet(own, decisions, None) if decisions else own
     if result.status != "review" or row.status == "review":
         return own
     data = storage.get_json_or_none(storage.review_key(result.job_id, result.document_id))

@@ -24,9 +24,11 @@ from playwright import sync_api
 
 from docagent import project
 from docagent.console.app import ConsoleServer, ReviewConsole, serve
+from docagent.console.views import item_path
 from docagent.drills.cloud_crash import CloudProcess
 from docagent.drills.job_folder import JobFolder
 from docagent.drills.local_job import LocalJob
+from docagent.localcloud.bedrock.model_faults import parse_model_faults, set_model_faults
 from docagent.localcloud.deploy import LocalStack, deploy
 from docagent.localcloud.server import free_port
 from docagent.localcloud.synth import synth_local
@@ -268,9 +270,9 @@ def test_reviewing_the_whole_queue_in_the_page_lets_the_waiting_job_finish(setti
     assert "Waiting for review" in page.content()
     assert setting.job("waity").records.keys(storage.report_key("waity")) == []
 
-    queue = record["documents"]
-    for number, document_id in enumerate(queue, start=1):
-        page = setting.open(f"/job/waity/document/{document_id}")
+    queue = record["documents"]  # its items: a document, or a packet's section (its own page)
+    for number, item in enumerate(queue, start=1):
+        page = setting.open(item_path("waity", item))
         page.get_by_label("Reviewer").fill("rita")
         page.locator("#accept").dblclick()
         page.wait_for_url("**said=*")
@@ -363,3 +365,48 @@ def test_a_correction_records_the_evidence_the_reviewer_selected(setting: Settin
         found.end,
     )
     assert " ".join(correction.evidence.quote.split()).lower() == " ".join(str(found.quote).split()).lower()
+
+
+def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting) -> None:
+    """Issue #41: the claims packet alone, the local model moving every incident date a day (its claim form
+    goes to review, its repair estimate does not), in a job that waits for review: the queue lists the
+    section, its page's form decides it alone, the job goes on and the packet's page shows the decision."""
+    folder = JobFolder.read(CLAIMS)
+    job = setting.job("packety")
+    prefix = f"incoming/{job.job_id}/"
+    packet = next(document for document in folder.documents if document.name == "packet-0001.pdf")
+    set_model_faults(setting.cloud.endpoint, parse_model_faults("corrupt=incident_date:1.0"))
+    try:  # the claims definition is published and its labels registered (the module's jobs)
+        job.s3.put_object(Bucket=job.bucket, Key=folder.key(prefix, packet), Body=packet.read_bytes())
+        options = {"wait_for_review": True}
+        job.start({"job_id": job.job_id, "prefix": prefix, **folder.request(), "options": options})
+
+        def waiting() -> bool:
+            record = job.records.read_json(storage.review_wait_key(job.job_id)) or {}
+            return bool(record.get("status") == "waiting")
+
+        wait_until(waiting, "packety waits for review", timeout=240)
+    finally:
+        set_model_faults(setting.cloud.endpoint, None)
+    item = f"{packet.name}#s0001-0001"
+    page = setting.open("/job/packety/review")
+    assert page.get_by_role("link").filter(has_text="#").all_inner_texts() == [item]
+    page.get_by_role("link", name=item).click()
+    assert "section s0001-0001" in page.locator("h1").inner_text()
+    setting.shoot("section-review")
+    page.get_by_label("incident_date", exact=True).fill("2025-10-17")
+    page.get_by_label("Reviewer").fill("rita")
+    page.locator("#accept").dblclick()
+    page.wait_for_url("**said=*")
+    said = page.locator("#said").inner_text()
+    assert f"section s0001-0001 of document {packet.name} accepted (recorded)" in said, said
+    assert "the job continues" in said, said
+    key = storage.section_review_key("packety", packet.name, "s0001-0001")
+    assert job.records.keys(key) == [key]
+
+    wait_until(lambda: setting.execution("packety")["status"] == "SUCCEEDED", "packety finished", timeout=180)
+    report = job.records.read_json(storage.report_key("packety"))
+    [row] = report["rows"]
+    assert row["status"] == "extracted" and row["sections"][0]["fields"]["incident_date"] == "2025-10-17"
+    page = setting.open(f"/job/packety/document/{packet.name}")
+    assert page.locator("td.section-review").all_inner_texts() == ["accepted by rita", ""]

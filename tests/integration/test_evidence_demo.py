@@ -79,12 +79,12 @@ def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(tmp_pa
     for document_id in claim_forms:
         assert "incident_date is not grounded" in reviewed[document_id]["reason"], reviewed[document_id]
         assert reviewed[document_id]["evidence"]["incident_date"]["value_agrees"] is False
-    confidences = [item["confidence"] for item in queue["documents"] if item["sections"] is None]
+    confidences = [item["confidence"] for item in queue["documents"]]
     assert confidences == sorted(confidences)  # the least certain first
-    # the packet is reviewed whole (its claim form's date moved too): its sections say which one and why
-    [packet] = [item for item in queue["documents"] if item["sections"] is not None]
-    assert packet["confidence"] is None and packet["reason"].startswith("section s0001-0001 (pages 1-1): ")
-    assert [section["status"] for section in packet["sections"]] == ["review", "extracted"]
+    # the packet's claim form (its date moved too) is a review item of its own, its repair estimate is not
+    [section] = [item for item in queue["documents"] if item["section_id"] is not None]
+    assert section["item"] == f"{section['document_id']}#s0001-0001" and section["pages"] == [1, 1]
+    assert section["class_name"] == "claim-form" and "incident_date is not grounded" in section["reason"]
 
 
 def test_every_extracted_field_has_evidence_whose_offsets_hold_its_quote(tmp_path: Path) -> None:

@@ -4,12 +4,13 @@ again as PNG), and the document page showing each of them large enough to read."
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from PIL import Image
 
 from docagent.console import views
-from docagent.console.app import GET_ROUTES, ReviewConsole
+from docagent.console.app import GET_ROUTES, POST_ROUTES, ReviewConsole
 from docagent.operations.context import OperatorContext
 from docagent.operations.sessions import new_session
 from functions.payloads.document import DocumentResult
@@ -128,5 +129,40 @@ def test_the_document_page_and_the_jobs_row_show_a_packets_sections():
     )  # fmt: skip
     page = console.render("document.html", doc=view, reviewer="tester", field_text=str, said=None).decode()
     assert "Sections (2)" in page
-    assert '<th scope="row">s0001-0001</th><td>1-1</td><td>claim-form</td>' in page
+    link = '<a href="/job/j1/document/packet.pdf/section/s0001-0001">s0001-0001</a>'
+    assert f'<th scope="row">{link}</th><td>1-1</td><td>claim-form</td>' in page
     assert "total: 785.00" in page and "<code>UnknownDocumentClass</code>" in page
+
+
+def test_a_packets_section_in_review_has_its_own_page_form_and_queue_row():
+    section = DocumentResult.model_validate(
+        {
+            "job_id": "j1", "document_id": "packet.pdf", "key": "k", "index": 0, "status": "review",
+            "class_name": "claim-form", "fields": {"total": "785.00"}, "reason": "total is not grounded",
+            "section_id": "s0001-0001", "pages": [1, 1],
+            "versions": {"model_id": "m", "prompt_version": "p", "prompt_sha256": "s", "code_version": "c",
+                         "created_at": "2026-12-04T06:00:00Z"}, "processed_at": "2026-12-04T06:00:00Z",
+        }
+    )  # fmt: skip
+    console = ReviewConsole(
+        OperatorContext(endpoint=None, stack_name="DocAgent", outputs={}, session=new_session()), "tester"
+    )
+    view = views.DocumentView(
+        job_id="j1", document_id="packet.pdf", index=0, key="k", result=section, review=None, calls=[],
+        text=None, text_note="a PDF", is_pdf=True, trace=None, job_status="SUCCEEDED",
+        section_id="s0001-0001",
+    )  # fmt: skip
+    assert view.path == "/job/j1/document/packet.pdf/section/s0001-0001"
+    page = console.render("document.html", doc=view, reviewer="tester", field_text=str, said=None).decode()
+    assert '<form method="post" action="/job/j1/document/packet.pdf/section/s0001-0001/review"' in page
+    assert '<input type="hidden" name="back" value="/job/j1/document/packet.pdf/section/s0001-0001">' in page
+    assert "this section, pages 1-1, is a document of its own" in page
+    assert any(re.fullmatch(pattern, view.path) for pattern, _ in GET_ROUTES)
+    assert any(re.fullmatch(pattern, f"{view.path}/review") for pattern, _ in POST_ROUTES)
+    item = {"item": "packet.pdf#s0001-0001", "document_id": "packet.pdf", "section_id": "s0001-0001",
+            "pages": [1, 1], "class_name": "claim-form", "confidence": None, "reason": "r",
+            "decision": None}  # fmt: skip
+    queue = console.render(
+        "review.html", job_id="j1", documents=[item], item_path=views.item_path, said=None
+    ).decode()
+    assert '<a href="/job/j1/document/packet.pdf/section/s0001-0001">packet.pdf#s0001-0001</a>' in queue
