@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from functions import storage
 from functions.documents import detect_format, document_input
@@ -28,7 +29,7 @@ from functions.settings import get_settings
 from tests import documents as files
 from tests.images import encoded, fax, photo, png_header_claiming
 from tests.local_model import LocalModel
-from tests.support import PREFIX, prepare, process_all, put_object
+from tests.support import EXAMPLES, PREFIX, prepare, process_all, put_object
 
 FIELDS = {
     "customer_id": "CUST-00007", "invoice_date": "2026-03-14", "amount": "1234.56", "currency": "EUR",
@@ -85,14 +86,14 @@ def test_each_page_of_a_tiff_fax_is_its_own_png_block():
     [
         (files.TRUNCATED_PNG, DocumentUnreadable, "the PNG image is corrupt or truncated"),
         (png_header_claiming(20_000, 20_000), DocumentTooLarge, r"too large to decode.*400000000"),
-        (fax(MAX_IMAGES_PER_REQUEST + 480, (8, 8)), DocumentTooLarge, "has 500 pages, over Converse's limit"),
+        (fax(500, (8, 8)), DocumentTooLarge, "has 500 pages, over the job's ceiling of 300 \\(max_pages\\)"),
         (b"\xff\xd8\xff\xe0" + b"\x00" * 40, DocumentUnreadable, "the JPEG image is corrupt or truncated"),
     ],
     ids=["truncated-png", "20000px", "500-page-tiff", "broken-jpeg"],
 )  # fmt: skip
 def test_an_image_that_breaks_a_limit_is_refused_with_the_reason(data, error, reason):
     with pytest.raises(error, match=reason):
-        page_images(data)
+        page_images(data, max_pages=300)
 
 
 # ------------------------------------------------------------------------------- the local Bedrock
@@ -161,7 +162,9 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
     }
     for name, data in {**good, **bad}.items():
         put_object(f"{PREFIX}{name}", data)
-    job = prepare("job-images")
+    invoices = read_bundle(EXAMPLES / "invoices")  # the deployment's definition, with a page ceiling
+    definition = invoices.definition.model_copy(update={"max_pages": 300})
+    job = prepare("job-images", definition=invoices.model_copy(update={"definition": definition}))
     model = LocalModel(labels)
 
     outcomes = process_all(job, model)
@@ -182,7 +185,9 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
     assert "the document has no content" in reasons["empty.jpg"]
     assert "400000000 pixels" in reasons["huge.png"]
     assert "encrypted or password-protected" in reasons["encrypted.pdf"]
-    assert "the TIFF image has 500 pages, over Converse's limit of 20 images" in reasons["long-fax.tif"]
+    assert (
+        "the TIFF image has 500 pages, over the job's ceiling of 300 (max_pages)" in reasons["long-fax.tif"]
+    )
     extracted = {doc_id: result.fields for doc_id, result in results.items() if result and result.fields}
     assert {doc_id: fields["invoice_number"] for doc_id, fields in extracted.items()} == {  # type: ignore[index]
         "scan.png": "INV-2026-00000", "phone.jpg": "INV-2026-00001", "fax.tif": "INV-2026-00002",
