@@ -278,7 +278,8 @@ class JobDefinition(_Strict):
         ge=1,
         le=100,
         description="the pages of each window a PDF or TIFF longer than one model call takes is read in "
-        "(functions/page_windows.py; a TIFF's windows at most 20 pages, Converse's images a request); null: 20",
+        "(functions/page_windows.py; a TIFF's windows at most 20 pages, Converse's images a request); "
+        "null: 20",
     )
     split: Literal["pages"] | None = Field(
         None,
