@@ -200,6 +200,29 @@ def test_a_45_page_tiff_is_read_in_three_windows_answered_from_its_label(
     ]
 
 
+def test_a_windowed_tiff_of_several_classes_is_classified_by_its_first_window(
+    cloud_settings: None, tmp_path: Path, long_fax: bytes
+) -> None:
+    classes = EXAMPLES / "claims" / "classes"
+    (tmp_path / "classes").mkdir()
+    job: dict[str, Any] = {"name": "long-fax-claims", "classes": {}}
+    for name in (CLASS, "claim-form"):
+        shutil.copy(classes / f"{name}.schema.json", tmp_path / "classes")
+        job["classes"][name] = {"description": f"A {name}.", "schema": f"classes/{name}.schema.json"}
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    put_object(f"{PREFIX}fax.tif", long_fax)
+    prepared = prepare("job-fax-classes", definition=read_bundle(tmp_path), documents=[f"{PREFIX}fax.tif"])
+    model = WindowModel({long_fax: FIELDS})
+
+    outcome = outcome_of(prepared, model)
+
+    assert (outcome.status, outcome.error) == ("extracted", None), outcome
+    assert model.windows == ["p0001-0020", "p0001-0020", "p0021-0040", "p0041-0045"], "classified on window 1"
+    assert model.images[0] == 20, "the classification is sent the first window's pages, not all 45"
+    result = storage.get_result(prepared.job_id, "fax.tif")
+    assert result is not None and (result.class_name, result.fields) == (CLASS, FIELDS)
+
+
 def test_the_windows_of_a_tiff_merge_by_the_schema(
     cloud_settings: None, estimates_bundle: DefinitionBundle, long_fax: bytes
 ) -> None:
