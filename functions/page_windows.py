@@ -190,7 +190,7 @@ def window_source(data: bytes) -> WindowSource | None:
         if not isinstance(source, str) or not isinstance(pages, str):
             return None
         return _source(source, pages)
-    except (ImportError, PyPdfError, KeyError, TypeError, AttributeError, OSError):
+    except (ImportError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError):
         return None
 
 
