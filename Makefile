@@ -8,7 +8,7 @@ ALL_EXTRAS := cdk,local,dev,eval
 DEMO_EXTRAS := cdk,local
 EXPERIMENT_EXTRAS := cdk,local,dev,experiment
 
-.PHONY: setup browser demo chaos experiment test unit coverage lint docs docs-gen docs-serve synth deploy destroy clean
+.PHONY: setup lambda-wheels browser demo chaos experiment test unit coverage lint docs docs-gen docs-serve synth deploy destroy clean
 
 # Python writes the bytecode of what it imports, once, into .venv/ and __pycache__/ (ignored by git), also where
 # the shell sets PYTHONDONTWRITEBYTECODE: with it every process (the CLI, the endpoint, each Lambda worker)
@@ -30,15 +30,20 @@ define install
 		$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[$(1)]')
 endef
 
-# The document layer's wheels for Lambda (python3.13, x86_64: stacks/document_layer.py) in build/lambda-wheels/,
-# so a synth (the infra tests, `make synth`) installs them without the network.
-LAMBDA_WHEELS := $(BIN)/python -m stacks.document_layer x86_64 >/dev/null
+# The document layer's wheels for Lambda (python3.13, the architecture cdk.json names, x86_64 by default:
+# stacks/document_layer.py) in build/lambda-wheels/, so a synth (the infra tests, `make synth`) installs them
+# without the network. Only that architecture's: `make lambda-wheels ARCH=arm64` fetches another's (a synth
+# for an architecture without its wheels downloads them itself).
+LAMBDA_WHEELS := $(BIN)/python -m stacks.document_layer >/dev/null
 
 # Everything (`make setup`, `make test`, lint, docs): re-run whenever the pinned dependencies change.
 $(STAMP): pyproject.toml constraints.txt
 	$(call install,$(ALL_EXTRAS))
 	$(LAMBDA_WHEELS)
 	touch $(DEMO_STAMP) $(STAMP)
+
+lambda-wheels: $(STAMP)
+	$(BIN)/python -m stacks.document_layer $(ARCH)
 
 # What `make demo` and `make chaos` need, no more: the CLI, the CDK app and the local cloud ('.[cdk,local]'),
 # not the linters, type stubs, test runners, browser driver, docs site or eval's scipy (`make setup` adds them).

@@ -55,6 +55,11 @@ CONFIG_MEANINGS: dict[str, str] = {
         "retried (stacks/in_progress_polling.py)"
     ),
     "function_memory_mb": "memory of ProcessDocument, RequestApproval",
+    "architecture": (
+        "the functions' instruction set, `x86_64` or `arm64` (Graviton): the document layer's wheels are "
+        "downloaded and installed for it (`make setup` fills build/lambda-wheels/ for the one cdk.json "
+        "names) and the Powertools layer is the one published for it"
+    ),
     "aggregate_memory_mb": (
         "memory of PrepareJob, BuildReport, RunActions, VerifyJob: they hold a job's listing or result files "
         "(docs/scale.md)"

@@ -270,15 +270,16 @@ class JobDefinition(_Strict):
         ge=1,
         le=100_000,
         description="a PDF or TIFF with more pages is rejected before any model call (DocumentTooLarge, with "
-        "the figure); null: no ceiling but the model's own (20 images a request; a PDF over 100 pages is "
+        "the figure); null: no ceiling (a PDF over 100 pages or a TIFF over 20, what one request takes, is "
         "read in page windows)",
     )
     window_pages: int | None = Field(
         None,
         ge=1,
         le=100,
-        description="the pages of each window a PDF longer than one model call takes is read in "
-        "(functions/page_windows.py); null: 20",
+        description="the pages of each window a PDF or TIFF longer than one model call takes is read in "
+        "(functions/page_windows.py; a TIFF's windows at most 20 pages, Converse's images a request); "
+        "null: 20",
     )
     split: Literal["pages"] | None = Field(
         None,

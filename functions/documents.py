@@ -152,8 +152,7 @@ def document_input(
     if found in CONVERSE_FORMATS:
         check_document_bytes(found, len(data))
         return DocumentInput(data=data, format=found, name=name)
-    images = page_images(data)
-    _within_ceiling("image", len(images), max_pages)
+    images = page_images(data, max_pages)
     return DocumentInput(data=data, format=found, name=name, images=images)
 
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass
+import struct
+import zlib
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from functions.errors import DocumentFormatUnsupported, DocumentTooLarge, DocumentUnreadable
@@ -105,8 +107,11 @@ def best_size(width: int, height: int) -> tuple[int, int]:
     return max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
 
 
-def page_images(data: bytes) -> tuple[PageImage, ...]:
-    """The image blocks of an image document (one a page), or DocumentRejected naming what breaks a limit."""
+def page_images(data: bytes, max_pages: int | None = None) -> tuple[PageImage, ...]:
+    """The image blocks of an image document (one a page), or DocumentRejected naming what breaks a limit; a
+    TIFF of more pages than ``max_pages`` (job.json) is DocumentTooLarge with the figure, before any page is
+    decoded. A TIFF of more pages than one request takes (MAX_IMAGES_PER_REQUEST) is read in page windows
+    (functions/page_windows.py)."""
     kind = image_kind(data)
     if kind is None:
         raise DocumentFormatUnsupported("the content is no image format docagent reads")
@@ -131,11 +136,10 @@ def page_images(data: bytes) -> tuple[PageImage, ...]:
             f"the {name} image is {width} x {height} px ({width * height:,} pixels), over the limit of "
             f"{MAX_SOURCE_PIXELS:,} pixels docagent decodes"
         )
-    frames = getattr(image, "n_frames", 1) if kind == "tiff" else 1
-    if frames > MAX_IMAGES_PER_REQUEST:
+    frames = getattr(image, "n_frames", 1) if kind == "tiff" else 1  # read from each page's header
+    if max_pages is not None and frames > max_pages:
         raise DocumentTooLarge(
-            f"the {name} image has {frames} pages, over Converse's limit of {MAX_IMAGES_PER_REQUEST} images "
-            "a request"
+            f"the {name} image has {frames} pages, over the job's ceiling of {max_pages} (max_pages)"
         )
     pages = []
     for frame in range(frames):
@@ -195,3 +199,42 @@ def _encoded(image: Image) -> PageImage:
     if len(data) > MAX_IMAGE_BYTES:  # not reached at the best size (1.15 MP); kept as Converse's own limit
         raise DocumentTooLarge(f"a page encodes to {len(data)} bytes, over Converse's {MAX_IMAGE_BYTES}")
     return PageImage(format=fmt, data=data, width=image.size[0], height=image.size[1])
+
+
+# ------------------------------------------------------------------------ a note the model does not read
+
+
+def with_note(page: PageImage, note: str) -> PageImage:
+    """``page`` with ``note`` (ASCII) written into its bytes as a comment, its pixels unchanged: a PNG
+    ``tEXt`` chunk ``Comment`` after the header, a JPEG ``COM`` segment after its application segments. A
+    model reads the pixels, not the comment; the local Bedrock reads it (a TIFF's page window names its
+    source by it, as a PDF slice's document information does: functions/page_windows.py). Deterministic: the
+    same page and note give the same bytes."""
+    text = note.encode("ascii")
+    data = page.data
+    if page.format == "png":
+        header_end = 8 + 4 + 4 + 13 + 4  # the signature and the IHDR chunk (length, type, 13 bytes, CRC)
+        body = b"tEXt" + b"Comment\x00" + text
+        chunk = struct.pack(">I", len(body) - 4) + body + struct.pack(">I", zlib.crc32(body))
+        return replace(page, data=data[:header_end] + chunk + data[header_end:])
+    if page.format == "jpeg":
+        at = 2  # after SOI, past the APPn segments (JFIF, EXIF) a decoder expects first
+        while at + 4 <= len(data) and data[at] == 0xFF and 0xE0 <= data[at + 1] <= 0xEF:
+            at += 2 + struct.unpack(">H", data[at + 2 : at + 4])[0]
+        segment = b"\xff\xfe" + struct.pack(">H", len(text) + 2) + text
+        return replace(page, data=data[:at] + segment + data[at:])
+    raise ValueError(f"a note is written into a converted page (PNG or JPEG), not {page.format}")
+
+
+def image_note(data: bytes) -> str | None:
+    """The note ``with_note`` wrote into an image's bytes, None when it has none."""
+    try:
+        from PIL import Image  # noqa: PLC0415 (when an image is read)
+
+        with Image.open(io.BytesIO(data)) as image:
+            note = image.info.get("Comment", image.info.get("comment"))
+    except (ImportError, OSError, ValueError, SyntaxError):
+        return None
+    if isinstance(note, bytes):
+        note = note.decode("ascii", errors="replace")
+    return note if isinstance(note, str) else None

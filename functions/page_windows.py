@@ -1,12 +1,14 @@
-"""Long PDFs in page windows (docs/design.md, "Page windows"): a PDF one model call cannot take (more pages
-than a request takes, or more bytes than a call's PDF limit: functions/block_limits.py) is read window by
-window, each window's slice of the pinned bytes one durable extraction, and the windows' fields merged by the
-class's schema.
+"""Long PDFs and TIFFs in page windows (docs/design.md, "Page windows"): a PDF one model call cannot take
+(more pages than a request takes, or more bytes than a call's PDF limit: functions/block_limits.py), or a TIFF
+of more pages than a request takes images (functions/images.py), is read window by window, each window's slice
+of the pinned bytes one durable extraction, and the windows' fields merged by the class's schema.
 
 pypdf (the functions' document layer: stacks/document_layer.py) slices the PDF (its pages and encryption:
 functions/pdf_layers.py ``pdf_pages``). A slice is deterministic (the same bytes give the same slice),
 so a redrive sends the same window; its document information names the source document's sha256 and the
-window's pages, which the local Bedrock answers by (a real model ignores them).
+window's pages, which the local Bedrock answers by (a real model ignores them). A TIFF's window is its
+converted pages (functions/images.py), the first one carrying the same two facts as a comment in its bytes
+(``with_note``), which a model does not read.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import io
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from pydantic import JsonValue
 
 from functions.documents import DocumentInput
 from functions.errors import DocumentTooLarge, DocumentUnreadable
 from functions.grounding import ground_fields
+from functions.images import MAX_IMAGES_PER_REQUEST, image_kind, image_note, with_note
 from functions.inference.evidence import EVIDENCE_KEY, split
 from functions.payloads.common import MAX_CONVERSE_PDF_PAGES
 from functions.payloads.evidence import FieldEvidence, Grounding, Quote
@@ -31,6 +34,8 @@ DEFAULT_WINDOW_PAGES = 20
 # The slice's document information: the whole document's sha256 and "first-last/total".
 SOURCE_KEY = "/DocagentSource"
 PAGES_KEY = "/DocagentPages"
+# A TIFF window's first page's comment: "docagent-window {sha256} {first}-{last}/{total}".
+NOTE_PREFIX = "docagent-window"
 _RANK: dict[Grounding, int] = {"grounded": 3, "approximate": 2, "unverified": 1, "not_found": 0}
 
 
@@ -68,8 +73,26 @@ def plan_windows(pages: int, size: int, call_bytes: int, window_pages: int | Non
     (default DEFAULT_WINDOW_PAGES)."""
     if pages <= MAX_CONVERSE_PDF_PAGES and size <= call_bytes:
         return []
-    step = min(window_pages or DEFAULT_WINDOW_PAGES, MAX_CONVERSE_PDF_PAGES)
+    return _consecutive(pages, min(window_pages or DEFAULT_WINDOW_PAGES, MAX_CONVERSE_PDF_PAGES))
+
+
+def plan_image_windows(pages: int, window_pages: int | None) -> list[PageWindow]:
+    """The windows an image document of ``pages`` pages (a TIFF) is read in: none when one call takes its
+    images (at most MAX_IMAGES_PER_REQUEST), else consecutive windows of ``window_pages`` (default
+    DEFAULT_WINDOW_PAGES), at most MAX_IMAGES_PER_REQUEST pages each."""
+    if pages <= MAX_IMAGES_PER_REQUEST:
+        return []
+    return _consecutive(pages, min(window_pages or DEFAULT_WINDOW_PAGES, MAX_IMAGES_PER_REQUEST))
+
+
+def _consecutive(pages: int, step: int) -> list[PageWindow]:
     return [PageWindow(first, min(first + step - 1, pages), pages) for first in range(1, pages + 1, step)]
+
+
+class Slicer(Protocol):
+    """What a window's call is sent: the window's slice of the document (PdfSlicer, ImageSlicer)."""
+
+    def slice(self, window: PageWindow) -> DocumentInput: ...
 
 
 @contextlib.contextmanager
@@ -126,6 +149,19 @@ def window_document(
     return PdfSlicer(document, source_sha256, call_bytes).slice(window)
 
 
+class ImageSlicer:
+    """Windows of an image document's pages (a TIFF, its pages converted once by functions/images.py): a
+    window is its pages' image blocks, the first one noting the source and the window (``with_note``)."""
+
+    def __init__(self, document: DocumentInput, source_sha256: str) -> None:
+        self.document, self.source_sha256 = document, source_sha256
+
+    def slice(self, window: PageWindow) -> DocumentInput:
+        first, *rest = self.document.images[window.first - 1 : window.last]
+        note = f"{NOTE_PREFIX} {self.source_sha256} {window.first}-{window.last}/{window.total}"
+        return replace(self.document, images=(with_note(first, note), *rest))
+
+
 @dataclass(frozen=True)
 class WindowSource:
     """What a slice says of its source (``window_document``): the whole document's sha256 and the window."""
@@ -135,7 +171,12 @@ class WindowSource:
 
 
 def window_source(data: bytes) -> WindowSource | None:
-    """The source a window's slice names in its document information, None for any other document."""
+    """The source a window's slice names in its document information (a PDF) or its note (a TIFF window's
+    first page), None for any other document or image."""
+    if image_kind(data) in {"png", "jpeg"}:
+        note = image_note(data) or ""
+        words = note.split(" ")
+        return _source(words[1], words[2]) if len(words) == 3 and words[0] == NOTE_PREFIX else None
     if b"%PDF-" not in data[:1024] or SOURCE_KEY.encode() not in data:
         return None
     try:
@@ -148,10 +189,18 @@ def window_source(data: bytes) -> WindowSource | None:
         source, pages = metadata.get(SOURCE_KEY), metadata.get(PAGES_KEY)
         if not isinstance(source, str) or not isinstance(pages, str):
             return None
+        return _source(source, pages)
+    except (ImportError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError):
+        return None
+
+
+def _source(sha256: str, pages: str) -> WindowSource | None:
+    """A window's source from its two facts: the sha256 and ``"first-last/total"``."""
+    try:
         span, total = pages.split("/")
         first, last = span.split("-")
-        return WindowSource(source, PageWindow(int(first), int(last), int(total)))
-    except (ImportError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError):
+        return WindowSource(sha256, PageWindow(int(first), int(last), int(total)))
+    except ValueError:
         return None
 
 
@@ -247,10 +296,13 @@ def merge_windows(
 
 __all__ = [
     "DEFAULT_WINDOW_PAGES",
+    "ImageSlicer",
     "PageWindow",
     "PdfSlicer",
+    "Slicer",
     "WindowSource",
     "merge_windows",
+    "plan_image_windows",
     "plan_windows",
     "window_document",
     "window_source",

@@ -198,6 +198,9 @@ class DocAgentConfig(BaseModel):
     # one after another. 300 s keeps both well inside (at most 900, Lambda's limit).
     verify_timeout_seconds: int = Field(300, ge=30, le=900)
     function_memory_mb: int = Field(512, ge=128, le=10_240)
+    # The functions' instruction set, and so their layers': the document layer's wheels are built for it
+    # (stacks/document_layer.py) and the Powertools layer is the one published for it (stacks/powertools.py).
+    architecture: Literal["x86_64", "arm64"] = "x86_64"
     # PrepareJob, BuildReport, VerifyJob hold a job's listing or result files (about 1.5 KB per document in
     # the ResultWriter's files: ~150 MB of JSON at 100,000 documents) in memory: docs/scale.md.
     aggregate_memory_mb: int = Field(2048, ge=128, le=10_240)

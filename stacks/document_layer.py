@@ -1,10 +1,13 @@
-"""The document layer (stacks/sdk_pins.py, DOCUMENT_DISTRIBUTIONS): Pillow, pypdf, python-docx with lxml and
-rapidfuzz, built for the functions' platform (python3.13, manylinux, the functions' architecture).
+"""The document layer (stacks/sdk_pins.py, DOCUMENT_DISTRIBUTIONS): Pillow with pillow-heif, pypdf,
+python-docx with lxml and rapidfuzz, built for the functions' platform (python3.13, manylinux, the functions'
+architecture: cdk.json ``architecture``, x86_64 or arm64).
 
 Local bundling runs this interpreter's pip with ``--platform ... --only-binary=:all: --python-version
 3.13 --implementation cp --target``: wheels only, never a build, and only the platform's. It installs from
-the wheelhouse ``build/lambda-wheels/`` (filled by ``make setup``: ``python -m stacks.document_layer``)
-without the network; a wheel missing there is downloaded into it first (pip, from the package index).
+the wheelhouse ``build/lambda-wheels/cp313-{architecture}/`` (filled by ``make setup`` for the architecture
+cdk.json names: ``python -m stacks.document_layer``; ``make lambda-wheels ARCH=arm64`` for another) without
+the network; a wheel missing there (an architecture set up later) is downloaded into it first at synth (pip,
+from the package index).
 Without pip, CDK falls back to the same ``pip install`` in the python3.13 build image (Docker). The layer's
 ``requirements.txt`` (beside ``python/``, not importable) names what it holds.
 """
@@ -134,6 +137,14 @@ def document_layer(
     )
 
 
-if __name__ == "__main__":  # make setup: the wheels the synth installs offline
-    for name in sys.argv[1:] or ["x86_64"]:
+def configured_architecture() -> str:
+    """The functions' architecture cdk.json names (``architecture``; default x86_64)."""
+    from app import cdk_json_context  # noqa: PLC0415 (the app imports this module)
+    from stacks.config import CONTEXT_KEY, load_config  # noqa: PLC0415
+
+    return load_config(cdk_json_context().get(CONTEXT_KEY)).architecture
+
+
+if __name__ == "__main__":  # make setup: the wheels the synth installs offline, for cdk.json's architecture
+    for name in sys.argv[1:] or [configured_architecture()]:
         print(download_wheels(name, document_pins()))

@@ -21,7 +21,7 @@ from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.document_layer import document_layer
 from stacks.function_specs import FUNCTION_SPECS, FunctionSpec
 from stacks.log_groups import retained_log_group
-from stacks.powertools import LAYER_ARCHITECTURE, LAYER_RUNTIME, powertools_layer_reference
+from stacks.powertools import LAYER_RUNTIME, powertools_layer_reference
 from stacks.sdk_layer import sdk_layer
 from stacks.storage import Storage
 
@@ -39,11 +39,15 @@ CODE_ASSET_EXCLUDES = (
 )
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
-ARCHITECTURE = lambda_.Architecture.X86_64
 # The layer parameter names the runtime and architecture (stacks/powertools.py): they move together.
-assert (RUNTIME.name, ARCHITECTURE.name) == (LAYER_RUNTIME, LAYER_ARCHITECTURE)
+assert RUNTIME.name == LAYER_RUNTIME
+# The functions' architecture by the config's name (cdk.json ``architecture``), each its own Powertools layer.
+ARCHITECTURES = {"x86_64": lambda_.Architecture.X86_64, "arm64": lambda_.Architecture.ARM_64}
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
-POWERTOOLS_LAYER_NAME = "AWSLambdaPowertoolsPythonV3-python313-x86_64"
+
+
+def powertools_layer_name(architecture: str) -> str:
+    return f"AWSLambdaPowertoolsPythonV3-python313-{architecture}"
 
 
 # What Powertools' DynamoDB persistence layer calls.
@@ -62,13 +66,14 @@ class Functions(Construct):
 
         code = lambda_.Code.from_asset(str(REPO_ROOT), exclude=list(CODE_ASSET_EXCLUDES))
         self.code_version = FileSystem.fingerprint(str(REPO_ROOT), exclude=list(CODE_ASSET_EXCLUDES))[:12]
+        self.architecture = ARCHITECTURES[config.architecture]
         powertools = lambda_.LayerVersion.from_layer_version_arn(
-            self, "PowertoolsLayer", powertools_layer_reference()
+            self, "PowertoolsLayer", powertools_layer_reference(architecture=config.architecture)
         )
         # The pinned SDK before the runtime's own (stacks/sdk_pins.py).
         self.sdk_layer = sdk_layer(self, "SdkLayer")
         # Pillow, pypdf, python-docx, rapidfuzz built for the functions' platform (stacks/document_layer.py).
-        self.document_layer = document_layer(self, "DocumentLayer", ARCHITECTURE)
+        self.document_layer = document_layer(self, "DocumentLayer", self.architecture)
         self.batch_role = self._batch_service_role()
         environment = function_environment(
             config, storage, code_version=self.code_version, batch_role_arn=self.batch_role.role_arn
@@ -178,7 +183,7 @@ class Functions(Construct):
             code=code,
             handler=spec.handler,
             runtime=RUNTIME,
-            architecture=ARCHITECTURE,
+            architecture=self.architecture,
             layers=list(layers),
             timeout=Duration.seconds(int(getattr(self._config, spec.timeout_setting))),
             memory_size=self._config.aggregate_memory_mb
@@ -193,7 +198,8 @@ class Functions(Construct):
         nag.acknowledge(
             function,
             "L1",
-            f"Pinned to {RUNTIME.name} to match the Powertools layer {POWERTOOLS_LAYER_NAME}; move both "
+            f"Pinned to {RUNTIME.name} to match the Powertools layer "
+            f"{powertools_layer_name(self._config.architecture)}; move both "
             "together when Powertools publishes a layer for a newer runtime.",
         )
         return function

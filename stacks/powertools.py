@@ -13,14 +13,18 @@ import importlib.metadata
 
 POWERTOOLS_VERSION = importlib.metadata.version("aws-lambda-powertools")
 LAYER_RUNTIME = "python3.13"
-LAYER_ARCHITECTURE = "x86_64"
+# Powertools publishes a layer per architecture, x86_64 and arm64, under the same path with its name (as of
+# 2026-12-04, its update_ssm workflow: /aws/service/powertools/python/arm64/python3.13/{version}).
+LAYER_ARCHITECTURES = ("x86_64", "arm64")
 
 
-def powertools_layer_parameter(version: str = POWERTOOLS_VERSION) -> str:
-    """The public SSM parameter holding the Powertools (Python) v3 layer ARN of ``version``."""
-    return f"/aws/service/powertools/python/{LAYER_ARCHITECTURE}/{LAYER_RUNTIME}/{version}"
+def powertools_layer_parameter(version: str = POWERTOOLS_VERSION, architecture: str = "x86_64") -> str:
+    """The public SSM parameter holding the Powertools (Python) v3 layer ARN of ``version`` for
+    ``architecture`` (x86_64 or arm64)."""
+    assert architecture in LAYER_ARCHITECTURES, architecture
+    return f"/aws/service/powertools/python/{architecture}/{LAYER_RUNTIME}/{version}"
 
 
-def powertools_layer_reference(version: str = POWERTOOLS_VERSION) -> str:
+def powertools_layer_reference(version: str = POWERTOOLS_VERSION, architecture: str = "x86_64") -> str:
     """A CloudFormation dynamic reference to that layer ARN, resolved at deploy time in the stack's region."""
-    return "{{resolve:ssm:" + powertools_layer_parameter(version) + "}}"
+    return "{{resolve:ssm:" + powertools_layer_parameter(version, architecture) + "}}"

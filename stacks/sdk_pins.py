@@ -45,12 +45,23 @@ def sdk_layer_description(versions: dict[str, str] | None = None) -> str:
     return SDK_LAYER_PREFIX + " ".join(f"{name}=={version}" for name, version in sorted(pins.items()))
 
 
-# The document libraries the functions read documents with (functions/images.py: Pillow;
+# The document libraries the functions read documents with (functions/images.py: Pillow, and pillow-heif for
+# HEIC photos: its manylinux wheels bundle libheif, for cp313 on x86_64 and aarch64 (pip download
+# --only-binary=:all: --platform manylinux_2_28_{x86_64,aarch64} --python-version 3.13 pillow-heif==1.9.0,
+# 2026-12-04);
 # functions/page_texts.py and functions/page_windows.py: pypdf, python-docx with lxml; functions/grounding.py:
 # rapidfuzz), in a second layer. Pillow, rapidfuzz and lxml are compiled: the layer holds the wheels built for
 # Lambda's platform, not the files installed here (3.11). Their pins are constraints.txt's (the suite
 # tests with those versions).
-DOCUMENT_DISTRIBUTIONS = ("pillow", "pypdf", "python-docx", "lxml", "rapidfuzz", "typing_extensions")
+DOCUMENT_DISTRIBUTIONS = (
+    "pillow",
+    "pillow-heif",
+    "pypdf",
+    "python-docx",
+    "lxml",
+    "rapidfuzz",
+    "typing_extensions",
+)
 DOCUMENT_LAYER_PREFIX = "docagent document libraries: "
 # The functions' runtime (stacks/lambdas.py RUNTIME): python3.13 runs on Amazon Linux 2023, glibc 2.34, which
 # loads manylinux2014 (glibc 2.17) and manylinux_2_28 wheels (looked up 2026-12-04: AWS re:Post knowledge

@@ -25,6 +25,19 @@ def photo(width: int, height: int, *, orientation: int | None = None) -> bytes:
     return encoded(image, "JPEG", exif=exif.tobytes())
 
 
+def heic_photo(width: int, height: int, *, orientation: int | None = None) -> bytes:
+    """A HEIC (an iPhone's photo) of a vertical gradient, dark at the top, written by pillow-heif, with an
+    EXIF orientation when given."""
+    from pillow_heif import register_heif_opener  # noqa: PLC0415 (the tests that write HEIC)
+
+    register_heif_opener()
+    image = Image.linear_gradient("L").resize((width, height)).convert("RGB")
+    exif = Image.Exif()
+    if orientation is not None:
+        exif[0x0112] = orientation
+    return encoded(image, "HEIF", exif=exif.tobytes(), quality=80)
+
+
 def fax(pages: int, size: tuple[int, int] = (64, 80)) -> bytes:
     """A multi-page bilevel TIFF (a fax): page n has n black rows, so each page differs."""
     images = []

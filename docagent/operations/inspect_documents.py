@@ -30,6 +30,8 @@ def document_keys(job_id: str, steps: dict[str, list[str]]) -> dict[str, dict[st
 CALL_SUMMARY_FIELDS = {
     "call_id",
     "purpose",
+    "section_id",  # a packet's section or page window (functions/sections.py), null for the whole document
+    "window",  # a long PDF's or TIFF's page window (functions/page_windows.py), null for the whole document
     "model_id",
     "prompt_version",
     "prompt_sha256",
@@ -41,6 +43,13 @@ CALL_SUMMARY_FIELDS = {
 
 def _call_summary(call: ModelCallRecord) -> dict[str, Any]:
     return call.model_dump(mode="json", include=CALL_SUMMARY_FIELDS)
+
+
+def _called_again(calls: list[ModelCallRecord]) -> dict[str, int]:
+    """The steps whose model call was made more than once, and how often: a step is a purpose of the
+    document, of a packet's section or page window, or of a long document's page window (each its own)."""
+    steps = Counter(" ".join(filter(None, (call.journal_name, call.window))) for call in calls)
+    return {step: n for step, n in steps.items() if n > 1}
 
 
 def _with_status(steps: dict[str, IdempotencyRecord | None], status: str) -> list[str]:
@@ -115,7 +124,7 @@ def document_view(
         )
     if result is not None and child_failed:
         flags.append("its result is stored but its worker died after storing it: a redrive returns it")
-    again = {purpose: n for purpose, n in Counter(call.journal_name for call in calls).items() if n > 1}
+    again = _called_again(calls)
     if again:
         said = ", ".join(f"{purpose} {n} times" for purpose, n in sorted(again.items()))
         flags.append(f"the model was called for {said} (only a call cut off mid-flight is repeated)")

@@ -244,9 +244,14 @@ class Inspector:
         for document in documents:
             calls = document["model_calls"]
             total += len(calls)
-            steps = Counter(str(call.get("purpose") or "extract") for call in calls)
-            by_step.update(steps)
-            repeated += sum(count - 1 for count in steps.values())  # one call per step, once finished
+            by_step.update(str(call.get("purpose") or "extract") for call in calls)
+            # one call per step once finished: a step is a purpose of the document, of a packet's section or
+            # page window, or of a long document's page window (extract-w0021), each its own
+            steps = Counter(
+                (call.get("purpose") or "extract", call.get("section_id"), call.get("window"))
+                for call in calls
+            )
+            repeated += sum(count - 1 for count in steps.values())
             for call in calls:
                 version = (call["model_id"], call["prompt_version"], call["prompt_sha256"])
                 by_version[version] = by_version.get(version, 0) + 1

@@ -257,7 +257,7 @@ class Preflight:
     # -- the platform -----------------------------------------------------------------------------
 
     def powertools_layer(self) -> Check:
-        parameter = powertools_layer_parameter()
+        parameter = powertools_layer_parameter(architecture=self.config.architecture)
         if not self.on_aws:
             return Check(
                 "powertools_layer", "ok", f"local runtime uses the installed Powertools {POWERTOOLS_VERSION}"

@@ -1,7 +1,7 @@
-"""process_document's extraction of a long PDF, window by window (docs/design.md, "Page windows"): which
-windows a document is read in, one durable ``extract-w{first:04d}`` step a window (its model call journalled
-with the window, so a crash between windows never repeats a finished window's call), and the merge of their
-fields by the class's schema (functions/page_windows.py)."""
+"""process_document's extraction of a long PDF or TIFF, window by window (docs/design.md, "Page windows"):
+which windows a document is read in, one durable ``extract-w{first:04d}`` step a window (its model call
+journalled with the window, so a crash between windows never repeats a finished window's call), and the merge
+of their fields by the class's schema (functions/page_windows.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,15 @@ from functions.inference.calls import CallSpec
 from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS
 from functions.inference.evidence import extracted_with_evidence, split
 from functions.inference.instructions import extract_instruction
-from functions.page_windows import PageWindow, PdfSlicer, merge_windows, plan_windows
+from functions.page_windows import (
+    ImageSlicer,
+    PageWindow,
+    PdfSlicer,
+    Slicer,
+    merge_windows,
+    plan_image_windows,
+    plan_windows,
+)
 from functions.payloads.document import WindowCall
 from functions.payloads.model_calls import ExtractionRecord
 
@@ -34,7 +42,7 @@ class Windows:
     """The page windows a document is read in, and its slicer (empty: one call takes it whole)."""
 
     pages: list[PageWindow]
-    slicer: PdfSlicer | None = None
+    slicer: Slicer | None = None
 
     def __bool__(self) -> bool:
         return bool(self.pages)
@@ -47,8 +55,12 @@ class Windows:
 def windows_of(document: DocumentInput, sha256: str, model_id: str, window_pages: int | None) -> Windows:
     """The windows ``document`` is read in (none: one call takes it whole); DocumentTooLarge when a window's
     slice is over a call's PDF bytes, found before any call (each slice is made and dropped here, and made
-    again when its window is read: one slice in memory at a time)."""
-    if document.format != "pdf" or document.images:
+    again when its window is read: one slice in memory at a time). A TIFF of more pages than a request takes
+    images is read in windows of its converted pages (each page checked when the document was read)."""
+    if document.images:
+        windows = plan_image_windows(len(document.images), window_pages)
+        return Windows(windows, ImageSlicer(document, sha256)) if windows else Windows([])
+    if document.format != "pdf":
         return Windows([])
     call_bytes = pdf_call_bytes(model_id)
     planned = plan_windows(document.pages, len(document.data), call_bytes, window_pages)

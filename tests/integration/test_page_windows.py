@@ -55,6 +55,8 @@ def test_a_300_page_pdf_is_read_in_windows_and_merged_through_the_local_cloud(
     assert code == 0, report
     [detail] = report["document_details"]
     assert (detail["result"]["status"], detail["result"]["error"]) == ("extracted", None), detail
+    assert report["external_effects"]["model_calls"]["repeated"] == 0, "a window's call is its own step's"
+    assert not detail["flags"], detail["flags"]
     stored = aws("s3").get_object(
         Bucket=deployed.outputs["BucketName"], Key=result_key("long-windows", detail["document_id"])
     )

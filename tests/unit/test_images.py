@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from functions import storage
 from functions.documents import detect_format, document_input
@@ -26,9 +27,9 @@ from functions.images import (
 )
 from functions.settings import get_settings
 from tests import documents as files
-from tests.images import encoded, fax, photo, png_header_claiming
+from tests.images import encoded, fax, heic_photo, photo, png_header_claiming
 from tests.local_model import LocalModel
-from tests.support import PREFIX, prepare, process_all, put_object
+from tests.support import EXAMPLES, PREFIX, prepare, process_all, put_object
 
 FIELDS = {
     "customer_id": "CUST-00007", "invoice_date": "2026-03-14", "amount": "1234.56", "currency": "EUR",
@@ -73,6 +74,23 @@ def test_a_large_photo_is_scaled_to_the_best_size_and_its_exif_orientation_appli
         assert sent.size == (page.width, page.height)
 
 
+def test_a_heic_photo_becomes_an_upright_jpeg_block():
+    data = heic_photo(400, 300, orientation=6)  # 6: rotate 90 degrees clockwise to view
+    assert (image_kind(data), detect_format(data)) == ("heic", "heic")
+    document = document_input(data, "document-00001")
+    [page] = document.images
+    assert (document.format, page.format, page.width, page.height) == ("heic", "jpeg", 300, 400), "upright"
+    with Image.open(io.BytesIO(page.data)) as sent:
+        assert sent.format == "JPEG" and sent.size == (300, 400)
+        grey = sent.convert("L")
+        left, right = grey.getpixel((5, 200)), grey.getpixel((294, 200))
+    assert isinstance(left, int) and isinstance(right, int) and left > right + 100, (
+        "the dark top is now right"
+    )
+    assert document.converse_blocks() == [{"image": {"format": "jpeg", "source": {"bytes": page.data}}}]
+    assert page_images(data) == (page,), "converted the same way every time (labels find it by hash)"
+
+
 def test_each_page_of_a_tiff_fax_is_its_own_png_block():
     pages = page_images(fax(2))
     assert [(page.format, page.width, page.height) for page in pages] == [("png", 64, 80), ("png", 64, 80)]
@@ -85,14 +103,14 @@ def test_each_page_of_a_tiff_fax_is_its_own_png_block():
     [
         (files.TRUNCATED_PNG, DocumentUnreadable, "the PNG image is corrupt or truncated"),
         (png_header_claiming(20_000, 20_000), DocumentTooLarge, r"too large to decode.*400000000"),
-        (fax(MAX_IMAGES_PER_REQUEST + 480, (8, 8)), DocumentTooLarge, "has 500 pages, over Converse's limit"),
+        (fax(500, (8, 8)), DocumentTooLarge, "has 500 pages, over the job's ceiling of 300 \\(max_pages\\)"),
         (b"\xff\xd8\xff\xe0" + b"\x00" * 40, DocumentUnreadable, "the JPEG image is corrupt or truncated"),
     ],
     ids=["truncated-png", "20000px", "500-page-tiff", "broken-jpeg"],
 )  # fmt: skip
 def test_an_image_that_breaks_a_limit_is_refused_with_the_reason(data, error, reason):
     with pytest.raises(error, match=reason):
-        page_images(data)
+        page_images(data, max_pages=300)
 
 
 # ------------------------------------------------------------------------------- the local Bedrock
@@ -150,7 +168,8 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
     scan = encoded(Image.new("L", (600, 800), 230), "PNG")
     phone = photo(2400, 1800, orientation=8)
     two_page_fax = fax(2)
-    good = {"scan.png": scan, "phone.jpg": phone, "fax.tif": two_page_fax}
+    iphone = heic_photo(1200, 900, orientation=6)
+    good = {"scan.png": scan, "phone.jpg": phone, "fax.tif": two_page_fax, "iphone.heic": iphone}
     labels = {data: {**FIELDS, "invoice_number": f"INV-2026-0000{i}"} for i, data in enumerate(good.values())}
     bad = {
         "truncated.png": files.TRUNCATED_PNG,
@@ -161,7 +180,9 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
     }
     for name, data in {**good, **bad}.items():
         put_object(f"{PREFIX}{name}", data)
-    job = prepare("job-images")
+    invoices = read_bundle(EXAMPLES / "invoices")  # the deployment's definition, with a page ceiling
+    definition = invoices.definition.model_copy(update={"max_pages": 300})
+    job = prepare("job-images", definition=invoices.model_copy(update={"definition": definition}))
     model = LocalModel(labels)
 
     outcomes = process_all(job, model)
@@ -170,6 +191,7 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
         "scan.png": ("extracted", None),
         "phone.jpg": ("extracted", None),
         "fax.tif": ("extracted", None),
+        "iphone.heic": ("extracted", None),
         "truncated.png": ("rejected", "DocumentUnreadable"),
         "empty.jpg": ("rejected", "DocumentEmpty"),
         "huge.png": ("rejected", "DocumentTooLarge"),
@@ -182,12 +204,15 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
     assert "the document has no content" in reasons["empty.jpg"]
     assert "400000000 pixels" in reasons["huge.png"]
     assert "encrypted or password-protected" in reasons["encrypted.pdf"]
-    assert "the TIFF image has 500 pages, over Converse's limit of 20 images" in reasons["long-fax.tif"]
+    assert (
+        "the TIFF image has 500 pages, over the job's ceiling of 300 (max_pages)" in reasons["long-fax.tif"]
+    )
     extracted = {doc_id: result.fields for doc_id, result in results.items() if result and result.fields}
     assert {doc_id: fields["invoice_number"] for doc_id, fields in extracted.items()} == {  # type: ignore[index]
         "scan.png": "INV-2026-00000", "phone.jpg": "INV-2026-00001", "fax.tif": "INV-2026-00002",
+        "iphone.heic": "INV-2026-00003",
     }  # fmt: skip
     assert {doc_id: results[doc_id].format for doc_id in good} == {  # type: ignore[union-attr]
-        "scan.png": "png", "phone.jpg": "jpeg", "fax.tif": "tiff",
+        "scan.png": "png", "phone.jpg": "jpeg", "fax.tif": "tiff", "iphone.heic": "heic",
     }  # fmt: skip
-    assert model.calls == 3, "one call each for the three images; none for the rest (an encrypted PDF: pypdf)"
+    assert model.calls == 4, "one call each for the four images; none for the rest (an encrypted PDF: pypdf)"

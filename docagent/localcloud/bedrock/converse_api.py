@@ -81,7 +81,7 @@ class MessageInput:
     digest: str
     image_tokens: int
     blind: bool = False
-    window: PageWindow | None = None  # a long PDF's page window: answered from its source's label
+    window: PageWindow | None = None  # a long PDF's or TIFF's page window: answered from its source's label
 
 
 class LocalBedrock:
@@ -205,6 +205,9 @@ class LocalBedrock:
                 return MessageInput(read, source.sha256, tokens, blind, source.window)
             return MessageInput(read, document_digest(blocks), tokens, blind)
         if images.count:
+            source = window_source(images.first)
+            if source is not None:  # a long TIFF's page window: its source's label answers it
+                return MessageInput("", source.sha256, images.tokens, window=source.window)
             return MessageInput("", images.digest, images.tokens)
         # no document block: the text between <document> markers, or all of it
         text = user_text.split(_DOCUMENT_START, 1)[-1].rsplit(_DOCUMENT_END, 1)[0]

@@ -12,7 +12,9 @@ which reads no pixels, answers a PDF with no text at all and no citations as a m
 
 The local model answers from labels by the first image's sha256: for an image sent as it is, the file's own
 hash; for a converted image (a TIFF fax, a rotated photo), the hash of its first converted page, which
-``docagent local labels`` registers beside the file's (labels.py, ``label_digests``).
+``docagent local labels`` registers beside the file's (labels.py, ``label_digests``). A long TIFF's page
+window is answered from its source's label: its first page's note names the source
+(functions/page_windows.py, ``window_source``), as a PDF window's document information does.
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, t
 
 @dataclass(frozen=True)
 class ReadImages:
-    """The message's images as the local model sees them: the first one's sha256 and their billed tokens."""
+    """The message's images as the local model sees them: the first one's sha256 and bytes, and their billed
+    tokens."""
 
     count: int
     digest: str
     tokens: int
+    first: bytes = b""
 
 
 def read_images(blocks: list[dict[str, Any]]) -> ReadImages | str:
@@ -50,7 +54,7 @@ def read_images(blocks: list[dict[str, Any]]) -> ReadImages | str:
     images = [(index, block["image"]) for index, block in enumerate(blocks) if "image" in block]
     if len(images) > MAX_IMAGES_PER_REQUEST:
         return f"messages.0.content: at most {MAX_IMAGES_PER_REQUEST} images, got {len(images)}"
-    digest, tokens = "", 0
+    digest, tokens, first = "", 0, b""
     for index, image in images:
         where = f"messages.0.content.{index}.image"
         declared = str(image.get("format", ""))
@@ -66,8 +70,8 @@ def read_images(blocks: list[dict[str, Any]]) -> ReadImages | str:
             return f"{where}.source.bytes: {problem}"
         width, height = _size(data)
         tokens += -(-width * height // PIXELS_PER_TOKEN)
-        digest = digest or hashlib.sha256(data).hexdigest()
-    return ReadImages(count=len(images), digest=digest, tokens=tokens)
+        digest, first = digest or hashlib.sha256(data).hexdigest(), first or data
+    return ReadImages(count=len(images), digest=digest, tokens=tokens, first=first)
 
 
 def _size(data: bytes) -> tuple[int, int]:
