@@ -181,7 +181,7 @@ def test_the_jobs_page_ceiling_refuses_only_what_is_beyond_it_with_the_figure():
     assert document_input(long, "document-00001", "text", max_pages=300).pages == 300
     with pytest.raises(DocumentTooLarge, match=r"the PDF has 300 pages, over the job's ceiling of 299"):
         document_input(long, "document-00001", "text", max_pages=299)
-    with pytest.raises(DocumentTooLarge, match=r"the image has 2 pages, over the job's ceiling of 1"):
+    with pytest.raises(DocumentTooLarge, match=r"the TIFF image has 2 pages, over the job's ceiling of 1"):
         document_input(fax_pages(2), "document-00001", max_pages=1)
 
 
