@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from docagent.kit.validate import (
+from docagent.kit.problems import (
     Problem,
     bundled_schema,
     model_problems,

@@ -8,22 +8,29 @@ and its type, the actions against what the deployment allows, and the sample lab
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
-from pydantic_core import ErrorDetails
+from pydantic import TypeAdapter, ValidationError
 
-from docagent.kit import schema_refs, schemas
+from docagent.kit import schemas
+from docagent.kit.problems import (
+    DOCS,
+    Problem,
+    bundled_schema,
+    json_path,
+    model_problems,
+    not_an_object,
+    read_json,
+    read_prompt,
+)
 from docagent.kit.samples import LABEL_SUFFIX, LabelledPart, labelled_parts, read_label
 from docagent.kit.samples import SAMPLES_FOLDER as SAMPLES_DIR
 from functions.actions.allowed import AllowedTargets, refusals
 from functions.definition import (
     DEFINITION_FILE,
-    NAME_RULE,
     NORMALISERS,
     SCHEMA_DIALECT,
     SCHEMA_KEYWORDS,
@@ -37,128 +44,7 @@ from functions.errors import MODEL_NOT_ALLOWED_FIX
 from functions.expressions import expression_problem
 from functions.patterns import pattern_problem
 
-DOCS = "docs/defining-a-job.md"
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
-MAX_MESSAGE = 400
-
-
-class Problem(BaseModel):
-    """One problem of a definition folder: where it is and how to fix it (`--json` answers carry these)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    file: str = Field(description="the file, relative to the definition's folder")
-    where: str = Field(description="a JSON path in it ($ for the whole file)")
-    message: str
-    fix: str
-
-    @field_validator("message")
-    @classmethod
-    def _one_line(cls, message: str) -> str:
-        """One line of a bounded size (jsonschema quotes a whole enum in its message)."""
-        line = " ".join(message.split())
-        if len(line) <= MAX_MESSAGE:
-            return line
-        return f"{line[:MAX_MESSAGE]}... ({len(line):,} characters in all)"
-
-    def line(self) -> str:
-        return f"{self.file}: {self.where}: {self.message} (fix: {self.fix})"
-
-
-def _path(loc: tuple[int | str, ...]) -> str:
-    """A JSON path: ``$.classes.invoice.checks[0]`` (an index in brackets)."""
-    return "$" + "".join(schemas.index_step(part) if isinstance(part, int) else f".{part}" for part in loc)
-
-
-def _fix(issue: ErrorDetails) -> str:
-    kind, context = issue["type"], issue.get("ctx") or {}
-    if kind == "missing":
-        return f"add {issue['loc'][-1]!r}"
-    if kind == "extra_forbidden":
-        return "remove it (a misspelt key?); the keys allowed are in " + DOCS
-    if kind == "string_pattern_mismatch" and "a-z0-9" in str(context.get("pattern", "")):
-        return f"use a name of {NAME_RULE}"
-    if kind == "string_pattern_mismatch":
-        return f"write it to match {context.get('pattern')}"
-    if kind in {"literal_error", "union_tag_invalid", "union_tag_not_found"}:
-        return f"use one of {context.get('expected') or context.get('expected_tags')}"
-    return f"see {DOCS}"
-
-
-def model_problems(error: ValidationError, file: str, prefix: tuple[int | str, ...] = ()) -> list[Problem]:
-    return [
-        Problem(
-            file=file,
-            where=_path(prefix + tuple(issue["loc"])),
-            message=issue["msg"].removeprefix("Value error, "),
-            fix=_fix(issue),
-        )
-        for issue in error.errors()
-    ]
-
-
-def _inside(root: Path, relative: str, problems: list[Problem]) -> Path | None:
-    """The real path of a file of the definition's folder, or None with the problem appended (outside the
-    folder, or a loop of symbolic links: Python 3.11 and 3.12 raise RuntimeError for one, 3.13 OSError)."""
-    try:
-        path, real_root = (root / relative).resolve(), root.resolve()
-    except (RuntimeError, OSError):
-        problems.append(
-            Problem(
-                file=relative,
-                where="$",
-                message=f"{root / relative} is a loop of symbolic links",
-                fix="point the link at a real folder or file",
-            )
-        )
-        return None
-    if not path.is_relative_to(real_root):
-        problems.append(
-            Problem(file=relative, where="$", message="outside the definition's folder", fix="move it in")
-        )
-        return None
-    return path
-
-
-def read_json(root: Path, relative: str, problems: list[Problem]) -> Any:
-    """A JSON file of the definition's folder, or None with the problem appended (outside the folder, missing,
-    not JSON)."""
-    path = _inside(root, relative, problems)
-    if path is None:
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        problems.append(
-            Problem(file=relative, where="$", message="no such file", fix="create it or fix its name")
-        )
-    except (ValueError, UnicodeDecodeError) as error:
-        problems.append(
-            Problem(file=relative, where="$", message=f"not JSON ({error})", fix="write valid JSON")
-        )
-    except OSError as error:  # a folder named so, a file that cannot be read
-        problems.append(
-            Problem(
-                file=relative, where="$", message=f"cannot be read ({error.strerror or error})", fix="fix it"
-            )
-        )
-    return None
-
-
-def bundled_schema(root: Path, relative: str, problems: list[Problem]) -> Any:
-    """A class's schema file with its references to other files of the folder resolved into it
-    (docagent/kit/schema_refs.py), or None with the problem appended. Not an object: returned as it is."""
-    schema = read_json(root, relative, problems)
-    if not isinstance(schema, dict):
-        return schema
-    try:
-        return schema_refs.bundle(root, relative, schema)
-    except schema_refs.ReferenceRefused as refused:
-        problems += [
-            Problem(file=each.file, where=each.where, message=each.message, fix=each.fix)
-            for each in refused.every
-        ]
-        return None
 
 
 def _job_problems(raw: Any) -> tuple[list[Problem], dict[str, ClassSpec], list[tuple[int, Any]]]:
@@ -185,7 +71,7 @@ def _job_problems(raw: Any) -> tuple[list[Problem], dict[str, ClassSpec], list[t
         names = Counter(check.name for check in classes[name].checks)
         for index, check in enumerate(classes[name].checks):
             if names[check.name] > 1:
-                where = _path(("classes", name, "checks", index, "name"))
+                where = json_path(("classes", name, "checks", index, "name"))
                 problems.append(
                     Problem(
                         file=DEFINITION_FILE,
@@ -207,19 +93,12 @@ def _job_problems(raw: Any) -> tuple[list[Problem], dict[str, ClassSpec], list[t
             problems.append(
                 Problem(
                     file=DEFINITION_FILE,
-                    where=_path(("actions", index, "name")),
+                    where=json_path(("actions", index, "name")),
                     message=f"two actions are named {action.name!r}",
                     fix="give each action its own name: the name is its idempotency key within a job",
                 )
             )
     return problems, classes, actions
-
-
-def not_an_object(file: str) -> Problem:
-    """A schema file whose JSON is no object."""
-    return Problem(
-        file=file, where="$", message="a schema is a JSON object", fix='write {"type": "object", ...}'
-    )
 
 
 def _schema_problems(schema: Any, file: str) -> list[Problem]:
@@ -228,7 +107,7 @@ def _schema_problems(schema: Any, file: str) -> list[Problem]:
     problems = [
         Problem(
             file=file,
-            where=_path(tuple(error.absolute_path)),
+            where=json_path(tuple(error.absolute_path)),
             message=error.message,
             fix="write it as JSON Schema 2020-12 allows (https://json-schema.org/draft/2020-12)",
         )
@@ -299,30 +178,6 @@ def _readable(schema: dict[str, Any]) -> bool:
     )
 
 
-def read_prompt(root: Path, relative: str, problems: list[Problem]) -> str | None:
-    """A prompt file of the definition's folder, or None with the problem appended (outside the folder,
-    missing, not UTF-8)."""
-    path = _inside(root, relative, problems)
-    if path is None:
-        return None
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        problems.append(
-            Problem(
-                file=relative,
-                where="$",
-                message="no such file",
-                fix='create the prompt file, or remove "prompt" to generate it from the schema',
-            )
-        )
-    except UnicodeDecodeError as error:
-        problems.append(
-            Problem(file=relative, where="$", message=f"not UTF-8 ({error})", fix="save it as UTF-8")
-        )
-    return None
-
-
 def _prompt_problems(root: Path, relative: str) -> list[Problem]:
     problems: list[Problem] = []
     text = read_prompt(root, relative, problems)
@@ -360,7 +215,7 @@ def _field_problem(
 def _check_problems(class_name: str, spec: ClassSpec, schema: dict[str, Any]) -> list[Problem]:
     found: list[Problem | None] = []
     for index, check in enumerate(spec.checks):
-        where = _path(("classes", class_name, "checks", index))
+        where = json_path(("classes", class_name, "checks", index))
         if isinstance(check, LookupCheck):
             found.append(
                 _field_problem(schema, check.field, {"string", "integer"}, f"{where}.field", "a lookup")
@@ -399,7 +254,7 @@ def _check_problems(class_name: str, spec: ClassSpec, schema: dict[str, Any]) ->
                 )
             )
     for index, column in enumerate(spec.columns or []):
-        where = _path(("classes", class_name, "columns", index))
+        where = json_path(("classes", class_name, "columns", index))
         found.append(_field_problem(schema, column, set(), where, "a column"))
     return [problem for problem in found if problem is not None]
 
@@ -412,7 +267,7 @@ def _totals_problems(totals: Any, class_schemas: dict[str, dict[str, Any]]) -> l
             field = total.get(key) if isinstance(total, dict) else None
             if not isinstance(field, str):
                 continue
-            where = _path(("totals", index, key))
+            where = json_path(("totals", index, key))
             found = [
                 _field_problem(schema, field, want, where, "a total") for schema in class_schemas.values()
             ]
@@ -441,7 +296,7 @@ def _action_problems(actions: list[tuple[int, Any]], allowed: AllowedTargets | N
     return [
         Problem(
             file=DEFINITION_FILE,
-            where=_path(("actions", index, _refused_field(action.type, refusal))),
+            where=json_path(("actions", index, _refused_field(action.type, refusal))),
             message=refusal,
             fix="change the action, or allow its target in the deployment's `actions` (cdk.json) and deploy",
         )
@@ -459,7 +314,7 @@ def _model_problems(raw: dict[str, Any], models_allowed: list[str] | None) -> li
     return [
         Problem(
             file=DEFINITION_FILE,
-            where=_path(("models", index)),
+            where=json_path(("models", index)),
             message=f"the deployment's functions may not call {model!r} (it allows "
             f"{', '.join(models_allowed) or 'none'}): its jobs would fail with ModelNotAllowed",
             fix=f"{MODEL_NOT_ALLOWED_FIX}, or name an allowed model",
@@ -515,7 +370,7 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
                 problems.append(
                     Problem(
                         file=relative,
-                        where=_path(prefix + tuple(error.absolute_path)),
+                        where=json_path(prefix + tuple(error.absolute_path)),
                         message=error.message,
                         fix=f"make the label a valid {part.class_name} (its schema)",
                     )

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from docagent.kit.validate import Problem as DefinitionProblem
+from docagent.kit.problems import Problem as DefinitionProblem
 from functions.payloads.evidence import FieldEvidence
 from functions.reviews import ReviewDecision
 
@@ -362,7 +362,7 @@ class DefinitionValidateOutput(Output):
     name: str | None = Field(description="the definition's name, when job.json names one")
     ok: bool
     sha256: str | None = Field(description="the version publishing it would give, when it is valid")
-    problems: list[DefinitionProblem] = Field(description="one per problem (docagent/kit/validate.py)")
+    problems: list[DefinitionProblem] = Field(description="one per problem (docagent/kit/problems.py)")
     actions_checked: str = Field(
         description="whether the actions were checked against a reachable deployment's allow-list, as "
         "publish and start check them, or why not"
