@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docagent.localcloud.bedrock.labels import recordings_of, write_recordings
+from docagent.localcloud.bedrock.recordings import recordings_of, write_recordings
 from docagent.operations.context import OperatorContext, OperatorError, as_refusal, target_arguments
 from docagent.operations.records import JobRecords, check_job_id
 

@@ -119,7 +119,7 @@ def _model_choice(args: argparse.Namespace) -> ModelChoice | None:
 
 def _local_mode(choice: ModelChoice | None, samples: str) -> Mode:
     """What answered a local run: a real model, a real model's recordings, or the labels."""
-    from docagent.localcloud.bedrock.labels import RECORDING_SUFFIX
+    from docagent.localcloud.bedrock.recordings import RECORDING_SUFFIX
 
     if choice is not None and choice.kind != "labels":
         return "model"

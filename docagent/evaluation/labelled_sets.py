@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from docagent.evaluation.figures import DefinitionVersion
 from docagent.kit.loader import read_bundle
 from docagent.kit.samples import LABEL_SUFFIX, label_problem, labelled_parts, read_label
-from docagent.localcloud.bedrock.labels import RECORDING_SUFFIX
+from docagent.localcloud.bedrock.recordings import RECORDING_SUFFIX
 from docagent.operations.context import RefusedError
 from functions.definition import DefinitionBundle
 

@@ -19,14 +19,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from docagent.kit.samples import LABEL_SUFFIX
-from docagent.localcloud.bedrock.labels import (
-    RECORDING_SUFFIX,
-    Label,
-    LabelsInvalid,
-    Recording,
-    read_labels,
-    read_recordings,
-)
+from docagent.localcloud.bedrock.labels import Label, LabelsInvalid, read_labels, read_recordings
+from docagent.localcloud.bedrock.recordings import RECORDING_SUFFIX, Recording
 from docagent.operations.context import OperatorContext, OperatorError, RefusedError
 from docagent.operations.records import READ_WORKERS, client_error_code
 from functions import storage

@@ -14,16 +14,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from docagent.cli import main
-from docagent.localcloud.bedrock.labels import (
-    RecordedReply,
-    Recording,
-    document_sha256,
-    labels_of,
-    load_reader,
-    register_labels,
-    write_recordings,
-)
+from docagent.localcloud.bedrock.labels import document_sha256, labels_of, load_reader, register_labels
 from docagent.localcloud.bedrock.model_faults import ModelFaults
+from docagent.localcloud.bedrock.recordings import RecordedReply, Recording, write_recordings
 from docagent.localcloud.server import REGION, LocalCloud
 from functions.documents import DocumentInput
 from functions.errors import DocumentNotLabelled

@@ -19,9 +19,8 @@ from docagent.localcloud.bedrock.labels import (
     load_reader,
     read_labels,
     read_recordings,
-    recordings_of,
-    write_recordings,
 )
+from docagent.localcloud.bedrock.recordings import recordings_of, write_recordings
 
 FIELDS = ("customer_id", "invoice_number", "invoice_date", "amount", "currency", "category")
 READER = project.ROOT / "examples" / "invoices" / "local_reader.py"

@@ -44,16 +44,10 @@ from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
 from docagent.localcloud.bedrock.evidence import with_evidence
 from docagent.localcloud.bedrock.image_blocks import read_images, visual_tokens
-from docagent.localcloud.bedrock.labels import (
-    LabelStore,
-    Reader,
-    RecordedReply,
-    document_sha256,
-    no_label,
-    write_recordings,
-)
+from docagent.localcloud.bedrock.labels import LabelStore, Reader, document_sha256, no_label
 from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.bedrock.page_windows import window_reply
+from docagent.localcloud.bedrock.recordings import RecordedReply, write_recordings
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
 from functions.inference.instructions import asked

@@ -9,7 +9,8 @@ it and ``local up --fresh`` forgets it. The local Bedrock answers an extract cal
 a classify call with its class; a document with no label is refused with how to add one (``no_label``).
 
 A *recording* is what the real model replied for a document, kept to be replayed: ``NAME.recording.json``
-(``Recording``: the document's sha256 and, per call, its purpose, class and reply text), written from a job
+(``Recording``, docagent/localcloud/bedrock/recordings.py: the document's sha256 and, per call, its purpose,
+class and reply text), written from a job
 that ran on AWS by ``scripts/record_replies.py JOB DIR --aws`` (the replies as the job's journal holds them)
 and registered like labels (``docagent local labels DIR`` reads both). The local Bedrock replays a recorded
 reply before it looks at a label.
@@ -27,12 +28,12 @@ import json
 import os
 import threading
 import urllib.request
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.samples import (
@@ -44,6 +45,7 @@ from docagent.kit.samples import (
     labelled_parts,
     read_label,
 )
+from docagent.localcloud.bedrock.recordings import RECORDING_SUFFIX, RecordedReply, Recording
 from functions.definition import DEFINITION_FILE
 from functions.documents import LOCAL_NO_LABEL
 from functions.errors import DocumentRejected
@@ -88,52 +90,11 @@ class Label(BaseModel):
         return [PageLabel(page=page, class_name=named, starts=page == 1) for page in range(1, count + 1)]
 
 
-class RecordedReply(BaseModel):
-    """One call's reply text as the model gave it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
-
-    purpose: Literal["extract", "classify", "classify-pages"]
-    class_name: str | None = Field(
-        None,
-        validation_alias=AliasChoices(
-            "class", "class_name"
-        ),  # ``class`` as in a label; the old spelling read
-        serialization_alias="class",
-        description="the class extracted (null for a classify call)",
-    )
-    reply: str
-    input_tokens: int | None = Field(
-        None, ge=0, description="the model's usage as it answered (a replay bills it)"
-    )
-    output_tokens: int | None = Field(None, ge=0)
-
-
-class Recording(BaseModel):
-    """The replies recorded for one document (a ``NAME.recording.json``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="of the document's bytes")
-    replies: list[RecordedReply] = Field(min_length=1)
-    source: str = ""
-
-    def reply_to(self, purpose: str, class_name: str | None) -> RecordedReply | None:
-        """The recorded reply of a call (an extract call of no known class: the first extract reply)."""
-        for recorded in self.replies:
-            if recorded.purpose == purpose and (class_name is None or recorded.class_name == class_name):
-                return recorded
-        return None
-
-
 class Kept(BaseModel):
     """What the local cloud keeps on disk: every label and recording registered."""
 
     labels: list[Label] = Field(default_factory=list)
     recordings: list[Recording] = Field(default_factory=list)
-
-
-RECORDING_SUFFIX = ".recording.json"
 
 
 class LabelsInvalid(ValueError):  # noqa: N818 (the labels are invalid: the name reads as the outcome)
@@ -408,56 +369,6 @@ def read_recordings(folder: str | Path) -> list[Recording]:
     if problems:
         raise LabelsInvalid(root, problems)
     return recordings
-
-
-def recordings_of(
-    results: Mapping[str, BaseModel], calls: Mapping[str, Sequence[BaseModel]]
-) -> list[Recording]:
-    """A finished job's model calls as recordings (``results`` and ``calls`` by document id, as JobRecords
-    reads them): per document whose result holds the sha256 of its bytes, each call that returned fields,
-    its reply the fields as JSON. The journal keeps a reply parsed, not its text: replayed, it is the same
-    answer (a classify call's fields are ``{"class": NAME}``)."""
-    recordings: list[Recording] = []
-    for document_id, result in sorted(results.items()):
-        found = result.model_dump(mode="json")
-        if not found.get("sha256"):
-            continue
-        replies = []
-        for call in calls.get(document_id, []):
-            record = call.model_dump(mode="json")
-            fields = record.get("fields", record.get("facts"))
-            if not isinstance(fields, dict) or record.get("window"):
-                continue  # no fields; or a long PDF's page window, which a recording does not replay (#41)
-            purpose = record.get("purpose", "extract")
-            class_name = record.get("class_name") if purpose == "extract" else None
-            # the call's usage as billed; a record without it (0 input tokens: the default) replays estimated
-            billed = bool(record.get("input_tokens"))
-            replies.append(
-                RecordedReply(
-                    purpose=purpose,
-                    class_name=class_name,
-                    reply=json.dumps(fields),
-                    input_tokens=record.get("input_tokens") if billed else None,
-                    output_tokens=record.get("output_tokens") if billed else None,
-                )
-            )
-        if replies:
-            source = str(found.get("key") or document_id)
-            recordings.append(Recording(sha256=found["sha256"], replies=replies, source=source))
-    return recordings
-
-
-def write_recordings(directory: str | Path, recordings: list[Recording]) -> list[Path]:
-    """Each recording as ``NAME-SHA.recording.json`` in ``directory`` (NAME: its document's file name)."""
-    root = Path(directory)
-    root.mkdir(parents=True, exist_ok=True)
-    written = []
-    for recording in recordings:
-        stem = Path(recording.source).stem or "document"
-        path = root / f"{stem}-{recording.sha256[:12]}{RECORDING_SUFFIX}"
-        path.write_text(recording.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
 
 
 # ---------------------------------------------------------------------------------- a running local cloud
