@@ -85,11 +85,13 @@ class DocumentRow:
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
+    section_reviews: dict[str, ReviewDecision] = field(default_factory=dict)  # a packet's, by section id
 
     def key_fields(self, limit: int = 3) -> str:
         if self.result is not None and self.result.sections is not None:  # a packet: its sections
             parts = [
                 f"{part.class_name or 'no class'} (pages {part.pages[0]}-{part.pages[1]}) {part.status}"
+                + (f", {decided.verdict}" if (decided := self.section_reviews.get(part.section_id)) else "")
                 for part in self.result.sections
             ]
             return f"{len(parts)} sections: " + "; ".join(parts)
@@ -142,6 +144,11 @@ def job(ctx: OperatorContext, job_id: str) -> JobView:
                 outcome=outcome,
                 result=result,
                 review=reviews.get(entry.document_id),
+                section_reviews={
+                    part.section_id: reviews[item]
+                    for part in (result.sections or [] if result is not None else [])
+                    if (item := storage.review_item(entry.document_id, part.section_id)) in reviews
+                },
                 input_tokens=sum(call.input_tokens for call in made),
                 output_tokens=sum(call.output_tokens for call in made),
                 calls=len(made),

@@ -14,6 +14,7 @@ from docagent.console.app import GET_ROUTES, POST_ROUTES, ReviewConsole
 from docagent.operations.context import OperatorContext
 from docagent.operations.sessions import new_session
 from functions.payloads.document import DocumentResult
+from functions.reviews import ReviewDecision, decision_id
 from tests import documents as files
 from tests.images import fax, photo
 from tests.support import BUCKET, PREFIX, prepare, put_object
@@ -120,6 +121,13 @@ def test_the_document_page_and_the_jobs_row_show_a_packets_sections():
     )  # fmt: skip
     row = views.DocumentRow(document_id="packet.pdf", index=0, outcome="rejected", result=packet, review=None)
     assert row.key_fields() == ("2 sections: claim-form (pages 1-1) extracted; no class (pages 2-2) rejected")
+    accepted = ReviewDecision(
+        decision_id=decision_id("j1", "packet.pdf", "s0001-0001"), job_id="j1", document_id="packet.pdf",
+        section_id="s0001-0001", verdict="accepted", fields={"total": "785.00"}, decided_by="tester",
+        decided_at="2026-12-04T07:00:00Z",
+    )  # fmt: skip
+    row.section_reviews = {"s0001-0001": accepted}  # the job page names a section's decision
+    assert row.key_fields().startswith("2 sections: claim-form (pages 1-1) extracted, accepted; no class")
     console = ReviewConsole(
         OperatorContext(endpoint=None, stack_name="DocAgent", outputs={}, session=new_session()), "tester"
     )
