@@ -4,7 +4,8 @@
   for the schema, absent from the document), every claim form ends in review with a reason naming
   incident_date, none accepted;
 - without faults, every extracted field of every result has evidence with a page, and its offsets in the
-  page's text (functions/page_texts.py) hold its quote (whitespace and case normalised).
+  page's text (functions/page_texts.py) hold its quote (whitespace and case normalised): checked on
+  test_demo_job.py's run of the claims example (a crash and a redrive, which change no result).
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ print(json.dumps(out))
 """
 
 
-def kept_demo(state: Path, *arguments: str) -> tuple[dict, dict]:
-    """`demo --job examples/claims --no-crash --keep ARGS`, its review queue; the cloud stopped after."""
+def kept_demo(state: Path, *arguments: str) -> tuple[dict, dict, dict]:
+    """`demo --job examples/claims --keep ARGS`: its summary, its review queue and, read from the kept cloud,
+    each result with its document's page texts; the cloud stopped after."""
     try:
-        summary = docagent(state, "demo", "--job", str(CLAIMS), "--no-crash", "--time-scale", "0.1", "--keep",
-                           *arguments)  # fmt: skip
+        summary = docagent(state, "demo", "--job", str(CLAIMS), "--time-scale", "0.1", "--keep", *arguments)
         queue = docagent(state, "review", "list", summary["job_id"])
         read = subprocess.run(
             [sys.executable, "-c", EVIDENCE_OF_JOB, summary["job_id"]],
@@ -54,7 +55,7 @@ def kept_demo(state: Path, *arguments: str) -> tuple[dict, dict]:
             timeout=120,
             check=True,
         )
-        return queue, json.loads(read.stdout)
+        return summary, queue, json.loads(read.stdout)
     finally:
         subprocess.run(
             [sys.executable, "-m", "docagent.cli", "local", "down"],
@@ -66,7 +67,7 @@ def kept_demo(state: Path, *arguments: str) -> tuple[dict, dict]:
 
 
 def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(tmp_path: Path) -> None:
-    queue, results = kept_demo(tmp_path, "--model-faults", "corrupt=incident_date:1.0")
+    _, queue, results = kept_demo(tmp_path, "--no-crash", "--model-faults", "corrupt=incident_date:1.0")
     # The claim forms with a text layer (the scan, the photo and the fax are read visually: no page text)
     claim_forms = {
         doc: result
@@ -87,29 +88,11 @@ def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(tmp_pa
     assert [section["status"] for section in packet["sections"]] == ["review", "extracted"]
 
 
-def test_every_extracted_field_has_evidence_whose_offsets_hold_its_quote(tmp_path: Path) -> None:
-    _, results = kept_demo(tmp_path)
-    assert len(results) == 11  # the packet's own result among them (its sections' fields are apart)
-    # The seven born-digital samples; the scan, the photo and the fax have no text layer to hold offsets.
-    extracted = {
-        doc: result for doc, result in results.items() if result["fields"] is not None and result["pages"]
-    }
-    assert len(extracted) >= 6
-    for document_id, result in extracted.items():
-        evidence, pages = result["evidence"], result["pages"]
-        for path, found in evidence.items():
-            assert found["grounding"] == "grounded" and found["page"] >= 1, (document_id, path, found)
-            span = pages[found["page"] - 1][found["start"] : found["end"]]
-            assert " ".join(span.split()).lower() == " ".join(found["quote"].split()).lower(), (path, span)
-        scalars = _scalar_paths(result["fields"])
-        assert set(evidence) == scalars, (document_id, scalars - set(evidence))
-
-
-def _scalar_paths(value: object, path: str = "") -> set[str]:
+def scalar_paths(value: object, path: str = "") -> set[str]:
     if isinstance(value, dict):
-        return {p for key, item in value.items() for p in _scalar_paths(item, f"{path}.{key}".lstrip("."))}
+        return {p for key, item in value.items() for p in scalar_paths(item, f"{path}.{key}".lstrip("."))}
     if isinstance(value, list):
-        return {p for index, item in enumerate(value) for p in _scalar_paths(item, f"{path}[{index}]")}
+        return {p for index, item in enumerate(value) for p in scalar_paths(item, f"{path}[{index}]")}
     return set() if value is None else {path}
 
 
