@@ -28,8 +28,8 @@ def claims_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
     """`demo --job examples/claims --crash-at 6 --keep`, the worker dying as it stores the packet's first
     section (samples/packet-0001.pdf, document 6) until the job is redriven: its summary and each result read
     from the kept cloud. One run for the tests below (each claims run is ~5 s of CPU)."""
-    summary, _, results = kept_demo(tmp_path_factory.mktemp("claims"), "--crash-at", "6")
-    return summary, results
+    kept = kept_demo(tmp_path_factory.mktemp("claims"), "--crash-at", "6")
+    return kept.summary, kept.results
 
 
 def test_demo_job_runs_the_claims_example(claims_run: tuple[dict, dict]) -> None:

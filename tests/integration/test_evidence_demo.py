@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,12 +42,29 @@ print(json.dumps(out))
 """
 
 
-def kept_demo(state: Path, *arguments: str) -> tuple[dict, dict, dict]:
-    """`demo --job examples/claims --keep ARGS`: its summary, its review queue and, read from the kept cloud,
-    each result with its document's page texts; the cloud stopped after."""
+@dataclass
+class KeptDemo:
+    """What a kept demo of the claims example left: its summary, its review queue, each result with its
+    document's page texts, and (``scored_into``) `eval --from-job` of its job."""
+
+    summary: dict
+    queue: dict
+    results: dict
+    scored: dict | None
+
+
+def kept_demo(state: Path, *arguments: str, scored_into: Path | None = None) -> KeptDemo:
+    """`demo --job examples/claims --keep ARGS`, then what the kept cloud holds of it (with ``scored_into``:
+    `eval --from-job JOB --job examples/claims --out scored_into` too); the cloud stopped after."""
     try:
         summary = docagent(state, "demo", "--job", str(CLAIMS), "--time-scale", "0.1", "--keep", *arguments)
-        queue = docagent(state, "review", "list", summary["job_id"])
+        job_id = summary["job_id"]
+        queue = docagent(state, "review", "list", job_id)
+        scored = None
+        if scored_into is not None:
+            scored = docagent(
+                state, "eval", "--from-job", job_id, "--job", str(CLAIMS), "--out", str(scored_into)
+            )
         read = subprocess.run(
             [sys.executable, "-c", EVIDENCE_OF_JOB, summary["job_id"]],
             env={**os.environ, "DOCAGENT_STATE_DIR": str(state)},
@@ -55,7 +73,7 @@ def kept_demo(state: Path, *arguments: str) -> tuple[dict, dict, dict]:
             timeout=120,
             check=True,
         )
-        return summary, queue, json.loads(read.stdout)
+        return KeptDemo(summary, queue, json.loads(read.stdout), scored)
     finally:
         subprocess.run(
             [sys.executable, "-m", "docagent.cli", "local", "down"],
@@ -66,8 +84,19 @@ def kept_demo(state: Path, *arguments: str) -> tuple[dict, dict, dict]:
         )
 
 
-def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(tmp_path: Path) -> None:
-    _, queue, results = kept_demo(tmp_path, "--no-crash", "--model-faults", "corrupt=incident_date:1.0")
+@pytest.fixture(scope="module")
+def moved_dates(tmp_path_factory: pytest.TempPathFactory) -> tuple[KeptDemo, Path]:
+    """Every claim form's incident date moved a day: the kept demo, scored by `eval --from-job` (its plots in
+    the folder returned). One run for the two tests below (each claims run is ~5 s of CPU)."""
+    state = tmp_path_factory.mktemp("moved-dates")
+    faults = ("--no-crash", "--model-faults", "corrupt=incident_date:1.0")
+    return kept_demo(state, *faults, scored_into=state / "report"), state / "report"
+
+
+def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(
+    moved_dates: tuple[KeptDemo, Path],
+) -> None:
+    queue, results = moved_dates[0].queue, moved_dates[0].results
     # The claim forms with a text layer (the scan, the photo and the fax are read visually: no page text)
     claim_forms = {
         doc: result
@@ -96,10 +125,11 @@ def scalar_paths(value: object, path: str = "") -> set[str]:
     return set() if value is None else {path}
 
 
-def test_eval_reports_calibration_per_field_and_the_accept_rate_and_plots_it(tmp_path: Path) -> None:
-    out = tmp_path / "report"
-    found = docagent(tmp_path, "eval", "--job", str(CLAIMS), "--model-faults", "corrupt=incident_date:1.0",
-                     "--out", str(out))  # fmt: skip
+def test_eval_reports_calibration_per_field_and_the_accept_rate_and_plots_it(
+    moved_dates: tuple[KeptDemo, Path],
+) -> None:
+    found, out = moved_dates[0].scored, moved_dates[1]
+    assert found is not None
     calibration = found["run"]["calibration"]
     fields = {figures["name"]: figures for figures in calibration["fields"]}
     moved = fields["incident_date"]["bands"]
