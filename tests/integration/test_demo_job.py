@@ -24,16 +24,19 @@ def assert_recovered(summary: dict, documents: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def claims_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
+def claims_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, dict]:
     """`demo --job examples/claims --crash-at 6 --keep`, the worker dying as it stores the packet's first
-    section (samples/packet-0001.pdf, document 6) until the job is redriven: its summary and each result read
-    from the kept cloud. One run for the tests below (each claims run is ~5 s of CPU)."""
-    kept = kept_demo(tmp_path_factory.mktemp("claims"), "--crash-at", "6")
-    return kept.summary, kept.results
+    section (samples/packet-0001.pdf, document 6) until the job is redriven: its summary, each result read
+    from the kept cloud and `eval --from-job JOB --job examples/claims` of it. One run for the tests below
+    (each claims run is ~5 s of CPU)."""
+    state = tmp_path_factory.mktemp("claims")
+    kept = kept_demo(state, "--crash-at", "6", scored=())
+    assert kept.scored is not None
+    return kept.summary, kept.results, kept.scored
 
 
-def test_demo_job_runs_the_claims_example(claims_run: tuple[dict, dict]) -> None:
-    summary, _ = claims_run
+def test_demo_job_runs_the_claims_example(claims_run: tuple[dict, dict, dict]) -> None:
+    summary, _, _ = claims_run
     assert_recovered(summary, 11)  # a scan, a phone photo, a two-page TIFF fax and a packet among them
     definition = summary["definition"]
     assert definition["results_by_status"] == {"extracted": 8, "rejected": 1, "review": 2}
@@ -43,10 +46,12 @@ def test_demo_job_runs_the_claims_example(claims_run: tuple[dict, dict]) -> None
     assert definition["totals"]["total-by-currency"] == {"EUR": "6570.50", "GBP": "3590.00"}
 
 
-def test_demo_job_crashed_inside_the_packet_recovers_each_section_once(claims_run: tuple[dict, dict]) -> None:
+def test_demo_job_crashed_inside_the_packet_recovers_each_section_once(
+    claims_run: tuple[dict, dict, dict],
+) -> None:
     """The redrive stores one result per section of the packet whose first section's store was killed, and
     repeats no model call (assert_recovered: none repeated, every action performed once)."""
-    summary, _ = claims_run
+    summary, _, _ = claims_run
     assert summary["crash"]["document_index"] == 6
     assert_recovered(summary, 11)
     definition = summary["definition"]
@@ -54,11 +59,11 @@ def test_demo_job_crashed_inside_the_packet_recovers_each_section_once(claims_ru
 
 
 def test_every_extracted_field_has_evidence_whose_offsets_hold_its_quote(
-    claims_run: tuple[dict, dict],
+    claims_run: tuple[dict, dict, dict],
 ) -> None:
     """#42's done-when: every extracted field of every result has evidence with a page, and its offsets in
     the page's text (functions/page_texts.py) hold its quote (whitespace and case normalised)."""
-    _, results = claims_run
+    _, results, _ = claims_run
     assert len(results) == 11  # the packet's own result among them (its sections' fields are apart)
     # The seven born-digital samples; the scan, the photo and the fax have no text layer to hold offsets.
     extracted = {
@@ -73,3 +78,24 @@ def test_every_extracted_field_has_evidence_whose_offsets_hold_its_quote(
             assert " ".join(span.split()).lower() == " ".join(found["quote"].split()).lower(), (path, span)
         scalars = scalar_paths(result["fields"])
         assert set(evidence) == scalars, (document_id, scalars - set(evidence))
+
+
+def test_the_claims_example_scores_every_sample_the_packets_sections_included(
+    claims_run: tuple[dict, dict, dict],
+) -> None:
+    """#41's done-when: `eval --job examples/claims --json` scores the scans, the photo, the fax and each
+    section of the packet (a sample of its own, matched by its pages), F1 1.0 in labels mode (here of the
+    demo's job, `--from-job`: the same scoring as a run of its own)."""
+    run = claims_run[2]["run"]
+    assert run["mode"] == "labels"
+    assert (run["samples"], run["results_matched"]) == (12, 12)  # eleven documents, the packet's two sections
+    documents = {d["sample"]: d for d in run["documents"]}
+    for sample, expected in (("packet-0001.pdf#s0001-0001", "claim-form"), ("packet-0001.pdf#s0002-0003",
+                                                                             "repair-estimate")):  # fmt: skip
+        found = documents[sample]
+        assert (found["predicted_class"], found["score"], found["wrong"]) == (expected, 1.0, [])
+    assert {c["name"]: c["rates"]["f1"] for c in run["classes"]} == {
+        "claim-form": 1.0,
+        "repair-estimate": 1.0,
+    }
+    assert all(field["rates"]["f1"] == 1.0 for field in run["fields"] if field["counts"]["tp"])

@@ -133,22 +133,3 @@ def test_the_cascade_is_measured_beside_the_strong_model_alone(tmp_path):
     assert cascade["cost_usd"] == pytest.approx(sum(cascade["cost_by_model"].values()))
     assert comparison["cost_share"] == pytest.approx(cascade["cost_usd"] / alone["cost_usd"], abs=1e-4)
     assert answer["run"]["job_id"] == cascade["job_id"] != alone["job_id"]
-
-
-def test_the_claims_example_scores_every_sample_the_packets_sections_included(tmp_path):
-    """#41's done-when: `eval --job examples/claims --json` scores the scans, the photo, the fax and each
-    section of the packet (a sample of its own, matched by its pages), F1 1.0 in labels mode."""
-    claims = Path(__file__).resolve().parents[2] / "examples" / "claims"
-    run = eval_command(tmp_path, "--job", str(claims))["run"]
-    assert run["mode"] == "labels"
-    assert (run["samples"], run["results_matched"]) == (12, 12)  # eleven documents, the packet's two sections
-    documents = {d["sample"]: d for d in run["documents"]}
-    for sample, expected in (("packet-0001.pdf#s0001-0001", "claim-form"), ("packet-0001.pdf#s0002-0003",
-                                                                             "repair-estimate")):  # fmt: skip
-        found = documents[sample]
-        assert (found["predicted_class"], found["score"], found["wrong"]) == (expected, 1.0, [])
-    assert {c["name"]: c["rates"]["f1"] for c in run["classes"]} == {
-        "claim-form": 1.0,
-        "repair-estimate": 1.0,
-    }
-    assert all(field["rates"]["f1"] == 1.0 for field in run["fields"] if field["counts"]["tp"])

@@ -45,7 +45,7 @@ print(json.dumps(out))
 @dataclass
 class KeptDemo:
     """What a kept demo of the claims example left: its summary, its review queue, each result with its
-    document's page texts, and (``scored_into``) `eval --from-job` of its job."""
+    document's page texts, and (when asked) `eval --from-job` of its job."""
 
     summary: dict
     queue: dict
@@ -53,18 +53,16 @@ class KeptDemo:
     scored: dict | None
 
 
-def kept_demo(state: Path, *arguments: str, scored_into: Path | None = None) -> KeptDemo:
-    """`demo --job examples/claims --keep ARGS`, then what the kept cloud holds of it (with ``scored_into``:
-    `eval --from-job JOB --job examples/claims --out scored_into` too); the cloud stopped after."""
+def kept_demo(state: Path, *arguments: str, scored: tuple[str, ...] | None = None) -> KeptDemo:
+    """`demo --job examples/claims --keep ARGS`, then what the kept cloud holds of it (with ``scored``:
+    `eval --from-job JOB --job examples/claims SCORED` too); the cloud stopped after."""
     try:
         summary = docagent(state, "demo", "--job", str(CLAIMS), "--time-scale", "0.1", "--keep", *arguments)
         job_id = summary["job_id"]
         queue = docagent(state, "review", "list", job_id)
-        scored = None
-        if scored_into is not None:
-            scored = docagent(
-                state, "eval", "--from-job", job_id, "--job", str(CLAIMS), "--out", str(scored_into)
-            )
+        score = None
+        if scored is not None:
+            score = docagent(state, "eval", "--from-job", job_id, "--job", str(CLAIMS), *scored)
         read = subprocess.run(
             [sys.executable, "-c", EVIDENCE_OF_JOB, summary["job_id"]],
             env={**os.environ, "DOCAGENT_STATE_DIR": str(state)},
@@ -73,7 +71,7 @@ def kept_demo(state: Path, *arguments: str, scored_into: Path | None = None) -> 
             timeout=120,
             check=True,
         )
-        return KeptDemo(summary, queue, json.loads(read.stdout), scored)
+        return KeptDemo(summary, queue, json.loads(read.stdout), score)
     finally:
         subprocess.run(
             [sys.executable, "-m", "docagent.cli", "local", "down"],
@@ -90,7 +88,7 @@ def moved_dates(tmp_path_factory: pytest.TempPathFactory) -> tuple[KeptDemo, Pat
     the folder returned). One run for the two tests below (each claims run is ~5 s of CPU)."""
     state = tmp_path_factory.mktemp("moved-dates")
     faults = ("--no-crash", "--model-faults", "corrupt=incident_date:1.0")
-    return kept_demo(state, *faults, scored_into=state / "report"), state / "report"
+    return kept_demo(state, *faults, scored=("--out", str(state / "report"))), state / "report"
 
 
 def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(
