@@ -12,6 +12,7 @@ runtime and the app: about 10-15 s), and nothing has to decide whether an earlie
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import sysconfig
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -180,16 +181,38 @@ def _prune(keep: set[Path]) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
+def _stale(entries: Sequence[Path], contexts: Sequence[dict[str, Any]]) -> list[tuple[Path, dict[str, Any]]]:
+    """The entries (with their contexts) the cache does not hold yet, each once."""
+    missing = {entry: context for entry, context in zip(entries, contexts, strict=True) if not entry.is_dir()}
+    return list(missing.items())
+
+
+@contextlib.contextmanager
+def _synthesis_lock() -> Iterator[None]:
+    """An exclusive lock on the synthesis cache, held while synthesizing (released when its process dies).
+    Beside the cache, not in it: the cache holds entries only."""
+    lock = project.SYNTH_CACHE.with_name(f"{project.SYNTH_CACHE.name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as file:
+        fcntl.flock(file, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(file, fcntl.LOCK_UN)
+
+
 def synth_local_variants(overrides: Sequence[dict[str, Any] | None]) -> list[Path]:
     """The local profile's assembly for each of ``overrides`` (e.g. ``{"child_execution_type": "EXPRESS",
     "stack_name": ...}``), synthesized together in one CDK process unless the cache holds it."""
     contexts = [local_context(each) for each in overrides]
     entries = [cached_assembly(context) for context in contexts]
-    stale = dict(
-        (entry, context) for entry, context in zip(entries, contexts, strict=True) if not entry.is_dir()
-    )
-    if stale:
-        _synthesize(list(stale.items()))
+    if _stale(entries, contexts):
+        # One synthesis at a time: a process that finds an entry missing waits for the one synthesizing it,
+        # then finds it there (two demos, or test workers, started together each synthesized the same
+        # assembly: ~6 s of CPU each, 2026-12-04).
+        with _synthesis_lock():
+            if stale := _stale(entries, contexts):
+                _synthesize(stale)
     for entry in entries:
         os.utime(entry)  # recently used: kept by _prune
     return entries

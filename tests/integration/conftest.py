@@ -19,6 +19,8 @@ import pytest
 
 from docagent import project
 from docagent.cli import main
+from docagent.drills.chaos import EXPRESS_PROFILE
+from docagent.drills.demo import config_overrides
 from docagent.drills.synthetic import (
     CUSTOMERS_CSV,
     CUSTOMERS_KEY,
@@ -26,14 +28,42 @@ from docagent.drills.synthetic import (
     generate_customers,
     generate_documents,
 )
+from docagent.evaluation.runs import allowing
 from docagent.localcloud.bedrock.labels import load_reader
 from docagent.localcloud.deploy import deploy
 from docagent.localcloud.server import REGION, LocalCloud
-from docagent.localcloud.synth import synth_local
+from docagent.localcloud.synth import synth_local, synth_local_variants
 from docagent.operations.json_shapes import validate_output
 from docagent.operations.reference import load_file
+from functions.batch_inference.facts import BATCH_MIN_RECORDS
+from tests.integration.test_eval import CHEAP
 
 INVOICE_READER = project.ROOT / "examples" / "invoices" / "local_reader.py"
+
+
+def lane_variants() -> list[dict[str, Any] | None]:
+    """The local profile's variants the integration tests deploy: the default (the session cloud, demo,
+    eval), the crash matrix's EXPRESS one, test_demo's batches of five, test_batch_crash's batch jobs of 100
+    records and test_eval's cascade (its cheap model allowed beside the deployment's)."""
+    # the cascade's strong model: the deployment's (cdk.json), which the default definition does not change
+    strong = str(json.loads((project.ROOT / "cdk.json").read_text())["context"]["docagent"]["model_id"])
+    return [
+        None,
+        EXPRESS_PROFILE,
+        config_overrides(documents_per_child=5, batch_records_per_job=None),
+        config_overrides(documents_per_child=1, batch_records_per_job=BATCH_MIN_RECORDS),
+        allowing((CHEAP, strong)),
+    ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On a run that deals the tests to workers (`make test`: `-n 3`), the controller synthesizes the variants
+    they deploy, together in one CDK process (jsii starts once: 5 take ~9 s of CPU against ~6 s each) before
+    the workers start; each test then finds its assembly in the synthesis cache (localcloud/synth.py).
+    A run without workers synthesizes what it deploys when it first deploys it."""
+    workers = getattr(config.option, "numprocesses", None)
+    if workers and not hasattr(config, "workerinput"):
+        synth_local_variants(lane_variants())
 
 
 @pytest.fixture(scope="session")

@@ -1,51 +1,13 @@
 """`docagent demo --job PATH`: a definition folder (the claims example, and a fresh `docagent init`) runs on
 the local cloud with a worker killed mid-job and a redrive, and ends SUCCEEDED with one result per sample, no
-repeated model call, the outcomes its labels and checks give, and every action performed once.
-
-It needs `docagent definition publish` (docagent/kit/registry.py), the local model's labels
-(docagent/localcloud/bedrock/labels.py) and the pipeline's lookups (functions/references.py): skipped until
-they are
-merged."""
+repeated model call, the outcomes its labels and checks give, and every action performed once. The claims
+example's tests share one run (``claims_run``); `docagent init`'s folder is test_walkthrough.py's."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-pytest.importorskip("docagent.kit.registry", reason="kit-cli's definition publish is not merged yet")
-pytest.importorskip("docagent.localcloud.bedrock.labels", reason="kit-localmodel's labels are not merged yet")
-pytest.importorskip("functions.references", reason="kit-pipeline's lookup checks are not merged yet")
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def demo_job(tmp_path: Path, folder: Path, *extra: str) -> dict:
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "docagent.cli",
-            "demo",
-            "--job",
-            str(folder),
-            "--time-scale",
-            "0.1",
-            "--json",
-            *extra,
-        ],
-        env={**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path / "state")},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    return json.loads(completed.stdout)
+from tests.integration.test_evidence_demo import kept_demo, scalar_paths
 
 
 def assert_recovered(summary: dict, documents: int) -> None:
@@ -61,24 +23,79 @@ def assert_recovered(summary: dict, documents: int) -> None:
         assert action["outcome"] == "performed" and action["attempts"] == 1, action
 
 
-def test_demo_job_runs_the_claims_example(tmp_path: Path) -> None:
-    summary = demo_job(tmp_path, EXAMPLES / "claims")
+@pytest.fixture(scope="module")
+def claims_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, dict]:
+    """`demo --job examples/claims --crash-at 6 --keep`, the worker dying as it stores the packet's first
+    section (samples/packet-0001.pdf, document 6) until the job is redriven: its summary, each result read
+    from the kept cloud and `eval --from-job JOB --job examples/claims` of it. One run for the tests below
+    (each claims run is ~5 s of CPU)."""
+    state = tmp_path_factory.mktemp("claims")
+    kept = kept_demo(state, "--crash-at", "6", scored=())
+    assert kept.scored is not None
+    return kept.summary, kept.results, kept.scored
+
+
+def test_demo_job_runs_the_claims_example(claims_run: tuple[dict, dict, dict]) -> None:
+    summary, _, _ = claims_run
     assert_recovered(summary, 11)  # a scan, a phone photo, a two-page TIFF fax and a packet among them
     definition = summary["definition"]
     assert definition["results_by_status"] == {"extracted": 8, "rejected": 1, "review": 2}
     assert definition["results_by_class"] == {"claim-form": 7, "repair-estimate": 5}  # the packet's sections
     # the job splits PDFs (split: pages): a PDF's pages are classified, the other documents as before
     assert definition["model_calls_by_purpose"] == {"classify": 5, "classify-pages": 6, "extract": 12}
-    assert (definition["sections"], definition["section_results"]) == (2, 2)
     assert definition["totals"]["total-by-currency"] == {"EUR": "6570.50", "GBP": "3590.00"}
 
 
-def test_demo_job_crashed_inside_the_packet_recovers_each_section_once(tmp_path: Path) -> None:
-    """The worker dies storing the packet's first section (samples/packet-0001.pdf, document 6) until the
-    job is redriven: the redrive stores one result per section and repeats no model call."""
-    summary = demo_job(tmp_path, EXAMPLES / "claims", "--crash-at", "6")
+def test_demo_job_crashed_inside_the_packet_recovers_each_section_once(
+    claims_run: tuple[dict, dict, dict],
+) -> None:
+    """The redrive stores one result per section of the packet whose first section's store was killed, and
+    repeats no model call (assert_recovered: none repeated, every action performed once)."""
+    summary, _, _ = claims_run
     assert summary["crash"]["document_index"] == 6
     assert_recovered(summary, 11)
     definition = summary["definition"]
     assert (definition["sections"], definition["section_results"]) == (2, 2)
-    assert definition["model_calls_by_purpose"] == {"classify": 5, "classify-pages": 6, "extract": 12}
+
+
+def test_every_extracted_field_has_evidence_whose_offsets_hold_its_quote(
+    claims_run: tuple[dict, dict, dict],
+) -> None:
+    """#42's done-when: every extracted field of every result has evidence with a page, and its offsets in
+    the page's text (functions/page_texts.py) hold its quote (whitespace and case normalised)."""
+    _, results, _ = claims_run
+    assert len(results) == 11  # the packet's own result among them (its sections' fields are apart)
+    # The seven born-digital samples; the scan, the photo and the fax have no text layer to hold offsets.
+    extracted = {
+        doc: result for doc, result in results.items() if result["fields"] is not None and result["pages"]
+    }
+    assert len(extracted) >= 6
+    for document_id, result in extracted.items():
+        evidence, pages = result["evidence"], result["pages"]
+        for path, found in evidence.items():
+            assert found["grounding"] == "grounded" and found["page"] >= 1, (document_id, path, found)
+            span = pages[found["page"] - 1][found["start"] : found["end"]]
+            assert " ".join(span.split()).lower() == " ".join(found["quote"].split()).lower(), (path, span)
+        scalars = scalar_paths(result["fields"])
+        assert set(evidence) == scalars, (document_id, scalars - set(evidence))
+
+
+def test_the_claims_example_scores_every_sample_the_packets_sections_included(
+    claims_run: tuple[dict, dict, dict],
+) -> None:
+    """#41's done-when: `eval --job examples/claims --json` scores the scans, the photo, the fax and each
+    section of the packet (a sample of its own, matched by its pages), F1 1.0 in labels mode (here of the
+    demo's job, `--from-job`: the same scoring as a run of its own)."""
+    run = claims_run[2]["run"]
+    assert run["mode"] == "labels"
+    assert (run["samples"], run["results_matched"]) == (12, 12)  # eleven documents, the packet's two sections
+    documents = {d["sample"]: d for d in run["documents"]}
+    for sample, expected in (("packet-0001.pdf#s0001-0001", "claim-form"), ("packet-0001.pdf#s0002-0003",
+                                                                             "repair-estimate")):  # fmt: skip
+        found = documents[sample]
+        assert (found["predicted_class"], found["score"], found["wrong"]) == (expected, 1.0, [])
+    assert {c["name"]: c["rates"]["f1"] for c in run["classes"]} == {
+        "claim-form": 1.0,
+        "repair-estimate": 1.0,
+    }
+    assert all(field["rates"]["f1"] == 1.0 for field in run["fields"] if field["counts"]["tp"])

@@ -86,32 +86,6 @@ def demo(tmp_path: Path, folder: Path, *options: str) -> dict[str, Any]:
     return summary
 
 
-def test_a_real_model_answers_and_its_recorded_replies_replay_offline(
-    tmp_path: Path, small_claims: Path, fake_model: FakeServer
-) -> None:
-    served = demo(tmp_path, small_claims, "--model", f"openai={fake_model.url}", "--record")
-    assert served["status"] == "SUCCEEDED" and served["model"] == f"openai ({fake_model.url})"
-    assert len(fake_model.requests) == 4  # a classify and an extract call per document
-    assert all(request["response_format"] == {"type": "json_object"} for request in fake_model.requests)
-    differing = served["definition"][
-        "fields_differing_from_label"
-    ]  # the samples whose fields are not the label's
-    assert differing == ["samples/claim-form/claim-0001.pdf", "samples/repair-estimate/estimate-0001.pdf"]
-    assert served["definition"]["results_by_class"] == {"claim-form": 1, "repair-estimate": 1}
-    recordings = sorted(small_claims.rglob("*.recording.json"))
-    assert len(recordings) == 2 and all(path.name.startswith(tuple(KEPT.values())) for path in recordings)
-    for path in recordings:  # the server's replies, classify and extract, as the server gave them
-        replies = json.loads(path.read_text())["replies"]
-        assert sorted(reply["purpose"] for reply in replies) == ["classify", "extract"]
-        assert SERVED_NAME in next(reply["reply"] for reply in replies if reply["purpose"] == "extract")
-
-    asked_before = len(fake_model.requests)
-    replayed = demo(tmp_path, small_claims)  # no --model: the labels' mode, which replays the recordings
-    assert len(fake_model.requests) == asked_before  # the server was not asked again
-    assert replayed["status"] == "SUCCEEDED" and replayed["model"] == "labels"
-    assert replayed["definition"]["fields_differing_from_label"] == differing
-
-
 def test_chaos_with_a_real_model_asks_it_once_per_document_and_the_cells_replay_its_replies(
     tmp_path: Path, small_claims: Path, fake_model: FakeServer
 ) -> None:
@@ -155,39 +129,62 @@ def _first_image(path: Path) -> str:
     return f"data:image/png;base64,{base64.b64encode(rendered_pages(document.data)[0]).decode()}"
 
 
-def test_scans_photos_and_faxes_reach_an_openai_model_as_image_parts(tmp_path: Path) -> None:
-    """`demo --model openai=URL` on the claims' scan, photo and fax (#41): the server is sent each document's
-    pages as data-URL image parts, no document text (none of them has any), and answers from the pixels it was
-    sent (here: which sample's first image it is), so the job ends with its values for each document."""
-    folder = tmp_path / "claims"
-    shutil.copytree(CLAIMS, folder)
-    kept = {str(Path(name).with_suffix("")) for name in SCANS}  # each document and its label
-    for path in (folder / "samples").rglob("*.*"):
-        if str(path.relative_to(folder / "samples")).split(".", 1)[0] not in kept:
-            path.unlink()
-    job = json.loads((folder / "job.json").read_text())
-    job.pop("split", None)
-    (folder / "job.json").write_text(json.dumps(job))
-    seen = {_first_image(folder / "samples" / name): name for name in SCANS}
+def test_a_real_model_answers_and_its_recorded_replies_replay_offline(
+    tmp_path: Path, small_claims: Path
+) -> None:
+    """`demo --model openai=URL --record` on the two born-digital samples and the scan, the photo and the fax
+    (#41: those reach the model as data-URL image parts only, no document text, and it answers from the pixels
+    it was sent, here which sample's first image it is); then the recorded replies replay offline."""
+    for name in SCANS:  # beside the two born-digital samples: the three the model reads only as images
+        for source in (CLAIMS / "samples" / name).parent.glob(f"{Path(name).stem}.*"):
+            shutil.copyfile(source, small_claims / "samples" / Path(name).parent / source.name)
+    seen = {_first_image(small_claims / "samples" / name): name for name in SCANS}
 
     def answer(body: dict[str, Any]) -> dict[str, Any]:
+        if not _image_parts(body):  # a born-digital sample: read by its text
+            return _answer(body)
         content = body["messages"][-1]["content"]
         name = seen[next(part["image_url"]["url"] for part in content if part["type"] == "image_url")]
         question = question_of(body)[1]
         if question is not None and question.kind == "classify":
             return {"class": SCANS[name]}
-        label: dict[str, Any] = json.loads((folder / "samples" / name).with_suffix(".label.json").read_text())
+        label: dict[str, Any] = json.loads(
+            (small_claims / "samples" / name).with_suffix(".label.json").read_text()
+        )
         return label
 
-    with serve(answer) as server:
-        served = demo(tmp_path, folder, "--model", f"openai={server.url}")
-    assert served["status"] == "SUCCEEDED", served
-    assert served["definition"]["results_by_class"] == {"claim-form": 2, "repair-estimate": 1}
-    assert served["definition"]["fields_differing_from_label"] == []
-    assert len(server.requests) == 6  # a classify and an extract call per document
-    images = sorted(
-        sum(part["type"] == "image_url" for part in request["messages"][-1]["content"])
-        for request in server.requests
-    )
+    with serve(answer) as fake_model:
+        served = demo(tmp_path, small_claims, "--model", f"openai={fake_model.url}", "--record")
+    assert served["status"] == "SUCCEEDED" and served["model"] == f"openai ({fake_model.url})"
+    assert len(fake_model.requests) == 10  # a classify and an extract call per document
+    assert all(request["response_format"] == {"type": "json_object"} for request in fake_model.requests)
+    differing = served["definition"][
+        "fields_differing_from_label"
+    ]  # the samples whose fields are not the label's: the scans were answered with their labels
+    assert differing == ["samples/claim-form/claim-0001.pdf", "samples/repair-estimate/estimate-0001.pdf"]
+    assert served["definition"]["results_by_class"] == {"claim-form": 3, "repair-estimate": 2}
+    read = [request for request in fake_model.requests if "<document>" in question_of(request)[0]]
+    assert len(read) == 4 and not any(_image_parts(request) for request in read)  # the others: no text
+    images = sorted(_image_parts(request) for request in fake_model.requests if request not in read)
     assert images == [1, 1, 1, 1, 2, 2]  # the scan's page, the photo, the fax's two pages; in both calls
-    assert all("<document>" not in question_of(request)[0] for request in server.requests)
+    recordings = sorted(small_claims.rglob("*.recording.json"))
+    kept = [path for path in recordings if path.name.startswith(tuple(KEPT.values()))]
+    assert len(recordings) == 5 and len(kept) == 2
+    for path in recordings:  # the server's replies, classify and extract, as the server gave them
+        replies = json.loads(path.read_text())["replies"]
+        assert sorted(reply["purpose"] for reply in replies) == ["classify", "extract"]
+    for path in kept:
+        replies = json.loads(path.read_text())["replies"]
+        assert SERVED_NAME in next(reply["reply"] for reply in replies if reply["purpose"] == "extract")
+
+    asked_before = len(fake_model.requests)
+    replayed = demo(tmp_path, small_claims)  # no --model: the labels' mode, which replays the recordings
+    assert len(fake_model.requests) == asked_before  # the server was not asked again
+    assert replayed["status"] == "SUCCEEDED" and replayed["model"] == "labels"
+    assert replayed["definition"]["fields_differing_from_label"] == differing
+
+
+def _image_parts(request: dict[str, Any]) -> int:
+    """The image parts of the request's user message (its content is a text when it has none)."""
+    content = request["messages"][-1]["content"]
+    return 0 if isinstance(content, str) else sum(part["type"] == "image_url" for part in content)

@@ -138,31 +138,17 @@ def test_a_killed_cloud_restarts_with_everything_and_resumes_the_waiting_job(clo
     assert _token(s3) == token, "the resumed task handed out the same token again"
 
 
-def test_object_versions_keep_their_ids_across_a_restart(cloud: CloudProcess) -> None:
-    """Manifests pin documents by VersionId: a replayed PutObject must recreate the same version."""
+def test_object_versions_and_a_multipart_upload_survive_restarts(cloud: CloudProcess) -> None:
+    """Manifests pin documents by VersionId: a replayed PutObject must recreate the same version. SealJob
+    joins a job's item parts with a multipart upload: an upload opened before a restart goes on after it (its
+    UploadId kept), and the joined object comes back whole, with its version id. (One cloud for both: each
+    start of a cloud process is about a second of CPU.)"""
     cloud.start(fresh=True)
     s3 = _client(cloud, "s3")
     s3.create_bucket(Bucket=BUCKET)
     s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
     first = s3.put_object(Bucket=BUCKET, Key="doc.txt", Body=b"one")["VersionId"]
     second = s3.put_object(Bucket=BUCKET, Key="doc.txt", Body=b"two")["VersionId"]
-
-    cloud.kill()
-    cloud.start()
-
-    assert s3.get_object(Bucket=BUCKET, Key="doc.txt", VersionId=first)["Body"].read() == b"one"
-    assert s3.get_object(Bucket=BUCKET, Key="doc.txt", VersionId=second)["Body"].read() == b"two"
-    listed = s3.list_object_versions(Bucket=BUCKET, Prefix="doc.txt")["Versions"]
-    assert {(v["VersionId"], v["IsLatest"]) for v in listed} == {(first, False), (second, True)}
-
-
-def test_a_multipart_upload_survives_restarts(cloud: CloudProcess) -> None:
-    """SealJob joins a job's item parts with a multipart upload: an upload opened before a restart goes on
-    after it (its UploadId kept), and the joined object comes back whole, with its version id."""
-    cloud.start(fresh=True)
-    s3 = _client(cloud, "s3")
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
     s3.put_object(Bucket=BUCKET, Key="part-2", Body=b"tail\n")
     head = b"a" * (5 * 1024 * 1024)  # S3's (and moto's) least size for a part that is not the last
     upload = s3.create_multipart_upload(Bucket=BUCKET, Key="joined")["UploadId"]
@@ -171,6 +157,10 @@ def test_a_multipart_upload_survives_restarts(cloud: CloudProcess) -> None:
     cloud.kill()
     cloud.start()
 
+    assert s3.get_object(Bucket=BUCKET, Key="doc.txt", VersionId=first)["Body"].read() == b"one"
+    assert s3.get_object(Bucket=BUCKET, Key="doc.txt", VersionId=second)["Body"].read() == b"two"
+    listed = s3.list_object_versions(Bucket=BUCKET, Prefix="doc.txt")["Versions"]
+    assert {(v["VersionId"], v["IsLatest"]) for v in listed} == {(first, False), (second, True)}
     two = s3.upload_part_copy(
         Bucket=BUCKET,
         Key="joined",

@@ -7,6 +7,7 @@ import ast
 import json
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,33 @@ def test_a_failed_synthesis_leaves_no_entry(fake_synthesis: FakeSynthesis):
     fake_synthesis.fail = False
     synth.synth_local()
     assert len(fake_synthesis.runs) == 2
+
+
+def test_a_synthesis_under_way_is_waited_for_not_repeated(
+    fake_synthesis: FakeSynthesis, monkeypatch: pytest.MonkeyPatch
+):
+    """A second process (a thread here: flock locks conflict between open files) that misses the entry
+    another is synthesizing waits for the lock, then finds the entry: one synthesis for both."""
+    asking = threading.Event()
+    real_flock = synth.fcntl.flock
+
+    def flock(file: Any, operation: int) -> None:
+        if operation == synth.fcntl.LOCK_EX and threading.current_thread() is not threading.main_thread():
+            asking.set()
+        real_flock(file, operation)
+
+    monkeypatch.setattr(synth.fcntl, "flock", flock)
+    found: list[Path] = []
+    with synth._synthesis_lock():  # the first process, synthesizing
+        waiting = threading.Thread(target=lambda: found.append(synth.synth_local()))
+        waiting.start()
+        assert asking.wait(30), "the second never asked for the lock"
+        waiting.join(0.5)
+        assert waiting.is_alive() and fake_synthesis.runs == [], "it did not wait"
+        entry = synth.cached_assembly(synth.local_context())
+        synth._synthesize([(entry, synth.local_context())])
+    waiting.join(30)
+    assert found == [entry] and len(fake_synthesis.runs) == 1, "synthesized twice"
 
 
 def test_old_entries_are_pruned(fake_synthesis: FakeSynthesis):
