@@ -3,8 +3,11 @@ per test, and the AWS resources of the stack (job bucket, idempotency table, ref
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +25,7 @@ from docagent.kit.loader import read_bundle
 from docagent.kit.registry import publish
 from docagent.operations.reference import load_file
 from functions import aws, durable
+from functions.definition import DefinitionBundle
 from functions.logic import process_document
 from functions.observability import metrics
 from functions.settings import get_settings
@@ -153,3 +157,27 @@ def create_reference_table(dynamodb: Any) -> None:
         ],
         BillingMode="PAY_PER_REQUEST",
     )
+
+
+@pytest.fixture
+def estimates_bundle(tmp_path: Path) -> DefinitionBundle:
+    """A job of one class, the claims example's repair estimate (its schema has a list, line_items): the long
+    documents' job (tests/unit/test_page_windows.py, test_tiff_windows.py)."""
+    name = "repair-estimate"
+    (tmp_path / "classes").mkdir()
+    shutil.copy(EXAMPLES / "claims" / "classes" / f"{name}.schema.json", tmp_path / "classes")
+    job = {
+        "name": "long-documents",
+        "classes": {name: {"description": "A repair estimate.", "schema": f"classes/{name}.schema.json"}},
+    }
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    return read_bundle(tmp_path)
+
+
+@pytest.fixture
+def cloud_settings(cloud: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The stack's resources with the deployed read ceiling (MAX_DOCUMENT_BYTES, 50 MB)."""
+    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "50000000")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()

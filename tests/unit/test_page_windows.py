@@ -10,7 +10,6 @@ import io
 import json
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from pypdf import PdfReader
 from docagent.drills.document_files import render_scanned_appendix_pdf
 from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
-from docagent.localcloud.bedrock.labels import Label
+from docagent.localcloud.bedrock.labels import Label, label_digests
 from functions import storage
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.payloads import PlanEvent, WriteRecordEvent
@@ -101,45 +100,28 @@ def long_estimate() -> bytes:
     return long_pdf()
 
 
-@pytest.fixture
-def estimates_bundle(tmp_path: Path) -> DefinitionBundle:
-    """A job of one class, the claims example's repair estimate (its schema has a list: line_items)."""
-    (tmp_path / "classes").mkdir()
-    shutil.copy(EXAMPLES / "claims" / "classes" / f"{CLASS}.schema.json", tmp_path / "classes")
-    job = {
-        "name": "long-estimates",
-        "classes": {CLASS: {"description": "A repair estimate.", "schema": f"classes/{CLASS}.schema.json"}},
-    }
-    (tmp_path / "job.json").write_text(json.dumps(job))
-    return read_bundle(tmp_path)
-
-
-@pytest.fixture
-def cloud_settings(cloud: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "50000000")  # the deployed default
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
-
-
 class WindowModel(LocalModel):
-    """The local Bedrock (its windows answered from the source's label), counting each window's calls."""
+    """The local Bedrock (a window answered from its source's label: a PDF slice by its document
+    information, a TIFF window by its first page's note), counting each call's window and images."""
 
     def __init__(self, labels: dict[bytes, dict[str, Any]], crash_before: int | None = None) -> None:
         super().__init__({})
         self.bedrock.labels.add(
-            Label(sha256=hashlib.sha256(data).hexdigest(), class_name=CLASS, fields=fields)
+            Label(sha256=digest, class_name=CLASS, fields=fields)
             for data, fields in labels.items()
+            for digest in label_digests(data)  # the file's, and an image's first converted page's
         )
         self.windows: list[str] = []
+        self.images: list[int] = []
         self.crash_before = crash_before
 
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
-        source = window_source(document.data)
+        source = window_source(document.images[0].data if document.images else document.data)
         if source is not None and source.window.first == self.crash_before:
             self.crash_before = None
             raise SimulatedCrash(f"the process dies before {source.window.label}")
         self.windows.append(source.window.window_id if source else "whole")
+        self.images.append(len(document.images))
         return super().converse(document, system, user)
 
 

@@ -9,7 +9,6 @@ import io
 import json
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ import pytest
 from PIL import Image
 
 from docagent.kit.loader import read_bundle
-from docagent.localcloud.bedrock.labels import Label, label_digests
 from functions import storage
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.payloads import PlanEvent, WriteRecordEvent
@@ -34,11 +32,11 @@ from functions.page_windows import PageWindow, plan_image_windows, window_source
 from functions.payloads.document import DocumentOutcome
 from functions.payloads.job import PreparedJob
 from functions.payloads.model_calls import ModelReply
-from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext, SimulatedCrash
 from tests.images import fax
 from tests.local_model import LocalModel
 from tests.support import EXAMPLES, PREFIX, document_event, items, prepare, process_all, put_object
+from tests.unit.test_page_windows import WindowModel
 
 CLASS = "repair-estimate"
 PAGES = 45
@@ -57,52 +55,6 @@ FIELDS: dict[str, Any] = {
 @pytest.fixture(scope="module")
 def long_fax() -> bytes:
     return fax(PAGES)
-
-
-@pytest.fixture
-def estimates_bundle(tmp_path: Path) -> DefinitionBundle:
-    """A job of one class, the claims example's repair estimate (its schema has a list: line_items)."""
-    (tmp_path / "classes").mkdir()
-    shutil.copy(EXAMPLES / "claims" / "classes" / f"{CLASS}.schema.json", tmp_path / "classes")
-    job = {
-        "name": "long-faxes",
-        "classes": {CLASS: {"description": "A repair estimate.", "schema": f"classes/{CLASS}.schema.json"}},
-    }
-    (tmp_path / "job.json").write_text(json.dumps(job))
-    return read_bundle(tmp_path)
-
-
-@pytest.fixture
-def cloud_settings(cloud: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("MAX_DOCUMENT_BYTES", "50000000")  # the deployed default
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
-
-
-class WindowModel(LocalModel):
-    """The local Bedrock (a TIFF window answered from its source's label by its first page's note), counting
-    each call's window and images."""
-
-    def __init__(self, labels: dict[bytes, dict[str, Any]], crash_before: int | None = None) -> None:
-        super().__init__({})
-        self.bedrock.labels.add(
-            Label(sha256=digest, class_name=CLASS, fields=fields)
-            for data, fields in labels.items()
-            for digest in label_digests(data)  # the file's, and its first converted page's
-        )
-        self.windows: list[str] = []
-        self.images: list[int] = []
-        self.crash_before = crash_before
-
-    def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
-        source = window_source(document.images[0].data)
-        if source is not None and source.window.first == self.crash_before:
-            self.crash_before = None
-            raise SimulatedCrash(f"the process dies before {source.window.label}")
-        self.windows.append(source.window.window_id if source else "whole")
-        self.images.append(len(document.images))
-        return super().converse(document, system, user)
 
 
 class PiecewiseModel(LocalModel):
