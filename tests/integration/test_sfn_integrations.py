@@ -108,7 +108,10 @@ def test_s3_put_object_answers_as_aws_does(aws: Any) -> None:
         '"49e31cee5aec8faf3345893addb14346"',
         "AES256",
     )
-    assert "ChecksumCRC32" in output and "ChecksumCrc32" not in output
+    # The recorded members: the checksum, its type ("For PutObject uploads, the checksum type is always
+    # FULL_OBJECT", botocore's S3 model, PutObjectOutput ChecksumType), the ETag and the encryption.
+    assert set(output) == {"ChecksumCRC32", "ChecksumType", "ETag", "ServerSideEncryption"}, output
+    assert output["ChecksumType"] == "FULL_OBJECT"
     assert aws("s3").head_object(Bucket=bucket, Key="file-key")["ServerSideEncryption"] == "AES256"
 
 
