@@ -369,7 +369,6 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         mock_config.install()
         test_state.install()
         sdk_integration.install()
-        sdk_metadata.install()
         runtime_errors.install()
         sync_execution.install()
         item_reader.install()

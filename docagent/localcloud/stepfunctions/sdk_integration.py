@@ -38,7 +38,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 )
 from moto.stepfunctions.parser.utils import camel_to_snake_case
 
-from docagent.localcloud.stepfunctions import resources
+from docagent.localcloud.stepfunctions import http_task, resources, sdk_metadata
 
 _NOT_NULL = "Member must not be null"
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+[A-Za-z]*")
@@ -198,6 +198,10 @@ _original_from_error = StateTaskServiceAwsSdk._from_error
 
 
 def install() -> None:
+    """The service integrations as AWS runs them: the AWS SDK and Step Functions ones here, the optimized
+    ones' response metadata (sdk_metadata.py) and the HTTP Task (http_task.py)."""
+    sdk_metadata.install()
+    http_task.install()
     for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn):
         task._eval_service_task = _calling(task._eval_service_task)  # type: ignore[method-assign]
     StateTaskService._to_sfn_cased = staticmethod(resources.sfn_cased)  # type: ignore[method-assign,assignment]

@@ -13,9 +13,8 @@ states, so the state runs exactly once; its Retry is decided here (TestState nev
 a matching retrier with attempts left is RETRIABLE). A Task that is not mocked calls the local cloud's
 real service, so a Lambda task runs the project's own handler. The mock is checked first
 (teststate_mock.py: which states take one, the result against the service's output shape). ``inspectionData``
-is the interpreter's own data flow (teststate_inspect.py). Not
-modelled: the HTTP ``request`` and ``response`` of inspectionData (TRACE), ``mapItemReaderData`` and
-``mapIterationFailureCount``.
+is the interpreter's own data flow (teststate_inspect.py); at TRACE an HTTP Task's ``request`` and
+``response`` (http_task.py).
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud.stepfunctions import teststate_inspect, teststate_map, teststate_mock, validation
 from docagent.localcloud.stepfunctions.executions import AwsError
+from docagent.localcloud.stepfunctions.http_task import HTTP_ERRORS
 from docagent.localcloud.stepfunctions.mock_config import CaseMocks, ThrowSpec, to_moto
 
 STUB_PREFIX = "TestStateNext:"
@@ -211,7 +211,10 @@ def _matches(rule: dict[str, Any], error: str) -> bool:
     return (
         error in names
         or "States.ALL" in names
-        or ("States.TaskFailed" in names and not error.startswith("States."))
+        or (
+            "States.TaskFailed" in names
+            and (not error.startswith("States.") or error.startswith(HTTP_ERRORS))
+        )
     )
 
 
@@ -269,6 +272,20 @@ def _inspection(
         if variables:  # AWS leaves the field out when the state has no variables
             data["variables"] = json.dumps(variables)
     return data
+
+
+def _http_trace(worker: _TestStateWorker, reveal_secrets: Any) -> dict[str, Any]:
+    """An HTTP Task's raw ``request`` and ``response`` (API reference "TestState": TRACE "Shows the HTTP
+    request and response for an HTTP Task"); the connection's additions to the request only with
+    ``revealSecrets`` ("a secret includes the data that an EventBridge connection adds to modify the HTTP
+    request headers, query parameters, and body"). http_task.py notes both."""
+    noted = (teststate_inspect.http_notes(worker.env) if worker.env is not None else None) or {}
+    found: dict[str, Any] = {}
+    if "request" in noted:
+        found["request"] = noted["request"] if reveal_secrets else noted["hiddenRequest"]
+    if "response" in noted:
+        found["response"] = noted["response"]
+    return found
 
 
 def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
@@ -363,10 +380,11 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
         else:
             answer["output"] = json.dumps(execution.output)
     details = answer.pop("errorDetails", None)
-    if (self._get_param("inspectionLevel") or "INFO") in ("DEBUG", "TRACE"):
+    level = self._get_param("inspectionLevel") or "INFO"
+    if level in ("DEBUG", "TRACE"):
         inspection = _inspection(events, worker, state, state_input, language)
-        if details:
-            inspection["errorDetails"] = details
+        inspection |= {"errorDetails": details} if details else {}
+        inspection |= _http_trace(worker, self._get_param("revealSecrets")) if level == "TRACE" else {}
         answer["inspectionData"] = inspection
     return ActionResult(answer)
 

@@ -24,14 +24,36 @@ from moto.stepfunctions.parser.asl.component.common.parargs import Arguments, Pa
 from moto.stepfunctions.parser.asl.component.common.path.input_path import InputPath
 from moto.stepfunctions.parser.asl.component.common.path.result_path import ResultPath
 from moto.stepfunctions.parser.asl.component.common.result_selector import ResultSelector
+from moto.stepfunctions.parser.asl.eval.environment import Environment
 
 _NOTES = "_docagent_inspection"
+_HTTP = "_docagent_http_trace"  # an HTTP Task's request and response, shared with the frames it runs in
 JSONPATH_STEPS = ("afterInputPath", "afterParameters", "result", "afterResultSelector", "afterResultPath")
 
 
 def watch(env: Any) -> None:
-    """Have ``env``'s top-level state note its data flow."""
+    """Have ``env``'s top-level state note its data flow, and an HTTP Task its request and response."""
     vars(env)[_NOTES] = {}
+    vars(env)[_HTTP] = {}
+
+
+def http_notes(env: Any) -> dict[str, Any] | None:
+    """Where an HTTP Task running in ``env`` (or a frame of it) notes its request and response (None: not
+    a TestState run)."""
+    found: dict[str, Any] | None = vars(env).get(_HTTP)
+    return found
+
+
+def _sharing_http_notes(original: Any) -> Any:
+    """A Task runs in a frame of its state's environment; the frame shares the HTTP notes."""
+
+    def as_inner_frame_of(cls: Any, env: Any, *args: Any, **kwargs: Any) -> Any:
+        frame = original.__func__(cls, env, *args, **kwargs)
+        if _HTTP in vars(env):
+            vars(frame)[_HTTP] = vars(env)[_HTTP]
+        return frame
+
+    return classmethod(as_inner_frame_of)
 
 
 def notes(env: Any) -> dict[str, Any]:
@@ -68,6 +90,7 @@ def jsonpath_inspection(noted: dict[str, Any], state: dict[str, Any], state_inpu
 
 
 def install() -> None:
+    Environment.as_inner_frame_of = _sharing_http_notes(Environment.as_inner_frame_of)  # type: ignore[method-assign]
     InputPath._eval_body = _noting(InputPath._eval_body, None, lambda _: "afterInputPath")  # type: ignore[method-assign]
     Parargs._eval_body = _noting(  # type: ignore[method-assign]
         Parargs._eval_body,
