@@ -280,3 +280,18 @@ def test_the_context_objects_times_are_in_milliseconds_with_z(aws: Any) -> None:
     times = json.loads(done["output"])
     pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
     assert all(re.match(pattern, value) for value in times.values()), times
+
+
+def test_start_execution_of_a_missing_state_machine(aws: Any) -> None:
+    """As recorded on AWS (LocalStack's AWS-validated snapshot error_handling/test_task_service_sfn
+    ``test_start_execution_no_such_arn``, read 2026-12-04): the optimized integration names the error
+    ``StepFunctions.StateMachineDoesNotExistException``, its cause the Java SDK's form."""
+    missing = "arn:aws:states:us-east-1:123456789012:stateMachine:no-such-machine"
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::states:startExecution",
+                      "Parameters": {"StateMachineArn": missing, "Name": "TestStartTarget"}})  # fmt: skip
+    assert (done["status"], done["error"]) == ("FAILED", "StepFunctions.StateMachineDoesNotExistException")
+    pattern = (
+        rf"State Machine Does Not Exist: '{re.escape(missing)}' \(Service: AWSStepFunctions; "
+        r"Status Code: 400; Error Code: StateMachineDoesNotExist; Request ID: \S+; Proxy: null\)"
+    )
+    assert re.fullmatch(pattern, done["cause"]), done["cause"]

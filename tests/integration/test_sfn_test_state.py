@@ -231,3 +231,67 @@ def test_a_task_that_cannot_run_for_real_needs_a_mock(sfn: Any) -> None:
         sfn.test_state(definition=json.dumps(callback), input="{}", roleArn=ROLE)
     mocked = sfn.test_state(definition=json.dumps(callback), input="{}", mock={"result": '{"ok": 1}'})
     assert json.loads(mocked["output"]) == {"ok": 1}
+
+
+# LocalStack's AWS-validated snapshot test_state/test_state_configuration (real AWS answers, read
+# 2026-12-04): its BASE_MAP_STATE and MAP_ITEM_READER_STATE_MACHINE templates, and what AWS answered.
+JSONATA_MAP = {
+    "Type": "Map", "QueryLanguage": "JSONata", "Items": "{% $states.input.Values %}",
+    "ItemProcessor": {
+        "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}, "StartAt": "TestState",
+        "States": {"TestState": {"Type": "Task", "QueryLanguage": "JSONata",
+                                 "Resource": "arn:aws:states:::lambda:invoke",
+                                 "Arguments": {"FunctionName": "foo", "Payload": "bar"}, "End": True}},
+    },
+    "Output": "{% $states %}", "End": True,
+}  # fmt: skip
+READER_MACHINE = {
+    "QueryLanguage": "JSONata", "StartAt": "State0",
+    "States": {"State0": {
+        "Type": "Map", "MaxConcurrency": 1,
+        "ItemReader": {"ReaderConfig": {"InputType": "JSON"}, "Resource": "arn:aws:states:::s3:getObject",
+                       "Arguments": {"Bucket": "{% $states.input.Bucket %}",
+                                     "Key": "{% $states.input.Key %}"}},
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                          "StartAt": "HandleItem", "States": {"HandleItem": {"Type": "Pass", "End": True}}},
+        "End": True}},
+}  # fmt: skip
+MOCKED_ERROR = {"errorOutput": {"error": "MockException", "cause": "Mock the error cause."}}
+
+
+def test_error_caused_by_state_fails_the_map_with_the_mocked_error(sfn: Any) -> None:
+    """``test_map_state_error_caused_by_state``: FAILED with the mock's error; at DEBUG the input and the
+    Map's maxConcurrency (0: unset)."""
+    answer = sfn.test_state(
+        definition=json.dumps(JSONATA_MAP), roleArn=ROLE, input=json.dumps({"Values": [1, 1, 1]}),
+        stateConfiguration={"errorCausedByState": "TestState"}, inspectionLevel="DEBUG", mock=MOCKED_ERROR,
+    )  # fmt: skip
+    assert (answer["status"], answer["error"], answer["cause"]) == (
+        "FAILED",
+        "MockException",
+        "Mock the error cause.",
+    )
+    assert json.loads(answer["inspectionData"]["input"]) == {"Values": [1, 1, 1]}
+    assert answer["inspectionData"]["maxConcurrency"] == 0
+
+
+@pytest.mark.parametrize("failures", [0, 2])
+def test_map_item_reader_data_stands_for_the_reader(sfn: Any, failures: int) -> None:
+    """``test_state_machine_configuration_map_iteration_item_reader`` and ``..._item_reader_with_error``:
+    with ``mapItemReaderData`` the reader is not read (no bucket exists); a result mock is the output, an
+    error mock fails the Map with its error whatever the failure count."""
+    given = {"stateName": "State0", "definition": json.dumps(READER_MACHINE), "roleArn": ROLE,
+             "input": json.dumps({"Bucket": "test-bucket", "Key": "test-key"}),
+             "inspectionLevel": "DEBUG"}  # fmt: skip
+    read = sfn.test_state(**given, stateConfiguration={"mapItemReaderData": json.dumps([1, 2, 3])},
+                          mock={"result": json.dumps([1, 4, 9])})  # fmt: skip
+    assert (read["status"], json.loads(read["output"])) == ("SUCCEEDED", [1, 4, 9])
+    assert read["inspectionData"]["maxConcurrency"] == 1
+    configuration = {"mapIterationFailureCount": failures, "errorCausedByState": "HandleItem",
+                     "mapItemReaderData": json.dumps([1, 2, 3])}  # fmt: skip
+    failed = sfn.test_state(**given, stateConfiguration=configuration, mock=MOCKED_ERROR)
+    assert (failed["status"], failed["error"], failed["cause"]) == (
+        "FAILED",
+        "MockException",
+        "Mock the error cause.",
+    )

@@ -305,7 +305,10 @@ def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
         run_state = teststate_map.as_mocked_task(state)
         reader_data = _json_field(config.get("mapItemReaderData"), "mapItemReaderData", None)
         failures = int(config.get("mapIterationFailureCount") or 0)
-        if teststate_map.threshold_exceeded(state, state_input, language, failures, reader_data):
+        # A mocked error is the Map's error whatever the failure count (as recorded on AWS: LocalStack's
+        # AWS-validated snapshot test_state/test_state_configuration, ``..._item_reader_with_error``).
+        exceeded = teststate_map.threshold_exceeded(state, state_input, language, failures, reader_data)
+        if exceeded and "errorOutput" not in mock:
             error, cause = teststate_map.EXCEEDED
             mock = {"errorOutput": {"error": error, "cause": cause}}
     if "result" not in mock and "errorOutput" not in mock:
