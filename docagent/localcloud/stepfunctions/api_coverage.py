@@ -4,8 +4,9 @@ docs/sfn-api-coverage.md, and the guard that refuses what it does not honour.
 The actions and their parameters come from botocore's service model (the API as AWS defines it); the status
 of each parameter is declared here, next to the code that honours it. A parameter is ``honoured`` (as the AWS
 API reference documents it), ``refused`` (a request that uses it is answered with a ValidationException that
-names it, never silently ignored; the guard below), or a known ``gap`` (served, with the gap named, listed in
-the README's deviations). An action not declared here is ``not served``.
+names it, never silently ignored; the guard below), or a known ``gap`` (served, with the gap named; the
+page's hand-written part lists the behaviour that remains different). An action not declared here is
+``not served``.
 
 Regenerate the page with ``python -m docagent.localcloud.stepfunctions.api_coverage --write``;
 tests/unit/test_sfn_api_coverage.py fails when the page drifts from this table or from botocore's model.
@@ -140,16 +141,19 @@ SERVED: dict[str, dict[str, Rule]] = {
         "definition": _h(),
         "roleArn": _h("IAM is not enforced locally"),
         "input": _h(),
-        "inspectionLevel": _h("TRACE's HTTP request/response are not given (README)"),
-        "revealSecrets": _h("refused with a mock, as on AWS; nothing is secret locally"),
+        "inspectionLevel": _h("TRACE: an HTTP Task's request and response"),
+        "revealSecrets": _h(
+            "an HTTP Task's connection additions shown only with it; refused with a mock, as on AWS"
+        ),
         "variables": _h(),
         "stateName": _h(),
         "mock": _h("result checked against botocore's output shape (STRICT, PRESENT, NONE)"),
         "context": _h(),
         "stateConfiguration": Rule(
             GAP,
-            "retrierRetryCount, errorCausedByState; mapIterationFailureCount against a Distributed Map's "
-            "threshold; mapItemReaderData only counts items",
+            "retrierRetryCount and errorCausedByState honoured; mapIterationFailureCount only against a "
+            "Distributed Map's threshold (an Inline Map's failed iterations are not modelled); "
+            "mapItemReaderData only counts the items",
         ),
     },
     "UntagResource": {"resourceArn": _h(_ARN), "tagKeys": _h()},
@@ -203,8 +207,20 @@ def rule_for(action: str, parameter: str) -> Rule:
     )
 
 
+# The page's hand-written part starts at this heading and is kept as it is: the behaviour (not the API's
+# parameters) that remains different from AWS, each item with its reason.
+BEHAVIOUR = "## What remains different"
+
+
+def _behaviour_section() -> str:
+    text = PAGE.read_text() if PAGE.exists() else ""
+    start = text.find(BEHAVIOUR)
+    return "\n" + text[start:] if start >= 0 else ""
+
+
 def render() -> str:
-    """docs/sfn-api-coverage.md, from botocore's model and the table above."""
+    """docs/sfn-api-coverage.md, from botocore's model and the table above (its hand-written part after
+    ``BEHAVIOUR`` kept)."""
     actions = model_parameters()
     served = [action for action in actions if action in SERVED]
     lines = [
@@ -215,7 +231,8 @@ def render() -> str:
         "`tests/unit/test_sfn_api_coverage.py` fails when this page drifts.",
         "A parameter is **honoured** as the AWS API reference documents it,",
         "**refused** (the request is answered with a ValidationException naming it, never silently",
-        "ignored), or a **gap** (served, with the gap named; the README lists it among the deviations).",
+        "ignored), or a **gap** (served, with the gap named). The behaviour that remains different from",
+        "AWS, and why, is listed [after the table](#what-remains-different).",
         "An action not served is answered with UnknownOperationException naming it.",
         "",
         f"{len(served)} of {len(actions)} actions served.",
@@ -230,7 +247,7 @@ def render() -> str:
         for parameter in parameters:
             rule = rule_for(action, parameter)
             lines.append(f"| {action} | {parameter} | {rule.status} | {rule.note} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _behaviour_section()
 
 
 # -- the guard: a refused parameter is answered with a ValidationException --------------------------------
