@@ -121,3 +121,16 @@ def test_events_and_aws_sdk_results_have_none(aws: Any) -> None:
     url = aws("sqs").create_queue(QueueName=f"meta-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     sdk = _result(aws, "arn:aws:states:::aws-sdk:sqs:sendMessage", {"QueueUrl": url, "MessageBody": "hi"})
     assert "SdkHttpMetadata" not in sdk and "SdkResponseMetadata" not in sdk
+
+
+def test_ecs_run_task(aws: Any) -> None:
+    ecs = aws("ecs")
+    cluster = ecs.create_cluster(clusterName=f"meta-{uuid.uuid4().hex[:8]}")["cluster"]["clusterArn"]
+    family = f"meta-{uuid.uuid4().hex[:8]}"
+    ecs.register_task_definition(family=family, containerDefinitions=[{"name": "c", "image": "busybox",
+                                                                        "memory": 128}])  # fmt: skip
+    output = _result(aws, "arn:aws:states:::ecs:runTask", {"Cluster": cluster, "TaskDefinition": family,
+                                                           "LaunchType": "FARGATE"})  # fmt: skip
+    assert "Tasks" in output and "Failures" in output
+    _check_metadata(output, ["x-amzn-RequestId", "Content-Length", "Date", "Content-Type"],
+                    "application/x-amz-json-1.1")  # fmt: skip

@@ -11,7 +11,8 @@ moto's interpreter (LocalStack's port) has the translation helpers (``_to_boto_r
 ``_from_boto_response``) but left the two methods that use them empty, so ``aws-sdk:sfn:startExecution`` and
 ``states:startExecution`` sent ``StateMachineArn`` as it was (botocore: KeyError 'StateMachineArn') and
 ``aws-sdk:s3:getObject`` returned a stream (cannot pickle). Here they look the operation up in botocore's
-model. Only the AWS SDK and Step Functions integrations are translated: the optimized Lambda, SQS, SNS,
+model. The AWS SDK, Step Functions and ECS integrations are translated (moto's ECS integration reads the
+translated result: ``ecs:runTask`` failed with KeyError 'Cluster'); the optimized Lambda, SQS, SNS,
 DynamoDB and EventBridge integrations shape their own requests and results already.
 """
 
@@ -32,6 +33,9 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
     StateTaskServiceAwsSdk,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_ecs import (
+    StateTaskServiceEcs,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (
     StateTaskServiceSfn,
@@ -69,7 +73,7 @@ def error_service_name(service: str) -> str:
 
 
 def _translated(task: StateTaskService) -> bool:
-    return isinstance(task, (StateTaskServiceAwsSdk, StateTaskServiceSfn))
+    return isinstance(task, (StateTaskServiceAwsSdk, StateTaskServiceSfn, StateTaskServiceEcs))
 
 
 def _operation_of(

@@ -1,16 +1,18 @@
 """``SdkHttpMetadata`` and ``SdkResponseMetadata`` in an optimized integration's result, as AWS adds them.
 
 Step Functions calls a service with the AWS SDK for Java, and the optimized request-response integrations
-(``lambda:invoke``, ``sqs:sendMessage``, ``sns:publish``, ``dynamodb:*``, ``states:startExecution``) hand
-the SDK's response metadata on in their result: ``SdkHttpMetadata`` holds the HTTP answer's headers twice
-(``AllHttpHeaders``: each name with a list of values, in the answer's order; ``HttpHeaders``: one value
-each, names sorted regardless of case) and its ``HttpStatusCode``; ``SdkResponseMetadata`` its
-``RequestId``. AWS does not document these members; their shape, the headers each service sends and their
-spelling are as recorded on AWS in LocalStack's AWS-validated snapshots services/test_lambda_task_service,
-test_sqs_task_service, test_sns_task_service, test_dynamodb_task_service and test_sfn_task_service (read
-2026-12-04; ``events:putEvents`` and the ``aws-sdk:*`` integrations have none). The values are the local
-call's own: its request id, its body's length, the date of the answer; DynamoDB's ``x-amz-crc32`` is the
-CRC32 of the local body; Lambda's trace id is a fresh one in X-Ray's format.
+(``lambda:invoke``, ``sqs:sendMessage``, ``sns:publish``, ``dynamodb:*``, ``states:startExecution``,
+``ecs:runTask``) hand the SDK's response metadata on in their result: ``SdkHttpMetadata`` holds the HTTP
+answer's headers twice (``AllHttpHeaders``: each name with a list of values, in the answer's order;
+``HttpHeaders``: one value each, names sorted regardless of case) and its ``HttpStatusCode``;
+``SdkResponseMetadata`` its ``RequestId``. AWS does not document these members; their shape, the headers
+each service sends and their spelling are as recorded on AWS in LocalStack's AWS-validated snapshots
+services/test_lambda_task_service, test_sqs_task_service, test_sns_task_service,
+test_dynamodb_task_service, test_sfn_task_service and test_ecs_task_service (read 2026-12-04;
+``events:putEvents`` and the ``aws-sdk:*`` integrations have none). The values are the local call's own:
+its request id, its body's length, the date of the answer; DynamoDB's ``x-amz-crc32`` is the CRC32 of the
+local body; Lambda's trace id is a fresh one in X-Ray's format. Glue, Batch and API Gateway: no recording,
+no metadata.
 
 The interpreter drops botocore's ``ResponseMetadata``; the local cloud's service clients note each answer
 (``watch``) for the thread that made the call, and the integration's result gains the members after.
@@ -33,6 +35,9 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb import (  # noqa: E501
     StateTaskServiceDynamoDB,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_ecs import (
+    StateTaskServiceEcs,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_lambda import (
     StateTaskServiceLambda,
 )
@@ -47,6 +52,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 )
 
 _JSON_1_0 = "application/x-amz-json-1.0"
+_JSON_1_1 = "application/x-amz-json-1.1"
 # Per service: its headers in the order AWS answers them, each spelt as AWS spells it, with the
 # Content-Type AWS answers (the Java SDK's protocol, not necessarily the local one's).
 _PLAIN = ("x-amzn-RequestId", "connection", "Content-Length", "Date", "Content-Type")
@@ -54,6 +60,7 @@ _HEADERS: dict[type[StateTaskService], tuple[tuple[str, ...], str]] = {
     StateTaskServiceSqs: (_PLAIN, _JSON_1_0),
     StateTaskServiceSns: (_PLAIN, "text/xml"),
     StateTaskServiceSfn: (_PLAIN, _JSON_1_0),
+    StateTaskServiceEcs: (("x-amzn-RequestId", "Content-Length", "Date", "Content-Type"), _JSON_1_1),
     StateTaskServiceDynamoDB: (
         ("Server", "Connection", "x-amzn-RequestId", "x-amz-crc32", "Content-Length", "Date", "Content-Type"),
         _JSON_1_0,
