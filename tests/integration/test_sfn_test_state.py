@@ -206,18 +206,87 @@ def test_a_mocked_states_error_meets_the_retrier(sfn: Any) -> None:
     assert (answer["status"], answer["error"]) == ("RETRIABLE", "States.Timeout")
 
 
-def test_the_context_object_is_checked_and_its_state_name_kept(sfn: Any) -> None:
-    """AWS API reference "TestState": ``context`` is "a valid Context object for the state under test";
-    a field the context object does not have is refused; the given fields are what $$ reads."""
-    state = {**TASK, "ResultSelector": {"name.$": "$$.State.Name", "token.$": "$$.Task.Token"}}
-    state.pop("Retry"), state.pop("Catch")
-    mock = {"result": json.dumps({"StatusCode": 200, "Payload": {}})}
-    context = {"State": {"Name": "MyState"}, "Task": {"Token": "tok"}}
-    answer = sfn.test_state(definition=json.dumps(state), input="{}", mock=mock, context=json.dumps(context))
-    assert json.loads(answer["output"])["result"] == {"name": "MyState", "token": "tok"}
-    with pytest.raises(sfn.exceptions.ValidationException, match="Invalid Context object provided"):
-        sfn.test_state(definition=json.dumps(state), input="{}", mock=mock,
-                       context=json.dumps({"State": {"Nickname": "x"}}))  # fmt: skip
+# As recorded on AWS: LocalStack's AWS-validated snapshot test_state/test_state_context_object (read
+# 2026-12-04), its context objects and the state that reads $$ into its result.
+FULL_CONTEXT = {
+    "Execution": {"Id": "arn:aws:states:::execution:MyStateMachine:execution-name-12345",
+                  "Input": {"input-value": 0, "message": "test data"}, "Name": "execution-name-12345",
+                  "RoleArn": "arn:aws:iam:::role/StepFunctionsRole", "StartTime": "2025-01-15T10:30:00.000Z"},
+    "State": {"EnteredTime": "2025-01-15T10:30:01.500Z", "Name": "MyTaskState", "RetryCount": 0},
+    "StateMachine": {"Id": "arn:aws:states:::stateMachine:MyStateMachine", "Name": "MyStateMachine"},
+}  # fmt: skip
+READS_CONTEXT = {
+    "Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
+    "Parameters": {"FunctionName.$": "$.FunctionName", "Payload": {"Input.$": "$"}},
+    "ResultSelector": {"ContextObjectValue.$": "$$", "LambdaOutput.$": "$"}, "End": True,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "context",
+    [FULL_CONTEXT, {"Execution": {}, "State": {}, "StateMachine": {}}, {}],
+    ids=["full", "empty-objects", "empty"],
+)
+def test_the_context_object_is_exactly_the_one_given(sfn: Any, context: dict[str, Any]) -> None:
+    """``test_state_task_context_object[ALL]`` and ``test_state_context_object_edge_cases``: $$ reads back
+    the given object, no field of the run's own added (not the state's name, not ``{}`` filled in)."""
+    answer = sfn.test_state(
+        definition=json.dumps(READS_CONTEXT), input=json.dumps({"FunctionName": "f", "Payload": {}}),
+        mock={"result": json.dumps({"pokemon": "pikachu"})}, context=json.dumps(context),
+    )  # fmt: skip
+    assert answer["status"] == "SUCCEEDED", answer
+    assert json.loads(answer["output"]) == {
+        "ContextObjectValue": context,
+        "LambdaOutput": {"pokemon": "pikachu"},
+    }
+
+
+def test_a_jsonata_state_reads_the_same_context(sfn: Any) -> None:
+    """``$states.context`` is the Context object (developer guide "Transforming data with JSONata"): the
+    given one, as ``$$`` above."""
+    state = {"Type": "Task", "QueryLanguage": "JSONata", "Resource": "arn:aws:states:::lambda:invoke",
+             "Arguments": {"FunctionName": "f"}, "Output": "{% $states.context %}", "End": True}  # fmt: skip
+    for context in (FULL_CONTEXT, {}):
+        answer = sfn.test_state(definition=json.dumps(state), input="{}", context=json.dumps(context),
+                                mock={"result": json.dumps({"StatusCode": 200})})  # fmt: skip
+        assert (answer["status"], json.loads(answer["output"])) == ("SUCCEEDED", context), answer
+
+
+def test_a_callback_tasks_token_comes_from_the_context(sfn: Any) -> None:
+    """``test_state_wait_task_context_object``: a ``.waitForTaskToken`` task's ``$$.Task.Token`` is the
+    given one."""
+    state = {"Type": "Task", "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+             "Parameters": {"QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/test-queue",
+                            "MessageBody": {"TaskToken.$": "$$.Task.Token"}},
+             "ResultPath": "$.SQS", "End": True}  # fmt: skip
+    answer = sfn.test_state(
+        definition=json.dumps(state), input="{}", inspectionLevel="DEBUG",
+        mock={"result": json.dumps({"pokemon": "pikachu"})},
+        context=json.dumps({**FULL_CONTEXT, "Task": {"Token": "abcd123"}}),
+    )  # fmt: skip
+    assert answer["status"] == "SUCCEEDED", answer
+    assert json.loads(answer["inspectionData"]["afterParameters"])["MessageBody"] == {"TaskToken": "abcd123"}
+
+
+@pytest.mark.parametrize(
+    ("context", "resource", "message"),
+    [
+        ({"Execution": {"Id": 1}}, "states:startExecution", "Execution.Id must be a string"),
+        ({"Map": {}}, "states:startExecution", "'Map' field is not supported when mocking a Context object"),
+        ({"Execution": {"pokemon": "squirtle"}}, "states:startExecution", "Field 'pokemon' is not allowed"),
+        ({"Pokedex": {}}, "states:startExecution", "Field 'Pokedex' is not allowed"),
+        ({"Task": {"Token": "abcd123"}}, "lambda:invoke",
+         "Context object contains 'Task' when state is not a Task state with a '.sync' or "
+         "'.waitForTaskToken' service integration pattern"),
+    ],
+)  # fmt: skip
+def test_a_context_object_aws_refuses(sfn: Any, context: dict[str, Any], resource: str, message: str) -> None:
+    """``test_state_context_object_validation_failures`` and ``..._invalid_states[TOKEN_TASK_NOT_SYNC]``."""
+    state = {"Type": "Task", "Resource": f"arn:aws:states:::{resource}", "End": True}
+    mock = {"result": json.dumps({"ExecutionArn": "exec_arn", "StartDate": "2025-01-15T10:30:00Z"})}
+    with pytest.raises(sfn.exceptions.ValidationException) as refused:
+        sfn.test_state(definition=json.dumps(state), input="{}", mock=mock, context=json.dumps(context))
+    assert refused.value.response["Error"]["Message"] == f"Invalid Context object provided: {message}"
 
 
 def test_a_task_that_cannot_run_for_real_needs_a_mock(sfn: Any) -> None:

@@ -148,7 +148,7 @@ SERVED: dict[str, dict[str, Rule]] = {
         "variables": _h(),
         "stateName": _h(),
         "mock": _h("result checked against botocore's output shape (STRICT, PRESENT, NONE)"),
-        "context": _h(),
+        "context": _h("$$ is exactly the object given; refused as AWS refuses"),
         "stateConfiguration": Rule(
             GAP,
             "retrierRetryCount and errorCausedByState honoured; mapIterationFailureCount only against a "

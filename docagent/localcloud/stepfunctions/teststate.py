@@ -33,7 +33,13 @@ from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommu
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import teststate_inspect, teststate_map, teststate_mock, validation
+from docagent.localcloud.stepfunctions import (
+    teststate_context,
+    teststate_inspect,
+    teststate_map,
+    teststate_mock,
+    validation,
+)
 from docagent.localcloud.stepfunctions.executions import AwsError
 from docagent.localcloud.stepfunctions.http_task import HTTP_ERRORS
 from docagent.localcloud.stepfunctions.mock_config import CaseMocks, ThrowSpec, to_moto
@@ -46,19 +52,15 @@ class _TestStateWorker(ExecutionWorker):
     """An execution worker that starts with the request's variables and context."""
 
     variables: dict[str, Any]
-    context: dict[str, Any]
+    context: dict[str, Any] | None
 
     def _get_evaluation_environment(self) -> Environment:
         env = super()._get_evaluation_environment()
         teststate_inspect.watch(env)
         for name, value in self.variables.items():
             env.variable_store.set(name, value)
-        data = env.states.context_object.context_object_data
-        for key, value in self.context.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key].update(value)  # type: ignore[literal-required]
-            else:
-                data[key] = value  # type: ignore[literal-required]
+        if self.context is not None:
+            teststate_context.fix(env, self.context)
         return env
 
 
@@ -69,38 +71,6 @@ def _json_field(raw: str | None, field: str, default: Any) -> Any:
         return json.loads(raw)
     except ValueError as error:
         raise AwsError("ValidationException", f"{field} is not valid JSON: {error}") from None
-
-
-# The context object's fields (developer guide "Accessing execution data from the Context object",
-# looked up 2026-12-04); TestState's ``context`` may give any of them and nothing else.
-CONTEXT_FIELDS: dict[str, Any] = {
-    "Execution": {"Id", "Input", "Name", "RoleArn", "StartTime", "RedriveCount", "RedriveTime"},
-    "State": {"EnteredTime", "Name", "RetryCount"},
-    "StateMachine": {"Id", "Name"},
-    "Task": {"Token"},
-    "Map": {"Item": {"Index", "Value", "Key", "Source", "BatchInput"}},
-}
-
-
-def _context_problem(given: Any, fields: Any, at: str) -> str | None:
-    if not isinstance(given, dict):
-        return f"'{at or '$$'}' must be a JSON object"
-    for key, value in given.items():
-        where = f"{at}.{key}" if at else key
-        if key not in fields:
-            return f"unknown field '{where}'"
-        if isinstance(fields, dict) and (problem := _context_problem(value, fields[key], where)):
-            return problem
-    return None
-
-
-def _checked_context(context: Any) -> dict[str, Any]:
-    """TestState's ``context``, refused (ValidationException, LocalStack's recorded prefix "Invalid Context
-    object provided: ") when it names a field the context object does not have."""
-    problem = _context_problem(context, CONTEXT_FIELDS, "")
-    if problem:
-        raise AwsError("ValidationException", f"Invalid Context object provided: {problem}")
-    return dict(context)
 
 
 def _targets(state: dict[str, Any]) -> list[str]:
@@ -145,7 +115,7 @@ def _run(
     *,
     mocks: CaseMocks | None,
     variables: dict[str, Any],
-    context: dict[str, Any],
+    context: dict[str, Any] | None,
     role_arn: str,
     backend: Any,
 ) -> tuple[Execution, _TestStateWorker]:
@@ -335,17 +305,15 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     language = str(state.get("QueryLanguage", language))
     state_input = _json_field(self._get_param("input"), "input", {})
     variables = _json_field(self._get_param("variables"), "variables", {})
-    context = _checked_context(_json_field(self._get_param("context"), "context", {}))
-    given_name = (context.get("State") or {}).get("Name")
-    if isinstance(given_name, str) and given_name and "States" not in definition:
-        name = given_name  # the context's State.Name is the state's name, not overwritten on entry
+    given_context = _json_field(self._get_param("context"), "context", None)
     mock = self._get_param("mock") or {}
     config = self._get_param("stateConfiguration") or {}
     run_state, mocks = _mocked(
         name, state, mock, config, state_input, language, self._get_param("revealSecrets")
     )
-    if mocks is None and context:
+    if mocks is None and given_context is not None:
         raise AwsError("ValidationException", "context is only accepted together with a mock")
+    context = None if given_context is None else teststate_context.checked(given_context, state)
     if mocks is None:
         teststate_mock.check_unmocked(state, self._get_param("roleArn"))
     role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
@@ -395,3 +363,4 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
 def install() -> None:
     StepFunctionResponse.test_state = test_state  # type: ignore[attr-defined]
     teststate_inspect.install()
+    teststate_context.install()
