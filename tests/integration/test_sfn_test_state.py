@@ -364,3 +364,113 @@ def test_map_item_reader_data_stands_for_the_reader(sfn: Any, failures: int) -> 
         "MockException",
         "Mock the error cause.",
     )
+
+
+# More answers recorded on AWS (LocalStack's AWS-validated snapshots test_state/test_test_state_scenarios,
+# test_test_state_mock_scenarios and test_state_configuration, read 2026-12-04).
+CATCH_ALL_STATES = {
+    "QueryLanguage": "JSONata", "Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
+    "Arguments": {"FunctionName": "foo", "Payload": "bar"},
+    "Catch": [{"ErrorEquals": ["MockException"], "Output": "{% $states %}", "Next": "HandleMockError"}],
+    "End": True,
+}  # fmt: skip
+BRANCHES = [{"StartAt": f"B{i}", "States": {f"B{i}": {"Type": "Pass", "End": True}}} for i in (1, 2)]
+
+
+def _debug(sfn: Any, state: dict[str, Any], given: Any, **extra: Any) -> dict[str, Any]:
+    answer: dict[str, Any] = sfn.test_state(
+        definition=json.dumps(state), input=json.dumps(given), inspectionLevel="DEBUG", **extra
+    )
+    return answer
+
+
+def _inspected(answer: dict[str, Any]) -> dict[str, Any]:
+    return {key: json.loads(value) if isinstance(value, str) else value
+            for key, value in answer["inspectionData"].items()}  # fmt: skip
+
+
+def test_a_caught_error_in_aws_frame(sfn: Any) -> None:
+    """``test_state_task_catch_error``: the state runs as ``StateName``, its Context object is an Express
+    execution's without RedriveCount, with a null RoleArn when the request names no role; in the Catch,
+    ``$states`` holds input, context and errorOutput (no result); the Task's arguments are inspected although
+    its mock threw."""
+    thrown = {"error": "MockException", "cause": "Mock the cause of the error."}
+    answer = _debug(sfn, CATCH_ALL_STATES, {"Value": "HelloWorld"}, mock={"errorOutput": thrown})
+    assert (answer["status"], answer["nextState"]) == ("CAUGHT_ERROR", "HandleMockError")
+    states = json.loads(answer["output"])
+    assert set(states) == {"input", "context", "errorOutput"}
+    assert states["errorOutput"] == {"Error": "MockException", "Cause": "Mock the cause of the error."}
+    execution, state = states["context"]["Execution"], states["context"]["State"]
+    assert ":express:" in execution["Id"] and "RedriveCount" not in execution and execution["RoleArn"] is None
+    assert (state["Name"], state["RetryCount"]) == ("StateName", 0)
+    assert _inspected(answer) == {"input": {"Value": "HelloWorld"}, "afterArguments": {"FunctionName": "foo",
+                                  "Payload": "bar"}, "errorDetails": {"catchIndex": 0}}  # fmt: skip
+
+
+def test_an_exhausted_retrier_fails_with_its_index(sfn: Any) -> None:
+    """``test_state_configuration_retrier_retry_count``: at retrierRetryCount = MaxAttempts the answer is
+    FAILED with errorDetails {retryIndex}."""
+    state = {**CATCH_ALL_STATES, "Retry": [{"ErrorEquals": ["MockException"], "MaxAttempts": 5}]}
+    state.pop("Catch")
+    answer = _debug(sfn, state, {}, stateConfiguration={"retrierRetryCount": 5},
+                    mock={"errorOutput": {"error": "MockException", "cause": "c"}})  # fmt: skip
+    assert (answer["status"], _inspected(answer)["errorDetails"]) == ("FAILED", {"retryIndex": 0})
+
+
+@pytest.mark.parametrize(
+    ("state", "fields"),
+    [
+        ({"Type": "Pass", "End": True},
+         {"input", "afterInputPath", "afterParameters", "afterResultSelector", "afterResultPath"}),
+        ({"Type": "Pass", "Result": {"resultKey": "result value"}, "End": True},
+         {"input", "result", "afterResultSelector", "afterResultPath"}),
+    ],
+    ids=["no-result", "result"],
+)  # fmt: skip
+def test_a_pass_states_inspection(sfn: Any, state: dict[str, Any], fields: set[str]) -> None:
+    """``test_base_inspection_level_debug[BASE_PASS_STATE]`` and ``[BASE_RESULT_PASS_STATE]``."""
+    assert set(_debug(sfn, state, {"Value": "HelloWorld"})["inspectionData"]) == fields
+
+
+@pytest.mark.parametrize(
+    ("state", "fields"),
+    [
+        ({"Type": "Parallel", "Branches": BRANCHES, "End": True},
+         {"input", "afterResultSelector", "afterResultPath"}),
+        ({"Type": "Parallel", "QueryLanguage": "JSONata", "Branches": BRANCHES, "End": True}, {"input"}),
+        ({"Type": "Map", "QueryLanguage": "JSONata", "Items": "{% $states.input.Values %}",
+          "MaxConcurrency": "{% $variable := 1 %}", "ItemProcessor": BRANCHES[0], "End": True},
+         {"input", "maxConcurrency"}),
+    ],
+    ids=["parallel", "jsonata-parallel", "jsonata-map"],
+)  # fmt: skip
+def test_a_mocked_parallel_or_maps_inspection(sfn: Any, state: dict[str, Any], fields: set[str]) -> None:
+    """``test_base_parallel_state_mock_success``, ``test_io_jsonata_parallel_state_mock_success``,
+    ``test_base_map_state_inspect[MAX_CONCURRENCY-DEBUG]``: no arguments or raw result; a JSONata
+    MaxConcurrency evaluated."""
+    answer = _debug(sfn, state, {"Values": [1, 2]}, mock={"result": json.dumps([1, 1])})
+    assert (answer["status"], set(answer["inspectionData"])) == ("SUCCEEDED", fields)
+    if state["Type"] == "Map":
+        assert answer["inspectionData"]["maxConcurrency"] == 1
+
+
+def test_failures_without_a_threshold_do_not_fail_the_map(sfn: Any) -> None:
+    """``test_map_state_failure_count[...-BASE_MAP_STATE]``: no ToleratedFailure*: SUCCEEDED with 2."""
+    state = {"Type": "Map", "QueryLanguage": "JSONata", "Items": "{% $states.input.Values %}",
+             "ItemProcessor": {**BRANCHES[0],
+                               "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}},
+             "End": True}  # fmt: skip
+    answer = _debug(sfn, state, {"Values": [1, 2, 3]}, stateConfiguration={"mapIterationFailureCount": 2},
+                    mock={"result": json.dumps([0, 0, 1])})  # fmt: skip
+    assert (answer["status"], json.loads(answer["output"])) == ("SUCCEEDED", [0, 0, 1])
+
+
+def test_an_api_gateway_tasks_arguments_are_all_kept(sfn: Any) -> None:
+    """``test_localstack_blogpost_scenario`` ("Ask for Approval"): every field of the API Gateway
+    integration is passed on (developer guide "Create API Gateway REST APIs with Step Functions")."""
+    arguments = {"Method": "POST", "ApiEndpoint": "example.execute-api.us-east-1.amazonaws.com",
+                 "Path": "/approval", "RequestBody": {"cost": 10}, "AuthType": "NO_AUTH"}  # fmt: skip
+    state = {"Type": "Task", "QueryLanguage": "JSONata", "Resource": "arn:aws:states:::apigateway:invoke",
+             "Arguments": arguments, "End": True}  # fmt: skip
+    answer = _debug(sfn, state, {"cost": 10}, mock={"result": '{"approval": true }'})
+    assert _inspected(answer)["afterArguments"] == arguments

@@ -31,6 +31,9 @@ from moto.core.utils import iso_8601_datetime_with_milliseconds
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
     StateTaskService,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_api_gateway import (  # noqa: E501
+    StateTaskServiceApiGateway,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
     StateTaskServiceAwsSdk,
 )
@@ -201,9 +204,17 @@ def _from_error(self: StateTaskServiceAwsSdk, env: Any, ex: Exception) -> Any:
 _original_from_error = StateTaskServiceAwsSdk._from_error
 
 
+# The API Gateway integration's fields (developer guide "Create API Gateway REST APIs with Step
+# Functions", looked up 2026-12-04); moto kept only ApiEndpoint and Method and dropped the others before
+# the call (a Path or a RequestBody never reached the API).
+API_GATEWAY_FIELDS = {"ApiEndpoint", "Method", "Headers", "Stage", "Path", "QueryParameters", "RequestBody",
+                      "AllowNullValues", "AuthType"}  # fmt: skip
+
+
 def install() -> None:
     """The service integrations as AWS runs them: the AWS SDK and Step Functions ones here, the optimized
     ones' response metadata (sdk_metadata.py) and the HTTP Task (http_task.py)."""
+    vars(StateTaskServiceApiGateway)["_SUPPORTED_API_PARAM_BINDINGS"]["invoke"] = API_GATEWAY_FIELDS
     sdk_metadata.install()
     http_task.install()
     for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn):

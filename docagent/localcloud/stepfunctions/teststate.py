@@ -53,6 +53,7 @@ class _TestStateWorker(ExecutionWorker):
 
     variables: dict[str, Any]
     context: dict[str, Any] | None
+    role_given: bool
 
     def _get_evaluation_environment(self) -> Environment:
         env = super()._get_evaluation_environment()
@@ -61,6 +62,8 @@ class _TestStateWorker(ExecutionWorker):
             env.variable_store.set(name, value)
         if self.context is not None:
             teststate_context.fix(env, self.context)
+        else:
+            teststate_context.as_aws_gives_it(env, self.role_given)
         return env
 
 
@@ -93,7 +96,7 @@ def _the_state(definition: dict[str, Any], state_name: str | None) -> tuple[str,
         return name, dict(states[name]), str(definition.get("QueryLanguage", "JSONPath"))
     if state_name:
         raise AwsError("ValidationException", "stateName needs a whole state machine as definition")
-    return "TestState", dict(definition), "JSONPath"
+    return teststate_context.STATE_NAME, dict(definition), "JSONPath"
 
 
 def _machine(name: str, state: dict[str, Any], language: str) -> dict[str, Any]:
@@ -116,7 +119,7 @@ def _run(
     mocks: CaseMocks | None,
     variables: dict[str, Any],
     context: dict[str, Any] | None,
-    role_arn: str,
+    role_arn: str | None,
     backend: Any,
 ) -> tuple[Execution, _TestStateWorker]:
     name = f"test-state-{uuid.uuid4()}"
@@ -125,7 +128,7 @@ def _run(
         arn=f"{prefix}:stateMachine:{name}", name=name, definition=json.dumps(machine), sm_type="STANDARD",
     )  # fmt: skip
     execution = Execution(
-        name=name, sm_type="STANDARD", role_arn=role_arn, exec_arn=f"{prefix}:execution:{name}:{name}",  # type: ignore[arg-type]
+        name=name, sm_type="STANDARD", role_arn=role_arn or "", exec_arn=f"{prefix}:express:{name}:{name}",  # type: ignore[arg-type]
         account_id=backend.account_id, region_name=backend.region_name,
         state_machine=state_machine,  # type: ignore[arg-type]
         start_date=datetime.datetime.now(tz=datetime.UTC), cloud_watch_logging_session=None,
@@ -138,7 +141,7 @@ def _run(
         activity_store={},
         mock_test_case=mocks,  # type: ignore[arg-type]
     )
-    worker.variables, worker.context = variables, context
+    worker.variables, worker.context, worker.role_given = variables, context, role_arn is not None
     finished = threading.Event()
     execution.exec_worker = worker
     execution.exec_status = ExecutionStatus.RUNNING
@@ -189,10 +192,14 @@ def _matches(rule: dict[str, Any], error: str) -> bool:
 
 
 def _retry(state: dict[str, Any], error: str, retried: int) -> dict[str, Any] | None:
+    """The retrier that matches ``error`` after ``retried`` retries: its index and, with attempts left, the
+    backoff (an exhausted retrier is only its index: FAILED, as recorded on AWS in LocalStack's
+    AWS-validated snapshot test_state/test_state_configuration ``..._retrier_retry_count``, read
+    2026-12-04)."""
     for index, rule in enumerate(state.get("Retry") or []):
         if _matches(rule, error):
             if retried >= int(rule.get("MaxAttempts", 3)):
-                return None
+                return {"retryIndex": index}
             interval = float(rule.get("IntervalSeconds", 1)) * float(rule.get("BackoffRate", 2.0)) ** retried
             if "MaxDelaySeconds" in rule:
                 interval = min(interval, float(rule["MaxDelaySeconds"]))
@@ -219,6 +226,10 @@ def _inspection(
     data: dict[str, Any] = {"input": json.dumps(state_input)}
     noted = teststate_inspect.notes(worker.env) if worker.env is not None else {}
     if language == "JSONata":
+        for event in events:  # a Task's arguments as scheduled (also when its mock throws)
+            scheduled = event.get("taskScheduledEventDetails") or {}
+            if scheduled.get("parameters") and "afterArguments" not in noted:
+                noted["afterArguments"] = json.loads(scheduled["parameters"])
         if "afterArguments" in noted:
             data["afterArguments"] = json.dumps(noted["afterArguments"])
         for event in events:
@@ -236,6 +247,8 @@ def _inspection(
     if state.get("Type") == "Map":
         effective = json.loads(data.get("afterInputPath", "null")) if language == "JSONPath" else state_input
         data |= teststate_map.map_inspection(state, effective, language)
+    if state.get("Type") in ("Map", "Parallel"):
+        data = teststate_map.mocked_inspection(data, state, language)
     if worker.env is not None:
         store = worker.env.variable_store
         variables = {**store._outer_scope, **store._inner_scope}
@@ -302,6 +315,8 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
         raise AwsError("InvalidDefinition", problems[0].message)
     definition = json.loads(raw)
     name, state, language = _the_state(definition, self._get_param("stateName"))
+    if teststate_context.STATE_NAME not in _targets(state):
+        name = teststate_context.STATE_NAME  # the name AWS runs the state under (teststate_context.py)
     language = str(state.get("QueryLanguage", language))
     state_input = _json_field(self._get_param("input"), "input", {})
     variables = _json_field(self._get_param("variables"), "variables", {})
@@ -316,7 +331,7 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     context = None if given_context is None else teststate_context.checked(given_context, state)
     if mocks is None:
         teststate_mock.check_unmocked(state, self._get_param("roleArn"))
-    role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
+    role = self._get_param("roleArn")
     execution, worker = _run(
         _machine(name, run_state, language),
         state_input,
@@ -331,7 +346,8 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     error, cause = _first_error(events)
     answer: dict[str, Any] = {}
     next_entries = [(entered_name, value) for entered_name, value in entered[1:] if entered_name != name]
-    if error is not None and (retry := _retry(state, error, int(config.get("retrierRetryCount", 0)))):
+    retry = _retry(state, error, int(config.get("retrierRetryCount", 0))) if error is not None else None
+    if retry is not None and "retryBackoffIntervalSeconds" in retry:
         answer = {"status": "RETRIABLE", "error": error, "cause": cause or "", "errorDetails": retry}
     elif error is not None and next_entries:
         catch_index = next((i for i, rule in enumerate(state.get("Catch") or []) if _matches(rule, error)), 0)
@@ -343,7 +359,7 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
             "status": "FAILED",
             "error": execution.error or error or "States.Runtime",
             "cause": execution.cause or cause or "",
-        }
+        } | ({"errorDetails": retry} if retry else {})
     else:
         answer = {"status": "SUCCEEDED"}
         if next_entries:

@@ -26,6 +26,10 @@ from docagent.localcloud.stepfunctions import resources
 from docagent.localcloud.stepfunctions.executions import AwsError
 
 PREFIX = "Invalid Context object provided: "
+# The name AWS runs the tested state under, whatever its name in the definition: ``$$.State.Name`` is
+# "StateName" and a schema error points at ``/States/StateName/...`` (as recorded on AWS in LocalStack's
+# AWS-validated snapshots test_state/test_test_state_scenarios and test_state_mock_validation).
+STATE_NAME = "StateName"
 _ANY = object()  # a field of any JSON type
 FIELDS: dict[str, dict[str, Any]] = {
     "Execution": {"Id": str, "Input": _ANY, "Name": str, "RoleArn": str, "StartTime": str,
@@ -114,6 +118,16 @@ def _use(env: Environment, context: FixedContext) -> None:
 def fix(env: Environment, given: dict[str, Any]) -> None:
     """Make ``given`` the whole Context object of ``env`` (and of the frames its states run in)."""
     _use(env, FixedContext(copy.deepcopy(given)))
+
+
+def as_aws_gives_it(env: Environment, role_given: bool) -> None:
+    """The Context object of a TestState run without a given one, as recorded on AWS (the same snapshots):
+    the execution is an Express one (``arn:...:express:MACHINE:NAME``), without ``RedriveCount``, and its
+    ``RoleArn`` is null when the request names no role."""
+    execution: Any = env.states.context_object.context_object_data["Execution"]
+    execution.pop("RedriveCount", None)
+    if not role_given:
+        execution["RoleArn"] = None
 
 
 def _frames_keep_it(original: Any) -> Any:

@@ -75,15 +75,24 @@ def _noting(original: Callable[[Any, Any], None], before: str | None, after: Cal
 
 
 def jsonpath_inspection(noted: dict[str, Any], state: dict[str, Any], state_input: Any) -> dict[str, str]:
-    """The JSONPath data-flow fields of ``inspectionData`` (a step ``state`` lacks passes its value on)."""
+    """The JSONPath data-flow fields of ``inspectionData`` (a step ``state`` lacks passes its value on).
+
+    A Pass state with ``Result`` shows its result, not the input's paths; one without shows no result (as
+    recorded on AWS in LocalStack's AWS-validated snapshot test_state/test_test_state_scenarios
+    ``test_base_inspection_level_debug``, read 2026-12-04)."""
+    kind = state.get("Type")
+    passes_result = kind == "Pass" and "Result" in state
     value: Any = noted.get("afterInputPath", state_input)
-    found = {"afterInputPath": json.dumps(value)}
-    if state.get("Type") in ("Task", "Pass", "Map", "Parallel"):
-        value = noted.get("afterParameters", value)
-        found["afterParameters"] = json.dumps(value)
+    found: dict[str, str] = {}
+    if not passes_result:
+        found["afterInputPath"] = json.dumps(value)
+        if kind in ("Task", "Pass", "Map", "Parallel"):
+            value = noted.get("afterParameters", value)
+            found["afterParameters"] = json.dumps(value)
     if "afterResultPath" in noted:
         result = noted.get("result", value)
-        found["result"] = json.dumps(result)
+        if kind != "Pass" or passes_result:
+            found["result"] = json.dumps(result)
         found["afterResultSelector"] = json.dumps(noted.get("afterResultSelector", result))
         found["afterResultPath"] = json.dumps(noted["afterResultPath"])
     return found
