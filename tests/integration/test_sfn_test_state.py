@@ -474,3 +474,27 @@ def test_an_api_gateway_tasks_arguments_are_all_kept(sfn: Any) -> None:
              "Arguments": arguments, "End": True}  # fmt: skip
     answer = _debug(sfn, state, {"cost": 10}, mock={"result": '{"approval": true }'})
     assert _inspected(answer)["afterArguments"] == arguments
+
+
+def test_what_aws_refuses_of_a_mocked_map_or_parallel(sfn: Any) -> None:
+    """As recorded on AWS in LocalStack's AWS-validated snapshot test_state/test_state_mock_validation (read
+    2026-12-04): an empty Parallel is a schema error at ``/States/StateName/Branches``; a failure count
+    without a mock, or above the Map's iterations, is refused in AWS's words."""
+    empty = {"Type": "Parallel", "Branches": [], "End": True}
+    with pytest.raises(sfn.exceptions.InvalidDefinition) as refused:
+        sfn.test_state(definition=json.dumps(empty), mock={"result": "[]"})
+    assert refused.value.response["Error"]["Message"] == (
+        "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Value cannot be empty at "
+        "/States/StateName/Branches'"
+    )
+    given = {
+        "definition": json.dumps(JSONATA_MAP),
+        "roleArn": ROLE,
+        "input": json.dumps({"Values": [1, 1, 1]}),
+    }
+    with pytest.raises(sfn.exceptions.ValidationException, match=r"^.*TestState does not support "
+                       r"MapIterationFailureCount when a mock is not specified\.$"):  # fmt: skip
+        sfn.test_state(**given, stateConfiguration={"mapIterationFailureCount": 0})
+    with pytest.raises(sfn.exceptions.ValidationException, match="must be less than or equal to the number"):
+        sfn.test_state(**given, stateConfiguration={"mapIterationFailureCount": 4},
+                       mock={"result": json.dumps([1, 1, 1])})  # fmt: skip

@@ -193,3 +193,16 @@ def test_mock_request_refusals() -> None:
         == "TestState does not support RevealSecrets when a mock is specified."
     )
     assert check(state, {"errorOutput": {"error": "E"}}, False) is None
+
+
+def test_a_parallel_mock_is_an_array_with_one_item_per_branch() -> None:
+    """AWS's words as recorded in LocalStack's AWS-validated snapshot test_state/test_state_mock_validation
+    (read 2026-12-04): ``test_mock_result_is_not_array_on_parallel_state`` and
+    ``test_mock_result_array_size_mismatch_on_parallel_state``."""
+    branch = {"StartAt": "B", "States": {"B": {"Type": "Pass", "End": True}}}
+    state = {"Type": "Parallel", "Branches": [branch, branch], "End": True}
+    assert _refusal(state, _mock({"mock": "x"})) == "Mocked result must be an array."
+    assert _refusal(state, _mock([{"branch1": "result"}])) == (
+        "Mocked result must contain the same number of items as number of Parallel branches."
+    )
+    assert check(state, _mock([1, 2]), False) == [1, 2]

@@ -99,8 +99,22 @@ def _the_state(definition: dict[str, Any], state_name: str | None) -> tuple[str,
     return teststate_context.STATE_NAME, dict(definition), "JSONPath"
 
 
-def _machine(name: str, state: dict[str, Any], language: str) -> dict[str, Any]:
-    run_state = {key: value for key, value in state.items() if key != "Retry"}
+def _schema_refusal(name: str, state: dict[str, Any], language: str) -> None:
+    """The state's schema errors, as CreateStateMachine's (validation.py), at ``/States/StateName/...``
+    (as recorded on AWS in LocalStack's AWS-validated snapshot test_state/test_state_mock_validation
+    ``test_parallel_state_empty_branches``, read 2026-12-04: "SCHEMA_VALIDATION_FAILED: Value cannot be
+    empty at /States/StateName/Branches")."""
+    machine = _machine(name, state, language, keep_retry=True)
+    errors = [
+        item for item in validation.diagnose(json.dumps(machine)) if item.code == "SCHEMA_VALIDATION_FAILED"
+    ]
+    message = validation.refusal(errors)
+    if message:
+        raise AwsError("InvalidDefinition", message)
+
+
+def _machine(name: str, state: dict[str, Any], language: str, *, keep_retry: bool = False) -> dict[str, Any]:
+    run_state = {key: value for key, value in state.items() if key != "Retry" or keep_retry}
     states: dict[str, Any] = {name: run_state}
     for target in _targets(state):
         if target != name:
@@ -282,12 +296,18 @@ def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
 ) -> tuple[dict[str, Any], CaseMocks | None]:
     """(the state to run, its mocks): the mock checked as AWS checks it; a mocked Map or Parallel runs as
     a Task given the mocked result (teststate_map.py)."""
+    if "mapIterationFailureCount" in config and not mock:  # AWS's words (test_state_mock_validation)
+        raise AwsError(
+            "ValidationException",
+            "TestState does not support MapIterationFailureCount when a mock is not specified.",
+        )
     mocked_result = teststate_mock.check(state, mock, bool(reveal_secrets))
     run_state = state
     if state.get("Type") in ("Map", "Parallel") and mock:
         run_state = teststate_map.as_mocked_task(state)
         reader_data = _json_field(config.get("mapItemReaderData"), "mapItemReaderData", None)
         failures = int(config.get("mapIterationFailureCount") or 0)
+        teststate_map.check_failure_count(state, state_input, language, failures, reader_data, mocked_result)
         # A mocked error is the Map's error whatever the failure count (as recorded on AWS: LocalStack's
         # AWS-validated snapshot test_state/test_state_configuration, ``..._item_reader_with_error``).
         exceeded = teststate_map.threshold_exceeded(state, state_input, language, failures, reader_data)
@@ -304,8 +324,7 @@ def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
     return run_state, CaseMocks("TestState", {name: {0: mocked}})
 
 
-def test_state(self: StepFunctionResponse) -> ActionResult:
-    raw = self._get_param("definition")
+def _definition(raw: str | None) -> dict[str, Any]:
     problems = [
         item
         for item in validation.diagnose(raw)
@@ -313,10 +332,16 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     ]
     if problems:
         raise AwsError("InvalidDefinition", problems[0].message)
-    definition = json.loads(raw)
+    found: dict[str, Any] = json.loads(raw or "{}")
+    return found
+
+
+def test_state(self: StepFunctionResponse) -> ActionResult:
+    definition = _definition(self._get_param("definition"))
     name, state, language = _the_state(definition, self._get_param("stateName"))
     if teststate_context.STATE_NAME not in _targets(state):
         name = teststate_context.STATE_NAME  # the name AWS runs the state under (teststate_context.py)
+    _schema_refusal(name, state, str(state.get("QueryLanguage", language)))
     language = str(state.get("QueryLanguage", language))
     state_input = _json_field(self._get_param("input"), "input", {})
     variables = _json_field(self._get_param("variables"), "variables", {})

@@ -21,6 +21,7 @@ from typing import Any
 from moto.stepfunctions.parser.asl.utils.json_path import extract_json
 
 from docagent.localcloud.stepfunctions import jsonata_functions as jsonata
+from docagent.localcloud.stepfunctions.executions import AwsError
 
 KEPT = {
     "InputPath", "OutputPath", "ResultPath", "ResultSelector", "Output", "Assign", "Retry", "Catch", "Next",
@@ -57,6 +58,24 @@ def _item_count(state: dict[str, Any], state_input: Any, language: str, reader_d
     else:
         items = extract_json(state.get("ItemsPath", "$"), state_input)
     return len(items) if isinstance(items, list) else 0
+
+
+def check_failure_count(  # noqa: PLR0917 - the request's parts the count is checked against
+    state: dict[str, Any], state_input: Any, language: str, failures: int, reader_data: Any, mocked: Any
+) -> None:
+    """Refuse more failed iterations than the Map has (its items, else the mocked result's), in AWS's
+    words as recorded in LocalStack's AWS-validated snapshot test_state/test_state_mock_validation
+    ``test_map_iteration_failure_count_exceeds_mock_result_items`` (read 2026-12-04)."""
+    if state.get("Type") != "Map" or failures <= 0:
+        return
+    items = _item_count(state, state_input, language, reader_data)
+    if not items and isinstance(mocked, list):
+        items = len(mocked)
+    if failures > items:
+        raise AwsError(
+            "ValidationException",
+            "Map iteration failure count must be less than or equal to the number of Map iterations",
+        )
 
 
 def threshold_exceeded(

@@ -131,6 +131,10 @@ def check_unmocked(state: dict[str, Any], role_arn: str | None) -> None:
         )
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def check(state: dict[str, Any], mock: dict[str, Any] | None, reveal_secrets: bool) -> Any:
     """Refuse what AWS refuses of ``mock`` for ``state``; answer the parsed mocked result (None if none)."""
     kind = state.get("Type")
@@ -155,6 +159,13 @@ def check(state: dict[str, Any], mock: dict[str, Any] | None, reveal_secrets: bo
             raise _invalid("Mocked result must be a JSON object.")
         if "ResultWriter" not in state and not isinstance(result, list):
             raise _invalid("Mocked result must be an array.")
+    elif kind == "Parallel":  # AWS's words, recorded in LocalStack's test_state_mock_validation snapshot
+        if not isinstance(result, list):
+            raise _invalid("Mocked result must be an array.")
+        if len(result) != len(_list(state.get("Branches"))):
+            raise _invalid(
+                "Mocked result must contain the same number of items as number of Parallel branches."
+            )
     elif kind == "Task" and isinstance(state.get("Resource"), str):
         validate_result(result, state["Resource"], str(mock.get("fieldValidationMode") or "STRICT"))
     return result

@@ -192,6 +192,8 @@ def _state(  # noqa: PLR0917 - one state, in its scope
     for index, catcher in enumerate(_list(state.get("Catch"))):
         yield from _catcher(catcher, f"{at}/Catch/{index}", states)
     if kind == "Parallel":
+        if state.get("Branches") == []:  # as recorded on AWS (teststate.py, _schema_refusal)
+            yield _schema("Value cannot be empty", f"{at}/Branches")
         for index, branch in enumerate(_list(state.get("Branches"))):
             if isinstance(branch, dict):
                 yield from _machine(branch, f"{at}/Branches/{index}", language, names)
