@@ -498,3 +498,24 @@ def test_what_aws_refuses_of_a_mocked_map_or_parallel(sfn: Any) -> None:
     with pytest.raises(sfn.exceptions.ValidationException, match="must be less than or equal to the number"):
         sfn.test_state(**given, stateConfiguration={"mapIterationFailureCount": 4},
                        mock={"result": json.dumps([1, 1, 1])})  # fmt: skip
+
+
+def test_a_state_inside_a_map_is_tested_by_its_name_and_schema_errors_keep_their_path(sfn: Any) -> None:
+    """As recorded on AWS in LocalStack's AWS-validated snapshot test_state/test_test_state_machine_scenarios
+    (read 2026-12-04): ``stateName`` finds a state of a Map's ItemProcessor (``HandleItem``); a whole
+    definition's schema error is reported at the state's own path."""
+    machine = {"StartAt": "State0", "States": {"State0": {
+        "Type": "Map", "ItemProcessor": {"StartAt": "HandleItem",
+                                         "States": {"HandleItem": {"Type": "Pass", "End": True}}},
+        "End": True}}}  # fmt: skip
+    answer = sfn.test_state(definition=json.dumps(machine), stateName="HandleItem", input='{"Value": 1}')
+    assert (answer["status"], json.loads(answer["output"])) == ("SUCCEEDED", {"Value": 1})
+    broken = {
+        "StartAt": "A",
+        "States": {"A": {"Type": "Pass", "Next": "B"}, "B": {"Type": "Nope", "End": True}},
+    }
+    with pytest.raises(sfn.exceptions.InvalidDefinition) as refused:
+        sfn.test_state(definition=json.dumps(broken), stateName="B", input="{}")
+    assert refused.value.response["Error"]["Message"].endswith(
+        "[Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map] at /States/B/Type'"
+    )

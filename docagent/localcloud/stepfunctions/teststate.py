@@ -86,25 +86,44 @@ def _targets(state: dict[str, Any]) -> list[str]:
     return [target for target in dict.fromkeys(found) if isinstance(target, str)]
 
 
+def _find(machine: Any, name: str, language: str) -> tuple[dict[str, Any], str] | None:
+    """State ``name`` of ``machine`` or of a Map's or Parallel's machine inside it, with its query language
+    (AWS tests a state of a Map's ItemProcessor by its name, as recorded in LocalStack's AWS-validated
+    snapshot test_state/test_test_state_machine_scenarios, BASE_MAP_STATE_MACHINE, read 2026-12-04)."""
+    if not isinstance(machine, dict):
+        return None
+    language = str(machine.get("QueryLanguage", language))
+    found_states = machine.get("States")
+    states: dict[str, Any] = found_states if isinstance(found_states, dict) else {}
+    if isinstance(states.get(name), dict):
+        return dict(states[name]), language
+    for state in (item for item in states.values() if isinstance(item, dict)):
+        inner = [state.get("ItemProcessor"), state.get("Iterator"), *(state.get("Branches") or [])]
+        for found in (_find(part, name, str(state.get("QueryLanguage", language))) for part in inner):
+            if found is not None:
+                return found
+    return None
+
+
 def _the_state(definition: dict[str, Any], state_name: str | None) -> tuple[str, dict[str, Any], str]:
     """(name, state, query language) of the state to test."""
     if "States" in definition:
-        states = definition.get("States") or {}
         name = state_name or definition.get("StartAt")
-        if not isinstance(name, str) or name not in states:
+        found = _find(definition, name, "JSONPath") if isinstance(name, str) else None
+        if found is None:
             raise AwsError("ValidationException", "State not found in definition")
-        return name, dict(states[name]), str(definition.get("QueryLanguage", "JSONPath"))
+        return str(name), found[0], found[1]
     if state_name:
         raise AwsError("ValidationException", "stateName needs a whole state machine as definition")
     return teststate_context.STATE_NAME, dict(definition), "JSONPath"
 
 
-def _schema_refusal(name: str, state: dict[str, Any], language: str) -> None:
-    """The state's schema errors, as CreateStateMachine's (validation.py), at ``/States/StateName/...``
-    (as recorded on AWS in LocalStack's AWS-validated snapshot test_state/test_state_mock_validation
-    ``test_parallel_state_empty_branches``, read 2026-12-04: "SCHEMA_VALIDATION_FAILED: Value cannot be
-    empty at /States/StateName/Branches")."""
-    machine = _machine(name, state, language, keep_retry=True)
+def _schema_refusal(definition: dict[str, Any], name: str, state: dict[str, Any], language: str) -> None:
+    """Schema errors as CreateStateMachine's (validation.py): a whole definition's at their own path, a lone
+    state's at ``/States/StateName/...`` (as recorded on AWS in LocalStack's AWS-validated snapshots
+    test_state/test_test_state_machine_scenarios ``test_state_name_invalid_state_definition`` and
+    test_state_mock_validation ``test_parallel_state_empty_branches``, read 2026-12-04)."""
+    machine = definition if "States" in definition else _machine(name, state, language, keep_retry=True)
     errors = [
         item for item in validation.diagnose(json.dumps(machine)) if item.code == "SCHEMA_VALIDATION_FAILED"
     ]
@@ -341,7 +360,7 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     name, state, language = _the_state(definition, self._get_param("stateName"))
     if teststate_context.STATE_NAME not in _targets(state):
         name = teststate_context.STATE_NAME  # the name AWS runs the state under (teststate_context.py)
-    _schema_refusal(name, state, str(state.get("QueryLanguage", language)))
+    _schema_refusal(definition, name, state, str(state.get("QueryLanguage", language)))
     language = str(state.get("QueryLanguage", language))
     state_input = _json_field(self._get_param("input"), "input", {})
     variables = _json_field(self._get_param("variables"), "variables", {})
