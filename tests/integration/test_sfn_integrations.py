@@ -295,3 +295,18 @@ def test_start_execution_of_a_missing_state_machine(aws: Any) -> None:
         r"Status Code: 400; Error Code: StateMachineDoesNotExist; Request ID: \S+; Proxy: null\)"
     )
     assert re.fullmatch(pattern, done["cause"]), done["cause"]
+
+
+def test_a_fail_states_error_and_cause_from_intrinsic_functions(aws: Any) -> None:
+    """Developer guide "Fail workflow state": ErrorPath and CausePath may be "a reference path or an
+    intrinsic function"; as recorded on AWS in LocalStack's AWS-validated snapshot base/test_base
+    ``test_state_fail_intrinsic`` (read 2026-12-04)."""
+    cause = "States.Format('This is a custom error message for {}, caused by {}.', $.Error, $.Cause)"
+    fail = {"Type": "Fail", "ErrorPath": "States.Format('{}', $.Error)", "CausePath": cause}
+    machine = {"StartAt": "FailState", "States": {"FailState": fail}}
+    done, _ = run_to_end(aws, machine, {"Error": "error string", "Cause": "cause string"})
+    assert (done["status"], done["error"], done["cause"]) == (
+        "FAILED",
+        "error string",
+        "This is a custom error message for error string, caused by cause string.",
+    )

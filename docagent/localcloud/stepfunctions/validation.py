@@ -213,7 +213,10 @@ def _values(kind: str, state: dict[str, Any], at: str, language: str) -> Iterato
     if language == "JSONPath":
         for field in PATH_FIELDS:
             value = state.get(field)
-            if isinstance(value, str) and not json_paths.is_valid(value):
+            # A Fail state's ErrorPath and CausePath may be an intrinsic function call (developer guide
+            # "Fail workflow state": "a reference path or an intrinsic function").
+            call = field in ("ErrorPath", "CausePath") and isinstance(value, str) and _intrinsic_ok(value)
+            if isinstance(value, str) and not call and not json_paths.is_valid(value):
                 yield _schema(f"The value for the field '{field}' must be a valid JSONPath", f"{at}/{field}")
         stamp = state.get("Timestamp")
         if kind == "Wait" and isinstance(stamp, str) and not rfc3339(stamp):
