@@ -34,6 +34,8 @@ from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from docagent.localcloud.stepfunctions import json_errors
+
 NAME_MAX = 80
 _FORBIDDEN = set(' <>{}[]?*"#%\\^|~`$&,;:/')
 _STATE_MACHINE_ARN = re.compile(
@@ -80,15 +82,18 @@ def validate_name(name: str) -> None:
 
 
 def checked_input(raw: str | None) -> str:
-    """An execution's input text ("{}" when absent), refused with InvalidExecutionInput unless it is JSON.
-    The message's frame is AWS's ("Invalid State Machine Execution Input: '...'"); the parser's reason
-    inside it is Python's, not AWS's Jackson wording (a deviation: docs/sfn-api-coverage.md)."""
+    """An execution's input text ("{}" when absent), refused with InvalidExecutionInput unless it is JSON,
+    in AWS's frame ("Invalid State Machine Execution Input: '...'") and, where recorded, words
+    (json_errors.py)."""
     if raw is None:
         return "{}"
     try:
         json.loads(raw)
-    except ValueError as error:
-        raise AwsError("InvalidExecutionInput", f"Invalid State Machine Execution Input: '{error}'") from None
+    except json.JSONDecodeError as error:
+        reason = json_errors.parse_error(raw, error).reason
+        raise AwsError(
+            "InvalidExecutionInput", f"Invalid State Machine Execution Input: '{reason}'"
+        ) from None
     return raw
 
 
@@ -195,13 +200,20 @@ _LOG_GROUP_ARN = re.compile(
 )
 
 
+# What an EXPRESS state machine may not hold, in AWS's words as recorded in LocalStack's AWS-validated
+# snapshots test_sfn_api_express and test_sfn_api_validation (read 2026-12-04); the .waitForTaskToken one
+# ends with a space (two before " at " in CreateStateMachine's message).
+EXPRESS_REFUSED = {
+    "activity": "Activity ARN",
+    ".sync": "'.sync' service integration",
+    ".waitForTaskToken": "'.waitForTaskToken' service integration ",
+}
+
+
 def express_refusals(machine: Any) -> Iterator[tuple[str, str]]:
-    """(JSON pointer, message) of what an EXPRESS state machine may not hold: AWS's wording as LocalStack's
-    Express analyser records it (a .waitForTaskToken task is refused in the words of '.sync'; an
-    activity as "Activity ARN")."""
+    """(JSON pointer, message) of what an EXPRESS state machine may not hold."""
     for where, pattern in callback_patterns(machine, ""):
-        refused = "Activity ARN" if pattern == "activity" else "'.sync' service integration"
-        yield f"{where}/Resource", f"Express state machine does not support {refused}"
+        yield f"{where}/Resource", f"Express state machine does not support {EXPRESS_REFUSED[pattern]}"
 
 
 def _parsed(definition: Any) -> Any:

@@ -347,7 +347,7 @@ def _definition(raw: str | None) -> dict[str, Any]:
     problems = [
         item
         for item in validation.diagnose(raw)
-        if item.code in ("INVALID_JSON_DESCRIPTION", "MISSING_DESCRIPTION")
+        if item.code == "INVALID_JSON_DESCRIPTION" or item.message == validation.NOT_AN_OBJECT
     ]
     if problems:
         raise AwsError("InvalidDefinition", problems[0].message)
