@@ -27,6 +27,7 @@ from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
 from moto.core.utils import iso_8601_datetime_with_milliseconds
 from moto.logs.models import logs_backends
+from moto.stepfunctions.models import StepFunctionBackend
 from moto.stepfunctions.parser import api as parser_api
 from moto.stepfunctions.parser.asl.component.state import state as state_module
 from moto.stepfunctions.parser.asl.eval.evaluation_details import ExecutionDetails
@@ -87,6 +88,10 @@ def checked_input(raw: str | None) -> str:
     (json_errors.py)."""
     if raw is None:
         return "{}"
+    if not raw.strip():  # as recorded on AWS (test_sfn_api ``test_invalid_start_execution_input``)
+        raise AwsError(
+            "InvalidExecutionInput", "Invalid State Machine Execution Input: 'Invalid execution input.'"
+        )
     try:
         json.loads(raw)
     except json.JSONDecodeError as error:
@@ -312,8 +317,24 @@ def _with_trace_header(
     return describe_execution
 
 
+def _arn_prefix_checked(original: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    """A state machine or execution ARN that does not start with ``arn:`` is "Invalid Arn: 'Invalid ARN
+    prefix: ...'" (InvalidArn), as recorded on AWS in LocalStack's AWS-validated snapshot test_sfn_api
+    (``test_describe_invalid_arn_sm``, ``test_list_execution_invalid_arn``,
+    ``test_describe_execution_invalid_arn``, read 2026-12-04); moto's words were its own."""
+
+    def validate(self: Any, arn: str) -> None:
+        if not (arn or "").startswith("arn:"):
+            raise AwsError("InvalidArn", f"Invalid Arn: 'Invalid ARN prefix: {arn}'")
+        original(self, arn)
+
+    return validate
+
+
 def install() -> None:
     vars(state_module)["datetime"] = SimpleNamespace(datetime=_EnteredTime, timezone=datetime.timezone)
+    for name in ("_validate_machine_arn", "_validate_execution_arn"):
+        setattr(StepFunctionBackend, name, _arn_prefix_checked(getattr(StepFunctionBackend, name)))
     Execution.get_start_execution_details = _start_execution_details  # type: ignore[method-assign]
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]

@@ -4,8 +4,9 @@ As recorded on AWS in LocalStack's AWS-validated snapshots (read 2026-12-04): te
 ``test_invalid_start_execution_input`` ("Invalid State Machine Execution Input: 'Unrecognized token 'not':
 was expecting (JSON String, Number, Array, Object or token 'null', 'true' or 'false')'") and
 test_sfn_api_validation ``..._not_a_definition[NOT_A_DEF]`` (the same, then "\\n at [Source: (String)"not a
-definition"; line: 1, column: 4]", the column just after the token). Only a bare word where a value is
-expected is worded so; other errors keep Python's parser's reason (no recording to copy).
+definition"; line: 1, column: 4]", the column just after the token), and for a single-quoted field name
+"Unexpected character (''' (code 39)): was expecting double-quote to start field name". Other errors
+keep Python's parser's reason (no recording to copy).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import NamedTuple
 
 _WORD = re.compile(r"[A-Za-z0-9_$]+")
 EXPECTING = "was expecting (JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
+FIELD_NAME_EXPECTED = "was expecting double-quote to start field name"
 
 
 class ParseError(NamedTuple):
@@ -25,6 +27,9 @@ class ParseError(NamedTuple):
 
 def parse_error(text: str, error: json.JSONDecodeError) -> ParseError:
     """``error`` (Python's, parsing ``text``) as Jackson words it where it can."""
+    if error.msg == "Expecting property name enclosed in double quotes" and error.pos < len(text):
+        found = text[error.pos]  # "{'not': 'json'": as recorded (test_invalid_start_execution_input)
+        return ParseError(f"Unexpected character ('{found}' (code {ord(found)})): {FIELD_NAME_EXPECTED}", "")
     word = _WORD.match(text, error.pos)
     if error.msg != "Expecting value" or word is None:
         return ParseError(str(error), "")
