@@ -116,3 +116,22 @@ def test_validate_with_type_express_reports_the_express_rules(aws: Any) -> None:
         "message": "Express state machine does not support '.waitForTaskToken' service integration ",
         "location": "/States/T/Resource",
     }  # fmt: skip
+
+
+def test_an_express_machines_async_execution_is_not_kept(aws: Any) -> None:
+    """Developer guide "Choosing workflow type" (Express history goes to CloudWatch Logs); as recorded on
+    AWS in LocalStack's AWS-validated snapshot test_sfn_api_express ``test_start_async_describe_history_
+    execution`` (read 2026-12-04): an ``:express:`` ARN, ListExecutions not supported, Describe/Stop/
+    GetExecutionHistory refused as InvalidArn."""
+    sfn = aws("stepfunctions")
+    arn = _machine(aws, {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}, "EXPRESS")
+    started = sfn.start_execution(stateMachineArn=arn, input="{}")["executionArn"]
+    assert started.startswith(arn.replace(":stateMachine:", ":express:") + ":")
+    with pytest.raises(sfn.exceptions.StateMachineTypeNotSupported):
+        sfn.list_executions(stateMachineArn=arn)
+    for call in (sfn.describe_execution, sfn.stop_execution, sfn.get_execution_history):
+        with pytest.raises(sfn.exceptions.InvalidArn) as refused:
+            call(executionArn=started)
+        assert refused.value.response["Error"]["Message"] == (
+            "Invalid Arn: 'Resource type not valid in this context: express'"
+        )

@@ -326,15 +326,51 @@ def _arn_prefix_checked(original: Callable[[Any, str], None]) -> Callable[[Any, 
     def validate(self: Any, arn: str) -> None:
         if not (arn or "").startswith("arn:"):
             raise AwsError("InvalidArn", f"Invalid Arn: 'Invalid ARN prefix: {arn}'")
+        if arn.split(":")[5:6] == ["express"]:  # an Express execution (EXPRESS below)
+            raise AwsError("InvalidArn", "Invalid Arn: 'Resource type not valid in this context: express'")
         original(self, arn)
 
     return validate
+
+
+# An Express state machine's asynchronous executions are not kept by Step Functions (developer guide
+# "Choosing workflow type": Express execution history goes to CloudWatch Logs): as recorded on AWS in
+# LocalStack's AWS-validated snapshot test_sfn_api_express ``test_start_async_describe_history_execution``
+# (read 2026-12-04), StartExecution answers an ``arn:...:express:MACHINE:NAME:ID`` ARN, ListExecutions is
+# StateMachineTypeNotSupported and Describe/Stop/GetExecutionHistory answer InvalidArn.
+NOT_FOR_EXPRESS = "This operation is not supported by this type of state machine"
+
+
+def _express_arn(original: Callable[..., None]) -> Callable[..., None]:
+    def init(self: Execution, *args: Any, **kwargs: Any) -> None:
+        arn = str(kwargs.get("exec_arn") or "")
+        machine_type = getattr(kwargs.get("state_machine"), "type", None)  # moto's sm_type is always STANDARD
+        if machine_type == "EXPRESS" and ":execution:" in arn:
+            kwargs["exec_arn"] = f"{arn.replace(':execution:', ':express:', 1)}:{uuid.uuid4()}"
+        original(self, *args, **kwargs)
+
+    return init
+
+
+def _express_not_listed(original: Callable[..., Any]) -> Callable[..., Any]:
+    def list_executions(
+        self: StepFunctionsParserBackend, state_machine_arn: str, *args: Any, **kwargs: Any
+    ) -> Any:
+        if self.describe_state_machine(state_machine_arn).type == "EXPRESS":
+            raise AwsError("StateMachineTypeNotSupported", NOT_FOR_EXPRESS)
+        return original(self, state_machine_arn, *args, **kwargs)
+
+    return list_executions
 
 
 def install() -> None:
     vars(state_module)["datetime"] = SimpleNamespace(datetime=_EnteredTime, timezone=datetime.timezone)
     for name in ("_validate_machine_arn", "_validate_execution_arn"):
         setattr(StepFunctionBackend, name, _arn_prefix_checked(getattr(StepFunctionBackend, name)))
+    Execution.__init__ = _express_arn(Execution.__init__)  # type: ignore[method-assign]
+    StepFunctionsParserBackend.list_executions = _express_not_listed(  # type: ignore[method-assign]
+        StepFunctionsParserBackend.list_executions
+    )
     Execution.get_start_execution_details = _start_execution_details  # type: ignore[method-assign]
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]
