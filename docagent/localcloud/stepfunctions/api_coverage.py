@@ -73,7 +73,9 @@ SERVED: dict[str, dict[str, Rule]] = {
     "DeleteStateMachineAlias": {"stateMachineAliasArn": _h()},
     "DescribeActivity": {"activityArn": _h()},
     "DescribeExecution": {
-        "executionArn": _h("also a Distributed Map child's ARN"),
+        "executionArn": _h(
+            "also a Distributed Map child's ARN; an Express execution's: InvalidArn, as on AWS"
+        ),
         "includedData": _INCLUDED_DATA,
     },
     "DescribeMapRun": {"mapRunArn": _h()},
@@ -92,7 +94,7 @@ SERVED: dict[str, dict[str, Rule]] = {
     },
     "ListActivities": {"maxResults": _h(), "nextToken": _h()},
     "ListExecutions": {
-        "stateMachineArn": _h(),
+        "stateMachineArn": _h("an EXPRESS state machine: StateMachineTypeNotSupported, as on AWS"),
         "statusFilter": _h(),
         "maxResults": _h(),
         "nextToken": _h(),
