@@ -310,3 +310,35 @@ def test_a_fail_states_error_and_cause_from_intrinsic_functions(aws: Any) -> Non
         "error string",
         "This is a custom error message for error string, caused by cause string.",
     )
+
+
+@pytest.mark.parametrize(
+    ("resource", "parameters", "error", "cause"),
+    [
+        ("dynamodb:putItem", {"TableName": "integ-no-table"}, "DynamoDB.AmazonDynamoDBException",
+         r"1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not "
+         r"be null \(Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ValidationException; Request "
+         r"ID: \S+; Proxy: null\)"),
+        ("dynamodb:putItem", {"TableName": "integ-no-table", "Item": {"id": {"S": "1"}}},
+         "DynamoDB.ResourceNotFoundException",
+         r"Requested resource not found \(Service: AmazonDynamoDBv2; Status Code: 400; Error Code: "
+         r"ResourceNotFoundException; Request ID: \S+; Proxy: null\)"),
+        ("sqs:sendMessage", {"QueueUrl": "QUEUE", "MessageBody": ""}, "SQS.AmazonSQSException",
+         r"The request must contain the parameter MessageBody\. \(Service: AmazonSQS; Status Code: 400; "
+         r"Error Code: MissingParameter; Request ID: \S+; Proxy: null\)"),
+    ],
+)  # fmt: skip
+def test_an_optimized_integrations_error_as_the_java_sdk_names_it(
+    aws: Any, resource: str, parameters: dict[str, Any], error: str, cause: str
+) -> None:
+    """As recorded on AWS in LocalStack's AWS-validated snapshots error_handling/test_task_service_dynamodb
+    (``test_invalid_param``, ``test_put_item_no_such_table``) and test_task_service_sqs
+    (``test_send_message_empty_body``), read 2026-12-04."""
+    if parameters.get("QueueUrl") == "QUEUE":
+        parameters = {
+            **parameters,
+            "QueueUrl": aws("sqs").create_queue(QueueName="integ-empty-body")["QueueUrl"],
+        }
+    done = _run(aws, {"Type": "Task", "Resource": f"arn:aws:states:::{resource}", "Parameters": parameters})
+    assert (done["status"], done["error"]) == ("FAILED", error)
+    assert re.fullmatch(cause, done["cause"]), done["cause"]

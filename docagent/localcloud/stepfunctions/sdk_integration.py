@@ -37,31 +37,22 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
     StateTaskServiceAwsSdk,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb import (  # noqa: E501
+    StateTaskServiceDynamoDB,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_ecs import (
     StateTaskServiceEcs,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (
     StateTaskServiceSfn,
 )
-from moto.stepfunctions.parser.utils import camel_to_snake_case
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs import (
+    StateTaskServiceSqs,
+)
 
-from docagent.localcloud.stepfunctions import http_task, resources, sdk_metadata
+from docagent.localcloud.stepfunctions import http_task, resources, sdk_metadata, service_errors
 
-_NOT_NULL = "Member must not be null"
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+[A-Za-z]*")
-
-
-@functools.cache
-def operation(service: str, action: str) -> OperationModel | None:
-    """botocore's model of ``action`` (snake_case, as the interpreter names it) of ``service``."""
-    model = resources.service_model(resources.BOTO_NAMES.get(service, service))
-    if model is None:
-        return None
-    for name in model.operation_names:
-        if camel_to_snake_case(name) == action:
-            found: OperationModel = model.operation_model(name)
-            return found
-    return None
 
 
 @functools.cache
@@ -83,7 +74,7 @@ def _operation_of(
     task: StateTaskService, boto_service_name: str | None = None, service_action_name: str | None = None
 ) -> OperationModel | None:
     """The botocore operation a service task calls (its service and action as the task names them)."""
-    return operation(
+    return resources.operation(
         task._get_boto_service_name(boto_service_name), task._get_boto_service_action(service_action_name)
     )
 
@@ -109,30 +100,10 @@ def _calling(original: Any) -> Any:
                           normalised_parameters: dict[str, Any], state_credentials: Any) -> Any:  # fmt: skip
         found = _operation_of(self)
         if found is not None:
-            _refuse_missing_members(found, normalised_parameters)
+            service_errors.refuse_invalid_members(found, normalised_parameters)
         return original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
 
     return eval_service_task
-
-
-def _refuse_missing_members(found: OperationModel, parameters: dict[str, Any]) -> None:
-    """A request without a member its API requires, refused as the service refuses it: ValidationException
-    "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be
-    null" (as recorded on AWS in LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
-    ``test_dynamodb_invalid_param``, read 2026-12-04; the member named with a lower-case first letter).
-    The task's client does not validate requests, and moto answered such a putItem with HTTP 500."""
-    required = found.input_shape.required_members if found.input_shape is not None else []
-    missing = [name for name in required if parameters.get(name) is None]
-    if not missing:
-        return
-    errors = [f"Value null at '{name[:1].lower()}{name[1:]}' failed to satisfy constraint: {_NOT_NULL}"
-              for name in missing]  # fmt: skip
-    count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected"
-    response: Any = {
-        "Error": {"Code": "ValidationException", "Message": f"{count}: {'; '.join(errors)}"},
-        "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": uuid.uuid4().hex.upper()},
-    }
-    raise ClientError(response, found.name)
 
 
 def _normalise_response(
@@ -217,7 +188,8 @@ def install() -> None:
     vars(StateTaskServiceApiGateway)["_SUPPORTED_API_PARAM_BINDINGS"]["invoke"] = API_GATEWAY_FIELDS
     sdk_metadata.install()
     http_task.install()
-    for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn):
+    service_errors.install()
+    for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn, StateTaskServiceDynamoDB, StateTaskServiceSqs):
         task._eval_service_task = _calling(task._eval_service_task)  # type: ignore[method-assign]
     StateTaskService._to_sfn_cased = staticmethod(resources.sfn_cased)  # type: ignore[method-assign,assignment]
     StateTaskServiceAwsSdk._from_error = _from_error  # type: ignore[method-assign]
