@@ -85,6 +85,10 @@ SERVED: dict[str, dict[str, Rule]] = {
         "executionArn": _h("a child's answer carries mapRunArn and label"),
         "includedData": _INCLUDED_DATA,
     },
+    "GetActivityTask": {
+        "activityArn": _h(),
+        "workerName": _h("recorded in ActivityStarted"),
+    },
     "GetExecutionHistory": {
         "executionArn": _h("also a Distributed Map child's ARN"),
         "maxResults": _h("0: 100; at most 1000"),

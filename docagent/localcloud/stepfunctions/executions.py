@@ -318,10 +318,11 @@ def _with_trace_header(
 
 
 def _arn_prefix_checked(original: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
-    """A state machine or execution ARN that does not start with ``arn:`` is "Invalid Arn: 'Invalid ARN
-    prefix: ...'" (InvalidArn), as recorded on AWS in LocalStack's AWS-validated snapshot test_sfn_api
+    """A state machine, execution or activity ARN that does not start with ``arn:`` is "Invalid Arn: 'Invalid
+    ARN prefix: ...'" (InvalidArn), as recorded on AWS in LocalStack's AWS-validated snapshots test_sfn_api
     (``test_describe_invalid_arn_sm``, ``test_list_execution_invalid_arn``,
-    ``test_describe_execution_invalid_arn``, read 2026-12-04); moto's words were its own."""
+    ``test_describe_execution_invalid_arn``) and test_sfn_api_activities (read 2026-12-04); moto's words
+    were its own."""
 
     def validate(self: Any, arn: str) -> None:
         if not (arn or "").startswith("arn:"):
@@ -365,7 +366,7 @@ def _express_not_listed(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def install() -> None:
     vars(state_module)["datetime"] = SimpleNamespace(datetime=_EnteredTime, timezone=datetime.timezone)
-    for name in ("_validate_machine_arn", "_validate_execution_arn"):
+    for name in ("_validate_machine_arn", "_validate_execution_arn", "_validate_activity_arn"):
         setattr(StepFunctionBackend, name, _arn_prefix_checked(getattr(StepFunctionBackend, name)))
     Execution.__init__ = _express_arn(Execution.__init__)  # type: ignore[method-assign]
     StepFunctionsParserBackend.list_executions = _express_not_listed(  # type: ignore[method-assign]

@@ -50,7 +50,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
     StateTaskServiceSqs,
 )
 
-from docagent.localcloud.stepfunctions import http_task, resources, sdk_metadata, service_errors
+from docagent.localcloud.stepfunctions import activities, http_task, resources, sdk_metadata, service_errors
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+[A-Za-z]*")
 
@@ -184,11 +184,13 @@ API_GATEWAY_FIELDS = {"ApiEndpoint", "Method", "Headers", "Stage", "Path", "Quer
 
 def install() -> None:
     """The service integrations as AWS runs them: the AWS SDK and Step Functions ones here, the optimized
-    ones' response metadata (sdk_metadata.py) and the HTTP Task (http_task.py)."""
+    ones' response metadata (sdk_metadata.py), the HTTP Task (http_task.py), service errors
+    (service_errors.py) and activities (activities.py)."""
     vars(StateTaskServiceApiGateway)["_SUPPORTED_API_PARAM_BINDINGS"]["invoke"] = API_GATEWAY_FIELDS
     sdk_metadata.install()
     http_task.install()
     service_errors.install()
+    activities.install()
     for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn, StateTaskServiceDynamoDB, StateTaskServiceSqs):
         task._eval_service_task = _calling(task._eval_service_task)  # type: ignore[method-assign]
     StateTaskService._to_sfn_cased = staticmethod(resources.sfn_cased)  # type: ignore[method-assign,assignment]
