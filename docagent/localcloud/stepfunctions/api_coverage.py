@@ -26,6 +26,7 @@ from typing import Any
 import botocore.session
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from docagent.localcloud.stepfunctions import versions
 from docagent.localcloud.stepfunctions.executions import AwsError
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "sfn-api-coverage.md"
@@ -71,6 +72,9 @@ SERVED: dict[str, dict[str, Rule]] = {
     "DeleteActivity": {"activityArn": _h()},
     "DeleteStateMachine": {"stateMachineArn": _h()},
     "DeleteStateMachineAlias": {"stateMachineAliasArn": _h()},
+    "DeleteStateMachineVersion": {
+        "stateMachineVersionArn": _h("a version that is gone: no error, as on AWS")
+    },
     "DescribeActivity": {"activityArn": _h()},
     "DescribeExecution": {
         "executionArn": _h(
@@ -111,8 +115,18 @@ SERVED: dict[str, dict[str, Rule]] = {
         "nextToken": Rule(REFUSED, "refused, as maxResults"),
     },
     "ListStateMachineAliases": {"stateMachineArn": _h(), "nextToken": _h(), "maxResults": _h()},
+    "ListStateMachineVersions": {
+        "stateMachineArn": _h("newest first (versions.py)"),
+        "nextToken": Rule(REFUSED, "refused (one page of every version is all the local cloud answers)"),
+        "maxResults": Rule(REFUSED, "refused, as nextToken"),
+    },
     "ListStateMachines": {"maxResults": _h(), "nextToken": _h()},
     "ListTagsForResource": {"resourceArn": _h(_ARN)},
+    "PublishStateMachineVersion": {
+        "stateMachineArn": _h("an unchanged state machine answers its latest version, as on AWS"),
+        "revisionId": Rule(REFUSED, "refused (revisions are not kept locally)"),
+        "description": _h(),
+    },
     "RedriveExecution": {
         "executionArn": _h("a Map Run child: ExecutionNotRedrivable (redrive its parent)"),
         "clientToken": _h("kept while the cloud runs; not across a restart (README)"),
@@ -125,7 +139,9 @@ SERVED: dict[str, dict[str, Rule]] = {
     "SendTaskHeartbeat": {"taskToken": _h("a closed execution's token: TaskTimedOut")},
     "SendTaskSuccess": {"taskToken": _h("a closed execution's token: TaskTimedOut"), "output": _h()},
     "StartExecution": {
-        "stateMachineArn": _h("also `ARN#TestCase` (Step Functions Local mocks)"),
+        "stateMachineArn": _h(
+            "also a version's or alias's ARN, and `ARN#TestCase` (Step Functions Local mocks)"
+        ),
         "name": _h("a UUID when absent; AWS's name rules"),
         "input": _h(),
         "traceHeader": _h("kept and described back (the start that created the execution); no X-Ray locally"),
@@ -332,6 +348,7 @@ _original_call_action = StepFunctionResponse.call_action
 
 def install() -> None:
     StepFunctionResponse.call_action = _call_action  # type: ignore[method-assign,assignment]
+    versions.install()
 
 
 def main(argv: list[str] | None = None) -> int:

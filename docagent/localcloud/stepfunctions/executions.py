@@ -113,6 +113,10 @@ def validate_state_machine_arn(arn: str) -> None:
         raise AwsError("InvalidArn", f"Invalid Arn: 'Resource type not valid in this context: {arn}'")
 
 
+# Called with (backend, ARN, name, input, trace header) as StartExecution starts: an answer (not None) is the
+# execution started (versions.py starts a version's or an alias's ARN).
+QUALIFIED_STARTERS: list[Callable[..., Any]] = []
+
 # Called with (execution ARN, test case) before an execution with a ``#TestCase`` suffix starts.
 TestCaseListener = Callable[[str, str, str], None]
 _test_case_listeners: list[TestCaseListener] = []
@@ -123,7 +127,7 @@ def on_test_case(listener: TestCaseListener) -> None:
         _test_case_listeners.append(listener)
 
 
-_START_LOCK = threading.Lock()
+START_LOCK = threading.Lock()
 
 
 def _start_execution(
@@ -147,7 +151,11 @@ def _start_execution(
     # One StartExecution at a time: moto checks "same name exists?" and then adds the execution, so concurrent
     # starts of one name could each create it. Step Functions starts it once: the others get the running
     # execution (same name and input) or ExecutionAlreadyExists.
-    with _START_LOCK:
+    with START_LOCK:
+        for starter in QUALIFIED_STARTERS:  # a version's or alias's ARN (versions.py)
+            started = starter(self, arn, name, execution_input, trace_header)
+            if started is not None:
+                return started
         return _original_start_execution(self, arn, name, execution_input, trace_header)  # type: ignore[arg-type]
 
 
@@ -312,6 +320,18 @@ def _with_trace_header(
         header = getattr(execution, "trace_header", None)
         if header:
             result.result["traceHeader"] = header
+        if "output" in result.result and hasattr(execution, "exec_worker"):
+            # The output is JSON text (API reference "DescribeExecution"); moto passed a string result as
+            # it was ("R1" instead of "\"R1\""), and spaced objects that the history gives compact.
+            result.result["output"] = json.dumps(getattr(execution, "output", None), separators=(",", ":"))
+        version_of = getattr(execution, "state_machine", None)  # a version's execution (versions.py)
+        source = getattr(version_of, "source_arn", None)
+        if source:
+            result.result["stateMachineVersionArn"] = result.result["stateMachineArn"]
+            result.result["stateMachineArn"] = source
+        alias = vars(execution).get("alias_arn")
+        if alias:
+            result.result["stateMachineAliasArn"] = alias
         return result
 
     return describe_execution

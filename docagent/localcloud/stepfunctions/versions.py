@@ -1,0 +1,137 @@
+"""State machine versions and aliases: publishing, listing and deleting versions, and running one.
+
+AWS API reference "PublishStateMachineVersion", "ListStateMachineVersions", "DeleteStateMachineVersion",
+"StartExecution" (looked up 2026-12-04): a version is an immutable snapshot ``arn:...:stateMachine:NAME:N``;
+StartExecution accepts a version's or an alias's ARN (an alias routes to its versions by weight) and the
+execution belongs to the state machine, naming its version (``stateMachineVersionArn``) and alias
+(``stateMachineAliasArn``). As recorded on AWS in LocalStack's AWS-validated snapshot test_sfn_api_versioning
+(read 2026-12-04): publishing an unchanged state machine again answers the same version
+(``test_idempotent_publish``); versions are listed newest first; deleting a version that is gone is no
+error (``test_list_delete_version``); an execution of a version is listed under its state machine with
+``stateMachineVersionArn`` (``test_start_version_execution``).
+
+moto keeps the versions (``publish`` on create and update) but served none of these actions and failed
+(HTTP 500) to start a version or alias.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import random
+import re
+from typing import Any
+
+from moto.core.responses import ActionResult
+from moto.stepfunctions.parser.backend.execution import Execution
+from moto.stepfunctions.responses import StepFunctionResponse
+
+from docagent.localcloud.stepfunctions import executions
+from docagent.localcloud.stepfunctions.executions import AwsError
+
+_QUALIFIED = re.compile(
+    r"^(?P<base>arn:[^:]+:states:[^:]+:\d{12}:stateMachine:[^:#]+):(?P<qualifier>[^:#]+)$"
+)
+
+
+def qualified(arn: str) -> tuple[str, str] | None:
+    """(state machine ARN, version number or alias name) of a version's or alias's ARN (None: neither)."""
+    found = _QUALIFIED.match(arn or "")
+    return (found["base"], found["qualifier"]) if found else None
+
+
+def _missing(arn: str) -> AwsError:
+    return AwsError("StateMachineDoesNotExist", f"State Machine Does Not Exist: '{arn}'")
+
+
+def _version_of(machine: Any, qualifier: str, arn: str) -> tuple[Any, str | None]:
+    """(the version to run, the alias's ARN when ``qualifier`` is an alias)."""
+    if qualifier.isdigit():
+        version = machine.versions.get(int(qualifier))
+        if version is None:
+            raise _missing(arn)
+        return version, None
+    alias = machine.aliases.get(qualifier)
+    if alias is None:
+        raise _missing(arn)
+    routes = alias.routing_configuration or []
+    chosen = random.choices(routes, weights=[float(route.get("weight", 0)) for route in routes])[0]
+    version = machine.versions.get(int(str(chosen["stateMachineVersionArn"]).rsplit(":", 1)[1]))
+    if version is None:
+        raise _missing(arn)
+    return version, alias.arn
+
+
+def start(backend: Any, arn: str, name: str, execution_input: str | None, trace_header: str | None) -> Any:
+    """StartExecution of a version's or alias's ARN: the version's definition, run under its machine."""
+    base, qualifier = qualified(arn) or (arn, "")
+    machine = backend.describe_state_machine(base)
+    version, alias_arn = _version_of(machine, qualifier, arn)
+    existing = machine._handle_name_input_idempotency(name, execution_input)
+    if existing is not None:
+        return existing
+    execution = Execution(
+        name=name, sm_type=machine.type, role_arn=version.roleArn,
+        exec_arn=f"arn:{backend.partition}:states:{backend.region_name}:{backend.account_id}:execution:{machine.name}:{name}",
+        account_id=backend.account_id, region_name=backend.region_name, state_machine=copy.deepcopy(version),
+        start_date=datetime.datetime.now(tz=datetime.UTC), cloud_watch_logging_session=None,
+        input_data=execution_input or "{}", trace_header=trace_header, activity_store={},
+    )  # fmt: skip
+    vars(execution)["alias_arn"] = alias_arn
+    machine.executions.append(execution)
+    execution.start()
+    return execution
+
+
+def alias_arn(execution: Any) -> str | None:
+    found: str | None = vars(execution).get("alias_arn")
+    return found
+
+
+def _machine(self: StepFunctionResponse, arn: str) -> Any:
+    if not (arn or "").startswith("arn:"):
+        raise AwsError("InvalidArn", f"Invalid Arn: 'Invalid ARN prefix: {arn}'")
+    return self.stepfunction_backend.describe_state_machine(arn)
+
+
+def publish_state_machine_version(self: StepFunctionResponse) -> ActionResult:
+    machine = _machine(self, str(self._get_param("stateMachineArn") or ""))
+    latest = machine.latest_version
+    if latest is None or (latest.definition, latest.roleArn) != (machine.definition, machine.roleArn):
+        machine.publish(self._get_param("description"))
+        latest = machine.latest_version
+    return ActionResult({"creationDate": latest.creation_date, "stateMachineVersionArn": latest.arn})
+
+
+def list_state_machine_versions(self: StepFunctionResponse) -> ActionResult:
+    machine = _machine(self, str(self._get_param("stateMachineArn") or ""))
+    listed = [{"stateMachineVersionArn": version.arn, "creationDate": version.creation_date}
+              for _, version in sorted(machine.versions.items(), reverse=True)]  # fmt: skip
+    return ActionResult({"stateMachineVersions": listed})
+
+
+def delete_state_machine_version(self: StepFunctionResponse) -> ActionResult:
+    arn = str(self._get_param("stateMachineVersionArn") or "")
+    found = qualified(arn)
+    if found is None or not found[1].isdigit():
+        raise AwsError("InvalidArn", f"Invalid Arn: 'Invalid ARN prefix: {arn}'" if not arn.startswith("arn:")
+                       else f"Invalid Arn: '{arn}'")  # fmt: skip
+    try:
+        machine = self.stepfunction_backend.describe_state_machine(found[0])
+    except Exception:
+        return ActionResult({})
+    machine.versions.pop(int(found[1]), None)
+    return ActionResult({})
+
+
+def start_if_qualified(backend: Any, arn: str, name: str, execution_input: str | None,
+                       trace_header: str | None) -> Any:  # fmt: skip
+    """executions.py's StartExecution hook: a version's or alias's ARN starts here (None: neither)."""
+    return start(backend, arn, name, execution_input, trace_header) if qualified(arn) else None
+
+
+def install() -> None:
+    executions.QUALIFIED_STARTERS.append(start_if_qualified)
+    StepFunctionResponse.publish_state_machine_version = publish_state_machine_version  # type: ignore[attr-defined]
+    StepFunctionResponse.list_state_machine_versions = list_state_machine_versions  # type: ignore[attr-defined]
+    StepFunctionResponse.delete_state_machine_version = delete_state_machine_version  # type: ignore[attr-defined]
