@@ -69,3 +69,46 @@ def test_versions_are_published_listed_run_and_deleted(aws: Any) -> None:
     assert [item["stateMachineVersionArn"] for item in listed] == [second]
     with pytest.raises(sfn.exceptions.StateMachineDoesNotExist):
         sfn.start_execution(stateMachineArn=first)
+
+
+def _distributed(name: str, next_state: str | None) -> dict[str, Any]:
+    config = {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    inner = {f"{name}I": {"Type": "Pass", "End": True}}
+    processor = {"ProcessorConfig": config, "StartAt": f"{name}I", "States": inner}
+    state: dict[str, Any] = {"Type": "Map", "ItemProcessor": processor, "ResultPath": None}
+    return {name: {**state, **({"Next": next_state} if next_state else {"End": True})}}
+
+
+def test_versions_and_map_runs_are_paged_as_every_list(aws: Any) -> None:
+    """maxResults/nextToken as the API reference pages every list; a token of another list is InvalidToken."""
+    sfn = aws("stepfunctions")
+    definition: dict[str, Any] = {
+        "StartAt": "A",
+        "States": {**_distributed("A", "B"), **_distributed("B", None)},
+    }
+    machine = sfn.create_state_machine(
+        name=f"pg-{uuid.uuid4().hex[:8]}", definition=json.dumps(definition), roleArn=ROLE
+    )["stateMachineArn"]
+    versions = []
+    for comment in ("one", "two", "three"):
+        sfn.update_state_machine(
+            stateMachineArn=machine, definition=json.dumps({**definition, "Comment": comment})
+        )
+        versions.append(sfn.publish_state_machine_version(stateMachineArn=machine)["stateMachineVersionArn"])
+    first_page = sfn.list_state_machine_versions(stateMachineArn=machine, maxResults=2)
+    assert [v["stateMachineVersionArn"] for v in first_page["stateMachineVersions"]] == versions[:0:-1]
+    rest = sfn.list_state_machine_versions(
+        stateMachineArn=machine, maxResults=2, nextToken=first_page["nextToken"]
+    )
+    assert [v["stateMachineVersionArn"] for v in rest["stateMachineVersions"]] == versions[:1]
+    assert "nextToken" not in rest
+
+    execution = sfn.start_execution(stateMachineArn=machine, input="[1, 2]")["executionArn"]
+    assert _done(sfn, execution)["status"] == "SUCCEEDED"
+    every_run = sfn.list_map_runs(executionArn=execution)["mapRuns"]
+    assert len(every_run) == 2 and "nextToken" not in sfn.list_map_runs(executionArn=execution)
+    one = sfn.list_map_runs(executionArn=execution, maxResults=1)
+    other = sfn.list_map_runs(executionArn=execution, maxResults=1, nextToken=one["nextToken"])
+    assert one["mapRuns"] + other["mapRuns"] == every_run and "nextToken" not in other
+    with pytest.raises(sfn.exceptions.InvalidToken):
+        sfn.list_map_runs(executionArn=execution, maxResults=1, nextToken=first_page["nextToken"])

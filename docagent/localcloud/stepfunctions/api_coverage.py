@@ -111,14 +111,14 @@ SERVED: dict[str, dict[str, Rule]] = {
     },
     "ListMapRuns": {
         "executionArn": _h(),
-        "maxResults": Rule(REFUSED, "refused (one page of every Map Run is all the local cloud answers)"),
-        "nextToken": Rule(REFUSED, "refused, as maxResults"),
+        "maxResults": _h(),
+        "nextToken": _h("another request's token: InvalidToken"),
     },
     "ListStateMachineAliases": {"stateMachineArn": _h(), "nextToken": _h(), "maxResults": _h()},
     "ListStateMachineVersions": {
         "stateMachineArn": _h("newest first (versions.py)"),
-        "nextToken": Rule(REFUSED, "refused (one page of every version is all the local cloud answers)"),
-        "maxResults": Rule(REFUSED, "refused, as nextToken"),
+        "nextToken": _h("another request's token: InvalidToken"),
+        "maxResults": _h(),
     },
     "ListStateMachines": {"maxResults": _h(), "nextToken": _h()},
     "ListTagsForResource": {"resourceArn": _h(_ARN)},

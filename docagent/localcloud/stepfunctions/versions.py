@@ -11,7 +11,8 @@ error (``test_list_delete_version``); an execution of a version is listed under 
 ``stateMachineVersionArn`` (``test_start_version_execution``).
 
 moto keeps the versions (``publish`` on create and update) but served none of these actions and failed
-(HTTP 500) to start a version or alias.
+(HTTP 500) to start a version or alias. ListStateMachineVersions and ListMapRuns (which moto answered in
+one page) are paged as every Step Functions list is (paging.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from moto.core.responses import ActionResult
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import executions
+from docagent.localcloud.stepfunctions import executions, paging
 from docagent.localcloud.stepfunctions.executions import AwsError
 
 _QUALIFIED = re.compile(
@@ -107,7 +108,21 @@ def list_state_machine_versions(self: StepFunctionResponse) -> ActionResult:
     machine = _machine(self, str(self._get_param("stateMachineArn") or ""))
     listed = [{"stateMachineVersionArn": version.arn, "creationDate": version.creation_date}
               for _, version in sorted(machine.versions.items(), reverse=True)]  # fmt: skip
-    return ActionResult({"stateMachineVersions": listed})
+    return ActionResult(_paged(self, "stateMachineVersions", listed, {"stateMachineArn": machine.arn}))
+
+
+def _paged(self: StepFunctionResponse, key: str, items: list[Any], scope: dict[str, Any]) -> dict[str, Any]:
+    """``items`` paged as paging.py pages every Step Functions list (``maxResults``, ``nextToken``)."""
+    shown, token = paging.page(items, paging.page_size(self._get_param("maxResults")),
+                               self._get_param("nextToken"), scope)  # fmt: skip
+    return {key: shown, **({"nextToken": token} if token else {})}
+
+
+def list_map_runs(self: StepFunctionResponse) -> ActionResult:
+    """ListMapRuns with paging (moto answers every Map Run at once)."""
+    arn = self._get_param("executionArn")
+    runs = self.stepfunction_backend.list_map_runs(arn)["mapRuns"]
+    return ActionResult(_paged(self, "mapRuns", list(runs), {"executionArn": arn}))
 
 
 def delete_state_machine_version(self: StepFunctionResponse) -> ActionResult:
@@ -135,3 +150,4 @@ def install() -> None:
     StepFunctionResponse.publish_state_machine_version = publish_state_machine_version  # type: ignore[attr-defined]
     StepFunctionResponse.list_state_machine_versions = list_state_machine_versions  # type: ignore[attr-defined]
     StepFunctionResponse.delete_state_machine_version = delete_state_machine_version  # type: ignore[attr-defined]
+    StepFunctionResponse.list_map_runs = list_map_runs  # type: ignore[method-assign]
