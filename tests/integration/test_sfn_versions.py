@@ -112,3 +112,34 @@ def test_versions_and_map_runs_are_paged_as_every_list(aws: Any) -> None:
     assert one["mapRuns"] + other["mapRuns"] == every_run and "nextToken" not in other
     with pytest.raises(sfn.exceptions.InvalidToken):
         sfn.list_map_runs(executionArn=execution, maxResults=1, nextToken=first_page["nextToken"])
+
+
+def test_revisions_are_answered_and_a_stale_one_does_not_publish(aws: Any) -> None:
+    """As recorded on AWS (test_sfn_api_versioning ``test_publish_state_machine_version``,
+    ``test_empty_revision_with_publish_and_no_publish_on_creation``): no revisionId until an update changes
+    the machine; a version keeps the revision it was published from; a stale revisionId is a
+    ConflictException naming both revisions."""
+    sfn = aws("stepfunctions")
+    machine = sfn.create_state_machine(
+        name=f"rev-{uuid.uuid4().hex[:8]}", definition=json.dumps(PASS), roleArn=ROLE
+    )["stateMachineArn"]
+    assert "revisionId" not in sfn.describe_state_machine(stateMachineArn=machine)
+    unchanged = sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(PASS), publish=True)
+    assert "revisionId" not in unchanged
+    changed = {**PASS, "Comment": "R2"}
+    second = sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(changed))["revisionId"]
+    assert sfn.describe_state_machine(stateMachineArn=machine)["revisionId"] == second
+    version = sfn.publish_state_machine_version(stateMachineArn=machine, revisionId=second)
+    assert (
+        sfn.describe_state_machine(stateMachineArn=version["stateMachineVersionArn"])["revisionId"] == second
+    )
+    third = sfn.update_state_machine(
+        stateMachineArn=machine, definition=json.dumps({**PASS, "Comment": "R3"})
+    )["revisionId"]
+    assert third != second
+    with pytest.raises(sfn.exceptions.ConflictException) as conflict:
+        sfn.publish_state_machine_version(stateMachineArn=machine, revisionId=second)
+    assert conflict.value.response["Error"]["Message"] == (
+        f"Failed to publish the State Machine version for revision {second}. "
+        f"The current State Machine revision is {third}."
+    )

@@ -30,4 +30,3 @@ def test_a_refused_parameter_is_named_and_an_honoured_one_passes() -> None:
     assert sfn_api.refusal("ListExecutions", {"mapRunArn": "m", "redriveFilter": "REDRIVEN"}) is None
     assert sfn_api.refusal("ListExecutions", {"stateMachineArn": "s", "redriveFilter": "REDRIVEN"}) is None
     assert sfn_api.refusal("ListMapRuns", {"executionArn": "e", "maxResults": 5}) is None
-    assert sfn_api.refusal("PublishStateMachineVersion", {"stateMachineArn": "s", "revisionId": "r"})

@@ -124,7 +124,7 @@ SERVED: dict[str, dict[str, Rule]] = {
     "ListTagsForResource": {"resourceArn": _h(_ARN)},
     "PublishStateMachineVersion": {
         "stateMachineArn": _h("an unchanged state machine answers its latest version, as on AWS"),
-        "revisionId": Rule(REFUSED, "refused (revisions are not kept locally)"),
+        "revisionId": _h("another revision: ConflictException, in AWS's words"),
         "description": _h(),
     },
     "RedriveExecution": {

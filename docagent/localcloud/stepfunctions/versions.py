@@ -12,15 +12,20 @@ error (``test_list_delete_version``); an execution of a version is listed under 
 
 moto keeps the versions (``publish`` on create and update) but served none of these actions and failed
 (HTTP 500) to start a version or alias. ListStateMachineVersions and ListMapRuns (which moto answered in
-one page) are paged as every Step Functions list is (paging.py).
+one page) are paged as every Step Functions list is (paging.py). ``revisionId`` as recorded on AWS
+(``test_publish_state_machine_version``, ``test_empty_revision_with_publish_and_no_publish_on_creation``):
+none until an update changes the machine, a new one for each such update, kept by a version published
+from it; PublishStateMachineVersion with another revision is a ConflictException in the recorded words.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime
+import json
 import random
 import re
+import uuid
 from typing import Any
 
 from moto.core.responses import ActionResult
@@ -97,11 +102,85 @@ def _machine(self: StepFunctionResponse, arn: str) -> Any:
 
 def publish_state_machine_version(self: StepFunctionResponse) -> ActionResult:
     machine = _machine(self, str(self._get_param("stateMachineArn") or ""))
+    asked, current = self._get_param("revisionId"), _revision(machine)
+    if asked is not None and asked != current:
+        raise AwsError(
+            "ConflictException",
+            f"Failed to publish the State Machine version for revision {asked}. "
+            f"The current State Machine revision is {current}.",
+        )
     latest = machine.latest_version
     if latest is None or (latest.definition, latest.roleArn) != (machine.definition, machine.roleArn):
         machine.publish(self._get_param("description"))
         latest = machine.latest_version
+        _stamp(machine)
     return ActionResult({"creationDate": latest.creation_date, "stateMachineVersionArn": latest.arn})
+
+
+_REVISION = "docagent_revision"
+
+
+def _revision(instance: Any) -> str | None:
+    """A state machine's (or version's) revision: none until an update changes it (as recorded on AWS)."""
+    found = vars(instance).get(_REVISION)
+    return str(found) if found else None
+
+
+def _content(machine: Any) -> tuple[Any, ...]:
+    return tuple(json.dumps(getattr(machine, name, None), sort_keys=True, default=str) for name in _CONTENT)
+
+
+_CONTENT = (
+    "definition",
+    "roleArn",
+    "loggingConfiguration",
+    "tracingConfiguration",
+    "encryptionConfiguration",
+)
+
+
+def _stamp(machine: Any) -> None:
+    """The version just published records the revision it was published from."""
+    if machine.latest_version is not None and _revision(machine):
+        setattr(machine.latest_version, _REVISION, _revision(machine))
+
+
+def update_state_machine(self: StepFunctionResponse) -> ActionResult:
+    """UpdateStateMachine answering ``revisionId``: a new one when the update changes the machine, none
+    while no update has (both as recorded on AWS)."""
+    try:
+        machine = self.stepfunction_backend.describe_state_machine(str(self._get_param("stateMachineArn")))
+    except Exception:
+        return _original_update_state_machine(self)  # its own refusal
+    before, versions = _content(machine), machine.latest_version_number
+    result = _original_update_state_machine(self)
+    if _content(machine) != before:
+        # Derived from what the update made (not random): the journal replays updates after a restart and
+        # the revision handed out before it must stay the machine's.
+        made = json.dumps([machine.arn, _revision(machine), *_content(machine)])
+        setattr(machine, _REVISION, str(uuid.uuid5(uuid.NAMESPACE_URL, made)))
+        if machine.latest_version_number != versions:
+            _stamp(machine)
+    return _with_revision(result, _revision(machine))
+
+
+def _describe_state_machine(self: StepFunctionResponse, arn: str) -> ActionResult:
+    """DescribeStateMachine (of a machine or a version, and for an execution) with its ``revisionId``."""
+    result = _original_describe_state_machine(self, arn)
+    try:
+        revision = _revision(self.stepfunction_backend.describe_state_machine(arn))
+    except Exception:
+        revision = None
+    return _with_revision(result, revision)
+
+
+def _with_revision(result: ActionResult, revision: str | None) -> ActionResult:
+    answered: dict[str, Any] = dict(result.result)  # type: ignore[call-overload]
+    return ActionResult({**answered, "revisionId": revision} if revision else answered)
+
+
+_original_update_state_machine = StepFunctionResponse.update_state_machine
+_original_describe_state_machine = StepFunctionResponse._describe_state_machine
 
 
 def list_state_machine_versions(self: StepFunctionResponse) -> ActionResult:
@@ -151,3 +230,5 @@ def install() -> None:
     StepFunctionResponse.list_state_machine_versions = list_state_machine_versions  # type: ignore[attr-defined]
     StepFunctionResponse.delete_state_machine_version = delete_state_machine_version  # type: ignore[attr-defined]
     StepFunctionResponse.list_map_runs = list_map_runs  # type: ignore[method-assign]
+    StepFunctionResponse.update_state_machine = update_state_machine  # type: ignore[method-assign]
+    StepFunctionResponse._describe_state_machine = _describe_state_machine  # type: ignore[method-assign,assignment]
