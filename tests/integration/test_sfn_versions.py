@@ -117,8 +117,8 @@ def test_versions_and_map_runs_are_paged_as_every_list(aws: Any) -> None:
 def test_revisions_are_answered_and_a_stale_one_does_not_publish(aws: Any) -> None:
     """As recorded on AWS (test_sfn_api_versioning ``test_publish_state_machine_version``,
     ``test_empty_revision_with_publish_and_no_publish_on_creation``): no revisionId until an update changes
-    the machine; a version keeps the revision it was published from; a stale revisionId is a
-    ConflictException naming both revisions."""
+    the machine; publishing an unchanged machine again answers its version; a version keeps the revision it
+    was published from; a stale revisionId is a ConflictException naming both revisions."""
     sfn = aws("stepfunctions")
     machine = sfn.create_state_machine(
         name=f"rev-{uuid.uuid4().hex[:8]}", definition=json.dumps(PASS), roleArn=ROLE
@@ -126,6 +126,8 @@ def test_revisions_are_answered_and_a_stale_one_does_not_publish(aws: Any) -> No
     assert "revisionId" not in sfn.describe_state_machine(stateMachineArn=machine)
     unchanged = sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(PASS), publish=True)
     assert "revisionId" not in unchanged
+    again = sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(PASS), publish=True)
+    assert again["stateMachineVersionArn"] == unchanged["stateMachineVersionArn"] == f"{machine}:1"
     changed = {**PASS, "Comment": "R2"}
     second = sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(changed))["revisionId"]
     assert sfn.describe_state_machine(stateMachineArn=machine)["revisionId"] == second

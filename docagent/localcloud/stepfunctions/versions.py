@@ -110,7 +110,7 @@ def publish_state_machine_version(self: StepFunctionResponse) -> ActionResult:
             f"The current State Machine revision is {current}.",
         )
     latest = machine.latest_version
-    if latest is None or (latest.definition, latest.roleArn) != (machine.definition, machine.roleArn):
+    if latest is None or not _same(latest, machine):
         machine.publish(self._get_param("description"))
         latest = machine.latest_version
         _stamp(machine)
@@ -139,6 +139,11 @@ _CONTENT = (
 )
 
 
+def _same(version: Any, machine: Any) -> bool:
+    """Whether ``version`` is what ``machine`` is now (publishing it again makes no new version)."""
+    return bool((version.definition, version.roleArn) == (machine.definition, machine.roleArn))
+
+
 def _stamp(machine: Any) -> None:
     """The version just published records the revision it was published from."""
     if machine.latest_version is not None and _revision(machine):
@@ -152,8 +157,15 @@ def update_state_machine(self: StepFunctionResponse) -> ActionResult:
         machine = self.stepfunction_backend.describe_state_machine(str(self._get_param("stateMachineArn")))
     except Exception:
         return _original_update_state_machine(self)  # its own refusal
-    before, versions = _content(machine), machine.latest_version_number
+    before, versions, latest = _content(machine), machine.latest_version_number, machine.latest_version
     result = _original_update_state_machine(self)
+    if latest is not None and machine.latest_version_number != versions and _same(latest, machine):
+        # Publishing what the latest version already is answers that version (as PublishStateMachineVersion
+        # does; recorded on AWS, test_empty_revision_with_publish_and_*): moto published another.
+        machine.versions.pop(machine.latest_version_number, None)
+        machine.latest_version, machine.latest_version_number = latest, versions
+        answered: dict[str, Any] = dict(result.result)  # type: ignore[call-overload]
+        result = ActionResult({**answered, "stateMachineVersionArn": latest.arn})
     if _content(machine) != before:
         # Derived from what the update made (not random): the journal replays updates after a restart and
         # the revision handed out before it must stay the machine's.
