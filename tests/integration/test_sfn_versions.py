@@ -145,3 +145,24 @@ def test_revisions_are_answered_and_a_stale_one_does_not_publish(aws: Any) -> No
         f"Failed to publish the State Machine version for revision {second}. "
         f"The current State Machine revision is {third}."
     )
+
+
+def test_the_state_machine_for_a_version_execution_is_described_as_recorded(aws: Any) -> None:
+    """As recorded on AWS (test_sfn_api ``test_describe_state_machine_for_execution``, test_sfn_api_versioning
+    ``test_describe_state_machine_for_execution_of_version_with_revision``): the machine's ARN, its
+    ``updateDate`` and ``revisionId``, no ``creationDate``/``status``/``type``, logging with
+    ``includeExecutionData`` false."""
+    sfn = aws("stepfunctions")
+    machine = sfn.create_state_machine(
+        name=f"dfe-{uuid.uuid4().hex[:8]}", definition=json.dumps(PASS), roleArn=ROLE
+    )["stateMachineArn"]
+    updated = sfn.update_state_machine(
+        stateMachineArn=machine, definition=json.dumps({**PASS, "Comment": "R1"}), publish=True
+    )
+    assert updated["stateMachineVersionArn"] == f"{machine}:1"
+    execution = sfn.start_execution(stateMachineArn=updated["stateMachineVersionArn"])["executionArn"]
+    described = sfn.describe_state_machine_for_execution(executionArn=execution)
+    assert described["stateMachineArn"] == machine and described["revisionId"] == updated["revisionId"]
+    assert "updateDate" in described and not {"creationDate", "status", "type"} & set(described)
+    assert json.loads(described["definition"])["Comment"] == "R1"
+    assert described["loggingConfiguration"] == {"includeExecutionData": False, "level": "OFF"}

@@ -177,13 +177,19 @@ def update_state_machine(self: StepFunctionResponse) -> ActionResult:
 
 
 def _describe_state_machine(self: StepFunctionResponse, arn: str) -> ActionResult:
-    """DescribeStateMachine (of a machine or a version, and for an execution) with its ``revisionId``."""
+    """DescribeStateMachine (of a machine or a version, and for an execution) with its ``revisionId``, and
+    ``loggingConfiguration.includeExecutionData`` false when not set (as recorded on AWS, test_sfn_api and
+    test_sfn_api_versioning: ``{"includeExecutionData": false, "level": "OFF"}``)."""
     result = _original_describe_state_machine(self, arn)
     try:
         revision = _revision(self.stepfunction_backend.describe_state_machine(arn))
     except Exception:
         revision = None
-    return _with_revision(result, revision)
+    answered: dict[str, Any] = dict(_with_revision(result, revision).result)  # type: ignore[call-overload]
+    logging = answered.get("loggingConfiguration")
+    if isinstance(logging, dict):
+        answered["loggingConfiguration"] = {"includeExecutionData": False, **logging}
+    return ActionResult(answered)
 
 
 def _with_revision(result: ActionResult, revision: str | None) -> ActionResult:
