@@ -166,3 +166,24 @@ def test_the_state_machine_for_a_version_execution_is_described_as_recorded(aws:
     assert "updateDate" in described and not {"creationDate", "status", "type"} & set(described)
     assert json.loads(described["definition"])["Comment"] == "R1"
     assert described["loggingConfiguration"] == {"includeExecutionData": False, "level": "OFF"}
+    assert "variableReferences" not in described  # PASS reads no variable
+
+
+def test_variable_references_are_described(aws: Any) -> None:
+    """As recorded on AWS (test_sfn_api_variable_references ``BASE_REFERENCE_IN_FAIL``)."""
+    sfn = aws("stepfunctions")
+    states = {
+        "Start": {"Type": "Pass", "Assign": {"errorVar": "E", "causeVar": "C"}, "Next": "Fail"},
+        "Fail": {"Type": "Fail", "ErrorPath": "$errorVar", "CausePath": "$causeVar"},
+    }
+    machine = sfn.create_state_machine(
+        name=f"vr-{uuid.uuid4().hex[:8]}",
+        definition=json.dumps({"StartAt": "Start", "States": states}),
+        roleArn=ROLE,
+    )["stateMachineArn"]
+    described = sfn.describe_state_machine(stateMachineArn=machine)
+    assert described["variableReferences"] == {"Fail": ["causeVar", "errorVar"]}
+    execution = sfn.start_execution(stateMachineArn=machine)["executionArn"]
+    assert _done(sfn, execution)["status"] == "FAILED"
+    for_execution = sfn.describe_state_machine_for_execution(executionArn=execution)
+    assert for_execution["variableReferences"] == described["variableReferences"]

@@ -34,6 +34,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud.stepfunctions import executions, paging
 from docagent.localcloud.stepfunctions.executions import AwsError
+from docagent.localcloud.stepfunctions.variable_references import variable_references
 
 _QUALIFIED = re.compile(
     r"^(?P<base>arn:[^:]+:states:[^:]+:\d{12}:stateMachine:[^:#]+):(?P<qualifier>[^:#]+)$"
@@ -177,7 +178,8 @@ def update_state_machine(self: StepFunctionResponse) -> ActionResult:
 
 
 def _describe_state_machine(self: StepFunctionResponse, arn: str) -> ActionResult:
-    """DescribeStateMachine (of a machine or a version, and for an execution) with its ``revisionId``, and
+    """DescribeStateMachine (of a machine or a version, and for an execution) with its ``revisionId``, its
+    ``variableReferences`` (variable_references.py), and
     ``loggingConfiguration.includeExecutionData`` false when not set (as recorded on AWS, test_sfn_api and
     test_sfn_api_versioning: ``{"includeExecutionData": false, "level": "OFF"}``)."""
     result = _original_describe_state_machine(self, arn)
@@ -189,7 +191,11 @@ def _describe_state_machine(self: StepFunctionResponse, arn: str) -> ActionResul
     logging = answered.get("loggingConfiguration")
     if isinstance(logging, dict):
         answered["loggingConfiguration"] = {"includeExecutionData": False, **logging}
-    return ActionResult(answered)
+    try:
+        references = variable_references(json.loads(str(answered.get("definition"))))
+    except ValueError:
+        references = {}
+    return ActionResult({**answered, "variableReferences": references} if references else answered)
 
 
 def _with_revision(result: ActionResult, revision: str | None) -> ActionResult:
