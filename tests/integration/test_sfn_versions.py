@@ -187,3 +187,17 @@ def test_variable_references_are_described(aws: Any) -> None:
     assert _done(sfn, execution)["status"] == "FAILED"
     for_execution = sfn.describe_state_machine_for_execution(executionArn=execution)
     assert for_execution["variableReferences"] == described["variableReferences"]
+
+
+def test_an_execution_is_described_and_listed_as_recorded(aws: Any) -> None:
+    """As recorded on AWS (test_sfn_api ``test_describe_execution``, ``test_list_executions``): inputDetails
+    beside the input, and every listed execution with its redriveCount."""
+    sfn = aws("stepfunctions")
+    machine = sfn.create_state_machine(
+        name=f"dx-{uuid.uuid4().hex[:8]}", definition=json.dumps(PASS), roleArn=ROLE
+    )["stateMachineArn"]
+    described = _done(sfn, sfn.start_execution(stateMachineArn=machine, input='{"a": 1}')["executionArn"])
+    assert (described["inputDetails"], described["outputDetails"]) == ({"included": True}, {"included": True})
+    assert [item["redriveCount"] for item in sfn.list_executions(stateMachineArn=machine)["executions"]] == [
+        0
+    ]
