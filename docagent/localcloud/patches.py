@@ -125,6 +125,7 @@ from docagent.localcloud.stepfunctions import (
     mock_config,
     runtime_errors,
     sdk_integration,
+    sdk_metadata,
     sync_execution,
     validation,
 )
@@ -303,7 +304,7 @@ _client_lock = threading.Lock()
 @functools.cache
 def _cached_client(region: str, service: str, port: int) -> Any:
     with _client_lock:  # creating clients from boto3's default session is not thread-safe
-        return boto3.client(  # type: ignore[call-overload]
+        client = boto3.client(  # type: ignore[call-overload]
             aws_access_key_id="ak",
             aws_secret_access_key="sk",
             region_name=region,
@@ -321,6 +322,8 @@ def _cached_client(region: str, service: str, port: int) -> Any:
                 read_timeout=TimeoutSeconds.DEFAULT_TIMEOUT_SECONDS,
             ),
         )
+    sdk_metadata.watch(client)  # an optimized integration's result carries the answer's metadata
+    return client
 
 
 def _reused_client(region: str, service: str, state_credentials: Any = None) -> Any:

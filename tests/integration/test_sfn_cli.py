@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -287,3 +288,47 @@ def test_docagent_list_copes_with_executions_it_did_not_start(
     code, listed = docagent("list", "--limit", "1000")
     assert code == 0
     assert name in [job["job_id"] for job in listed["jobs"]]
+
+
+def test_request_errors_in_aws_words(aws: Any) -> None:
+    """As recorded on AWS in LocalStack's AWS-validated snapshot test_sfn_api (read 2026-12-04): an ARN
+    without the ``arn:`` prefix, a missing state machine or execution, a status filter outside the enum, a
+    page size over 1000, a page token over its length, and execution input that is not JSON."""
+    sfn = aws("stepfunctions")
+    arn = sfn.create_state_machine(
+        name=f"words-{uuid.uuid4().hex[:8]}", definition=json.dumps(PASS_MACHINE), roleArn=ROLE
+    )["stateMachineArn"]
+    missing_machine = arn + "-missing"
+    missing_execution = arn.replace(":stateMachine:", ":execution:") + ":nope"
+    cases = [
+        (lambda: sfn.describe_state_machine(stateMachineArn="not_a_valid_arn"),
+         "InvalidArn", "Invalid Arn: 'Invalid ARN prefix: not_a_valid_arn'"),
+        (lambda: sfn.describe_execution(executionArn="invalid_execution_arn"),
+         "InvalidArn", "Invalid Arn: 'Invalid ARN prefix: invalid_execution_arn'"),
+        (lambda: sfn.list_executions(stateMachineArn=missing_machine),
+         "StateMachineDoesNotExist", f"State Machine Does Not Exist: '{missing_machine}'"),
+        (lambda: sfn.describe_execution(executionArn=missing_execution),
+         "ExecutionDoesNotExist", f"Execution Does Not Exist: '{missing_execution}'"),
+        (lambda: sfn.list_executions(stateMachineArn=arn, statusFilter="succeeded"), "ValidationException",
+         "1 validation error detected: Value 'succeeded' at 'statusFilter' failed to satisfy constraint: "
+         "Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, "
+         "PENDING_REDRIVE]"),
+        (lambda: sfn.list_state_machines(maxResults=1001), "ValidationException",
+         "1 validation error detected: Value '1001' at 'maxResults' failed to satisfy constraint: Member "
+         "must have value less than or equal to 1000"),
+        (lambda: sfn.list_executions(stateMachineArn=arn, nextToken="x" * 3097), "ValidationException",
+         f"1 validation error detected: Value '{'x' * 3097}' at 'nextToken' failed to satisfy constraint: "
+         "Member must have length less than or equal to 3096"),
+        (lambda: sfn.start_execution(stateMachineArn=arn, input="{'not': 'json'"), "InvalidExecutionInput",
+         "Invalid State Machine Execution Input: 'Unexpected character (''' (code 39)): was expecting "
+         "double-quote to start field name'"),
+        (lambda: sfn.start_execution(stateMachineArn=arn, input=""), "InvalidExecutionInput",
+         "Invalid State Machine Execution Input: 'Invalid execution input.'"),
+    ]  # fmt: skip
+    for call, code, message in cases:
+        with pytest.raises(ClientError) as refused:
+            call()
+        assert (refused.value.response["Error"]["Code"], refused.value.response["Error"]["Message"]) == (
+            code,
+            message,
+        )

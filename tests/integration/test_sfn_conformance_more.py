@@ -118,11 +118,9 @@ def test_create_state_machine_refuses_what_aws_refuses(cloud: LocalCloud, aws: A
             name="create-express", definition=json.dumps(callback), roleArn=role_arn, type="EXPRESS"
         )
     assert refused.value.response["Error"]["Code"] == "InvalidDefinition"
-    # AWS words a .waitForTaskToken refusal as '.sync' (LocalStack's Express analyser records it so).
-    assert (
-        "Express state machine does not support '.sync' service integration at /States/T/Resource"
-        in (refused.value.response["Error"]["Message"])
-    )
+    # AWS's words as recorded in LocalStack's AWS-validated snapshot test_sfn_api_express (2026-12-04).
+    refusal = "Express state machine does not support '.waitForTaskToken' service integration  at "
+    assert refusal + "/States/T/Resource" in refused.value.response["Error"]["Message"]
     assert sfn.create_state_machine(name="create-standard", definition=json.dumps(callback), roleArn=role_arn)
 
 

@@ -108,7 +108,10 @@ def test_s3_put_object_answers_as_aws_does(aws: Any) -> None:
         '"49e31cee5aec8faf3345893addb14346"',
         "AES256",
     )
-    assert "ChecksumCRC32" in output and "ChecksumCrc32" not in output
+    # The recorded members: the checksum, its type ("For PutObject uploads, the checksum type is always
+    # FULL_OBJECT", botocore's S3 model, PutObjectOutput ChecksumType), the ETag and the encryption.
+    assert set(output) == {"ChecksumCRC32", "ChecksumType", "ETag", "ServerSideEncryption"}, output
+    assert output["ChecksumType"] == "FULL_OBJECT"
     assert aws("s3").head_object(Bucket=bucket, Key="file-key")["ServerSideEncryption"] == "AES256"
 
 
@@ -277,3 +280,65 @@ def test_the_context_objects_times_are_in_milliseconds_with_z(aws: Any) -> None:
     times = json.loads(done["output"])
     pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
     assert all(re.match(pattern, value) for value in times.values()), times
+
+
+def test_start_execution_of_a_missing_state_machine(aws: Any) -> None:
+    """As recorded on AWS (LocalStack's AWS-validated snapshot error_handling/test_task_service_sfn
+    ``test_start_execution_no_such_arn``, read 2026-12-04): the optimized integration names the error
+    ``StepFunctions.StateMachineDoesNotExistException``, its cause the Java SDK's form."""
+    missing = "arn:aws:states:us-east-1:123456789012:stateMachine:no-such-machine"
+    done = _run(aws, {"Type": "Task", "Resource": "arn:aws:states:::states:startExecution",
+                      "Parameters": {"StateMachineArn": missing, "Name": "TestStartTarget"}})  # fmt: skip
+    assert (done["status"], done["error"]) == ("FAILED", "StepFunctions.StateMachineDoesNotExistException")
+    pattern = (
+        rf"State Machine Does Not Exist: '{re.escape(missing)}' \(Service: AWSStepFunctions; "
+        r"Status Code: 400; Error Code: StateMachineDoesNotExist; Request ID: \S+; Proxy: null\)"
+    )
+    assert re.fullmatch(pattern, done["cause"]), done["cause"]
+
+
+def test_a_fail_states_error_and_cause_from_intrinsic_functions(aws: Any) -> None:
+    """Developer guide "Fail workflow state": ErrorPath and CausePath may be "a reference path or an
+    intrinsic function"; as recorded on AWS in LocalStack's AWS-validated snapshot base/test_base
+    ``test_state_fail_intrinsic`` (read 2026-12-04)."""
+    cause = "States.Format('This is a custom error message for {}, caused by {}.', $.Error, $.Cause)"
+    fail = {"Type": "Fail", "ErrorPath": "States.Format('{}', $.Error)", "CausePath": cause}
+    machine = {"StartAt": "FailState", "States": {"FailState": fail}}
+    done, _ = run_to_end(aws, machine, {"Error": "error string", "Cause": "cause string"})
+    assert (done["status"], done["error"], done["cause"]) == (
+        "FAILED",
+        "error string",
+        "This is a custom error message for error string, caused by cause string.",
+    )
+
+
+@pytest.mark.parametrize(
+    ("resource", "parameters", "error", "cause"),
+    [
+        ("dynamodb:putItem", {"TableName": "integ-no-table"}, "DynamoDB.AmazonDynamoDBException",
+         r"1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not "
+         r"be null \(Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ValidationException; Request "
+         r"ID: \S+; Proxy: null\)"),
+        ("dynamodb:putItem", {"TableName": "integ-no-table", "Item": {"id": {"S": "1"}}},
+         "DynamoDB.ResourceNotFoundException",
+         r"Requested resource not found \(Service: AmazonDynamoDBv2; Status Code: 400; Error Code: "
+         r"ResourceNotFoundException; Request ID: \S+; Proxy: null\)"),
+        ("sqs:sendMessage", {"QueueUrl": "QUEUE", "MessageBody": ""}, "SQS.AmazonSQSException",
+         r"The request must contain the parameter MessageBody\. \(Service: AmazonSQS; Status Code: 400; "
+         r"Error Code: MissingParameter; Request ID: \S+; Proxy: null\)"),
+    ],
+)  # fmt: skip
+def test_an_optimized_integrations_error_as_the_java_sdk_names_it(
+    aws: Any, resource: str, parameters: dict[str, Any], error: str, cause: str
+) -> None:
+    """As recorded on AWS in LocalStack's AWS-validated snapshots error_handling/test_task_service_dynamodb
+    (``test_invalid_param``, ``test_put_item_no_such_table``) and test_task_service_sqs
+    (``test_send_message_empty_body``), read 2026-12-04."""
+    if parameters.get("QueueUrl") == "QUEUE":
+        parameters = {
+            **parameters,
+            "QueueUrl": aws("sqs").create_queue(QueueName="integ-empty-body")["QueueUrl"],
+        }
+    done = _run(aws, {"Type": "Task", "Resource": f"arn:aws:states:::{resource}", "Parameters": parameters})
+    assert (done["status"], done["error"]) == ("FAILED", error)
+    assert re.fullmatch(cause, done["cause"]), done["cause"]

@@ -82,14 +82,15 @@ def test_input_that_is_not_json_is_refused(cloud: LocalCloud, aws: Any) -> None:
 @pytest.mark.parametrize(
     ("resource", "refused"),
     [
-        ("arn:aws:states:::lambda:invoke.waitForTaskToken", "'.sync' service integration"),
+        ("arn:aws:states:::lambda:invoke.waitForTaskToken", "'.waitForTaskToken' service integration "),
         ("arn:aws:states:::states:startExecution.sync:2", "'.sync' service integration"),
         ("arn:aws:states:us-east-1:123456789012:activity:a", "Activity ARN"),
     ],
 )
 def test_an_express_machine_refuses_callback_patterns(aws: Any, resource: str, refused: str) -> None:
     """Developer guide "Choosing workflow type": Express workflows support neither .sync nor
-    .waitForTaskToken nor activities; AWS's wording as LocalStack's Express analyser records it."""
+    .waitForTaskToken nor activities; AWS's wording as recorded in LocalStack's AWS-validated snapshot
+    test_sfn_api_express (read 2026-12-04; the .waitForTaskToken message ends with a space)."""
     definition = {"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": resource, "End": True}}}
     with pytest.raises(aws("stepfunctions").exceptions.InvalidDefinition) as raised:
         _machine(aws, definition, "EXPRESS")
@@ -112,6 +113,25 @@ def test_validate_with_type_express_reports_the_express_rules(aws: Any) -> None:
     assert answer["result"] == "FAIL"
     assert answer["diagnostics"][0] == {
         "severity": "ERROR", "code": "SCHEMA_VALIDATION_FAILED",
-        "message": "Express state machine does not support '.sync' service integration",
+        "message": "Express state machine does not support '.waitForTaskToken' service integration ",
         "location": "/States/T/Resource",
     }  # fmt: skip
+
+
+def test_an_express_machines_async_execution_is_not_kept(aws: Any) -> None:
+    """Developer guide "Choosing workflow type" (Express history goes to CloudWatch Logs); as recorded on
+    AWS in LocalStack's AWS-validated snapshot test_sfn_api_express ``test_start_async_describe_history_
+    execution`` (read 2026-12-04): an ``:express:`` ARN, ListExecutions not supported, Describe/Stop/
+    GetExecutionHistory refused as InvalidArn."""
+    sfn = aws("stepfunctions")
+    arn = _machine(aws, {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}, "EXPRESS")
+    started = sfn.start_execution(stateMachineArn=arn, input="{}")["executionArn"]
+    assert started.startswith(arn.replace(":stateMachine:", ":express:") + ":")
+    with pytest.raises(sfn.exceptions.StateMachineTypeNotSupported):
+        sfn.list_executions(stateMachineArn=arn)
+    for call in (sfn.describe_execution, sfn.stop_execution, sfn.get_execution_history):
+        with pytest.raises(sfn.exceptions.InvalidArn) as refused:
+            call(executionArn=started)
+        assert refused.value.response["Error"]["Message"] == (
+            "Invalid Arn: 'Resource type not valid in this context: express'"
+        )

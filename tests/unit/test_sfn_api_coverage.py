@@ -29,4 +29,4 @@ def test_a_refused_parameter_is_named_and_an_honoured_one_passes() -> None:
     assert sfn_api.refusal("DescribeExecution", {"executionArn": "a", "includedData": "METADATA_ONLY"})
     assert sfn_api.refusal("ListExecutions", {"mapRunArn": "m", "redriveFilter": "REDRIVEN"}) is None
     assert sfn_api.refusal("ListExecutions", {"stateMachineArn": "s", "redriveFilter": "REDRIVEN"}) is None
-    assert sfn_api.refusal("ListMapRuns", {"executionArn": "e", "maxResults": 5})
+    assert sfn_api.refusal("ListMapRuns", {"executionArn": "e", "maxResults": 5}) is None

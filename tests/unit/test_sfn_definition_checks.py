@@ -18,7 +18,7 @@ from docagent.localcloud.stepfunctions import resources, validation
 from docagent.localcloud.stepfunctions.json_paths import is_valid
 
 
-def _errors(definition: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _errors(definition: dict[str, Any]) -> list[tuple[str, str, str | None]]:
     found = validation.diagnose(json.dumps(definition))
     return [(item.code, item.message, item.location) for item in found if item.severity == "ERROR"]
 
@@ -44,9 +44,51 @@ def test_an_unknown_type_lists_the_types() -> None:
 
 
 def test_states_missing() -> None:
+    """As recorded on AWS in LocalStack's AWS-validated snapshots test_sfn_api
+    ``test_create_delete_invalid_sm`` and test_sfn_api_validation (read 2026-12-04): the required fields
+    AWS misses, States first."""
     assert _errors({"StartAt": "S"}) == [
-        ("SCHEMA_VALIDATION_FAILED", "The field 'States' is required but was missing", "/")
+        ("SCHEMA_VALIDATION_FAILED", "These fields are required: [States]", "/")
     ]
+    assert _errors({}) == [("SCHEMA_VALIDATION_FAILED", "These fields are required: [States, StartAt]", "/")]
+    assert _errors({"States": {"S": {"Type": "Succeed"}}}) == [
+        ("SCHEMA_VALIDATION_FAILED", "These fields are required: [StartAt]", "/")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("definition", "expected"),
+    [
+        (" ", {"severity": "ERROR", "code": "SCHEMA_VALIDATION_FAILED",
+               "message": "Definition must be a valid JSON object"}),
+        ("not a definition", {"severity": "ERROR", "code": "INVALID_JSON_DESCRIPTION",
+                              "message": "Unrecognized token 'not': was expecting (JSON String, Number, "
+                              "Array, Object or token 'null', 'true' or 'false')\n at [Source: (String)"
+                              "\"not a definition\"; line: 1, column: 4]",
+                              "location": '[Source: (String)"not a definition"; line: 1, column: 4]'}),
+    ],
+)  # fmt: skip
+def test_a_definition_that_is_not_a_json_object(definition: str, expected: dict[str, str]) -> None:
+    """As recorded on AWS (test_sfn_api_validation ``..._not_a_definition``): no location for a blank one;
+    Jackson's words and source for a bare word."""
+    assert [item.as_api() for item in validation.diagnose(definition)] == [expected]
+
+
+def test_a_jsonpath_state_only_in_a_jsonata_whole_machine_is_refused() -> None:
+    """As recorded on AWS (test_sfn_api_validation ``INVALID_DOWNGRADE_QUERY_LANGUAGE`` and
+    ``VALID_QUERY_LANGUAGE_PASS``): refused at the state when the whole machine is JSONata; a JSONPath state
+    inside a JSONata Map of a JSONPath machine is fine."""
+    downgrade = {"QueryLanguage": "JSONata", "StartAt": "Pass",
+                 "States": {"Pass": {"Type": "Pass", "End": True, "QueryLanguage": "JSONPath"}}}  # fmt: skip
+    refused = "'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine"
+    assert _errors(downgrade) == [("SCHEMA_VALIDATION_FAILED", refused, "/States/Pass")]
+    inner = {
+        "StartAt": "Pass",
+        "States": {"Pass": {"QueryLanguage": "JSONPath", "Type": "Pass", "End": True}},
+    }
+    nested = {"StartAt": "Map", "QueryLanguage": "JSONPath", "States": {"Map": {
+        "Type": "Map", "QueryLanguage": "JSONata", "ItemProcessor": inner, "End": True}}}  # fmt: skip
+    assert _errors(nested) == []
 
 
 def test_an_unreachable_state() -> None:

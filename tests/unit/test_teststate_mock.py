@@ -193,3 +193,44 @@ def test_mock_request_refusals() -> None:
         == "TestState does not support RevealSecrets when a mock is specified."
     )
     assert check(state, {"errorOutput": {"error": "E"}}, False) is None
+
+
+def test_a_parallel_mock_is_an_array_with_one_item_per_branch() -> None:
+    """AWS's words as recorded in LocalStack's AWS-validated snapshot test_state/test_state_mock_validation
+    (read 2026-12-04): ``test_mock_result_is_not_array_on_parallel_state`` and
+    ``test_mock_result_array_size_mismatch_on_parallel_state``."""
+    branch = {"StartAt": "B", "States": {"B": {"Type": "Pass", "End": True}}}
+    state = {"Type": "Parallel", "Branches": [branch, branch], "End": True}
+    assert _refusal(state, _mock({"mock": "x"})) == "Mocked result must be an array."
+    assert _refusal(state, _mock([{"branch1": "result"}])) == (
+        "Mocked result must contain the same number of items as number of Parallel branches."
+    )
+    assert check(state, _mock([1, 2]), False) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("resource", "result", "mode", "message"),
+    [
+        ("states:startExecution", {"executionArn": "a", "startDate": "b"}, "STRICT",
+         "Required field 'ExecutionArn' is missing"),
+        ("aws-sdk:kms:encrypt", {"CiphertextBlob": 123}, "STRICT", "Field 'CiphertextBlob' must be a string"),
+        ("aws-sdk:kms:encrypt", {"CiphertextBlob": ""}, "STRICT",
+         "Field 'CiphertextBlob' is smaller than the minimum length"),
+        ("aws-sdk:lambda:getFunction", {"Configuration": {"MemorySize": 127}}, "STRICT",
+         "Field 'MemorySize' is less than the minimum value"),
+        ("aws-sdk:lambda:getFunction", {"Configuration": {"MemorySize": 32769}}, "PRESENT",
+         "Field 'MemorySize' exceeds the maximum value"),
+    ],
+)  # fmt: skip
+def test_field_names_blobs_and_bounds_as_aws_words_them(
+    resource: str, result: dict[str, Any], mode: str, message: str
+) -> None:
+    """As recorded on AWS in LocalStack's AWS-validated snapshots test_state/test_field_validation_mode and
+    test_field_validation_mode_present (read 2026-12-04): a field is named as Step Functions spells it (the
+    model's ``executionArn`` is an unknown field: STRICT misses ``ExecutionArn``, PRESENT accepts it); a
+    blob is a string; a length or a number out of the model's bounds. The maximum is botocore's model's
+    (32768 MB for a Lambda function today; the recording, 10241, predates the raise)."""
+    state = _task(TASK + resource)
+    assert _refusal(state, _mock(result, mode)) == f"Mock result schema validation error: {message}"
+    if mode == "STRICT" and resource == "states:startExecution":
+        assert check(state, _mock(result, "PRESENT"), False) == result

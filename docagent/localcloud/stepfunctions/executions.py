@@ -27,12 +27,15 @@ from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
 from moto.core.utils import iso_8601_datetime_with_milliseconds
 from moto.logs.models import logs_backends
+from moto.stepfunctions.models import StepFunctionBackend
 from moto.stepfunctions.parser import api as parser_api
 from moto.stepfunctions.parser.asl.component.state import state as state_module
 from moto.stepfunctions.parser.asl.eval.evaluation_details import ExecutionDetails
 from moto.stepfunctions.parser.backend.execution import Execution
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
+
+from docagent.localcloud.stepfunctions import json_errors
 
 NAME_MAX = 80
 _FORBIDDEN = set(' <>{}[]?*"#%\\^|~`$&,;:/')
@@ -80,15 +83,22 @@ def validate_name(name: str) -> None:
 
 
 def checked_input(raw: str | None) -> str:
-    """An execution's input text ("{}" when absent), refused with InvalidExecutionInput unless it is JSON.
-    The message's frame is AWS's ("Invalid State Machine Execution Input: '...'"); the parser's reason
-    inside it is Python's, not AWS's Jackson wording (a deviation: docs/sfn-api-coverage.md)."""
+    """An execution's input text ("{}" when absent), refused with InvalidExecutionInput unless it is JSON,
+    in AWS's frame ("Invalid State Machine Execution Input: '...'") and, where recorded, words
+    (json_errors.py)."""
     if raw is None:
         return "{}"
+    if not raw.strip():  # as recorded on AWS (test_sfn_api ``test_invalid_start_execution_input``)
+        raise AwsError(
+            "InvalidExecutionInput", "Invalid State Machine Execution Input: 'Invalid execution input.'"
+        )
     try:
         json.loads(raw)
-    except ValueError as error:
-        raise AwsError("InvalidExecutionInput", f"Invalid State Machine Execution Input: '{error}'") from None
+    except json.JSONDecodeError as error:
+        reason = json_errors.parse_error(raw, error).reason
+        raise AwsError(
+            "InvalidExecutionInput", f"Invalid State Machine Execution Input: '{reason}'"
+        ) from None
     return raw
 
 
@@ -103,6 +113,10 @@ def validate_state_machine_arn(arn: str) -> None:
         raise AwsError("InvalidArn", f"Invalid Arn: 'Resource type not valid in this context: {arn}'")
 
 
+# Called with (backend, ARN, name, input, trace header) as StartExecution starts: an answer (not None) is the
+# execution started (versions.py starts a version's or an alias's ARN).
+QUALIFIED_STARTERS: list[Callable[..., Any]] = []
+
 # Called with (execution ARN, test case) before an execution with a ``#TestCase`` suffix starts.
 TestCaseListener = Callable[[str, str, str], None]
 _test_case_listeners: list[TestCaseListener] = []
@@ -113,7 +127,7 @@ def on_test_case(listener: TestCaseListener) -> None:
         _test_case_listeners.append(listener)
 
 
-_START_LOCK = threading.Lock()
+START_LOCK = threading.Lock()
 
 
 def _start_execution(
@@ -137,7 +151,11 @@ def _start_execution(
     # One StartExecution at a time: moto checks "same name exists?" and then adds the execution, so concurrent
     # starts of one name could each create it. Step Functions starts it once: the others get the running
     # execution (same name and input) or ExecutionAlreadyExists.
-    with _START_LOCK:
+    with START_LOCK:
+        for starter in QUALIFIED_STARTERS:  # a version's or alias's ARN (versions.py)
+            started = starter(self, arn, name, execution_input, trace_header)
+            if started is not None:
+                return started
         return _original_start_execution(self, arn, name, execution_input, trace_header)  # type: ignore[arg-type]
 
 
@@ -195,13 +213,20 @@ _LOG_GROUP_ARN = re.compile(
 )
 
 
+# What an EXPRESS state machine may not hold, in AWS's words as recorded in LocalStack's AWS-validated
+# snapshots test_sfn_api_express and test_sfn_api_validation (read 2026-12-04); the .waitForTaskToken one
+# ends with a space (two before " at " in CreateStateMachine's message).
+EXPRESS_REFUSED = {
+    "activity": "Activity ARN",
+    ".sync": "'.sync' service integration",
+    ".waitForTaskToken": "'.waitForTaskToken' service integration ",
+}
+
+
 def express_refusals(machine: Any) -> Iterator[tuple[str, str]]:
-    """(JSON pointer, message) of what an EXPRESS state machine may not hold: AWS's wording as LocalStack's
-    Express analyser records it (a .waitForTaskToken task is refused in the words of '.sync'; an
-    activity as "Activity ARN")."""
+    """(JSON pointer, message) of what an EXPRESS state machine may not hold."""
     for where, pattern in callback_patterns(machine, ""):
-        refused = "Activity ARN" if pattern == "activity" else "'.sync' service integration"
-        yield f"{where}/Resource", f"Express state machine does not support {refused}"
+        yield f"{where}/Resource", f"Express state machine does not support {EXPRESS_REFUSED[pattern]}"
 
 
 def _parsed(definition: Any) -> Any:
@@ -295,13 +320,78 @@ def _with_trace_header(
         header = getattr(execution, "trace_header", None)
         if header:
             result.result["traceHeader"] = header
+        if "output" in result.result and hasattr(execution, "exec_worker"):
+            # The output is JSON text (API reference "DescribeExecution"); moto passed a string result as
+            # it was ("R1" instead of "\"R1\""), and spaced objects that the history gives compact.
+            result.result["output"] = json.dumps(getattr(execution, "output", None), separators=(",", ":"))
+        version_of = getattr(execution, "state_machine", None)  # a version's execution (versions.py)
+        source = getattr(version_of, "source_arn", None)
+        if source:
+            result.result["stateMachineVersionArn"] = result.result["stateMachineArn"]
+            result.result["stateMachineArn"] = source
+        alias = vars(execution).get("alias_arn")
+        if alias:
+            result.result["stateMachineAliasArn"] = alias
         return result
 
     return describe_execution
 
 
+def _arn_prefix_checked(original: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    """A state machine, execution or activity ARN that does not start with ``arn:`` is "Invalid Arn: 'Invalid
+    ARN prefix: ...'" (InvalidArn), as recorded on AWS in LocalStack's AWS-validated snapshots test_sfn_api
+    (``test_describe_invalid_arn_sm``, ``test_list_execution_invalid_arn``,
+    ``test_describe_execution_invalid_arn``) and test_sfn_api_activities (read 2026-12-04); moto's words
+    were its own."""
+
+    def validate(self: Any, arn: str) -> None:
+        if not (arn or "").startswith("arn:"):
+            raise AwsError("InvalidArn", f"Invalid Arn: 'Invalid ARN prefix: {arn}'")
+        if arn.split(":")[5:6] == ["express"]:  # an Express execution (EXPRESS below)
+            raise AwsError("InvalidArn", "Invalid Arn: 'Resource type not valid in this context: express'")
+        original(self, arn)
+
+    return validate
+
+
+# An Express state machine's asynchronous executions are not kept by Step Functions (developer guide
+# "Choosing workflow type": Express execution history goes to CloudWatch Logs): as recorded on AWS in
+# LocalStack's AWS-validated snapshot test_sfn_api_express ``test_start_async_describe_history_execution``
+# (read 2026-12-04), StartExecution answers an ``arn:...:express:MACHINE:NAME:ID`` ARN, ListExecutions is
+# StateMachineTypeNotSupported and Describe/Stop/GetExecutionHistory answer InvalidArn.
+NOT_FOR_EXPRESS = "This operation is not supported by this type of state machine"
+
+
+def _express_arn(original: Callable[..., None]) -> Callable[..., None]:
+    def init(self: Execution, *args: Any, **kwargs: Any) -> None:
+        arn = str(kwargs.get("exec_arn") or "")
+        machine_type = getattr(kwargs.get("state_machine"), "type", None)  # moto's sm_type is always STANDARD
+        if machine_type == "EXPRESS" and ":execution:" in arn:
+            kwargs["exec_arn"] = f"{arn.replace(':execution:', ':express:', 1)}:{uuid.uuid4()}"
+        original(self, *args, **kwargs)
+
+    return init
+
+
+def _express_not_listed(original: Callable[..., Any]) -> Callable[..., Any]:
+    def list_executions(
+        self: StepFunctionsParserBackend, state_machine_arn: str, *args: Any, **kwargs: Any
+    ) -> Any:
+        if self.describe_state_machine(state_machine_arn).type == "EXPRESS":
+            raise AwsError("StateMachineTypeNotSupported", NOT_FOR_EXPRESS)
+        return original(self, state_machine_arn, *args, **kwargs)
+
+    return list_executions
+
+
 def install() -> None:
     vars(state_module)["datetime"] = SimpleNamespace(datetime=_EnteredTime, timezone=datetime.timezone)
+    for name in ("_validate_machine_arn", "_validate_execution_arn", "_validate_activity_arn"):
+        setattr(StepFunctionBackend, name, _arn_prefix_checked(getattr(StepFunctionBackend, name)))
+    Execution.__init__ = _express_arn(Execution.__init__)  # type: ignore[method-assign]
+    StepFunctionsParserBackend.list_executions = _express_not_listed(  # type: ignore[method-assign]
+        StepFunctionsParserBackend.list_executions
+    )
     Execution.get_start_execution_details = _start_execution_details  # type: ignore[method-assign]
     StepFunctionsParserBackend.start_execution = _start_execution  # type: ignore[method-assign]
     StepFunctionsParserBackend.create_state_machine = _create_state_machine  # type: ignore[method-assign]

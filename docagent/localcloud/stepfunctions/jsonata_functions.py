@@ -209,7 +209,13 @@ def evaluate(expression: str, bindings: Mapping[str, Any], data: Any = None) -> 
 
 
 def _states_binding(env: Environment) -> dict[str, Any]:
+    """``$states``: input, context and what the state has so far. A Catch sees ``errorOutput`` and no
+    ``result`` (developer guide "Transforming data with JSONata", the reserved variable's fields per
+    state field; as recorded on AWS in LocalStack's AWS-validated snapshot test_state/
+    test_test_state_scenarios ``test_state_task_catch_error``, read 2026-12-04); moto set both."""
     data = dict(env.states._states_data)
+    if data.get("errorOutput") is not None:
+        data.pop("result", None)
     return {key: value for key, value in data.items() if value is not None or key == "input"}
 
 

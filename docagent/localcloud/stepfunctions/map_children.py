@@ -259,16 +259,34 @@ def _describe_execution(self: StepFunctionResponse) -> Any:
     return ActionResult(describe_child(*child))
 
 
+_NOT_FOR_EXECUTION = ("creationDate", "status", "type")
+
+
+def _for_execution(self: StepFunctionResponse, machine: Any) -> dict[str, Any]:
+    """DescribeStateMachine's answer in DescribeStateMachineForExecution's shape: ``updateDate``, and no
+    ``creationDate``/``status``/``type`` (API reference "DescribeStateMachineForExecution"; as recorded on AWS
+    in LocalStack's AWS-validated snapshot test_sfn_api ``test_describe_state_machine_for_execution``, read
+    2026-12-04)."""
+    described: dict[str, Any] = self._describe_state_machine(machine.arn).result  # type: ignore[assignment]
+    kept = {key: value for key, value in described.items() if key not in _NOT_FOR_EXECUTION}
+    return {**kept, "updateDate": machine.update_date}
+
+
 def _describe_state_machine_for_execution(self: StepFunctionResponse) -> Any:
     child = find_child(self._get_param("executionArn"))
     if child is None:
-        return _original("describe_state_machine_for_execution")(self)
+        backend = self.stepfunction_backend
+        return ActionResult(
+            _for_execution(
+                self, backend.describe_state_machine_for_execution(self._get_param("executionArn"))
+            )
+        )
     memory = child[0]
     parent_machine, label = memory.state_machine_arn.rsplit("/", 1)
-    described: dict[str, Any] = self._describe_state_machine(parent_machine).result  # type: ignore[assignment]
+    parent = self.stepfunction_backend.describe_state_machine(parent_machine)
     return ActionResult(
         {
-            **described,
+            **_for_execution(self, parent),
             "stateMachineArn": memory.state_machine_arn,
             "mapRunArn": memory.map_run_arn,
             "label": label,

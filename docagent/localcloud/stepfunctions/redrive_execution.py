@@ -208,6 +208,10 @@ def _describe_execution(self: StepFunctionResponse) -> Any:
         extra["redriveStatusReason"] = reason
     if record["date"]:
         extra["redriveDate"] = record["date"]
+    if "input" in result.result:  # type: ignore[operator]
+        extra["inputDetails"] = {
+            "included": True
+        }  # as recorded on AWS (test_sfn_api test_describe_execution)
     result.result.update(extra)  # type: ignore[attr-defined]
     return result
 
@@ -231,6 +235,8 @@ def _list_executions(self: StepFunctionResponse) -> ActionResult:
             for item in answer["executions"]
             if (redrive_record(item["executionArn"])["count"] > 0) == (redrive_filter == "REDRIVEN")
         ]
+    for item in answer["executions"]:  # each with its redriveCount, as recorded on AWS (test_sfn_api)
+        item["redriveCount"] = redrive_record(item["executionArn"])["count"]
     return listed
 
 

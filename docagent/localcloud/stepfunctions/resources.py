@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 import botocore.session
 from botocore.exceptions import UnknownServiceError
+from botocore.model import OperationModel
+from moto.stepfunctions.parser.utils import camel_to_snake_case
 
 # The services with optimized integrations (developer guide "Integrating optimized services", 2026-12-04).
 OPTIMIZED = {
@@ -60,6 +62,19 @@ def service_model(service: str) -> Any:
         return botocore.session.get_session().get_service_model(service)
     except UnknownServiceError:
         return None
+
+
+@functools.cache
+def operation(service: str, action: str) -> OperationModel | None:
+    """botocore's model of ``action`` (snake_case, as the interpreter names it) of ``service``."""
+    model = service_model(BOTO_NAMES.get(service, service))
+    if model is None:
+        return None
+    for name in model.operation_names:
+        if camel_to_snake_case(name) == action:
+            found: OperationModel = model.operation_model(name)
+            return found
+    return None
 
 
 def known(resource: str) -> bool:

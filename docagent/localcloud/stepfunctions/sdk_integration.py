@@ -11,7 +11,8 @@ moto's interpreter (LocalStack's port) has the translation helpers (``_to_boto_r
 ``_from_boto_response``) but left the two methods that use them empty, so ``aws-sdk:sfn:startExecution`` and
 ``states:startExecution`` sent ``StateMachineArn`` as it was (botocore: KeyError 'StateMachineArn') and
 ``aws-sdk:s3:getObject`` returned a stream (cannot pickle). Here they look the operation up in botocore's
-model. Only the AWS SDK and Step Functions integrations are translated: the optimized Lambda, SQS, SNS,
+model. The AWS SDK, Step Functions and ECS integrations are translated (moto's ECS integration reads the
+translated result: ``ecs:runTask`` failed with KeyError 'Cluster'); the optimized Lambda, SQS, SNS,
 DynamoDB and EventBridge integrations shape their own requests and results already.
 """
 
@@ -30,31 +31,28 @@ from moto.core.utils import iso_8601_datetime_with_milliseconds
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
     StateTaskService,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_api_gateway import (  # noqa: E501
+    StateTaskServiceApiGateway,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
     StateTaskServiceAwsSdk,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb import (  # noqa: E501
+    StateTaskServiceDynamoDB,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_ecs import (
+    StateTaskServiceEcs,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (
     StateTaskServiceSfn,
 )
-from moto.stepfunctions.parser.utils import camel_to_snake_case
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs import (
+    StateTaskServiceSqs,
+)
 
-from docagent.localcloud.stepfunctions import resources
+from docagent.localcloud.stepfunctions import activities, http_task, resources, sdk_metadata, service_errors
 
-_NOT_NULL = "Member must not be null"
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+[A-Za-z]*")
-
-
-@functools.cache
-def operation(service: str, action: str) -> OperationModel | None:
-    """botocore's model of ``action`` (snake_case, as the interpreter names it) of ``service``."""
-    model = resources.service_model(resources.BOTO_NAMES.get(service, service))
-    if model is None:
-        return None
-    for name in model.operation_names:
-        if camel_to_snake_case(name) == action:
-            found: OperationModel = model.operation_model(name)
-            return found
-    return None
 
 
 @functools.cache
@@ -69,14 +67,14 @@ def error_service_name(service: str) -> str:
 
 
 def _translated(task: StateTaskService) -> bool:
-    return isinstance(task, (StateTaskServiceAwsSdk, StateTaskServiceSfn))
+    return isinstance(task, (StateTaskServiceAwsSdk, StateTaskServiceSfn, StateTaskServiceEcs))
 
 
 def _operation_of(
     task: StateTaskService, boto_service_name: str | None = None, service_action_name: str | None = None
 ) -> OperationModel | None:
     """The botocore operation a service task calls (its service and action as the task names them)."""
-    return operation(
+    return resources.operation(
         task._get_boto_service_name(boto_service_name), task._get_boto_service_action(service_action_name)
     )
 
@@ -102,30 +100,10 @@ def _calling(original: Any) -> Any:
                           normalised_parameters: dict[str, Any], state_credentials: Any) -> Any:  # fmt: skip
         found = _operation_of(self)
         if found is not None:
-            _refuse_missing_members(found, normalised_parameters)
+            service_errors.refuse_invalid_members(found, normalised_parameters)
         return original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
 
     return eval_service_task
-
-
-def _refuse_missing_members(found: OperationModel, parameters: dict[str, Any]) -> None:
-    """A request without a member its API requires, refused as the service refuses it: ValidationException
-    "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be
-    null" (as recorded on AWS in LocalStack's AWS-validated snapshot error_handling/test_aws_sdk
-    ``test_dynamodb_invalid_param``, read 2026-12-04; the member named with a lower-case first letter).
-    The task's client does not validate requests, and moto answered such a putItem with HTTP 500."""
-    required = found.input_shape.required_members if found.input_shape is not None else []
-    missing = [name for name in required if parameters.get(name) is None]
-    if not missing:
-        return
-    errors = [f"Value null at '{name[:1].lower()}{name[1:]}' failed to satisfy constraint: {_NOT_NULL}"
-              for name in missing]  # fmt: skip
-    count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected"
-    response: Any = {
-        "Error": {"Code": "ValidationException", "Message": f"{count}: {'; '.join(errors)}"},
-        "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": uuid.uuid4().hex.upper()},
-    }
-    raise ClientError(response, found.name)
 
 
 def _normalise_response(
@@ -139,7 +117,20 @@ def _normalise_response(
     found = _operation_of(self, boto_service_name, service_action_name)
     if found is not None and found.output_shape is not None:
         self._from_boto_response(response, found.output_shape)
+        _put_object_checksum_type(found, response)
     _timestamps_as_text(response)
+
+
+def _put_object_checksum_type(found: OperationModel, response: Any) -> None:
+    """S3 answers a PutObject that carried a checksum with its type: "For PutObject uploads, the checksum
+    type is always FULL_OBJECT" (botocore's S3 model, PutObjectOutput ``ChecksumType``; recorded on AWS in
+    LocalStack's AWS-validated snapshot services/test_aws_sdk_task_service ``test_s3_put_object``, read
+    2026-12-04); moto's S3 leaves the header out unless the request named a type."""
+    put_object = found.name == "PutObject" and found.service_model.service_name == "s3"
+    if not put_object or not isinstance(response, dict):
+        return
+    if "ChecksumType" not in response and any(key.startswith("Checksum") for key in response):
+        response["ChecksumType"] = "FULL_OBJECT"
 
 
 def _timestamps_as_text(value: Any) -> None:
@@ -184,8 +175,23 @@ def _from_error(self: StateTaskServiceAwsSdk, env: Any, ex: Exception) -> Any:
 _original_from_error = StateTaskServiceAwsSdk._from_error
 
 
+# The API Gateway integration's fields (developer guide "Create API Gateway REST APIs with Step
+# Functions", looked up 2026-12-04); moto kept only ApiEndpoint and Method and dropped the others before
+# the call (a Path or a RequestBody never reached the API).
+API_GATEWAY_FIELDS = {"ApiEndpoint", "Method", "Headers", "Stage", "Path", "QueryParameters", "RequestBody",
+                      "AllowNullValues", "AuthType"}  # fmt: skip
+
+
 def install() -> None:
-    for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn):
+    """The service integrations as AWS runs them: the AWS SDK and Step Functions ones here, the optimized
+    ones' response metadata (sdk_metadata.py), the HTTP Task (http_task.py), service errors
+    (service_errors.py) and activities (activities.py)."""
+    vars(StateTaskServiceApiGateway)["_SUPPORTED_API_PARAM_BINDINGS"]["invoke"] = API_GATEWAY_FIELDS
+    sdk_metadata.install()
+    http_task.install()
+    service_errors.install()
+    activities.install()
+    for task in (StateTaskServiceAwsSdk, StateTaskServiceSfn, StateTaskServiceDynamoDB, StateTaskServiceSqs):
         task._eval_service_task = _calling(task._eval_service_task)  # type: ignore[method-assign]
     StateTaskService._to_sfn_cased = staticmethod(resources.sfn_cased)  # type: ignore[method-assign,assignment]
     StateTaskServiceAwsSdk._from_error = _from_error  # type: ignore[method-assign]

@@ -13,9 +13,8 @@ states, so the state runs exactly once; its Retry is decided here (TestState nev
 a matching retrier with attempts left is RETRIABLE). A Task that is not mocked calls the local cloud's
 real service, so a Lambda task runs the project's own handler. The mock is checked first
 (teststate_mock.py: which states take one, the result against the service's output shape). ``inspectionData``
-is the interpreter's own data flow (teststate_inspect.py). Not
-modelled: the HTTP ``request`` and ``response`` of inspectionData (TRACE), ``mapItemReaderData`` and
-``mapIterationFailureCount``.
+is the interpreter's own data flow (teststate_inspect.py); at TRACE an HTTP Task's ``request`` and
+``response`` (http_task.py).
 """
 
 from __future__ import annotations
@@ -34,8 +33,15 @@ from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommu
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import teststate_inspect, teststate_map, teststate_mock, validation
+from docagent.localcloud.stepfunctions import (
+    teststate_context,
+    teststate_inspect,
+    teststate_map,
+    teststate_mock,
+    validation,
+)
 from docagent.localcloud.stepfunctions.executions import AwsError
+from docagent.localcloud.stepfunctions.http_task import HTTP_ERRORS
 from docagent.localcloud.stepfunctions.mock_config import CaseMocks, ThrowSpec, to_moto
 
 STUB_PREFIX = "TestStateNext:"
@@ -46,19 +52,18 @@ class _TestStateWorker(ExecutionWorker):
     """An execution worker that starts with the request's variables and context."""
 
     variables: dict[str, Any]
-    context: dict[str, Any]
+    context: dict[str, Any] | None
+    role_given: bool
 
     def _get_evaluation_environment(self) -> Environment:
         env = super()._get_evaluation_environment()
         teststate_inspect.watch(env)
         for name, value in self.variables.items():
             env.variable_store.set(name, value)
-        data = env.states.context_object.context_object_data
-        for key, value in self.context.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key].update(value)  # type: ignore[literal-required]
-            else:
-                data[key] = value  # type: ignore[literal-required]
+        if self.context is not None:
+            teststate_context.fix(env, self.context)
+        else:
+            teststate_context.as_aws_gives_it(env, self.role_given)
         return env
 
 
@@ -71,38 +76,6 @@ def _json_field(raw: str | None, field: str, default: Any) -> Any:
         raise AwsError("ValidationException", f"{field} is not valid JSON: {error}") from None
 
 
-# The context object's fields (developer guide "Accessing execution data from the Context object",
-# looked up 2026-12-04); TestState's ``context`` may give any of them and nothing else.
-CONTEXT_FIELDS: dict[str, Any] = {
-    "Execution": {"Id", "Input", "Name", "RoleArn", "StartTime", "RedriveCount", "RedriveTime"},
-    "State": {"EnteredTime", "Name", "RetryCount"},
-    "StateMachine": {"Id", "Name"},
-    "Task": {"Token"},
-    "Map": {"Item": {"Index", "Value", "Key", "Source", "BatchInput"}},
-}
-
-
-def _context_problem(given: Any, fields: Any, at: str) -> str | None:
-    if not isinstance(given, dict):
-        return f"'{at or '$$'}' must be a JSON object"
-    for key, value in given.items():
-        where = f"{at}.{key}" if at else key
-        if key not in fields:
-            return f"unknown field '{where}'"
-        if isinstance(fields, dict) and (problem := _context_problem(value, fields[key], where)):
-            return problem
-    return None
-
-
-def _checked_context(context: Any) -> dict[str, Any]:
-    """TestState's ``context``, refused (ValidationException, LocalStack's recorded prefix "Invalid Context
-    object provided: ") when it names a field the context object does not have."""
-    problem = _context_problem(context, CONTEXT_FIELDS, "")
-    if problem:
-        raise AwsError("ValidationException", f"Invalid Context object provided: {problem}")
-    return dict(context)
-
-
 def _targets(state: dict[str, Any]) -> list[str]:
     found = [state.get("Next"), state.get("Default")]
     found += [
@@ -113,21 +86,54 @@ def _targets(state: dict[str, Any]) -> list[str]:
     return [target for target in dict.fromkeys(found) if isinstance(target, str)]
 
 
+def _find(machine: Any, name: str, language: str) -> tuple[dict[str, Any], str] | None:
+    """State ``name`` of ``machine`` or of a Map's or Parallel's machine inside it, with its query language
+    (AWS tests a state of a Map's ItemProcessor by its name, as recorded in LocalStack's AWS-validated
+    snapshot test_state/test_test_state_machine_scenarios, BASE_MAP_STATE_MACHINE, read 2026-12-04)."""
+    if not isinstance(machine, dict):
+        return None
+    language = str(machine.get("QueryLanguage", language))
+    found_states = machine.get("States")
+    states: dict[str, Any] = found_states if isinstance(found_states, dict) else {}
+    if isinstance(states.get(name), dict):
+        return dict(states[name]), language
+    for state in (item for item in states.values() if isinstance(item, dict)):
+        inner = [state.get("ItemProcessor"), state.get("Iterator"), *(state.get("Branches") or [])]
+        for found in (_find(part, name, str(state.get("QueryLanguage", language))) for part in inner):
+            if found is not None:
+                return found
+    return None
+
+
 def _the_state(definition: dict[str, Any], state_name: str | None) -> tuple[str, dict[str, Any], str]:
     """(name, state, query language) of the state to test."""
     if "States" in definition:
-        states = definition.get("States") or {}
         name = state_name or definition.get("StartAt")
-        if not isinstance(name, str) or name not in states:
+        found = _find(definition, name, "JSONPath") if isinstance(name, str) else None
+        if found is None:
             raise AwsError("ValidationException", "State not found in definition")
-        return name, dict(states[name]), str(definition.get("QueryLanguage", "JSONPath"))
+        return str(name), found[0], found[1]
     if state_name:
         raise AwsError("ValidationException", "stateName needs a whole state machine as definition")
-    return "TestState", dict(definition), "JSONPath"
+    return teststate_context.STATE_NAME, dict(definition), "JSONPath"
 
 
-def _machine(name: str, state: dict[str, Any], language: str) -> dict[str, Any]:
-    run_state = {key: value for key, value in state.items() if key != "Retry"}
+def _schema_refusal(definition: dict[str, Any], name: str, state: dict[str, Any], language: str) -> None:
+    """Schema errors as CreateStateMachine's (validation.py): a whole definition's at their own path, a lone
+    state's at ``/States/StateName/...`` (as recorded on AWS in LocalStack's AWS-validated snapshots
+    test_state/test_test_state_machine_scenarios ``test_state_name_invalid_state_definition`` and
+    test_state_mock_validation ``test_parallel_state_empty_branches``, read 2026-12-04)."""
+    machine = definition if "States" in definition else _machine(name, state, language, keep_retry=True)
+    errors = [
+        item for item in validation.diagnose(json.dumps(machine)) if item.code == "SCHEMA_VALIDATION_FAILED"
+    ]
+    message = validation.refusal(errors)
+    if message:
+        raise AwsError("InvalidDefinition", message)
+
+
+def _machine(name: str, state: dict[str, Any], language: str, *, keep_retry: bool = False) -> dict[str, Any]:
+    run_state = {key: value for key, value in state.items() if key != "Retry" or keep_retry}
     states: dict[str, Any] = {name: run_state}
     for target in _targets(state):
         if target != name:
@@ -145,8 +151,8 @@ def _run(
     *,
     mocks: CaseMocks | None,
     variables: dict[str, Any],
-    context: dict[str, Any],
-    role_arn: str,
+    context: dict[str, Any] | None,
+    role_arn: str | None,
     backend: Any,
 ) -> tuple[Execution, _TestStateWorker]:
     name = f"test-state-{uuid.uuid4()}"
@@ -155,7 +161,7 @@ def _run(
         arn=f"{prefix}:stateMachine:{name}", name=name, definition=json.dumps(machine), sm_type="STANDARD",
     )  # fmt: skip
     execution = Execution(
-        name=name, sm_type="STANDARD", role_arn=role_arn, exec_arn=f"{prefix}:execution:{name}:{name}",  # type: ignore[arg-type]
+        name=name, sm_type="STANDARD", role_arn=role_arn or "", exec_arn=f"{prefix}:express:{name}:{name}",  # type: ignore[arg-type]
         account_id=backend.account_id, region_name=backend.region_name,
         state_machine=state_machine,  # type: ignore[arg-type]
         start_date=datetime.datetime.now(tz=datetime.UTC), cloud_watch_logging_session=None,
@@ -168,7 +174,7 @@ def _run(
         activity_store={},
         mock_test_case=mocks,  # type: ignore[arg-type]
     )
-    worker.variables, worker.context = variables, context
+    worker.variables, worker.context, worker.role_given = variables, context, role_arn is not None
     finished = threading.Event()
     execution.exec_worker = worker
     execution.exec_status = ExecutionStatus.RUNNING
@@ -211,15 +217,22 @@ def _matches(rule: dict[str, Any], error: str) -> bool:
     return (
         error in names
         or "States.ALL" in names
-        or ("States.TaskFailed" in names and not error.startswith("States."))
+        or (
+            "States.TaskFailed" in names
+            and (not error.startswith("States.") or error.startswith(HTTP_ERRORS))
+        )
     )
 
 
 def _retry(state: dict[str, Any], error: str, retried: int) -> dict[str, Any] | None:
+    """The retrier that matches ``error`` after ``retried`` retries: its index and, with attempts left, the
+    backoff (an exhausted retrier is only its index: FAILED, as recorded on AWS in LocalStack's
+    AWS-validated snapshot test_state/test_state_configuration ``..._retrier_retry_count``, read
+    2026-12-04)."""
     for index, rule in enumerate(state.get("Retry") or []):
         if _matches(rule, error):
             if retried >= int(rule.get("MaxAttempts", 3)):
-                return None
+                return {"retryIndex": index}
             interval = float(rule.get("IntervalSeconds", 1)) * float(rule.get("BackoffRate", 2.0)) ** retried
             if "MaxDelaySeconds" in rule:
                 interval = min(interval, float(rule["MaxDelaySeconds"]))
@@ -246,6 +259,10 @@ def _inspection(
     data: dict[str, Any] = {"input": json.dumps(state_input)}
     noted = teststate_inspect.notes(worker.env) if worker.env is not None else {}
     if language == "JSONata":
+        for event in events:  # a Task's arguments as scheduled (also when its mock throws)
+            scheduled = event.get("taskScheduledEventDetails") or {}
+            if scheduled.get("parameters") and "afterArguments" not in noted:
+                noted["afterArguments"] = json.loads(scheduled["parameters"])
         if "afterArguments" in noted:
             data["afterArguments"] = json.dumps(noted["afterArguments"])
         for event in events:
@@ -263,12 +280,28 @@ def _inspection(
     if state.get("Type") == "Map":
         effective = json.loads(data.get("afterInputPath", "null")) if language == "JSONPath" else state_input
         data |= teststate_map.map_inspection(state, effective, language)
+    if state.get("Type") in ("Map", "Parallel"):
+        data = teststate_map.mocked_inspection(data, state, language)
     if worker.env is not None:
         store = worker.env.variable_store
         variables = {**store._outer_scope, **store._inner_scope}
         if variables:  # AWS leaves the field out when the state has no variables
             data["variables"] = json.dumps(variables)
     return data
+
+
+def _http_trace(worker: _TestStateWorker, reveal_secrets: Any) -> dict[str, Any]:
+    """An HTTP Task's raw ``request`` and ``response`` (API reference "TestState": TRACE "Shows the HTTP
+    request and response for an HTTP Task"); the connection's additions to the request only with
+    ``revealSecrets`` ("a secret includes the data that an EventBridge connection adds to modify the HTTP
+    request headers, query parameters, and body"). http_task.py notes both."""
+    noted = (teststate_inspect.http_notes(worker.env) if worker.env is not None else None) or {}
+    found: dict[str, Any] = {}
+    if "request" in noted:
+        found["request"] = noted["request"] if reveal_secrets else noted["hiddenRequest"]
+    if "response" in noted:
+        found["response"] = noted["response"]
+    return found
 
 
 def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
@@ -282,13 +315,22 @@ def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
 ) -> tuple[dict[str, Any], CaseMocks | None]:
     """(the state to run, its mocks): the mock checked as AWS checks it; a mocked Map or Parallel runs as
     a Task given the mocked result (teststate_map.py)."""
+    if "mapIterationFailureCount" in config and not mock:  # AWS's words (test_state_mock_validation)
+        raise AwsError(
+            "ValidationException",
+            "TestState does not support MapIterationFailureCount when a mock is not specified.",
+        )
     mocked_result = teststate_mock.check(state, mock, bool(reveal_secrets))
     run_state = state
     if state.get("Type") in ("Map", "Parallel") and mock:
         run_state = teststate_map.as_mocked_task(state)
         reader_data = _json_field(config.get("mapItemReaderData"), "mapItemReaderData", None)
         failures = int(config.get("mapIterationFailureCount") or 0)
-        if teststate_map.threshold_exceeded(state, state_input, language, failures, reader_data):
+        teststate_map.check_failure_count(state, state_input, language, failures, reader_data, mocked_result)
+        # A mocked error is the Map's error whatever the failure count (as recorded on AWS: LocalStack's
+        # AWS-validated snapshot test_state/test_state_configuration, ``..._item_reader_with_error``).
+        exceeded = teststate_map.threshold_exceeded(state, state_input, language, failures, reader_data)
+        if exceeded and "errorOutput" not in mock:
             error, cause = teststate_map.EXCEEDED
             mock = {"errorOutput": {"error": error, "cause": cause}}
     if "result" not in mock and "errorOutput" not in mock:
@@ -301,34 +343,39 @@ def _mocked(  # noqa: PLR0917 - the request's parts the mock depends on
     return run_state, CaseMocks("TestState", {name: {0: mocked}})
 
 
-def test_state(self: StepFunctionResponse) -> ActionResult:
-    raw = self._get_param("definition")
+def _definition(raw: str | None) -> dict[str, Any]:
     problems = [
         item
         for item in validation.diagnose(raw)
-        if item.code in ("INVALID_JSON_DESCRIPTION", "MISSING_DESCRIPTION")
+        if item.code == "INVALID_JSON_DESCRIPTION" or item.message == validation.NOT_AN_OBJECT
     ]
     if problems:
         raise AwsError("InvalidDefinition", problems[0].message)
-    definition = json.loads(raw)
+    found: dict[str, Any] = json.loads(raw or "{}")
+    return found
+
+
+def test_state(self: StepFunctionResponse) -> ActionResult:
+    definition = _definition(self._get_param("definition"))
     name, state, language = _the_state(definition, self._get_param("stateName"))
+    if teststate_context.STATE_NAME not in _targets(state):
+        name = teststate_context.STATE_NAME  # the name AWS runs the state under (teststate_context.py)
+    _schema_refusal(definition, name, state, str(state.get("QueryLanguage", language)))
     language = str(state.get("QueryLanguage", language))
     state_input = _json_field(self._get_param("input"), "input", {})
     variables = _json_field(self._get_param("variables"), "variables", {})
-    context = _checked_context(_json_field(self._get_param("context"), "context", {}))
-    given_name = (context.get("State") or {}).get("Name")
-    if isinstance(given_name, str) and given_name and "States" not in definition:
-        name = given_name  # the context's State.Name is the state's name, not overwritten on entry
+    given_context = _json_field(self._get_param("context"), "context", None)
     mock = self._get_param("mock") or {}
     config = self._get_param("stateConfiguration") or {}
     run_state, mocks = _mocked(
         name, state, mock, config, state_input, language, self._get_param("revealSecrets")
     )
-    if mocks is None and context:
+    if mocks is None and given_context is not None:
         raise AwsError("ValidationException", "context is only accepted together with a mock")
+    context = None if given_context is None else teststate_context.checked(given_context, state)
     if mocks is None:
         teststate_mock.check_unmocked(state, self._get_param("roleArn"))
-    role = self._get_param("roleArn") or "arn:aws:iam::123456789012:role/TestState"
+    role = self._get_param("roleArn")
     execution, worker = _run(
         _machine(name, run_state, language),
         state_input,
@@ -343,7 +390,8 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
     error, cause = _first_error(events)
     answer: dict[str, Any] = {}
     next_entries = [(entered_name, value) for entered_name, value in entered[1:] if entered_name != name]
-    if error is not None and (retry := _retry(state, error, int(config.get("retrierRetryCount", 0)))):
+    retry = _retry(state, error, int(config.get("retrierRetryCount", 0))) if error is not None else None
+    if retry is not None and "retryBackoffIntervalSeconds" in retry:
         answer = {"status": "RETRIABLE", "error": error, "cause": cause or "", "errorDetails": retry}
     elif error is not None and next_entries:
         catch_index = next((i for i, rule in enumerate(state.get("Catch") or []) if _matches(rule, error)), 0)
@@ -355,7 +403,7 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
             "status": "FAILED",
             "error": execution.error or error or "States.Runtime",
             "cause": execution.cause or cause or "",
-        }
+        } | ({"errorDetails": retry} if retry else {})
     else:
         answer = {"status": "SUCCEEDED"}
         if next_entries:
@@ -363,10 +411,11 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
         else:
             answer["output"] = json.dumps(execution.output)
     details = answer.pop("errorDetails", None)
-    if (self._get_param("inspectionLevel") or "INFO") in ("DEBUG", "TRACE"):
+    level = self._get_param("inspectionLevel") or "INFO"
+    if level in ("DEBUG", "TRACE"):
         inspection = _inspection(events, worker, state, state_input, language)
-        if details:
-            inspection["errorDetails"] = details
+        inspection |= {"errorDetails": details} if details else {}
+        inspection |= _http_trace(worker, self._get_param("revealSecrets")) if level == "TRACE" else {}
         answer["inspectionData"] = inspection
     return ActionResult(answer)
 
@@ -374,3 +423,4 @@ def test_state(self: StepFunctionResponse) -> ActionResult:
 def install() -> None:
     StepFunctionResponse.test_state = test_state  # type: ignore[attr-defined]
     teststate_inspect.install()
+    teststate_context.install()

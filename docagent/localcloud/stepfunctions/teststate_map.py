@@ -21,6 +21,7 @@ from typing import Any
 from moto.stepfunctions.parser.asl.utils.json_path import extract_json
 
 from docagent.localcloud.stepfunctions import jsonata_functions as jsonata
+from docagent.localcloud.stepfunctions.executions import AwsError
 
 KEPT = {
     "InputPath", "OutputPath", "ResultPath", "ResultSelector", "Output", "Assign", "Retry", "Catch", "Next",
@@ -59,6 +60,24 @@ def _item_count(state: dict[str, Any], state_input: Any, language: str, reader_d
     return len(items) if isinstance(items, list) else 0
 
 
+def check_failure_count(  # noqa: PLR0917 - the request's parts the count is checked against
+    state: dict[str, Any], state_input: Any, language: str, failures: int, reader_data: Any, mocked: Any
+) -> None:
+    """Refuse more failed iterations than the Map has (its items, else the mocked result's), in AWS's
+    words as recorded in LocalStack's AWS-validated snapshot test_state/test_state_mock_validation
+    ``test_map_iteration_failure_count_exceeds_mock_result_items`` (read 2026-12-04)."""
+    if state.get("Type") != "Map" or failures <= 0:
+        return
+    items = _item_count(state, state_input, language, reader_data)
+    if not items and isinstance(mocked, list):
+        items = len(mocked)
+    if failures > items:
+        raise AwsError(
+            "ValidationException",
+            "Map iteration failure count must be less than or equal to the number of Map iterations",
+        )
+
+
 def threshold_exceeded(
     state: dict[str, Any], state_input: Any, language: str, failures: int, reader_data: Any = None
 ) -> bool:
@@ -68,7 +87,10 @@ def threshold_exceeded(
     count = state.get("ToleratedFailureCount")
     percentage = state.get("ToleratedFailurePercentage")
     if not isinstance(count, (int, float)) and not isinstance(percentage, (int, float)):
-        return True  # no tolerance: one failed iteration fails the Map
+        # A Map that states no threshold is not failed by mapIterationFailureCount (as recorded on AWS in
+        # LocalStack's AWS-validated snapshot test_state/test_state_configuration
+        # ``test_map_state_failure_count[...-BASE_MAP_STATE]``, read 2026-12-04: SUCCEEDED with 2).
+        return False
     items = _item_count(state, state_input, language, reader_data)
     over_count = isinstance(count, (int, float)) and failures > count
     over_share = isinstance(percentage, (int, float)) and items > 0 and failures * 100 / items > percentage
@@ -81,10 +103,33 @@ def map_inspection(state: dict[str, Any], effective_input: Any, language: str) -
     found: dict[str, Any] = {}
     if language == "JSONPath":
         found["afterItemsPath"] = json.dumps(extract_json(state.get("ItemsPath", "$"), effective_input))
-    concurrency = state.get("MaxConcurrency")
-    found["maxConcurrency"] = concurrency if isinstance(concurrency, int) else 0
-    for field, key in (("ToleratedFailureCount", "toleratedFailureCount"),
-                       ("ToleratedFailurePercentage", "toleratedFailurePercentage")):  # fmt: skip
-        if isinstance(state.get(field), (int, float)):
-            found[key] = state[field]
+    concurrency = _number(state.get("MaxConcurrency"), effective_input)
+    found["maxConcurrency"] = int(concurrency) if concurrency is not None else 0
+    count = _number(state.get("ToleratedFailureCount"), effective_input)
+    if count is not None:
+        found["toleratedFailureCount"] = int(count)
+    percentage = _number(state.get("ToleratedFailurePercentage"), effective_input)
+    if percentage is not None:
+        found["toleratedFailurePercentage"] = float(percentage)
     return found
+
+
+def _number(value: Any, state_input: Any) -> float | None:
+    """A Map's number field: a number, or a JSONata expression's number (``{% ... %}``, evaluated as
+    recorded on AWS in LocalStack's AWS-validated snapshot test_state/test_test_state_scenarios
+    ``test_base_map_state_inspect``, read 2026-12-04: ``{% $variable := 1 %}`` shows 1, a percentage as
+    1.0)."""
+    if isinstance(value, str) and value.strip().startswith("{%") and value.strip().endswith("%}"):
+        value = jsonata.evaluate(value.strip()[2:-2], {"states": {"input": state_input}})
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def mocked_inspection(data: dict[str, Any], state: dict[str, Any], language: str) -> dict[str, Any]:
+    """A mocked Map's or Parallel's ``inspectionData``: its iterations or branches never ran, so there is
+    no ``afterParameters``/``afterArguments`` or raw ``result``; a JSONPath Parallel shows no
+    ``afterInputPath`` either (as recorded on AWS in LocalStack's AWS-validated snapshots
+    test_state/test_test_state_mock_scenarios and test_state_configuration, read 2026-12-04)."""
+    dropped = {"afterParameters", "afterArguments", "result"}
+    if state.get("Type") == "Parallel" and language == "JSONPath":
+        dropped.add("afterInputPath")
+    return {key: value for key, value in data.items() if key not in dropped}

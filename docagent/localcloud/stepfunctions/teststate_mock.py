@@ -63,18 +63,23 @@ def _type_error(field: str | None, expected: str) -> AwsError:
 
 
 def _check(value: Any, shape: Shape, strict: bool, field: str | None) -> None:
+    """``value`` against ``shape``, in AWS's words as recorded in LocalStack's AWS-validated snapshots
+    test_state/test_field_validation_mode and test_field_validation_mode_present (read 2026-12-04): a field
+    is named as Step Functions spells it (``executionArn`` is an unknown field, not ``ExecutionArn``); a blob
+    is a string (Lambda's ``Payload``, any JSON value in a task's result, excepted); lengths and numbers
+    have their model's bounds."""
     kind = shape.type_name
-    if kind in ("document", "blob"):  # a blob (Lambda's Payload) is any JSON value in a task's result
+    if kind == "document" or (kind == "blob" and field == "Payload"):
         return
     if isinstance(shape, StructureShape):
         if not isinstance(value, dict):
             raise (
                 _type_error(field, "an object") if field else _invalid("Mocked result must be a JSON object.")
             )
-        members = {sfn_cased(name): member for name, member in shape.members.items()} | dict(shape.members)
+        members = {sfn_cased(name): member for name, member in shape.members.items()}
         if strict:
             for name in shape.required_members:
-                if sfn_cased(name) not in value and name not in value:
+                if sfn_cased(name) not in value:
                     raise _invalid(f"{PREFIX}Required field '{sfn_cased(name)}' is missing")
         for name, item in value.items():
             if name in members:
@@ -89,11 +94,13 @@ def _check(value: Any, shape: Shape, strict: bool, field: str | None) -> None:
             raise _type_error(field, "an object")
         for item in value.values():
             _check(item, shape.value, strict, field)
-    elif kind in ("string", "timestamp"):
+    elif kind in ("string", "timestamp", "blob"):
         if not isinstance(value, str):
             raise _type_error(field, "a string")
         if getattr(shape, "enum", None) and value not in shape.enum:  # type: ignore[attr-defined]
             raise _invalid(f"{PREFIX}Field '{field}' is not an expected value")
+        if kind != "timestamp" and len(value) < shape.metadata.get("min", 0):
+            raise _invalid(f"{PREFIX}Field '{field}' is smaller than the minimum length")
     elif kind == "boolean":
         if not isinstance(value, bool):
             raise _type_error(field, "a boolean")
@@ -101,9 +108,11 @@ def _check(value: Any, shape: Shape, strict: bool, field: str | None) -> None:
         whole = kind in ("integer", "long")
         if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
             raise _type_error(field, "a number")
-        minimum = shape.metadata.get("min")
+        minimum, maximum = shape.metadata.get("min"), shape.metadata.get("max")
         if minimum is not None and value < minimum:
-            raise _invalid(f"{PREFIX}Field '{field}' must be greater than or equal to {minimum}")
+            raise _invalid(f"{PREFIX}Field '{field}' is less than the minimum value")
+        if maximum is not None and value > maximum:
+            raise _invalid(f"{PREFIX}Field '{field}' exceeds the maximum value")
 
 
 def validate_result(result: Any, resource: str, mode: str) -> None:
@@ -131,6 +140,10 @@ def check_unmocked(state: dict[str, Any], role_arn: str | None) -> None:
         )
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def check(state: dict[str, Any], mock: dict[str, Any] | None, reveal_secrets: bool) -> Any:
     """Refuse what AWS refuses of ``mock`` for ``state``; answer the parsed mocked result (None if none)."""
     kind = state.get("Type")
@@ -155,6 +168,13 @@ def check(state: dict[str, Any], mock: dict[str, Any] | None, reveal_secrets: bo
             raise _invalid("Mocked result must be a JSON object.")
         if "ResultWriter" not in state and not isinstance(result, list):
             raise _invalid("Mocked result must be an array.")
+    elif kind == "Parallel":  # AWS's words, recorded in LocalStack's test_state_mock_validation snapshot
+        if not isinstance(result, list):
+            raise _invalid("Mocked result must be an array.")
+        if len(result) != len(_list(state.get("Branches"))):
+            raise _invalid(
+                "Mocked result must contain the same number of items as number of Parallel branches."
+            )
     elif kind == "Task" and isinstance(state.get("Resource"), str):
         validate_result(result, state["Resource"], str(mock.get("fieldValidationMode") or "STRICT"))
     return result

@@ -27,7 +27,7 @@ from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud.stepfunctions import executions, json_paths, resources
+from docagent.localcloud.stepfunctions import executions, json_errors, json_paths, resources
 
 STATE_TYPES = {"Pass", "Task", "Choice", "Wait", "Succeed", "Fail", "Parallel", "Map"}
 TERMINAL_TYPES = {"Succeed", "Fail"}
@@ -75,22 +75,18 @@ class Diagnostic:
     severity: str
     code: str
     message: str
-    location: str
+    location: str | None  # None: AWS names none (a definition that is not a JSON object)
 
     def as_api(self) -> dict[str, str]:
-        return {
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-            "location": self.location,
-        }
+        found = {"severity": self.severity, "code": self.code, "message": self.message}
+        return found | ({"location": self.location} if self.location is not None else {})
 
 
-def _error(code: str, message: str, location: str) -> Diagnostic:
+def _error(code: str, message: str, location: str | None) -> Diagnostic:
     return Diagnostic("ERROR", code, message, location)
 
 
-def _schema(message: str, location: str) -> Diagnostic:
+def _schema(message: str, location: str | None) -> Diagnostic:
     return _error("SCHEMA_VALIDATION_FAILED", message, location)
 
 
@@ -107,32 +103,49 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+NOT_AN_OBJECT = "Definition must be a valid JSON object"
+
+
 def diagnose(definition: str | None) -> list[Diagnostic]:
-    """Every problem found in ``definition``, errors first."""
+    """Every problem found in ``definition``, errors first. As recorded on AWS in LocalStack's AWS-validated
+    snapshot test_sfn_api_validation (read 2026-12-04): a blank definition or one that is not a JSON object
+    is "Definition must be a valid JSON object" with no location; invalid JSON is Jackson's words with its
+    source as the location (json_errors.py)."""
     if not definition or not definition.strip():
-        return [_error("MISSING_DESCRIPTION", "The definition is empty", "/")]
+        return [_schema(NOT_AN_OBJECT, None)]
     try:
         document = json.loads(definition, object_pairs_hook=_no_duplicates)
     except _DuplicateKeyError as duplicate:
         return [_error("DUPLICATE_STATE_NAME", f"Duplicate field or state name '{duplicate}'", "/")]
-    except ValueError as error:
-        return [_error("INVALID_JSON_DESCRIPTION", f"The definition is not valid JSON: {error}", "/")]
+    except json.JSONDecodeError as error:
+        reason, source = json_errors.parse_error(definition, error)
+        if source:
+            return [_error("INVALID_JSON_DESCRIPTION", f"{reason}\n at {source}", source)]
+        return [_error("INVALID_JSON_DESCRIPTION", f"The definition is not valid JSON: {reason}", "/")]
     if not isinstance(document, dict):
-        return [_schema("The definition must be a JSON object", "/")]
-    found = list(_machine(document, "", document.get("QueryLanguage", "JSONPath"), set()))
+        return [_schema(NOT_AN_OBJECT, None)]
+    language = document.get("QueryLanguage", "JSONPath")
+    found = list(_machine(document, "", language, set(), whole=language))
     return sorted(found, key=lambda item: item.severity != "ERROR")
 
 
-def _machine(machine: dict[str, Any], at: str, language: str, names: set[str]) -> Iterator[Diagnostic]:
+def _machine(
+    machine: dict[str, Any], at: str, language: str, names: set[str], *, whole: str
+) -> Iterator[Diagnostic]:
+    """``whole``: the whole state machine's QueryLanguage."""
     if language not in ("JSONPath", "JSONata"):
         yield _schema(f"QueryLanguage must be JSONPath or JSONata, not {language!r}", f"{at}/QueryLanguage")
         language = "JSONPath"
     states = machine.get("States")
     start = machine.get("StartAt")
-    if not isinstance(start, str):
-        yield _schema("StartAt is required and must be a state name", f"{at}/StartAt")
+    # "These fields are required: [States, StartAt]" (as recorded on AWS: test_sfn_api_validation
+    # ``[EMPTY_DICT]``, ``[INVALID_BASE_NO_STARTAT]``; test_sfn_api ``test_create_delete_invalid_sm``).
+    missing = [field for field, value in (("States", states), ("StartAt", start)) if value is None]
+    if missing:
+        yield _schema(f"These fields are required: [{', '.join(missing)}]", at or "/")
+    if not isinstance(start, str) and start is not None:
+        yield _schema("StartAt must be a state name", f"{at}/StartAt")
     if states is None:
-        yield _schema("The field 'States' is required but was missing", at or "/")
         return
     if not isinstance(states, dict) or not states:
         yield _schema("The field 'States' should be non-empty", f"{at}/States")
@@ -151,12 +164,12 @@ def _machine(machine: dict[str, Any], at: str, language: str, names: set[str]) -
         if not isinstance(state, dict):
             yield _schema(f"State '{name}' must be a JSON object", where)
             continue
-        yield from _state(name, state, where, states, language, names)
+        yield from _state(name, state, where, states, language, names, whole)
     yield from _reachability(start, states, at)
 
 
 def _state(  # noqa: PLR0917 - one state, in its scope
-    name: str, state: dict[str, Any], at: str, states: dict[str, Any], outer: str, names: set[str]
+    name: str, state: dict[str, Any], at: str, states: dict[str, Any], outer: str, names: set[str], whole: str
 ) -> Iterator[Diagnostic]:
     kind = state.get("Type")
     if kind not in STATE_TYPES:
@@ -170,8 +183,8 @@ def _state(  # noqa: PLR0917 - one state, in its scope
     for field in sorted(state.keys() - STATE_FIELDS[kind] - JSONPATH_ONLY - JSONATA_ONLY):
         yield _schema(f'The field "{field}" is not supported by Step Functions', f"{at}/{field}")
     yield from _values(kind, state, at, language)
-    if outer == "JSONata" and language == "JSONPath":
-        yield _schema("A JSONPath state cannot be used in a JSONata state machine", f"{at}/QueryLanguage")
+    if whole == "JSONata" and language == "JSONPath":  # AWS's words (test_sfn_api_validation recording)
+        yield _schema("'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine", at)
     wrong = JSONPATH_ONLY if language == "JSONata" else JSONATA_ONLY
     for field in sorted(wrong & state.keys()):
         yield _schema(f"Field '{field}' is not supported in a {language} state", f"{at}/{field}")
@@ -192,14 +205,17 @@ def _state(  # noqa: PLR0917 - one state, in its scope
     for index, catcher in enumerate(_list(state.get("Catch"))):
         yield from _catcher(catcher, f"{at}/Catch/{index}", states)
     if kind == "Parallel":
+        if state.get("Branches") == []:  # as recorded on AWS (teststate.py, _schema_refusal)
+            yield _schema("Value cannot be empty", f"{at}/Branches")
         for index, branch in enumerate(_list(state.get("Branches"))):
             if isinstance(branch, dict):
-                yield from _machine(branch, f"{at}/Branches/{index}", language, names)
+                yield from _machine(branch, f"{at}/Branches/{index}", language, names, whole=whole)
     if kind == "Map":
         key = "ItemProcessor" if "ItemProcessor" in state else "Iterator"
         processor = state.get(key)
         if isinstance(processor, dict):
-            yield from _machine(processor, f"{at}/{key}", processor.get("QueryLanguage", language), names)
+            processor_language = processor.get("QueryLanguage", language)
+            yield from _machine(processor, f"{at}/{key}", processor_language, names, whole=whole)
         else:
             yield _schema("A Map state needs an ItemProcessor", f"{at}/ItemProcessor")
 
@@ -211,7 +227,10 @@ def _values(kind: str, state: dict[str, Any], at: str, language: str) -> Iterato
     if language == "JSONPath":
         for field in PATH_FIELDS:
             value = state.get(field)
-            if isinstance(value, str) and not json_paths.is_valid(value):
+            # A Fail state's ErrorPath and CausePath may be an intrinsic function call (developer guide
+            # "Fail workflow state": "a reference path or an intrinsic function").
+            call = field in ("ErrorPath", "CausePath") and isinstance(value, str) and _intrinsic_ok(value)
+            if isinstance(value, str) and not call and not json_paths.is_valid(value):
                 yield _schema(f"The value for the field '{field}' must be a valid JSONPath", f"{at}/{field}")
         stamp = state.get("Timestamp")
         if kind == "Wait" and isinstance(stamp, str) and not rfc3339(stamp):
@@ -385,7 +404,10 @@ def refusal(diagnostics: list[Diagnostic]) -> str | None:
     errors = [item for item in diagnostics if item.severity == "ERROR"]
     if not errors:
         return None
-    listed = ", ".join(f"{item.code}: {item.message} at {item.location}" for item in errors)
+    listed = ", ".join(
+        f"{item.code}: {item.message}" + (f" at {item.location}" if item.location is not None else "")
+        for item in errors
+    )
     return f"Invalid State Machine Definition: '{listed}'"
 
 
