@@ -301,7 +301,7 @@ def _constraint(name: str, value: Any, shape: Any) -> str | None:
     it in its own)."""
     bounds = shape.metadata
     if shape.type_name == "string" and shape.enum and value not in shape.enum:
-        return f"Member must satisfy enum value set: [{', '.join(shape.enum)}]"
+        return "Member must satisfy enum value set: [" + ", ".join(shape.enum) + "]"
     number = isinstance(value, int) and not isinstance(value, bool)
     if shape.type_name in ("integer", "long") and number and "max" in bounds and value > bounds["max"]:
         return f"Member must have value less than or equal to {bounds['max']}"

@@ -159,15 +159,14 @@ def _checked_headers(given: Any) -> dict[str, str]:
 
 def _array_key(key: str, index: int, array_format: str) -> str:
     """An array element's field name: ``key`` (REPEAT), ``key[]`` (BRACKETS), ``key[index]`` (INDICES)."""
-    return {"REPEAT": key, "BRACKETS": f"{key}[]"}.get(array_format, f"{key}[{index}]")
+    return {"REPEAT": key, "BRACKETS": f"{key}[]"}.get(array_format, key + "[" + str(index) + "]")
 
 
 def _form_pairs(value: Any, key: str, array_format: str) -> list[tuple[str, str]]:
     """``value`` under ``key`` as form fields (an object's members as ``key[member]``)."""
     if isinstance(value, dict):
-        return [
-            pair for name, item in value.items() for pair in _form_pairs(item, f"{key}[{name}]", array_format)
-        ]
+        members = [(key + "[" + name + "]", item) for name, item in value.items()]
+        return [pair for member, item in members for pair in _form_pairs(item, member, array_format)]
     if isinstance(value, list):
         texts = [item if isinstance(item, str) else json.dumps(item) for item in value]
         if array_format == "COMMAS":

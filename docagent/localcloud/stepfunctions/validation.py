@@ -142,7 +142,7 @@ def _machine(
     # ``[EMPTY_DICT]``, ``[INVALID_BASE_NO_STARTAT]``; test_sfn_api ``test_create_delete_invalid_sm``).
     missing = [field for field, value in (("States", states), ("StartAt", start)) if value is None]
     if missing:
-        yield _schema(f"These fields are required: [{', '.join(missing)}]", at or "/")
+        yield _schema("These fields are required: [" + ", ".join(missing) + "]", at or "/")
     if not isinstance(start, str) and start is not None:
         yield _schema("StartAt must be a state name", f"{at}/StartAt")
     if states is None:
