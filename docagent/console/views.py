@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,15 @@ def cost_of(records: JobRecords) -> str | None:
     report = records.report
     cost = getattr(report, "cost_usd", None) if report is not None else None
     return None if cost is None else str(cost)
+
+
+def section_decisions(
+    document_id: str, result: DocumentResult | None, reviews: Mapping[str, ReviewDecision]
+) -> dict[str, ReviewDecision]:
+    """A packet's decided sections: section id -> its review item's decision (none for another document)."""
+    sections = (result.sections or []) if result is not None else []
+    items = {part.section_id: storage.review_item(document_id, part.section_id) for part in sections}
+    return {section: reviews[item] for section, item in items.items() if item in reviews}
 
 
 @dataclass
@@ -144,11 +154,7 @@ def job(ctx: OperatorContext, job_id: str) -> JobView:
                 outcome=outcome,
                 result=result,
                 review=reviews.get(entry.document_id),
-                section_reviews={
-                    part.section_id: reviews[item]
-                    for part in (result.sections or [] if result is not None else [])
-                    if (item := storage.review_item(entry.document_id, part.section_id)) in reviews
-                },
+                section_reviews=section_decisions(entry.document_id, result, reviews),
                 input_tokens=sum(call.input_tokens for call in made),
                 output_tokens=sum(call.output_tokens for call in made),
                 calls=len(made),
@@ -249,10 +255,7 @@ def document(
         for call in records.model_calls.get(document_id, [])
         if section_id is None or call.section_id == section_id
     ]
-    sections = (result.sections or []) if result is not None else []
-    decided = {part.section_id: storage.review_item(document_id, part.section_id) for part in sections}
-    reviews = records.reviews
-    section_reviews = {part: reviews[item] for part, item in decided.items() if item in reviews}
+    section_reviews = section_decisions(document_id, result, records.reviews)
     content = records.document_bytes(entry, DOCUMENT_BYTES_SHOWN)
     text, note = document_text(content, result)
     started = as_datetime(described.get("startDate"))
