@@ -125,14 +125,18 @@ class Observability(Construct):
         account (as of 2026-12, AWS re:Post "Why didn't I receive an SNS notification for my CloudWatch
         alarm trigger?": Principal cloudwatch.amazonaws.com, sns:Publish, ArnLike aws:SourceArn on the alarm
         ARN). EventBridge gets its own, limited to the job alerts' rule (_allow_the_rule_to_publish)."""
+        self._allow_to_publish("AllowThisStacksAlarms", "cloudwatch", "ArnLike", self.alarm_arn_pattern())
+
+    def _allow_to_publish(self, sid: str, service: str, operator: str, source_arn: str) -> None:
+        """A service may publish to the topic for sources of this account matching ``source_arn`` only."""
         self.topic.add_to_resource_policy(
             iam.PolicyStatement(
-                sid="AllowThisStacksAlarms",
-                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                sid=sid,
+                principals=[iam.ServicePrincipal(f"{service}.amazonaws.com")],
                 actions=["sns:Publish"],
                 resources=[self.topic.topic_arn],
                 conditions={
-                    "ArnLike": {"aws:SourceArn": self.alarm_arn_pattern()},
+                    operator: {"aws:SourceArn": source_arn},
                     "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
                 },
             )
@@ -172,18 +176,7 @@ class Observability(Construct):
         permissions: Principal events.amazonaws.com, sns:Publish, Condition ArnEquals aws:SourceArn on the
         rule ARN). targets.SnsTopic would grant the service principal with no condition: any rule of any
         account could publish to the topic."""
-        self.topic.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="AllowTheJobAlertsRule",
-                principals=[iam.ServicePrincipal("events.amazonaws.com")],
-                actions=["sns:Publish"],
-                resources=[self.topic.topic_arn],
-                conditions={
-                    "ArnEquals": {"aws:SourceArn": rule.rule_arn},
-                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
-                },
-            )
-        )
+        self._allow_to_publish("AllowTheJobAlertsRule", "events", "ArnEquals", rule.rule_arn)
 
     # -- alarms -------------------------------------------------------------------------------------
 
