@@ -144,9 +144,12 @@ synth: $(STAMP) $(NODE_STAMP)
 # of cdk.json): `make deploy JOB=my-job`. A new version of a definition later needs only the publish.
 JOB ?= examples/invoices
 # Preflight first (docs/deploying.md): a model the Region cannot call, missing model access, an unbootstrapped
-# account or too low quotas stop the deploy before anything is created.
+# account or too low quotas stop the deploy before anything is created. --invoke calls every model a job may
+# (cdk.json's model_id and extra_model_ids, and the models JOB's job.json names) once, as the deployer: on a
+# fresh account the first call of an Anthropic model starts its AWS Marketplace subscription, which the
+# functions' roles cannot do; a model that refuses is named with what to enable.
 deploy: $(STAMP) $(NODE_STAMP)
-	$(BIN)/docagent preflight --aws
+	$(BIN)/docagent preflight --aws --invoke --definition $(JOB)
 	npx --no-install cdk deploy --require-approval never --no-notices
 	$(BIN)/docagent definition publish $(JOB) --aws
 

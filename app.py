@@ -9,6 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import stacks  # noqa: F401 (first: stacks/__init__.py quiets jsii's Node banner before aws_cdk starts jsii)
+
+# isort: split
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 

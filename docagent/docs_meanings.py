@@ -35,6 +35,10 @@ CONFIG_MEANINGS: dict[str, str] = {
         "Distributed Map MaxConcurrency (0 = service maximum), capped by what the model's quotas carry "
         "(below)"
     ),
+    "fan_in_max_concurrency": (
+        "MaxConcurrency of the fan-in Maps (ReportPartitions, VerifyPartitions); counted with "
+        "max_concurrency in `docagent preflight --aws`'s Lambda concurrency check"
+    ),
     "tolerated_failure_percentage": (
         "Distributed Map ToleratedFailurePercentage (AWS counts failed items: a failed batch counts each "
         "of its documents)"

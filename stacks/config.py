@@ -177,6 +177,11 @@ class DocAgentConfig(BaseModel):
     child_execution_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
     max_concurrency: int = Field(10, ge=0, le=10_000)
     tolerated_failure_percentage: int = Field(0, ge=0, le=100)
+    # MaxConcurrency of the fan-in Maps (ReportPartitions, VerifyPartitions): children that each read one
+    # part of the job's results, a BuildReport or VerifyJob invocation each. They count against the account's
+    # Lambda concurrency as the documents' children do (`docagent preflight --aws` adds them up); a new
+    # account's reduced concurrency throttles them, and a throttled invocation is retried for about 30 s.
+    fan_in_max_concurrency: int = Field(40, ge=1, le=10_000)
     map_label: str = Field("documents", pattern=r"^[A-Za-z0-9_-]{1,40}$")
     # Sized for the largest document (4.5 MB, up to the model's 200,000-token window): a model call's read
     # timeout is 70% of the invocation's remaining time, at most 60 s (functions/inference/converse.py), so
@@ -348,6 +353,13 @@ class DocAgentConfig(BaseModel):
             self.model_requests_per_minute, self.model_tokens_per_minute / self.quota_tokens_per_document
         )
         return max(1, int(per_minute * self.seconds_per_document / 60 * QUOTA_HEADROOM))
+
+    @property
+    def functions_in_flight(self) -> int:
+        """The Lambda invocations jobs of this stack may run at once: the documents Map's children, the
+        fan-in Maps' children (another job may be reporting while one processes documents), and the job-level
+        steps beside them."""
+        return self.effective_max_concurrency + self.fan_in_max_concurrency + 2
 
     @property
     def quota_tokens_per_document(self) -> int:

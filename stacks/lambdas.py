@@ -17,10 +17,11 @@ from functions import storage as keys
 from functions.actions.allowed import SSM_PREFIX
 from functions.batch_inference.facts import EVENT_DETAIL_TYPE, EVENT_SOURCE
 from stacks import nag, outputs
-from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
+from stacks.config import DocAgentConfig
 from stacks.document_layer import document_layer
 from stacks.function_specs import FUNCTION_SPECS, FunctionSpec
 from stacks.log_groups import retained_log_group
+from stacks.model_grants import granted_model_arns, model_invoke_statements
 from stacks.powertools import LAYER_RUNTIME, powertools_layer_reference
 from stacks.sdk_layer import sdk_layer
 from stacks.storage import Storage
@@ -100,7 +101,7 @@ class Functions(Construct):
         inference": trust bedrock.amazonaws.com with aws:SourceAccount; S3 GetObject, ListBucket, PutObject
         on the input and output locations)."""
         stack, bucket = Stack.of(self), self._storage.bucket
-        model_arns = granted_model_arns(stack, self._config)
+        model_statements = model_invoke_statements(stack, self._config)
         statements = [
             iam.PolicyStatement(
                 sid="ReadBatchInput",
@@ -119,7 +120,7 @@ class Functions(Construct):
             iam.PolicyStatement(
                 sid="ListJobBucket", actions=["s3:ListBucket"], resources=[bucket.bucket_arn]
             ),
-            iam.PolicyStatement(sid="InvokeModel", actions=["bedrock:InvokeModel"], resources=model_arns),
+            *model_statements,
         ]
         role = iam.Role(
             self,
@@ -132,10 +133,10 @@ class Functions(Construct):
         )
         nag.acknowledge_wildcard_resources(
             role,
-            [s.resources[0] for s in statements[:2]] + [arn for arn in model_arns if "*" in arn],
-            "Bedrock reads each job's batch input and writes its output under the job's batch/ keys only; a "
-            "cross-region inference profile is granted in every region of its geography, this model only.",
+            [s.resources[0] for s in statements[:2]],
+            "Bedrock reads each job's batch input and writes its output under the job's batch/ keys only.",
         )
+        _acknowledge_model_wildcards(role, model_statements)
         return role
 
     def _batch_statements(self) -> list[iam.PolicyStatement]:
@@ -305,12 +306,10 @@ class Functions(Construct):
                     sid="CompleteReviewWait", actions=["states:SendTaskSuccess"], resources=["*"]
                 )
             )
-        model_arns: list[str] = []
+        model_statements: list[iam.PolicyStatement] = []
         if spec.invokes_model and self._config.model_provider == "bedrock":
-            model_arns = granted_model_arns(Stack.of(self), self._config)
-            statements.append(
-                iam.PolicyStatement(sid="InvokeModel", actions=["bedrock:InvokeModel"], resources=model_arns)
-            )
+            model_statements = model_invoke_statements(Stack.of(self), self._config)
+            statements += model_statements
 
         role = iam.Role(
             self,
@@ -359,12 +358,7 @@ class Functions(Construct):
                 "and region, and this model only (a cross-region profile's model in every region of its "
                 "geography).",
             )
-        nag.acknowledge_wildcard_resources(
-            role,
-            [arn for arn in model_arns if "*" in arn],
-            "A cross-region inference profile routes to the same foundation model in any region of its "
-            "geography, so the model is granted in every region, this model id only.",
-        )
+        _acknowledge_model_wildcards(role, model_statements)
         return role
 
 
@@ -407,32 +401,14 @@ def action_statements(stack: Stack, config: DocAgentConfig, *, sends: bool) -> l
     ]
 
 
-def granted_model_arns(stack: Stack, config: DocAgentConfig) -> list[str]:
-    """The ARNs of every model the deployment's functions may call (``model_id``, ``extra_model_ids``)."""
-    return list(
-        dict.fromkeys(arn for model_id in config.model_ids() for arn in bedrock_model_arns(stack, model_id))
+def _acknowledge_model_wildcards(role: iam.Role, statements: list[iam.PolicyStatement]) -> None:
+    nag.acknowledge_wildcard_resources(
+        role,
+        [arn for statement in statements for arn in statement.resources if "*" in arn],
+        "A geographic cross-Region inference profile routes to its foundation model in the Regions of its "
+        "geography: the model in any Region, conditioned on that profile and on the geography's Regions "
+        "(stacks/model_grants.py), this model id only.",
     )
-
-
-def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:
-    """ARNs that `bedrock:InvokeModel` needs for a model id or a cross-region inference profile id."""
-    if model_id.startswith("arn:"):
-        return [model_id]
-    geography, _, base_model_id = model_id.partition(".")
-    if base_model_id and geography in INFERENCE_PROFILE_PREFIXES:
-        return [
-            stack.format_arn(service="bedrock", resource="inference-profile", resource_name=model_id),
-            stack.format_arn(
-                service="bedrock",
-                region="*",
-                account="",
-                resource="foundation-model",
-                resource_name=base_model_id,
-            ),
-        ]
-    return [
-        stack.format_arn(service="bedrock", account="", resource="foundation-model", resource_name=model_id)
-    ]
 
 
 def function_environment(

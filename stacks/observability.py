@@ -6,8 +6,7 @@
   match on ``stateMachineArn`` leaves them out), whose input transformer writes the message.
 - Alarms on the topic, a dashboard, and Logs Insights saved queries over the functions' log groups.
 
-Metric names in the ``DocAgent`` namespace are the ones the functions emit with Powertools (EMF, dimension
-``service=docagent``); tests/infra/test_observability.py checks each one against functions/.
+The metrics are stacks/metrics.py's; the dashboard is stacks/dashboard.py.
 """
 
 from __future__ import annotations
@@ -15,11 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import jsii
 from aws_cdk import ArnFormat, Aws, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -30,37 +29,19 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from stacks.config import DocAgentConfig
+from stacks.dashboard import job_dashboard
+from stacks.metrics import EMITTED_METRICS, FIVE_MINUTES, NAMESPACE, bedrock_metric, own_metric, states_metric
+from stacks.workflow import PLACEHOLDER, render_definition
 
-NAMESPACE = "DocAgent"
-SERVICE_DIMENSION = {"service": "docagent"}
+__all__ = ["EMITTED_METRICS", "FUNCTIONS_WITH_EXPECTED_ERRORS", "NAMESPACE", "Observability"]
+
 ALERT_STATUSES = ("FAILED", "TIMED_OUT", "ABORTED")
 EVENT_SOURCE = "aws.states"
 EVENT_DETAIL_TYPE = "Step Functions Execution Status Change"
-# The DocAgent metrics the functions emit (functions/handlers, functions/logic,
-# functions/inference/telemetry.py).
-EMITTED_METRICS = (
-    "DocumentsExtracted",
-    "DocumentsForReview",
-    "DocumentsRejected",
-    "DocumentsListed",
-    "ModelCalls",
-    "ModelCallsRejected",
-    "ModelInputTokens",
-    "ModelOutputTokens",
-    "ActionsPerformed",
-    "ActionsReconciled",
-    "ActionsSkipped",
-    "ActionErrors",
-    "ApprovalsRequested",
-    "ApprovalsRecorded",
-    "ReportsBuilt",
-    "JobsVerified",
-)
 # Functions whose Lambda Errors metric counts expected, retried errors (ModelThrottled, ModelUnavailable,
 # IdempotencyAlreadyInProgressError: the ASL retries them): no Errors alarm. A document that still fails after
 # its retries is a failed Map Run child, which MapRunFailuresAlarm counts.
 FUNCTIONS_WITH_EXPECTED_ERRORS = frozenset({"ProcessDocument"})
-FIVE_MINUTES = Duration.minutes(5)
 # The approval alarm's granularity: RUNNING_SUM over periods of this length.
 APPROVAL_PERIOD_SECONDS = 300
 
@@ -117,7 +98,9 @@ class Observability(Construct):
         self.rule = self._status_change_rule()
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         self._alarms()
-        self.dashboard = self._dashboard()
+        self.dashboard = job_dashboard(
+            self, config=config, state_machine=state_machine, functions=functions, alarms=self.alarms
+        )
         self.queries = self._saved_queries()
 
     # -- alerts -------------------------------------------------------------------------------------
@@ -141,15 +124,19 @@ class Observability(Construct):
         alarms need their own statement: the service principal, limited to this stack's alarms in this
         account (as of 2026-12, AWS re:Post "Why didn't I receive an SNS notification for my CloudWatch
         alarm trigger?": Principal cloudwatch.amazonaws.com, sns:Publish, ArnLike aws:SourceArn on the alarm
-        ARN). EventBridge gets its statement from the rule's target (targets.SnsTopic)."""
+        ARN). EventBridge gets its own, limited to the job alerts' rule (_allow_the_rule_to_publish)."""
+        self._allow_to_publish("AllowThisStacksAlarms", "cloudwatch", "ArnLike", self.alarm_arn_pattern())
+
+    def _allow_to_publish(self, sid: str, service: str, operator: str, source_arn: str) -> None:
+        """A service may publish to the topic for sources of this account matching ``source_arn`` only."""
         self.topic.add_to_resource_policy(
             iam.PolicyStatement(
-                sid="AllowThisStacksAlarms",
-                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                sid=sid,
+                principals=[iam.ServicePrincipal(f"{service}.amazonaws.com")],
                 actions=["sns:Publish"],
                 resources=[self.topic.topic_arn],
                 conditions={
-                    "ArnLike": {"aws:SourceArn": self.alarm_arn_pattern()},
+                    operator: {"aws:SourceArn": source_arn},
                     "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
                 },
             )
@@ -179,8 +166,17 @@ class Observability(Construct):
                 arn=field("$.detail.executionArn"),
             )
         )
-        rule.add_target(targets.SnsTopic(self.topic, message=events.RuleTargetInput.from_text(message)))
+        rule.add_target(_TopicTarget(self.topic, events.RuleTargetInput.from_text(message)))
+        self._allow_the_rule_to_publish(rule)
         return rule
+
+    def _allow_the_rule_to_publish(self, rule: events.Rule) -> None:
+        """EventBridge may publish for this rule only: aws:SourceArn is the rule's ARN (looked up 2026-12-07,
+        Amazon EventBridge User Guide "Using resource-based policies for Amazon EventBridge", Amazon SNS
+        permissions: Principal events.amazonaws.com, sns:Publish, Condition ArnEquals aws:SourceArn on the
+        rule ARN). targets.SnsTopic would grant the service principal with no condition: any rule of any
+        account could publish to the topic."""
+        self._allow_to_publish("AllowTheJobAlertsRule", "events", "ArnEquals", rule.rule_arn)
 
     # -- alarms -------------------------------------------------------------------------------------
 
@@ -209,82 +205,37 @@ class Observability(Construct):
         self.alarms[construct_id] = alarm
         return alarm
 
-    def _states_metric(self, name: str, arn: str, period: Duration = FIVE_MINUTES) -> cloudwatch.Metric:
-        return cloudwatch.Metric(
-            namespace="AWS/States",
-            metric_name=name,
-            dimensions_map={"StateMachineArn": arn},
-            statistic="Sum",
-            period=period,
-        )
-
-    def _own_metric(
-        self, name: str, period: Duration = FIVE_MINUTES, statistic: str = "Sum"
-    ) -> cloudwatch.Metric:
-        return cloudwatch.Metric(
-            namespace=NAMESPACE,
-            metric_name=name,
-            dimensions_map=SERVICE_DIMENSION,
-            statistic=statistic,
-            period=period,
-        )
-
-    def _bedrock_metric(self, name: str, statistic: str = "Sum") -> cloudwatch.Metric:
-        # AWS/Bedrock runtime metrics, dimension ModelId (as of 2026-11, AWS docs: "Monitor bedrock-runtime
-        # inference using CloudWatch metrics").
-        return cloudwatch.Metric(
-            namespace="AWS/Bedrock",
-            metric_name=name,
-            dimensions_map={"ModelId": self._config.model_id},
-            statistic=statistic,
-            period=FIVE_MINUTES,
-        )
-
-    @property
-    def map_children_arn(self) -> str:
+    def map_children_arn(self, label: str) -> str:
         """Distributed Map children emit AWS/States metrics under ``<state machine ARN>/<map label>`` (as of
         2026-11, AWS docs: "Viewing a Distributed Map Run execution in Step Functions")."""
-        return f"{self._state_machine.state_machine_arn}/{self._config.map_label}"
+        return f"{self._state_machine.state_machine_arn}/{label}"
 
     def _alarms(self) -> None:
         config = self._config
         parent = self._state_machine.state_machine_arn
         self._add_alarm(
             "ExecutionsFailedAlarm",
-            self._states_metric("ExecutionsFailed", parent),
+            states_metric("ExecutionsFailed", parent),
             threshold=1,
             description="a job execution failed",
         )
         self._add_alarm(
             "ExecutionsTimedOutAlarm",
-            self._states_metric("ExecutionsTimedOut", parent),
+            states_metric("ExecutionsTimedOut", parent),
             threshold=1,
             description=f"a job ran longer than job_timeout_seconds ({config.job_timeout_seconds} s) and "
             "timed out",
         )
-        children = self.map_children_arn
-        self._add_alarm(
-            "MapRunFailuresAlarm",
-            cloudwatch.MathExpression(
-                expression="failed + timedout + aborted",
-                using_metrics={
-                    "failed": self._states_metric("ExecutionsFailed", children),
-                    "timedout": self._states_metric("ExecutionsTimedOut", children),
-                    "aborted": self._states_metric("ExecutionsAborted", children),
-                },
-                label="Map Run child executions failed, timed out or aborted",
-                period=FIVE_MINUTES,
-            ),
-            threshold=1,
-            description="Distributed Map child executions (documents) failed, timed out or were aborted",
-        )
-        self._add_alarm(
-            "ModelThrottlesAlarm",
-            self._bedrock_metric("InvocationThrottles"),
-            threshold=config.model_throttle_alarm_threshold,
-            description=f"model {config.model_id} throttled at least "
-            f"{config.model_throttle_alarm_threshold} calls in 5 minutes",
-        )
+        for label in distributed_map_labels(config):
+            self._map_run_alarm(label)
+        for index, model in enumerate(config.model_ids()):
+            self._add_alarm(
+                "ModelThrottlesAlarm" if index == 0 else f"ExtraModel{index}ThrottlesAlarm",
+                bedrock_metric(model, "InvocationThrottles"),
+                threshold=config.model_throttle_alarm_threshold,
+                description=f"model {model} throttled at least {config.model_throttle_alarm_threshold} calls "
+                "in 5 minutes",
+            )
         for function_id, function in self._functions.items():
             if function_id not in FUNCTIONS_WITH_EXPECTED_ERRORS:
                 self._add_alarm(
@@ -303,18 +254,41 @@ class Observability(Construct):
         self._silent_failure_alarm()
         self._budget_alarms()
 
+    def _map_run_alarm(self, label: str) -> None:
+        """The children of one Distributed Map failed, timed out or were aborted (documents, batch jobs, the
+        fan-in's partitions): the documents' alarm keeps its name, MapRunFailuresAlarm."""
+        children = self.map_children_arn(label)
+        is_documents = label == self._config.map_label
+        self._add_alarm(
+            "MapRunFailuresAlarm" if is_documents else f"{_pascal(label)}MapRunFailuresAlarm",
+            cloudwatch.MathExpression(
+                expression="failed + timedout + aborted",
+                using_metrics={
+                    "failed": states_metric("ExecutionsFailed", children),
+                    "timedout": states_metric("ExecutionsTimedOut", children),
+                    "aborted": states_metric("ExecutionsAborted", children),
+                },
+                label=f"Map Run child executions ({label}) failed, timed out or aborted",
+                period=FIVE_MINUTES,
+            ),
+            threshold=1,
+            description=f"Distributed Map {label!r} child executions"
+            + (" (documents)" if is_documents else "")
+            + " failed, timed out or were aborted",
+        )
+
     def _budget_alarms(self) -> None:
         """A job's spend reached the warning share of its budget, or the budget stopped a job
         (functions/budget.py emits each metric once per event; docs/design.md, "Budget")."""
         self._add_alarm(
             "BudgetWarningAlarm",
-            self._own_metric("BudgetWarnings"),
+            own_metric("BudgetWarnings"),
             threshold=1,
             description="a job spent 80 % of its budget (docagent status JOB; docagent budget JOB)",
         )
         self._add_alarm(
             "BudgetStoppedAlarm",
-            self._own_metric("BudgetStops"),
+            own_metric("BudgetStops"),
             threshold=1,
             description="a job's budget stopped its model calls (docagent budget JOB, then redrive)",
         )
@@ -332,8 +306,8 @@ class Observability(Construct):
             cloudwatch.MathExpression(
                 expression="RUNNING_SUM(FILL(requested, 0)) - RUNNING_SUM(FILL(decided, 0))",
                 using_metrics={
-                    "requested": self._own_metric("ApprovalsRequested", period),
-                    "decided": self._own_metric("ApprovalsRecorded", period),
+                    "requested": own_metric("ApprovalsRequested", period),
+                    "decided": own_metric("ApprovalsRecorded", period),
                 },
                 label="approvals pending",
                 period=period,
@@ -353,8 +327,8 @@ class Observability(Construct):
             cloudwatch.MathExpression(
                 expression="IF(FILL(rejected, 0) > 0 AND FILL(extracted, 0) == 0, 1, 0)",
                 using_metrics={
-                    "rejected": self._own_metric("DocumentsRejected", window),
-                    "extracted": self._own_metric("DocumentsExtracted", window),
+                    "rejected": own_metric("DocumentsRejected", window),
+                    "extracted": own_metric("DocumentsExtracted", window),
                 },
                 label="documents rejected, none extracted",
                 period=window,
@@ -363,102 +337,6 @@ class Observability(Construct):
             description=f"documents were reviewed but none extracted within {window.to_minutes()} minutes "
             "(every document rejected: see the report's rejection_reasons)",
         )
-
-    # -- dashboard ----------------------------------------------------------------------------------
-
-    def _dashboard(self) -> cloudwatch.Dashboard:
-        parent = self._state_machine.state_machine_arn
-        minute = Duration.minutes(1)
-        functions = sorted(self._functions.items())
-        dashboard = cloudwatch.Dashboard(
-            self,
-            "Dashboard",
-            dashboard_name=f"{self._config.stack_name}-jobs",
-            default_interval=Duration.hours(6),
-        )
-        dashboard.add_widgets(
-            cloudwatch.GraphWidget(
-                title="Jobs by status",
-                left=[
-                    self._states_metric(name, parent)
-                    for name in (
-                        "ExecutionsStarted",
-                        "ExecutionsSucceeded",
-                        "ExecutionsFailed",
-                        "ExecutionsTimedOut",
-                        "ExecutionsAborted",
-                    )
-                ],
-                width=12,
-            ),
-            cloudwatch.GraphWidget(
-                title="Documents per minute",
-                left=[
-                    self._own_metric(name, minute)
-                    for name in ("DocumentsExtracted", "DocumentsForReview", "DocumentsRejected")
-                ],
-                width=12,
-            ),
-        )
-        dashboard.add_widgets(
-            cloudwatch.GraphWidget(
-                title="Model calls",
-                left=[self._own_metric(name) for name in ("ModelCalls", "ModelCallsRejected")],
-                width=6,
-            ),
-            cloudwatch.GraphWidget(
-                title="Model tokens",
-                left=[self._own_metric(name) for name in ("ModelInputTokens", "ModelOutputTokens")],
-                width=6,
-            ),
-            cloudwatch.GraphWidget(
-                title="Model latency",
-                left=[
-                    self._bedrock_metric("InvocationLatency", "p50"),
-                    self._bedrock_metric("InvocationLatency", "p99"),
-                ],
-                width=6,
-            ),
-            cloudwatch.GraphWidget(
-                title="Model throttles",
-                left=[self._bedrock_metric("InvocationThrottles")],
-                width=6,
-            ),
-        )
-        dashboard.add_widgets(
-            cloudwatch.GraphWidget(
-                title="Function durations (p99)",
-                left=[function.metric_duration(statistic="p99", label=name) for name, function in functions],
-                width=8,
-            ),
-            cloudwatch.GraphWidget(
-                title="Function errors",
-                left=[function.metric_errors(statistic="Sum", label=name) for name, function in functions],
-                width=8,
-            ),
-            cloudwatch.GraphWidget(
-                title="Function throttles",
-                left=[function.metric_throttles(statistic="Sum", label=name) for name, function in functions],
-                width=8,
-            ),
-        )
-        dashboard.add_widgets(
-            cloudwatch.GraphWidget(
-                title="Action outcomes",
-                left=[
-                    self._own_metric(name)
-                    for name in ("ActionsPerformed", "ActionsReconciled", "ActionsSkipped", "ActionErrors")
-                ],
-                width=8,
-            ),
-            cloudwatch.GraphWidget(
-                title="Approvals pending",
-                left=[self.alarms["ApprovalWaitingAlarm"].metric],
-                width=8,
-            ),
-            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=8),
-        )
-        return dashboard
 
     # -- saved Logs Insights queries ----------------------------------------------------------------
 
@@ -505,3 +383,40 @@ class Observability(Construct):
             )
             for query_id, (title, condition, columns) in specs.items()
         }
+
+
+@jsii.implements(events.IRuleTarget)
+class _TopicTarget:
+    """The topic as the rule's target, with the message; its permission is the rule's own statement in the
+    topic policy (Observability._allow_the_rule_to_publish), not targets.SnsTopic's unconditioned grant."""
+
+    def __init__(self, topic: sns.ITopic, message: events.RuleTargetInput) -> None:
+        self._topic, self._message = topic, message
+
+    def bind(self, _rule: events.IRule, _id: str | None = None) -> events.RuleTargetConfig:
+        return events.RuleTargetConfig(arn=self._topic.topic_arn, input=self._message)
+
+
+def distributed_map_labels(config: DocAgentConfig) -> list[str]:
+    """The Label of every Distributed Map of the workflow (its ASL, the documents' Map's label from the
+    config): each Map's children are executions of ``<state machine>/<label>``."""
+    labels: list[str] = []
+
+    def walk(states: Mapping[str, object]) -> None:
+        for state in states.values():
+            if not isinstance(state, dict):
+                continue
+            processor = state.get("ItemProcessor") or {}
+            if (processor.get("ProcessorConfig") or {}).get("Mode") == "DISTRIBUTED":
+                # The one placeholder a Label holds (stacks/workflow.py substitutes it at deploy).
+                labels.append(
+                    PLACEHOLDER.sub(lambda m: {"MapLabel": config.map_label}[m.group(1)], state["Label"])
+                )
+            walk(processor.get("States") or {})
+
+    walk(render_definition(config)["States"])
+    return labels
+
+
+def _pascal(label: str) -> str:
+    return "".join(part.capitalize() for part in label.replace("_", "-").split("-"))

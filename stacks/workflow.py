@@ -61,6 +61,7 @@ def asl_placeholders(path: Path = ASL_PATH) -> set[str]:
 RENDERED = frozenset(
     {
         "MaxConcurrency",
+        "FanInMaxConcurrency",
         "ToleratedFailurePercentage",
         "InProgressRetryIntervalSeconds",
         "InProgressRetryMaxAttempts",
@@ -81,6 +82,7 @@ def rendered_values(config: DocAgentConfig) -> dict[str, Any]:
     polling = in_progress_polling(config.function_timeout_seconds)
     return {
         "MaxConcurrency": config.effective_max_concurrency,
+        "FanInMaxConcurrency": config.fan_in_max_concurrency,
         "ToleratedFailurePercentage": config.tolerated_failure_percentage,
         "InProgressRetryIntervalSeconds": polling.interval_seconds,
         "InProgressRetryMaxAttempts": polling.max_attempts,

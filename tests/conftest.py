@@ -11,13 +11,8 @@ from typing import Any
 
 import pytest
 
+import stacks  # noqa: F401 (quiets jsii's Node banner before any test imports aws_cdk: stacks/__init__.py)
 from tests.fakes import SimulatedCrash
-
-# jsii (aws-cdk-lib's runtime) prints a banner on every synth when Node is near or past its end of life (Node
-# 20: 2026-04-30). jsii's own switches, read from its runtime (jsii/_embedded/jsii/bin__jsii-runtime.js,
-# checkNode): a comma-separated list of silenced majors past end of life, and any value for deprecated ones.
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 
 EVENTS_DIR = Path(__file__).resolve().parent / "events"
 TESTS_DIR = Path(__file__).resolve().parent

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from docagent import project
 from docagent.localcloud.request_counts import OPERATOR_USER_AGENT
-from docagent.operations.sessions import new_session
+from docagent.operations.sessions import aws_session, new_session
 from functions import storage
 from stacks import outputs as names
 
@@ -190,7 +190,7 @@ class OperatorContext:
 
     @classmethod
     def aws(cls, *, stack_name: str = DEFAULT_STACK_NAME) -> OperatorContext:
-        session = new_session()
+        session = aws_session()
         try:
             described = session.client("cloudformation").describe_stacks(StackName=stack_name)
         except ClientError as error:

@@ -4,77 +4,44 @@ max_documents) takes at the quotas the config states (docagent/drills/job_estima
 
 One line per check with the fix when it is not ok; exit 0 when no check fails, 1 otherwise. Without ``--aws``
 it checks the running local cloud (the AWS-only checks say so); with ``--aws`` the account and region of the
-standard AWS configuration. ``--invoke`` makes one tiny Converse call (maxTokens 5) to prove model access:
-run by an administrator before the first job, that first call of the model also subscribes the account to it
-(AWS Marketplace; see functions/inference/converse.py ``model_access_fix``).
+standard AWS configuration (its Region: ``AWS_REGION``, else boto3's ``AWS_DEFAULT_REGION`` or the profile's).
+``--invoke`` makes one tiny Converse call (maxTokens 5) per model to prove model access: run by an
+administrator before the first job (``make deploy`` does), that first call of a model also subscribes the
+account to it (AWS Marketplace; see functions/inference/converse.py ``model_access_fix``). ``--definition
+FOLDER`` adds the models of that job definition (job.json ``models``) to the deployment's.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.text import Text
 
 from docagent import project
+from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.registry import current_bundle
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
 from docagent.operations.display import wide_console
+from docagent.operations.preflight_check import Check, error_code, skipped
+from docagent.operations.preflight_models import ModelChecks
 from docagent.operations.reference import lookup_checks, reference_warnings
-from docagent.operations.sessions import new_session
-from functions.inference.converse import model_access_fix
+from docagent.operations.sessions import aws_session, new_session
 from stacks import outputs as names
-from stacks.config import (
-    INFERENCE_PROFILE_PREFIXES,
-    ConfigError,
-    DocAgentConfig,
-    load_config,
-    profile_region_problem,
-)
+from stacks.config import ConfigError, DocAgentConfig, load_config
 from stacks.powertools import POWERTOOLS_VERSION, powertools_layer_parameter
 
-Status = Literal["ok", "warn", "fail"]
 # The bootstrap stack version the CDK v2 default synthesizer requires when cdk.out says nothing (as of
 # 2026-11, AWS CDK docs "Bootstrapping your environment": templates check BootstrapVersion >= 6).
 DEFAULT_REQUIRED_BOOTSTRAP = 6
 
 
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: Status
-    detail: str
-    fix: str = ""
-
-
-def _skipped(name: str, why: str) -> Check:
-    return Check(name, "ok", f"skipped: {why}")
-
-
-def _error_code(error: Exception) -> str:
-    if isinstance(error, ClientError):
-        return str(error.response.get("Error", {}).get("Code", "")) or type(error).__name__
-    return type(error).__name__
-
-
-def base_model_id(model_id: str) -> str:
-    """The foundation model of an inference profile id (``us.anthropic.x`` → ``anthropic.x``)."""
-    geography, _, rest = model_id.partition(".")
-    return rest if rest and geography in INFERENCE_PROFILE_PREFIXES else model_id
-
-
-def is_profile(model_id: str) -> bool:
-    return base_model_id(model_id) != model_id
-
-
-class Preflight:
+class Preflight(ModelChecks):
     """The checks, each a method returning a Check; ``client(service)`` makes the boto3 clients."""
 
     def __init__(
@@ -87,6 +54,7 @@ class Preflight:
         invoke: bool,
         required_bootstrap: int = DEFAULT_REQUIRED_BOOTSTRAP,
         local_outputs: dict[str, str] | None = None,
+        definition_models: list[str] | None = None,
     ) -> None:
         self.config = config
         self.client = client
@@ -96,6 +64,9 @@ class Preflight:
         self.required_bootstrap = required_bootstrap
         self.local_outputs = local_outputs
         self.deployed_outputs: dict[str, str] | None = None  # read by stack_outputs on AWS
+        # Every model a job may call: the deployment's, then the definition's (job.json models).
+        self.models = list(dict.fromkeys([*config.model_ids(), *(definition_models or [])]))
+        self.batch_model = (definition_models or [config.model_id])[0]
 
     def run(self) -> list[Check]:
         checks = [self.credentials()]
@@ -106,6 +77,7 @@ class Preflight:
             self.model_lifecycle,
             self.model_offered,
             self.model_access,
+            self.batch_inference,
             self.powertools_layer,
             self.lambda_concurrency,
             self.bedrock_quotas,
@@ -116,7 +88,7 @@ class Preflight:
                 checks.append(check())
             except (ClientError, BotoCoreError) as error:
                 name = check.__name__
-                checks.append(Check(name, "fail", f"{_error_code(error)}: {error}", "see the error; retry"))
+                checks.append(Check(name, "fail", f"{error_code(error)}: {error}", "see the error; retry"))
         return checks
 
     # -- account ----------------------------------------------------------------------------------
@@ -132,7 +104,7 @@ class Preflight:
             return Check(
                 "credentials",
                 "fail",
-                f"{_error_code(error)}: {error}",
+                f"{error_code(error)}: {error}",
                 "configure credentials (aws configure, AWS_PROFILE or SSO login)"
                 if self.on_aws
                 else "start the local cloud: `docagent local up --detach`",
@@ -143,7 +115,7 @@ class Preflight:
 
     def bootstrap(self) -> Check:
         if not self.on_aws:
-            return _skipped("bootstrap", "the local cloud needs no CDK bootstrap stack")
+            return skipped("bootstrap", "the local cloud needs no CDK bootstrap stack")
         fix = f"npx cdk bootstrap aws://ACCOUNT/{self.region}"
         try:
             stacks = self.client("cloudformation").describe_stacks(StackName="CDKToolkit")["Stacks"]
@@ -162,98 +134,6 @@ class Preflight:
             )
         return Check("bootstrap", "ok", f"CDKToolkit version {version} (needs {self.required_bootstrap}+)")
 
-    # -- the model --------------------------------------------------------------------------------
-
-    def _foundation_model(self) -> dict[str, Any]:
-        details: dict[str, Any] = self.client("bedrock").get_foundation_model(
-            modelIdentifier=base_model_id(self.config.model_id)
-        )["modelDetails"]
-        return details
-
-    def model_lifecycle(self) -> Check:
-        model = self.config.model_id
-        if self.config.model_provider != "bedrock":
-            return _skipped("model_lifecycle", f"model_provider is {self.config.model_provider}")
-        if not self.on_aws:
-            return _skipped("model_lifecycle", "the local Bedrock serves any model id")
-        fix = "pick an Active model (Bedrock console, Model catalog) and set model_id in cdk.json"
-        try:
-            lifecycle = self._foundation_model().get("modelLifecycle", {})
-        except ClientError as error:
-            if _error_code(error) in {"ResourceNotFoundException", "ValidationException"}:
-                return Check("model_lifecycle", "fail", f"{model}: not offered in {self.region}", fix)
-            raise
-        status = str(lifecycle.get("status", "unknown"))
-        if status == "ACTIVE":
-            return Check("model_lifecycle", "ok", f"{base_model_id(model)} is ACTIVE")
-        if status == "LEGACY":
-            end = lifecycle.get("endOfLifeTime")
-            when = end.date().isoformat() if isinstance(end, dt.datetime) else str(end or "not announced")
-            return Check(
-                "model_lifecycle", "warn", f"{base_model_id(model)} is LEGACY; end of life {when}", fix
-            )
-        return Check("model_lifecycle", "fail", f"{base_model_id(model)} lifecycle is {status}", fix)
-
-    def model_offered(self) -> Check:
-        model = self.config.model_id
-        if self.config.model_provider != "bedrock":
-            return _skipped("model_offered", f"model_provider is {self.config.model_provider}")
-        if not self.on_aws:
-            return _skipped("model_offered", "the local Bedrock serves any model id")
-        problem = profile_region_problem(model, self.region)
-        if problem:  # known before any call: the profile's geography is not the Region's
-            return Check("model_offered", "fail", problem, "set model_id in cdk.json, deploy")
-        if is_profile(model):
-            try:
-                profile = self.client("bedrock").get_inference_profile(inferenceProfileIdentifier=model)
-            except ClientError as error:
-                return Check(
-                    "model_offered",
-                    "fail",
-                    f"inference profile {model}: {_error_code(error)} in {self.region}",
-                    "use the profile of this region's geography (us., eu., apac., ...) or global.",
-                )
-            regions = sorted({m["modelArn"].split(":")[3] for m in profile.get("models", [])})
-            if profile.get("status") != "ACTIVE":
-                return Check("model_offered", "fail", f"profile {model} is {profile.get('status')}", "")
-            return Check("model_offered", "ok", f"profile {model} routes to {', '.join(regions) or '-'}")
-        types = self._foundation_model().get("inferenceTypesSupported", [])
-        if "ON_DEMAND" not in types:
-            return Check(
-                "model_offered",
-                "fail",
-                f"{model} is not offered on demand in {self.region} ({', '.join(types) or 'no types'})",
-                "use its cross-Region inference profile id (e.g. us." + model + ")",
-            )
-        return Check("model_offered", "ok", f"{model} on demand in {self.region}")
-
-    def model_access(self) -> Check:
-        if self.config.model_provider != "bedrock":
-            return _skipped("model_access", f"model_provider is {self.config.model_provider}")
-        if not self.invoke:
-            return _skipped("model_access", "add --invoke for one tiny Converse call")
-        model = self.config.model_id
-        try:
-            answer = self.client("bedrock-runtime").converse(
-                modelId=model,
-                messages=[{"role": "user", "content": [{"text": "Reply OK."}]}],
-                inferenceConfig={"maxTokens": 5, "temperature": 0.0},
-            )
-        except ClientError as error:
-            code = _error_code(error)
-            if code in {"ThrottlingException", "ServiceUnavailableException"}:
-                return Check("model_access", "warn", f"{model}: {code} (access not proven)", "retry later")
-            fix = (
-                model_access_fix(model)
-                if code == "AccessDeniedException"
-                else "pick a model offered in this region (model_id in cdk.json)"
-            )
-            return Check("model_access", "fail", f"{model}: {code}: {error}", fix)
-        usage = answer.get("usage", {})
-        return Check(
-            "model_access", "ok", f"{model} answered ({usage.get('inputTokens', '?')} tokens in, one call)"
-        )
-
     # -- the platform -----------------------------------------------------------------------------
 
     def powertools_layer(self) -> Check:
@@ -265,7 +145,7 @@ class Preflight:
         try:
             arn = self.client("ssm").get_parameter(Name=parameter)["Parameter"]["Value"]
         except ClientError as error:
-            if _error_code(error) != "ParameterNotFound":
+            if error_code(error) != "ParameterNotFound":
                 raise
             return Check(
                 "powertools_layer",
@@ -278,10 +158,10 @@ class Preflight:
 
     def lambda_concurrency(self) -> Check:
         if not self.on_aws:
-            return _skipped("lambda_concurrency", "the local runtime starts workers on demand")
+            return skipped("lambda_concurrency", "the local runtime starts workers on demand")
         limit = self.client("lambda").get_account_settings()["AccountLimit"]
         unreserved = int(limit.get("UnreservedConcurrentExecutions", 0))
-        needed = self.config.max_concurrency + 2  # the Map's children, plus the job-level steps
+        needed = self.config.functions_in_flight  # every Map's children at once, and the job-level steps
         detail = f"unreserved concurrency {unreserved}; a job needs up to {needed}"
         if unreserved < needed:
             return Check(
@@ -293,71 +173,6 @@ class Preflight:
         if unreserved < 2 * needed:
             return Check("lambda_concurrency", "warn", detail + " (little room for other jobs)")
         return Check("lambda_concurrency", "ok", detail)
-
-    def bedrock_quotas(self) -> Check:
-        """The account's real quotas through the stack's own function (DocAgentConfig.quota_concurrency):
-        the MaxConcurrency they carry, against the one the configured stack uses."""
-        if self.config.model_provider != "bedrock":
-            return _skipped("bedrock_quotas", f"model_provider is {self.config.model_provider}")
-        if not self.on_aws:
-            return _skipped("bedrock_quotas", "the local Bedrock has no quotas (throttle faults stand in)")
-        rpm, tpm = self._model_quotas()
-        kind = "Cross-Region" if is_profile(self.config.model_id) else "On-demand"
-        if tpm is None:
-            return Check(
-                "bedrock_quotas",
-                "warn",
-                f"no tokens-per-minute quota found for {self.config.model_id}",
-                f'see Service Quotas > Amazon Bedrock: "{kind} InvokeModel tokens per minute for <model>"',
-            )
-        real = self.config.model_copy(
-            update={"model_tokens_per_minute": tpm}
-            | ({"model_requests_per_minute": rpm} if rpm is not None else {})
-        )
-        carried, configured = real.effective_max_concurrency, self.config.effective_max_concurrency
-        detail = (
-            f"{kind} {tpm:,} tokens per minute"
-            + (f", {rpm:,} requests per minute" if rpm is not None else "")
-            + f"; {real.quota_tokens_per_document:,} quota tokens a document "
-            f"({real.model_input_tokens_per_document:,} in + {real.model_max_output_tokens:,} out x "
-            f"{real.model_output_token_burndown} burndown): "
-            f"MaxConcurrency {carried} with these quotas; the configured stack uses {configured}"
-        )
-        if configured > carried:
-            settings = f"model_tokens_per_minute={tpm}" + (
-                f", model_requests_per_minute={rpm}" if rpm is not None else ""
-            )
-            return Check(
-                "bedrock_quotas",
-                "warn",
-                detail + ": expect throttling, ridden out by Retry (ModelThrottled)",
-                f"set {settings} in cdk.json and deploy (MaxConcurrency {carried}), or raise the quota",
-            )
-        return Check("bedrock_quotas", "ok", detail)
-
-    def _model_quotas(self) -> tuple[int | None, int | None]:
-        """(requests, tokens) per minute of the model's on-demand or cross-Region quota, found by name:
-        "Cross-Region InvokeModel tokens per minute for Anthropic Claude Haiku 4.5" (the names of 2026-12;
-        older accounts may list "Cross-region model inference requests per minute for ..." too). None where
-        there is none."""
-        words = [w for w in re.split(r"[-.:]", base_model_id(self.config.model_id)) if w and not w.isdigit()]
-        family = [w for w in words if not re.fullmatch(r"v\d+|\d{8}", w)][1:]  # drop the provider
-        version = ".".join(re.findall(r"-(\d)(?=-|$)", base_model_id(self.config.model_id))[:2])
-        kind = "cross-region" if is_profile(self.config.model_id) else "on-demand"
-        rpm = tpm = None
-        paginator = self.client("service-quotas").get_paginator("list_service_quotas")
-        for page in paginator.paginate(ServiceCode="bedrock"):
-            for quota in page.get("Quotas", []):
-                name = str(quota.get("QuotaName", "")).lower()
-                if kind not in name or not all(word in name for word in family):
-                    continue
-                if version and version not in name:
-                    continue
-                if "requests per minute" in name and rpm is None:
-                    rpm = int(quota["Value"])
-                elif "tokens per minute" in name and tpm is None:
-                    tpm = int(quota["Value"])
-        return rpm, tpm
 
     def stack_outputs(self) -> Check:
         name = self.config.stack_name
@@ -388,14 +203,14 @@ class Preflight:
         outputs = self.deployed_outputs if self.on_aws else self.local_outputs
         table_name, bucket = (outputs or {}).get(names.REFERENCE_TABLE), (outputs or {}).get(names.BUCKET)
         if not table_name or not bucket:
-            return _skipped("reference_data", "the stack is not deployed")
+            return skipped("reference_data", "the stack is not deployed")
         # cdk.json's default_definition (stacks/config.py): the definition a job runs unless it names one.
         name = str(getattr(self.config, "default_definition", "") or "")
         if not name:
-            return _skipped("reference_data", "no default definition (cdk.json default_definition)")
+            return skipped("reference_data", "no default definition (cdk.json default_definition)")
         bundle = current_bundle(self.client("s3"), bucket, name)
         if bundle is None:
-            return _skipped("reference_data", f"definition {name} is not published")
+            return skipped("reference_data", f"definition {name} is not published")
         warnings = reference_warnings(self.client("dynamodb"), table_name, bundle)
         if warnings:
             return Check(
@@ -428,11 +243,20 @@ def _config() -> DocAgentConfig:
         raise OperatorError(str(error)) from None
 
 
+def _definition_models(folder: str) -> list[str] | None:
+    """The models job.json ``models`` names in a definition folder (None when it names none)."""
+    try:
+        return read_bundle(folder).definition.models
+    except DefinitionInvalid as error:
+        raise OperatorError(str(error)) from None
+
+
 @command
 def cmd_preflight(args: argparse.Namespace) -> int:
     config = _config()
+    models = _definition_models(args.definition) if args.definition else None
     if args.aws:
-        session = new_session()
+        session = aws_session()
         region = session.region_name
         preflight = Preflight(
             config,
@@ -441,6 +265,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
             on_aws=True,
             invoke=args.invoke,
             required_bootstrap=required_bootstrap_version(),
+            definition_models=models,
         )
     else:
         endpoint = args.endpoint or (project.running_cloud() or {}).get("endpoint")
@@ -456,6 +281,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
             on_aws=False,
             invoke=args.invoke,
             local_outputs=outputs,
+            definition_models=models,
         )
     estimator = getattr(args, "estimate", None)
     estimate = estimator(args, config) if estimator is not None else None
@@ -502,8 +328,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--invoke",
         action="store_true",
-        help="make one tiny Converse call to prove model access (run it as an administrator before the first "
-        "job: the first call subscribes the account to the model)",
+        help="make one tiny Converse call per model to prove model access (run it as an administrator before "
+        "the first job: the first call subscribes the account to the model)",
+    )
+    parser.add_argument(
+        "--definition",
+        metavar="FOLDER",
+        help="a job definition folder: its job.json models are checked (and invoked) too",
     )
     parser.add_argument("--endpoint", help="the local cloud's endpoint (default: the running one)")
     parser.set_defaults(handler=cmd_preflight)

@@ -10,6 +10,7 @@ one loader serves them all. Credentials, Region and endpoints stay each session'
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import boto3
@@ -30,3 +31,10 @@ def new_session(**kwargs: Any) -> boto3.session.Session:
     session._session.register_component("data_loader", shared)
     session._loader = shared
     return session
+
+
+def aws_session() -> boto3.session.Session:
+    """A session for the standard AWS configuration, in the Region the AWS SDKs and CLI would use:
+    ``AWS_REGION`` first (which boto3 itself does not read: botocore 1.44 resolves the Region from
+    ``AWS_DEFAULT_REGION`` and the profile only), then boto3's own resolution."""
+    return new_session(region_name=os.environ.get("AWS_REGION") or None)

@@ -66,6 +66,44 @@ EVENT_SOURCE: Final = "aws.bedrock"
 EVENT_DETAIL_TYPE: Final = "Batch Inference Job State Change"
 INVOCATION_TYPE: Final = "Converse"
 
+# Which model ids batch inference accepts (looked up 2026-12-07, AWS docs "Supported Regions and models for
+# batch inference", https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-supported.html).
+# Its table has, per model, the "Regions supporting foundation model" (the in-Region id) and the "Regions
+# supporting inference profile": the source Regions of the *geographic* cross-Region profiles (us., eu.,
+# apac.; the rows read, Amazon Nova Lite, Micro and Pro, list us-east-1 us-east-2 us-west-2 ap-northeast-1
+# ap-northeast-2 ap-south-1 ap-southeast-1 ap-southeast-2 eu-central-1 eu-north-1 eu-south-1 eu-south-2
+# eu-west-1 eu-west-3). No row names a global profile (global.): a job on one calls the model on-demand
+# (the workflow's Catch of BatchUnavailable), at twice the batch price. Per model the list is narrower and
+# moves; preflight says which of the three cases it is, and the first batch job is the proof.
+BATCH_PROFILE_SOURCE_REGIONS: Final[dict[str, frozenset[str]]] = {
+    "us": frozenset({"us-east-1", "us-east-2", "us-west-2"}),
+    "eu": frozenset({"eu-central-1", "eu-north-1", "eu-south-1", "eu-south-2", "eu-west-1", "eu-west-3"}),
+    "apac": frozenset({"ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1", "ap-southeast-2"}),
+}
+BATCH_UNLISTED_PROFILES: Final = frozenset({"global"})
+
+
+def batch_acceptance(model_id: str, region: str) -> tuple[bool | None, str]:
+    """Whether batch inference accepts ``model_id`` called from ``region`` by the table above: True (a
+    geographic profile from one of its listed Regions), False (a global profile, or a geographic one from a
+    Region the table does not list for it), None (a foundation model id or an ARN: the model's own row
+    decides), with the reason."""
+    prefix = model_id.split(".", 1)[0] if "." in model_id and not model_id.startswith("arn:") else ""
+    base = model_id.split(".", 1)[1] if prefix else model_id
+    listed = sorted(geo for geo, regions in BATCH_PROFILE_SOURCE_REGIONS.items() if region in regions)
+    usable = f"{listed[0]}.{base}" if listed else None
+    instead = f": use {usable} for batch" if usable else ""
+    if prefix in BATCH_UNLISTED_PROFILES:
+        return False, f"batch inference lists no {prefix}. profile{instead}"
+    if prefix in BATCH_PROFILE_SOURCE_REGIONS:
+        if region in BATCH_PROFILE_SOURCE_REGIONS[prefix]:
+            return True, f"batch inference lists {prefix}. profiles from {region}"
+        return (
+            False,
+            f"batch inference lists {prefix}. profiles only from other Regions than {region}{instead}",
+        )
+    return None, "a foundation model id: batch inference accepts it where the model's row lists the Region"
+
 
 def uses_batch(inference: str, documents: int) -> bool:
     """Whether a job of ``documents`` documents runs its model calls as batch jobs: ``batch`` always (a part

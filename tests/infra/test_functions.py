@@ -301,13 +301,17 @@ def test_only_process_document_may_invoke_the_model(synthesized: Synthesized) ->
             model_id = synthesized.stack.config.model_id
             geography, _, base_model = model_id.partition(".")
             assert geography in INFERENCE_PROFILE_PREFIXES  # the default is a cross-Region inference profile
-            assert model_grants == {
+            assert model_grants == {  # the global profile's statements: tests/infra/test_model_grants.py
                 (
                     "bedrock:InvokeModel",
                     "arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/"
                     + model_id,
                 ),
-                ("bedrock:InvokeModel", "arn:<AWS::Partition>:bedrock:*::foundation-model/" + base_model),
+                (
+                    "bedrock:InvokeModel",
+                    "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/" + base_model,
+                ),
+                ("bedrock:InvokeModel", "arn:<AWS::Partition>:bedrock:::foundation-model/" + base_model),
             }
         elif handler == "functions.handlers.batch_inference.handler":
             # Creates and reads the job's batch job (Bedrock invokes the model under the batch role).
@@ -325,7 +329,7 @@ def _process_document_grants(stack: DocAgentStack) -> set[tuple[str, str]]:
     return grants(list(resolved_policy_statements(stack, role)))
 
 
-def test_inference_profile_grants_the_profile_and_its_model_in_any_region_and_the_extra_models(
+def test_inference_profile_grants_the_profile_and_its_model_and_the_extra_models(
     express_inference_profile_stack: DocAgentStack,
 ) -> None:
     model_grants = {
@@ -339,7 +343,7 @@ def test_inference_profile_grants_the_profile_and_its_model_in_any_region_and_th
             "arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/"
             "us.anthropic.claude-3-5-haiku-20241022-v1:0",
         ),
-        (
+        (  # in the geography's Regions, through the profile only: tests/infra/test_model_grants.py
             "bedrock:InvokeModel",
             "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
         ),

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from aws_cdk import aws_sns as sns
 
+from stacks.docagent_stack import DocAgentStack
 from stacks.observability import EMITTED_METRICS, FUNCTIONS_WITH_EXPECTED_ERRORS, NAMESPACE
 from stacks.workflow import render_definition
 from tests.infra.conftest import Synthesized, as_list, construct_stack, pretty
@@ -102,8 +103,9 @@ def test_email_subscription_only_when_configured(synthesized: Synthesized, tmp_p
 
 def test_every_alarm_notifies_the_topic_and_ignores_missing_data(synthesized: Synthesized) -> None:
     found = alarms(synthesized)
-    # 4 job and model alarms, errors of 6 functions, throttles of 7, approval and nothing-extracted, budget 2.
-    assert len(found) == 4 + 6 + 7 + 2 + 2
+    # 2 job alarms, one failures alarm per Distributed Map (5), one throttles alarm per model (cdk.json: 1),
+    # errors of 6 functions, throttles of 7, approval and nothing-extracted, budget 2.
+    assert len(found) == 2 + 5 + 1 + 6 + 7 + 2 + 2
     for alarm_id, properties in found.items():
         assert properties["AlarmActions"] == [topic_ref(synthesized)], alarm_id
         assert properties["TreatMissingData"] == "notBreaching", alarm_id
@@ -140,6 +142,48 @@ def test_map_run_alarm_watches_the_children_by_their_labelled_arn(synthesized: S
         assert dimension["Name"] == "StateMachineArn"
         assert dimension["Value"] == {"Fn::Join": ["", [state_machine_ref(synthesized), f"/{label}"]]}
     assert properties["Threshold"] == 1
+
+
+def test_every_distributed_map_has_a_failures_alarm_on_its_children(synthesized: Synthesized) -> None:
+    """m7: documents, batch records, batch jobs and the fan-in's partitions: each Distributed Map's children
+    (``<state machine ARN>/<label>``) are watched, not only the documents'."""
+    labels = []
+
+    def walk(states: dict[str, Any]) -> None:
+        for state in states.values():
+            processor = state.get("ItemProcessor", {})
+            if processor.get("ProcessorConfig", {}).get("Mode") == "DISTRIBUTED":
+                labels.append(state["Label"].replace("${MapLabel}", synthesized.stack.config.map_label))
+            walk(processor.get("States", {}))
+
+    walk(render_definition(synthesized.stack.config)["States"])
+    assert len(labels) >= 4 and synthesized.stack.config.map_label in labels
+    watched: dict[str, set[str]] = {}
+    for properties in alarms(synthesized).values():
+        for stat in metric_stats(properties).values() if "Metrics" in properties else []:
+            (dimension,) = stat["Metric"]["Dimensions"]
+            value = dimension["Value"]
+            if isinstance(value, dict) and "Fn::Join" in value:
+                watched.setdefault(value["Fn::Join"][1][-1].lstrip("/"), set()).add(
+                    stat["Metric"]["MetricName"]
+                )
+    for label in labels:
+        assert watched.get(label) == {"ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted"}, label
+
+
+def test_every_model_the_functions_may_call_has_a_throttles_alarm(
+    express_inference_profile_stack: DocAgentStack,
+) -> None:
+    """M2: extra_model_ids (a definition's cheap or strong model) are alarmed on as model_id is."""
+    stack = express_inference_profile_stack
+    found = {}
+    for alarm_id, alarm in stack.observability.alarms.items():
+        cfn = alarm.node.default_child
+        if stack.resolve(cfn.metric_name) == "InvocationThrottles":  # type: ignore[union-attr]
+            (dimension,) = stack.resolve(cfn.dimensions)  # type: ignore[union-attr]
+            found[dimension["value"]] = alarm_id
+    assert set(found) == set(stack.config.model_ids()) and len(found) == 2, found
+    assert found[stack.config.model_id] == "ModelThrottlesAlarm"
 
 
 def test_model_throttle_alarm_uses_bedrock_metrics_and_the_configured_threshold(
@@ -407,6 +451,14 @@ def test_every_publisher_the_topic_needs_may_publish_and_nobody_else(synthesized
     for what, arn in strangers.items():
         context = {**tls, "aws:SourceArn": arn}
         assert not may_publish(statements, topic_arn, "cloudwatch.amazonaws.com", context), what
+    # m8: EventBridge publishes for the job alerts' rule only, not for any other rule.
+    for what, arn in {
+        "another rule": f"arn:aws:events:{REGION}:{ACCOUNT}:rule/someone-elses",
+        "another account's rule": f"arn:aws:events:{REGION}:999999999999:rule/x",
+    }.items():
+        assert not may_publish(
+            statements, topic_arn, "events.amazonaws.com", {**tls, "aws:SourceArn": arn}
+        ), what
     someone = {**tls, "aws:SourceArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:x"}
     assert not may_publish(statements, topic_arn, "lambda.amazonaws.com", someone)
 

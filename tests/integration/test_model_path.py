@@ -120,6 +120,7 @@ def test_preflight_against_the_local_cloud_prints_every_check(cloud, deployed, f
         "model_lifecycle",
         "model_offered",
         "model_access",
+        "batch_inference",  # skipped: the local Bedrock runs batch jobs of any model id
         "powertools_layer",
         "lambda_concurrency",
         "bedrock_quotas",

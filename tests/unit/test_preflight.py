@@ -172,6 +172,7 @@ def test_a_ready_account_passes_every_check(account: Account) -> None:
         "model_lifecycle": "ok",
         "model_offered": "ok",
         "model_access": "ok",  # skipped without --invoke
+        "batch_inference": "ok",  # a us. profile from us-east-1
         "powertools_layer": "ok",
         "lambda_concurrency": "ok",
         "bedrock_quotas": "ok",
