@@ -37,6 +37,7 @@ from docagent.operations import approval, review
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
 from docagent.operations.records import JobRecords, check_job_id
 from docagent.operations.redrive_job import redrive_job
+from docagent.served_hosts import served_hosts
 from functions import storage
 from functions.reviews import ChosenEvidence
 
@@ -400,18 +401,6 @@ class ConsoleServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.server_address[1]}"
-
-
-def served_hosts(port: int, named: Iterable[str] = ()) -> frozenset[str]:
-    """The ``Host`` values the console answers: 127.0.0.1 and localhost on its port, and the names the
-    operator gave (``--allow-host NAME``; without a port, on the console's port), compared without case."""
-    hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
-    for given in named:
-        name = given.strip().lower()
-        if name:
-            with_port = re.fullmatch(r".+:[0-9]+", name) and not name.endswith("]")
-            hosts.add(name if with_port else f"{name}:{port}")
-    return frozenset(hosts)
 
 
 def serve(console: ReviewConsole, port: int, hosts: Iterable[str] = ()) -> ConsoleServer:

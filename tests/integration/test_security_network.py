@@ -9,6 +9,7 @@ import shutil
 import threading
 import time
 import urllib.parse
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ import pytest
 from docagent.cli import main
 from docagent.console.app import ConsoleServer, ReviewConsole, serve, served_hosts
 from docagent.kit.loader import DefinitionInvalid, read_bundle
+from docagent.localcloud.bedrock.model_faults import model_faults_of
+from docagent.localcloud.server import LocalCloud
 from tests.support import host_request
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
@@ -155,3 +158,35 @@ def test_an_http_ref_is_refused_fast_and_nothing_is_fetched(
     with pytest.raises(DefinitionInvalid):
         read_bundle(claims)
     assert _Counting.hits == []
+
+
+# ------------------------------------------------------------------------------------------- local cloud
+
+
+def test_the_local_cloud_answers_its_own_clients_and_no_web_page(cloud: LocalCloud, aws: Any) -> None:
+    """Issue #49: a page of any site could list the buckets and read the documents; the local Bedrock
+    forwards to the real account with ``--model bedrock``."""
+    bucket = f"guarded-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket)  # the project's signed clients are served
+    assert bucket in [found["Name"] for found in aws("s3").list_buckets()["Buckets"]]
+    assert model_faults_of(cloud.endpoint)["faults"] is not None  # the local cloud's own routes, signed
+    port, own = cloud.port, f"127.0.0.1:{cloud.port}"
+    converse = "/model/anthropic.claude/converse"
+    refused = [
+        ("GET", "/", f"evil.example:{port}", {}),  # a rebound name
+        ("GET", "/", own, {"Origin": "http://evil.example"}),
+        ("GET", "/", own, {}),  # unsigned ListBuckets
+        ("GET", f"/{bucket}", own, {"Sec-Fetch-Site": "cross-site"}),
+        ("OPTIONS", "/", own, {"Origin": "http://evil.example", "Access-Control-Request-Method": "PUT"}),
+        ("POST", converse, own, {"Content-Type": "application/json"}),  # the Bedrock pass-through, unsigned
+        ("POST", converse, own, {"Origin": "http://evil.example", "Content-Type": "text/plain"}),
+        ("DELETE", "/_docagent/bedrock/faults", own, {}),
+    ]
+    before = model_faults_of(cloud.endpoint)
+    for method, path, host, headers in refused:
+        status, answered, body = host_request(port, method, path, host, **headers)
+        assert status in (403, 421) and bucket not in body, (method, path, host, headers, status)
+        assert not any(name.lower().startswith("access-control") for name in answered), answered
+    status, _, body = host_request(port, "GET", "/", own)
+    assert status == 403 and "<Code>AccessDenied</Code>" in body
+    assert model_faults_of(cloud.endpoint) == before
