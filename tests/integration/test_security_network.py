@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import json
 import shutil
+import socket
 import threading
 import time
 import urllib.parse
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from docagent.cli import main
-from docagent.console.app import ConsoleServer, ReviewConsole, serve, served_hosts
+from docagent.console.app import ConsoleServer, Handler, ReviewConsole, serve, served_hosts
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.localcloud.bedrock.model_faults import model_faults_of
 from docagent.localcloud.server import LocalCloud
@@ -90,6 +91,66 @@ def test_a_rebound_post_with_the_right_token_and_origin_does_nothing(
     assert status == 303 and app.approved == ["j1"]
     said_id = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["Location"]).query)["said"][0]
     assert app.status(said_id) == {"text": "job j1 approved", "kind": "ok"}
+
+
+@pytest.mark.parametrize(
+    "back",
+    [
+        "/job/j1\r\nSet-Cookie: pwned=1",
+        "/job/j1/document/a.pdf\nLocation: http://evil.example",
+        "//evil.example/job/j1",
+        "http://evil.example/job/j1",
+        "/job/j10",  # another job's page
+        "/job/j1//evil.example",
+        "/job/j1/\u202eexe.txt",
+    ],
+)
+def test_a_back_that_is_not_a_page_of_the_job_is_refused_before_acting(
+    console: tuple[ConsoleServer, _Recording], back: str
+) -> None:
+    server, app = console
+    own = f"127.0.0.1:{server.server_address[1]}"
+    form = urllib.parse.urlencode({"token": app.token, "back": back})
+    status, headers, body = _request(server, "POST", "/job/j1/approve", own, form)
+    assert status == 400 and "back is not a page of this job" in body
+    assert "Set-Cookie" not in headers and "Location" not in headers and app.approved == []
+    # a page of the job is where the action goes back to
+    form = urllib.parse.urlencode({"token": app.token, "back": "/job/j1/document/a.pdf?tab=fields"})
+    status, headers, _ = _request(server, "POST", "/job/j1/approve", own, form)
+    assert status == 303 and headers["Location"].startswith("/job/j1/document/a.pdf?tab=fields&said=")
+
+
+@pytest.mark.parametrize(("length", "status"), [("-1", 400), ("abc", 400), ("1e3", 400), ("99999999", 413)])
+def test_a_bad_content_length_is_refused_at_once(
+    console: tuple[ConsoleServer, _Recording], length: str, status: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, app = console
+    own = f"127.0.0.1:{server.server_address[1]}"
+    form = urllib.parse.urlencode({"token": app.token})
+    started = time.monotonic()
+    answered, _, _ = _request(server, "POST", "/job/j1/approve", own, form, **{"Content-Length": length})
+    assert answered == status and time.monotonic() - started < 5 and app.approved == []
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_body_shorter_than_its_length_frees_the_thread(
+    console: tuple[ConsoleServer, _Recording],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, app = console
+    monkeypatch.setattr(Handler, "timeout", 0.5)
+    port = server.server_address[1]
+    form = urllib.parse.urlencode({"token": app.token}).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+        length = len(form) + 100
+        head = f"POST /job/j1/approve HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {length}\r\n"
+        client.sendall(head.encode() + b"Content-Type: application/x-www-form-urlencoded\r\n\r\n" + form)
+        started = time.monotonic()
+        answer = client.recv(4096).decode()  # the connection stays open: only the server's timeout ends it
+    assert answer.startswith("HTTP/1.1 400") and "shorter than its Content-Length" in answer
+    assert time.monotonic() - started < 10 and app.approved == []
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_a_status_line_is_the_consoles_own_never_a_urls(console: tuple[ConsoleServer, _Recording]) -> None:
