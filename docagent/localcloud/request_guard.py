@@ -40,7 +40,7 @@ LOCAL_ACCESS_KEY = "local"
 LOCAL_SECRET_KEY = "local"
 ALLOW_ORIGINS_VARIABLE = "DOCAGENT_LOCAL_ALLOW_ORIGINS"  # comma-separated, added to --allow-origin
 _SIGV4 = "AWS4-HMAC-SHA256 Credential="
-_CROSS_SITE = frozenset({"cross-site", "same-site"})
+CROSS_SITE = frozenset({"cross-site", "same-site"})  # Sec-Fetch-Site of a request another site made
 
 # AWS's codes and wording for an unsigned request and an unknown access key, in S3's REST XML and in the JSON
 # protocols (moto 5: moto/s3/exceptions.py S3InvalidAccessKeyIdError, moto/core/exceptions.py
@@ -145,7 +145,7 @@ def refusal(environ: dict[str, Any], hosts: frozenset[str], origins: frozenset[s
     origin = environ.get("HTTP_ORIGIN")
     if (origin is not None and origin.lower() not in origins) or environ.get(
         "HTTP_SEC_FETCH_SITE"
-    ) in _CROSS_SITE:
+    ) in CROSS_SITE:
         return _REFUSE_CROSS_ORIGIN[json_protocol]
     key = access_key(environ)
     if key is None:
