@@ -147,6 +147,8 @@ def refusal(environ: dict[str, Any], hosts: frozenset[str], origins: frozenset[s
         "HTTP_SEC_FETCH_SITE"
     ) in CROSS_SITE:
         return _REFUSE_CROSS_ORIGIN[json_protocol]
+    if origin is not None and environ.get("REQUEST_METHOD") == "OPTIONS":
+        return None  # an allowed origin's preflight: a browser sends it without credentials
     key = access_key(environ)
     if key is None:
         return _REFUSE_UNSIGNED[json_protocol]

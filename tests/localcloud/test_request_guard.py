@@ -101,6 +101,10 @@ def test_an_origin_the_operator_allows_by_name_is_served() -> None:
     for origin in ("http://localhost:3000", "https://tools.internal"):
         status, _, _, reached = call(allowed, host=f"127.0.0.1:{PORT}", origin=origin, authorization=SIGNED)
         assert status == "200 OK" and reached == ["/"], origin
+    preflight = {"origin": "http://localhost:3000", "access_control_request_method": "PUT"}
+    status, _, _, reached = call(allowed, method="OPTIONS", host=f"127.0.0.1:{PORT}", **preflight)
+    assert status == "200 OK" and reached == ["/"]  # a preflight carries no signature
+    assert call(allowed, method="GET", host=f"127.0.0.1:{PORT}", origin="http://localhost:3000")[3] == []
     for origin in ("http://localhost:3001", "http://tools.internal", "https://tools.internal.evil"):
         assert call(allowed, host=f"127.0.0.1:{PORT}", origin=origin, authorization=SIGNED)[3] == [], origin
     with pytest.raises(ValueError, match="not an origin"):
