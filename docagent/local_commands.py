@@ -68,9 +68,11 @@ def _endpoint(args: argparse.Namespace) -> str:
 def cmd_local_up(args: argparse.Namespace) -> int:
     from docagent.localcloud import lifecycle
     from docagent.localcloud.bedrock.backends import parse_model
+    from docagent.localcloud.request_guard import allowed_origins
 
-    try:  # a bad --model is refused before anything starts
+    try:  # a bad --model or --allow-origin is refused before anything starts
         parse_model(args.model or "labels")
+        allowed_origins(args.allow_origin)
     except ValueError as error:
         raise OperatorError(str(error)) from None
     options = UpOptions(
@@ -83,6 +85,8 @@ def cmd_local_up(args: argparse.Namespace) -> int:
         deliver_twice=tuple(args.deliver_twice),
         model=args.model,
         record=args.record,
+        allow_host=tuple(args.allow_host),
+        allow_origin=tuple(args.allow_origin),
     )
     try:
         time_scale = lifecycle.time_scale_to_start(options)
@@ -142,6 +146,21 @@ def add_local_up(local: Commands, common: argparse.ArgumentParser) -> None:
         "--reader",
         metavar="FILE",
         help="a Python file answering unlabelled documents of one class (examples/invoices/local_reader.py)",
+    )
+    up.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests for this Host name (default: 127.0.0.1 and localhost on the port only)",
+    )
+    up.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let a browser page of this origin (scheme://host[:port]) call the endpoint; default: none "
+        "(also DOCAGENT_LOCAL_ALLOW_ORIGINS, comma-separated)",
     )
     up.set_defaults(handler=cmd_local_up)
 

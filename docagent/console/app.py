@@ -37,6 +37,7 @@ from docagent.operations import approval, review
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
 from docagent.operations.records import JobRecords, check_job_id
 from docagent.operations.redrive_job import redrive_job
+from docagent.served_hosts import served_hosts
 from functions import storage
 from functions.reviews import ChosenEvidence
 
@@ -44,6 +45,8 @@ HOST = "127.0.0.1"  # never another interface: the console acts with the operato
 MAX_FORM_BYTES = 64 * 1024
 SEGMENT = r"([A-Za-z0-9_][A-Za-z0-9._-]{0,199})"
 SECTION = r"(s[0-9]{4}-[0-9]{4})"  # a packet's section (functions/sections.py SECTION_ID_PATTERN)
+BODY_TIMEOUT_SECONDS = 10.0
+BACK = re.compile(r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,199})*(\?[A-Za-z0-9._~=&%-]*)?")  # /job/JOB's pages
 KEPT_STATUSES = 256  # the status lines a console keeps for its redirects (the oldest go first)
 
 
@@ -140,6 +143,19 @@ class ReviewConsole:
         return f"{review.item_name(item)} {decided.decision.verdict} ({said}){queue}"
 
 
+def checked_back(back: str | None, job_id: str) -> str | None:
+    """Where an action's redirect goes: ``back`` when it is a page of this job (a path of segments of its
+    own, at most a plain query: no scheme, host, ``//``, control or other characters), its page without one;
+    None: refused."""
+    page = f"/job/{job_id}"
+    if not back:
+        return page
+    rest = back.removeprefix(page)
+    if rest == back or not BACK.fullmatch(rest):
+        return None
+    return back
+
+
 def chosen_evidence(form: dict[str, str]) -> dict[str, ChosenEvidence]:
     """The evidence the reviewer selected on the document's pages (``evidence:FIELD``: the page, the quote
     and its offsets as JSON, set by console.js), by field; an empty value: none chosen."""
@@ -163,6 +179,9 @@ def field_text(value: Any) -> str:
 class Handler(BaseHTTPRequestHandler):
     server: ConsoleServer
     protocol_version = "HTTP/1.1"
+    # Every read of the socket (a request line, headers, a body) waits at most this long: a client that sends
+    # less than it declared, or nothing, frees its thread (StreamRequestHandler sets it on the socket).
+    timeout = BODY_TIMEOUT_SECONDS
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the console prints nothing per request."""
@@ -231,19 +250,40 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- POST -------------------------------------------------------------------------------------------
 
+    def read_body(self) -> bytes | None:
+        """The request's body, its ``Content-Length`` checked and read within ``timeout`` seconds (the
+        socket's, StreamRequestHandler); None: refused (a reply sent, the connection closed), no traceback."""
+        declared = self.headers.get("Content-Length") or "0"
+        length = int(declared) if declared.isascii() and declared.isdigit() else -1
+        if length < 0 or length > MAX_FORM_BYTES:
+            self.close_connection = True  # its body is never read
+            if length < 0:
+                self.reply(HTTPStatus.BAD_REQUEST, b"refused: not a Content-Length", "text/plain")
+            else:
+                self.reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, b"form too large", "text/plain")
+            return None
+        try:
+            body = self.rfile.read(length)
+        except OSError:  # the timeout (TimeoutError) or a reset: what was not read is not a form
+            body = b""
+        if len(body) == length:
+            return body
+        self.close_connection = True
+        self.reply(
+            HTTPStatus.BAD_REQUEST, b"refused: the body is shorter than its Content-Length", "text/plain"
+        )
+        return None
+
     def do_POST(self) -> None:
         if self.host_refused():
             self.close_connection = True  # its body is never read
             return
         url = urllib.parse.urlsplit(self.path)
         console = self.server.console
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_FORM_BYTES:
-            self.reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, b"form too large", "text/plain")
+        body = self.read_body()
+        if body is None:
             return
-        form = dict(
-            urllib.parse.parse_qsl(self.rfile.read(length).decode("utf-8", "replace"), keep_blank_values=True)
-        )
+        form = dict(urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
         origin = self.headers.get("Origin")
         if not secrets.compare_digest(form.get("token", ""), console.token) or (
             origin is not None and origin != f"http://{self.headers.get('Host')}"
@@ -255,9 +295,10 @@ class Handler(BaseHTTPRequestHandler):
             if not matched:
                 continue
             job_id = matched.group(1)
-            back = form.get("back") or f"/job/{job_id}"
-            if not back.startswith(f"/job/{job_id}"):  # back to this job's pages only
-                back = f"/job/{job_id}"
+            back = checked_back(form.get("back"), job_id)
+            if back is None:
+                self.reply(HTTPStatus.BAD_REQUEST, b"refused: back is not a page of this job", "text/plain")
+                return
             try:
                 check_job_id(job_id)
                 with console.job_lock(job_id):
@@ -400,18 +441,6 @@ class ConsoleServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.server_address[1]}"
-
-
-def served_hosts(port: int, named: Iterable[str] = ()) -> frozenset[str]:
-    """The ``Host`` values the console answers: 127.0.0.1 and localhost on its port, and the names the
-    operator gave (``--allow-host NAME``; without a port, on the console's port), compared without case."""
-    hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
-    for given in named:
-        name = given.strip().lower()
-        if name:
-            with_port = re.fullmatch(r".+:[0-9]+", name) and not name.endswith("]")
-            hosts.add(name if with_port else f"{name}:{port}")
-    return frozenset(hosts)
 
 
 def serve(console: ReviewConsole, port: int, hosts: Iterable[str] = ()) -> ConsoleServer:

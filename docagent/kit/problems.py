@@ -8,6 +8,7 @@ caller's list, never an exception, so one run reports every problem of a folder.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +36,27 @@ class Problem(BaseModel):
     @classmethod
     def _one_line(cls, message: str) -> str:
         """One line of a bounded size (jsonschema quotes a whole enum in its message)."""
-        line = " ".join(message.split())
-        if len(line) <= MAX_MESSAGE:
-            return line
-        return f"{line[:MAX_MESSAGE]}... ({len(line):,} characters in all)"
+        return shortened(" ".join(message.split()), MAX_MESSAGE)
 
     def line(self) -> str:
-        return f"{self.file}: {self.where}: {self.message} (fix: {self.fix})"
+        """The printed line, at most MAX_MESSAGE characters: the message gives way to its file, place, fix."""
+        head, tail = f"{self.file}: {self.where}: ", f" (fix: {self.fix})"
+        room = max(MAX_MESSAGE - len(head) - len(tail), 80)
+        return shortened(head + shortened(self.message, room) + tail, MAX_MESSAGE)
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text``, or its start and how long it was (a text shortened already keeps its first length), in at
+    most ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    marked = _SHORTENED.search(text)
+    body = text[: marked.start()] if marked else text
+    suffix = f"... ({marked.group(1) if marked else f'{len(text):,}'} characters in all)"
+    return body[: max(limit - len(suffix), 0)] + suffix
+
+
+_SHORTENED = re.compile(r"\.\.\. \(([0-9,]+) characters in all\)$")
 
 
 def json_path(loc: tuple[int | str, ...]) -> str:

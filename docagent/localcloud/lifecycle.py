@@ -87,6 +87,10 @@ class UpOptions:
     deliver_twice: tuple[int, ...] = ()
     model: str | None = None  # --model SPEC (docagent/localcloud/bedrock/backends.py)
     record: bool = False
+    allow_host: tuple[
+        str, ...
+    ] = ()  # --allow-host NAME: served besides 127.0.0.1/localhost (request_guard.py)
+    allow_origin: tuple[str, ...] = ()  # --allow-origin ORIGIN: a browser origin allowed to call the endpoint
 
 
 def port_free(port: int) -> bool:
@@ -179,6 +183,8 @@ def start_detached(options: UpOptions, time_scale: float) -> tuple[dict[str, Any
     command += ["--record"] if options.record else []
     command += ["--reader", str(Path(options.reader).resolve())] if options.reader else []
     command += [argument for index in options.deliver_twice for argument in ("--deliver-twice", str(index))]
+    command += [argument for name in options.allow_host for argument in ("--allow-host", name)]
+    command += [argument for origin in options.allow_origin for argument in ("--allow-origin", origin)]
     project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
     log_file = project.LOCAL_DIR / "cloud.log"
     log = log_file.open("ab")
@@ -224,6 +230,8 @@ def serve(
         model_faults=model_faults,
         skip_corrupt=options.skip_corrupt,
         reader=reader,
+        hosts=options.allow_host,
+        origins=options.allow_origin,
     )
     try:
         cloud.start()

@@ -108,6 +108,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
 from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
 from docagent.localcloud.lambdas.zygote import share_sdk_data
+from docagent.localcloud.request_guard import LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY
 from docagent.localcloud.s3 import default_encryption as s3_default_encryption
 from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
@@ -305,8 +306,8 @@ _client_lock = threading.Lock()
 def _cached_client(region: str, service: str, port: int) -> Any:
     with _client_lock:  # creating clients from boto3's default session is not thread-safe
         client = boto3.client(  # type: ignore[call-overload]
-            aws_access_key_id="ak",
-            aws_secret_access_key="sk",
+            aws_access_key_id=LOCAL_ACCESS_KEY,  # the endpoint refuses others (request_guard.py)
+            aws_secret_access_key=LOCAL_SECRET_KEY,
             region_name=region,
             service_name=service,
             endpoint_url=f"http://127.0.0.1:{port}",

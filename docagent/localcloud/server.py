@@ -20,18 +20,19 @@ from moto.logs.models import logs_backends
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-from docagent.localcloud import patches
+from docagent.localcloud import patches, request_guard
 from docagent.localcloud.bedrock import routes as bedrock
 from docagent.localcloud.bedrock.labels import Reader
 from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.lambdas.runtime import LambdaRuntime
-from docagent.localcloud.request_counts import RequestCounter
+from docagent.localcloud.request_counts import RequestCounter, WsgiApp
 from docagent.localcloud.state import persistence
 from docagent.localcloud.state.journal import Journal, JournalWriteError
 from docagent.localcloud.stepfunctions import distributed_map, resume
 from docagent.localcloud.stepfunctions import redrive_execution as redrive
 from docagent.localcloud.stepfunctions import status_events as alerts
 from docagent.localcloud.ticket_service import LOCAL_TOPIC_NAME, TICKET_API_URL_PARAMETER, TicketService
+from docagent.served_hosts import served_hosts
 
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
@@ -49,8 +50,8 @@ def client_environment(endpoint: str) -> dict[str, str]:
     """What a process needs to talk to the local cloud with the standard AWS SDK settings."""
     return {
         "AWS_ENDPOINT_URL": endpoint,
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_ACCESS_KEY_ID": request_guard.LOCAL_ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": request_guard.LOCAL_SECRET_KEY,
         "AWS_SESSION_TOKEN": "local",
         "AWS_DEFAULT_REGION": REGION,
         "AWS_REGION": REGION,
@@ -116,15 +117,21 @@ class LocalCloud:
         fresh: bool = False,
         skip_corrupt: bool = False,
         reader: Reader | None = None,
+        hosts: tuple[str, ...] = (),
+        origins: tuple[str, ...] = (),
     ) -> None:
         """``persist``: keep state in ``state_dir`` (persistence.py) and restore it at start; ``fresh``:
         forget what is there first; ``skip_corrupt``: set damaged journal records aside and restore the rest
         (without it, a journal with damaged records in its middle is refused: ``JournalCorruptError``);
-        ``reader``: the local Bedrock's answerer of unlabelled documents of its class (labels.py)."""
+        ``reader``: the local Bedrock's answerer of unlabelled documents of its class (labels.py); ``hosts``,
+        ``origins``: the Host names and browser origins served besides 127.0.0.1/localhost and none
+        (request_guard.py; ``DOCAGENT_LOCAL_ALLOW_ORIGINS`` adds origins)."""
         if time_scale <= 0:
             raise ValueError("time scale must be positive")
         self.port = port or free_port()
         self.endpoint = f"http://{HOST}:{self.port}"
+        self.hosts = served_hosts(self.port, hosts)
+        self.origins = request_guard.allowed_origins(origins)
         self.state_dir = state_dir
         self.time_scale = time_scale
         self.alert_printer = alert_printer or _print_alert
@@ -180,7 +187,7 @@ class LocalCloud:
             path = persistence.state_folder(self.state_dir) / persistence.JOURNAL_NAME
             self.journal = Journal(path, repair=self.skip_corrupt)
         server = persistence.JournaledMotoServer(
-            self.journal, HOST, self.port, app=CachedDispatcher(create_backend_app), count=self.requests.wrap
+            self.journal, HOST, self.port, app=CachedDispatcher(create_backend_app), count=self._guarded
         )
         server.bind()  # a taken port fails here, before anything is restored
         self._server = server
@@ -217,6 +224,11 @@ class LocalCloud:
         gc.set_threshold(GC_YOUNG, *self._gc_threshold[1:])
         resume.resume(self.restored)
         return self
+
+    def _guarded(self, app: WsgiApp) -> WsgiApp:
+        """What clients reach: refused unless sent by this machine's AWS clients (request_guard.py),
+        then counted."""
+        return request_guard.guard(self.hosts, self.origins)(self.requests.wrap(app))
 
     def _restore(self, server: persistence.JournaledMotoServer) -> None:
         assert self.journal is not None

@@ -42,6 +42,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from docagent.localcloud.request_guard import CROSS_SITE
+from docagent.served_hosts import served_hosts
+
 HOST = "127.0.0.1"
 TICKET_API_URL_PARAMETER = "/docagent/local/ticket-api-url"
 # The local cloud's other action targets (moto): the default event bus and a topic it creates at start, both
@@ -218,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _body(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY_BYTES:
+        if length < 0 or length > MAX_BODY_BYTES:
             raise ValueError(f"body over {MAX_BODY_BYTES} bytes")
         raw = self.rfile.read(length) if length else b""
         return json.loads(raw) if raw else None
@@ -240,6 +243,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, method: str) -> None:
         service = self.server.service
         url = urllib.parse.urlsplit(self.path)
+        # As the local cloud's endpoint (request_guard.py): this machine's clients only, no web page.
+        if (self.headers.get("Host") or "").lower() not in served_hosts(self.server.server_address[1]):
+            self.close_connection = True
+            self._error(HTTPStatus.MISDIRECTED_REQUEST, "not a host this ticket service serves")
+            return
+        if self.headers.get("Origin") is not None or self.headers.get("Sec-Fetch-Site") in CROSS_SITE:
+            self.close_connection = True
+            self._error(HTTPStatus.FORBIDDEN, "a browser's cross-origin request is refused")
+            return
         try:
             body = self._body() if method == "POST" else None
         except (ValueError, UnicodeDecodeError):

@@ -14,7 +14,7 @@ from typing import Any
 
 from docagent.kit.registry import pinned_view
 from docagent.operations.context import OperatorContext, command, emit, target_arguments
-from docagent.operations.display import iso
+from docagent.operations.display import as_datetime, iso
 from docagent.operations.execution_history import StateEntry
 from docagent.operations.inspect_documents import document_counts, document_keys, document_view
 from docagent.operations.inspect_print import flow_text, print_report
@@ -27,6 +27,7 @@ from docagent.operations.redrive_job import armed_fault
 from docagent.operations.spend import job_spend
 from docagent.operations.spend import next_step as budget_next_step
 from docagent.operations.step_records import MODEL_STEPS, IdempotencyRecord, document_steps, job_step_key
+from docagent.operations.unfinished_calls import UnfinishedCalls, read_unfinished_calls
 from docagent.operations.workflow_definition import conditional_states, map_state_name, states_from
 from functions import storage
 
@@ -114,7 +115,9 @@ class Inspector:
             "documents": counts,
             "document_details": documents,
             "external_effects": {
-                "model_calls": self._model_call_totals(documents),
+                "model_calls": self._model_call_totals(
+                    documents, read_unfinished_calls(records, as_datetime(described.get("startDate")))
+                ),
                 "actions": actions,
             },
             "resumed": {
@@ -237,7 +240,8 @@ class Inspector:
         return boundaries
 
     @staticmethod
-    def _model_call_totals(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    def _model_call_totals(documents: list[dict[str, Any]], unfinished: UnfinishedCalls) -> dict[str, Any]:
+        """The finished calls (the journal) and those started and never finished (unfinished_calls.py)."""
         by_version: dict[tuple[Any, Any, Any], int] = {}
         by_step: Counter[str] = Counter()
         total = repeated = 0
@@ -255,11 +259,13 @@ class Inspector:
             for call in calls:
                 version = (call["model_id"], call["prompt_version"], call["prompt_sha256"])
                 by_version[version] = by_version.get(version, 0) + 1
+        called = {document["document_id"] for document in documents if document["model_calls"]}
         return {
-            "count": total,
-            "documents": sum(1 for document in documents if document["model_calls"]),
+            "count": total + unfinished.count,
+            "documents": len(called | set(unfinished.by_document)),
             "by_step": dict(sorted(by_step.items())),
-            "repeated": repeated,
+            "repeated": repeated + unfinished.remade,
+            "unfinished": unfinished.count,
             "by_version": [
                 {"model_id": model, "prompt_version": prompt, "prompt_sha256": sha, "count": count}
                 for (model, prompt, sha), count in sorted(by_version.items(), key=str)

@@ -153,9 +153,11 @@ def _print_effects(out: Console, report: dict[str, Any]) -> None:
     effects = report["external_effects"]
     calls = effects["model_calls"]
     steps = ", ".join(f"{count} {step}" for step, count in calls.get("by_step", {}).items())
+    unended = f"; {calls['unfinished']} started and never finished" if calls.get("unfinished") else ""
     out.print(
         f"External effects: {calls['count']} model calls for {calls['documents']} documents "
-        f"({steps + '; ' if steps else ''}{calls['repeated']} repeated: a step's call made again)"
+        f"({steps + '; ' if steps else ''}{calls['repeated']} repeated: a step's call made again"
+        f"{unended})"
     )
     for version in calls["by_version"]:
         out.print(

@@ -259,6 +259,7 @@ def source_from_prefix(ctx: OperatorContext, text: str, limits: Limits) -> Sourc
             "NoDocuments",
             f"s3://{bucket}/{prefix} holds only folder markers: the job would have no documents",
         )
+    _refuse_misnamed("", documents, f"document(s) under s3://{bucket}/{prefix}")
     listed = [Document(key, sizes[key]) for key in documents]
     _too_many(listed, limits)
     _documents_from_heads(_head_all(ctx, bucket, head_sample(documents)))  # refuses what cannot be read
@@ -330,6 +331,7 @@ def source_from_manifest(ctx: OperatorContext, file: str, limits: Limits) -> Sou
             f"the manifest lists the same document more than once: {', '.join(duplicates[:SHOWN_OFFENDERS])}",
             details={"documents": duplicates},
         )
+    _refuse_misnamed("", keys, f"document(s) of manifest {file}")
     chosen = buckets.pop() if buckets else ctx.bucket
     check_sources(ctx, chosen, keys, limits)
     _too_many([Document(key, 0) for key in keys], limits)
@@ -355,13 +357,22 @@ def unsupported_format(data: bytes) -> str | None:
 # S3 takes any UTF-8 key of up to 1,024 bytes, but names ASCII 00-1F and 7F among the characters that need
 # special handling (XML 1.0 listings cannot carry them; looked up 2026-12-04, Amazon S3 User Guide, "Naming
 # Amazon S3 objects", Object key naming guidelines). A file named so is refused before anything is uploaded.
+# A name is shown to the operator (the console, reports): C1 controls (80-9F) and the characters that reorder
+# the text shown around them (Unicode's bidirectional formatting characters, UAX #9 "Explicit Directional
+# Embeddings/Overrides/Isolates" and the implicit marks; U+2028/2029 end a line) are refused too: a name
+# holding U+202E shows "...txt.exe" as "...exe.txt" (issue #49).
 MAX_KEY_BYTES = 1024
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
+)
 
 
 def key_name_problem(prefix: str, name: str) -> str | None:
     """Why ``name`` (relative to --from-dir) cannot be an S3 key under ``prefix``, or None."""
-    if any(ord(character) < 0x20 or ord(character) == 0x7F for character in name):
+    if any(ord(character) < 0x20 or 0x7F <= ord(character) <= 0x9F for character in name):
         return "a control character (a newline, a tab, ...) in its name"
+    if not BIDI_CONTROLS.isdisjoint(name):
+        return "a bidirectional control character (U+202E, ...) that reorders the name as shown"
     try:
         size = len((prefix + name).encode("utf-8"))
     except UnicodeEncodeError:
@@ -369,6 +380,18 @@ def key_name_problem(prefix: str, name: str) -> str | None:
     if size > MAX_KEY_BYTES:
         return f"a key of {size:,} bytes; S3 keys are at most {MAX_KEY_BYTES:,}"
     return None
+
+
+def _refuse_misnamed(prefix: str, names: list[str], what: str) -> None:
+    """Refuse the start (``BadFileName``) naming each name ``key_name_problem`` finds a problem with."""
+    misnamed = [f"{name!r} ({problem})" for name in names if (problem := key_name_problem(prefix, name))]
+    if misnamed:
+        raise RefusedError(
+            "BadFileName",
+            f"{len(misnamed)} {what} cannot be named in S3 and shown: "
+            f"{', '.join(misnamed[:SHOWN_OFFENDERS])}. Rename them; nothing was uploaded.",
+            details={"documents": misnamed},
+        )
 
 
 def _streamed_md5(path: Path) -> str:
@@ -459,18 +482,7 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
             f"{directory} holds no files{why if skipped else ''}: the job would have no documents",
             details={"skipped": [item.as_json() for item in skipped]},
         )
-    misnamed = [
-        f"{relative!r} ({problem})"
-        for relative, _ in files
-        if (problem := key_name_problem(prefix, relative)) is not None
-    ]
-    if misnamed:
-        raise RefusedError(
-            "BadFileName",
-            f"{len(misnamed)} file(s) of {directory} cannot be named in S3: "
-            f"{', '.join(misnamed[:SHOWN_OFFENDERS])}. Rename them; nothing was uploaded.",
-            details={"documents": misnamed},
-        )
+    _refuse_misnamed(prefix, [relative for relative, _ in files], f"file(s) of {directory}")
     _too_many([Document(relative, 0) for relative, _ in files], limits)
     documents: list[Document] = []
     unreadable: list[str] = []

@@ -26,7 +26,7 @@ from functions.errors import (
 )
 from functions.payloads.job import JobInfo, JobManifest, JobVersions
 from functions.payloads.report import MapRunSummary, Report
-from tests.support import example_bundle
+from tests.support import example_bundle, host_request
 
 PAYLOAD: dict[str, Any] = {"reference": "job-1", "title": "Review of job-1", "body": "3 documents"}
 
@@ -84,6 +84,22 @@ def test_tickets_are_found_by_reference_and_by_id(service):
 
 def test_a_malformed_ticket_is_refused(service):
     assert http("POST", f"{service.url}/tickets", {"reference": "job-1"})[0] == 400
+
+
+def test_a_web_page_gets_no_ticket(service):
+    """Issue #49: the ticket service answers this machine's clients, no web page (rebound name, Origin)."""
+    assert post_ticket(service, "k-own")[0] == 201
+    port = int(service.url.rsplit(":", 1)[1])
+    for host, headers in (
+        (f"evil.example:{port}", {}),
+        (f"127.0.0.1:{port}", {"Origin": "http://evil.example"}),
+    ):
+        status, _, body = host_request(port, "GET", "/tickets?reference=job-1", host, **headers)
+        assert status in (403, 421) and "job-1" not in body, (host, headers)
+    status, _, _ = host_request(
+        port, "POST", "/tickets", f"127.0.0.1:{port}", "{}", **{"Content-Length": "-1"}
+    )
+    assert status == 400
 
 
 def test_the_store_survives_a_restart_of_the_service(service, tmp_path):

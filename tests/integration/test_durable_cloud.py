@@ -59,7 +59,9 @@ def cloud(tmp_path: Path) -> Iterator[CloudProcess]:
 
 
 def _client(cloud: CloudProcess, service: str) -> Any:
-    session = boto3.session.Session(aws_access_key_id="l", aws_secret_access_key="l", region_name=REGION)
+    session = boto3.session.Session(
+        aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
+    )
     return session.client(service, endpoint_url=cloud.endpoint)
 
 

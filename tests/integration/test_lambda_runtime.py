@@ -164,7 +164,9 @@ def test_an_invocation_that_waits_past_the_bound_is_throttled_as_on_aws(
     name = make_function(HANDLER, timeout=60)  # 15 s at the session's time scale
     monkeypatch.setattr(cloud.runtime, "max_workers", 1)
     monkeypatch.setattr(cloud.runtime, "throttle_after_seconds", 0.2)
-    session = boto3.session.Session(aws_access_key_id="l", aws_secret_access_key="l", region_name="us-east-1")
+    session = boto3.session.Session(
+        aws_access_key_id="local", aws_secret_access_key="local", region_name="us-east-1"
+    )
     no_retries = Config(retries={"max_attempts": 1, "mode": "standard"})  # the SDK would retry a throttle
     client = session.client("lambda", endpoint_url=cloud.endpoint, config=no_retries)
     holder = threading.Thread(target=invoke, args=(aws, name, {"sleep": 3}))

@@ -10,10 +10,12 @@ import time
 from typing import Any
 
 import moto.s3.models
+import pytest
 
 from docagent.drills.demo_corpus import extraction_accuracy, seed_inputs
 from docagent.drills.local_job import LocalJob
-from docagent.localcloud.server import LocalCloud
+from docagent.localcloud.bedrock.model_faults import ModelFaults, set_model_faults
+from docagent.localcloud.server import CloudWatchLogsSink, LocalCloud
 from functions.payloads.fan_in import map_run_label
 from tests.integration.conftest import aws_cli
 from tests.support import wait_for_execution
@@ -127,6 +129,39 @@ def test_a_worker_killed_mid_document_is_retried_by_the_workflow(cloud: LocalClo
         "no completed model call was repeated"
     )
     assert len(job.tickets()) == 1
+
+
+def test_a_call_cut_off_mid_flight_is_counted_by_inspect(
+    cloud: LocalCloud, deployed, docagent, monkeypatch: pytest.MonkeyPatch
+):
+    """Issue #49: a worker killed during its model call leaves no journal record, but the model was called;
+    `inspect` counts that call (its span start has no end) and, once the retry made it again, as repeated."""
+    function = deployed.outputs["ProcessDocumentFunctionName"]
+    killed: list[int] = []
+    deliver = CloudWatchLogsSink.__call__
+
+    def kill_in_the_call(sink: CloudWatchLogsSink, group: str, stream: str, line: str, *rest: Any) -> None:
+        deliver(sink, group, stream, line, *rest)
+        if killed or "span start" not in line or '"model_call"' not in line or "doc-00003" not in line:
+            return
+        for worker in cloud.runtime.workers():
+            event = (worker["invocation"] or {}).get("event", {})
+            if worker["function"] == function and event.get("document", {}).get("index") == 3:
+                os.kill(worker["pid"], signal.SIGKILL)
+                killed.append(worker["pid"])
+
+    monkeypatch.setattr(CloudWatchLogsSink, "__call__", kill_in_the_call)
+    set_model_faults(cloud.endpoint, ModelFaults(latency=2.0))  # every call is in flight for 2 s
+    try:
+        job, _ = run_job(cloud, deployed, "integration-cut-off", documents=6)
+    finally:
+        set_model_faults(cloud.endpoint, None)
+    assert killed, "the worker was killed during its model call"
+    assert job.sfn.describe_execution(executionArn=job.execution_arn)["status"] == "SUCCEEDED"
+    assert len(job.records.keys("jobs/integration-cut-off/model-calls/")) == 6, "the journal: finished calls"
+    _, report = docagent("inspect", "integration-cut-off")
+    calls = report["external_effects"]["model_calls"]
+    assert (calls["count"], calls["unfinished"], calls["repeated"], calls["documents"]) == (7, 1, 1, 6)
 
 
 def test_the_aws_cli_redrives_a_crashed_job_and_only_unfinished_documents_run_again(

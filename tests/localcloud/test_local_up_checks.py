@@ -72,3 +72,12 @@ def test_a_damaged_journal_is_refused_at_up_naming_the_record(tmp_path):
     assert f"record 2 at byte {len(first)}" in answer["error"]
     assert "1 whole record(s) after it" in answer["error"] and "--skip-corrupt" in answer["error"]
     assert journal.read_bytes().count(b"\n") == 3, "refusing keeps the journal as it was"
+
+
+def test_an_origin_that_is_not_one_is_refused_before_anything_starts(tmp_path, monkeypatch, capsys):
+    """`--allow-origin` names a browser origin (scheme://host[:port]); `*` or a URL with a path is refused."""
+    _state_in(monkeypatch, tmp_path / "local")
+    for given in ("*", "http://tools.internal/app"):
+        code, answer = _up(capsys, "--allow-origin", given)
+        assert code == 2 and "not an origin" in str(answer["error"]), answer
+    assert not (tmp_path / "local").exists()

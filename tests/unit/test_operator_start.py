@@ -186,6 +186,28 @@ def test_from_dir_refuses_a_file_name_s3_cannot_carry_before_uploading_anything(
     assert executions(ctx) == []
 
 
+@pytest.mark.parametrize("name", ["quote\u202eexe.txt", "a\u2066b.txt", "c1\x85.txt"])
+def test_a_name_that_reorders_or_controls_what_is_shown_is_refused(ctx, capsys, tmp_path, name):
+    """Issue #49: a name holding U+202E (right-to-left override) showed ``...txt.exe`` as ``...exe.txt``."""
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    (folder / "a.txt").write_text(INVOICE)
+    (folder / name).write_text(INVOICE.replace("INV-1", "INV-2"))
+    code, refused = run(capsys, "start", "--job-id", "j-bidi", "--from-dir", str(folder))
+    assert code == 2 and refused["error_type"] == "BadFileName"
+    assert repr(name) in refused["error"] and name not in refused["error"]
+    assert uploaded("incoming/j-bidi/") == []
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps(["incoming/b1/a.txt", f"incoming/b1/{name}"]))
+    code, refused = run(capsys, "start", "--job-id", "j-bidi-2", "--manifest", str(manifest))
+    assert (
+        code == 2
+        and refused["error_type"] == "BadFileName"
+        and repr(f"incoming/b1/{name}") in refused["error"]
+    )
+    assert executions(ctx) == []
+
+
 def test_a_start_without_a_job_id_twice_is_one_job(ctx, capsys, tmp_path):
     """#40: the job id is derived from the definition's version and the documents: the same inbox started
     twice is one job, another inbox another job."""

@@ -204,3 +204,6 @@ def test_a_huge_enum_is_not_printed_once_per_label(claims: Path, capsys: pytest.
     printed = capsys.readouterr().out
     assert len(printed) < 20_000, len(printed)
     assert "characters in all" in printed
+    lines = [line for line in printed.splitlines() if "characters in all" in line]
+    assert lines and max(len(line) for line in lines) <= 400, max(len(line) for line in lines)  # security.md
+    assert all(line.endswith("(fix: make the label a valid claim-form (its schema))") for line in lines)

@@ -34,6 +34,7 @@ from docagent.localcloud.bedrock.openai_request import (
     source_bytes,
     user_text,
 )
+from docagent.localcloud.request_guard import signed
 
 Answer = tuple[int, dict[str, str], str]
 OPENAI_TIMEOUT_SECONDS = 300  # a local model on a laptop's CPU answers slowly
@@ -259,5 +260,5 @@ def set_model(endpoint: str, choice: ModelChoice) -> ModelChoice:
         method="PUT",
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(signed(request), timeout=10) as response:
         return ModelChoice.model_validate_json(response.read())

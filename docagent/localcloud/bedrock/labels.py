@@ -46,6 +46,7 @@ from docagent.kit.samples import (
     read_label,
 )
 from docagent.localcloud.bedrock.recordings import RECORDING_SUFFIX, RecordedReply, Recording
+from docagent.localcloud.request_guard import signed
 from functions.definition import DEFINITION_FILE
 from functions.documents import LOCAL_NO_LABEL
 from functions.errors import DocumentRejected
@@ -382,7 +383,7 @@ def _call(endpoint: str, method: str, payload: Any = None) -> dict[str, Any]:
         method=method,
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(signed(request), timeout=30) as response:
         answer: dict[str, Any] = json.loads(response.read())
     return answer
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docagent.localcloud.bedrock.evidence import misquoted
+from docagent.localcloud.request_guard import signed
 
 ADMIN_PATH = "/_docagent/bedrock/faults"
 
@@ -140,12 +141,13 @@ def set_model_faults(endpoint: str, faults: ModelFaults | None) -> dict[str, Any
         method="DELETE" if faults is None else "PUT",
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(signed(request), timeout=10) as response:
         answer: dict[str, Any] = json.loads(response.read())
     return answer
 
 
 def model_faults_of(endpoint: str) -> dict[str, Any]:
-    with urllib.request.urlopen(endpoint.rstrip("/") + ADMIN_PATH, timeout=10) as response:
+    request = signed(urllib.request.Request(endpoint.rstrip("/") + ADMIN_PATH))
+    with urllib.request.urlopen(request, timeout=10) as response:
         answer: dict[str, Any] = json.loads(response.read())
     return answer
