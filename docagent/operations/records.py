@@ -23,6 +23,7 @@ from docagent.operations import execution_history
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operations.display import error_message, now
 from docagent.operations.execution_history import StateEntry
+from docagent.operations.map_run_children import document_outcome, documents_of_input
 from docagent.operations.step_records import IdempotencyRecord, idempotency_record_of
 from docagent.operations.workflow_definition import result_writer_prefix
 from functions import storage
@@ -39,18 +40,6 @@ from functions.reviews import ReviewDecision, ReviewWaitRecord
 
 READ_WORKERS = 16
 M = TypeVar("M", bound=BaseModel)
-FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
-
-
-def document_outcome(has_result: bool, child: dict[str, Any] | None) -> str:
-    """Where one document stands, as ``status`` and ``inspect`` both count it: ``succeeded`` once its result
-    is stored (also when its worker died after storing it: a redrive returns it), ``failed`` when its Map Run
-    child failed, timed out or was aborted without storing one, else ``pending`` (not started, or left)."""
-    if has_result:
-        return "succeeded"
-    if child is not None and child.get("status") in FAILED_STATUSES:
-        return "failed"
-    return "pending"
 
 
 def extracted_fields(result: BaseModel) -> tuple[str | None, dict[str, Any] | None]:
@@ -75,24 +64,6 @@ def execution_arn_for(state_machine_arn: str, job_id: str) -> str:
 
 def client_error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
-
-
-def documents_of_input(raw: Any) -> list[dict[str, Any]]:
-    """The documents a Map Run child was given (one ``document``, or a batch's ``Items``)."""
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return []
-    if not isinstance(value, dict):
-        return []
-    if isinstance(value.get("document"), dict):
-        return [value["document"]]
-    items = value.get("Items")
-    if isinstance(items, list):
-        return [item.get("document", item) for item in items if isinstance(item, dict)]
-    if "document_id" in value:
-        return [value]
-    return []
 
 
 # ---------------------------------------------------------------------------------------- the reader

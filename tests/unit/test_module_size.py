@@ -13,8 +13,6 @@ PENDING_SPLIT = {
     "docagent/operations/preflight.py",
     "stacks/observability.py",
     "functions/storage.py",
-    "docagent/operations/sources.py",
-    "docagent/operations/records.py",
 }
 
 
