@@ -26,7 +26,7 @@ from docagent.operations.execution_history import StateEntry
 from docagent.operations.map_run_children import document_outcome, documents_of_input
 from docagent.operations.step_records import IdempotencyRecord, idempotency_record_of
 from docagent.operations.workflow_definition import result_writer_prefix
-from functions import storage
+from functions import s3_json, storage
 from functions.actions.payloads import ActionAttempt, ActionDone
 from functions.definition import DefinitionBundle
 from functions.payloads.approval import ApprovalRecord
@@ -281,7 +281,7 @@ class JobRecords:
         return self.ctx.read_json(key, bucket=bucket)
 
     def keys(self, prefix: str) -> list[str]:
-        objects = storage.list_objects(prefix, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        objects = s3_json.list_objects(prefix, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
         return [str(item["Key"]) for item in objects]
 
     def read_many(self, keys: list[str]) -> list[Any]:
@@ -322,7 +322,7 @@ class JobRecords:
     def _entries(self) -> list[ManifestEntry]:
         if self.manifest is None:
             return []
-        return storage.manifest_entries(self.manifest, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        return s3_json.manifest_entries(self.manifest, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
 
     @cached_property
     def report(self) -> Report | None:
@@ -367,7 +367,7 @@ class JobRecords:
         record = self.review_wait_record()
         if record is None:
             return None
-        decided = storage.list_review_items(self.job_id, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        decided = s3_json.list_review_items(self.job_id, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
         undecided = record.undecided(set(decided))
         return {
             "status": record.status,
@@ -402,7 +402,7 @@ class JobRecords:
         try:
             body: bytes = self.ctx.client("s3").get_object(**request)["Body"].read()
         except ClientError as error:
-            if storage.is_not_found(error) or client_error_code(error) in {"InvalidRange", "NoSuchVersion"}:
+            if s3_json.is_not_found(error) or client_error_code(error) in {"InvalidRange", "NoSuchVersion"}:
                 return None
             raise
         return body

@@ -27,7 +27,7 @@ from docagent.operations.local_folder import (
     unsupported_format,
 )
 from docagent.operations.records import READ_WORKERS, client_error_code
-from functions import storage
+from functions import s3_json, storage
 from functions.documents import CONVERSE_FORMATS
 from functions.logic.prepare_job import configured_sources, outside_sources
 from functions.payloads.common import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
@@ -182,7 +182,7 @@ def _head_all(ctx: OperatorContext, bucket: str, keys: list[str]) -> dict[str, d
         try:
             response: dict[str, Any] = s3.head_object(Bucket=bucket, Key=key)
         except ClientError as error:
-            return "missing" if storage.is_not_found(error) else client_error_code(error) or "error"
+            return "missing" if s3_json.is_not_found(error) else client_error_code(error) or "error"
         return response
 
     if not keys:
@@ -196,7 +196,7 @@ def _check_bucket(ctx: OperatorContext, bucket: str, named_by: str) -> None:
     try:
         ctx.client("s3").head_bucket(Bucket=bucket)
     except ClientError as error:
-        if storage.is_not_found(error) or client_error_code(error) == "NoSuchBucket":
+        if s3_json.is_not_found(error) or client_error_code(error) == "NoSuchBucket":
             raise RefusedError("BucketNotFound", f"bucket {bucket} ({named_by}) does not exist") from None
         if client_error_code(error) not in {"403", "AccessDenied"}:  # without ListBucket, HeadObject tells
             raise

@@ -12,7 +12,6 @@ MAX_LINES = 500
 PENDING_SPLIT = {
     "docagent/operations/preflight.py",
     "stacks/observability.py",
-    "functions/storage.py",
 }
 
 
