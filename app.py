@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,19 +14,12 @@ import stacks  # noqa: F401 (first: stacks/__init__.py quiets jsii's Node banner
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from stacks.config import CONTEXT_KEY, load_config, profile_region_problem
+from stacks.config import CONTEXT_KEY, cdk_json_context, load_config, profile_region_problem
 from stacks.docagent_stack import DocAgentStack
 
 REPO_ROOT = Path(__file__).resolve().parent
-CDK_JSON = REPO_ROOT / "cdk.json"
 # Without the CLI, CDK would synthesize into a temporary directory.
 DEFAULT_OUTDIR = REPO_ROOT / "cdk.out"
-
-
-def cdk_json_context() -> dict[str, Any]:
-    """cdk.json's context, which only the CDK CLI would otherwise pass to the app."""
-    context: dict[str, Any] = json.loads(CDK_JSON.read_text(encoding="utf-8")).get("context", {})
-    return context
 
 
 def build_app(

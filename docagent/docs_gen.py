@@ -27,7 +27,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from docagent.docs_meanings import CONFIG_MEANINGS
-from docagent.operations.json_shapes import COMMAND_OUTPUTS, Output, Refusal
+from docagent.operations.json_output import Output, Refusal
+from docagent.operations.json_shapes import COMMAND_OUTPUTS
 from functions.fault_points import FAULT_POINTS, UNFAULTED_STEPS
 from stacks.config import DocAgentConfig
 

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from functions import storage
+from functions import s3_json, storage
 from functions.errors import InjectedFault
 from functions.fault_points import fault_point_named
 from functions.observability import logger
@@ -89,7 +89,7 @@ def job_options(job_id: str, options: JobOptions) -> JobOptions:
     request.json, for events a state machine built without ``options``."""
     if options.fault is not None or not get_settings().fault_injection_enabled:
         return options
-    stored = storage.get_json_or_none(storage.request_key(job_id))
+    stored = s3_json.get_json_or_none(storage.request_key(job_id))
     if stored is None:
         return options
     return StoredRequest.model_validate(stored).request.options

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from functions import storage
+from functions import s3_json, storage
 from functions.definition import DefinitionBundle
 from functions.fields import row_columns, row_values
 from functions.payloads.common import DOCUMENT_ID_PATTERN, JOB_ID_PATTERN
@@ -167,12 +167,12 @@ def review_items(row: ReportRow) -> list[str]:
 
 def _read_decisions(job_id: str, items: list[str]) -> dict[str, ReviewDecision]:
     """The decisions of the review items that have one: one listing, one read per decision."""
-    decided = sorted(set(items) & set(storage.list_review_items(job_id)))
+    decided = sorted(set(items) & set(s3_json.list_review_items(job_id)))
     if not decided:
         return {}
     with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(decided))) as pool:
         found = pool.map(
-            lambda item: storage.get_json_or_none(storage.review_item_key(job_id, item)), decided
+            lambda item: s3_json.get_json_or_none(storage.review_item_key(job_id, item)), decided
         )
         return {
             item: ReviewDecision.model_validate(data)

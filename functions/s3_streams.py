@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from functions import aws, storage
+from functions import aws, s3_json
 
 if TYPE_CHECKING:
     from mypy_boto3_s3.type_defs import CompletedPartTypeDef
@@ -36,7 +36,7 @@ _SKIPPED = " \t\r\n,"
 
 
 def _chunks(key: str, bucket: str | None) -> Iterator[str]:
-    body = aws.s3_client().get_object(Bucket=storage.bucket_name(bucket), Key=key)["Body"]
+    body = aws.s3_client().get_object(Bucket=s3_json.bucket_name(bucket), Key=key)["Body"]
     decoder = codecs.getincrementaldecoder("utf-8")()  # a chunk may end inside a character
     for chunk in body.iter_chunks(READ_CHUNK_BYTES):
         yield decoder.decode(chunk)
@@ -82,7 +82,7 @@ class MultipartWriter:
     one part. ``size``: the bytes written so far."""
 
     def __init__(self, key: str, *, content_type: str, bucket: str | None = None) -> None:
-        self.key, self.content_type, self.bucket = key, content_type, storage.bucket_name(bucket)
+        self.key, self.content_type, self.bucket = key, content_type, s3_json.bucket_name(bucket)
         self.size = 0
         self._buffer = bytearray()
         self._upload_id: str | None = None
@@ -165,7 +165,7 @@ def join_objects(key: str, sources: list[tuple[str, int]], *, content_type: str)
     with nothing buffered is copied server-side, the others pass through the writer's buffer. Returns the
     joined size."""
     s3 = aws.s3_client()
-    bucket = storage.bucket_name()
+    bucket = s3_json.bucket_name()
     with MultipartWriter(key, content_type=content_type) as writer:
         for source, size in sources:
             if size >= MIN_PART_BYTES and not writer.buffered:

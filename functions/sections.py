@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from functions import spend, storage
+from functions import s3_json, spend
 from functions.batch_inference.output_records import BatchReplies
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle
 from functions.documents import DocumentInput, document_input
@@ -299,7 +299,7 @@ def _section_result(
     run: PacketRun, section: Section, document: DocumentInput, model: ModelProvider
 ) -> DocumentResult:
     """A section's stored result, or the section processed now (its own durable steps) and stored."""
-    stored = storage.get_section_result(run.event.job_id, run.event.document.document_id, section.section_id)
+    stored = s3_json.get_section_result(run.event.job_id, run.event.document.document_id, section.section_id)
     if stored is not None:
         return stored
     part = _for_section(run, section.section_id)
@@ -357,7 +357,7 @@ def _store_section(run: PacketRun, result: DocumentResult) -> None:
     event = run.event
     for point in ("before_store_result", "after_store_result"):
         if point == "after_store_result":
-            storage.put_section_result(result)
+            s3_json.put_section_result(result)
         fault_point(
             point,
             event.options,

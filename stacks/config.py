@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -20,6 +22,9 @@ from functions.payloads.common import (
 from stacks.outputs import STACK_NAME
 
 CONTEXT_KEY = "docagent"
+# The CDK CLI passes cdk.json's context to the app; app.py (which owns the app) and the stacks' own scripts
+# (document_layer.py's wheels) read it from here, so no module of stacks/ imports app.py.
+CDK_JSON = Path(__file__).resolve().parents[1] / "cdk.json"
 # A CloudFormation dynamic reference to a plain SSM parameter (optionally a version): resolved at deploy time.
 SSM_DYNAMIC_REFERENCE = r"\{\{resolve:ssm:[A-Za-z0-9_./-]{1,2048}(:[0-9]+)?\}\}"
 SECRET_ARN_PATTERN = r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@*-]+)?$"
@@ -376,6 +381,12 @@ class DocAgentConfig(BaseModel):
         if self.max_concurrency == 0:
             return self.quota_concurrency
         return min(self.max_concurrency, self.quota_concurrency)
+
+
+def cdk_json_context() -> dict[str, Any]:
+    """cdk.json's context, which only the CDK CLI would otherwise pass to the app."""
+    context: dict[str, Any] = json.loads(CDK_JSON.read_text(encoding="utf-8")).get("context", {})
+    return context
 
 
 class ConfigError(ValueError):

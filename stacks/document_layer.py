@@ -25,6 +25,7 @@ from aws_cdk import AssetHashType, BundlingOptions, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from stacks.config import CONTEXT_KEY, cdk_json_context, load_config
 from stacks.sdk_layer import SOURCE
 from stacks.sdk_pins import LAMBDA_PLATFORMS, LAMBDA_PYTHON_VERSION, document_layer_description, document_pins
 
@@ -139,8 +140,6 @@ def document_layer(
 
 def configured_architecture() -> str:
     """The functions' architecture cdk.json names (``architecture``; default x86_64)."""
-    from app import cdk_json_context  # noqa: PLC0415 (the app imports this module)
-    from stacks.config import CONTEXT_KEY, load_config  # noqa: PLC0415
 
     return load_config(cdk_json_context().get(CONTEXT_KEY)).architecture
 

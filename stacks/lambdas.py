@@ -20,6 +20,7 @@ from stacks import nag, outputs
 from stacks.config import DocAgentConfig
 from stacks.document_layer import document_layer
 from stacks.function_specs import FUNCTION_SPECS, FunctionSpec
+from stacks.grants import Grant, Wildcards, acknowledge, granted
 from stacks.log_groups import retained_log_group
 from stacks.model_grants import granted_model_arns, model_invoke_statements
 from stacks.powertools import LAYER_RUNTIME, powertools_layer_reference
@@ -53,6 +54,69 @@ def powertools_layer_name(architecture: str) -> str:
 
 # What Powertools' DynamoDB persistence layer calls.
 IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+
+
+# Each function's role (Functions._role), as data (stacks/grants.py); the action targets' statements
+# (stacks/action_targets.py) and the batch job's (Functions._batch_statements) follow them.
+FUNCTION_GRANTS: tuple[Grant[FunctionSpec], ...] = (
+    Grant("WriteOwnLogs", ("logs:CreateLogStream", "logs:PutLogEvents"), "log_group"),
+    Grant("SendTraces", ("xray:PutTraceSegments", "xray:PutTelemetryRecords"), "any"),
+    # With ListBucket a missing key reads as NoSuchKey instead of AccessDenied. Documents are pinned by
+    # version (prepare_job lists versions, process_document reads one).
+    Grant("ListJobBucket", ("s3:ListBucket",), "job_bucket", when=lambda spec: not spec.reads_sources),
+    Grant(
+        "ListJobBucket",
+        ("s3:ListBucket", "s3:ListBucketVersions"),
+        "job_bucket",
+        when=lambda spec: spec.reads_sources,
+    ),
+    Grant("ReadJobObjects", ("s3:GetObject",), "reads"),
+    Grant("ReadDocuments", ("s3:GetObject", "s3:GetObjectVersion"), "source_objects"),
+    Grant("ListDocumentBuckets", ("s3:ListBucket", "s3:ListBucketVersions"), "source_buckets"),
+    Grant("WriteJobObjects", ("s3:PutObject",), "writes"),
+    Grant("AbortJobUploads", ("s3:AbortMultipartUpload",), "aborts_uploads"),
+    Grant(
+        "KeepIdempotencyRecords",
+        IDEMPOTENCY_ACTIONS,
+        "idempotency_table",
+        when=lambda spec: spec.uses_idempotency,
+    ),
+    Grant(
+        "LookUpReferences", ("dynamodb:GetItem",), "reference_table", when=lambda spec: spec.reads_references
+    ),
+    # SendTaskSuccess names a task token, not a resource (as CompleteBatchWait).
+    Grant(
+        "CompleteReviewWait", ("states:SendTaskSuccess",), "any", when=lambda spec: spec.completes_review_wait
+    ),
+)
+FUNCTION_WILDCARDS = (
+    Wildcards(
+        ("any",), "X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions."
+    ),
+    Wildcards(
+        ("source_objects",),
+        "{module} reads the job's documents, which sit under the configured source locations "
+        "(config source_locations; docs/design.md, Source locations): read only, those prefixes only.",
+    ),
+    Wildcards(
+        ("reads", "writes", "aborts_uploads"),
+        "Keys carry the job id (and document id), so {module} is limited to the key patterns of "
+        "the docs/design.md S3 layout it reads or writes.",
+    ),
+    Wildcards(
+        ("targets",),
+        "The deployment's actions allow-list names secrets by ARN pattern and SSM parameters by prefix "
+        "(config actions.secrets): read only, those patterns only.",
+        only_wildcards=True,
+    ),
+    Wildcards(
+        ("batch_jobs", "batch_models"),
+        "Batch job ids are made by Bedrock when the job is created: any batch job of this account "
+        "and region, and this model only (a cross-region profile's model in every region of its "
+        "geography).",
+        only_wildcards=True,
+    ),
+)
 
 
 class Functions(Construct):
@@ -222,95 +286,41 @@ class Functions(Construct):
 
     def _role(self, spec: FunctionSpec, *, log_group_arn: str) -> iam.Role:
         bucket = self._storage.bucket
-        reads_documents = spec.reads_sources
-        statements = [
-            iam.PolicyStatement(
-                sid="WriteOwnLogs",
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[log_group_arn],
-            ),
-            iam.PolicyStatement(
-                sid="SendTraces",
-                actions=["xray:PutTraceSegments", "xray:PutTelemetryRecords"],
-                resources=["*"],
-            ),
-            # With ListBucket a missing key reads as NoSuchKey instead of AccessDenied.
-            iam.PolicyStatement(
-                sid="ListJobBucket",
-                # Documents are pinned by version (prepare_job lists versions, process_document reads one).
-                actions=["s3:ListBucket", *(["s3:ListBucketVersions"] if reads_documents else [])],
-                resources=[bucket.bucket_arn],
-            ),
-            iam.PolicyStatement(
-                sid="ReadJobObjects",
-                actions=["s3:GetObject"],
-                resources=[bucket.arn_for_objects(pattern) for pattern in spec.reads],
-            ),
-        ]
-        source_objects: list[str] = []
-        if spec.reads_sources:
-            source_objects, other_buckets = self._sources()
-            statements.append(
-                iam.PolicyStatement(
-                    sid="ReadDocuments",
-                    actions=["s3:GetObject", "s3:GetObjectVersion"],
-                    resources=source_objects,
-                )
-            )
-            if other_buckets:
-                statements.append(
-                    iam.PolicyStatement(
-                        sid="ListDocumentBuckets",
-                        actions=["s3:ListBucket", "s3:ListBucketVersions"],
-                        resources=other_buckets,
-                    )
-                )
-        for sid, action, patterns in (
-            ("WriteJobObjects", "s3:PutObject", spec.writes),
-            ("AbortJobUploads", "s3:AbortMultipartUpload", spec.aborts_uploads),
-        ):
-            if patterns:
-                statements.append(
-                    iam.PolicyStatement(
-                        sid=sid,
-                        actions=[action],
-                        resources=[bucket.arn_for_objects(pattern) for pattern in patterns],
-                    )
-                )
-        if spec.uses_idempotency:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="KeepIdempotencyRecords",
-                    actions=list(IDEMPOTENCY_ACTIONS),
-                    resources=[self._storage.idempotency_table.table_arn],
-                )
-            )
-        if spec.reads_references:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="LookUpReferences",
-                    actions=["dynamodb:GetItem"],
-                    resources=[self._storage.reference_table.table_arn],
-                )
-            )
-        target_statements: list[iam.PolicyStatement] = []
+        source_objects, source_buckets = self._sources() if spec.reads_sources else ([], [])
+        arns: dict[str, list[str]] = {
+            "log_group": [log_group_arn],
+            "any": ["*"],
+            "job_bucket": [bucket.bucket_arn],
+            "reads": [bucket.arn_for_objects(pattern) for pattern in spec.reads],
+            "writes": [bucket.arn_for_objects(pattern) for pattern in spec.writes],
+            "aborts_uploads": [bucket.arn_for_objects(pattern) for pattern in spec.aborts_uploads],
+            "source_objects": source_objects,
+            "source_buckets": source_buckets,
+            "idempotency_table": [self._storage.idempotency_table.table_arn],
+            "reference_table": [self._storage.reference_table.table_arn],
+            "targets": [],  # the action targets' and the batch job's statements' ARNs, when they apply
+            "batch_jobs": [],
+            "batch_models": [],
+        }
+        statements = granted(FUNCTION_GRANTS, spec, arns)
         if spec.reaches_action_targets:
-            target_statements = action_statements(Stack.of(self), self._config, sends=spec.sends_actions)
-            statements += target_statements
+            targets_statements = action_statements(Stack.of(self), self._config, sends=spec.sends_actions)
+            statements += targets_statements
+            arns["targets"] = [arn for statement in targets_statements for arn in statement.resources]
         if spec.runs_batch_jobs:
-            statements += self._batch_statements()
-        if spec.completes_review_wait:
-            # SendTaskSuccess names a task token, not a resource (as CompleteBatchWait).
-            statements.append(
-                iam.PolicyStatement(
-                    sid="CompleteReviewWait", actions=["states:SendTaskSuccess"], resources=["*"]
-                )
-            )
+            batch_statements = self._batch_statements()
+            statements += batch_statements
+            arns["batch_jobs"] = [
+                arn
+                for statement in batch_statements
+                for arn in statement.resources
+                if "model-invocation-job" in arn
+            ]
+            arns["batch_models"] = granted_model_arns(Stack.of(self), self._config)
         model_statements: list[iam.PolicyStatement] = []
         if spec.invokes_model and self._config.model_provider == "bedrock":
             model_statements = model_invoke_statements(Stack.of(self), self._config)
             statements += model_statements
-
         role = iam.Role(
             self,
             f"{spec.construct_id}Role",
@@ -318,46 +328,7 @@ class Functions(Construct):
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             inline_policies={"LeastPrivilege": iam.PolicyDocument(statements=statements)},
         )
-        nag.acknowledge_wildcard_resources(
-            role,
-            ["*"],
-            "X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions.",
-        )
-        nag.acknowledge_wildcard_resources(
-            role,
-            source_objects,
-            f"{spec.module} reads the job's documents, which sit under the configured source locations "
-            "(config source_locations; docs/design.md, Source locations): read only, those prefixes only.",
-        )
-        nag.acknowledge_wildcard_resources(
-            role,
-            [
-                bucket.arn_for_objects(pattern)
-                for pattern in (*spec.reads, *spec.writes, *spec.aborts_uploads)
-            ],
-            f"Keys carry the job id (and document id), so {spec.module} is limited to the key patterns of "
-            "the docs/design.md S3 layout it reads or writes.",
-        )
-        nag.acknowledge_wildcard_resources(
-            role,
-            [arn for statement in target_statements for arn in statement.resources if "*" in arn],
-            "The deployment's actions allow-list names secrets by ARN pattern and SSM parameters by prefix "
-            "(config actions.secrets): read only, those patterns only.",
-        )
-        if spec.runs_batch_jobs:
-            nag.acknowledge_wildcard_resources(
-                role,
-                [
-                    arn
-                    for statement in statements
-                    for arn in statement.resources
-                    if "model-invocation-job" in arn
-                ]
-                + [arn for arn in granted_model_arns(Stack.of(self), self._config) if "*" in arn],
-                "Batch job ids are made by Bedrock when the job is created: any batch job of this account "
-                "and region, and this model only (a cross-region profile's model in every region of its "
-                "geography).",
-            )
+        acknowledge(role, FUNCTION_WILDCARDS, arns, module=spec.module)
         _acknowledge_model_wildcards(role, model_statements)
         return role
 

@@ -16,8 +16,8 @@ from constructs import Construct
 
 from functions import storage as keys
 from functions.batch_inference.facts import BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
-from stacks import nag
 from stacks.config import BATCH_MAX_INPUT_BYTES, DocAgentConfig
+from stacks.grants import Grant, Wildcards, acknowledge, granted
 from stacks.in_progress_polling import in_progress_polling
 from stacks.log_groups import retained_log_group
 from stacks.storage import Storage
@@ -189,6 +189,69 @@ def state_machine_name(config: DocAgentConfig) -> str:
     return f"{config.stack_name}-DocumentReview"
 
 
+# The state machine's role (Workflow._role), as data: stacks/grants.py.
+STATE_MACHINE_GRANTS: tuple[Grant[str], ...] = (
+    Grant("InvokeWorkflowFunctions", ("lambda:InvokeFunction",), "functions"),
+    # Distributed Map IAM: the parent starts its children as executions of itself ...
+    Grant("StartMapChildren", ("states:StartExecution",), "own"),
+    # ... watches and stops them, and redrives the failed ones when the parent is redriven.
+    Grant("ManageMapChildren", ("states:DescribeExecution", "states:StopExecution"), "executions"),
+    Grant("RedriveMapRun", ("states:RedriveExecution",), "children"),
+    Grant("ReadMapItems", ("s3:GetObject",), "items"),
+    Grant(
+        "WriteMapResults",
+        ("s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"),
+        "map_results",
+    ),
+    Grant("ListJobBucket", ("s3:ListBucket",), "job_bucket"),
+    # Vended log delivery and X-Ray: these actions take no resource-level permissions.
+    Grant(
+        "DeliverExecutionLogs",
+        (
+            "logs:CreateLogDelivery",
+            "logs:GetLogDelivery",
+            "logs:UpdateLogDelivery",
+            "logs:DeleteLogDelivery",
+            "logs:ListLogDeliveries",
+            "logs:PutResourcePolicy",
+            "logs:DescribeResourcePolicies",
+            "logs:DescribeLogGroups",
+        ),
+        "any",
+    ),
+    Grant(
+        "SendTraces",
+        (
+            "xray:PutTraceSegments",
+            "xray:PutTelemetryRecords",
+            "xray:GetSamplingRules",
+            "xray:GetSamplingTargets",
+        ),
+        "any",
+    ),
+)
+STATE_MACHINE_WILDCARDS = (
+    Wildcards(
+        ("any",), "CloudWatch Logs vended log delivery and X-Ray actions take no resource-level permissions."
+    ),
+    Wildcards(
+        ("qualified_functions",),
+        "The `:*` qualifier lets the workflow invoke published versions and aliases of its own "
+        "{functions} functions, and nothing else.",
+    ),
+    Wildcards(
+        ("executions",),
+        "Distributed Map child executions get generated names under this state machine ({name}); "
+        "the wildcard is limited to executions of this state machine.",
+    ),
+    Wildcards(
+        ("items", "map_results"),
+        "The Distributed Map reads each job's items file (job id in the key) and its ResultWriter "
+        "writes one folder per Map Run under {map_results}/; both are limited to those keys.",
+    ),
+)
+
+
 class Workflow(Construct):
     """A Standard state machine whose Distributed Map runs ProcessDocument once per document (or per batch
     of ``documents_per_child``)."""
@@ -279,99 +342,33 @@ class Workflow(Construct):
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
         function_arns = [function.function_arn for function in functions.values()]
-        qualified_function_arns = [f"{arn}:*" for arn in function_arns]
-        items = [storage.bucket.arn_for_objects(pattern) for pattern in MAP_ITEMS_KEY_PATTERNS]
-        map_results = storage.bucket.arn_for_objects(f"{MAP_RESULTS_PREFIX}/*")
-
-        statements = [
-            iam.PolicyStatement(
-                sid="InvokeWorkflowFunctions",
-                actions=["lambda:InvokeFunction"],
-                resources=[*function_arns, *qualified_function_arns],
-            ),
-            # Distributed Map IAM: the parent starts its children as executions of itself ...
-            iam.PolicyStatement(
-                sid="StartMapChildren", actions=["states:StartExecution"], resources=[own_arn]
-            ),
-            # ... watches and stops them, and redrives the failed ones when the parent is redriven.
-            iam.PolicyStatement(
-                sid="ManageMapChildren",
-                actions=["states:DescribeExecution", "states:StopExecution"],
-                resources=[child_executions, own_executions],
-            ),
-            iam.PolicyStatement(
-                sid="RedriveMapRun", actions=["states:RedriveExecution"], resources=[child_executions]
-            ),
-            iam.PolicyStatement(sid="ReadMapItems", actions=["s3:GetObject"], resources=items),
-            iam.PolicyStatement(
-                sid="WriteMapResults",
-                actions=[
-                    "s3:PutObject",
-                    "s3:GetObject",
-                    "s3:ListMultipartUploadParts",
-                    "s3:AbortMultipartUpload",
-                ],
-                resources=[map_results],
-            ),
-            iam.PolicyStatement(
-                sid="ListJobBucket", actions=["s3:ListBucket"], resources=[storage.bucket.bucket_arn]
-            ),
-            # Vended log delivery and X-Ray: these actions take no resource-level permissions.
-            iam.PolicyStatement(
-                sid="DeliverExecutionLogs",
-                actions=[
-                    "logs:CreateLogDelivery",
-                    "logs:GetLogDelivery",
-                    "logs:UpdateLogDelivery",
-                    "logs:DeleteLogDelivery",
-                    "logs:ListLogDeliveries",
-                    "logs:PutResourcePolicy",
-                    "logs:DescribeResourcePolicies",
-                    "logs:DescribeLogGroups",
-                ],
-                resources=["*"],
-            ),
-            iam.PolicyStatement(
-                sid="SendTraces",
-                actions=[
-                    "xray:PutTraceSegments",
-                    "xray:PutTelemetryRecords",
-                    "xray:GetSamplingRules",
-                    "xray:GetSamplingTargets",
-                ],
-                resources=["*"],
-            ),
-        ]
+        arns = {
+            "functions": [*function_arns, *[f"{arn}:*" for arn in function_arns]],
+            "qualified_functions": [f"{arn}:*" for arn in function_arns],
+            "own": [own_arn],
+            "children": [child_executions],
+            "executions": [child_executions, own_executions],
+            "items": [storage.bucket.arn_for_objects(pattern) for pattern in MAP_ITEMS_KEY_PATTERNS],
+            "map_results": [storage.bucket.arn_for_objects(f"{MAP_RESULTS_PREFIX}/*")],
+            "job_bucket": [storage.bucket.bucket_arn],
+            "any": ["*"],
+        }
         role = iam.Role(
             self,
             "Role",
             description="docagent document review state machine: least privilege, written by hand",
             assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
-            inline_policies={"LeastPrivilege": iam.PolicyDocument(statements=statements)},
+            inline_policies={
+                "LeastPrivilege": iam.PolicyDocument(statements=granted(STATE_MACHINE_GRANTS, name, arns))
+            },
         )
-
-        nag.acknowledge_wildcard_resources(
+        acknowledge(
             role,
-            ["*"],
-            "CloudWatch Logs vended log delivery and X-Ray actions take no resource-level permissions.",
-        )
-        nag.acknowledge_wildcard_resources(
-            role,
-            qualified_function_arns,
-            "The `:*` qualifier lets the workflow invoke published versions and aliases of its own "
-            f"{len(function_arns)} functions, and nothing else.",
-        )
-        nag.acknowledge_wildcard_resources(
-            role,
-            [child_executions, own_executions],
-            f"Distributed Map child executions get generated names under this state machine ({name}); "
-            "the wildcard is limited to executions of this state machine.",
-        )
-        nag.acknowledge_wildcard_resources(
-            role,
-            [*items, map_results],
-            "The Distributed Map reads each job's items file (job id in the key) and its ResultWriter "
-            f"writes one folder per Map Run under {MAP_RESULTS_PREFIX}/; both are limited to those keys.",
+            STATE_MACHINE_WILDCARDS,
+            arns,
+            name=name,
+            functions=len(function_arns),
+            map_results=MAP_RESULTS_PREFIX,
         )
         return role
 

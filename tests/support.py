@@ -11,7 +11,7 @@ from typing import Any
 from docagent.drills.synthetic import SyntheticDocument, generate_documents
 from docagent.kit.loader import read_bundle
 from docagent.kit.registry import publish
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.actions.payloads import ActionsResult, RunActionsEvent
 from functions.definition import DefinitionBundle, canonical_json
 from functions.inference import ModelProvider
@@ -23,8 +23,8 @@ from functions.logic.run_actions import run_actions
 from functions.payloads.document import DocumentOutcome, ProcessDocumentEvent
 from functions.payloads.job import JobOptions, ListingCursor, ListingEvent, ManifestEntry, PreparedJob
 from functions.payloads.report import BuildReportEvent, MapRunInfo, ReportSummary
+from functions.s3_json import parse_items
 from functions.settings import get_settings
-from functions.storage import parse_items
 from tests.fakes import CountingProvider, FakeLambdaContext
 
 BUCKET = "docagent-test-bucket"
@@ -221,11 +221,11 @@ def report(job: PreparedJob, outcomes: dict[str, DocumentOutcome] | None = None)
 def pin(job_id: str, bundle: DefinitionBundle) -> None:
     """Make the job's manifest pin ``bundle`` (published here), as prepare_job does for a definition."""
     publish_definition(bundle)
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     assert manifest is not None, f"job {job_id} has no manifest"
     pinned = {"definition": bundle.name, "definition_sha256": bundle.sha256}
     versions = manifest.versions.model_copy(update=pinned)
-    storage.put_json(storage.manifest_key(job_id), manifest.model_copy(update={"versions": versions}))
+    s3_json.put_json(storage.manifest_key(job_id), manifest.model_copy(update={"versions": versions}))
 
 
 def actions(job: PreparedJob, summary: ReportSummary, **event: Any) -> ActionsResult:

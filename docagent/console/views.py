@@ -14,7 +14,7 @@ from docagent.operations.context import OperatorContext, RefusedError
 from docagent.operations.display import as_datetime, iso
 from docagent.operations.progress import Snapshot, snapshot
 from docagent.operations.records import JobRecords, check_job_id
-from docagent.operations.redrive_job import plan_redrive
+from docagent.operations.redrive_plan import plan_redrive
 from docagent.operations.review import queue
 from docagent.operations.trace_job import build_trace, span_lines, trace_steps
 from functions import storage

@@ -42,8 +42,8 @@ from docagent.localcloud.server import LocalCloud, free_port
 from docagent.localcloud.stepfunctions import status_events as local_alerts
 from docagent.localcloud.synth import local_context, synth_local
 from docagent.operations.context import OperatorContext
+from docagent.operations.map_run_children import documents_of_input
 from docagent.operations.progress import progress_bar
-from docagent.operations.records import documents_of_input
 from docagent.operations.trace_job import build_trace, span_lines
 from functions import storage
 from functions.fault_points import fault_point_named

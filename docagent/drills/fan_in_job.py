@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from functions import storage
+from functions import s3_json, storage
 from functions.definition import DefinitionBundle
 from functions.fields import row_columns
 from functions.payloads.document import DocumentOutcome, DocumentResult
@@ -176,7 +176,7 @@ def _write_manifest(
             last=last,
         )
         writer.put_all(
-            iter([(key, body), (storage.listing_part_key(job_id, number), storage.to_json_bytes(record))])
+            iter([(key, body), (storage.listing_part_key(job_id, number), s3_json.to_json_bytes(record))])
         )
         parts.append(key)
     manifest = JobManifest(
@@ -191,7 +191,7 @@ def _write_manifest(
         document_count=documents,
         items_key=parts[0] if len(parts) == 1 else storage.items_key(job_id),
     )
-    writer.put_all(iter([(storage.manifest_key(job_id), storage.to_json_bytes(manifest))]))
+    writer.put_all(iter([(storage.manifest_key(job_id), s3_json.to_json_bytes(manifest))]))
     return parts
 
 
@@ -263,10 +263,10 @@ def write_fan_in_job(
         pending[status].clear()
 
     def stored(result: DocumentResult) -> Iterator[tuple[str, bytes]]:
-        yield storage.result_key(job_id, result.document_id), storage.to_json_bytes(result)
+        yield storage.result_key(job_id, result.document_id), s3_json.to_json_bytes(result)
         if result.model_call_id is not None:
             key = storage.model_call_key(job_id, result.document_id, result.model_call_id)
-            yield key, storage.to_json_bytes(_call(job_id, result))
+            yield key, s3_json.to_json_bytes(_call(job_id, result))
 
     results = 0
     for index in range(documents):

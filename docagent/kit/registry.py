@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from docagent import project
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.validate import validate
-from functions import storage
+from functions import s3_json, storage
 from functions.actions.allowed import AllowedTargets
 from functions.definition import (
     DEFINITION_FILE,
@@ -53,12 +53,12 @@ def checked_bundle(
 
 
 def get_pointer(s3: Any, bucket: str, name: str) -> DefinitionPointer | None:
-    raw = storage.get_json_or_none(storage.definition_current_key(name), bucket=bucket, client=s3)
+    raw = s3_json.get_json_or_none(storage.definition_current_key(name), bucket=bucket, client=s3)
     return None if raw is None else DefinitionPointer.model_validate(raw)
 
 
 def get_bundle(s3: Any, bucket: str, name: str, sha256: str) -> DefinitionBundle | None:
-    raw = storage.get_json_or_none(storage.definition_key(name, sha256), bucket=bucket, client=s3)
+    raw = s3_json.get_json_or_none(storage.definition_key(name, sha256), bucket=bucket, client=s3)
     return None if raw is None else DefinitionBundle.model_validate(raw)
 
 
@@ -99,7 +99,7 @@ def publish(s3: Any, bucket: str, bundle: DefinitionBundle, *, by: str | None = 
         published_by=by or getpass.getuser(),
         previous=[version for version in previous if version != sha],
     )
-    storage.put_json(storage.definition_current_key(bundle.name), pointer, bucket=bucket, client=s3)
+    s3_json.put_json(storage.definition_current_key(bundle.name), pointer, bucket=bucket, client=s3)
     return Published(bundle=bundle, pointer=pointer, written=written, moved=True)
 
 

@@ -8,27 +8,31 @@ and moto's SSM backend (the local cloud stores the ticket service's URL in an SS
 its region, instance-type and DHCP tables at import: 1.1 s of the 2.8 s the demo's imports take
 (``python -X importtime``, bytecode cached, 2026-12-02; moto 5.2.5).
 
-``defer_unused_backends`` puts ``moto.batch`` and ``moto.ec2`` in ``sys.modules`` as the packages they are
-(spec, path, loader) without running their ``__init__``, and gives each a module ``__getattr__`` (PEP 562)
-that runs it the first time a name it defines is asked for. So ``import moto.batch.utils`` loads that
-module alone, while ``from moto.batch import batch_backends``, and moto's ``backends.get_backend(name)``
+``defer_unused_backends`` adds a finder to ``sys.meta_path`` and imports nothing of moto: the CLI and the
+operator's commands import the local cloud's light modules (``request_counts``, ``lifecycle``) and must not
+pay for moto (1.8 s). When moto then imports ``moto.batch`` or ``moto.ec2``, the finder gives the package as
+it is (spec, path, loader) without running its ``__init__``, and a module ``__getattr__`` (PEP 562) that runs
+it the first time a name it defines is asked for. So ``import moto.batch.utils`` loads that module alone,
+while ``from moto.batch import batch_backends``, and moto's ``backends.get_backend(name)``
 (``getattr(import_module("moto." + name), name + "_backends")``), get the real backend, loaded then.
-The SSM backend's module is imported here, once, with a stand-in for ``ec2_backends`` that loads the real
-one on first use (``_Ec2BackendsOnUse``): it is only indexed, by SendCommand.
+moto's SSM module, when imported while ``moto.ec2`` is deferred, gets a stand-in for ``ec2_backends`` that
+loads the real one on first use (``_Ec2BackendsOnUse``): it is only indexed, by SendCommand.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import importlib.util
+import importlib.abc
+import importlib.machinery
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
 _lock = threading.RLock()
+_DEFERRED = ("moto.batch", "moto.ec2")
+_SSM = "moto.ssm.models"
 
 
 class _Lending(threading.local):
@@ -61,54 +65,83 @@ class _Ec2BackendsOnUse:
 
 
 def defer_unused_backends() -> None:
-    """Defer ``moto.batch`` and ``moto.ec2`` (each unless imported already); load the SSM module with the
-    stand-in when ``moto.ec2`` was deferred."""
+    """From now on, ``moto.batch`` and ``moto.ec2`` (each unless imported already) load deferred, and moto's
+    SSM module with the stand-in while ``moto.ec2`` is deferred. Imports nothing; idempotent."""
     with _lock:
-        _defer("moto.batch")
-        ec2 = _defer("moto.ec2")
-        if ec2 is None or "moto.ssm.models" in sys.modules:
+        if not any(isinstance(finder, _DeferringFinder) for finder in sys.meta_path):
+            sys.meta_path.insert(0, _DeferringFinder())
+
+
+def _ec2_deferred() -> bool:
+    """``moto.ec2`` is imported through the finder and its ``__init__`` has not run yet."""
+    ec2 = sys.modules.get("moto.ec2")
+    loader = getattr(getattr(ec2, "__spec__", None), "loader", None)
+    return isinstance(loader, _DeferredInit) and not loader.loaded
+
+
+class _DeferringFinder(importlib.abc.MetaPathFinder):
+    """Finds ``moto.batch``, ``moto.ec2`` and moto's SSM module as the path finder does, with a loader that
+    defers (or, for SSM, lends ``ec2_backends`` to) the real one."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in (*_DEFERRED, _SSM):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return None
+        if fullname == _SSM:
+            spec.loader = _LentEc2(spec.loader)
+        elif spec.submodule_search_locations is not None:
+            spec.loader = _DeferredInit(fullname, spec.loader)
+        return spec  # not the package this was written for: moto's own loader, as found
+
+
+class _LentEc2(importlib.abc.Loader):
+    def __init__(self, real: importlib.abc.Loader) -> None:
+        self.real = real
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.real.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        if not _ec2_deferred():
+            self.real.exec_module(module)
             return
-        with _lent_ec2_backends():
-            importlib.import_module("moto.ssm.models")
+        _LENDING.ec2_backends = _Ec2BackendsOnUse()
+        try:
+            self.real.exec_module(module)
+        finally:
+            _LENDING.ec2_backends = None
 
 
-@contextlib.contextmanager
-def _lent_ec2_backends() -> Iterator[None]:
-    _LENDING.ec2_backends = _Ec2BackendsOnUse()
-    try:
-        yield
-    finally:
-        _LENDING.ec2_backends = None
+class _DeferredInit(importlib.abc.Loader):
+    """A package's loader whose ``__init__`` runs the first time a name it defines is asked for."""
 
+    def __init__(self, name: str, real: importlib.abc.Loader) -> None:
+        self.name = name
+        self.real = real
+        self.loaded = False
+        self._loading = threading.RLock()  # the __init__ runs once, whichever thread asks first
 
-def _defer(name: str) -> ModuleType | None:
-    """``name`` in ``sys.modules`` with its ``__init__`` deferred; None when it is imported already."""
-    if name in sys.modules:
-        return None
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
-        return None  # not the package this was written for: leave moto's import alone
-    module = importlib.util.module_from_spec(spec)
-    loaded = False
-    loading = threading.RLock()  # the __init__ runs once, whichever thread asks first
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.real.create_module(spec)
 
-    def attribute_of(attribute: str) -> Any:
-        nonlocal loaded
-        if attribute.startswith("__"):  # the import system's probes (its __path__ and __spec__ are set)
+    def exec_module(self, module: ModuleType) -> None:
+        name = self.name
+
+        def attribute_of(attribute: str) -> Any:
+            if attribute.startswith("__"):  # the import system's probes (its __path__ and __spec__ are set)
+                raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+            if attribute == "ec2_backends" and _LENDING.ec2_backends is not None and not self.loaded:
+                return _LENDING.ec2_backends
+            with self._loading:
+                if not self.loaded:
+                    self.loaded = True
+                    self.real.exec_module(module)
+            if attribute in module.__dict__:
+                return module.__dict__[attribute]
             raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
-        if attribute == "ec2_backends" and _LENDING.ec2_backends is not None and not loaded:
-            return _LENDING.ec2_backends
-        with loading:
-            if not loaded:
-                loaded = True
-                assert spec.loader is not None
-                spec.loader.exec_module(module)
-        if attribute in module.__dict__:
-            return module.__dict__[attribute]
-        raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
 
-    module.__getattr__ = attribute_of  # type: ignore[method-assign]
-    sys.modules[name] = module
-    parent, _, child = name.rpartition(".")
-    setattr(sys.modules[parent], child, module)  # as the import system binds a submodule to its package
-    return module
+        module.__getattr__ = attribute_of  # type: ignore[method-assign]

@@ -106,7 +106,7 @@ from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
-from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
+from docagent.localcloud.lambdas.runtime import RATE_EXCEEDED, FunctionSpec, TooManyRequestsError
 from docagent.localcloud.lambdas.zygote import share_sdk_data
 from docagent.localcloud.request_guard import LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY
 from docagent.localcloud.s3 import default_encryption as s3_default_encryption
@@ -142,10 +142,17 @@ LOG_GROUP_TAG = "docagent:log-group"
 
 
 class _TooManyRequestsError(LambdaClientError):
+    """Lambda's throttle as Invoke answers it: 429, "Rate Exceeded.", Type User and the Reason; the local
+    runtime's detail (what ran, which cap), which Lambda does not give, stays in its exception and its
+    ``throttled`` count (lambdas/runtime.py)."""
+
     code = 429
 
-    def __init__(self, message: str) -> None:
-        super().__init__("TooManyRequestsException", message)
+    def __init__(self, reason: str) -> None:
+        super().__init__("TooManyRequestsException", RATE_EXCEEDED)
+        self.description = json.dumps(
+            {"__type": self.error_type, "Type": "User", "message": RATE_EXCEEDED, "Reason": reason}
+        )
 
 
 class _Installed:
@@ -189,7 +196,7 @@ def _invoke(  # noqa: PLR0917 - moto's LambdaBackend.invoke signature
     try:
         outcome = runtime.invoke(spec, function.code_bytes, event)
     except TooManyRequestsError as error:
-        raise _TooManyRequestsError(str(error)) from None
+        raise _TooManyRequestsError(error.reason) from None
     if outcome.function_error:
         response_headers["x-amz-function-error"] = outcome.function_error
     response_headers["x-amz-executed-version"] = "$LATEST"

@@ -25,7 +25,7 @@ from rich.text import Text
 from docagent import project
 from docagent.localcloud.request_counts import OPERATOR_USER_AGENT
 from docagent.operations.sessions import aws_session, new_session
-from functions import storage
+from functions import s3_json
 from stacks import outputs as names
 
 # docagent.localcloud.server.REGION, not imported: that would load moto for every operator command.
@@ -230,7 +230,7 @@ class OperatorContext:
 
     def read_json(self, key: str, *, bucket: str | None = None) -> Any:
         """The parsed object in the job bucket (or ``bucket``), or None when it does not exist."""
-        return storage.get_json_or_none(key, bucket=bucket or self.bucket, client=self.client("s3"))
+        return s3_json.get_json_or_none(key, bucket=bucket or self.bucket, client=self.client("s3"))
 
     def write_json(self, key: str, data: Any) -> None:
-        storage.put_json(key, data, bucket=self.bucket, client=self.client("s3"))
+        s3_json.put_json(key, data, bucket=self.bucket, client=self.client("s3"))

@@ -7,7 +7,8 @@ import datetime as dt
 from collections import Counter
 from typing import Any
 
-from docagent.operations.records import JobRecords, document_outcome
+from docagent.operations.map_run_children import document_outcome
+from docagent.operations.records import JobRecords
 from docagent.operations.step_records import MODEL_STEPS, IdempotencyRecord, document_step_key
 from docagent.operations.workflow_definition import retry_policy
 from functions import storage

@@ -23,7 +23,7 @@ from docagent.operations.model_breaker import model_breaker
 from docagent.operations.model_breaker import next_step as model_breaker_step
 from docagent.operations.progress import exit_code_for
 from docagent.operations.records import JobRecords
-from docagent.operations.redrive_job import armed_fault
+from docagent.operations.redrive_plan import armed_fault
 from docagent.operations.spend import job_spend
 from docagent.operations.spend import next_step as budget_next_step
 from docagent.operations.step_records import MODEL_STEPS, IdempotencyRecord, document_steps, job_step_key

@@ -26,7 +26,7 @@ from docagent.operations.context import (
     emit,
     target_arguments,
 )
-from docagent.operations.json_shapes import (
+from docagent.operations.kit_shapes import (
     DefinitionListOutput,
     DefinitionPublishOutput,
     DefinitionRow,

@@ -21,7 +21,8 @@ from rich.text import Text
 
 from docagent.operations.context import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, RefusedError
 from docagent.operations.display import as_datetime, error_message, iso, now
-from docagent.operations.records import FAILED_STATUSES, JobRecords
+from docagent.operations.map_run_children import FAILED_STATUSES
+from docagent.operations.records import JobRecords
 
 __all__ = ["FAILED_STATUSES", "Snapshot", "exit_code_for", "follow", "progress_detail", "snapshot"]
 

@@ -23,9 +23,10 @@ from docagent.operations import execution_history
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operations.display import error_message, now
 from docagent.operations.execution_history import StateEntry
+from docagent.operations.map_run_children import document_outcome, documents_of_input
 from docagent.operations.step_records import IdempotencyRecord, idempotency_record_of
 from docagent.operations.workflow_definition import result_writer_prefix
-from functions import storage
+from functions import s3_json, storage
 from functions.actions.payloads import ActionAttempt, ActionDone
 from functions.definition import DefinitionBundle
 from functions.payloads.approval import ApprovalRecord
@@ -39,18 +40,6 @@ from functions.reviews import ReviewDecision, ReviewWaitRecord
 
 READ_WORKERS = 16
 M = TypeVar("M", bound=BaseModel)
-FAILED_STATUSES = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
-
-
-def document_outcome(has_result: bool, child: dict[str, Any] | None) -> str:
-    """Where one document stands, as ``status`` and ``inspect`` both count it: ``succeeded`` once its result
-    is stored (also when its worker died after storing it: a redrive returns it), ``failed`` when its Map Run
-    child failed, timed out or was aborted without storing one, else ``pending`` (not started, or left)."""
-    if has_result:
-        return "succeeded"
-    if child is not None and child.get("status") in FAILED_STATUSES:
-        return "failed"
-    return "pending"
 
 
 def extracted_fields(result: BaseModel) -> tuple[str | None, dict[str, Any] | None]:
@@ -75,24 +64,6 @@ def execution_arn_for(state_machine_arn: str, job_id: str) -> str:
 
 def client_error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
-
-
-def documents_of_input(raw: Any) -> list[dict[str, Any]]:
-    """The documents a Map Run child was given (one ``document``, or a batch's ``Items``)."""
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return []
-    if not isinstance(value, dict):
-        return []
-    if isinstance(value.get("document"), dict):
-        return [value["document"]]
-    items = value.get("Items")
-    if isinstance(items, list):
-        return [item.get("document", item) for item in items if isinstance(item, dict)]
-    if "document_id" in value:
-        return [value]
-    return []
 
 
 # ---------------------------------------------------------------------------------------- the reader
@@ -310,7 +281,7 @@ class JobRecords:
         return self.ctx.read_json(key, bucket=bucket)
 
     def keys(self, prefix: str) -> list[str]:
-        objects = storage.list_objects(prefix, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        objects = s3_json.list_objects(prefix, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
         return [str(item["Key"]) for item in objects]
 
     def read_many(self, keys: list[str]) -> list[Any]:
@@ -351,7 +322,7 @@ class JobRecords:
     def _entries(self) -> list[ManifestEntry]:
         if self.manifest is None:
             return []
-        return storage.manifest_entries(self.manifest, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        return s3_json.manifest_entries(self.manifest, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
 
     @cached_property
     def report(self) -> Report | None:
@@ -396,7 +367,7 @@ class JobRecords:
         record = self.review_wait_record()
         if record is None:
             return None
-        decided = storage.list_review_items(self.job_id, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
+        decided = s3_json.list_review_items(self.job_id, bucket=self.ctx.bucket, client=self.ctx.client("s3"))
         undecided = record.undecided(set(decided))
         return {
             "status": record.status,
@@ -431,7 +402,7 @@ class JobRecords:
         try:
             body: bytes = self.ctx.client("s3").get_object(**request)["Body"].read()
         except ClientError as error:
-            if storage.is_not_found(error) or client_error_code(error) in {"InvalidRange", "NoSuchVersion"}:
+            if s3_json.is_not_found(error) or client_error_code(error) in {"InvalidRange", "NoSuchVersion"}:
                 return None
             raise
         return body

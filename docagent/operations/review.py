@@ -33,7 +33,7 @@ from docagent.operations.context import (
 from docagent.operations.display import wide_console
 from docagent.operations.records import JobRecords
 from docagent.operations.review_evidence import parse_evidence, resolved
-from functions import storage
+from functions import s3_json, storage
 from functions.logic.review_wait import release_if_decided
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult
@@ -326,7 +326,7 @@ def decide(
     except ValidationError as error:
         raise RefusedError("InvalidDecision", f"invalid decision: {error.errors()[0]['msg']}") from None
     key = storage.review_item_key(records.job_id, decision.item_id)
-    written = storage.put_json_once(key, decision, bucket=records.ctx.bucket, client=records.ctx.client("s3"))
+    written = s3_json.put_json_once(key, decision, bucket=records.ctx.bucket, client=records.ctx.client("s3"))
     if written:
         return Decided(decision, written=True, queue=release_queue(records, decision.decided_by))
     stored = records.review(decision.item_id)

@@ -6,14 +6,11 @@ result (DocumentTooLarge), as on every path, a console start included (docs/desi
 from __future__ import annotations
 
 import argparse
-import errno
 import hashlib
 import json
-import os
-import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -22,10 +19,16 @@ from docagent.kit.samples import LABEL_SUFFIX
 from docagent.localcloud.bedrock.labels import Label, LabelsInvalid, read_labels, read_recordings
 from docagent.localcloud.bedrock.recordings import RECORDING_SUFFIX, Recording
 from docagent.operations.context import OperatorContext, OperatorError, RefusedError
+from docagent.operations.local_folder import (
+    Skipped,
+    folder_files,
+    key_name_problem,
+    streamed_md5,
+    unsupported_format,
+)
 from docagent.operations.records import READ_WORKERS, client_error_code
-from functions import storage
-from functions.documents import CONVERSE_FORMATS, detect_format
-from functions.errors import DocumentFormatUnsupported, DocumentNotUtf8, DocumentRejected
+from functions import s3_json, storage
+from functions.documents import CONVERSE_FORMATS
 from functions.logic.prepare_job import configured_sources, outside_sources
 from functions.payloads.common import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks import outputs as names
@@ -48,18 +51,6 @@ class Document:
     size: int
     md5: str | None = None
     path: Path | None = None
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A --from-dir entry that is not uploaded: a link out of the folder, a link loop, a broken link, or no
-    regular file (a FIFO, a device)."""
-
-    path: str  # relative to --from-dir
-    reason: str
-
-    def as_json(self) -> dict[str, str]:
-        return {"path": self.path, "reason": self.reason}
 
 
 @dataclass
@@ -191,7 +182,7 @@ def _head_all(ctx: OperatorContext, bucket: str, keys: list[str]) -> dict[str, d
         try:
             response: dict[str, Any] = s3.head_object(Bucket=bucket, Key=key)
         except ClientError as error:
-            return "missing" if storage.is_not_found(error) else client_error_code(error) or "error"
+            return "missing" if s3_json.is_not_found(error) else client_error_code(error) or "error"
         return response
 
     if not keys:
@@ -205,7 +196,7 @@ def _check_bucket(ctx: OperatorContext, bucket: str, named_by: str) -> None:
     try:
         ctx.client("s3").head_bucket(Bucket=bucket)
     except ClientError as error:
-        if storage.is_not_found(error) or client_error_code(error) == "NoSuchBucket":
+        if s3_json.is_not_found(error) or client_error_code(error) == "NoSuchBucket":
             raise RefusedError("BucketNotFound", f"bucket {bucket} ({named_by}) does not exist") from None
         if client_error_code(error) not in {"403", "AccessDenied"}:  # without ListBucket, HeadObject tells
             raise
@@ -341,47 +332,6 @@ def source_from_manifest(ctx: OperatorContext, file: str, limits: Limits) -> Sou
     return source
 
 
-def unsupported_format(data: bytes) -> str | None:
-    """Why a file is no document the model reads (an image, an archive, binary, text that is not UTF-8), or
-    None. A file in a supported format that is broken (corrupt, encrypted, empty) is uploaded: the job rejects
-    it per document, with the reason, as it would any such object under a prefix."""
-    try:
-        detect_format(data)
-    except (DocumentFormatUnsupported, DocumentNotUtf8) as problem:
-        return problem.reason
-    except DocumentRejected:
-        return None
-    return None
-
-
-# S3 takes any UTF-8 key of up to 1,024 bytes, but names ASCII 00-1F and 7F among the characters that need
-# special handling (XML 1.0 listings cannot carry them; looked up 2026-12-04, Amazon S3 User Guide, "Naming
-# Amazon S3 objects", Object key naming guidelines). A file named so is refused before anything is uploaded.
-# A name is shown to the operator (the console, reports): C1 controls (80-9F) and the characters that reorder
-# the text shown around them (Unicode's bidirectional formatting characters, UAX #9 "Explicit Directional
-# Embeddings/Overrides/Isolates" and the implicit marks; U+2028/2029 end a line) are refused too: a name
-# holding U+202E shows "...txt.exe" as "...exe.txt" (issue #49).
-MAX_KEY_BYTES = 1024
-BIDI_CONTROLS = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
-)
-
-
-def key_name_problem(prefix: str, name: str) -> str | None:
-    """Why ``name`` (relative to --from-dir) cannot be an S3 key under ``prefix``, or None."""
-    if any(ord(character) < 0x20 or 0x7F <= ord(character) <= 0x9F for character in name):
-        return "a control character (a newline, a tab, ...) in its name"
-    if not BIDI_CONTROLS.isdisjoint(name):
-        return "a bidirectional control character (U+202E, ...) that reorders the name as shown"
-    try:
-        size = len((prefix + name).encode("utf-8"))
-    except UnicodeEncodeError:
-        return "a name that is not UTF-8"
-    if size > MAX_KEY_BYTES:
-        return f"a key of {size:,} bytes; S3 keys are at most {MAX_KEY_BYTES:,}"
-    return None
-
-
 def _refuse_misnamed(prefix: str, names: list[str], what: str) -> None:
     """Refuse the start (``BadFileName``) naming each name ``key_name_problem`` finds a problem with."""
     misnamed = [f"{name!r} ({problem})" for name in names if (problem := key_name_problem(prefix, name))]
@@ -392,68 +342,6 @@ def _refuse_misnamed(prefix: str, names: list[str], what: str) -> None:
             f"{', '.join(misnamed[:SHOWN_OFFENDERS])}. Rename them; nothing was uploaded.",
             details={"documents": misnamed},
         )
-
-
-def _streamed_md5(path: Path) -> str:
-    with path.open("rb") as file:
-        return hashlib.file_digest(file, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
-
-
-def _resolved_link(entry: os.DirEntry[str]) -> Path | str:
-    """Where a symbolic link leads (the real path), or why it leads nowhere."""
-    try:
-        return Path(entry.path).resolve(strict=True)
-    except RuntimeError:  # Python 3.11 and 3.12 report a loop of links so
-        return "a loop of symbolic links"
-    except OSError as error:  # 3.13: ELOOP; a missing target: FileNotFoundError
-        if error.errno == errno.ELOOP:
-            return "a loop of symbolic links"
-        return f"a broken symbolic link (to {os.readlink(entry.path)})"
-
-
-def folder_files(root: Path) -> tuple[list[tuple[str, Path]], list[Skipped]]:
-    """The regular files under ``root`` as (name relative to root, real path), dot names left out, and what
-    was skipped. A symbolic link is followed only when it leads inside ``root`` (each link once, where it is);
-    a link out of the folder, a broken link, a link back into a folder it is in (a loop) and anything that is
-    no regular file (a FIFO, a device) are skipped with the reason, never read."""
-    real_root = root.resolve()
-    files: list[tuple[str, Path]] = []
-    skipped: list[Skipped] = []
-
-    def walk(directory: Path, relative: PurePosixPath, walking: frozenset[Path]) -> None:
-        try:
-            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-        except OSError as error:
-            skipped.append(Skipped(relative.as_posix(), f"cannot be listed ({error.strerror or error})"))
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            name = relative / entry.name
-            target: Path | str = Path(entry.path)
-            if entry.is_symlink():
-                target = _resolved_link(entry)
-                if isinstance(target, Path) and not target.is_relative_to(real_root):
-                    target = f"a symbolic link out of the folder (to {target})"
-            if isinstance(target, str):
-                skipped.append(Skipped(name.as_posix(), target))
-                continue
-            try:
-                mode = target.stat().st_mode
-            except OSError as error:
-                skipped.append(Skipped(name.as_posix(), f"cannot be read ({error.strerror or error})"))
-                continue
-            if stat.S_ISDIR(mode) and target in walking:
-                skipped.append(Skipped(name.as_posix(), "a loop: a symbolic link to a folder it is in"))
-            elif stat.S_ISDIR(mode):
-                walk(target, name, walking | {target})
-            elif stat.S_ISREG(mode):
-                files.append((name.as_posix(), target))
-            else:
-                skipped.append(Skipped(name.as_posix(), "not a regular file"))
-
-    walk(real_root, PurePosixPath(), frozenset({real_root}))
-    return files, skipped
 
 
 def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: Limits) -> Source:
@@ -493,7 +381,7 @@ def source_from_dir(ctx: OperatorContext, directory: str, job_id: str, limits: L
             # result: DocumentTooLarge. Only a file the model may read has its format checked here.
             oversized = size > limits.max_document_bytes
             data = b"" if oversized else path.read_bytes()
-            md5 = _streamed_md5(path) if oversized else hashlib.md5(data, usedforsecurity=False).hexdigest()
+            md5 = streamed_md5(path) if oversized else hashlib.md5(data, usedforsecurity=False).hexdigest()
         except OSError as error:
             unreadable.append(f"{relative} ({error.strerror or error})")
             continue

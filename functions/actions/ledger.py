@@ -9,7 +9,7 @@ import uuid
 
 from botocore.exceptions import ClientError
 
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.actions.http_call import OnSent, Payload
 from functions.actions.payloads import RemoteRecord
 from functions.errors import ActionError, ActionOutcomeUnknown
@@ -43,7 +43,7 @@ class LedgerClient:
             aws.s3_client().put_object(
                 Bucket=self._bucket,
                 Key=key,
-                Body=storage.to_json_bytes({**record.model_dump(mode="json"), "payload": payload}),
+                Body=s3_json.to_json_bytes({**record.model_dump(mode="json"), "payload": payload}),
                 ContentType="application/json",
                 IfNoneMatch="*",
             )
@@ -56,7 +56,7 @@ class LedgerClient:
         code = refused.response.get("Error", {}).get("Code", "")
         if code not in _REFUSED_CODES:
             raise ActionError(f"ledger write failed: {code}") from refused
-        existing = storage.get_json_or_none(key, bucket=self._bucket)
+        existing = s3_json.get_json_or_none(key, bucket=self._bucket)
         if existing is None:
             raise ActionOutcomeUnknown(f"ledger entry {key} is being written concurrently") from refused
         return _parse(existing)
@@ -64,9 +64,9 @@ class LedgerClient:
     def find_by_reference(self, reference: str) -> list[RemoteRecord]:
         """The reference's records through its index: one listing of its entries and a read per record."""
         records = []
-        for entry in storage.list_objects(storage.ledger_reference_prefix(reference), bucket=self._bucket):
+        for entry in s3_json.list_objects(storage.ledger_reference_prefix(reference), bucket=self._bucket):
             key = storage.ledger_key(storage.idempotency_key_of_index_key(entry["Key"]))
-            data = storage.get_json_or_none(key, bucket=self._bucket)
+            data = s3_json.get_json_or_none(key, bucket=self._bucket)
             if data is None:
                 continue  # the creator stopped between the index entry and the record
             record = _parse(data)

@@ -9,7 +9,7 @@ import base64
 import json
 from typing import Any
 
-from functions import storage
+from functions import s3_json, storage
 from functions.batch_inference.output_records import record_id
 from functions.batch_inference.payloads import RecordWritten, WriteRecordEvent
 from functions.batch_inference.plan import plan_of
@@ -41,7 +41,7 @@ def write_record(event: WriteRecordEvent) -> RecordWritten:
     if batch_plan is None:  # PlanBatchJobs runs before WriteBatchRecords: no plan, no batch job to write for
         return RecordWritten(document_id=entry.document_id, record_id=None)
     key = storage.batch_input_key(event.job_id, batch_plan.part_of(entry.index), entry.document_id)
-    if storage.exists(key):
+    if s3_json.exists(key):
         return RecordWritten(document_id=entry.document_id, record_id=record_id(entry.document_id), key=key)
     manifest = load_manifest(event.job_id)
     bundle = load_definition(manifest.versions)
@@ -68,5 +68,5 @@ def write_record(event: WriteRecordEvent) -> RecordWritten:
         "recordId": record_id(entry.document_id),
         "modelInput": model_input(pinned.document, spec.system, spec.user),
     }
-    storage.put_bytes(key, (json.dumps(line) + "\n").encode("utf-8"), content_type="application/jsonl")
+    s3_json.put_bytes(key, (json.dumps(line) + "\n").encode("utf-8"), content_type="application/jsonl")
     return RecordWritten(document_id=entry.document_id, record_id=line["recordId"], key=key)

@@ -24,7 +24,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.batch_inference.facts import (
     BATCH_MAX_JOB_BYTES,
     BATCH_MIN_RECORDS,
@@ -79,7 +79,7 @@ def _outcome(record: BatchJobRecord) -> BatchOutcome:
 
 
 def _save(record: BatchJobRecord) -> None:
-    storage.put_json(
+    s3_json.put_json(
         storage.batch_job_key(record.job_id, record.part), record.model_copy(update={"updated_at": utc_now()})
     )
 
@@ -113,7 +113,7 @@ def submit(event: SubmitEvent) -> BatchOutcome:
     if existing is not None and (existing.job_arn is not None or existing.status == "NotSubmitted"):
         return _outcome(existing)
     settings, manifest = get_settings(), load_manifest(event.job_id)
-    listed = list(storage.list_objects(storage.batch_input_prefix(event.job_id, event.part)))
+    listed = list(s3_json.list_objects(storage.batch_input_prefix(event.job_id, event.part)))
     records, volume = len(listed), sum(int(item.get("Size", 0)) for item in listed)
     now = utc_now()
     record = BatchJobRecord(
@@ -169,7 +169,7 @@ def submit(event: SubmitEvent) -> BatchOutcome:
         event.retry_count,
         redrive_count=event.redrive_count,
     )
-    storage.put_json(
+    s3_json.put_json(
         storage.batch_jobs_index_key(str(record.bedrock_job_id)), {"job_id": event.job_id, "part": event.part}
     )
     _save(record)
@@ -242,7 +242,7 @@ def on_event(event: dict[str, Any]) -> BatchOutcome | None:
     resources = event.get("resources") or []
     detail = event.get("detail") or {}
     job_arn = str(resources[0] if resources else detail.get("batchJobArn", ""))
-    index = storage.get_json_or_none(storage.batch_jobs_index_key(job_arn.rsplit("/", 1)[-1]))
+    index = s3_json.get_json_or_none(storage.batch_jobs_index_key(job_arn.rsplit("/", 1)[-1]))
     if not job_arn or not isinstance(index, dict):
         logger.info("state change of a batch job docagent did not submit", extra={"job_arn": job_arn})
         return None

@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Any
 
-from functions import storage
+from functions import s3_json, storage
 from functions.batch_inference.facts import TERMINAL_STATUSES
 from functions.batch_inference.payloads import BatchJobRecord
 from functions.batch_inference.plan import clear_caches as clear_plan_caches
@@ -32,7 +32,7 @@ def record_id(document_id: str) -> str:
 
 
 def get_batch_job(job_id: str, part: int) -> BatchJobRecord | None:
-    data = storage.get_json_or_none(storage.batch_job_key(job_id, part))
+    data = s3_json.get_json_or_none(storage.batch_job_key(job_id, part))
     return None if data is None else BatchJobRecord.model_validate(data)
 
 
@@ -63,8 +63,8 @@ def output_line(job_id: str, index: int, document_id: str) -> dict[str, Any] | N
         return None
     key = storage.batch_output_key(job_id, part, batch.bedrock_job_id, document_id)
     try:
-        body = storage.get_bytes(key)
-    except storage.ObjectNotFound:
+        body = s3_json.get_bytes(key)
+    except s3_json.ObjectNotFound:
         return None
     wanted = record_id(document_id)
     for text in body.decode("utf-8").splitlines():

@@ -20,7 +20,7 @@ import math
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES, BATCH_MIN_RECORDS
 from functions.batch_inference.payloads import BatchPlan, PlanEvent, PlanOutcome
 from functions.observability import logger
@@ -72,14 +72,14 @@ def _entries(manifest: JobManifest) -> Iterator[ManifestEntry]:
     s3 = aws.s3_client()
     for key in manifest.parts:
         body = s3.get_object(Bucket=get_settings().bucket_name, Key=key)["Body"].read()
-        yield from storage.parse_items(body)
+        yield from s3_json.parse_items(body)
 
 
 def plan(event: PlanEvent) -> PlanOutcome:
     """The job's plan, made once, and the BatchJobs Map's items (one ``{"part": n}`` a line)."""
     existing = get_plan(event.job_id)
     if existing is None:
-        settings, manifest = get_settings(), storage.get_manifest(event.job_id)
+        settings, manifest = get_settings(), s3_json.get_manifest(event.job_id)
         if manifest is None:
             raise LookupError(f"job {event.job_id} has no manifest: SealJob did not run")
         sizes = (entry.size for entry in _entries(manifest))
@@ -95,10 +95,10 @@ def plan(event: PlanEvent) -> PlanOutcome:
         )
         lines = "".join(f'{{"part": {part}}}\n' for part in range(existing.parts))
         # The items first, the plan last: a plan on S3 means its items are there too.
-        storage.put_bytes(
+        s3_json.put_bytes(
             storage.batch_parts_key(event.job_id), lines.encode(), content_type="application/jsonl"
         )
-        storage.put_json(storage.batch_plan_key(event.job_id), existing)
+        s3_json.put_json(storage.batch_plan_key(event.job_id), existing)
         logger.info("batch jobs planned", extra={"parts": existing.parts, "documents": existing.documents})
     return PlanOutcome(
         job_id=event.job_id, parts=existing.parts, parts_key=storage.batch_parts_key(event.job_id)
@@ -106,7 +106,7 @@ def plan(event: PlanEvent) -> PlanOutcome:
 
 
 def get_plan(job_id: str) -> BatchPlan | None:
-    data = storage.get_json_or_none(storage.batch_plan_key(job_id))
+    data = s3_json.get_json_or_none(storage.batch_plan_key(job_id))
     return None if data is None else BatchPlan.model_validate(data)
 
 

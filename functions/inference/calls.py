@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from functions import storage
+from functions import s3_json
 from functions.documents import DocumentInput
 from functions.errors import (
     DocumentNotLabelled,
@@ -68,7 +68,7 @@ _REFUSALS: dict[str, type[ModelCallRefused]] = {
 
 def check_breaker(job_id: str, model_id: str) -> None:
     """Fail at once, without a model call, while the job's model breaker is open (docs/design.md)."""
-    breaker = storage.get_model_breaker(job_id)
+    breaker = s3_json.get_model_breaker(job_id)
     if breaker is None or breaker.model_id != model_id or breaker.open_until <= utc_now():
         return
     refusal = _REFUSALS.get(breaker.error, ModelCallRefused)
@@ -81,7 +81,7 @@ def check_breaker(job_id: str, model_id: str) -> None:
 def _open_breaker(event: ProcessDocumentEvent, model_id: str, refusal: ModelCallRefused) -> None:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     until = now + dt.timedelta(seconds=get_settings().model_breaker_seconds)
-    storage.put_model_breaker(
+    s3_json.put_model_breaker(
         ModelBreaker(
             job_id=event.job_id,
             model_id=model_id,
@@ -105,7 +105,7 @@ def _journal_attempt(
     duration_ms: int,
 ) -> None:
     """A call that did not finish is journalled too (model-attempts/): the journal holds every attempt."""
-    storage.put_model_attempt(
+    s3_json.put_model_attempt(
         ModelAttemptRecord(
             call_id=call_id,
             job_id=event.job_id,
@@ -218,7 +218,7 @@ def journal_call(
         duration_ms=duration_ms,
         inference=record.inference,
     )
-    storage.put_model_call(call)
+    s3_json.put_model_call(call)
     return call
 
 
@@ -248,7 +248,7 @@ def call_once(
     """
     journal = [
         call
-        for call in storage.list_model_calls(event.job_id, event.document.document_id)
+        for call in s3_json.list_model_calls(event.job_id, event.document.document_id)
         if call.purpose == spec.purpose and call.section_id == spec.section_id and call.window == spec.window
     ]
     if journal:

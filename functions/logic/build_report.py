@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from functions import s3_streams, spend, storage
+from functions import s3_json, s3_streams, spend, storage
 from functions.definition import DefinitionBundle, Totals
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
@@ -127,7 +127,7 @@ def result_entries(
     details = map_run.ResultWriterDetails
     if details is None:
         return
-    manifest = storage.get_json_or_none(details.Key, bucket=details.Bucket)
+    manifest = s3_json.get_json_or_none(details.Key, bucket=details.Bucket)
     if not isinstance(manifest, dict):
         logger.warning("map run manifest not found", extra={"key": details.Key})
         return
@@ -140,10 +140,10 @@ def result_entries(
             key = file_info.get("Key") if isinstance(file_info, dict) else None
             entries: Iterable[Any] | None
             if whole_files:
-                parsed = storage.get_json_or_none(key, bucket=bucket) if key else None
+                parsed = s3_json.get_json_or_none(key, bucket=bucket) if key else None
                 entries = parsed if isinstance(parsed, list) else None
             else:
-                exists = bool(key) and storage.exists(str(key), bucket=bucket)
+                exists = bool(key) and s3_json.exists(str(key), bucket=bucket)
                 entries = s3_streams.iter_json_values(str(key), bucket=bucket) if exists else None
             if entries is None:
                 logger.warning("map run result file missing or unreadable", extra={"key": key})
@@ -188,14 +188,14 @@ def read_results(job_id: str, document_ids: list[str]) -> dict[str, DocumentResu
     if not document_ids:
         return {}
     with ThreadPoolExecutor(max_workers=min(_READ_WORKERS, len(document_ids))) as pool:
-        found = pool.map(lambda document_id: storage.get_result(job_id, document_id), document_ids)
+        found = pool.map(lambda document_id: s3_json.get_result(job_id, document_id), document_ids)
         return dict(zip(document_ids, found, strict=True))
 
 
 def pinned_definition(versions: JobVersions) -> DefinitionBundle | None:
     if versions.definition is None or versions.definition_sha256 is None:
         return None
-    return storage.get_definition(versions.definition, versions.definition_sha256)
+    return s3_json.get_definition(versions.definition, versions.definition_sha256)
 
 
 def add_totals(sums: dict[str, dict[str, Decimal]], totals: list[Totals], rows: list[ReportRow]) -> None:
@@ -296,11 +296,11 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         fault_point(name, options, event.retry_count, redrive_count=event.redrive_count, context=context)
 
     fault("before_report")
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
 
-    entries = storage.manifest_entries(manifest)
+    entries = s3_json.manifest_entries(manifest)
     bundle = pinned_definition(manifest.versions)
     read = read_map_run(event.map_run)
     uncovered = [entry.document_id for entry in entries if entry.document_id not in read.rows]
@@ -332,7 +332,7 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
         map_run=read.summary,
     )
     key = storage.report_key(job_id)
-    storage.put_json(key, report)
+    s3_json.put_json(key, report)
     fault("after_report")
     logger.info(
         "report written",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from functions import aws, budget, storage
+from functions import aws, budget, s3_json, storage
 from functions.definition import short_version
 from functions.errors import InvalidJobRequest, NoDocuments
 from functions.observability import logger
@@ -99,14 +99,14 @@ def _line(entry: ManifestEntry) -> bytes:
 
 
 def _stored_request(job_id: str) -> StoredRequest:
-    data = storage.get_json_or_none(storage.request_key(job_id))
+    data = s3_json.get_json_or_none(storage.request_key(job_id))
     if data is None:
         raise InvalidJobRequest(f"job {job_id} has no request.json: PrepareJob did not run")
     return StoredRequest.model_validate(data)
 
 
 def _get_part(job_id: str, part: int) -> ListingPart | None:
-    data = storage.get_json_or_none(storage.listing_part_key(job_id, part))
+    data = s3_json.get_json_or_none(storage.listing_part_key(job_id, part))
     return None if data is None else ListingPart.model_validate(data)
 
 
@@ -160,7 +160,7 @@ def _list_pages(
     key_marker, version_marker = start.next_key_marker, start.next_version_id_marker
     pages, ended = 0, False
     while pages < MAX_PAGES_PER_STEP and size < settings.items_part_min_bytes and not ended:
-        page = storage.list_versions_page(
+        page = s3_json.list_versions_page(
             request_prefix,
             bucket=bucket,
             key_marker=key_marker,
@@ -207,7 +207,7 @@ def _head(bucket: str, key: str) -> tuple[int | None, str | None, str | None]:
     try:
         response = aws.s3_client().head_object(Bucket=bucket, Key=key)
     except ClientError as error:
-        if storage.is_not_found(error):
+        if s3_json.is_not_found(error):
             return None, None, None
         raise
     return int(response["ContentLength"]), _version(response.get("VersionId")), response.get("ETag")
@@ -270,7 +270,7 @@ def list_step(event: ListingEvent, settings: Settings) -> ListingCursor:
         Body=body,
         ContentType="application/jsonl",
     )
-    storage.put_json(storage.listing_part_key(job_id, part), record)
+    s3_json.put_json(storage.listing_part_key(job_id, part), record)
     logger.info(
         "listing part written",
         extra={"job_id": job_id, "part": part, "documents": record.count, "complete": record.complete},
@@ -283,7 +283,7 @@ def _join(job_id: str, parts: list[str], bucket: str) -> str:
     size (as of 2026-11, AWS docs "Amazon S3 multipart upload limits": 5 MiB to 5 GiB a part, no minimum for
     the last one, at most 10,000 parts). A join that completed before (a retry) is reused."""
     key = storage.items_key(job_id)
-    if storage.exists(key):
+    if s3_json.exists(key):
         return key
     s3 = aws.s3_client()
     created = s3.create_multipart_upload(Bucket=bucket, Key=key, ContentType="application/jsonl")
@@ -348,7 +348,7 @@ def run_options(stored: StoredRequest, versions: JobVersions) -> JobOptions:
         return options
     bundle = None
     if versions.definition is not None and versions.definition_sha256 is not None:
-        bundle = storage.get_definition(versions.definition, versions.definition_sha256)
+        bundle = s3_json.get_definition(versions.definition, versions.definition_sha256)
     return options.model_copy(
         update={"wait_for_review": bundle is not None and bundle.definition.waits_for_review()}
     )
@@ -360,7 +360,7 @@ def seal(event: ListingEvent, settings: Settings) -> PreparedJob:
     if not event.listing.done:
         raise InvalidJobRequest(f"job {job_id}: the listing is not done")
     stored = _stored_request(job_id)
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     if manifest is not None and manifest.job.request_sha256 == stored.request_sha256:
         logger.info("job already sealed; reusing its manifest", extra={"job_id": job_id})
         if len(manifest.parts) > 1:
@@ -385,6 +385,6 @@ def seal(event: ListingEvent, settings: Settings) -> PreparedJob:
         document_count=count,
         items_key=items,
     )
-    storage.put_json(storage.manifest_key(job_id), manifest)
+    s3_json.put_json(storage.manifest_key(job_id), manifest)
     logger.info("job prepared", extra={"job_id": job_id, "document_count": count, "parts": len(parts)})
     return prepared_job(manifest, stored, settings.bucket_name)

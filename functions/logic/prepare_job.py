@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyVa
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from functions import budget, durable, storage
+from functions import budget, durable, s3_json, storage
 from functions.definition import DefinitionPointer
 from functions.errors import InvalidJobRequest, JobConflict
 from functions.logic.list_documents import document_id_for, pinned_versions
@@ -107,7 +107,7 @@ def _check_listable(request: JobRequest, settings: Settings) -> None:
         return
     bucket = request.bucket or settings.bucket_name
     try:
-        storage.list_versions_page(request.prefix, bucket=bucket, max_keys=1)
+        s3_json.list_versions_page(request.prefix, bucket=bucket, max_keys=1)
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
         if code in {"NoSuchBucket", "AccessDenied"}:
@@ -124,7 +124,7 @@ def resolve_definition(request: JobRequest, settings: Settings) -> tuple[str, st
             f"job {request.job_id} names no job definition and the deployment has no default: start it with "
             "`--definition NAME` (a published definition) or set default_definition in cdk.json"
         )
-    raw = storage.get_json_or_none(storage.definition_current_key(name))
+    raw = s3_json.get_json_or_none(storage.definition_current_key(name))
     if raw is None:
         origin = "the request's" if request.definition else "the deployment's default (DEFAULT_DEFINITION)"
         raise InvalidJobRequest(
@@ -140,7 +140,7 @@ def _check_batch_inference(request: JobRequest, name: str, sha256: str) -> None:
     with a definition of several classes (a classification first) is refused before anything starts."""
     if request.options.inference != "batch":
         return
-    bundle = storage.get_definition(name, sha256)
+    bundle = s3_json.get_definition(name, sha256)
     if bundle is not None and len(bundle.classes) > 1:
         raise InvalidJobRequest(
             f"job {request.job_id}: inference 'batch' runs the extraction of a one-class definition as a "
@@ -152,7 +152,7 @@ def _check_batch_inference(request: JobRequest, name: str, sha256: str) -> None:
 def _prepare(request: JobRequest, sha: str, settings: Settings) -> StartedJob:
     """Store the request (once: the same job id with another request is JobConflict) and start the listing."""
     job_id = request.job_id
-    stored = storage.get_json_or_none(storage.request_key(job_id))
+    stored = s3_json.get_json_or_none(storage.request_key(job_id))
     if stored is not None and stored.get("request_sha256") != sha:
         raise JobConflict(f"job {job_id} already exists with a different request")
     if stored is None:
@@ -166,7 +166,7 @@ def _prepare(request: JobRequest, sha: str, settings: Settings) -> StartedJob:
             definition=definition,
             definition_sha256=definition_sha256,
         )
-        storage.put_json(storage.request_key(job_id), record)
+        s3_json.put_json(storage.request_key(job_id), record)
     logger.info("job request stored; listing starts", extra={"job_id": job_id})
     return StartedJob(
         job_id=job_id,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
-from functions import aws, durable, references, sections, spend, storage
+from functions import aws, durable, references, s3_json, sections, spend, storage
 from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
@@ -72,7 +72,7 @@ DEFINITION_MISSING_ERROR = "DefinitionMissing"
 @functools.lru_cache(maxsize=32)
 def _cached_manifest(bucket: str, job_id: str) -> JobManifest:
     """Manifests never change once written, so a warm container reads each job's manifest once."""
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
     return manifest
@@ -84,7 +84,7 @@ def load_manifest(job_id: str) -> JobManifest:
 
 @functools.lru_cache(maxsize=32)
 def _cached_definition(bucket: str, name: str, sha256: str) -> DefinitionBundle | None:
-    return storage.get_definition(name, sha256)
+    return s3_json.get_definition(name, sha256)
 
 
 def load_definition(versions: JobVersions) -> DefinitionBundle | None:
@@ -142,7 +142,7 @@ def _get_pinned(bucket: str, entry: ManifestEntry) -> GetObjectOutputTypeDef:
         code = error.response.get("Error", {}).get("Code", "")
         if code in {"PreconditionFailed", "412"}:
             raise DocumentChanged(f"{where} changed since the job was prepared (ETag differs)") from None
-        if storage.is_not_found(error) or code == "NoSuchVersion":
+        if s3_json.is_not_found(error) or code == "NoSuchVersion":
             pinned = f" (version {entry.version_id})" if entry.version_id else ""
             raise DocumentMissing(f"{where}{pinned} does not exist") from None
         raise
@@ -215,7 +215,7 @@ def _store_result(result: DocumentResult, event: ProcessDocumentEvent, context: 
         document_index=index,
         context=context,
     )
-    storage.put_result(result)
+    s3_json.put_result(result)
     fault_point(
         "after_store_result",
         event.options,
@@ -250,7 +250,7 @@ def _process(
     event: ProcessDocumentEvent, context: LambdaContext, provider: ModelProvider | None
 ) -> DocumentOutcome:
     entry = event.document
-    existing = storage.get_result(event.job_id, entry.document_id)
+    existing = s3_json.get_result(event.job_id, entry.document_id)
     manifest = load_manifest(event.job_id)
     bundle = load_definition(manifest.versions)
     if existing is not None:

@@ -28,7 +28,7 @@ from decimal import Decimal
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from functions import aws, s3_streams, spend, storage
+from functions import aws, s3_json, s3_streams, spend, storage
 from functions.definition import DefinitionBundle, ExportAction
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
@@ -94,7 +94,7 @@ ROW_COLUMNS = (
 def _first_document_id(key: str) -> str | None:
     """The document id of a part's first entry (one ranged read, the whole part if its line is longer)."""
     s3 = aws.s3_client()
-    bucket = storage.bucket_name()
+    bucket = s3_json.bucket_name()
     body = s3.get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{_FIRST_LINE_BYTES - 1}")["Body"].read()
     if b"\n" not in body and len(body) == _FIRST_LINE_BYTES:
         body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
@@ -111,12 +111,12 @@ def partitions_of(job_id: str, manifest: JobManifest) -> list[Partition]:
     partitions: list[Partition] = []
     first = 0
     for number, key in enumerate(manifest.parts):
-        record = storage.get_json_or_none(storage.listing_part_key(job_id, number))
+        record = s3_json.get_json_or_none(storage.listing_part_key(job_id, number))
         count = (
             int(record["count"]) if isinstance(record, dict) and isinstance(record.get("count"), int) else -1
         )
         if count < 0 or storage.items_part_key(job_id, number) != key:
-            count = len(storage.parse_items(storage.get_bytes(key)))
+            count = len(s3_json.parse_items(s3_json.get_bytes(key)))
         partitions.append(Partition(partition=number, key=key, first_index=first, count=count))
         first += count
     names = [f"{document_id}.json" for p in partitions[1:] if (document_id := _first_document_id(str(p.key)))]
@@ -134,7 +134,7 @@ def partitions_of(job_id: str, manifest: JobManifest) -> list[Partition]:
 def partition_entries(manifest: JobManifest, partition: Partition) -> list[ManifestEntry]:
     if partition.key is None:
         return list(manifest.entries)
-    return storage.parse_items(storage.get_bytes(partition.key))
+    return s3_json.parse_items(s3_json.get_bytes(partition.key))
 
 
 # -------------------------------------------------------------------------------------------- summarize
@@ -163,7 +163,7 @@ class _Router:
         if not buffer:
             return
         key = storage.report_rows_key(self.job_id, partition, self.sequence[partition])
-        storage.put_bytes(key, bytes(buffer), content_type="application/jsonl")
+        s3_json.put_bytes(key, bytes(buffer), content_type="application/jsonl")
         self.sequence[partition] += 1
         self.objects += 1
 
@@ -175,7 +175,7 @@ class _Router:
 def summarize_results(event: SummarizeEvent, context: LambdaContext | None = None) -> ReportPlan:
     job_id = event.job_id
     logger.append_keys(job_id=job_id)
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
     partitions = partitions_of(job_id, manifest)
@@ -189,7 +189,7 @@ def summarize_results(event: SummarizeEvent, context: LambdaContext | None = Non
     for partition in partitions:
         partition.routed = router.sequence[partition.partition]
     plan = ReportPlan(map_run=summary, partitions=partitions)
-    storage.put_json(storage.report_plan_key(job_id), plan)
+    s3_json.put_json(storage.report_plan_key(job_id), plan)
     logger.info("results summarized", extra={"partitions": len(partitions), "routed_objects": router.objects})
     return plan
 
@@ -226,7 +226,7 @@ def _read_routed(job_id: str, partition: Partition) -> tuple[dict[str, ReportRow
     failures: dict[str, ChildFailure] = {}
     for sequence in range(partition.routed):
         key = storage.report_rows_key(job_id, partition.partition, sequence)
-        for line in storage.get_bytes(key).splitlines():
+        for line in s3_json.get_bytes(key).splitlines():
             item = RoutedItem.model_validate_json(line)
             if item.row is not None:
                 rows[item.row.document_id] = item.row
@@ -238,14 +238,14 @@ def _read_routed(job_id: str, partition: Partition) -> tuple[dict[str, ReportRow
 def report_partition(event: PartitionEvent, context: LambdaContext | None = None) -> PartitionDone:
     job_id, partition = event.job_id, event.partition
     logger.append_keys(job_id=job_id, partition=partition.partition)
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
     partial = compute_partial(
         job_id, manifest, partition, wait_for_review=bool(event.options.wait_for_review)
     )
     key = storage.report_partial_key(job_id, partition.partition)
-    storage.put_json(key, partial)
+    s3_json.put_json(key, partial)
     fault("after_report_partial", event, context)
     return PartitionDone(partition=partition.partition, key=key)
 
@@ -273,7 +273,7 @@ def result_lines(job_id: str, document_ids: Iterable[str]) -> Iterator[bytes]:
     partitions' segments are these bytes."""
 
     def read(document_id: str) -> object:
-        return storage.get_json_or_none(storage.result_key(job_id, document_id))
+        return s3_json.get_json_or_none(storage.result_key(job_id, document_id))
 
     ids = iter(document_ids)
     with ThreadPoolExecutor(max_workers=_RESULT_READERS) as pool:
@@ -296,10 +296,10 @@ def compute_partial(
         rows = apply_decisions(job_id, rows, bundle)
     csv_body = _csv_lines(rows, table_columns(bundle), header=partition.partition == 0)
     jsonl_body = b"".join(row.model_dump_json().encode() + b"\n" for row in rows)
-    storage.put_bytes(
+    s3_json.put_bytes(
         storage.report_segment_key(job_id, partition.partition, "csv"), csv_body, content_type="text/csv"
     )
-    storage.put_bytes(
+    s3_json.put_bytes(
         storage.report_segment_key(job_id, partition.partition, "jsonl"),
         jsonl_body,
         content_type="application/jsonl",
@@ -353,7 +353,7 @@ def report_rows(report: Report) -> Iterator[ReportRow]:
 
 
 def read_plan(job_id: str) -> ReportPlan | None:
-    data = storage.get_json_or_none(storage.report_plan_key(job_id))
+    data = s3_json.get_json_or_none(storage.report_plan_key(job_id))
     return None if data is None else ReportPlan.model_validate(data)
 
 
@@ -361,7 +361,7 @@ def _partial(
     job_id: str, manifest: JobManifest, partition: Partition, wait_for_review: bool
 ) -> ReportPartial:
     """The partition's partial as ReportPartitions wrote it; computed here if it is missing."""
-    data = storage.get_json_or_none(storage.report_partial_key(job_id, partition.partition))
+    data = s3_json.get_json_or_none(storage.report_partial_key(job_id, partition.partition))
     if data is not None:
         return ReportPartial.model_validate(data)
     return compute_partial(job_id, manifest, partition, wait_for_review=wait_for_review)
@@ -379,7 +379,7 @@ def merge_report(
         redrive_count=event.redrive_count,
         context=context,
     )
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
     wait = bool(event.options.wait_for_review)
@@ -451,8 +451,8 @@ def merge_report(
     )
     key = storage.report_key(job_id)
     assert report.table is not None
-    storage.put_json(storage.report_table_index_key(job_id), report.table)
-    storage.put_json(key, report)
+    s3_json.put_json(storage.report_table_index_key(job_id), report.table)
+    s3_json.put_json(key, report)
     fault_point(
         "after_report",
         job_options(job_id, event.options),

@@ -18,7 +18,7 @@ times come from the decision, so a retry rewrites the same bytes.
 
 from __future__ import annotations
 
-from functions import storage
+from functions import s3_json, storage
 from functions.errors import ApprovalNotForThisJob, ApprovalRejected, InvalidJobRequest
 from functions.observability import MetricUnit, logger, metrics
 from functions.payloads.approval import (
@@ -33,7 +33,7 @@ from functions.payloads.report import Report, ReportApproval
 
 
 def load_approval(job_id: str) -> ApprovalRecord | None:
-    data = storage.get_json_or_none(storage.approval_key(job_id))
+    data = s3_json.get_json_or_none(storage.approval_key(job_id))
     return None if data is None else ApprovalRecord.model_validate(data)
 
 
@@ -82,7 +82,7 @@ def request_approval(event: RequestApprovalEvent) -> ApprovalRequested:
         )
     else:
         record = _new_request(event, now, previous=[*existing.previous, _past(existing)])
-    storage.put_json(key, record)
+    s3_json.put_json(key, record)
     if record.requests == 1:
         metrics.add_metric(name="ApprovalsRequested", unit=MetricUnit.Count, value=1)
     # Never log the token: whoever holds it can complete the task.
@@ -148,14 +148,14 @@ def record_approval(event: RecordApprovalEvent) -> ReportApproval:
             logger.warning(
                 "approval.json said otherwise; the workflow's decision wins", extra={"was": existing.status}
             )
-        storage.put_json(key, recorded)
+        s3_json.put_json(key, recorded)
 
-    report_data = storage.get_json_or_none(event.report.report_key)
+    report_data = s3_json.get_json_or_none(event.report.report_key)
     if report_data is None:
         raise InvalidJobRequest(f"job {event.job_id} has no report at {event.report.report_key}")
     report = Report.model_validate(report_data)
     if report.approval != section:
-        storage.put_json(event.report.report_key, report.model_copy(update={"approval": section}))
+        s3_json.put_json(event.report.report_key, report.model_copy(update={"approval": section}))
         metrics.add_metric(name="ApprovalsRecorded", unit=MetricUnit.Count, value=1)
     logger.info(
         "approval recorded", extra={"decided_by": section.decided_by, "decided_at": section.decided_at}

@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.errors import InvalidJobRequest
 from functions.logic.build_report import read_map_run, read_results
 from functions.observability import logger
@@ -41,10 +41,10 @@ def review_queue(job_id: str, map_run: MapRunInfo) -> list[str]:
     """The job's review queue in job order, its items (functions/reviews.py ``review_items``: a document in
     review, a packet's sections in review): rows from the result files, stored results for the documents
     those do not cover (children that did not succeed; normally none)."""
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
-    entries = storage.manifest_entries(manifest)
+    entries = s3_json.manifest_entries(manifest)
     read = read_map_run(map_run)
     results = read_results(
         job_id, [entry.document_id for entry in entries if entry.document_id not in read.rows]
@@ -60,7 +60,7 @@ def review_queue(job_id: str, map_run: MapRunInfo) -> list[str]:
 
 
 def load_wait(job_id: str) -> ReviewWaitRecord | None:
-    data = storage.get_json_or_none(storage.review_wait_key(job_id))
+    data = s3_json.get_json_or_none(storage.review_wait_key(job_id))
     return None if data is None else ReviewWaitRecord.model_validate(data)
 
 
@@ -75,7 +75,7 @@ def release_if_decided(
     """Complete the waiting task's token when every queued item has a decision, and mark the record
     released. Returns the output and the SendTaskSuccess error code that said the token was settled already
     (TaskTimedOut, InvalidToken, TaskDoesNotExist: reported, never raised), or None."""
-    decided = set(storage.list_review_items(record.job_id, bucket=bucket, client=s3))
+    decided = set(s3_json.list_review_items(record.job_id, bucket=bucket, client=s3))
     waiting = record.undecided(decided)
     output = ReviewWaitOutput(
         job_id=record.job_id,
@@ -97,7 +97,7 @@ def release_if_decided(
             raise
         logger.info("review wait token already settled", extra={"code": settled})
     released = record.model_copy(update={"status": "released", "released_by": by, "released_at": utc_now()})
-    storage.put_json(storage.review_wait_key(record.job_id), released, bucket=bucket, client=s3)
+    s3_json.put_json(storage.review_wait_key(record.job_id), released, bucket=bucket, client=s3)
     return output, settled
 
 
@@ -122,7 +122,7 @@ def wait_for_review(event: ReviewWaitEvent) -> ReviewWaitOutput:
             token_updated_at=now,
             requests=existing.requests + 1 if existing is not None else 1,
         )
-        storage.put_json(storage.review_wait_key(event.job_id), record)
+        s3_json.put_json(storage.review_wait_key(event.job_id), record)
     # Never log the token: whoever holds it can complete the task.
     output, settled = release_if_decided(record, by=WORKFLOW)
     logger.info(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from functions import durable, storage
+from functions import durable, s3_json, storage
 from functions.actions.allowed import allowed_target
 from functions.actions.payloads import (
     ActionAttempt,
@@ -70,25 +70,25 @@ def client_deadline(context: LambdaContext) -> float:
 def pinned_definition(job_id: str, manifest: JobManifest | None = None) -> DefinitionBundle | None:
     """The definition bundle the job pinned (None for a job prepared before definitions existed);
     ``manifest``: the job's, if the caller has read it."""
-    manifest = manifest or storage.get_manifest(job_id)
+    manifest = manifest or s3_json.get_manifest(job_id)
     if manifest is None:
         raise InvalidJobRequest(f"job {job_id} has no manifest; was it prepared?")
     name, sha256 = manifest.versions.definition, manifest.versions.definition_sha256
     if name is None or sha256 is None:
         return None
-    bundle = storage.get_definition(name, sha256)
+    bundle = s3_json.get_definition(name, sha256)
     if bundle is None:
         raise InvalidJobRequest(f"job {job_id} pins definition {name} {sha256[:12]}, which is not published")
     return bundle
 
 
 def action_done(job_id: str, action: str) -> ActionDone | None:
-    data = storage.get_json_or_none(storage.action_done_key(job_id, action))
+    data = s3_json.get_json_or_none(storage.action_done_key(job_id, action))
     return None if data is None else ActionDone.model_validate(data)
 
 
 def action_attempt(job_id: str, action: str) -> ActionAttempt | None:
-    data = storage.get_json_or_none(storage.action_attempt_key(job_id, action))
+    data = s3_json.get_json_or_none(storage.action_attempt_key(job_id, action))
     return None if data is None else ActionAttempt.model_validate(data)
 
 
@@ -109,7 +109,7 @@ def _begin_attempt(
         last_attempt_at=now,
         errors=previous.errors if previous else [],
     )
-    storage.put_json(storage.action_attempt_key(job_id, action.name), attempt)
+    s3_json.put_json(storage.action_attempt_key(job_id, action.name), attempt)
     return attempt
 
 
@@ -120,7 +120,7 @@ def _note_error(attempt: ActionAttempt, error: ActionError) -> None:
     metrics.add_metric(name="ActionErrors", unit=MetricUnit.Count, value=1)
     logger.warning("action error", extra={"action": attempt.action, "error": entry.error})
     try:
-        storage.put_json(storage.action_attempt_key(attempt.job_id, attempt.action), attempt)
+        s3_json.put_json(storage.action_attempt_key(attempt.job_id, attempt.action), attempt)
     except Exception:
         logger.exception("could not record the action's error")
 
@@ -170,7 +170,7 @@ class _Run:
             }
         )
         job_id = self.event.job_id
-        storage.put_json(
+        s3_json.put_json(
             storage.action_done_key(job_id, action.name),
             ActionDone(job_id=job_id, outcome=record, target=target, attempts=attempts),
         )
@@ -239,7 +239,7 @@ class _Run:
     def all(self) -> ActionsResult:
         job_id = self.event.job_id
         bundle = pinned_definition(job_id)
-        report = Report.model_validate(storage.get_json(self.event.report.report_key))
+        report = Report.model_validate(s3_json.get_json(self.event.report.report_key))
         if bundle is None:
             logger.info("the job pins no definition: no actions to run")
             return ActionsResult(actions=[])
@@ -254,9 +254,9 @@ def record_in_report(report_key: str, result: ActionsResult) -> None:
     rebuilt since keeps its section), and byte-stable (the outcomes come from done.json)."""
     if not result.actions:
         return
-    report = Report.model_validate(storage.get_json(report_key))
+    report = Report.model_validate(s3_json.get_json(report_key))
     if report.actions != result.actions:
-        storage.put_json(report_key, report.model_copy(update={"actions": result.actions}))
+        s3_json.put_json(report_key, report.model_copy(update={"actions": result.actions}))
 
 
 def run_actions(

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from functions import storage
+from functions import s3_json, storage
 from functions.actions.allowed import allowed_target
 from functions.actions.send import RecipientFactory, idempotency_key, recipient, records_of
 from functions.definition import HttpAction
@@ -238,7 +238,7 @@ def _check_actions(
             )
             problems += [problem] if problem else []
         elif action.type == "export" and outcome.outcome != "skipped":
-            listed = storage.list_objects(storage.export_prefix(event.job_id, action.name))
+            listed = s3_json.list_objects(storage.export_prefix(event.job_id, action.name))
             if not listed:
                 problems.append(f"{action.name}: no exported file under {outcome.reference}")
         elif outcome.outcome != "skipped" and not outcome.reference:
@@ -263,7 +263,7 @@ def verify_job(
         context=context,
     )
     checks = _Checks()
-    manifest = storage.get_manifest(event.job_id)
+    manifest = s3_json.get_manifest(event.job_id)
     if manifest is None:
         raise JobVerificationFailed(
             f"job {event.job_id} failed verification: manifest: manifest.json is missing"

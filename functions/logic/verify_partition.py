@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.errors import JobVerificationFailed
 from functions.faults import fault_point, job_options
 from functions.logic.report_fan_in import partition_entries
@@ -65,17 +65,17 @@ def expected_row(result: DocumentResult, row: ReportRow) -> ReportRow:
         decisions = {
             item: ReviewDecision.model_validate(data)
             for item in review_items(own)
-            if (data := storage.get_json_or_none(storage.review_item_key(result.job_id, item))) is not None
+            if (data := s3_json.get_json_or_none(storage.review_item_key(result.job_id, item))) is not None
         }
         return reviewed_packet(own, decisions, None) if decisions else own
     if result.status != "review" or row.status == "review":
         return own
-    data = storage.get_json_or_none(storage.review_key(result.job_id, result.document_id))
+    data = s3_json.get_json_or_none(storage.review_key(result.job_id, result.document_id))
     return own if data is None else reviewed_row(own, ReviewDecision.model_validate(data), list(row.fields))
 
 
 def read_report(job_id: str) -> tuple[Report | None, str | None]:
-    data = storage.get_json_or_none(storage.report_key(job_id))
+    data = s3_json.get_json_or_none(storage.report_key(job_id))
     if data is None:
         return None, "report.json is missing"
     try:
@@ -87,7 +87,7 @@ def read_report(job_id: str) -> tuple[Report | None, str | None]:
 def read_table(job_id: str) -> ReportTable | None:
     """The report's table (report/table.json, what report.json's ``table`` says), None for a report built
     without one (the previous path): then the partition reads report.json's inline rows."""
-    data = storage.get_json_or_none(storage.report_table_index_key(job_id))
+    data = s3_json.get_json_or_none(storage.report_table_index_key(job_id))
     try:
         return None if data is None else ReportTable.model_validate(data)
     except ValidationError:
@@ -117,12 +117,12 @@ def _segment_rows(table: ReportTable, position: int) -> list[ReportRow]:
         body = (
             aws.s3_client()
             .get_object(
-                Bucket=storage.bucket_name(), Key=table.jsonl_key, Range=f"bytes={start}-{start + size - 1}"
+                Bucket=s3_json.bucket_name(), Key=table.jsonl_key, Range=f"bytes={start}-{start + size - 1}"
             )["Body"]
             .read()
         )
     except ClientError as error:  # the table is missing or shorter than report.json says: no rows here
-        if storage.is_not_found(error) or error.response.get("Error", {}).get("Code") == "InvalidRange":
+        if s3_json.is_not_found(error) or error.response.get("Error", {}).get("Code") == "InvalidRange":
             return []
         raise
     if len(body) != size:
@@ -135,7 +135,7 @@ def _segment_rows(table: ReportTable, position: int) -> list[ReportRow]:
 
 def _keys_between(prefix: str, start_after: str | None, stop_above: str | None) -> Iterator[str]:
     """Keys under ``prefix`` after ``start_after`` (exclusive), up to ``stop_above`` (inclusive)."""
-    for obj in storage.list_objects(prefix, start_after=start_after):
+    for obj in s3_json.list_objects(prefix, start_after=start_after):
         if stop_above is not None and obj["Key"] > stop_above:
             return
         yield obj["Key"]
@@ -189,7 +189,7 @@ def _sample(job_id: str, present_ids: list[str], rows: dict[str, ReportRow]) -> 
 
     def judge(document_id: str) -> SampleVerdict:
         verdict = SampleVerdict(document_id=document_id, rank=rank(job_id, document_id))
-        data = storage.get_json_or_none(storage.result_key(job_id, document_id))
+        data = s3_json.get_json_or_none(storage.result_key(job_id, document_id))
         try:
             result = DocumentResult.model_validate(data)
         except ValidationError:
@@ -257,12 +257,12 @@ def verify_partition(event: PartitionEvent, context: LambdaContext | None = None
     """A VerifyPartitions child: the partition's verdict, written to jobs/{job}/verify/part-NNNNN.json."""
     job_id, partition = event.job_id, event.partition
     logger.append_keys(job_id=job_id, partition=partition.partition)
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     if manifest is None:
         raise JobVerificationFailed(f"job {job_id} failed verification: manifest: manifest.json is missing")
     verdict = verify_partition_of(job_id, manifest, partition, partition.partition)
     key = storage.verify_partition_key(job_id, partition.partition)
-    storage.put_json(key, verdict)
+    s3_json.put_json(key, verdict)
     fault_point(
         "after_verify_partition",
         job_options(job_id, event.options),
@@ -274,5 +274,5 @@ def verify_partition(event: PartitionEvent, context: LambdaContext | None = None
 
 
 def read_verdict(job_id: str, partition: Partition) -> PartitionVerdict | None:
-    data: Any = storage.get_json_or_none(storage.verify_partition_key(job_id, partition.partition))
+    data: Any = s3_json.get_json_or_none(storage.verify_partition_key(job_id, partition.partition))
     return None if data is None else PartitionVerdict.model_validate(data)

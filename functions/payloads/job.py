@@ -118,7 +118,7 @@ class JobVersions(StrictModel):
     code_version: str
     created_at: str
     # The job definition (functions/definition.py) the job runs, by name and content hash: every step reads
-    # that bundle (storage.get_definition). Null only in jobs prepared before definitions existed.
+    # that bundle (s3_json.get_definition). Null only in jobs prepared before definitions existed.
     definition: str | None = None
     definition_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
 
@@ -144,7 +144,7 @@ class JobInfo(StrictModel):
 
 class JobManifest(StrictModel):
     """jobs/{job_id}/manifest.json: written last (by SealJob), never changed afterwards. A summary: the
-    entries are in ``parts`` (JSON Lines, storage.manifest_entries reads them); manifests from before the
+    entries are in ``parts`` (JSON Lines, s3_json.manifest_entries reads them); manifests from before the
     paged listing carry them inline in ``entries`` instead."""
 
     job: JobInfo

@@ -16,8 +16,8 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from app import build_app, cdk_json_context
-from stacks.config import CONTEXT_KEY
+from app import build_app
+from stacks.config import CONTEXT_KEY, cdk_json_context
 from stacks.docagent_stack import DocAgentStack
 from stacks.nag import flatten_cfn_reference
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app import build_app, cdk_json_context
-from stacks.config import load_config
+from app import build_app
+from stacks.config import cdk_json_context, load_config
 from tests.infra.conftest import Synthesized
 
 US_PROFILE = "us.anthropic.claude-haiku-4-5-20251001-v1:0"

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from app import build_app, cdk_json_context
+from app import build_app
 from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS, READ_TIMEOUT_SHARE
 from functions.payloads.common import MAX_SOURCE_DOCUMENT_BYTES
-from stacks.config import CONTEXT_KEY, ConfigError, DocAgentConfig, load_config
+from stacks.config import CONTEXT_KEY, ConfigError, DocAgentConfig, cdk_json_context, load_config
 
 
 def test_cdk_json_context_is_a_valid_config() -> None:

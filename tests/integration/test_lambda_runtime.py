@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import boto3
@@ -18,6 +19,7 @@ from botocore.config import Config
 from docagent.localcloud.patches import AlreadyRunningError
 from docagent.localcloud.server import LocalCloud, free_port
 from tests.integration.conftest import aws_cli, zip_source
+from tests.support import wait_for_execution
 
 HANDLER = """
 import os, time
@@ -158,23 +160,119 @@ def test_invocations_beyond_the_cap_wait_for_a_free_worker_instead_of_being_thro
     assert cloud.runtime.waited > waited, "some waited for a worker"
 
 
-def test_an_invocation_that_waits_past_the_bound_is_throttled_as_on_aws(
+def no_retry_client(cloud):
+    session = boto3.session.Session(
+        aws_access_key_id="local", aws_secret_access_key="local", region_name="us-east-1"
+    )
+    # One attempt: the SDK would retry a throttle (max_attempts counts the retries, total_max_attempts all).
+    no_retries = Config(retries={"total_max_attempts": 1, "mode": "standard"})
+    return session.client("lambda", endpoint_url=cloud.endpoint, config=no_retries)
+
+
+def hold_a_slot(aws, cloud, name: str, seconds: float) -> threading.Thread:
+    """An invocation of ``name`` sleeping ``seconds``, started and running when this returns."""
+    running = cloud.runtime.running
+    holder = threading.Thread(target=invoke, args=(aws, name, {"sleep": seconds}))
+    holder.start()
+    deadline = time.monotonic() + 30
+    while cloud.runtime.running <= running and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert cloud.runtime.running > running, "the holding invocation never started"
+    return holder
+
+
+def throttle_of(client, name: str) -> dict:
+    with pytest.raises(client.exceptions.TooManyRequestsException) as raised:
+        client.invoke(FunctionName=name, Payload=b"{}")
+    response = raised.value.response
+    return {
+        "status": response["ResponseMetadata"]["HTTPStatusCode"],
+        "code": response["Error"]["Code"],
+        "message": response["Error"]["Message"],
+        "type": response.get("Type"),
+        "reason": response.get("Reason"),
+    }
+
+
+def test_an_invocation_past_the_functions_cap_waits_then_is_throttled_as_on_aws(
     aws, make_function, cloud, monkeypatch
 ):
     name = make_function(HANDLER, timeout=60)  # 15 s at the session's time scale
     monkeypatch.setattr(cloud.runtime, "max_workers", 1)
     monkeypatch.setattr(cloud.runtime, "throttle_after_seconds", 0.2)
-    session = boto3.session.Session(
-        aws_access_key_id="local", aws_secret_access_key="local", region_name="us-east-1"
-    )
-    no_retries = Config(retries={"max_attempts": 1, "mode": "standard"})  # the SDK would retry a throttle
-    client = session.client("lambda", endpoint_url=cloud.endpoint, config=no_retries)
-    holder = threading.Thread(target=invoke, args=(aws, name, {"sleep": 3}))
-    holder.start()
-    time.sleep(1)  # the only worker is busy
-    with pytest.raises(client.exceptions.TooManyRequestsException):
-        client.invoke(FunctionName=name, Payload=b"{}")
+    holder = hold_a_slot(aws, cloud, name, 2)  # the only worker is busy
+    assert throttle_of(no_retry_client(cloud), name) == {
+        "status": 429,
+        "code": "TooManyRequestsException",
+        "message": "Rate Exceeded.",
+        "type": "User",
+        "reason": "ReservedFunctionConcurrentInvocationLimitExceeded",
+    }
     holder.join()
+
+
+def test_invocations_past_the_accounts_concurrency_are_throttled_and_a_retry_runs(
+    aws, make_function, cloud, monkeypatch
+):
+    """The local account runs ``concurrency_limit`` invocations at once, across functions: one more is
+    throttled with Lambda's account-level reason; retried once a slot is free, it runs."""
+    name = make_function(HANDLER, timeout=60)
+    monkeypatch.setattr(cloud.runtime, "concurrency_limit", cloud.runtime.running + 1)
+    monkeypatch.setattr(cloud.runtime, "throttle_after_seconds", 0.2)
+    client = no_retry_client(cloud)
+    throttled = cloud.runtime.throttled
+    holder = hold_a_slot(aws, cloud, name, 2)  # the function has workers to spare; the account has none
+    assert throttle_of(client, name)["reason"] == "ConcurrentInvocationLimitExceeded"
+    assert cloud.runtime.throttled == throttled + 1
+    holder.join()
+    retried = client.invoke(FunctionName=name, Payload=b"{}")
+    assert "FunctionError" not in retried
+    assert json.loads(retried["Payload"].read())["function_name"] == name
+
+
+def test_the_workflow_retries_a_throttled_task_until_it_runs(
+    aws, make_function, role_arn, cloud, monkeypatch
+):
+    """Three Map iterations at once against a local account of one: the two throttled tasks fail with
+    Lambda.TooManyRequestsException, the Retry on it (docs/semantics.md L1) runs them, the job succeeds."""
+    name = make_function(HANDLER, timeout=60)
+    monkeypatch.setattr(cloud.runtime, "concurrency_limit", cloud.runtime.running + 1)
+    monkeypatch.setattr(cloud.runtime, "throttle_after_seconds", 0.1)
+    arn = aws("lambda").get_function(FunctionName=name)["Configuration"]["FunctionArn"]
+    work = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": arn, "Payload": {"sleep": 0.6}},
+        "Retry": [
+            {"ErrorEquals": ["Lambda.TooManyRequestsException"], "IntervalSeconds": 1, "MaxAttempts": 6}
+        ],
+        "End": True,
+    }
+    definition = {
+        "StartAt": "Each",
+        "States": {
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.items",
+                "ItemProcessor": {"StartAt": "Work", "States": {"Work": work}},
+                "End": True,
+            }
+        },
+    }
+    sfn = aws("stepfunctions")
+    machine = sfn.create_state_machine(
+        name=f"throttled-{uuid.uuid4().hex[:8]}", definition=json.dumps(definition), roleArn=role_arn
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=machine, input=json.dumps({"items": [1, 2, 3]}))
+    done = wait_for_execution(sfn, execution["executionArn"], timeout=120)
+    assert done["status"] == "SUCCEEDED", done
+    history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
+    failures = [event["taskFailedEventDetails"] for event in history if event["type"] == "TaskFailed"]
+    assert failures, "no task was throttled"
+    assert {failure["error"] for failure in failures} == {"Lambda.TooManyRequestsException"}
+    assert all("Rate Exceeded." in failure["cause"] for failure in failures)
+    succeeded = [event for event in history if event["type"] == "TaskSucceeded"]
+    assert len(succeeded) == 3
 
 
 def test_handler_output_reaches_cloudwatch_logs(aws, make_function):

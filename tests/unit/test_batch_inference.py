@@ -11,7 +11,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from docagent.localcloud.bedrock.evidence import with_evidence
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.batch_inference import facts
 from functions.batch_inference import invocation_jobs as jobs
 from functions.batch_inference.input_records import write_record
@@ -85,20 +85,20 @@ def finished_batch(job_id: str, status: str = "Completed") -> BatchJobRecord:
         submitted_at=now,
         updated_at=now,
     )
-    storage.put_json(storage.batch_job_key(job_id, 0), record)
+    s3_json.put_json(storage.batch_job_key(job_id, 0), record)
     return record
 
 
 def output_line(job_id: str, document_id: str, line: dict[str, Any]) -> None:
     key = storage.batch_output_key(job_id, 0, "abcdef123456", document_id)
-    storage.put_bytes(key, (json.dumps(line) + "\n").encode(), content_type="application/jsonl")
+    s3_json.put_bytes(key, (json.dumps(line) + "\n").encode(), content_type="application/jsonl")
 
 
 def test_each_document_gets_one_record_of_the_call_the_review_makes(job):
     prepared, entries, documents = job
     written = write_all(prepared, entries)
     assert [w.record_id for w in written] == [record_id(e.document_id) for e in entries]
-    line = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", 0, entries[0].document_id)))
+    line = json.loads(s3_json.get_bytes(storage.batch_input_key("job-batch", 0, entries[0].document_id)))
     assert line["recordId"].isalnum() and len(line["recordId"]) == 11
     body = line["modelInput"]
     document = body["messages"][0]["content"][0]["document"]
@@ -114,7 +114,7 @@ def test_batch_replies_are_journalled_and_failed_or_missing_records_go_on_demand
     prepared, entries, documents = job
     write_all(prepared, entries)
     finished_batch("job-batch")
-    first = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", 0, entries[0].document_id)))
+    first = json.loads(s3_json.get_bytes(storage.batch_input_key("job-batch", 0, entries[0].document_id)))
     reply = with_evidence(documents[0].truth.model_dump_json(), [documents[0].text])  # quoted, as asked
     output_line("job-batch", entries[0].document_id, {
         **first,
@@ -124,7 +124,7 @@ def test_batch_replies_are_journalled_and_failed_or_missing_records_go_on_demand
             "usage": {"inputTokens": 321, "outputTokens": 45, "totalTokens": 366},
         },
     })  # fmt: skip
-    second = json.loads(storage.get_bytes(storage.batch_input_key("job-batch", 0, entries[1].document_id)))
+    second = json.loads(s3_json.get_bytes(storage.batch_input_key("job-batch", 0, entries[1].document_id)))
     output_line("job-batch", entries[1].document_id, {
         **second, "error": {"errorCode": 500, "errorMessage": "internal error"}
     })  # fmt: skip
@@ -137,7 +137,7 @@ def test_batch_replies_are_journalled_and_failed_or_missing_records_go_on_demand
 
     assert [o.status for o in outcomes] == ["extracted"] * 3
     assert provider.calls == [documents[1].text, documents[2].text]  # the failed and the missing record
-    calls = [storage.list_model_calls("job-batch", e.document_id) for e in entries]
+    calls = [s3_json.list_model_calls("job-batch", e.document_id) for e in entries]
     assert [[c.inference for c in doc] for doc in calls] == [["batch"], ["on_demand"], ["on_demand"]]
     assert (calls[0][0].input_tokens, calls[0][0].output_tokens) == (321, 45)
     # the document again without its stored result: its durable step reuses the call, nothing is called again
@@ -193,7 +193,7 @@ def test_submit_creates_one_job_with_a_token_from_the_job_id(job, monkeypatch):
         second = jobs.submit(SubmitEvent(job_id="job-batch"))  # a retry or a redrive
         stub.assert_no_pending_responses()
     assert first == second and first.job_arn == ARN and first.status == "Submitted"
-    assert storage.get_json(storage.batch_jobs_index_key("abcdef123456")) == {
+    assert s3_json.get_json(storage.batch_jobs_index_key("abcdef123456")) == {
         "job_id": "job-batch",
         "part": 0,
     }
@@ -206,7 +206,7 @@ def test_submit_creates_one_job_with_a_token_from_the_job_id(job, monkeypatch):
 
 def test_wait_keeps_the_token_and_the_event_completes_it(job):
     finished_batch("job-batch", status="InProgress")
-    storage.put_json(storage.batch_jobs_index_key("abcdef123456"), {"job_id": "job-batch", "part": 0})
+    s3_json.put_json(storage.batch_jobs_index_key("abcdef123456"), {"job_id": "job-batch", "part": 0})
     with Stubber(aws.bedrock_client()) as bedrock, Stubber(aws.stepfunctions_client()) as sfn:
         bedrock.add_response("get_model_invocation_job", _job("InProgress"), {"jobIdentifier": ARN})
         waiting = handler(
@@ -257,7 +257,7 @@ def test_batch_inference_of_a_definition_of_several_classes_is_refused_at_start(
     seed_documents(1)
     with pytest.raises(InvalidJobRequest, match="inference 'batch' runs the extraction of a one-class"):
         prepare("job-claims", options={"inference": "batch"}, definition=example_bundle("claims"))
-    assert storage.get_json_or_none(storage.request_key("job-claims")) is None  # nothing started
+    assert s3_json.get_json_or_none(storage.request_key("job-claims")) is None  # nothing started
     auto = prepare("job-claims-auto", options={"inference": "auto"}, definition=example_bundle("claims"))
     assert auto.options.inference == "auto"  # auto chooses: on-demand for it (no records, no batch job)
 

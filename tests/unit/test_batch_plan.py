@@ -14,7 +14,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from docagent.localcloud.bedrock.evidence import with_evidence
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.batch_inference import invocation_jobs as jobs
 from functions.batch_inference import plan as planning
 from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES, BATCH_MAX_RECORDS, BATCH_MIN_RECORDS
@@ -128,18 +128,18 @@ def planned(cloud: None, env: pytest.MonkeyPatch, monkeypatch: pytest.MonkeyPatc
 def test_the_plan_is_written_once_with_the_maps_items(planned, monkeypatch):
     _, entries, _, outcome = planned
     assert outcome.parts == 2 and outcome.parts_key == storage.batch_parts_key(JOB)
-    lines = storage.get_bytes(storage.batch_parts_key(JOB)).decode().splitlines()
+    lines = s3_json.get_bytes(storage.batch_parts_key(JOB)).decode().splitlines()
     assert [json.loads(line) for line in lines] == [{"part": 0}, {"part": 1}]
     written = plan_of(JOB)
     assert written is not None and written.starts == [0, 2] and written.documents == 3
     # a retry or a redrive reads the plan, whatever the limits are by then
     monkeypatch.setattr(planning, "BATCH_MAX_JOB_BYTES", BATCH_MAX_JOB_BYTES)
-    assert plan(PlanEvent(job_id=JOB)) == outcome and storage.get_json(
+    assert plan(PlanEvent(job_id=JOB)) == outcome and s3_json.get_json(
         storage.batch_plan_key(JOB)
     ) == json.loads(written.model_dump_json())
     # each record in its part's folder: the part's batch job reads exactly its documents
     folders = [
-        sorted(o["Key"] for o in storage.list_objects(storage.batch_input_prefix(JOB, n))) for n in (0, 1)
+        sorted(o["Key"] for o in s3_json.list_objects(storage.batch_input_prefix(JOB, n))) for n in (0, 1)
     ]
     assert folders == [
         sorted(storage.batch_input_key(JOB, 0, e.document_id) for e in entries[:2]),
@@ -196,7 +196,7 @@ def test_a_crash_at_every_submission_redrives_to_one_batch_job_a_part(planned):
     records = [get_batch_job(JOB, part) for part in (0, 1)]
     assert [(r.records, r.status) for r in records if r] == [(2, "Submitted"), (1, "Submitted")]
     for part in (0, 1):
-        index = storage.get_json(storage.batch_jobs_index_key(f"part{part}job"))
+        index = s3_json.get_json(storage.batch_jobs_index_key(f"part{part}job"))
         assert index == {"job_id": JOB, "part": part}
 
 
@@ -206,7 +206,7 @@ def test_each_document_reads_its_reply_from_its_own_parts_output(planned):
         now = utc_now()
         record = get_batch_job(JOB, part)
         assert record is None
-        storage.put_json(
+        s3_json.put_json(
             storage.batch_job_key(JOB, part),
             {
                 "job_id": JOB, "part": part, "status": "Completed", "model_id": "fake-model",
@@ -217,7 +217,7 @@ def test_each_document_reads_its_reply_from_its_own_parts_output(planned):
             },
         )  # fmt: skip
         for entry in owned:
-            line = json.loads(storage.get_bytes(storage.batch_input_key(JOB, part, entry.document_id)))
+            line = json.loads(s3_json.get_bytes(storage.batch_input_key(JOB, part, entry.document_id)))
             truth = documents[entry.index]
             reply = with_evidence(truth.truth.model_dump_json(), [truth.text])
             line["modelOutput"] = {
@@ -230,14 +230,14 @@ def test_each_document_reads_its_reply_from_its_own_parts_output(planned):
                 },
             }
             key = storage.batch_output_key(JOB, part, f"part{part}job", entry.document_id)
-            storage.put_bytes(key, (json.dumps(line) + "\n").encode(), content_type="application/jsonl")
+            s3_json.put_bytes(key, (json.dumps(line) + "\n").encode(), content_type="application/jsonl")
     provider = seeded_provider()
     outcomes = [
         process_document(document_event(prepared, entry), FakeLambdaContext(), provider=provider)
         for entry in entries
     ]
     assert [o.status for o in outcomes] == ["extracted"] * 3 and provider.calls == []  # nothing on-demand
-    calls = [storage.list_model_calls(JOB, e.document_id) for e in entries]
+    calls = [s3_json.list_model_calls(JOB, e.document_id) for e in entries]
     assert [[(c.inference, c.input_tokens) for c in doc] for doc in calls] == [
         [("batch", 100)],
         [("batch", 101)],

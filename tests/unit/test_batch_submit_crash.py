@@ -11,7 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.batch_inference import invocation_jobs as jobs
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.output_records import clear_caches, get_batch_job
@@ -80,7 +80,7 @@ def test_a_crash_after_the_create_records_nothing_and_the_redrive_gets_the_same_
         again = jobs.submit(SubmitEvent(job_id=JOB, options=options, redrive_count=1))
         stub.assert_no_pending_responses()  # the record answers the last attempt: no fourth create
     assert redriven == again and redriven.job_arn == ARN and redriven.status == "Submitted"
-    assert storage.get_json(storage.batch_jobs_index_key("abcdef123456")) == {"job_id": JOB, "part": 0}
+    assert s3_json.get_json(storage.batch_jobs_index_key("abcdef123456")) == {"job_id": JOB, "part": 0}
 
 
 def test_a_refused_create_is_batch_unavailable(written):

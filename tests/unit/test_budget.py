@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions import aws, budget, spend, storage
+from functions import aws, budget, s3_json, spend, storage
 from functions.errors import BudgetBusy, BudgetExceeded, ModelThrottled
 from functions.logic.build_report import counts_of
 from functions.logic.process_document import process_document
@@ -121,7 +121,7 @@ def test_a_journalled_call_reused_after_a_crash_is_settled_once(job) -> None:
     )  # reserved, then the call finished and was journalled
     provider = _provider()
     process_document(document_event(prepared, entry, options=options), FakeLambdaContext(), provider=provider)
-    [call] = storage.list_model_calls(prepared.job_id, entry.document_id)
+    [call] = s3_json.list_model_calls(prepared.job_id, entry.document_id)
     assert not budget.settle(prepared.job_id, name, 123)  # settled already: nothing charged twice
     ledger = budget.read_ledger(prepared.job_id)
     assert ledger is not None and ledger.spent_nusd == spend.call_cost_nano(
@@ -181,7 +181,7 @@ def test_each_result_carries_its_model_cost_and_the_report_sums_them(job) -> Non
     rows = []
     for entry in entries[:3]:
         outcome = process_document(document_event(prepared, entry), FakeLambdaContext(), provider=provider)
-        result = storage.get_result(prepared.job_id, entry.document_id)
+        result = s3_json.get_result(prepared.job_id, entry.document_id)
         assert result is not None and result.model_cost_usd == spend.to_usd(CALL_NANO)
         assert outcome.row is not None and outcome.row.model_cost_usd == result.model_cost_usd
         rows.append(outcome.row)
@@ -198,5 +198,5 @@ def test_a_job_without_a_budget_gets_the_deployments_default(cloud, env) -> None
     seed_documents(2)
     assert prepare("job-default").options.max_cost_usd == 0.5
     assert prepare("job-own", options={"max_cost_usd": 2.0}).options.max_cost_usd == 2.0
-    stored = storage.get_json(storage.request_key("job-default"))
+    stored = s3_json.get_json(storage.request_key("job-default"))
     assert stored["request"]["options"]["max_cost_usd"] is None  # the request is kept as sent

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from docagent.operations.step_records import document_steps
-from functions import storage
+from functions import s3_json
 from functions.definition import ClassBundle, DefinitionBundle, JobDefinition
 from functions.inference import calls
 from functions.inference.cascade import cascaded, merged, to_escalate
@@ -170,11 +170,11 @@ def test_the_strong_model_gives_the_field_the_cheap_one_got_wrong(job: PreparedJ
     entry = items(job)[0]
     outcome = process_document(document_event(job, entry), FakeLambdaContext(), provider=model)
     assert outcome.status == "extracted"
-    result = storage.get_result(job.job_id, entry.document_id)
+    result = s3_json.get_result(job.job_id, entry.document_id)
     assert result is not None and result.fields == RIGHT and result.cascade is not None
     assert result.cascade.escalated == ["filed"]
     assert result.cascade.field_models == {"policy": CHEAP, "filed": STRONG, "note": CHEAP}
-    journal = storage.list_model_calls(job.job_id, entry.document_id)
+    journal = s3_json.list_model_calls(job.job_id, entry.document_id)
     purposes: list[CallPurpose] = sorted(call.purpose for call in journal)
     assert purposes == ["escalate", "extract"]
     assert result.cascade.escalate_call_id == next(c.call_id for c in journal if c.purpose == "escalate")
@@ -195,11 +195,11 @@ def test_a_model_the_deployment_does_not_allow_fails_the_document_before_any_cal
     model, entry = TwoModels(), items(job)[0]
     outcome = process_document(document_event(job, entry), FakeLambdaContext(), provider=model)
     assert (outcome.status, outcome.error) == ("rejected", "ModelNotAllowed")
-    result = storage.get_result(job.job_id, entry.document_id)
+    result = s3_json.get_result(job.job_id, entry.document_id)
     assert result is not None and result.reason is not None
     assert CHEAP in result.reason and STRONG not in result.reason.split("(")[0]
     assert "extra_model_ids" in result.reason
-    assert model.asked == [] and storage.list_model_calls(job.job_id, entry.document_id) == []
+    assert model.asked == [] and s3_json.list_model_calls(job.job_id, entry.document_id) == []
 
 
 def test_models_the_deployment_allows_are_called(job: PreparedJob, env: pytest.MonkeyPatch) -> None:
@@ -232,7 +232,7 @@ def test_a_crash_after_the_strong_call_never_repeats_it(
     time.sleep(0.9)  # the dead invocation's deadline: its in-progress record of the step expires
     outcome = process_document(document_event(job, entry, retry_count=1), FakeLambdaContext(), provider=model)
     assert outcome.status == "extracted" and model.asked == ["extract", "extract"]
-    result = storage.get_result(job.job_id, entry.document_id)
+    result = s3_json.get_result(job.job_id, entry.document_id)
     assert result is not None and result.fields == RIGHT
 
 

@@ -12,7 +12,7 @@ import boto3
 import pytest
 
 from docagent.kit import registry
-from functions import storage
+from functions import s3_json, storage
 from functions.definition import DefinitionPointer, short_version
 from functions.errors import InvalidJobRequest
 from functions.logic.prepare_job import prepare_job
@@ -80,7 +80,7 @@ def test_a_job_pins_the_current_version_of_the_default_definition(
     assert first.versions.prompt_version == f"invoices@{short_version(sha)}"
     assert first.versions.prompt_sha256 == sha
     assert second.versions.definition_sha256 not in {None, sha}
-    manifest = storage.get_manifest("job-pin-1")
+    manifest = s3_json.get_manifest("job-pin-1")
     assert manifest is not None and manifest.versions == first.versions  # the manifest holds the pin
 
 
@@ -106,7 +106,7 @@ def test_a_request_naming_an_unpublished_definition_is_refused_before_anything_i
     seed_documents(1)
     with pytest.raises(InvalidJobRequest, match="docagent definition publish"):
         prepare("job-pin-4", definition="contracts")
-    assert storage.get_json_or_none(storage.request_key("job-pin-4")) is None
+    assert s3_json.get_json_or_none(storage.request_key("job-pin-4")) is None
 
 
 def test_a_request_naming_no_definition_without_a_default_is_refused(
@@ -117,7 +117,7 @@ def test_a_request_naming_no_definition_without_a_default_is_refused(
     seed_documents(1)
     with pytest.raises(InvalidJobRequest, match="names no job definition"):
         prepare("job-pin-5")
-    assert storage.get_json_or_none(storage.request_key("job-pin-5")) is None
+    assert s3_json.get_json_or_none(storage.request_key("job-pin-5")) is None
 
 
 def test_the_pointer_is_a_definition_pointer(cloud: None) -> None:

@@ -10,7 +10,8 @@ from pydantic import BaseModel
 
 from docagent import docs_gen
 from docagent.docs_meanings import CONFIG_MEANINGS
-from docagent.operations.json_shapes import COMMAND_OUTPUTS, Output, Refusal, StatusOutput, validate_output
+from docagent.operations.json_output import Output, Refusal
+from docagent.operations.json_shapes import COMMAND_OUTPUTS, StatusOutput, validate_output
 from functions.fault_points import FAULT_POINTS
 from stacks.config import DocAgentConfig
 

@@ -22,7 +22,7 @@ from docagent.drills.document_files import (
 from docagent.drills.synthetic import generate_documents
 from docagent.localcloud.bedrock.document_text import csv_text, extract_text, html_text
 from docagent.localcloud.bedrock.evidence import with_evidence
-from functions import storage
+from functions import s3_json
 from functions.documents import (
     MAX_NAME_LENGTH,
     DocumentInput,
@@ -254,7 +254,7 @@ def test_every_bad_document_is_its_own_rejection_with_a_reason(larger_documents)
         "photo.pdf": ("rejected", "DocumentUnreadable"),
         "oversized.txt": ("rejected", "DocumentTooLarge"),
     }
-    results = {doc_id: storage.get_result(job.job_id, doc_id) for doc_id in outcomes}
+    results = {doc_id: s3_json.get_result(job.job_id, doc_id) for doc_id in outcomes}
     reasons = {doc_id: str(result.reason) for doc_id, result in results.items() if result is not None}
     assert "corrupt" in reasons["corrupt.pdf"]
     assert "encrypted or password-protected" in reasons["encrypted.pdf"]
@@ -273,11 +273,11 @@ def test_every_bad_document_is_its_own_rejection_with_a_reason(larger_documents)
     }  # fmt: skip
     # refused by the model: a finished, journalled call; refused before it (an encrypted PDF too: pypdf sees
     # it, functions/pdf_layers.py): no call at all
-    [refused] = storage.list_model_calls(job.job_id, "corrupt.pdf")
+    [refused] = s3_json.list_model_calls(job.job_id, "corrupt.pdf")
     assert refused.outcome == "DocumentUnreadable"
     for doc_id in ("bomb.docx", "encrypted.xlsx", "encrypted.pdf", "photo.pdf", "oversized.txt"):
-        assert storage.list_model_calls(job.job_id, doc_id) == []
-    called = [doc_id for doc_id in outcomes if storage.list_model_calls(job.job_id, doc_id)]
+        assert s3_json.list_model_calls(job.job_id, doc_id) == []
+    called = [doc_id for doc_id in outcomes if s3_json.list_model_calls(job.job_id, doc_id)]
     assert sorted(provider.blocks) == sorted(
         (str(getattr(results[doc_id], "format", None)), block_name(manifest[doc_id].index))
         for doc_id in called

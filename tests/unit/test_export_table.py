@@ -8,7 +8,7 @@ import io
 import json
 from typing import Any
 
-from functions import s3_streams, storage
+from functions import s3_json, s3_streams, storage
 from functions.actions import export
 from functions.definition import ExportAction
 from functions.logic import report_fan_in
@@ -27,7 +27,7 @@ def exported(job_id: str) -> dict[str, bytes]:
         s3().delete_object(Bucket=BUCKET, Key=key)
     report = Report.model_validate(report_json(job_id))
     assert export.export(job_id, ACTION, report) == prefix
-    return {key: storage.get_bytes(key) for key in list_keys(prefix)}
+    return {key: s3_json.get_bytes(key) for key in list_keys(prefix)}
 
 
 def test_the_export_is_the_same_with_the_rows_inline_or_only_in_the_table(
@@ -86,6 +86,6 @@ def test_a_definition_exporting_json_lines_has_its_report_partitions_read_the_re
     without = report.model_copy(update={"table": report.table.model_copy(update={"results_key": None})})
     prefix = storage.export_prefix(job.job_id, ACTION.name)
     export.export(job.job_id, ACTION, without)
-    assert storage.get_bytes(f"{prefix}results.jsonl") == read[f"{prefix}results.jsonl"]
+    assert s3_json.get_bytes(f"{prefix}results.jsonl") == read[f"{prefix}results.jsonl"]
     lines = read[f"{prefix}results.jsonl"].decode().splitlines()
     assert len(lines) > DOCUMENTS // 2 and all(json.loads(line)["job_id"] == job.job_id for line in lines)

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from functions import storage
+from functions import s3_json
 from functions.documents import DocumentInput
 from functions.fields import MAX_REPLY_CHARS, extracted_fields
 from functions.inference.calls import CallSpec, finished_call
@@ -76,7 +76,7 @@ def run_job(job_id: str, injection_reply: str | None = None) -> tuple[dict[str, 
     actions(job, report(job))
     results = {}
     for entry in items(job):
-        result = storage.get_result(job_id, entry.document_id)
+        result = s3_json.get_result(job_id, entry.document_id)
         assert result is not None
         results[entry.document_id] = result
     return results, list_keys("action-ledger/")
@@ -110,7 +110,7 @@ def test_a_model_that_obeys_the_injection_is_rejected_and_recorded(cloud, reply,
     injected = results["injection.txt"]
     assert (injected.status, injected.error) == ("rejected", "ExtractionFailed")
     assert reason in str(injected.reason)
-    [call] = storage.list_model_calls("job-injection-obeyed", "injection.txt")
+    [call] = s3_json.list_model_calls("job-injection-obeyed", "injection.txt")
     assert call.outcome == "ExtractionFailed" and reason in str(call.reason), "recorded in the journal"
     assert results["ordinary.txt"].status == "extracted", "the other document is unaffected"
     assert ledger == ["action-ledger/docagent-job-injection-obeyed-ticket.json"]
@@ -167,7 +167,7 @@ def test_instructions_hidden_in_pdf_and_docx_change_nothing_beyond_their_own_res
         "ordinary.txt": ("extracted", None),
     }
     for doc_id in ("hostile.pdf", "hostile.docx"):
-        result = storage.get_result("job-hostile-files", doc_id)
+        result = s3_json.get_result("job-hostile-files", doc_id)
         assert result is not None and result.fields == GOOD_FACTS
     assert len(model.calls) == 3  # one call per document; what the model reads is the local model's test
     assert list_keys("action-ledger/") == ["action-ledger/docagent-job-hostile-files-ticket.json"]

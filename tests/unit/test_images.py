@@ -15,7 +15,7 @@ from PIL import Image
 
 from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
-from functions import storage
+from functions import s3_json
 from functions.documents import detect_format, document_input
 from functions.errors import DocumentTooLarge, DocumentUnreadable
 from functions.images import (
@@ -198,7 +198,7 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
         "encrypted.pdf": ("rejected", "DocumentUnreadable"),
         "long-fax.tif": ("rejected", "DocumentTooLarge"),
     }
-    results = {doc_id: storage.get_result(job.job_id, doc_id) for doc_id in outcomes}
+    results = {doc_id: s3_json.get_result(job.job_id, doc_id) for doc_id in outcomes}
     reasons = {doc_id: str(result.reason) for doc_id, result in results.items() if result is not None}
     assert "the PNG image is corrupt or truncated" in reasons["truncated.png"]
     assert "the document has no content" in reasons["empty.jpg"]

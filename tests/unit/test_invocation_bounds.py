@@ -20,7 +20,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.moto_api._internal.models import moto_api_backend
 from moto.s3.models import s3_backends
 
-from functions import storage
+from functions import s3_json, storage
 from functions.logic import list_documents
 from functions.logic.build_report import build_report
 from functions.logic.list_documents import list_step, seal
@@ -191,7 +191,7 @@ def test_each_listing_step_is_bounded_at_200_and_600_documents(cloud, counter, s
         # The whole listing was read once: ceil(V / PAGE_SIZE) pages over all steps, none twice.
         assert sum(calls[("s3", "ListObjectVersions")] for calls in steps) == -(-size // PAGE_SIZE)
         assert job.document_count == size
-        manifest = storage.get_manifest(job.job_id)
+        manifest = s3_json.get_manifest(job.job_id)
         assert manifest is not None
         parts = len(manifest.parts)
         assert parts == -(-size // (2 * PAGE_SIZE))  # parts grow with N: two pages each ...
@@ -203,7 +203,7 @@ def test_each_listing_step_is_bounded_at_200_and_600_documents(cloud, counter, s
         assert sealed[("s3", "CreateMultipartUpload")] == sealed[("s3", "CompleteMultipartUpload")] == joins
         assert sealed[("s3", "PutObject")] == 1
         assert (job.items_key == manifest.parts[0]) == (parts == 1)
-        entries = storage.parse_items(
+        entries = s3_json.parse_items(
             s3().get_object(Bucket=BUCKET, Key=job.items_key)["Body"].read()
         )  # the joined object the Map reads: every document once, in order
         assert [entry.index for entry in entries] == list(range(size))
@@ -221,11 +221,11 @@ def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, 
     for _ in range(3):  # part 0 (two steps, complete), part 1 open after one page
         cursor = list_step(ListingEvent(action="list", job_id=job_id, listing=cursor), settings)
     assert (cursor.part, cursor.documents, cursor.done) == (1, 3 * PAGE_SIZE, False)
-    written = storage.get_json(storage.listing_part_key(job_id, 1))
+    written = s3_json.get_json(storage.listing_part_key(job_id, 1))
     markers: list[str | None] = []
-    original_page, original_put = storage.list_versions_page, storage.put_json
+    original_page, original_put = s3_json.list_versions_page, s3_json.put_json
 
-    def crash_while_listing(prefix: str, **kwargs: Any) -> storage.VersionsPage:
+    def crash_while_listing(prefix: str, **kwargs: Any) -> s3_json.VersionsPage:
         markers.append(kwargs.get("key_marker"))
         raise RuntimeError("the worker died mid-listing")  # nothing of this step is written
 
@@ -236,12 +236,12 @@ def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, 
 
     event = ListingEvent(action="list", job_id=job_id, listing=cursor)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(storage, "list_versions_page", crash_while_listing)
+        patch.setattr(s3_json, "list_versions_page", crash_while_listing)
         with pytest.raises(RuntimeError):
             list_step(event, settings)
     assert markers == [written["next_key_marker"]]  # it went on from the open part's record
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(storage, "put_json", crash_before_the_record)
+        patch.setattr(s3_json, "put_json", crash_before_the_record)
         with pytest.raises(RuntimeError):
             list_step(event, settings)  # the part object now holds more than its record names
     # The retry (same cursor) lists one page from the record's marker, no earlier page again, and reads back
@@ -249,7 +249,7 @@ def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, 
     markers.clear()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(
-            storage,
+            s3_json,
             "list_versions_page",
             lambda prefix, **kwargs: (
                 markers.append(kwargs.get("key_marker")) or original_page(prefix, **kwargs)
@@ -259,14 +259,14 @@ def test_a_crash_mid_listing_resumes_from_the_last_written_part(cloud, counter, 
     assert markers == [written["next_key_marker"]]
     _step_bound(retried)
     job = list_and_seal(job_id, cursor)
-    entries = storage.manifest_entries(storage.get_manifest(job_id))  # type: ignore[arg-type]
+    entries = s3_json.manifest_entries(s3_json.get_manifest(job_id))  # type: ignore[arg-type]
     assert [entry.index for entry in entries] == list(range(400))
     assert len({entry.key for entry in entries}) == 400 and job.document_count == 400
     # A complete part is reused without listing: a repeat of the whole job lists and writes nothing.
     repeat = counter.measure(lambda: list_and_seal(job_id))
     assert repeat[("s3", "ListObjectVersions")] == 0 and repeat[("s3", "PutObject")] == 0
     # The join is the parts' bytes in order; lost (a local cloud restored without it), it is joined again.
-    manifest = storage.get_manifest(job_id)
+    manifest = s3_json.get_manifest(job_id)
     assert manifest is not None and len(manifest.parts) == 2
     parts = b"".join(s3().get_object(Bucket=BUCKET, Key=key)["Body"].read() for key in manifest.parts)
     s3().delete_object(Bucket=BUCKET, Key=job.items_key)

@@ -6,7 +6,7 @@ import typing
 
 import pytest
 
-from functions import storage
+from functions import s3_json, storage
 from functions.errors import InjectedFault
 from functions.logic.build_report import build_report
 from functions.logic.verify_job import verify_job
@@ -44,7 +44,7 @@ def test_before_report_fires_before_anything_is_written(cloud, enabled):
     event = BuildReportEvent(job_id=job.job_id, options=job.options)
     with pytest.raises(InjectedFault, match="before_report"):
         build_report(event, FakeLambdaContext())
-    assert not storage.exists(storage.report_key(job.job_id))
+    assert not s3_json.exists(storage.report_key(job.job_id))
     summary = build_report(event.model_copy(update={"retry_count": 1}), FakeLambdaContext())
     assert summary.documents == 2
 
@@ -53,11 +53,11 @@ def test_after_report_fires_once_the_report_is_written(cloud, enabled):
     job = processed("job-after-report", "after_report", until_redrive=1)
     with pytest.raises(InjectedFault, match="after_report"):
         build_report(BuildReportEvent(job_id=job.job_id, options=job.options), FakeLambdaContext())
-    written = storage.get_json(storage.report_key(job.job_id))
+    written = s3_json.get_json(storage.report_key(job.job_id))
     summary = build_report(
         BuildReportEvent(job_id=job.job_id, options=job.options, redrive_count=1), FakeLambdaContext()
     )
-    assert storage.get_json(summary.report_key) == written, "the rerun writes the same report"
+    assert s3_json.get_json(summary.report_key) == written, "the rerun writes the same report"
 
 
 def test_job_level_points_read_the_jobs_options_when_the_event_has_none(cloud, enabled):

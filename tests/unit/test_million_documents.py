@@ -15,7 +15,7 @@ import pytest
 from docagent.operations import sources
 from docagent.operations.context import RefusedError
 from docagent.operations.sources import HEAD_SAMPLE, Limits, head_sample, source_from_prefix
-from functions import storage
+from functions import s3_json
 from functions.errors import InvalidJobRequest
 from functions.logic import list_documents
 from functions.logic.list_documents import MAX_PAGES_PER_STEP, _list_pages
@@ -51,7 +51,7 @@ def versions_page(prefix: str, *, key_marker: str | None = None, max_keys: int =
         for i in range(first, last)
     ]
     more = last < MILLION
-    return storage.VersionsPage(
+    return s3_json.VersionsPage(
         versions=versions,  # type: ignore[arg-type]
         next_key_marker=key_of(last - 1) if more else None,
         next_version_id_marker=f"v{last - 1:032d}" if more else None,
@@ -81,7 +81,7 @@ def test_the_cap_is_a_million_in_the_config_and_the_functions():
 
 
 def test_one_listing_step_over_a_million_document_inbox_writes_a_whole_part(monkeypatch):
-    monkeypatch.setattr(storage, "list_versions_page", versions_page)
+    monkeypatch.setattr(s3_json, "list_versions_page", versions_page)
     start = ListingPart(part=0, first_index=0, count=0, bytes=0, pages=0, complete=False, last=False)
     record, body = _list_pages(PREFIX, "inbox", start, b"", settings())
     # The step stopped at S3's minimum part size, well within its page bound: the part is complete.
@@ -98,7 +98,7 @@ def test_one_listing_step_over_a_million_document_inbox_writes_a_whole_part(monk
 
 
 def test_the_listing_refuses_the_document_after_the_millionth(monkeypatch):
-    monkeypatch.setattr(storage, "list_versions_page", versions_page)
+    monkeypatch.setattr(s3_json, "list_versions_page", versions_page)
     near_the_end = ListingPart(
         part=49,
         first_index=MILLION - 500,

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from functions import storage
+from functions import s3_json, storage
 from functions.documents import DocumentInput
 from functions.errors import (
     DocumentRejected,
@@ -134,8 +134,8 @@ def job(cloud):
 
 def _attempts(job_id: str, document_id: str) -> list[dict[str, Any]]:
     return [
-        storage.get_json(obj["Key"])
-        for obj in storage.list_objects(storage.model_attempts_prefix(job_id, document_id))
+        s3_json.get_json(obj["Key"])
+        for obj in s3_json.list_objects(storage.model_attempts_prefix(job_id, document_id))
     ]
 
 
@@ -145,12 +145,12 @@ def test_a_throttled_attempt_is_journalled_and_the_retry_makes_the_one_finished_
     provider = RefusingProvider(ModelThrottled("Bedrock ThrottlingException: slow down"))
     with pytest.raises(ModelThrottled):
         process_document(document_event(prepared, entry), FakeLambdaContext(), provider=provider)
-    assert storage.list_model_calls(prepared.job_id, entry.document_id) == []
+    assert s3_json.list_model_calls(prepared.job_id, entry.document_id) == []
     outcome = process_document(document_event(prepared, entry), FakeLambdaContext(), provider=provider)
     again = process_document(document_event(prepared, entry), FakeLambdaContext(), provider=provider)
     assert outcome == again and outcome.status == "extracted"
     assert len(provider.calls) == 2  # the throttled attempt and the one finished call, never a third
-    assert len(storage.list_model_calls(prepared.job_id, entry.document_id)) == 1
+    assert len(s3_json.list_model_calls(prepared.job_id, entry.document_id)) == 1
     [attempt] = _attempts(prepared.job_id, entry.document_id)
     assert (attempt["error"], attempt["retryable"]) == ("ModelThrottled", True)
 
@@ -160,9 +160,9 @@ def test_a_document_too_long_for_the_model_is_its_own_rejection_and_the_breaker_
     provider = RefusingProvider(DocumentTooLong("Bedrock: Input is too long for requested model."))
     outcome = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
     assert (outcome.status, outcome.error) == ("rejected", "DocumentTooLong")
-    [call] = storage.list_model_calls(prepared.job_id, entries[0].document_id)
+    [call] = s3_json.list_model_calls(prepared.job_id, entries[0].document_id)
     assert call.outcome == "DocumentTooLong" and "Input is too long" in str(call.reason)
-    assert storage.get_model_breaker(prepared.job_id) is None
+    assert s3_json.get_model_breaker(prepared.job_id) is None
     again = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
     assert again == outcome and len(provider.calls) == 1, "a retry or redrive never calls the model again"
     others = [
@@ -177,7 +177,7 @@ def test_a_permanent_refusal_opens_the_breaker_and_later_documents_fail_without_
     refusing = RefusingProvider(ModelAccessDenied("Bedrock AccessDeniedException: no. Fix: use the form"))
     with pytest.raises(ModelAccessDenied):
         process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=refusing)
-    breaker = storage.get_model_breaker(prepared.job_id)
+    breaker = s3_json.get_model_breaker(prepared.job_id)
     assert breaker is not None and breaker.error == "ModelAccessDenied"
     assert breaker.document_id == entries[0].document_id
 

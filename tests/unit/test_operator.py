@@ -19,9 +19,10 @@ from docagent.operations.display import error_message
 from docagent.operations.inspect_documents import last_boundary
 from docagent.operations.inspect_job import Inspector
 from docagent.operations.inspect_print import short_cause
+from docagent.operations.map_run_children import documents_of_input
 from docagent.operations.progress import progress_detail, snapshot
-from docagent.operations.records import check_job_id, documents_of_input, execution_arn_for
-from docagent.operations.redrive_job import _estimated_events, armed_fault
+from docagent.operations.records import check_job_id, execution_arn_for
+from docagent.operations.redrive_plan import _estimated_events, armed_fault
 from docagent.operations.sources import Document, Problems, Source, parse_s3_location
 from docagent.operations.start_job import _check_upload_conflict
 from docagent.operations.step_records import IdempotencyRecord, document_steps

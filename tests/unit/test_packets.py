@@ -15,7 +15,7 @@ from pypdf import PdfReader
 
 from docagent.drills.scaffold import render_pdf_pages
 from docagent.localcloud.bedrock.evidence import with_evidence
-from functions import storage
+from functions import s3_json
 from functions.batch_inference.output_records import BatchReplies
 from functions.definition import DefinitionBundle
 from functions.documents import DocumentInput
@@ -109,7 +109,7 @@ def test_a_packets_sections_are_each_a_result_and_the_packet_lists_them(job: Pre
     )
     assert model.asked == ["classify-pages", "extract", "extract"]  # the recipe's pages: no extraction
     assert (outcome.status, outcome.error) == ("rejected", "UnknownDocumentClass")  # its worst section
-    packet = storage.get_result("job-packets", "a-packet.pdf")
+    packet = s3_json.get_result("job-packets", "a-packet.pdf")
     assert packet is not None and packet.sections is not None
     assert (packet.class_name, packet.fields) == (None, None)
     assert [(s.section_id, s.class_name, s.pages, s.status) for s in packet.sections] == [
@@ -120,7 +120,7 @@ def test_a_packets_sections_are_each_a_result_and_the_packet_lists_them(job: Pre
     assert packet.reason is not None and packet.reason.startswith("section s0004-0004 (pages 4-4): pages 4-4")
     assert outcome.row is not None and outcome.row.sections == packet.sections
     assert packet.sections[0].fields["total"] == "1200.00"  # the section's report columns
-    claim_result = storage.get_section_result("job-packets", "a-packet.pdf", "s0001-0001")
+    claim_result = s3_json.get_section_result("job-packets", "a-packet.pdf", "s0001-0001")
     assert claim_result is not None
     assert (claim_result.section_id, claim_result.pages, claim_result.class_name) == (
         "s0001-0001",
@@ -131,11 +131,11 @@ def test_a_packets_sections_are_each_a_result_and_the_packet_lists_them(job: Pre
         "policy": "P-0001", "filed": "2026-01-10", "total": "1200.00", "currency": "EUR", "items": ["roof"],
     }  # fmt: skip
     assert claim_result.attached == {"policy": {"holder": "Ada"}}  # its own lookup step
-    letter = storage.get_section_result("job-packets", "a-packet.pdf", "s0002-0003")
+    letter = s3_json.get_section_result("job-packets", "a-packet.pdf", "s0002-0003")
     assert letter is not None and letter.fields == {"sender": "Ada"}
     sender = letter.evidence["sender"]
     assert (sender.grounding, sender.page) == ("grounded", 2)  # its page in the packet, not in the section
-    calls = storage.list_model_calls("job-packets", "a-packet.pdf")
+    calls = s3_json.list_model_calls("job-packets", "a-packet.pdf")
     assert sorted((c.purpose, c.section_id) for c in calls) == [
         ("classify-pages", "w0001"),
         ("extract", "s0001-0001"),
@@ -158,15 +158,15 @@ def test_a_crash_between_sections_repeats_no_model_call_and_no_stored_section(
     with pytest.raises(SimulatedCrash):
         process_document(document_event(job, entry, options=options), FakeLambdaContext(), provider=model)
     assert (fake_exit, model.asked) == ([137], ["classify-pages", "extract"])
-    first = storage.get_section_result("job-packets", "a-packet.pdf", "s0001-0001")
-    assert first is not None and storage.get_result("job-packets", "a-packet.pdf") is None
+    first = s3_json.get_section_result("job-packets", "a-packet.pdf", "s0001-0001")
+    assert first is not None and s3_json.get_result("job-packets", "a-packet.pdf") is None
 
     outcome = process_document(
         document_event(job, entry, options=options, retry_count=1), FakeLambdaContext(), provider=model
     )
     assert outcome.status == "rejected" and model.asked == ["classify-pages", "extract", "extract"]
-    assert storage.get_section_result("job-packets", "a-packet.pdf", "s0001-0001") == first  # not redone
-    calls = storage.list_model_calls("job-packets", "a-packet.pdf")
+    assert s3_json.get_section_result("job-packets", "a-packet.pdf", "s0001-0001") == first  # not redone
+    calls = s3_json.list_model_calls("job-packets", "a-packet.pdf")
     assert len(calls) == len({(c.purpose, c.section_id) for c in calls}) == 3
 
 
@@ -176,7 +176,7 @@ def test_a_packet_of_one_section_is_an_ordinary_document(job: PreparedJob) -> No
         document_event(job, entry_of(job, "b-letter.pdf")), FakeLambdaContext(), provider=model
     )
     assert outcome.status == "extracted" and model.asked == ["classify-pages", "extract"]
-    result = storage.get_result("job-packets", "b-letter.pdf")
+    result = s3_json.get_result("job-packets", "b-letter.pdf")
     assert result is not None
     assert (result.class_name, result.fields, result.sections) == ("letter", {"sender": "Ada"}, None)
     assert result.classify_call_id is not None  # the page classification stands for the classify call
@@ -206,7 +206,7 @@ def test_a_document_of_a_packet_class_is_split_among_the_other_classes(packet_cl
     assert model.asked == ["classify", "classify-pages", "extract", "extract"]
     pages_prompt = model.systems[1]
     assert '"claim"' in pages_prompt and '"packet"' not in pages_prompt  # a packet class is no page's class
-    packet = storage.get_result("job-packet-class", "a-packet.pdf")
+    packet = s3_json.get_result("job-packet-class", "a-packet.pdf")
     assert packet is not None and packet.sections is not None and outcome.status == "rejected"
     assert [(s.class_name, s.pages) for s in packet.sections] == [
         ("claim", (1, 1)), ("letter", (2, 3)), (None, (4, 4)),
@@ -248,11 +248,11 @@ def test_a_long_packet_is_classified_window_by_window_and_a_section_may_span_win
     outcome = process_document(document_event(long, entry), FakeLambdaContext(), provider=model)
     assert model.asked == ["classify-pages", "classify-pages", "extract", "extract"]  # pages 1-20, 21-25
     assert outcome.status == "extracted"
-    packet = storage.get_result("job-long-packet", entry.document_id)
+    packet = s3_json.get_result("job-long-packet", entry.document_id)
     assert packet is not None and packet.sections is not None
     assert [(s.section_id, s.class_name) for s in packet.sections] == [
         ("s0001-0001", "claim"),
         ("s0002-0025", "letter"),  # page 21 continues the letter: no new document starts there
     ]
-    calls = storage.list_model_calls("job-long-packet", entry.document_id)
+    calls = s3_json.list_model_calls("job-long-packet", entry.document_id)
     assert sorted(c.section_id or "" for c in calls if c.purpose == "classify-pages") == ["w0001", "w0021"]

@@ -21,7 +21,7 @@ from docagent.drills.document_files import render_scanned_appendix_pdf
 from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label, label_digests
-from functions import storage
+from functions import s3_json
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.payloads import PlanEvent, WriteRecordEvent
 from functions.batch_inference.plan import plan
@@ -224,7 +224,7 @@ def test_a_300_page_pdf_is_read_in_windows_and_its_fields_merge(
 
     assert (outcome.status, outcome.error) == ("extracted", None), outcome
     assert model.windows == [f"p{first:04d}-{first + 19:04d}" for first in range(1, 300, 20)], "15 windows"
-    result = storage.get_result(job.job_id, "long.pdf")
+    result = s3_json.get_result(job.job_id, "long.pdf")
     assert result is not None and result.fields is not None
     assert result.fields["line_items"] == FIELDS["line_items"], "each window's items, once, in page order"
     assert result.fields == FIELDS
@@ -234,7 +234,7 @@ def test_a_300_page_pdf_is_read_in_windows_and_its_fields_merge(
         150, "grounded",
     ), "the item on page 150 is quoted from its window and grounded on the document's page"  # fmt: skip
     assert (evidence["line_items[2].amount"].page, evidence["total"].page) == (290, 300)
-    calls = storage.list_model_calls(job.job_id, "long.pdf")
+    calls = s3_json.list_model_calls(job.job_id, "long.pdf")
     assert sorted(call.window or "" for call in calls) == [w for w in model.windows]
     assert result.model_cost_usd is None or result.model_cost_usd >= 0
 
@@ -260,9 +260,9 @@ def test_a_windowed_pdf_of_several_classes_is_classified_by_its_first_window(
     assert outcome.status == "extracted"
     assert model.windows[:2] == ["p0001-0020", "p0001-0020"], "classified on the first window, then extracted"
     assert len(model.windows) == 16
-    calls = storage.list_model_calls(prepared.job_id, "long.pdf")
+    calls = s3_json.list_model_calls(prepared.job_id, "long.pdf")
     assert sorted((call.purpose, call.window or "") for call in calls)[0] == ("classify", "")
-    result = storage.get_result(prepared.job_id, "long.pdf")
+    result = s3_json.get_result(prepared.job_id, "long.pdf")
     assert result is not None and (result.class_name, result.fields) == (CLASS, FIELDS)
 
 
@@ -285,7 +285,7 @@ def test_a_crash_between_windows_resumes_without_repeating_a_finished_window(
 
     assert outcome.status == "extracted"
     assert len(model.windows) == len(set(model.windows)) == 15, "no window's model call was made twice"
-    assert len(storage.list_model_calls(job.job_id, "long.pdf")) == 15
+    assert len(s3_json.list_model_calls(job.job_id, "long.pdf")) == 15
 
 
 def test_a_window_journalled_before_its_step_completed_is_reused_not_called_again(
@@ -320,7 +320,7 @@ def test_a_window_journalled_before_its_step_completed_is_reused_not_called_agai
     )
     assert outcome.status == "extracted"
     assert model.windows == [f"p{first:04d}-{first + 19:04d}" for first in range(1, 300, 20)]
-    result = storage.get_result(job.job_id, "long.pdf")
+    result = s3_json.get_result(job.job_id, "long.pdf")
     assert result is not None and result.fields == FIELDS
 
 
@@ -375,7 +375,7 @@ def test_a_pdf_over_the_ceiling_fails_with_the_figure_and_the_rest_of_the_job_fi
     outcomes = process_all(job, model)
 
     assert (outcomes["long.pdf"].status, outcomes["long.pdf"].error) == ("rejected", "DocumentTooLarge")
-    result = storage.get_result(job.job_id, "long.pdf")
+    result = s3_json.get_result(job.job_id, "long.pdf")
     assert result is not None and "the PDF has 300 pages, over the job's ceiling of 250" in str(result.reason)
     # read (30 pages: one call, no windows); to review, as it does not hold the label's later pages' values
     assert (outcomes["short.pdf"].status, outcomes["short.pdf"].error) == ("review", None)
@@ -392,7 +392,7 @@ def test_a_failed_window_rejects_the_document_naming_its_pages(
     outcome = outcome_of(job, model)
 
     assert (outcome.status, outcome.error) == ("rejected", "DocumentNotLabelled")
-    result = storage.get_result(job.job_id, "long.pdf")
+    result = s3_json.get_result(job.job_id, "long.pdf")
     assert result is not None and str(result.reason).startswith("pages 1-20: ")
     assert model.windows == ["p0001-0020"], "the first failed window stops the document"
 

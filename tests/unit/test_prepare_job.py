@@ -8,7 +8,7 @@ import boto3
 import pytest
 
 from docagent.kit.loader import read_bundle
-from functions import storage
+from functions import s3_json
 from functions.errors import InvalidJobRequest, JobConflict, NoDocuments
 from functions.handlers.prepare_job import handler
 from functions.logic.prepare_job import document_id_for
@@ -82,7 +82,7 @@ def test_handler_prepares_a_prefix_job(cloud, load_event):
     manifest = JobManifest.model_validate(get_json(job["manifest_key"]))
     assert manifest.entries == []  # a summary: the entries are in the parts
     assert manifest.parts == [job["items_key"]] and manifest.document_count == 3
-    assert storage.manifest_entries(manifest) == entries
+    assert s3_json.manifest_entries(manifest) == entries
     assert manifest.job.source_bucket == BUCKET
     assert get_json("jobs/job-unit-1/request.json")["request"]["prefix"] == PREFIX
 
@@ -105,8 +105,8 @@ def test_a_manifest_from_before_the_paged_listing_still_reads(cloud):
         "entries": [entry.model_dump(mode="json")],
     }  # fmt: skip
     manifest = JobManifest.model_validate(old)
-    assert (storage.manifest_entries(manifest), manifest.count) == ([entry], 1)
-    assert storage.parse_items(b'[{"document_id": "a.txt", "key": "k", "index": 0}]')[0].key == "k"
+    assert (s3_json.manifest_entries(manifest), manifest.count) == ([entry], 1)
+    assert s3_json.parse_items(b'[{"document_id": "a.txt", "key": "k", "index": 0}]')[0].key == "k"
 
 
 def test_a_document_list_job_keeps_the_listed_order_and_lists_missing_keys(cloud):
@@ -163,7 +163,7 @@ def test_same_job_twice_returns_the_same_result_without_rewriting(cloud, monkeyp
     s3 = boto3.client("s3")
     before = {key: s3.head_object(Bucket=BUCKET, Key=key)["ETag"] for key in list_keys("jobs/job-twice/")}
     writes = []
-    monkeypatch.setattr(storage, "put_json", lambda *args, **kwargs: writes.append(args))
+    monkeypatch.setattr(s3_json, "put_json", lambda *args, **kwargs: writes.append(args))
     second = prepare("job-twice")
     assert second == first
     assert writes == []
@@ -255,7 +255,7 @@ def test_documents_come_only_from_the_source_locations(cloud, request_fields, na
     message = str(refused.value)
     assert named in message
     assert "outside the source locations" in message and "source_locations in cdk.json" in message
-    assert not storage.exists("jobs/j1/request.json")  # refused before anything is written
+    assert not s3_json.exists("jobs/j1/request.json")  # refused before anything is written
 
 
 def test_too_many_documents_is_an_invalid_request(cloud, env):

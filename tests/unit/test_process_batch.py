@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from functions import storage
+from functions import s3_json
 from functions.documents import DocumentInput
 from functions.errors import ModelThrottled
 from functions.handlers.process_document import handler
@@ -55,7 +55,7 @@ def batch_event(job: PreparedJob, entries: list[ManifestEntry], retry_count: int
 
 
 def journalled(job: PreparedJob, entries: list[ManifestEntry]) -> list[int]:
-    return [len(storage.list_model_calls(job.job_id, entry.document_id)) for entry in entries]
+    return [len(s3_json.list_model_calls(job.job_id, entry.document_id)) for entry in entries]
 
 
 @pytest.fixture
@@ -81,11 +81,11 @@ def test_handler_answers_a_batch_with_one_outcome_per_document_in_order(job, loa
     outcomes = [DocumentOutcome.model_validate(item) for item in output["outcomes"]]
     assert [outcome.document_id for outcome in outcomes] == [entry.document_id for entry in entries[:3]]
     for outcome in outcomes:
-        stored = storage.get_result(prepared.job_id, outcome.document_id)
+        stored = s3_json.get_result(prepared.job_id, outcome.document_id)
         assert stored is not None and outcome.row is not None
         assert outcome.row == stored.report_row(list(outcome.row.fields))
     assert journalled(prepared, entries[:3]) == [1, 1, 1]
-    assert storage.get_result(prepared.job_id, entries[3].document_id) is None  # not in the batch
+    assert s3_json.get_result(prepared.job_id, entries[3].document_id) is None  # not in the batch
 
 
 def test_a_throttled_document_fails_the_batch_and_the_retry_skips_finished_documents(job):

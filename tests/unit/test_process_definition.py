@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
-from functions import references, storage
+from functions import references, s3_json, storage
 from functions.definition import DefinitionBundle, canonical_json
 from functions.logic.build_report import build_report
 from functions.logic.process_document import process_document
@@ -133,7 +133,7 @@ def job(cloud: None) -> PreparedJob:
 
 
 def result(document_id: str) -> DocumentResult:
-    found = storage.get_result("job-claims", document_id)
+    found = s3_json.get_result("job-claims", document_id)
     assert found is not None
     return found
 
@@ -176,7 +176,7 @@ def test_each_document_is_classified_then_extracted_and_checked(job: PreparedJob
 
     # one classify and (for a known class) one extract call per document, each journalled with its purpose
     assert model.asked.count("classify") == 7 and model.asked.count("extract") == 5
-    calls = storage.list_model_calls("job-claims", "a-claim.txt")
+    calls = s3_json.list_model_calls("job-claims", "a-claim.txt")
     assert sorted((c.purpose, c.class_name, c.call_id) for c in calls) == sorted(
         [("classify", None, accepted.classify_call_id), ("extract", "claim", accepted.model_call_id)]
     )
@@ -231,14 +231,14 @@ def test_a_journalled_classification_is_not_repeated_after_a_crash(
     )
     assert outcome.status == "extracted"
     assert model.asked == ["classify", "extract"]  # the class was not asked again
-    calls = storage.list_model_calls("job-claims", "a-claim.txt")
+    calls = s3_json.list_model_calls("job-claims", "a-claim.txt")
     assert sorted(call.purpose for call in calls) == ["classify", "extract"]
 
 
 def test_a_retry_after_a_crash_reuses_the_lookups(job: PreparedJob, monkeypatch: pytest.MonkeyPatch) -> None:
     entry = next(e for e in items(job) if e.document_id == "a-claim.txt")
     looked: list[tuple[str, str]] = []
-    real_lookup, real_put = references.lookup, storage.put_result
+    real_lookup, real_put = references.lookup, s3_json.put_result
 
     def counting_lookup(table: str, key: str) -> Any:
         looked.append((table, key))
@@ -248,11 +248,11 @@ def test_a_retry_after_a_crash_reuses_the_lookups(job: PreparedJob, monkeypatch:
         raise SimulatedCrash("killed before the result was stored")
 
     monkeypatch.setattr(references, "lookup", counting_lookup)
-    monkeypatch.setattr(storage, "put_result", dying_put)
+    monkeypatch.setattr(s3_json, "put_result", dying_put)
     model = provider()
     with pytest.raises(SimulatedCrash):
         process_document(document_event(job, entry), FakeLambdaContext(), provider=model)
-    monkeypatch.setattr(storage, "put_result", real_put)
+    monkeypatch.setattr(s3_json, "put_result", real_put)
     outcome = process_document(document_event(job, entry, retry_count=1), FakeLambdaContext(), provider=model)
     assert outcome.status == "extracted"
     assert looked == [("policies", "P-0001")]  # the durable lookup-known-policy step's record was reused
@@ -272,7 +272,7 @@ def test_a_job_whose_definition_is_missing_rejects_its_documents(job: PreparedJo
 
 
 def test_a_job_that_pins_no_definition_rejects_its_documents(job: PreparedJob) -> None:
-    manifest = storage.get_manifest("job-claims")
+    manifest = s3_json.get_manifest("job-claims")
     assert manifest is not None
     unpinned = manifest.versions.model_copy(update={"definition": None, "definition_sha256": None})
     put_object(

@@ -8,7 +8,7 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
-from functions import storage
+from functions import s3_json, storage
 from functions.handlers.process_document import handler
 from functions.inference.evidence import split
 from functions.logic.process_document import process_document
@@ -33,7 +33,7 @@ from tests.support import (
 
 
 def journal(job_id: str, document_id: str) -> list[ModelCallRecord]:
-    return storage.list_model_calls(job_id, document_id)
+    return s3_json.list_model_calls(job_id, document_id)
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_handler_extracts_a_document(job, load_event):
         "result_key": "jobs/job-doc/results/doc-00000.txt.json",
         "error": None,
     }
-    result = storage.get_result("job-doc", "doc-00000.txt")
+    result = s3_json.get_result("job-doc", "doc-00000.txt")
     assert result is not None
     assert row == result.report_row(list(row["fields"])).model_dump(mode="json")  # the row travels along
     assert (row["status"], row["model_call_id"]) == ("extracted", result.model_call_id)
@@ -116,25 +116,25 @@ def test_same_document_twice_without_the_result_file_still_makes_one_model_call(
 def test_killed_between_model_step_and_storing_the_result_retry_reuses_the_model_output(job, monkeypatch):
     prepared, entries, documents = job
     provider = seeded_provider()
-    real_put_result = storage.put_result
+    real_put_result = s3_json.put_result
 
     def dying_put_result(result: DocumentResult) -> str:
         raise SimulatedCrash("killed before the result was stored")
 
-    monkeypatch.setattr(storage, "put_result", dying_put_result)
+    monkeypatch.setattr(s3_json, "put_result", dying_put_result)
     with pytest.raises(SimulatedCrash):
         process_document(document_event(prepared, entries[2]), FakeLambdaContext(), provider=provider)
-    assert storage.get_result("job-doc", entries[2].document_id) is None
+    assert s3_json.get_result("job-doc", entries[2].document_id) is None
     assert len(provider.calls) == 1
 
-    monkeypatch.setattr(storage, "put_result", real_put_result)
+    monkeypatch.setattr(s3_json, "put_result", real_put_result)
     outcome = process_document(
         document_event(prepared, entries[2], retry_count=1), FakeLambdaContext(), provider=provider
     )
 
     assert outcome.status == "extracted"
     assert len(provider.calls) == 1  # no second model call
-    stored = storage.get_result("job-doc", entries[2].document_id)
+    stored = s3_json.get_result("job-doc", entries[2].document_id)
     assert stored is not None and stored.fields is not None
     assert stored.fields["invoice_number"] == documents[2].truth.invoice_number
     assert len(journal("job-doc", entries[2].document_id)) == 1
@@ -233,7 +233,7 @@ def test_bad_documents_are_rejected_with_their_reason_while_the_others_are_extra
         "changes.txt": ("rejected", "DocumentChanged"),
         "vanishes.txt": ("rejected", "DocumentMissing"),
     }
-    stored = {doc_id: storage.get_result("job-mixed", doc_id) for doc_id in outcomes}
+    stored = {doc_id: s3_json.get_result("job-mixed", doc_id) for doc_id in outcomes}
     results = {doc_id: result for doc_id, result in stored.items() if result is not None}
     assert results.keys() == outcomes.keys()
     assert "over the limit of 16000 bytes" in str(results["too-large.txt"].reason)
@@ -262,7 +262,7 @@ def test_malformed_model_output_is_a_durable_rejection(job):
     provider = CountingProvider(reply='{"customer_id": "CUST-00001", "invoice_number": ')
     outcome = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)
     assert (outcome.status, outcome.error) == ("rejected", "ExtractionFailed")
-    result = storage.get_result("job-doc", entries[0].document_id)
+    result = s3_json.get_result("job-doc", entries[0].document_id)
     assert result is not None and "not valid JSON" in str(result.reason)
     boto3.client("s3").delete_object(Bucket=prepared.bucket, Key=outcome.result_key)
     again = process_document(document_event(prepared, entries[0]), FakeLambdaContext(), provider=provider)

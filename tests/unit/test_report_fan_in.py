@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from docagent.drills.fan_in_job import SyntheticJob, kind_of, write_fan_in_job
-from functions import s3_streams, storage
+from functions import s3_json, s3_streams, storage
 from functions.handlers.build_report import handler
 from functions.logic.build_report import build_report
 from functions.logic.report_fan_in import merge_report, read_plan, report_partition, summarize_results
@@ -65,7 +65,7 @@ def fan_in(job: SyntheticJob) -> tuple[ReportPlan, ReportSummary]:
 
 
 def report_json(job_id: str) -> dict[str, Any]:
-    data = storage.get_json(storage.report_key(job_id))
+    data = s3_json.get_json(storage.report_key(job_id))
     assert isinstance(data, dict)
     return data
 
@@ -98,10 +98,10 @@ def test_the_table_holds_every_row_in_index_order_as_csv_and_json_lines(cloud: N
     fan_in(job)
     report = Report.model_validate(report_json(job.job_id))
     assert report.table is not None and report.table.inline
-    lines = storage.get_bytes(report.table.jsonl_key).decode().splitlines()
+    lines = s3_json.get_bytes(report.table.jsonl_key).decode().splitlines()
     assert [json.loads(line) for line in lines] == [row.model_dump(mode="json") for row in report.rows]
     assert report.table.jsonl_segments and sum(report.table.jsonl_segments) == len("\n".join(lines)) + 1
-    table = list(csv.DictReader(io.StringIO(storage.get_bytes(report.table.csv_key).decode())))
+    table = list(csv.DictReader(io.StringIO(s3_json.get_bytes(report.table.csv_key).decode())))
     assert [row["document_id"] for row in table] == [row.document_id for row in report.rows]
     assert [row["status"] for row in table] == [row.status for row in report.rows]
     extracted = next(i for i in range(1000) if kind_of(i) == "extracted")
@@ -116,7 +116,7 @@ def test_above_the_inline_cap_the_rows_are_only_in_the_table(cloud: None, monkey
     assert report.table is not None and not report.table.inline
     assert (report.rows, report.rejected_documents, report.failed_documents) == ([], [], [])
     assert report.documents == report.table.rows == 600
-    assert len(storage.get_bytes(report.table.jsonl_key).decode().splitlines()) == 600
+    assert len(s3_json.get_bytes(report.table.jsonl_key).decode().splitlines()) == 600
 
 
 def test_the_handler_merges_the_plan_or_takes_the_previous_path_without_one(cloud: None) -> None:
@@ -139,11 +139,11 @@ def test_the_handler_merges_the_plan_or_takes_the_previous_path_without_one(clou
 def test_a_repeat_of_every_step_writes_the_same_report(cloud: None) -> None:
     job = synthetic_job("job-fan-in-repeat", 500)
     fan_in(job)
-    first = storage.get_bytes(storage.report_key(job.job_id))
-    table = storage.get_bytes(storage.report_table_key(job.job_id, "csv"))
+    first = s3_json.get_bytes(storage.report_key(job.job_id))
+    table = s3_json.get_bytes(storage.report_table_key(job.job_id, "csv"))
     fan_in(job)
-    assert storage.get_bytes(storage.report_key(job.job_id)) == first
-    assert storage.get_bytes(storage.report_table_key(job.job_id, "csv")) == table
+    assert s3_json.get_bytes(storage.report_key(job.job_id)) == first
+    assert s3_json.get_bytes(storage.report_table_key(job.job_id, "csv")) == table
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 4096])
@@ -152,9 +152,9 @@ def test_json_values_are_streamed_from_arrays_and_json_lines(
 ) -> None:
     monkeypatch.setattr(s3_streams, "READ_CHUNK_BYTES", chunk)
     values: list[Any] = [{"a": "é€𝄞", "n": [1, 2.5, None]}, 12345, "text, with ] and [", True, {"b": {}}]
-    storage.put_bytes("streams/array.json", json.dumps(values).encode(), content_type="application/json")
+    s3_json.put_bytes("streams/array.json", json.dumps(values).encode(), content_type="application/json")
     body = "".join(json.dumps(value) + "\n" for value in values).encode()
-    storage.put_bytes("streams/lines.jsonl", body, content_type="application/jsonl")
+    s3_json.put_bytes("streams/lines.jsonl", body, content_type="application/jsonl")
     assert list(s3_streams.iter_json_values("streams/array.json")) == values
     assert list(s3_streams.iter_json_values("streams/lines.jsonl")) == values
 
@@ -164,11 +164,11 @@ def test_a_joined_table_is_its_segments_in_order(cloud: None, monkeypatch: Any) 
     big = b"x" * (5 * 1024 * 1024 + 3)
     parts = [("seg/0", b"head\n"), ("seg/1", big), ("seg/2", b"tail")]
     for key, body in parts:
-        storage.put_bytes(key, body, content_type="text/plain")
+        s3_json.put_bytes(key, body, content_type="text/plain")
     size = s3_streams.join_objects(
         "seg/joined", [(key, len(body)) for key, body in parts], content_type="text/plain"
     )
-    assert storage.get_bytes("seg/joined") == b"".join(body for _, body in parts)
+    assert s3_json.get_bytes("seg/joined") == b"".join(body for _, body in parts)
     assert size == sum(len(body) for _, body in parts)
 
 
@@ -189,7 +189,7 @@ def test_with_the_review_wait_both_paths_apply_the_same_decisions(cloud: None) -
             decided_by="reviewer",
             decided_at="2026-12-04T01:00:00Z",
         )
-        storage.put_json(storage.review_key(job.job_id, document_id), decision)
+        s3_json.put_json(storage.review_key(job.job_id, document_id), decision)
     options = JobOptions(wait_for_review=True)
     build_report(BuildReportEvent(job_id=job.job_id, map_run=job.map_run, options=options))
     previous = report_json(job.job_id)

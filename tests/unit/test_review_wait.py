@@ -16,7 +16,7 @@ from docagent.operations.context import OperatorContext
 from docagent.operations.records import JobRecords
 from docagent.operations.review import decide
 from docagent.operations.sessions import new_session
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.definition import DefinitionBundle
 from functions.handlers import build_report
 from functions.logic.build_report import build_report as build
@@ -237,7 +237,7 @@ def test_the_report_applies_the_decisions_only_when_the_job_waited(records: JobR
     assert totals["USD"] == "3631.34"  # an extracted invoice's; the rejected 19002.52 is left out
     # verify_job's sample check expects the decided row for a decided review result.
     for document_id in QUEUE:
-        result = storage.get_result(JOB, document_id)
+        result = s3_json.get_result(JOB, document_id)
         assert result is not None and expected_row(result, rows[document_id]) == rows[document_id]
 
     unwaited = prepared.options.model_copy(update={"wait_for_review": False})

@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
-from functions import durable, storage
+from functions import durable, s3_json, storage
 from functions.actions import export
 from functions.actions.payloads import ActionsResult, RunActionsEvent
 from functions.definition import Action, DefinitionBundle, EventBridgeAction, ExportAction, HttpAction
@@ -120,7 +120,7 @@ def test_the_reports_actions_section_is_rewritten_byte_for_byte(job):
     the same report bytes."""
     run(job)
     written = body(job[1].report_key)
-    storage.put_json(
+    s3_json.put_json(
         job[1].report_key,
         Report.model_validate(get_json(job[1].report_key)).model_copy(update={"actions": None}),
     )
@@ -141,7 +141,7 @@ def test_the_intent_is_recorded_before_the_request(job):
 
     class Watching(InMemoryRecipient):
         def create(self, idempotency_key: str, payload: dict[str, Any], *, on_sent=None):  # type: ignore[no-untyped-def]
-            seen.append(storage.get_json_or_none(storage.action_attempt_key(JOB, "ticket")))
+            seen.append(s3_json.get_json_or_none(storage.action_attempt_key(JOB, "ticket")))
             return super().create(idempotency_key, payload, on_sent=on_sent)
 
     target = Watching()

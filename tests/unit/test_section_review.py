@@ -19,7 +19,7 @@ from docagent.operations.context import OperatorContext, RefusedError
 from docagent.operations.records import JobRecords
 from docagent.operations.review import decide, export_labels, queue
 from docagent.operations.sessions import new_session
-from functions import aws, storage
+from functions import aws, s3_json, storage
 from functions.fields import row_columns
 from functions.logic.build_report import build_report
 from functions.logic.report_fan_in import merge_report, report_partition, summarize_results
@@ -287,7 +287,7 @@ def test_the_report_applies_each_sections_decision_and_the_packet_follows_its_wo
     # the accepted sections count in the totals, the corrected total among them
     assert one_pass["totals"]["total-by-currency"] == {"GBP": "1575.00"}
     # verify_job expects the decided packet row for the stored packet result (and not the undecided one)
-    stored = storage.get_result(JOB, PACKET)
+    stored = s3_json.get_result(JOB, PACKET)
     assert stored is not None and stored.status == "review"
     decided_row = ReportRow.model_validate(accepted)
     assert expected_row(stored, decided_row) == decided_row
@@ -329,7 +329,7 @@ def test_the_wait_queues_section_items_and_is_released_when_every_one_is_decided
         requested_at=now,
         token_updated_at=now,
     )
-    storage.put_json(storage.review_wait_key(JOB), record)
+    s3_json.put_json(storage.review_wait_key(JOB), record)
     decide(records, SINGLE, "accepted", typed={}, by="rita", reason=None)
     waiting = decide(fresh(records), f"{PACKET}#s0001-0001", "accepted", typed={}, by="rita", reason=None)
     assert waiting.queue is not None and waiting.queue.wait.status == "waiting"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.s3.models import s3_backends
 
-from functions import storage
+from functions import s3_json, storage
 from tests.support import BUCKET
 
 
@@ -27,20 +27,20 @@ def test_s3_layout_matches_the_design():
 
 
 def test_json_round_trip_and_missing_objects(cloud):
-    storage.put_json("jobs/j1/x.json", {"b": 1, "a": [1, 2]})
-    assert storage.get_json("jobs/j1/x.json") == {"a": [1, 2], "b": 1}
-    assert storage.exists("jobs/j1/x.json")
-    assert not storage.exists("jobs/j1/nothing.json")
-    assert storage.get_json_or_none("jobs/j1/nothing.json") is None
-    assert storage.get_manifest("j1") is None
-    assert storage.get_result("j1", "d1") is None
+    s3_json.put_json("jobs/j1/x.json", {"b": 1, "a": [1, 2]})
+    assert s3_json.get_json("jobs/j1/x.json") == {"a": [1, 2], "b": 1}
+    assert s3_json.exists("jobs/j1/x.json")
+    assert not s3_json.exists("jobs/j1/nothing.json")
+    assert s3_json.get_json_or_none("jobs/j1/nothing.json") is None
+    assert s3_json.get_manifest("j1") is None
+    assert s3_json.get_result("j1", "d1") is None
 
 
 def test_list_objects_paginates(cloud):
     backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]  # straight into moto: 1,003 API puts would be slow
     for index in range(1003):
         backend.put_object(BUCKET, f"many/{index:05d}.json", b"{}")
-    keys = [obj["Key"] for obj in storage.list_objects("many/")]
+    keys = [obj["Key"] for obj in s3_json.list_objects("many/")]
     assert len(keys) == 1003
     assert keys == sorted(keys)
 
@@ -49,10 +49,10 @@ def test_a_version_listing_goes_on_from_its_markers(cloud):
     backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     for index in range(5):
         backend.put_object(BUCKET, f"v/{index}.txt", b"x")
-    first = storage.list_versions_page("v/", max_keys=2)
+    first = s3_json.list_versions_page("v/", max_keys=2)
     assert [version["Key"] for version in first.versions] == ["v/0.txt", "v/1.txt"]
     assert first.next_key_marker is not None
-    rest = storage.list_versions_page(
+    rest = s3_json.list_versions_page(
         "v/", key_marker=first.next_key_marker, version_id_marker=first.next_version_id_marker, max_keys=10
     )
     assert [version["Key"] for version in rest.versions] == ["v/2.txt", "v/3.txt", "v/4.txt"]

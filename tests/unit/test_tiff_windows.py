@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from docagent.kit.loader import read_bundle
-from functions import storage
+from functions import s3_json
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.payloads import PlanEvent, WriteRecordEvent
 from functions.batch_inference.plan import plan
@@ -139,13 +139,13 @@ def test_a_45_page_tiff_is_read_in_three_windows_answered_from_its_label(
     assert (outcome.status, outcome.error) == ("extracted", None), outcome
     assert model.windows == ["p0001-0020", "p0021-0040", "p0041-0045"]
     assert model.images == [20, 20, 5], "never more images than a request takes"
-    result = storage.get_result(job.job_id, "fax.tif")
+    result = s3_json.get_result(job.job_id, "fax.tif")
     assert result is not None and result.fields == FIELDS, "the first window answers; the others add nothing"
     assert (result.format, [window.pages for window in result.windows]) == (
         "tiff",
         [(1, 20), (21, 40), (41, 45)],
     )
-    calls = storage.list_model_calls(job.job_id, "fax.tif")
+    calls = s3_json.list_model_calls(job.job_id, "fax.tif")
     assert sorted(call.window or "" for call in calls) == model.windows
     assert [window.model_call_id for window in result.windows] == [
         next(call.call_id for call in calls if call.window == window_id) for window_id in model.windows
@@ -171,7 +171,7 @@ def test_a_windowed_tiff_of_several_classes_is_classified_by_its_first_window(
     assert (outcome.status, outcome.error) == ("extracted", None), outcome
     assert model.windows == ["p0001-0020", "p0001-0020", "p0021-0040", "p0041-0045"], "classified on window 1"
     assert model.images[0] == 20, "the classification is sent the first window's pages, not all 45"
-    result = storage.get_result(prepared.job_id, "fax.tif")
+    result = s3_json.get_result(prepared.job_id, "fax.tif")
     assert result is not None and (result.class_name, result.fields) == (CLASS, FIELDS)
 
 
@@ -185,7 +185,7 @@ def test_the_windows_of_a_tiff_merge_by_the_schema(
     outcome = outcome_of(job, model)
 
     assert outcome.error is None, outcome
-    result = storage.get_result(job.job_id, "fax.tif")
+    result = s3_json.get_result(job.job_id, "fax.tif")
     assert result is not None and result.fields is not None
     assert result.fields["line_items"] == [
         {"description": "Pages 1-20", "quantity": 1, "amount": "1.00"},
@@ -216,7 +216,7 @@ def test_a_crash_between_tiff_windows_resumes_without_repeating_a_finished_windo
 
     assert outcome.error is None
     assert model.windows == ["p0001-0020", "p0021-0040", "p0041-0045"], "no window's model call made twice"
-    assert len(storage.list_model_calls(job.job_id, "fax.tif")) == 3
+    assert len(s3_json.list_model_calls(job.job_id, "fax.tif")) == 3
 
 
 def test_a_windowed_tiff_has_no_batch_record_it_is_read_on_demand(
@@ -253,7 +253,7 @@ def test_a_tiff_over_the_ceiling_fails_with_the_figure_before_a_page_is_converte
     outcomes = process_all(job, model)
 
     assert (outcomes["fax.tif"].status, outcomes["fax.tif"].error) == ("rejected", "DocumentTooLarge")
-    result = storage.get_result(job.job_id, "fax.tif")
+    result = s3_json.get_result(job.job_id, "fax.tif")
     assert result is not None and result.reason == (
         "the TIFF image has 45 pages, over the job's ceiling of 40 (max_pages)"
     )

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from docagent.drills.fan_in_job import SyntheticJob
-from functions import storage
+from functions import s3_json, storage
 from functions.errors import JobVerificationFailed
 from functions.handlers.verify_job import handler as verify_handler
 from functions.logic.report_fan_in import partitions_of
@@ -33,13 +33,13 @@ def clean_job(job_id: str, documents: int = 300, before_report: Any = None, **si
 
 def verify(job: SyntheticJob, *, partitions: bool = True) -> dict[str, str]:
     """VerifyPartitions (one child per partition, through the handler), then VerifyJob."""
-    manifest = storage.get_manifest(job.job_id)
+    manifest = s3_json.get_manifest(job.job_id)
     assert manifest is not None
     if partitions:
         for partition in partitions_of(job.job_id, manifest):
             event = {"action": "verify_partition", "job_id": job.job_id, "partition": partition.model_dump()}
             assert verify_handler(event, FakeLambdaContext())["partition"] == partition.partition
-    report = storage.get_json(storage.report_key(job.job_id))
+    report = s3_json.get_json(storage.report_key(job.job_id))
     summary = {name: report[name] for name in ("documents", "extracted", "review", "rejected")}
     event = VerifyJobEvent.model_validate(
         {"job_id": job.job_id, "report": {"report_key": storage.report_key(job.job_id), **summary}}
@@ -59,16 +59,16 @@ def test_a_clean_job_verifies_through_its_partitions(cloud: None) -> None:
         "report_matches": "ok",
         "actions_done_once": "ok",
     }
-    verdicts = storage.list_objects(storage.verify_root(job.job_id))
+    verdicts = s3_json.list_objects(storage.verify_root(job.job_id))
     assert len(list(verdicts)) == 4  # 300 documents in parts of 80
 
 
 def test_above_the_inline_cap_the_partitions_read_the_table(cloud: None, monkeypatch: Any) -> None:
     monkeypatch.setattr("functions.logic.report_fan_in.INLINE_ROWS_MAX", 100)
     job = clean_job("job-verify-table", 200)
-    assert storage.get_json(storage.report_key(job.job_id))["rows"] == []
+    assert s3_json.get_json(storage.report_key(job.job_id))["rows"] == []
     assert verify(job)["report_matches"] == "ok"
-    storage.put_bytes(storage.report_table_key(job.job_id, "jsonl"), b"", content_type="application/jsonl")
+    s3_json.put_bytes(storage.report_table_key(job.job_id, "jsonl"), b"", content_type="application/jsonl")
     assert "report_matches: its rows do not cover exactly" in verify(job, partitions=True)["failed"]
 
 
@@ -112,15 +112,15 @@ def test_documents_whose_ids_do_not_follow_the_parts_still_verify(cloud: None) -
     by exactly one partition and the orphan candidates resolve against the manifest."""
 
     def swap(job: SyntheticJob) -> None:
-        manifest = storage.get_manifest(job.job_id)
+        manifest = s3_json.get_manifest(job.job_id)
         assert manifest is not None
-        parts = [storage.get_bytes(key).decode().splitlines() for key in manifest.parts]
+        parts = [s3_json.get_bytes(key).decode().splitlines() for key in manifest.parts]
         # Swap the first documents of parts 0 and 2 (indexes stay): each one's id lies in the other's range.
         first, third = (json.loads(parts[n][0]) for n in (0, 2))
         parts[0][0] = json.dumps({**third, "index": first["index"]})
         parts[2][0] = json.dumps({**first, "index": third["index"]})
         for key, lines in zip(manifest.parts, parts, strict=True):
-            storage.put_bytes(key, ("\n".join(lines) + "\n").encode(), content_type="application/jsonl")
+            s3_json.put_bytes(key, ("\n".join(lines) + "\n").encode(), content_type="application/jsonl")
 
     job = clean_job("job-verify-shuffled", 300, before_report=swap, part_size=100)
     assert verify(job) == verify(job, partitions=False)

@@ -16,7 +16,7 @@ from pypdf import PdfReader, PdfWriter
 from docagent.drills.document_files import render_pdf
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label
-from functions import storage
+from functions import s3_json
 from functions.definition import DefinitionBundle, JobDefinition
 from functions.documents import document_input
 from functions.errors import DocumentTooLarge
@@ -197,7 +197,7 @@ def test_a_job_rejects_a_pdf_over_its_ceiling_and_reads_the_rest(cloud_settings)
 
     assert (outcomes["long.pdf"].status, outcomes["long.pdf"].error) == ("rejected", "DocumentTooLarge")
     assert "300 pages, over the job's ceiling of 250" in str(
-        storage.get_result(job.job_id, "long.pdf").reason
+        s3_json.get_result(job.job_id, "long.pdf").reason
     )  # type: ignore[union-attr]
     assert outcomes["text.pdf"].status == "extracted" and model.calls == 1
 

@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any
 
-from functions import references, storage
+from functions import references, s3_json
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, LookupCheck
 from functions.documents import DocumentInput
@@ -138,5 +138,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         for item in event["items"]
     ]
     for result in results:  # the batch's only durable write: every result, at the end
-        storage.put_result(result)
+        s3_json.put_result(result)
     return {"documents": len(results), "first_index": results[0].index if results else None}

@@ -2,13 +2,25 @@
 
 Each function gets a pool of workers (separate Python processes, like Lambda execution environments).
 A worker serves one invocation at a time; concurrent invocations start more workers up to a cap (16 a
-function: worker processes are what this machine can hold). An invocation beyond the cap waits for a free
-worker, in turn, up to ``throttle_after_seconds`` (60 s of wall time), and only then is throttled
-(``TooManyRequestsException``): AWS runs 1,000 invocations at once per account and Region by default
-(looked up 2026-12-01, Lambda quotas: "Concurrent executions 1,000", of which 100 always stay unreserved;
-new accounts start lower), and a throttled invoke is retried by the SDK and by the workflow's Retry on
-``Lambda.TooManyRequestsException`` until it runs. Locally the wait stands in for those retries, which a
-small time scale shrinks to a few hundred milliseconds: five jobs at once would fail instead of waiting.
+function: worker processes are what this machine can hold). The account's concurrency is what the machine
+can carry: at most ``concurrency_limit`` invocations run at once, across every function (by default four
+per CPU the process may use, at least 4: ``default_concurrency_limit``, ``DOCAGENT_LAMBDA_CONCURRENCY``
+overrides it). Forty Map children each running a Lambda at once on two busy cores ran past their 300 s
+timeouts (``docagent bench --fan-in 1000000``, 2026-12-07: the longest that finished took 248 s); admitted a
+few at a time, each runs at the machine's speed, and its timeout starts when it is admitted.
+
+An invocation beyond either cap waits for a free slot, in turn, up to ``throttle_after_seconds`` (60 s of
+wall time), and only then is throttled as Lambda throttles an invoke past its account's or a function's
+reserved concurrency: ``TooManyRequestsException``, HTTP 429, message "Rate Exceeded.", with ``Type``
+"User" and ``Reason`` ``ConcurrentInvocationLimitExceeded`` (the account's) or
+``ReservedFunctionConcurrentInvocationLimitExceeded`` (the function's) (looked up 2026-12-07: Lambda API
+reference, Invoke, TooManyRequestsException; botocore's Lambda model: retryAfterSeconds, Type, message,
+Reason). AWS runs 1,000 invocations at once per account and Region by default (looked up 2026-12-01,
+Lambda quotas: "Concurrent executions 1,000", of which 100 always stay unreserved; new accounts start
+lower), and a throttled invoke is retried by the workflow's Retry on ``Lambda.TooManyRequestsException``
+(docs/semantics.md L1) until it runs. Locally the wait stands in for most of those retries, which a small
+time scale shrinks to a few hundred milliseconds: five jobs at once would fail instead of waiting; each
+retry of a throttled task then waits its turn again, so a job does not fail by its own parallelism.
 The function's timeout is enforced by killing the worker (``Sandbox.Timedout``); a worker that dies
 mid-invocation, whoever killed it, is reported as ``Runtime.ExitError`` (docs/semantics.md L2).
 """
@@ -35,6 +47,13 @@ from docagent.localcloud.lambdas.forking import WORKER_SCRIPT, Launcher, Process
 
 __all__ = ["WORKER_SCRIPT", "FunctionSpec", "Invocation", "LambdaRuntime", "Worker"]
 INIT_TIMEOUT_SECONDS = 10.0
+CONCURRENCY_ENV = "DOCAGENT_LAMBDA_CONCURRENCY"  # the local account's concurrency, overriding the default
+INVOCATIONS_PER_CPU = 4  # a worker waits on the local endpoint (S3, DynamoDB, Bedrock) part of its time
+MIN_CONCURRENCY = 4
+# Lambda's throttle (looked up 2026-12-07, Lambda API reference, Invoke: TooManyRequestsException, 429).
+RATE_EXCEEDED = "Rate Exceeded."
+ACCOUNT_LIMIT = "ConcurrentInvocationLimitExceeded"
+FUNCTION_LIMIT = "ReservedFunctionConcurrentInvocationLimitExceeded"
 
 # How Lambda words a runtime killed by a signal ("Runtime exited with error: signal: killed").
 _SIGNAL_WORDS = {
@@ -255,7 +274,25 @@ class FunctionPool:
 
 
 class TooManyRequestsError(Exception):
-    """The function's concurrency cap is reached (surfaces as Lambda.TooManyRequestsException)."""
+    """The account's or the function's concurrency is used up (surfaces as Lambda.TooManyRequestsException):
+    ``reason`` is Lambda's (``ACCOUNT_LIMIT`` or ``FUNCTION_LIMIT``), the message says what ran."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def default_concurrency_limit(environ: dict[str, str] | None = None) -> int:
+    """The local account's concurrency: ``DOCAGENT_LAMBDA_CONCURRENCY`` when set (a positive integer),
+    else ``INVOCATIONS_PER_CPU`` per CPU this process may run on, at least ``MIN_CONCURRENCY``."""
+    environ = dict(os.environ) if environ is None else environ
+    given = environ.get(CONCURRENCY_ENV, "").strip()
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise ValueError(f"{CONCURRENCY_ENV} must be a positive whole number, not {given!r}")
+        return int(given)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(MIN_CONCURRENCY, INVOCATIONS_PER_CPU * cpus)
 
 
 class LambdaRuntime:
@@ -270,11 +307,14 @@ class LambdaRuntime:
         *,
         max_workers_per_function: int = 16,
         throttle_after_seconds: float = 60.0,
+        concurrency_limit: int | None = None,
     ) -> None:
         self.state_dir = state_dir
         self.base_env = base_env
         self.time_scale = time_scale
         self.max_workers = max_workers_per_function
+        self.concurrency_limit = concurrency_limit or default_concurrency_limit()
+        self.running = 0  # invocations running now, across every function (at most concurrency_limit)
         self.throttle_after_seconds = throttle_after_seconds
         self._log = log
         self._pools: dict[str, FunctionPool] = {}
@@ -314,28 +354,46 @@ class LambdaRuntime:
                         for stale in pool.idle:
                             stale.close()
                     pool = self._pools[spec.name] = FunctionPool(spec)
-                while pool.idle:
-                    worker = pool.idle.pop()
-                    if worker.alive():
-                        pool.busy[worker.pid] = worker
-                        return pool, worker
-                    worker.close()
-                if len(pool.busy) < self.max_workers:
-                    root = self.code_root(spec.code_sha256, code_zip)
-                    worker = Worker(spec, root, self.base_env, self._log, self.launcher)
+                worker = (
+                    self._admitted(pool, spec, code_zip) if self.running < self.concurrency_limit else None
+                )
+                if worker is not None:
+                    self.running += 1
                     pool.busy[worker.pid] = worker
                     return pool, worker
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self.throttled += 1
-                    raise TooManyRequestsError(
-                        f"Rate Exceeded. {spec.name} ran {len(pool.busy)} invocations at once for "
-                        f"{self.throttle_after_seconds:g} s"
-                    )
+                    raise self._throttle(spec, pool)
                 if not waited:
                     waited = True
                     self.waited += 1
                 self._freed.wait(remaining)
+
+    def _admitted(self, pool: FunctionPool, spec: FunctionSpec, code_zip: bytes) -> Worker | None:
+        """An idle worker of the pool, else a new one under the function's cap; None at the cap."""
+        while pool.idle:
+            worker = pool.idle.pop()
+            if worker.alive():
+                return worker
+            worker.close()
+        if len(pool.busy) < self.max_workers:
+            return Worker(
+                spec, self.code_root(spec.code_sha256, code_zip), self.base_env, self._log, self.launcher
+            )
+        return None
+
+    def _throttle(self, spec: FunctionSpec, pool: FunctionPool) -> TooManyRequestsError:
+        waited = f"for {self.throttle_after_seconds:g} s"
+        if self.running >= self.concurrency_limit:
+            return TooManyRequestsError(
+                f"{RATE_EXCEEDED} {self.running} invocations ran at once (the local account's concurrency, "
+                f"{CONCURRENCY_ENV}={self.concurrency_limit}) {waited}",
+                ACCOUNT_LIMIT,
+            )
+        return TooManyRequestsError(
+            f"{RATE_EXCEEDED} {spec.name} ran {len(pool.busy)} invocations at once {waited}", FUNCTION_LIMIT
+        )
 
     def invoke(self, spec: FunctionSpec, code_zip: bytes, event: Any) -> Invocation:
         pool, worker = self._checkout(spec, code_zip)
@@ -344,6 +402,7 @@ class LambdaRuntime:
             outcome = worker.invoke(event, request_id, self.time_scale)
         finally:
             with self._freed:
+                self.running -= 1
                 pool.busy.pop(worker.pid, None)
                 if worker.alive() and self._pools.get(spec.name) is pool:
                     pool.idle.append(worker)
