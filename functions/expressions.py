@@ -25,6 +25,7 @@ A bound reached fails the rule, with the reason, never the job.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,12 +163,20 @@ def _compiled(expression: str) -> Any:
     it was compiled ("Evaluation timeout after 1000 milliseconds"), and threads sharing one (the local cloud's
     workers) share its depth. Parsing an expression of a rule takes well under a millisecond."""
     evaluator = _Evaluator(expression, jsonata_regex)
-    for name, (signature, method) in _GUARDED.items():
-        evaluator.register_function(
-            name, jsonata.Jsonata.JNativeFunction(name, signature, _GuardedFunctions, method)
-        )
+    for name, function in _guarded_functions().items():
+        evaluator.register_function(name, function)
     _Bounds(evaluator)
     return evaluator
+
+
+@functools.cache
+def _guarded_functions() -> dict[str, Any]:
+    """The guarded functions as jsonata-python calls them, made once per process (they hold no state of an
+    evaluation: a signature and a method)."""
+    return {
+        name: jsonata.Jsonata.JNativeFunction(name, signature, _GuardedFunctions, method)
+        for name, (signature, method) in _GUARDED.items()
+    }
 
 
 def _nodes(node: Any) -> Iterator[Any]:
