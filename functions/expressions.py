@@ -250,6 +250,8 @@ def expression_problem(expression: str) -> str | None:
         return f"the expression does not compile: {error}"
     except ValueError as error:  # a regex literal RE2 cannot run (functions/patterns.py)
         return f"the expression does not compile: {error}"
+    except RecursionError:  # jsonata-python's parser recurses once per nested bracket
+        return "the expression nests too deeply to compile"
     costly = _costly_shape(evaluator.ast)
     return None if costly is None else f"the expression is refused: {costly}"
 
