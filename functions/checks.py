@@ -8,7 +8,6 @@ Pure functions of the fields, the checks and the day: the same inputs always giv
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -19,7 +18,7 @@ from pydantic import JsonValue
 from functions.definition import Check, LookupCheck, RuleCheck
 from functions.expressions import expression_failure
 from functions.fields import MISSING, as_text, field_value
-from functions.patterns import PatternTooSlow, bounded
+from functions.patterns import matches
 from functions.payloads.common import DocumentStatus
 from functions.payloads.model_calls import CheckOutcome, LookupRecord
 
@@ -108,12 +107,8 @@ def _rule_failure(
         )
     if check.pattern is not None:
         text = as_text(value) or ""
-        pattern = check.pattern
-        try:  # under a time bound where the pattern can backtrack (functions/patterns.py)
-            matched = bounded([pattern], lambda: re.search(pattern, text) is not None)
-        except PatternTooSlow as slow:
-            return f"{check.field}: {slow}"
-        return None if matched else f"{check.field} {text!r} does not match {pattern}"
+        matched = matches(check.pattern, text)  # RE2: linear in the text (functions/patterns.py)
+        return None if matched else f"{check.field} {text!r} does not match {check.pattern}"
     return _date_failure(check, value, fields, today)
 
 

@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from functions.pdf_layers import ReadMode
+from functions.schema_cycles import reference_cycle
 
 # A definition's and a class's name: a path segment of S3 keys and a CLI argument.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -346,6 +347,11 @@ class ClassBundle(_Strict):
                     f"schema {self.spec.schema_file}: $ref {value!r} at {where} is not inside the schema "
                     "(publish with docagent, which resolves references within the definition's folder)"
                 )
+        cycle = reference_cycle(self.schema_)
+        if cycle is not None:
+            raise ValueError(
+                f"schema {self.spec.schema_file}: $ref {cycle[1]!r} at {cycle[0]} is a reference cycle"
+            )
         return self
 
 

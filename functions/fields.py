@@ -19,7 +19,7 @@ import fastjsonschema
 from pydantic import JsonValue
 
 from functions.definition import ClassBundle, DefinitionBundle, canonical_json, keyword_values
-from functions.patterns import PatternTooSlow, bounded
+from functions.patterns import linear_patterns
 
 # A valid reply (one object of a class's fields) is far below this. Anything longer is not an extraction (a
 # runaway reply, or a document that talked the model into writing something else).
@@ -175,7 +175,8 @@ def _validator(schema_json: str) -> Callable[[Any], Any]:
     """A compiled validator, once per distinct schema per container (schemas never change in a bundle)."""
     schema = json.loads(schema_json)
     schema["$schema"] = VALIDATION_DIALECT
-    return cast("Callable[[Any], Any]", fastjsonschema.compile(schema))
+    patterns = [value for _, value in keyword_values(schema, "pattern") if isinstance(value, str)]
+    return linear_patterns(fastjsonschema.compile(schema), patterns)  # RE2 matches (functions/patterns.py)
 
 
 def _validate(value: Any, schema: dict[str, Any]) -> str | None:
@@ -216,12 +217,7 @@ def extracted_fields(reply: str, class_bundle: ClassBundle) -> dict[str, JsonVal
     schema = cast("dict[str, Any]", class_bundle.schema_)
     problems: list[str] = []
     normalised = _normalised(data, schema, schema, "", problems)
-    try:  # a schema pattern that can backtrack is matched under a time bound (functions/patterns.py)
-        patterns = [value for _, value in keyword_values(schema, "pattern") if isinstance(value, str)]
-        found = bounded(patterns, lambda: _problems(normalised, schema))
-    except PatternTooSlow as slow:
-        raise FieldsInvalid(f"model reply not checked: {slow}") from None
-    problems += [problem for problem in found if problem not in problems]
+    problems += [problem for problem in _problems(normalised, schema) if problem not in problems]
     if problems:
         raise FieldsInvalid("model reply does not match the class's schema: " + "; ".join(problems))
     return cast("dict[str, JsonValue]", normalised)

@@ -50,9 +50,11 @@ def sdk_layer_description(versions: dict[str, str] | None = None) -> str:
 # --only-binary=:all: --platform manylinux_2_28_{x86_64,aarch64} --python-version 3.13 pillow-heif==1.9.0,
 # 2026-12-04);
 # functions/page_texts.py and functions/page_windows.py: pypdf, python-docx with lxml; functions/grounding.py:
-# rapidfuzz), in a second layer. Pillow, rapidfuzz and lxml are compiled: the layer holds the wheels built for
-# Lambda's platform, not the files installed here (3.11). Their pins are constraints.txt's (the suite
-# tests with those versions).
+# rapidfuzz; functions/patterns.py: google-re2, whose manylinux_2_28 wheels exist for cp313 on x86_64 and
+# aarch64: pip download --only-binary=:all: --platform manylinux_2_28_{x86_64,aarch64} --python-version 3.13
+# google-re2==1.1.20251105, 2026-12-07), in a second layer. Pillow, rapidfuzz, lxml and google-re2 are
+# compiled: the layer holds the wheels built for Lambda's platform, not the files installed here (3.11). Their
+# pins are constraints.txt's (the suite tests with those versions).
 DOCUMENT_DISTRIBUTIONS = (
     "pillow",
     "pillow-heif",
@@ -60,6 +62,7 @@ DOCUMENT_DISTRIBUTIONS = (
     "python-docx",
     "lxml",
     "rapidfuzz",
+    "google-re2",
     "typing_extensions",
 )
 DOCUMENT_LAYER_PREFIX = "docagent document libraries: "

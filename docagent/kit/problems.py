@@ -7,7 +7,6 @@ caller's list, never an exception, so one run reports every problem of a folder.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from docagent.kit import schema_refs, schemas
+from docagent.kit.files import NotARegularFile, TooDeep, read_json_file, read_regular
 from functions.definition import NAME_RULE
 
 DOCS = "docs/defining-a-job.md"
@@ -121,10 +121,16 @@ def read_json(root: Path, relative: str, problems: list[Problem]) -> Any:
     if path is None:
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json_file(path)
     except FileNotFoundError:
         problems.append(
             Problem(file=relative, where="$", message="no such file", fix="create it or fix its name")
+        )
+    except NotARegularFile as error:
+        problems.append(_not_regular(relative, error))
+    except TooDeep as error:
+        problems.append(
+            Problem(file=relative, where="$", message=str(error), fix="nest it less deeply ($defs and $ref)")
         )
     except (ValueError, UnicodeDecodeError) as error:
         problems.append(
@@ -169,7 +175,9 @@ def read_prompt(root: Path, relative: str, problems: list[Problem]) -> str | Non
     if path is None:
         return None
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular(path)
+    except NotARegularFile as error:
+        problems.append(_not_regular(relative, error))
     except FileNotFoundError:
         problems.append(
             Problem(
@@ -183,4 +191,16 @@ def read_prompt(root: Path, relative: str, problems: list[Problem]) -> str | Non
         problems.append(
             Problem(file=relative, where="$", message=f"not UTF-8 ({error})", fix="save it as UTF-8")
         )
+    except OSError as error:  # a file that cannot be read
+        problems.append(
+            Problem(
+                file=relative, where="$", message=f"cannot be read ({error.strerror or error})", fix="fix it"
+            )
+        )
     return None
+
+
+def _not_regular(relative: str, error: NotARegularFile) -> Problem:
+    return Problem(
+        file=relative, where="$", message=str(error), fix="name a regular file of the definition's folder"
+    )

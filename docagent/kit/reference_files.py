@@ -45,7 +45,10 @@ def reference_files(folder: Path, bundle: DefinitionBundle) -> list[ReferenceFil
                 looked_up.setdefault(check.table, []).append(check.field.rsplit(".", 1)[-1])
     found = []
     root = folder / REFERENCES_FOLDER
-    for path in sorted(p for p in root.glob("*") if p.suffix in SUFFIXES) if root.is_dir() else []:
+    # regular files only (is_file): a FIFO named like a table would block the read
+    for path in (
+        sorted(p for p in root.glob("*") if p.suffix in SUFFIXES and p.is_file()) if root.is_dir() else []
+    ):
         columns = _columns(path)
         if not columns:
             raise ValueError(f"{path}: no columns (a CSV file starts with its header row)")

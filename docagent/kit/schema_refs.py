@@ -14,7 +14,6 @@ nothing but ``#/...`` (functions/definition.py refuses any other ``$ref`` in a b
 from __future__ import annotations
 
 import copy
-import json
 import re
 import urllib.parse
 from pathlib import Path, PurePosixPath
@@ -24,7 +23,9 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from docagent.kit.files import NotARegularFile, TooDeep, read_json_file
 from functions.definition import keyword_values
+from functions.schema_cycles import reference_cycle
 
 # The base URI every file of the definition gets: file:///definition/<path in the folder>. A reference is
 # resolved against it with the URL rules (urljoin), so ``../x`` and ``/x`` land outside ``/definition/``.
@@ -80,9 +81,11 @@ class _FolderFiles:
         if len(self.read) >= MAX_REFERENCED_FILES:
             raise ReferenceRefused(f"more than {MAX_REFERENCED_FILES} files referred to")
         try:
-            contents = json.loads(path.read_text(encoding="utf-8"))
+            contents = read_json_file(path)
         except FileNotFoundError:
             raise ReferenceRefused(f"{relative}: no such file in the definition's folder") from None
+        except (NotARegularFile, TooDeep) as error:
+            raise ReferenceRefused(f"{relative}: {error}") from None
         except (OSError, ValueError) as error:
             raise ReferenceRefused(f"{relative}: not a JSON file ({error})") from None
         self.read.append(relative)
@@ -139,7 +142,28 @@ def bundle(root: Path, relative: str, schema: dict[str, Any]) -> dict[str, Any]:
         raise first
     if copied:
         result.setdefault("$defs", {}).update(copied)
+    _refuse_cycle(result, relative, {name: file for file, name in names.items()})
     return result
+
+
+def _refuse_cycle(bundled: dict[str, Any], relative: str, files: dict[str, str]) -> None:
+    """ReferenceRefused naming the file and the place of a ``$ref`` that leads back to itself (in the
+    schema, or in another file copied under its ``$defs``: ``files`` maps those names to the files)."""
+    cycle = reference_cycle(bundled)
+    if cycle is None:
+        return
+    where, file = cycle[0], relative
+    for name, other in files.items():
+        prefix = f"$.$defs.{name}"
+        if where.startswith(prefix + ".") or where.startswith(prefix + "["):
+            where, file = "$" + where.removeprefix(prefix), other
+    raise ReferenceRefused(
+        "this $ref leads back to itself through the schemas it names (a reference cycle): validating a "
+        "value against it would never end",
+        file,
+        where,
+        "write the nested fields out instead of referring back (docs/defining-a-job.md)",
+    )
 
 
 def _checked(

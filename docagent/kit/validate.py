@@ -12,7 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
+from jsonschema.exceptions import ValidationError as LabelError  # type: ignore[import-untyped]
 from pydantic import TypeAdapter, ValidationError
 
 from docagent.kit import schemas
@@ -42,9 +43,24 @@ from functions.definition import (
 )
 from functions.errors import MODEL_NOT_ALLOWED_FIX
 from functions.expressions import expression_problem
-from functions.patterns import pattern_problem
+from functions.patterns import matches, pattern_problem
 
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
+    """jsonschema's ``pattern`` keyword (its message), matched by RE2 as the functions match it
+    (functions/patterns.py): a label never makes a pattern backtrack."""
+    if validator.is_type(instance, "string") and not matches(pattern, instance):
+        yield LabelError(f"{instance!r} does not match {pattern!r}")
+
+
+_PATTERN_FIX = (
+    "a pattern RE2 runs: no backreferences or lookarounds, repeat counts up to 1,000 (docs/security.md, "
+    "'Regular expressions and expressions')"
+)
+# The labels' validator: Draft 2020-12, its schema patterns matched by RE2.
+_LABELS = validators.extend(Draft202012Validator, {"pattern": _pattern})
 
 
 def _job_problems(raw: Any) -> tuple[list[Problem], dict[str, ClassSpec], list[tuple[int, Any]]]:
@@ -149,7 +165,7 @@ def _schema_problems(schema: Any, file: str) -> list[Problem]:
                     file=file,
                     where=f"{path}.pattern",
                     message=problem,
-                    fix="a pattern without nested repeats (docs/security.md, 'Regular expressions')",
+                    fix=_PATTERN_FIX,
                 )
             )
         if "x-normalise" in sub and sub["x-normalise"] not in NORMALISERS:
@@ -166,7 +182,7 @@ def _schema_problems(schema: Any, file: str) -> list[Problem]:
 
 def _readable(schema: dict[str, Any]) -> bool:
     """A schema the checks and labels can be read against (its keyword and pattern problems are reported
-    apart: a pattern that backtracks is never run against a label)."""
+    apart: a pattern RE2 cannot run is never run against a label)."""
     return (
         schema.get("type") == "object"
         and Draft202012Validator(Draft202012Validator.META_SCHEMA).is_valid(schema)
@@ -250,7 +266,7 @@ def _check_problems(class_name: str, spec: ClassSpec, schema: dict[str, Any]) ->
                     file=DEFINITION_FILE,
                     where=f"{where}.pattern",
                     message=problem,
-                    fix="a Python regular expression without nested repeats (docs/security.md)",
+                    fix=_PATTERN_FIX,
                 )
             )
     for index, column in enumerate(spec.columns or []):
@@ -366,7 +382,7 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
             if part.class_name is None:  # a document (or pages) of no class: no fields to check
                 continue
             prefix: tuple[str | int, ...] = () if part.section is None else ("sections", index, "fields")
-            for error in Draft202012Validator(class_schemas[part.class_name]).iter_errors(part.fields):
+            for error in _LABELS(class_schemas[part.class_name]).iter_errors(part.fields):
                 problems.append(
                     Problem(
                         file=relative,
@@ -390,6 +406,8 @@ def validate(
         return problems
     found, classes, actions = _job_problems(raw)
     problems += found
+    if not isinstance(raw, dict):  # a JSON array, a string...: nothing further can be read from it
+        return problems
     class_schemas: dict[str, dict[str, Any]] = {}
     for name, spec in classes.items():
         schema = bundled_schema(root, spec.schema_file, problems)
@@ -403,8 +421,7 @@ def validate(
             problems += _check_problems(name, spec, schema)
     problems += _totals_problems(raw.get("totals"), class_schemas)
     problems += _action_problems(actions, allowed)
-    if isinstance(raw, dict):
-        problems += _model_problems(raw, models_allowed)
+    problems += _model_problems(raw, models_allowed)
     if class_schemas and len(class_schemas) == len(classes):
         problems += _sample_problems(root, class_schemas)
     return problems

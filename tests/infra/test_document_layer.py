@@ -55,7 +55,7 @@ def installed(root: Path) -> dict[str, tuple[str, list[str]]]:
 def test_the_layer_requirements_are_the_pinned_document_libraries(synthesized: Synthesized) -> None:
     pins = document_pins()
     assert set(pins) == set(DOCUMENT_DISTRIBUTIONS)
-    assert {"pillow", "pillow-heif", "pypdf", "rapidfuzz", "python-docx"} <= set(pins)
+    assert {"pillow", "pillow-heif", "pypdf", "rapidfuzz", "python-docx", "google-re2"} <= set(pins)
     constraints = (REPO_ROOT / "constraints.txt").read_text(encoding="utf-8")
     for name, version in pins.items():
         assert re.search(rf"^{re.escape(name)}=={re.escape(version)}$", constraints, re.M), name
@@ -78,8 +78,9 @@ def test_the_layer_holds_wheels_for_lambdas_python_and_architecture(synthesized:
     assert any(re.fullmatch(r"_imaging\.cpython-313-x86_64-linux-gnu\.so", name) for name in compiled)
     assert any(name.startswith("etree.cpython-313-x86_64-linux-gnu") for name in compiled)
     assert "_pillow_heif.cpython-313-x86_64-linux-gnu.so" in compiled, "HEIC on Lambda: libheif bundled"
+    assert "_re2.cpython-313-x86_64-linux-gnu.so" in compiled, "a definition's patterns run in RE2"
     assert not [name for name in compiled if "cpython-311" in name]  # nothing of this interpreter's
-    for package in ("PIL", "pillow_heif", "pypdf", "docx", "lxml", "rapidfuzz"):
+    for package in ("PIL", "pillow_heif", "pypdf", "docx", "lxml", "rapidfuzz", "re2"):
         assert (root / package / "__init__.py").is_file(), package
 
 

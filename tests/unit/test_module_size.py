@@ -23,4 +23,3 @@ def test_no_module_is_over_500_lines() -> None:
     assert len(counts) > 100  # the walk found the folders
     over = {path: lines for path, lines in counts.items() if lines > MAX_LINES}
     assert over == {}
-
