@@ -24,6 +24,7 @@ from functions.errors import (
     ModelCallRefused,
     ModelError,
     ModelNotAvailable,
+    ModelReplyInvalid,
     ModelRequestInvalid,
 )
 from functions.faults import fault_point
@@ -148,6 +149,7 @@ def finished_call(
                 "model_id": failure.model_id or provider.model_id,
                 "input_tokens": failure.input_tokens,
                 "output_tokens": failure.output_tokens,
+                "tokens_clamped": failure.tokens_clamped,
             }
         )
     except (DocumentUnreadable, DocumentTooLong) as refused:
@@ -159,6 +161,7 @@ def finished_call(
         "input_tokens": reply.input_tokens,
         "output_tokens": reply.output_tokens,
         "inference": reply.inference,
+        "tokens_clamped": reply.tokens_clamped,
     }
     try:
         fields = spec.read(reply.text)
@@ -175,6 +178,8 @@ def call_outcome(record: ExtractionRecord) -> ModelCallOutcome:
         return "ok"
     if record.error == DocumentTooLong.__name__:
         return "DocumentTooLong"
+    if record.error == ModelReplyInvalid.__name__:
+        return "ModelReplyInvalid"
     unreadable = {DocumentUnreadable.__name__, DocumentNotLabelled.__name__}
     return "DocumentUnreadable" if record.error in unreadable else "ExtractionFailed"
 
@@ -217,6 +222,7 @@ def journal_call(
         finished_at=utc_now(),
         duration_ms=duration_ms,
         inference=record.inference,
+        tokens_clamped=record.tokens_clamped,
     )
     storage.put_model_call(call)
     return call
