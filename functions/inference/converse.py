@@ -283,9 +283,9 @@ class ConverseAnswer(BaseModel):
 UNKNOWN_USAGE = "usage unknown: the answer could not be read, recorded as 0 tokens"
 
 
-def answer_problem(error: ValidationError) -> str:
-    """The first thing wrong with a Converse answer, in one line: ``usage.inputTokens: Input should be a valid
-    integer (got 'lots')``."""
+def first_problem(error: ValidationError) -> str:
+    """The first thing wrong with an answer (Converse's, a chat completion), in one line:
+    ``usage.inputTokens: Input should be a valid integer (got 'lots')``."""
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "the answer"
     got = "" if first["type"] == "missing" else f" (got {str(first.get('input'))[:60]!r})"
@@ -320,7 +320,7 @@ def read_reply(
         reply = reply_text(answer.output.message.content)
     except ValidationError as error:
         raise ModelReplyInvalid(
-            f"model reply is not a Converse answer: {answer_problem(error)}",
+            f"model reply is not a Converse answer: {first_problem(error)}",
             model_id=model_id,
             tokens_clamped=UNKNOWN_USAGE,
         ) from None
