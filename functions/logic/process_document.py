@@ -320,17 +320,22 @@ class _Run:
         return durable.run_step(name, ids=self.ids, fn=body, result_model=result_model, context=self.context)
 
     def model_step(
-        self, spec: CallSpec, document: DocumentInput, model: ModelProvider, step: str | None = None
+        self,
+        spec: CallSpec,
+        document: DocumentInput | Callable[[], DocumentInput],
+        model: ModelProvider,
+        step: str | None = None,
     ) -> ExtractionRecord:
         # a page window's own step: extract-w0021 (functions/page_windows.py); a packet's section or page
-        # window's: extract-s0001-0002 (functions/sections.py)
+        # window's: extract-s0001-0002 (functions/sections.py). ``document`` may be made when the step runs.
         name = step or spec.journal_name
+
+        def call() -> ExtractionRecord:
+            sent = document if isinstance(document, DocumentInput) else document()
+            return call_once(self.event, spec, sent, model, self.context)
+
         with span(name, job_id=self.event.job_id, step=name) as step_span:
-            record = self.step(
-                name,
-                lambda: call_once(self.event, spec, document, model, self.context),
-                ExtractionRecord,
-            )
+            record = self.step(name, call, ExtractionRecord)
             step_span.outcome = "ok" if record.ok else record.error or ExtractionFailed.__name__
             step_span.set_attributes(durable_record_reused=name not in self.ran)
         self.calls.append(record)
