@@ -279,7 +279,7 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
                 run.store(status="rejected", error=UNKNOWN_CLASS_ERROR, reason=none, classify_call_id=call_id)
             )
         return PacketSplit(None, only.class_name, call_id)
-    results = [_section_result(run, section, document, model) for section in found.sections]
+    results = [_section_result(run, section, document, model, clock) for section in found.sections]
     rows = [result.section_row(row_columns(bundle, result.class_name)) for result in results]
     status, error, reason = packet_status(rows)
     own = [(call.model_id, call.input_tokens, call.output_tokens, call.inference) for call in records]
@@ -307,12 +307,15 @@ def _sections_of(records: Sequence[ExtractionRecord], pages: int) -> Sections:
 
 
 def _section_result(
-    run: PacketRun, section: Section, document: DocumentInput, model: ModelProvider
+    run: PacketRun, section: Section, document: DocumentInput, model: ModelProvider, clock: WindowClock
 ) -> DocumentResult:
-    """A section's stored result, or the section processed now (its own durable steps) and stored."""
+    """A section's stored result, or the section processed now (its own durable steps) and stored; handed
+    back (DocumentInProgress) when a section was processed in this invocation and the time left would not
+    cover this one's call."""
     stored = storage.get_section_result(run.event.job_id, run.event.document.document_id, section.section_id)
     if stored is not None:
         return stored
+    clock.before(f"section {section.section_id}")
     part = _for_section(run, section.section_id)
     first, last = section.pages
     where = {"section_id": section.section_id, "pages": section.pages}
@@ -336,6 +339,7 @@ def _section_result(
             found = part.extracted(section.class_name, None, piece, model, section_id=section.section_id)
             result = in_packet(part.result(**found, **where), first)
     _store_section(run, result)
+    clock.after(called=section.class_name is not None)
     return result
 
 

@@ -22,7 +22,7 @@ from functions.payloads.job import PreparedJob
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
 from tests.support import PREFIX, document_event, items, prepare, put_object, seed_documents
-from tests.unit.test_packets import LETTER, LETTER_ON, PageReader, splitting
+from tests.unit.test_packets import CLAIM, LETTER, LETTER_ON, RECIPE, PageReader, splitting
 
 
 def test_without_max_pages_a_pdf_over_the_default_ceiling_is_refused_with_the_figure() -> None:
@@ -73,6 +73,32 @@ def test_a_long_packets_windows_continue_in_a_fresh_invocation_without_slicing_t
     assert outcome.status == "extracted"
     assert model.asked == ["classify-pages"] * 3 + ["extract"], "no window classified twice"
     assert sliced == [1, 21, 41], "a window classified before is not sliced again"
+
+
+@pytest.fixture
+def packet(cloud: None) -> PreparedJob:
+    def build() -> PreparedJob:
+        put_object(f"{PREFIX}packet.pdf", render_pdf_pages([CLAIM, LETTER, LETTER_ON, RECIPE], title="p"))
+        return prepare("job-short-packet", definition=splitting())
+
+    return build_once("long_documents.short_packet", build)
+
+
+def test_a_packets_sections_continue_in_a_fresh_invocation_when_time_runs_short(packet: PreparedJob) -> None:
+    [entry] = items(packet)
+    model = PageReader()
+    with pytest.raises(
+        DocumentInProgress, match=r"section s0001-0001 and the rest run in a fresh invocation"
+    ):
+        process_document(document_event(packet, entry), FakeLambdaContext(timeout_ms=4000), provider=model)
+    assert model.asked == ["classify-pages"]
+
+    again = document_event(packet, entry, retry_count=1)
+    outcome = process_document(again, FakeLambdaContext(), provider=model)
+    assert outcome.status == "rejected" and outcome.row is not None and len(outcome.row.sections or []) == 3
+    assert model.asked == ["classify-pages", "extract", "extract"], (
+        "each call once: the classification reused"
+    )
 
 
 @pytest.fixture
