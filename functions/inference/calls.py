@@ -62,6 +62,29 @@ class CallSpec:
         return self.purpose if self.section_id is None else f"{self.purpose}-{self.section_id}"
 
 
+# The journal's records never change once written (one object per finished call, its id unique), so a
+# process reads each once: a long document's windows each look for their own call in the journal, and without
+# this every window read every earlier window's record (150 windows: 11,175 reads; 2026-12-07).
+_JOURNAL: dict[tuple[str, str], ModelCallRecord] = {}
+_JOURNAL_MOST = 20_000
+
+
+def journal_of(job_id: str, document_id: str) -> list[ModelCallRecord]:
+    """A document's journal (storage.list_model_calls), each record read from S3 once per process."""
+    bucket = get_settings().bucket_name
+    keys = [obj["Key"] for obj in storage.list_objects(storage.model_calls_prefix(job_id, document_id))]
+    if len(_JOURNAL) + len(keys) > _JOURNAL_MOST:
+        _JOURNAL.clear()
+    for key in keys:
+        if (bucket, key) not in _JOURNAL:
+            _JOURNAL[bucket, key] = ModelCallRecord.model_validate(storage.get_json(key))
+    return [_JOURNAL[bucket, key] for key in keys]
+
+
+def clear_journal() -> None:
+    _JOURNAL.clear()
+
+
 _REFUSALS: dict[str, type[ModelCallRefused]] = {
     cls.__name__: cls for cls in (ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid)
 }
@@ -254,7 +277,7 @@ def call_once(
     """
     journal = [
         call
-        for call in storage.list_model_calls(event.job_id, event.document.document_id)
+        for call in journal_of(event.job_id, event.document.document_id)
         if call.purpose == spec.purpose and call.section_id == spec.section_id and call.window == spec.window
     ]
     if journal:

@@ -37,7 +37,7 @@ from functions.faults import fault_point
 from functions.fields import row_columns
 from functions.grounded_decision import evidence_of, grounded_decision
 from functions.inference import ModelProvider, get_model_provider
-from functions.inference.calls import CallSpec, call_once
+from functions.inference.calls import CallSpec, call_once, clear_journal
 from functions.inference.cascade import (
     cascaded,
     check_models_allowed,
@@ -493,3 +493,4 @@ class _Run:
 def clear_caches() -> None:
     _cached_manifest.cache_clear()
     _cached_definition.cache_clear()
+    clear_journal()
