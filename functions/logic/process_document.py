@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
-from functions import aws, durable, references, sections, spend, storage
+from functions import aws, durable, pdf_pages, references, sections, spend, storage
 from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
@@ -241,7 +241,10 @@ def process_document(
         redrive_count=event.redrive_count,
         attributes={"document_index": entry.index},
     ) as document_span:
-        outcome = _process(event, context, provider)
+        try:
+            outcome = _process(event, context, provider)
+        finally:
+            pdf_pages.release()  # the PDF a packet's slices were cut from
         document_span.outcome = outcome.status
         return outcome
 
