@@ -29,6 +29,15 @@ from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, SourceFormat
 MAX_CLAUDE_REQUEST_BYTES = 32_000_000
 # 3/4 of the request (base64) less 0.5 MB for the system prompt, the user text and the JSON around them.
 MAX_CLAUDE_PDF_CALL_BYTES = MAX_CLAUDE_REQUEST_BYTES * 3 // 4 - 500_000
+# The page ceiling of a job whose job.json sets no ``max_pages``: a PDF or TIFF of more pages is rejected
+# DocumentTooLarge before any model call. Amazon Textract's asynchronous analysis, AWS's own service for long
+# documents, takes a PDF or TIFF of at most 3,000 pages (Textract Developer Guide "Set Quotas in Amazon
+# Textract"; looked up 2026-12-07). At the default window of 20 pages that is 150 model calls, which a
+# document reads across invocations (functions/logic/window_extraction.py): its pages are counted in 0.6 s
+# even at 5,000 pages (a 628 KB PDF of blank pages, measured on this 2-core machine 2026-12-07), so a
+# longer one is refused in the first invocation, never after hours of windows. job.json's max_pages (at most
+# 100,000) raises or lowers it.
+DEFAULT_MAX_PAGES = 3_000
 _CLAUDE_GENERATION = re.compile(r"claude-(?:(?:opus|sonnet|haiku)-)?(\d+)(?![\d])")
 
 
@@ -57,3 +66,17 @@ def check_document_bytes(document_format: SourceFormat, size: int) -> None:
         f"the {document_format} document is {size} bytes, over Converse's limit of "
         f"{MAX_CONVERSE_DOCUMENT_BYTES} bytes per document"
     )
+
+
+def check_page_ceiling(what: str, pages: int, max_pages: int | None) -> None:
+    """DocumentTooLarge with the figure when a document of ``pages`` pages (``what``: "PDF", "TIFF image") is
+    over the job's ``max_pages``, or over DEFAULT_MAX_PAGES when job.json sets none."""
+    if max_pages is not None and pages > max_pages:
+        raise DocumentTooLarge(
+            f"the {what} has {pages} pages, over the job's ceiling of {max_pages} (max_pages)"
+        )
+    if max_pages is None and pages > DEFAULT_MAX_PAGES:
+        raise DocumentTooLarge(
+            f"the {what} has {pages} pages, over the job's ceiling of {DEFAULT_MAX_PAGES} (the default "
+            "max_pages: job.json sets none; set max_pages to read longer documents)"
+        )

@@ -26,12 +26,11 @@ import zipfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from functions.block_limits import check_document_bytes
+from functions.block_limits import check_document_bytes, check_page_ceiling
 from functions.errors import (
     DocumentEmpty,
     DocumentFormatUnsupported,
     DocumentNotUtf8,
-    DocumentTooLarge,
     DocumentUnreadable,
 )
 from functions.images import PageImage, image_kind, page_images
@@ -146,7 +145,7 @@ def document_input(
     if found == "pdf":
         layer = text_layer(data)
         pages = pdf_pages(data) or layer.pages  # pypdf's count where it reads the PDF (refused if encrypted)
-        _within_ceiling("PDF", pages, max_pages)
+        check_page_ceiling("PDF", pages, max_pages)
         visual = read == "visual" or (read == "auto" and not layer.every_page_has_text)
         return DocumentInput(data=data, format=found, name=name, visual=visual, pages=pages)
     if found in CONVERSE_FORMATS:
@@ -154,13 +153,6 @@ def document_input(
         return DocumentInput(data=data, format=found, name=name)
     images = page_images(data, max_pages)
     return DocumentInput(data=data, format=found, name=name, images=images)
-
-
-def _within_ceiling(what: str, pages: int, max_pages: int | None) -> None:
-    if max_pages is not None and pages > max_pages:
-        raise DocumentTooLarge(
-            f"the {what} has {pages} pages, over the job's ceiling of {max_pages} (max_pages)"
-        )
 
 
 # Bedrock refuses a document it cannot parse with a ValidationException whose message names the document
@@ -185,6 +177,10 @@ _TOO_LONG = re.compile(
 # How the local cloud's model starts its refusal of a document it has no label for (docs/local-cloud.md): the
 # functions read it as DocumentNotLabelled, not as a broken document.
 LOCAL_NO_LABEL = "the local model has no label for this document"
+# How the local cloud's Bedrock starts its ModelErrorException for an OpenAI-compatible endpoint's answer that
+# breaks the protocol (docagent/localcloud/bedrock/backends.py): the functions read it as ModelReplyInvalid,
+# this document's failure, where a real Bedrock's ModelErrorException stays ModelUnavailable (retried).
+LOCAL_BAD_REPLY = "the model's endpoint broke the chat-completions protocol"
 
 
 def is_document_refusal(message: str) -> bool:

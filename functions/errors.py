@@ -92,6 +92,14 @@ class ModelUnavailable(ModelError):
     dropped connection. Retried like ModelThrottled."""
 
 
+class DocumentInProgress(DocAgentError):
+    """The worker handed a long document back unfinished: it made progress (a page window's call at least)
+    and the next window would not fit in the time this invocation has left. Nothing is lost: the finished
+    windows are durable steps. ProcessDocument retries it at once (a fresh invocation continues at the first
+    unfinished window) a bounded number of times; past them the document is rejected with this error and
+    the reason, never the job (docs/design.md, "Page windows")."""
+
+
 class ModelCallRefused(ModelError):
     """A permanent refusal: every document would get the same answer, so the job stops fast. The first
     one opens the job's model breaker (jobs/{job}/model-breaker.json); later documents fail without
@@ -194,11 +202,29 @@ class ExtractionFailed(DocumentRejected):
     Carries the usage of the call that produced the bad output, so the journal records what it cost.
     """
 
-    def __init__(self, message: str, *, model_id: str = "", input_tokens: int = 0, output_tokens: int = 0):
+    def __init__(
+        self,
+        message: str,
+        *,
+        model_id: str = "",
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        tokens_clamped: str | None = None,
+    ):
         super().__init__(message)
         self.model_id = model_id
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
+        self.tokens_clamped = tokens_clamped
+
+
+class ModelReplyInvalid(ExtractionFailed):
+    """The model's endpoint answered, but not what its protocol says: a body that is not JSON (an HTML page,
+    binary), JSON that is not an object (``[1,2,3]``), fields of the wrong type (``usage.inputTokens:
+    "lots"``), no output message, or more bytes than a reply of the request's maxTokens can hold. A finished
+    call: the document is rejected with the reason, and no attempt is made again (the same request would get
+    the same answer); its tokens are those the answer gives, within what the request allowed (docs/design.md,
+    "Model calls")."""
 
 
 class BudgetExceeded(DocAgentError):

@@ -178,6 +178,8 @@ UNFAULTED_STEPS: dict[str, str] = {
     "WriteBatchRecord": "writes one document's batch input record: a repeat writes the same object",
     "WaitForReview": "keeps the task token and the review queue until every queued item (a document, a "
     "packet's section) has a decision",
+    "RecordDocumentFailure": "stores the rejection of a document ProcessDocument's Catch gave up (its model "
+    "unavailable on every retry, or unfinished after every continuation): a repeat returns the stored result",
 }
 
 

@@ -29,6 +29,7 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from functions.block_limits import check_page_ceiling
 from functions.errors import DocumentFormatUnsupported, DocumentTooLarge, DocumentUnreadable
 from functions.payloads.common import ImageKind
 
@@ -137,10 +138,7 @@ def page_images(data: bytes, max_pages: int | None = None) -> tuple[PageImage, .
             f"{MAX_SOURCE_PIXELS:,} pixels docagent decodes"
         )
     frames = getattr(image, "n_frames", 1) if kind == "tiff" else 1  # read from each page's header
-    if max_pages is not None and frames > max_pages:
-        raise DocumentTooLarge(
-            f"the {name} image has {frames} pages, over the job's ceiling of {max_pages} (max_pages)"
-        )
+    check_page_ceiling(f"{name} image", frames, max_pages)
     pages = []
     for frame in range(frames):
         try:

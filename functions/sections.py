@@ -10,6 +10,7 @@ document itself (process_document goes on as for any document, its class the sec
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -27,6 +28,7 @@ from functions.inference import ModelProvider
 from functions.inference.calls import CallSpec
 from functions.inference.instructions import classify_pages_instruction
 from functions.inference.prompts import PAGES_KEY, classify_pages_prompt
+from functions.logic.window_extraction import WindowClock
 from functions.payloads.common import DocumentStatus
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest
@@ -176,8 +178,10 @@ class PacketRun(Protocol):
 
     def step(self, name: str, fn: Callable[[], ResultT], result_model: type[ResultT]) -> ResultT: ...
 
+    def time_left(self) -> float: ...
+
     def model_step(
-        self, spec: CallSpec, document: DocumentInput, model: ModelProvider
+        self, spec: CallSpec, document: DocumentInput | Callable[[], DocumentInput], model: ModelProvider
     ) -> ExtractionRecord: ...
 
     def extracted(
@@ -202,14 +206,16 @@ class PacketSplit:
 
 
 def classify_pages_spec(
-    bundle: DefinitionBundle, prompt_version: str, window: DocumentInput, first: int, last: int
+    bundle: DefinitionBundle, prompt_version: str, document: DocumentInput, first: int, last: int
 ) -> CallSpec:
+    """The classification of pages ``first`` to ``last`` of ``document`` (its window's slice keeps its
+    name)."""
     classes = page_classes(bundle)
     return CallSpec(
         purpose="classify-pages",
         class_name=None,
         system=classify_pages_prompt(bundle),
-        user=classify_pages_instruction(window.name, first, last),
+        user=classify_pages_instruction(document.name, first, last),
         prompt_version=prompt_version,
         read=lambda reply: read_pages_reply(reply, classes, first, last),
         section_id=window_id(first),
@@ -241,11 +247,16 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
             run.store(status="rejected", error=DocumentFormatUnsupported.__name__, reason=what)
         )
     records: list[ExtractionRecord] = []
+    clock = WindowClock(run.time_left)
     try:
         for first, last in page_windows(document.pages):
-            window = pages_of(document, first, last, bundle.definition.read)
-            spec = classify_pages_spec(bundle, run.manifest.versions.prompt_version, window, first, last)
+            clock.before(f"pages {first}-{last}")
+            spec = classify_pages_spec(bundle, run.manifest.versions.prompt_version, document, first, last)
+            # the window's pages are sliced only when its step runs: a window classified in an earlier
+            # invocation costs its step's record, not a slice (functions/pdf_pages.py reads the PDF once)
+            window = functools.partial(pages_of, document, first, last, bundle.definition.read)
             record = run.model_step(spec, window, model)
+            clock.after(called=spec.journal_name in run.ran)
             if not record.ok or record.fields is None:
                 return PacketSplit(
                     run.store(
@@ -268,7 +279,7 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
                 run.store(status="rejected", error=UNKNOWN_CLASS_ERROR, reason=none, classify_call_id=call_id)
             )
         return PacketSplit(None, only.class_name, call_id)
-    results = [_section_result(run, section, document, model) for section in found.sections]
+    results = [_section_result(run, section, document, model, clock) for section in found.sections]
     rows = [result.section_row(row_columns(bundle, result.class_name)) for result in results]
     status, error, reason = packet_status(rows)
     own = [(call.model_id, call.input_tokens, call.output_tokens, call.inference) for call in records]
@@ -296,12 +307,15 @@ def _sections_of(records: Sequence[ExtractionRecord], pages: int) -> Sections:
 
 
 def _section_result(
-    run: PacketRun, section: Section, document: DocumentInput, model: ModelProvider
+    run: PacketRun, section: Section, document: DocumentInput, model: ModelProvider, clock: WindowClock
 ) -> DocumentResult:
-    """A section's stored result, or the section processed now (its own durable steps) and stored."""
+    """A section's stored result, or the section processed now (its own durable steps) and stored; handed
+    back (DocumentInProgress) when a section was processed in this invocation and the time left would not
+    cover this one's call."""
     stored = s3_json.get_section_result(run.event.job_id, run.event.document.document_id, section.section_id)
     if stored is not None:
         return stored
+    clock.before(f"section {section.section_id}")
     part = _for_section(run, section.section_id)
     first, last = section.pages
     where = {"section_id": section.section_id, "pages": section.pages}
@@ -325,6 +339,7 @@ def _section_result(
             found = part.extracted(section.class_name, None, piece, model, section_id=section.section_id)
             result = in_packet(part.result(**found, **where), first)
     _store_section(run, result)
+    clock.after(called=section.class_name is not None)
     return result
 
 

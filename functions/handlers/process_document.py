@@ -7,10 +7,17 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.logic.give_up import give_up
 from functions.logic.process_batch import process_batch
 from functions.logic.process_document import process_document
 from functions.observability import MetricUnit, logger, metrics, tracer
-from functions.payloads.document import DocumentOutcome, ProcessBatchEvent, ProcessDocumentEvent
+from functions.payloads.document import (
+    BatchOutcome,
+    DocumentOutcome,
+    GiveUpEvent,
+    ProcessBatchEvent,
+    ProcessDocumentEvent,
+)
 
 # The documents' outcomes as metrics, by status.
 _METRICS = {
@@ -31,6 +38,11 @@ def _count(outcomes: list[DocumentOutcome]) -> None:
 @metrics.log_metrics
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("action") == "give_up":  # RecordDocumentFailure: ProcessDocument's Catch
+        given_up = give_up(GiveUpEvent.model_validate(event), context)
+        outcomes = given_up.outcomes if isinstance(given_up, BatchOutcome) else [given_up]
+        _count(outcomes)
+        return given_up.model_dump(mode="json")
     if "items" in event:
         batch = process_batch(ProcessBatchEvent.model_validate(event), context)
         _count(batch.outcomes)

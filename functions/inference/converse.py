@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import (
@@ -13,9 +13,17 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 from botocore.parsers import ResponseParserError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from functions import aws
-from functions.documents import LOCAL_NO_LABEL, DocumentInput, is_document_refusal, is_too_long
+from functions.budget import MAX_INPUT_TOKENS
+from functions.documents import (
+    LOCAL_BAD_REPLY,
+    LOCAL_NO_LABEL,
+    DocumentInput,
+    is_document_refusal,
+    is_too_long,
+)
 from functions.errors import (
     DocumentNotLabelled,
     DocumentTooLong,
@@ -24,6 +32,7 @@ from functions.errors import (
     ModelAccessDenied,
     ModelError,
     ModelNotAvailable,
+    ModelReplyInvalid,
     ModelRequestInvalid,
     ModelThrottled,
     ModelUnavailable,
@@ -115,7 +124,7 @@ def classify(error: ClientError, model_id: str) -> ModelError:
 
 def document_refusal(
     error: ClientError, document: DocumentInput
-) -> DocumentTooLong | DocumentUnreadable | None:
+) -> DocumentTooLong | DocumentUnreadable | ModelReplyInvalid | None:
     """A ValidationException about this one document: longer than the model's context window
     (DocumentTooLong), or a document block Bedrock cannot parse (DocumentUnreadable, e.g. a corrupt or
     encrypted PDF, over 100 pages). That document's rejection, not the job's (docs/design.md, "Documents").
@@ -127,6 +136,8 @@ def document_refusal(
     rejecting per document would reject every document of a job, each with a stored result, silently."""
     details = error.response.get("Error", {})
     message = str(details.get("Message", ""))
+    if details.get("Code") == "ModelErrorException" and LOCAL_BAD_REPLY in message:
+        return ModelReplyInvalid(message[message.index(LOCAL_BAD_REPLY) :])
     if details.get("Code") != "ValidationException":
         return None
     if is_too_long(message):
@@ -186,11 +197,9 @@ class BedrockConverseProvider:
 
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
         client = self._client or aws.bedrock_runtime_client(self.read_timeout())
+        body = converse_body(document, system, user, self._max_tokens, self._temperature)
         try:
-            response = client.converse(
-                modelId=self._model_id,
-                **converse_body(document, system, user, self._max_tokens, self._temperature),
-            )
+            response = client.converse(modelId=self._model_id, **body)
         except ClientError as error:
             refused = document_refusal(error, document)
             if refused is not None:
@@ -200,8 +209,15 @@ class BedrockConverseProvider:
             raise ModelUnavailable(f"Bedrock did not answer in time ({error}); retried") from None
         except (EndpointConnectionError, ConnectionClosedError) as error:
             raise ModelUnavailable(f"Bedrock could not be reached ({error}); retried") from None
-        except ResponseParserError as error:
-            raise ModelUnavailable(f"Bedrock's answer could not be read ({error}); retried") from None
+        except (ResponseParserError, AttributeError, TypeError, ValueError) as error:
+            # The call was answered (HTTP 2xx) with a body botocore cannot read as a Converse answer: a list
+            # (AttributeError), a wrong type (ValueError: int("lots")), bytes that are not UTF-8. The same
+            # request would get the same answer: this document's failure, not a retry.
+            raise ModelReplyInvalid(
+                f"model reply is not a Converse answer ({type(error).__name__}: {str(error)[:200]})",
+                model_id=self._model_id,
+                tokens_clamped=UNKNOWN_USAGE,
+            ) from None
         return read_reply(response, self._model_id, self._max_tokens)
 
 
@@ -219,7 +235,7 @@ def converse_body(
     }
 
 
-def reply_text(content: list[Mapping[str, Any]]) -> str:
+def reply_text(content: Sequence[Mapping[str, Any]]) -> str:
     """The reply's text: its text blocks and, for a document read with citations (a visual PDF), the text
     of its ``citationsContent`` blocks (AWS API Reference "CitationsContentBlock": ``content``, a list of
     ``{"text"}``, with the ``citations`` that ground it; looked up 2026-12-04)."""
@@ -232,21 +248,98 @@ def reply_text(content: list[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
+class _Usage(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    inputTokens: int = Field(ge=0)  # noqa: N815 (Converse's names)
+    outputTokens: int = Field(ge=0)  # noqa: N815
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    content: list[dict[str, Any]]
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    message: _Message
+
+
+class ConverseAnswer(BaseModel):
+    """What a Converse answer must hold to be read (AWS Bedrock API Reference "Converse", Response Syntax:
+    ``output``, ``stopReason`` and ``usage`` are required; looked up 2026-12-07). Anything else in it is
+    ignored."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    output: _Output
+    stopReason: str  # noqa: N815
+    usage: _Usage
+
+
+# The record's note for a call whose answer gave no usable token counts.
+UNKNOWN_USAGE = "usage unknown: the answer could not be read, recorded as 0 tokens"
+
+
+def first_problem(error: ValidationError) -> str:
+    """The first thing wrong with an answer (Converse's, a chat completion), in one line:
+    ``usage.inputTokens: Input should be a valid integer (got 'lots')``."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the answer"
+    got = "" if first["type"] == "missing" else f" (got {str(first.get('input'))[:60]!r})"
+    return f"{where}: {first['msg']}{got}"
+
+
+def clamped_usage(input_tokens: int, output_tokens: int, max_tokens: int) -> tuple[int, int, str | None]:
+    """The tokens a call is recorded (and priced) with: never more output than the request's maxTokens, nor
+    more input than a request can hold (budget.MAX_INPUT_TOKENS, the context window); the note names a
+    clamp (None: as reported)."""
+    notes = []
+    if output_tokens > max_tokens:
+        notes.append(
+            f"output tokens {output_tokens:,} reported, clamped at the request's maxTokens {max_tokens:,}"
+        )
+    if input_tokens > MAX_INPUT_TOKENS:
+        notes.append(
+            f"input tokens {input_tokens:,} reported, clamped at the context window's {MAX_INPUT_TOKENS:,}"
+        )
+    clamped = (min(input_tokens, MAX_INPUT_TOKENS), min(output_tokens, max_tokens))
+    return (*clamped, "; ".join(notes) or None)
+
+
 def read_reply(
     response: Mapping[str, Any], model_id: str, max_tokens: int, inference: InferenceMode = "on_demand"
 ) -> ModelReply:
     """A Converse response (or a batch output record's ``modelOutput``, the same shape) as the reply's text
-    and usage; a reply cut off at the token limit raises ExtractionFailed (a finished call)."""
-    usage = response.get("usage", {})
-    input_tokens = int(usage.get("inputTokens", 0))
-    output_tokens = int(usage.get("outputTokens", 0))
-    reply = reply_text(response.get("output", {}).get("message", {}).get("content", []))
-    if response.get("stopReason") == "max_tokens":
+    and usage, the usage clamped at what the request allowed (``clamped_usage``); ModelReplyInvalid when it
+    is not a Converse answer; a reply cut off at the token limit raises ExtractionFailed (a finished call)."""
+    try:
+        answer = ConverseAnswer.model_validate(dict(response))
+        reply = reply_text(answer.output.message.content)
+    except ValidationError as error:
+        raise ModelReplyInvalid(
+            f"model reply is not a Converse answer: {first_problem(error)}",
+            model_id=model_id,
+            tokens_clamped=UNKNOWN_USAGE,
+        ) from None
+    except (AttributeError, TypeError) as error:  # a content block that is not a text block's shape
+        raise ModelReplyInvalid(
+            f"model reply is not a Converse answer: its content ({type(error).__name__}: {error})",
+            model_id=model_id,
+            tokens_clamped=UNKNOWN_USAGE,
+        ) from None
+    input_tokens, output_tokens, clamp = clamped_usage(
+        answer.usage.inputTokens, answer.usage.outputTokens, max_tokens
+    )
+    if answer.stopReason == "max_tokens":
         raise ExtractionFailed(
             f"model reply was cut off at {max_tokens} tokens (stopReason max_tokens)",
             model_id=model_id,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            tokens_clamped=clamp,
         )
     return ModelReply(
         text=reply,
@@ -254,4 +347,5 @@ def read_reply(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         inference=inference,
+        tokens_clamped=clamp,
     )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
-from functions import aws, durable, references, s3_json, sections, spend, storage
+from functions import aws, durable, pdf_pages, references, s3_json, sections, spend, storage
 from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
@@ -37,7 +37,7 @@ from functions.faults import fault_point
 from functions.fields import row_columns
 from functions.grounded_decision import evidence_of, grounded_decision
 from functions.inference import ModelProvider, get_model_provider
-from functions.inference.calls import CallSpec, call_once
+from functions.inference.calls import CallSpec, call_once, clear_journal
 from functions.inference.cascade import (
     cascaded,
     check_models_allowed,
@@ -241,7 +241,10 @@ def process_document(
         redrive_count=event.redrive_count,
         attributes={"document_index": entry.index},
     ) as document_span:
-        outcome = _process(event, context, provider)
+        try:
+            outcome = _process(event, context, provider)
+        finally:
+            pdf_pages.release()  # the PDF a packet's slices were cut from
         document_span.outcome = outcome.status
         return outcome
 
@@ -320,17 +323,22 @@ class _Run:
         return durable.run_step(name, ids=self.ids, fn=body, result_model=result_model, context=self.context)
 
     def model_step(
-        self, spec: CallSpec, document: DocumentInput, model: ModelProvider, step: str | None = None
+        self,
+        spec: CallSpec,
+        document: DocumentInput | Callable[[], DocumentInput],
+        model: ModelProvider,
+        step: str | None = None,
     ) -> ExtractionRecord:
         # a page window's own step: extract-w0021 (functions/page_windows.py); a packet's section or page
-        # window's: extract-s0001-0002 (functions/sections.py)
+        # window's: extract-s0001-0002 (functions/sections.py). ``document`` may be made when the step runs.
         name = step or spec.journal_name
+
+        def call() -> ExtractionRecord:
+            sent = document if isinstance(document, DocumentInput) else document()
+            return call_once(self.event, spec, sent, model, self.context)
+
         with span(name, job_id=self.event.job_id, step=name) as step_span:
-            record = self.step(
-                name,
-                lambda: call_once(self.event, spec, document, model, self.context),
-                ExtractionRecord,
-            )
+            record = self.step(name, call, ExtractionRecord)
             step_span.outcome = "ok" if record.ok else record.error or ExtractionFailed.__name__
             step_span.set_attributes(durable_record_reused=name not in self.ran)
         self.calls.append(record)
@@ -488,3 +496,4 @@ class _Run:
 def clear_caches() -> None:
     _cached_manifest.cache_clear()
     _cached_definition.cache_clear()
+    clear_journal()

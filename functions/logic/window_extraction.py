@@ -14,10 +14,10 @@ from typing import Any, Protocol, cast
 
 from pydantic import JsonValue
 
-from functions.block_limits import pdf_call_bytes
+from functions.block_limits import DEFAULT_MAX_PAGES, pdf_call_bytes
 from functions.definition import ClassBundle, DefinitionBundle
 from functions.documents import DocumentInput
-from functions.errors import ExtractionFailed, ModelUnavailable
+from functions.errors import DocumentInProgress, ExtractionFailed
 from functions.fields import FieldsInvalid, extracted_fields, parse_reply
 from functions.inference import ModelProvider
 from functions.inference.calls import CallSpec
@@ -25,6 +25,7 @@ from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS
 from functions.inference.evidence import extracted_with_evidence, split
 from functions.inference.instructions import extract_instruction
 from functions.page_windows import (
+    DEFAULT_WINDOW_PAGES,
     ImageSlicer,
     PageWindow,
     PdfSlicer,
@@ -74,10 +75,41 @@ def windows_of(document: DocumentInput, sha256: str, model_id: str, window_pages
 
 # Once a window's call was made in this invocation, the next starts only with time left for it: twice the
 # slowest window of this invocation plus WINDOW_MARGIN_SECONDS, at most WINDOW_CALL_SECONDS (a call's read
-# timeout is at most MAX_READ_TIMEOUT_SECONDS, and the journal write follows); else the next windows run in a
-# fresh invocation (ModelUnavailable, retried by the workflow), not a call cut short.
+# timeout is at most MAX_READ_TIMEOUT_SECONDS, and the journal write follows); else the document is handed
+# back (DocumentInProgress: the workflow runs it again at once) and the next windows run in a fresh
+# invocation, not a call cut short.
 WINDOW_MARGIN_SECONDS = 5
 WINDOW_CALL_SECONDS = MAX_READ_TIMEOUT_SECONDS + WINDOW_MARGIN_SECONDS
+# ProcessDocument's retries of DocumentInProgress (statemachines/document_review.asl.json), each a fresh
+# invocation that reads one window at least: a document of the default ceiling's pages, classified (a packet)
+# then extracted at one window an invocation. Past them the document is given up (functions/logic/give_up.py).
+MAX_CONTINUATIONS = 2 * DEFAULT_MAX_PAGES // DEFAULT_WINDOW_PAGES
+
+
+class WindowClock:
+    """The time check between a long document's windows (its extraction's, a packet's page
+    classification's): ``before`` a window, DocumentInProgress when a window was called in this invocation
+    and the time left would not cover the next; ``after`` it, the window's time counted when it was called
+    here (not a durable step's record reused)."""
+
+    def __init__(self, time_left: Callable[[], float] | None) -> None:
+        self.time_left = time_left
+        self.slowest: float | None = None  # the longest window this invocation called, in seconds
+        self.started = time.monotonic()
+
+    def before(self, label: str) -> None:
+        self.started = time.monotonic()
+        left = self.time_left() if self.time_left is not None else float("inf")
+        needed = min(WINDOW_CALL_SECONDS, 2 * (self.slowest or 0.0) + WINDOW_MARGIN_SECONDS)
+        if self.slowest is not None and left < needed:
+            raise DocumentInProgress(
+                f"handed back: {left:.0f} s left in this invocation, under the {needed:.0f} s a window's "
+                f"call may take; {label} and the rest run in a fresh invocation"
+            )
+
+    def after(self, called: bool) -> None:
+        if called:
+            self.slowest = max(self.slowest or 0.0, time.monotonic() - self.started)
 
 
 class StepRunner(Protocol):
@@ -120,16 +152,10 @@ def extract_windows(
     calls: list[WindowCall] = []
     last: ExtractionRecord | None = None
     assert windows.slicer is not None
-    slowest: float | None = None  # the longest window this invocation called, in seconds
+    clock = WindowClock(time_left)
     for window in windows.pages:
         first, end, total = window.first, window.last, window.total
-        left = time_left() if time_left is not None else float("inf")
-        needed = min(WINDOW_CALL_SECONDS, 2 * (slowest or 0.0) + WINDOW_MARGIN_SECONDS)
-        if slowest is not None and left < needed:
-            raise ModelUnavailable(
-                f"not called: {left:.0f} s left in this invocation, under the {needed:.0f} s a window's call "
-                f"may take; {window.label} and the rest run in a fresh invocation"
-            )
+        clock.before(window.label)
         document = windows.slicer.slice(window)
         window_spec = replace(
             spec,
@@ -137,10 +163,8 @@ def extract_windows(
             read=functools.partial(window_fields, class_bundle=relaxed),
             window=window.window_id,
         )
-        started = time.monotonic()
         record = runner.model_step(window_spec, document, model, step=window.step)
-        if window.step in runner.ran:  # called in this invocation, not a step record reused
-            slowest = max(slowest or 0.0, time.monotonic() - started)
+        clock.after(called=window.step in runner.ran)
         calls.append(WindowCall(pages=(first, end), model_call_id=record.call_id))
         if not record.ok or record.fields is None:
             reason = f"{window.label}: {record.reason or record.error or ExtractionFailed.__name__}"

@@ -74,7 +74,9 @@ DocumentFormat = Literal["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "tx
 # does not take the kind itself (tiff, bmp, heic). SourceFormat: what a document's content is.
 ImageKind = Literal["png", "jpeg", "gif", "webp", "tiff", "bmp", "heic"]
 SourceFormat = DocumentFormat | ImageKind
-ModelCallOutcome = Literal["ok", "ExtractionFailed", "DocumentUnreadable", "DocumentTooLong"]
+ModelCallOutcome = Literal[
+    "ok", "ExtractionFailed", "DocumentUnreadable", "DocumentTooLong", "ModelReplyInvalid"
+]
 # How a job's model calls are made (docs/batch.md): one Converse call per document (on_demand), one Bedrock
 # batch inference job for the whole job (batch: about half the price, hours of latency), or batch when the job
 # is large enough for it to pay off (auto). InferenceMode: how one finished call was made (priced by it).

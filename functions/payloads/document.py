@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Literal
+
 from pydantic import Field, JsonValue, model_validator
 
 from functions.fields import row_values
@@ -52,6 +55,52 @@ class ProcessBatchEvent(StrictModel):
                 redrive_count=self.redrive_count,
             )
             for item in self.items
+        ]
+
+
+class StepFailure(StrictModel):
+    """What a Catch puts at its ResultPath: the error's name and its cause (a Lambda function's error: the
+    JSON ``{"errorMessage", "errorType", ...}``)."""
+
+    Error: str
+    Cause: str | None = None
+
+    def message(self) -> str:
+        """The cause's errorMessage (the cause itself when it is not a Lambda error's JSON), one line."""
+        try:
+            said = json.loads(self.Cause or "")
+        except ValueError:
+            said = None
+        text = said.get("errorMessage") if isinstance(said, dict) else self.Cause
+        return " ".join(str(text or "no cause given").split())[:1000]
+
+
+class GiveUpEvent(StrictModel):
+    """RecordDocumentFailure's payload (``"action": "give_up"``): ProcessDocument's own input, and the
+    failure its Catch caught once its Retry ran out (ModelUnavailable, DocumentInProgress). Output as
+    ProcessDocument's: a DocumentOutcome, or a BatchOutcome for ``items``."""
+
+    action: Literal["give_up"]
+    job_id: str = Field(pattern=JOB_ID_PATTERN)
+    options: JobOptions = Field(default_factory=JobOptions)
+    document: ManifestEntry | None = None
+    items: list[BatchItem] | None = None
+    failure: StepFailure
+    retry_count: int = Field(0, ge=0)
+    redrive_count: int = Field(0, ge=0)
+
+    def document_events(self) -> list[ProcessDocumentEvent]:
+        """Each document as ProcessDocument's per-document event."""
+        documents = [self.document] if self.document is not None else [i.document for i in self.items or []]
+        return [
+            ProcessDocumentEvent(
+                job_id=self.job_id,
+                options=self.options,
+                document=document,
+                retry_count=self.retry_count,
+                redrive_count=self.redrive_count,
+            )
+            for document in documents
         ]
 
 

@@ -17,6 +17,11 @@ class ModelReply(StrictModel):
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
     inference: InferenceMode = "on_demand"
+    tokens_clamped: str | None = Field(
+        None,
+        description="why the tokens recorded are not the ones the answer reported: clamped at what the "
+        "request allowed (its maxTokens, the model's context window), or unknown (an unreadable answer)",
+    )
 
 
 class ExtractionRecord(StrictModel):
@@ -35,6 +40,11 @@ class ExtractionRecord(StrictModel):
     input_tokens: int = 0
     output_tokens: int = 0
     inference: InferenceMode = "on_demand"
+    tokens_clamped: str | None = Field(
+        None,
+        description="why the tokens recorded are not the ones the answer reported: clamped at what the "
+        "request allowed (its maxTokens, the model's context window), or unknown (an unreadable answer)",
+    )
 
 
 class ModelCallRecord(StrictModel):
@@ -73,6 +83,11 @@ class ModelCallRecord(StrictModel):
     inference: InferenceMode = Field(
         "on_demand", description="on_demand, or batch: an output record of the job's batch job"
     )
+    tokens_clamped: str | None = Field(
+        None,
+        description="why the tokens recorded are not the ones the answer reported: clamped at what the "
+        "request allowed (its maxTokens, the model's context window), or unknown (an unreadable answer)",
+    )
 
     @property
     def journal_name(self) -> str:
@@ -94,6 +109,7 @@ class ModelCallRecord(StrictModel):
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
             inference=self.inference,
+            tokens_clamped=self.tokens_clamped,
         )
 
 

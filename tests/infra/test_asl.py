@@ -121,6 +121,7 @@ def test_substituted_definition_parses_and_starts_with_prepare_job(definition: A
         "ListDocuments",
         "SealJob",
         "ProcessDocument",
+        "RecordDocumentFailure",
         "SummarizeResults",
         "ReportPartition",
         "BuildReport",

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from functions.errors import ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid
+from functions.logic.window_extraction import MAX_CONTINUATIONS
 from stacks.config import DEFAULT_MODEL_ID, INFERENCE_PROFILE_PREFIXES, ConfigError, load_config
 from stacks.function_specs import FUNCTION_SPECS
 from tests.infra.test_asl import CONFIG, PLAUSIBLE_VALUES, substituted, walk_states
 
-TRANSIENT_MODEL_ERRORS = {"ModelThrottled", "ModelUnavailable"}
 PERMANENT_MODEL_ERRORS = {cls.__name__ for cls in (ModelAccessDenied, ModelNotAvailable, ModelRequestInvalid)}
 FUNCTION_ARN = re.compile(r"DocAgent-(?P<name>[A-Za-z]+)$")
 
@@ -67,15 +67,17 @@ def _unlucky_wait(retrier: dict[str, Any]) -> float:
     return _expected_wait(retrier) - 4 * math.sqrt(sum(cap**2 / 12 for cap in _caps(retrier)))
 
 
-def test_throttled_and_unavailable_model_calls_back_off_with_full_jitter_past_a_quota_minute(
-    definition: Any,
-) -> None:
+def _retrier(definition: Any, error: str) -> dict[str, Any]:
     state = next(s for name, s, _ in walk_states(definition["States"]) if name == "ProcessDocument")
-    retriers = [r for r in state["Retry"] if set(r["ErrorEquals"]) & TRANSIENT_MODEL_ERRORS]
-    assert len(retriers) == 1
-    retrier = retriers[0]
+    retriers = [r for r in state["Retry"] if error in r["ErrorEquals"]]
+    assert len(retriers) == 1, error
+    return retriers[0]
+
+
+def test_throttled_model_calls_back_off_with_full_jitter_past_a_quota_minute(definition: Any) -> None:
+    retrier = _retrier(definition, "ModelThrottled")
     # BudgetBusy (no call: the budget's headroom is held by calls in flight) waits with the same policy.
-    assert set(retrier["ErrorEquals"]) == TRANSIENT_MODEL_ERRORS | {"BudgetBusy"}
+    assert set(retrier["ErrorEquals"]) == {"ModelThrottled", "BudgetBusy"}
     assert retrier["JitterStrategy"] == "FULL"
     assert 0 < retrier["MaxDelaySeconds"] <= 120
     assert _expected_wait(retrier) > 60  # Bedrock quotas are per minute
@@ -86,6 +88,34 @@ def test_throttled_and_unavailable_model_calls_back_off_with_full_jitter_past_a_
     # A 200-document job at throttle=0.7 (`docagent demo --model-faults throttle=0.7`) fails a document
     # only when all its attempts are throttled: 0.7^(retries + 1) each, under 1e-5 for the whole job.
     assert 200 * 0.7 ** (retrier["MaxAttempts"] + 1) < 1e-5
+
+
+def test_an_unavailable_model_is_retried_for_minutes_then_fails_the_document_not_the_job(
+    definition: Any,
+) -> None:
+    """Issue 49: a broken endpoint (5xx, no answer) was retried 52 times and then failed the job. Now a
+    few backed-off attempts, then ProcessDocument's Catch gives the document up with the reason."""
+    retrier = _retrier(definition, "ModelUnavailable")
+    assert retrier["ErrorEquals"] == ["ModelUnavailable"] and retrier["JitterStrategy"] == "FULL"
+    assert _expected_wait(retrier) > 30 and sum(_caps(retrier)) <= 5 * 60
+    state = next(s for name, s, _ in walk_states(definition["States"]) if name == "ProcessDocument")
+    (catcher,) = state["Catch"]
+    assert set(catcher["ErrorEquals"]) == {"ModelUnavailable", "DocumentInProgress"}
+    assert not set(catcher["ErrorEquals"]) & (PERMANENT_MODEL_ERRORS | {"ModelThrottled", "States.ALL"})
+    give_up = next(s for name, s, _ in walk_states(definition["States"]) if name == catcher["Next"])
+    payload = give_up["Parameters"]["Payload"]
+    assert payload["action"] == "give_up" and payload["failure.$"] == catcher["ResultPath"]
+    assert give_up["Parameters"]["FunctionName"] == state["Parameters"]["FunctionName"]
+    assert {key: value for key, value in payload.items() if key not in {"action", "failure.$"}} == state[
+        "Parameters"
+    ]["Payload"], "the same document (or batch) as ProcessDocument's"
+    assert give_up["End"] is True and give_up["OutputPath"] == state["OutputPath"]
+
+
+def test_a_long_document_continues_at_once_for_every_window_of_the_default_ceiling(definition: Any) -> None:
+    retrier = _retrier(definition, "DocumentInProgress")
+    assert (retrier["IntervalSeconds"], retrier["BackoffRate"]) == (1, 1)
+    assert retrier["MaxAttempts"] == MAX_CONTINUATIONS  # a window an invocation, classified then extracted
 
 
 def test_permanent_model_refusals_are_never_retried(definition: Any) -> None:

@@ -9,9 +9,17 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from functions.budget import MAX_INPUT_TOKENS
 from functions.documents import DocumentInput
-from functions.errors import DocumentTooLong, DocumentUnreadable, ExtractionFailed, ModelRequestInvalid
+from functions.errors import (
+    DocumentTooLong,
+    DocumentUnreadable,
+    ExtractionFailed,
+    ModelReplyInvalid,
+    ModelRequestInvalid,
+)
 from functions.inference import BedrockConverseProvider, get_model_provider
+from functions.inference.converse import read_reply
 from functions.inference.instructions import extract_instruction
 from functions.settings import get_settings
 
@@ -147,3 +155,40 @@ def test_the_provider_takes_the_jobs_pinned_model(env):
     provider = get_model_provider(get_settings(), "pinned-model")
     assert isinstance(provider, BedrockConverseProvider)
     assert provider.model_id == "pinned-model"
+
+
+def test_recorded_tokens_never_exceed_what_the_request_allowed() -> None:
+    """Issue 49: a 50 MB reply was priced $62.50, its tokens estimated from its length. The usage is clamped
+    at the request's maxTokens and the context window, and the clamp named in the record."""
+    answer = converse_response(json.dumps(GOOD_REPLY))
+    answer["usage"] = {"inputTokens": 10**9, "outputTokens": 10**7, "totalTokens": 10**9 + 10**7}
+    reply = read_reply(answer, "m", 800)
+    assert (reply.input_tokens, reply.output_tokens) == (MAX_INPUT_TOKENS, 800)
+    assert reply.tokens_clamped == (
+        "output tokens 10,000,000 reported, clamped at the request's maxTokens 800; input tokens "
+        "1,000,000,000 reported, clamped at the context window's 200,000"
+    )
+    with pytest.raises(ExtractionFailed) as cut:
+        read_reply({**answer, "stopReason": "max_tokens"}, "m", 800)
+    assert (cut.value.output_tokens, cut.value.tokens_clamped) == (800, reply.tokens_clamped)
+    assert read_reply(converse_response("{}"), "m", 800).tokens_clamped is None  # as reported
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"usage": {"inputTokens": "lots", "outputTokens": 5}}, "usage.inputTokens: Input should be a valid"),
+        ({"usage": None}, "usage: Input should be a valid dictionary"),
+        ({"output": {"message": {"content": "hi"}}}, "output.message.content: Input should be a valid list"),
+        ({"stopReason": 7}, "stopReason: Input should be a valid string (got '7')"),
+    ],
+)
+def test_an_answer_that_is_no_converse_answer_is_the_documents_failure(
+    change: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(ModelReplyInvalid) as raised:
+        read_reply({**converse_response("{}"), **change}, "m", 800)
+    assert str(raised.value).startswith("model reply is not a Converse answer: ") and said in str(
+        raised.value
+    )
+    assert raised.value.error_name == "ModelReplyInvalid" and raised.value.output_tokens == 0

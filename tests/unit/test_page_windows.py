@@ -33,7 +33,7 @@ from functions.block_limits import (
 )
 from functions.definition import DefinitionBundle
 from functions.documents import DocumentInput, document_input
-from functions.errors import DocumentTooLarge, DocumentUnreadable, ModelUnavailable
+from functions.errors import DocumentInProgress, DocumentTooLarge, DocumentUnreadable
 from functions.inference.converse import converse_body
 from functions.logic import window_extraction
 from functions.logic.process_document import process_document
@@ -328,13 +328,13 @@ def test_windows_beyond_the_invocations_time_continue_in_a_fresh_one(
     cloud_settings: None, estimates_bundle: DefinitionBundle, long_estimate: bytes
 ) -> None:
     """With less time left than a window's call may take, the next windows are not started in this invocation:
-    ModelUnavailable (the workflow retries it in a fresh invocation), which resumes at the next window."""
+    DocumentInProgress (the workflow runs it again, a fresh invocation), which resumes at the next window."""
     put_object(f"{PREFIX}long.pdf", long_estimate)
     job = prepare("job-windows-time", definition=estimates_bundle, documents=[f"{PREFIX}long.pdf"])
     model = WindowModel({long_estimate: FIELDS})
 
     short = FakeLambdaContext(timeout_ms=int(WINDOW_MARGIN_SECONDS * 1000 * 0.8))  # under any window's need
-    with pytest.raises(ModelUnavailable, match=r"s left in this invocation.*pages 21-40 and the rest"):
+    with pytest.raises(DocumentInProgress, match=r"s left in this invocation.*pages 21-40 and the rest"):
         outcome_of(job, model, short)
     assert model.windows == ["p0001-0020"], "one window a short invocation, never a call cut short"
     outcome = outcome_of(job, model, retry_count=1)

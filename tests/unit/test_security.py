@@ -118,7 +118,7 @@ def _claim(**fields: Any) -> dict[str, Any]:
 
 def test_patterns_re2_cannot_run_are_refused_and_common_ones_pass() -> None:
     """Every pattern runs in RE2 (linear time): one it cannot compile is refused at validate; the shapes that
-    backtrack in Python's re are allowed, RE2 runs them (tests/unit/test_hostile_expressions.py times them)."""
+    backtrack in Python's re are allowed, RE2 runs them (test_hostile_expressions.py times them)."""
     for pattern in (r"^(a)\1$", r"^(?=a)a$", r"a{0,10000}b"):
         assert "linear time" in (pattern_problem(pattern) or ""), pattern
     for pattern in (

@@ -25,7 +25,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docagent.localcloud.bedrock import billed_tokens
 from docagent.localcloud.bedrock.openai_request import (
@@ -35,9 +35,18 @@ from docagent.localcloud.bedrock.openai_request import (
     user_text,
 )
 from docagent.localcloud.request_guard import signed
+from functions.documents import LOCAL_BAD_REPLY
+from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS, first_problem
 
 Answer = tuple[int, dict[str, str], str]
-OPENAI_TIMEOUT_SECONDS = 300  # a local model on a laptop's CPU answers slowly
+# How long the endpoint may take to answer: no function waits longer for a call (functions/inference/
+# converse.py), so a longer wait only holds the local cloud's thread. Then the local Bedrock answers as
+# Bedrock does for a model that took too long (ModelTimeoutException, HTTP 408): the functions retry it.
+OPENAI_TIMEOUT_SECONDS = MAX_READ_TIMEOUT_SECONDS
+# The most bytes of an answer read: a chat completion of the request's max_tokens is far smaller (a token is a
+# few characters; JSON escapes at most 6 bytes a character), so a longer body is no reply to this request.
+MIN_REPLY_BYTES = 1_048_576
+REPLY_BYTES_PER_TOKEN = 64
 
 
 class ModelChoice(BaseModel):
@@ -49,6 +58,8 @@ class ModelChoice(BaseModel):
     url: str | None = None
     model_name: str | None = None
     record: bool = False
+    # openai: how long the endpoint may take to answer a call, in seconds (then ModelTimeoutException).
+    timeout_seconds: float = Field(OPENAI_TIMEOUT_SECONDS, gt=0, le=OPENAI_TIMEOUT_SECONDS)
     # With record: each recording also written beside its labelled sample (False: kept in the cloud's state
     # only, as `docagent chaos --model` does without --record).
     beside_samples: bool = True
@@ -177,11 +188,73 @@ def _with_bytes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-class OpenAIBackend:
-    """An OpenAI-compatible ``/chat/completions`` endpoint."""
+class _ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
 
-    def __init__(self, url: str, model_name: str | None = None) -> None:
-        self.url, self.model_name = url, model_name
+    content: str | None = None
+
+
+class _ChatChoice(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    message: _ChatMessage
+    finish_reason: str | None = None
+
+
+class _ChatUsage(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    prompt_tokens: int | None = Field(None, ge=0)
+    completion_tokens: int | None = Field(None, ge=0)
+
+
+class ChatCompletion(BaseModel):
+    """What a chat completion must hold to be read (the OpenAI API reference, "The chat completion object":
+    ``choices[].message.content``, ``choices[].finish_reason``, ``usage.prompt_tokens`` and
+    ``completion_tokens``; looked up 2026-12-07). Anything else in it is ignored."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    choices: list[_ChatChoice] = Field(min_length=1)
+    usage: _ChatUsage | None = None
+
+
+class BadReplyError(Exception):
+    """The endpoint answered 200 with something that is no chat completion: what is wrong, in one line."""
+
+
+def read_completion(data: bytes, content_type: str, limit: int) -> ChatCompletion:
+    """A chat completion from the body of a 200 answer, or BadReplyError naming what is wrong with it."""
+    if len(data) > limit:
+        raise BadReplyError(f"more than {limit:,} bytes: longer than any reply to the request's max_tokens")
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        start = data[:60].decode("utf-8", "replace")
+        raise BadReplyError(
+            f"a body that is not JSON ({content_type or 'no content type'}, {len(data):,} bytes: {start!r})"
+        ) from None
+    if not isinstance(answer, dict):
+        start = data[:60].decode("utf-8", "replace")
+        raise BadReplyError(f"JSON that is not an object: a {type(answer).__name__} ({start!r})")
+    try:
+        return ChatCompletion.model_validate(answer)
+    except ValidationError as error:
+        raise BadReplyError(f"no chat completion: {first_problem(error)}") from None
+
+
+class OpenAIBackend:
+    """An OpenAI-compatible ``/chat/completions`` endpoint. Its failures are answered as Bedrock's: 429 as
+    ThrottlingException, a 5xx or no connection as ServiceUnavailableException, no answer within
+    ``timeout_seconds`` as ModelTimeoutException (all retried by the functions), another 4xx as
+    ValidationException; a 200 that is no chat completion (not JSON, not an object, wrong types, too long) as
+    ModelErrorException whose message starts with LOCAL_BAD_REPLY, which the functions read as
+    ModelReplyInvalid: that document's failure, never retried (docs/local-cloud.md, "A real model")."""
+
+    def __init__(
+        self, url: str, model_name: str | None = None, timeout_seconds: float = OPENAI_TIMEOUT_SECONDS
+    ) -> None:
+        self.url, self.model_name, self.timeout_seconds = url, model_name, timeout_seconds
 
     def converse(
         self,
@@ -202,11 +275,13 @@ class OpenAIBackend:
             headers={"Content-Type": "application/json"},
             method="POST",
         )
+        limit = max(MIN_REPLY_BYTES, max_tokens * REPLY_BYTES_PER_TOKEN)
         try:
-            with urllib.request.urlopen(call, timeout=OPENAI_TIMEOUT_SECONDS) as response:
-                answer = json.loads(response.read())
+            with urllib.request.urlopen(call, timeout=self.timeout_seconds) as response:
+                data = response.read(limit + 1)
+                completion = read_completion(data, str(response.headers.get("Content-Type", "")), limit)
         except urllib.error.HTTPError as error:
-            said = error.read().decode("utf-8", "replace")[:500]
+            said = error.read(500).decode("utf-8", "replace")
             if error.code == 429:
                 return error_answer(429, "ThrottlingException", f"{self.url} is throttling: {said}")
             if error.code >= 500:
@@ -216,20 +291,32 @@ class OpenAIBackend:
             return error_answer(
                 400, "ValidationException", f"{self.url} refused the request ({error.code}): {said}"
             )
-        except (urllib.error.URLError, TimeoutError, OSError) as error:
+        except BadReplyError as error:
+            return error_answer(424, "ModelErrorException", f"{LOCAL_BAD_REPLY}: {self.url} answered {error}")
+        except TimeoutError:
+            return error_answer(
+                408,
+                "ModelTimeoutException",
+                f"{self.url} did not answer within {self.timeout_seconds:g} s (retried)",
+            )
+        except (urllib.error.URLError, OSError) as error:
+            if isinstance(getattr(error, "reason", None), TimeoutError):
+                return error_answer(
+                    408,
+                    "ModelTimeoutException",
+                    f"{self.url} did not answer within {self.timeout_seconds:g} s (retried)",
+                )
             return error_answer(
                 503, "ServiceUnavailableException", f"{self.url} could not be reached: {error}"
             )
-        except ValueError as error:
-            return error_answer(503, "ServiceUnavailableException", f"{self.url} answered no JSON: {error}")
-        choice = (answer.get("choices") or [{}])[0]
-        reply = str((choice.get("message") or {}).get("content") or "")
-        usage = answer.get("usage") or {}
+        choice = completion.choices[0]
+        reply = choice.message.content or ""
+        usage = completion.usage or _ChatUsage()
         return converse_answer(
             reply,
-            "max_tokens" if choice.get("finish_reason") == "length" else "end_turn",
-            int(usage.get("prompt_tokens") or billed_tokens.text_tokens(_request_text(request))),
-            int(usage.get("completion_tokens") or billed_tokens.output_tokens(reply)),
+            "max_tokens" if choice.finish_reason == "length" else "end_turn",
+            usage.prompt_tokens or billed_tokens.text_tokens(_request_text(request)),
+            usage.completion_tokens or billed_tokens.output_tokens(reply),
             started,
         )
 
@@ -245,7 +332,7 @@ def backend_of(choice: ModelChoice) -> Backend | None:
         return BedrockBackend()
     if choice.kind == "openai":
         assert choice.url is not None
-        return OpenAIBackend(choice.url, choice.model_name)
+        return OpenAIBackend(choice.url, choice.model_name, choice.timeout_seconds)
     return None
 
 
