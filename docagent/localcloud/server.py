@@ -24,6 +24,7 @@ from docagent.localcloud import patches
 from docagent.localcloud.bedrock import routes as bedrock
 from docagent.localcloud.bedrock.labels import Reader
 from docagent.localcloud.bedrock.model_faults import ModelFaults
+from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.lambdas.runtime import LambdaRuntime
 from docagent.localcloud.request_counts import RequestCounter
 from docagent.localcloud.state import persistence
@@ -116,11 +117,13 @@ class LocalCloud:
         fresh: bool = False,
         skip_corrupt: bool = False,
         reader: Reader | None = None,
+        iam: bool | None = None,
     ) -> None:
         """``persist``: keep state in ``state_dir`` (persistence.py) and restore it at start; ``fresh``:
         forget what is there first; ``skip_corrupt``: set damaged journal records aside and restore the rest
         (without it, a journal with damaged records in its middle is refused: ``JournalCorruptError``);
-        ``reader``: the local Bedrock's answerer of unlabelled documents of its class (labels.py)."""
+        ``reader``: the local Bedrock's answerer of unlabelled documents of its class (labels.py); ``iam``:
+        authorize the deployed roles' requests (iam/enforcement.py; None: unless DOCAGENT_LOCAL_IAM=off)."""
         if time_scale <= 0:
             raise ValueError("time scale must be positive")
         self.port = port or free_port()
@@ -147,6 +150,7 @@ class LocalCloud:
         self._server: persistence.JournaledMotoServer | None = None
         self._gc_threshold: tuple[int, int, int] | None = None
         self.requests = RequestCounter()
+        self.iam = iam_enforcement.Authorizer(ACCOUNT_ID, REGION) if iam_enforcement.enabled(iam) else None
         # The external ticket API of local runs; its store outlives the cloud (and the service's restarts).
         self.tickets_path = state_dir / "ticket-service" / "tickets.sqlite3"
         self.tickets = TicketService(self.tickets_path)
@@ -163,6 +167,8 @@ class LocalCloud:
         patches.install(self.runtime, self.time_scale)
         # moto's backends live as long as the process: a new local cloud starts empty (then restores).
         moto_api_backend.reset()
+        if self.iam is not None:
+            self.iam.invalidate()
         distributed_map.reset()
         redrive.reset()
         self.logs.forget()
@@ -180,7 +186,7 @@ class LocalCloud:
             path = persistence.state_folder(self.state_dir) / persistence.JOURNAL_NAME
             self.journal = Journal(path, repair=self.skip_corrupt)
         server = persistence.JournaledMotoServer(
-            self.journal, HOST, self.port, app=CachedDispatcher(create_backend_app), count=self.requests.wrap
+            self.journal, HOST, self.port, app=CachedDispatcher(create_backend_app), count=self._front
         )
         server.bind()  # a taken port fails here, before anything is restored
         self._server = server
@@ -217,6 +223,11 @@ class LocalCloud:
         gc.set_threshold(GC_YOUNG, *self._gc_threshold[1:])
         resume.resume(self.restored)
         return self
+
+    def _front(self, app: Any) -> Any:
+        """What clients reach before the journal and moto: the request count, then IAM (denials are counted,
+        never journaled)."""
+        return self.requests.wrap(self.iam.wrap(app) if self.iam is not None else app)
 
     def _restore(self, server: persistence.JournaledMotoServer) -> None:
         assert self.journal is not None
