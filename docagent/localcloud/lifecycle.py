@@ -87,6 +87,7 @@ class UpOptions:
     deliver_twice: tuple[int, ...] = ()
     model: str | None = None  # --model SPEC (docagent/localcloud/bedrock/backends.py)
     record: bool = False
+    iam: bool = True  # --no-iam: the deployed roles' requests are not authorized (debugging only)
 
 
 def port_free(port: int) -> bool:
@@ -177,6 +178,7 @@ def start_detached(options: UpOptions, time_scale: float) -> tuple[dict[str, Any
         command += ["--model-faults", options.model_faults]
     command += ["--model", options.model] if options.model else []
     command += ["--record"] if options.record else []
+    command += [] if options.iam else ["--no-iam"]
     command += ["--reader", str(Path(options.reader).resolve())] if options.reader else []
     command += [argument for index in options.deliver_twice for argument in ("--deliver-twice", str(index))]
     project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
@@ -224,6 +226,7 @@ def serve(
         model_faults=model_faults,
         skip_corrupt=options.skip_corrupt,
         reader=reader,
+        iam=None if options.iam else False,
     )
     try:
         cloud.start()

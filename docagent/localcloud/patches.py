@@ -109,7 +109,8 @@ from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
-from docagent.localcloud.iam import enforcement as iam
+from docagent.localcloud.iam import credentials as iam
+from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.lambdas.runtime import FunctionSpec, TooManyRequestsError
 from docagent.localcloud.lambdas.zygote import share_sdk_data
 from docagent.localcloud.s3 import default_encryption as s3_default_encryption
@@ -390,7 +391,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         flask_form_helper.install()
         action_lookup.install()
         secret_names.install()
-        iam.install()
+        iam_enforcement.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

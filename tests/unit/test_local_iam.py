@@ -12,14 +12,8 @@ from moto import mock_aws
 
 from docagent.localcloud.iam import actions
 from docagent.localcloud.iam.actions import Check, UnmappedRequestError, Where
-from docagent.localcloud.iam.enforcement import (
-    ENFORCED_TAG,
-    SESSION_PREFIX,
-    Authorizer,
-    access_key,
-    denial_message,
-    enabled,
-)
+from docagent.localcloud.iam.credentials import SESSION_PREFIX, access_key
+from docagent.localcloud.iam.enforcement import ENFORCED_TAG, Authorizer, denial_message, enabled
 from docagent.localcloud.iam.policy import Decision, Policy, UnsupportedConditionError, evaluate
 
 WHERE = Where("123456789012", "us-east-1")

@@ -20,7 +20,6 @@ bucket policy or a topic's attributes): a job's thousands of requests evaluate a
 from __future__ import annotations
 
 import collections
-import hashlib
 import json
 import os
 import re
@@ -37,14 +36,12 @@ from moto.sns.models import sns_backends
 
 from docagent.localcloud.iam import actions
 from docagent.localcloud.iam.actions import Check, UnmappedRequestError, Where
+from docagent.localcloud.iam.credentials import SESSION_PREFIX, access_key
 from docagent.localcloud.iam.policy import Decision, Policy, Principal, UnsupportedConditionError, evaluate
 from docagent.localcloud.state.persistence import read_body
 
 SWITCH = "DOCAGENT_LOCAL_IAM"
 ENFORCED_TAG = "docagent:iam"
-SESSION_PREFIX = "docagent-session:"
-# The session name of the Step Functions interpreter's calls (AWS names them by a random id).
-WORKFLOW_SESSION = "StepFunctions"
 _CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
 _JSON_PROTOCOL = {"dynamodb", "states", "logs", "ssm", "events", "secretsmanager", "xray", "kms"}
 _QUERY_PROTOCOL = {"sns", "sts", "iam", "sqs", "cloudwatch"}
@@ -68,20 +65,6 @@ def enabled(asked: bool | None = None) -> bool:
     if asked is not None:
         return asked
     return os.environ.get(SWITCH, "on").strip().lower() not in ("off", "0", "false", "no")
-
-
-def access_key(role_arn: str) -> str:
-    """The local access key id that stands for ``role_arn`` (``ASIA...``: a temporary key's prefix)."""
-    return "ASIA" + hashlib.sha256(role_arn.encode()).hexdigest()[:16].upper()
-
-
-def role_credentials(role_arn: str, session: str) -> dict[str, str]:
-    """The environment of a process acting as ``role_arn`` in a session named ``session``."""
-    return {
-        "AWS_ACCESS_KEY_ID": access_key(role_arn),
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_SESSION_TOKEN": f"{SESSION_PREFIX}{session}",
-    }
 
 
 @dataclass(frozen=True)
