@@ -46,6 +46,7 @@ _CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/\d{8}/([^/]+)/([^/]+)/aws4_requ
 _JSON_PROTOCOL = {"dynamodb", "states", "logs", "ssm", "events", "secretsmanager", "xray", "kms"}
 _QUERY_PROTOCOL = {"sns", "sts", "iam", "sqs", "cloudwatch"}
 
+DECISIONS_KEPT = 100_000  # decisions remembered (then forgotten together, and made again as needed)
 DENIALS_KEPT = 100  # the latest denials an Authorizer keeps (``denials``, newest last)
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -214,6 +215,10 @@ class Authorizer:
                 why = "resource"
             else:
                 why = None if Decision.ALLOW in (identity, resource) else "implicit"
+        if (
+            len(self._decisions) >= DECISIONS_KEPT
+        ):  # each object is a resource of its own: keep memory bounded
+            self._decisions.clear()
         self._decisions[key] = why
         return why
 

@@ -50,6 +50,18 @@ def matches(pattern: str, value: str, *, ignore_case: bool = False) -> bool:
     return _glob(pattern, ignore_case).fullmatch(value) is not None
 
 
+def _any_of(patterns: list[Any], *, ignore_case: bool) -> re.Pattern[str] | None:
+    """One expression matching any of ``patterns`` (None: no pattern, nothing matches)."""
+    if not patterns:
+        return None
+    parts = (
+        "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in str(p)) for p in patterns
+    )
+    return re.compile(
+        "|".join(f"(?:{part})" for part in parts), re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+    )
+
+
 def _arn_matches(pattern: str, value: str) -> bool:
     """ArnLike: each of the six colon-separated parts matched on its own (the last may hold colons)."""
     pattern_parts, value_parts = pattern.split(":", 5), value.split(":", 5)
@@ -164,17 +176,26 @@ class Statement:
     sid: str
     document: Mapping[str, Any] = field(hash=False, compare=False)
 
+    @functools.cached_property
+    def _patterns(self) -> tuple[re.Pattern[str] | None, bool, re.Pattern[str] | None, bool]:
+        """(actions, negated, resources, negated): each element's patterns as one expression (None: the
+        statement has no Resource element, as a trust policy)."""
+        doc = self.document
+        actions = doc.get("NotAction", doc.get("Action", []))
+        resources = doc.get("NotResource", doc.get("Resource"))
+        return (
+            _any_of(_as_list(actions), ignore_case=True),
+            "NotAction" in doc,
+            None if resources is None else _any_of(_as_list(resources), ignore_case=False),
+            "NotResource" in doc,
+        )
+
     def applies(self, action: str, resource: str, context: Context, principal: Principal | None) -> bool:
         doc = self.document
-        if "NotAction" in doc:
-            if any(matches(a, action, ignore_case=True) for a in _as_list(doc["NotAction"])):
-                return False
-        elif not any(matches(a, action, ignore_case=True) for a in _as_list(doc.get("Action", []))):
+        actions, not_action, resources, not_resource = self._patterns
+        if (actions is not None and actions.fullmatch(action) is not None) is not_action:
             return False
-        if "NotResource" in doc:
-            if any(matches(r, resource) for r in _as_list(doc["NotResource"])):
-                return False
-        elif "Resource" in doc and not any(matches(r, resource) for r in _as_list(doc["Resource"])):
+        if resources is not None and (resources.fullmatch(resource) is not None) is not_resource:
             return False
         if (
             principal is not None
