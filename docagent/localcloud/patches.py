@@ -76,8 +76,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
   Test: localcloud/test_action_lookup.py. Belongs in moto: yes.
 - iam/enforcement.py: a bucket policy is evaluated by the local IAM (moto's S3 took a condition not met as a
-  deny: the template's TLS-only statement refused every request). Test: unit/test_local_iam.py. Belongs in
-  moto: yes (condition semantics).
+  deny: the template's TLS-only statement refused every request). Test: integration/test_local_iam.py.
+  Belongs in moto: yes (condition semantics).
 """
 
 from __future__ import annotations

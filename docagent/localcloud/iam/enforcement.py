@@ -192,8 +192,9 @@ class Authorizer:
         """None when ``check`` is allowed, else why not (``implicit``, ``identity``, ``resource`` or a
         sentence)."""
         key = (role.arn, check, region)
-        if key in self._decisions:
-            return self._decisions[key]
+        decisions = self._decisions  # one made while a policy changes goes with the old ones (invalidate)
+        if key in decisions:
+            return decisions[key]
         context = {
             "aws:securetransport": ("true",),  # the loopback endpoint stands for AWS's TLS endpoints
             "aws:requestedregion": (region,),
@@ -215,11 +216,9 @@ class Authorizer:
                 why = "resource"
             else:
                 why = None if Decision.ALLOW in (identity, resource) else "implicit"
-        if (
-            len(self._decisions) >= DECISIONS_KEPT
-        ):  # each object is a resource of its own: keep memory bounded
-            self._decisions.clear()
-        self._decisions[key] = why
+        if len(decisions) >= DECISIONS_KEPT:  # each object is a resource of its own: memory stays bounded
+            decisions.clear()
+        decisions[key] = why
         return why
 
     def check(self, environ: dict[str, Any]) -> Denial | None:
