@@ -227,6 +227,7 @@ class LocalCloud:
     def _front(self, app: Any) -> Any:
         """What clients reach before the journal and moto: the request count, then IAM (denials are counted,
         never journaled)."""
+        iam_enforcement.activate(self.iam)
         return self.requests.wrap(self.iam.wrap(app) if self.iam is not None else app)
 
     def _restore(self, server: persistence.JournaledMotoServer) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 import secrets
 import threading
 import urllib.parse
@@ -37,6 +36,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from docagent.localcloud.bedrock.batch_path import PATH
 from docagent.localcloud.iam.credentials import role_credentials
 from docagent.localcloud.stepfunctions.status_events import matching_targets
 from functions.batch_inference.facts import (
@@ -48,8 +48,6 @@ from functions.batch_inference.facts import (
     TERMINAL_STATUSES,
 )
 
-# The job identifier is a job id or a whole ARN (which holds a "/" of its own once the path is decoded).
-PATH = re.compile(r"^/model-invocation-job(?P<many>s)?(?:/(?P<job>.+?))?(?P<stop>/stop)?$")
 ACCOUNT_ID, REGION = "123456789012", "us-east-1"
 
 

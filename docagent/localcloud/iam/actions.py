@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
+from docagent.localcloud.bedrock.batch_path import PATH as BATCH_PATH
 from docagent.localcloud.request_counts import _s3_operation
 
 # Inference profile ids start with their geography (AWS "Supported Regions and models for inference profiles",

@@ -253,6 +253,20 @@ class Authorizer:
                 return self._denied(service, message)
         return None
 
+    def authorize(self, role_arn: str, session: str, check: Check) -> str | None:
+        """The denial of an action the local cloud takes itself as ``role_arn`` (a Distributed Map starting
+        its children), or None."""
+        role = self._known_roles().get(access_key(role_arn))
+        if role is None:
+            return None
+        arn = f"arn:aws:sts::{self.where.account}:assumed-role/{role.name}/{session}"
+        why = self.decide(role, Principal(arn, role.arn, self.where.account), check, self.where.region)
+        if why is None:
+            return None
+        message = denial_message(arn, check.action, check.resource, why, check.action.split(":", 1)[0])
+        self.denials.append(message)
+        return message
+
     def _denied(self, service: str, message: str) -> Denial:
         self.denials.append(message)
         return Denial(service, message)
@@ -292,6 +306,19 @@ class Authorizer:
                     self.invalidate()
 
         return authorized
+
+
+class _Active:
+    authorizer: Authorizer | None = None
+
+
+def activate(authorizer: Authorizer | None) -> None:
+    """The authorizer of the running local cloud (None: IAM not enforced)."""
+    _Active.authorizer = authorizer
+
+
+def active() -> Authorizer | None:
+    return _Active.authorizer
 
 
 def _may_change_policies(environ: dict[str, Any]) -> bool:
