@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from docagent.localcloud.iam import actions
 from docagent.localcloud.iam.actions import Check, UnmappedRequestError, Where
-from docagent.localcloud.iam.credentials import SESSION_PREFIX, access_key
+from docagent.localcloud.iam.credentials import role_credentials
 from docagent.localcloud.iam.enforcement import ENFORCED_TAG, Authorizer, denial_message, enabled
 from docagent.localcloud.iam.policy import Decision, Policy, UnsupportedConditionError, evaluate
 
@@ -174,17 +174,17 @@ def test_the_denial_wording_is_aws_s() -> None:
     )
 
 
-def _environ(key: str, service: str, method: str, path: str, **extra: Any) -> dict[str, Any]:
+def _environ(token: str, service: str, method: str, path: str) -> dict[str, Any]:
+    """A request signed with the local access key and the session token ``token``."""
     authorization = (
-        f"AWS4-HMAC-SHA256 Credential={key}/20261207/us-east-1/{service}/aws4_request, Signature=x"
+        f"AWS4-HMAC-SHA256 Credential=local/20261207/us-east-1/{service}/aws4_request, Signature=x"
     )
     return {
         "REQUEST_METHOD": method,
         "PATH_INFO": path,
         "QUERY_STRING": "",
         "HTTP_AUTHORIZATION": authorization,
-        "HTTP_X_AMZ_SECURITY_TOKEN": f"{SESSION_PREFIX}fn",
-        **extra,
+        "HTTP_X_AMZ_SECURITY_TOKEN": token,
     }
 
 
@@ -200,8 +200,10 @@ def test_a_deployed_role_is_held_to_its_policies_and_the_operator_is_not() -> No
             PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [statement]}),
         )
         authorizer = Authorizer("123456789012", "us-east-1")
-        assert authorizer.check(_environ(access_key(arn), "s3", "GET", "/jobs/items/a")) is None
-        denial = authorizer.check(_environ(access_key(arn), "s3", "GET", "/jobs/batch/parts.jsonl"))
+        role = role_credentials(arn, "fn")["AWS_SESSION_TOKEN"]  # what the function's SDK signs with
+        assert role_credentials(arn, "fn")["AWS_ACCESS_KEY_ID"] == "local"  # the local cloud's one key
+        assert authorizer.check(_environ(role, "s3", "GET", "/jobs/items/a")) is None
+        denial = authorizer.check(_environ(role, "s3", "GET", "/jobs/batch/parts.jsonl"))
         assert denial is not None and denial.service == "s3"
         assert denial.message == denial_message(
             "arn:aws:sts::123456789012:assumed-role/Reader/fn",
@@ -212,6 +214,19 @@ def test_a_deployed_role_is_held_to_its_policies_and_the_operator_is_not() -> No
         )
         assert list(authorizer.denials) == [denial.message]
         assert authorizer.check(_environ("local", "s3", "GET", "/jobs/batch/parts.jsonl")) is None
+        # what the local cloud does itself as the role (a Distributed Map starting its children)
+        machine = "arn:aws:states:us-east-1:123456789012:stateMachine:Flow"
+        refused = authorizer.authorize(arn, "StepFunctions", Check("states:StartExecution", machine))
+        assert refused == denial_message(
+            "arn:aws:sts::123456789012:assumed-role/Reader/StepFunctions",
+            "states:StartExecution",
+            machine,
+            "implicit",
+            "states",
+        )
+        assert (
+            authorizer.authorize("arn:aws:iam::123456789012:role/NotDeployed", "s", Check("x:Y", "*")) is None
+        )
         # a policy changed: decisions made before are forgotten
         statement["Resource"] = "arn:aws:s3:::jobs/*"
         iam.put_role_policy(
@@ -220,7 +235,7 @@ def test_a_deployed_role_is_held_to_its_policies_and_the_operator_is_not() -> No
             PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [statement]}),
         )
         authorizer.invalidate()
-        assert authorizer.check(_environ(access_key(arn), "s3", "GET", "/jobs/batch/parts.jsonl")) is None
+        assert authorizer.check(_environ(role, "s3", "GET", "/jobs/batch/parts.jsonl")) is None
 
 
 def test_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,12 +1,12 @@
 """IAM enforced by the local endpoint: every request made with a deployed role's credentials is authorized
 against that role's policies (and the bucket's or topic's policy) before moto serves it.
 
-Who is who: a role deployed from a template (deploy.py tags it ``docagent:iam``) has its own access key,
-derived from its ARN (``access_key``). The local Lambda runtime gives each function its role's key
-(``role_credentials``, the session named after the function, as Lambda does); the Step Functions interpreter
-calls S3, Lambda and the other integrations with the key of the execution's role. Any other key (the
-operator's ``local``, the SDK's test keys, roles created by hand) is not evaluated: it stands for the
-account's administrator, as the deploying user does on AWS. A denied request is answered as the service
+Who is who: a role deployed from a template (deploy.py tags it ``docagent:iam``) has its own key, derived
+from its ARN and carried in the session token (credentials.py). The local Lambda runtime gives each function
+its role's credentials (``role_credentials``, the session named after the function, as Lambda does); the
+Step Functions interpreter calls S3, Lambda and the other integrations with the execution role's. Any other
+session (the operator's, roles created by hand) is not evaluated: it stands for the account's
+administrator, as the deploying user does on AWS. A denied request is answered as the service
 answers it, in AWS's wording (naming the principal, the action and the resource):
 
     User: arn:aws:sts::123456789012:assumed-role/ROLE/SESSION is not authorized to perform: s3:GetObject on
@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote
 
 from moto.iam.access_control import PermissionResult
 from moto.iam.models import iam_backends
@@ -36,13 +36,13 @@ from moto.sns.models import sns_backends
 
 from docagent.localcloud.iam import actions
 from docagent.localcloud.iam.actions import Check, UnmappedRequestError, Where
-from docagent.localcloud.iam.credentials import SESSION_PREFIX, access_key
+from docagent.localcloud.iam.credentials import role_key, role_session
 from docagent.localcloud.iam.policy import Decision, Policy, Principal, UnsupportedConditionError, evaluate
 from docagent.localcloud.state.persistence import read_body
 
 SWITCH = "DOCAGENT_LOCAL_IAM"
 ENFORCED_TAG = "docagent:iam"
-_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
+_CREDENTIAL = re.compile(r"Credential=[^/,\s]+/\d{8}/([^/]+)/([^/]+)/aws4_request")
 _JSON_PROTOCOL = {"dynamodb", "states", "logs", "ssm", "events", "secretsmanager", "xray", "kms"}
 _QUERY_PROTOCOL = {"sns", "sts", "iam", "sqs", "cloudwatch"}
 
@@ -145,7 +145,7 @@ class Authorizer:
     def __init__(self, account: str, region: str) -> None:
         self.where = Where(account, region)
         self._lock = threading.Lock()
-        self._roles: dict[str, _Role] | None = None  # by access key
+        self._roles: dict[str, _Role] | None = None  # by role key (credentials.py)
         self._resource_policies: dict[str, tuple[Policy, ...]] = {}
         self._decisions: dict[tuple[Any, ...], str | None] = {}
         self.denials: collections.deque[str] = collections.deque(maxlen=DENIALS_KEPT)
@@ -165,7 +165,7 @@ class Authorizer:
                 if not any(tag.get("Key") == ENFORCED_TAG for tag in role.tags or []):
                     continue
                 policies = tuple(Policy.parse(name, _parsed(doc)) for name, doc in _documents(role))
-                roles[access_key(role.arn)] = _Role(role.arn, role.name, policies)
+                roles[role_key(role.arn)] = _Role(role.arn, role.name, policies)
             self._roles = roles
         return roles
 
@@ -222,17 +222,17 @@ class Authorizer:
         return why
 
     def check(self, environ: dict[str, Any]) -> Denial | None:
-        """A denial of the request, or None (allowed, or not made with a deployed role's key)."""
-        authorization = str(environ.get("HTTP_AUTHORIZATION") or "")
-        credential = _CREDENTIAL.search(authorization or unquote(str(environ.get("QUERY_STRING", ""))))
-        if credential is None:
+        """A denial of the request, or None (allowed, or not made with a deployed role's session)."""
+        query = str(environ.get("QUERY_STRING", ""))
+        token = environ.get("HTTP_X_AMZ_SECURITY_TOKEN")
+        if token is None and "X-Amz-Security-Token=" in query:  # a presigned URL
+            token = parse_qs(query).get("X-Amz-Security-Token", [""])[0]
+        named = role_session(str(token or ""))
+        role = self._known_roles().get(named[0]) if named is not None else None
+        credential = _CREDENTIAL.search(str(environ.get("HTTP_AUTHORIZATION") or "") or unquote(query))
+        if role is None or named is None or credential is None:
             return None
-        key, region, service = credential.groups()
-        role = self._known_roles().get(key)
-        if role is None:
-            return None
-        token = str(environ.get("HTTP_X_AMZ_SECURITY_TOKEN") or "")
-        session = token[len(SESSION_PREFIX) :] if token.startswith(SESSION_PREFIX) else "local"
+        session, (region, service) = named[1], credential.groups()
         principal = Principal(
             f"arn:aws:sts::{self.where.account}:assumed-role/{role.name}/{session}",
             role.arn,
@@ -256,7 +256,7 @@ class Authorizer:
     def authorize(self, role_arn: str, session: str, check: Check) -> str | None:
         """The denial of an action the local cloud takes itself as ``role_arn`` (a Distributed Map starting
         its children), or None."""
-        role = self._known_roles().get(access_key(role_arn))
+        role = self._known_roles().get(role_key(role_arn))
         if role is None:
             return None
         arn = f"arn:aws:sts::{self.where.account}:assumed-role/{role.name}/{session}"
@@ -326,5 +326,5 @@ def _may_change_policies(environ: dict[str, Any]) -> bool:
     if str(environ.get("REQUEST_METHOD", "GET")).upper() in ("GET", "HEAD"):
         return False
     credential = _CREDENTIAL.search(str(environ.get("HTTP_AUTHORIZATION") or ""))
-    service = credential.group(3) if credential else ""
+    service = credential.group(2) if credential else ""
     return service in ("iam", "sns") or (service == "s3" and "policy" in str(environ.get("QUERY_STRING", "")))
