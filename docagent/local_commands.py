@@ -87,6 +87,7 @@ def cmd_local_up(args: argparse.Namespace) -> int:
         record=args.record,
         allow_host=tuple(args.allow_host),
         allow_origin=tuple(args.allow_origin),
+        iam=args.iam,
     )
     try:
         time_scale = lifecycle.time_scale_to_start(options)
@@ -139,6 +140,13 @@ def add_local_up(local: Commands, common: argparse.ArgumentParser) -> None:
         default=[],
         metavar="INDEX",
         help="deliver this item twice to EXPRESS Distributed Map children (AWS runs them at least once)",
+    )
+    up.add_argument(
+        "--no-iam",
+        dest="iam",
+        action="store_false",
+        help="do not authorize the deployed roles' requests against the template's policies (debugging only; "
+        'also DOCAGENT_LOCAL_IAM=off; docs/local-cloud.md "IAM")',
     )
     up.add_argument("--model-faults", metavar="SPEC", help=MODEL_FAULTS_HELP)
     add_model_arguments(up)

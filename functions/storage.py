@@ -137,6 +137,14 @@ def batch_parts_key(job_id: str) -> str:
     return f"{batch_root(job_id)}parts.jsonl"
 
 
+def map_item_key_patterns(job_id: str) -> tuple[str, ...]:
+    """What the workflow's Distributed Maps read their items from (ItemReader), as IAM key patterns: the
+    documents Map's items (a part or the parts joined, under items/; items.json for jobs prepared before the
+    paged listing) and the BatchJobs Map's parts. The workflow role's grant is built from this
+    (stacks/workflow.py), so a new ItemReader key added here is granted with it."""
+    return (everything_under(items_prefix(job_id)), legacy_items_key(job_id), batch_parts_key(job_id))
+
+
 def _part(part: int) -> str:
     return f"{part:05d}"
 

@@ -87,6 +87,8 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
             keys.model_breaker_key(keys.ANY_JOB),
             keys.everything_under(keys.batch_root(keys.ANY_JOB)),  # the batch job's output records
+            # the job's pinned definition (its fields, checks and models): found by the local IAM (#50)
+            keys.everything_under(keys.DEFINITIONS_ROOT),
         ),
         reads_sources=True,
         writes=(
@@ -103,7 +105,12 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
         construct_id=outputs.BUILD_REPORT,
         module="build_report",
         description="Builds the job report by fan-in from the Map results; waits for the review queue.",
-        reads=(keys.everything_under(keys.JOBS_ROOT), keys.everything_under(f"{keys.MAP_RUNS_PREFIX}/")),
+        reads=(
+            keys.everything_under(keys.JOBS_ROOT),
+            keys.everything_under(f"{keys.MAP_RUNS_PREFIX}/"),
+            # the pinned definition (its report and review settings): found by the local IAM (#50)
+            keys.everything_under(keys.DEFINITIONS_ROOT),
+        ),
         writes=(
             keys.report_key(keys.ANY_JOB),
             keys.review_wait_key(keys.ANY_JOB),

@@ -28,12 +28,10 @@ PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 # ResultWriter prefix in the ASL; the ItemReader reads the items SealJob names: JSON Lines (InputType JSONL,
 # as of 2026-11 AWS docs https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itemreader.html:
 # InputType is one of CSV, JSON, JSONL, PARQUET, MANIFEST), one part or the parts joined, under items/; and
-# items.json (InputType JSON) for executions of jobs prepared before the paged listing.
+# items.json (InputType JSON) for executions of jobs prepared before the paged listing; the BatchJobs Map
+# reads jobs/{job}/batch/parts.jsonl. One list, in functions/storage.py (#50 B1: the parts were not granted).
 MAP_RESULTS_PREFIX = keys.MAP_RUNS_PREFIX
-MAP_ITEMS_KEY_PATTERNS = (
-    keys.everything_under(keys.items_prefix(keys.ANY_JOB)),
-    keys.legacy_items_key(keys.ANY_JOB),
-)
+MAP_ITEMS_KEY_PATTERNS = keys.map_item_key_patterns(keys.ANY_JOB)
 
 
 # What the workflow writes to CloudWatch Logs (docs/operating.md "Alerts, alarms and the dashboard"):

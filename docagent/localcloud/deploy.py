@@ -31,6 +31,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from docagent.kit.registry import publish_example
+from docagent.localcloud.iam.enforcement import ENFORCED_TAG
 from docagent.localcloud.patches import LOG_GROUP_TAG
 from docagent.localcloud.server import ACCOUNT_ID, REGION
 from stacks import outputs as names
@@ -64,16 +65,14 @@ def _local_powertools_layer(parameter: str) -> str:
     return f"arn:aws:lambda:{REGION}:017000801446:layer:{name}:local"
 
 
-# Resource types with no behaviour in a local run (IAM is not enforced locally; CDK metadata is inert).
-# The alert topic's KMS key and TLS-only policy, the email subscription (no mail leaves a laptop: the local
+# Resource types with no behaviour in a local run (CDK metadata is inert; Lambda's resource policy, which
+# lets EventBridge invoke a function, is not evaluated: docs/local-cloud.md "IAM"). The alert topic's KMS key
+# (nothing is encrypted locally), the email subscription (no mail leaves a laptop: the local
 # alert sink writes the topic's messages to alerts.jsonl and the console instead) and Logs Insights saved
 # queries (moto has no query definitions) are accepted too.
 ACCEPTED_WITHOUT_EFFECT = {
     "AWS::CDK::Metadata",
-    "AWS::IAM::Policy",
-    "AWS::S3::BucketPolicy",
     "AWS::KMS::Key",
-    "AWS::SNS::TopicPolicy",
     "AWS::SNS::Subscription",
     "AWS::Logs::QueryDefinition",
     "AWS::Lambda::Permission",
@@ -189,6 +188,10 @@ class Deployer:
             "AWS::Events::Rule": self._rule,
             "AWS::CloudWatch::Alarm": self._alarm,
             "AWS::CloudWatch::Dashboard": self._dashboard,
+            # The policies last: what they name exists by then. The local endpoint enforces them (iam/).
+            "AWS::IAM::Policy": self._policy,
+            "AWS::S3::BucketPolicy": self._bucket_policy,
+            "AWS::SNS::TopicPolicy": self._topic_policy,
         }
 
     def _client(self, service: str) -> Any:
@@ -334,11 +337,52 @@ class Deployer:
     # -- resources --------------------------------------------------------------------------------
 
     def _role(self, logical_id: str, properties: dict[str, Any]) -> None:
+        """The role, tagged for the local endpoint's IAM (iam/enforcement.py), with its inline policies as the
+        template has them (a redeploy removes the ones it no longer has) and its managed policies."""
         iam = self._client("iam")
         name = self.stack.physical[logical_id]
         trust = json.dumps(self.resolve(properties.get("AssumeRolePolicyDocument", {})))
-        if not _exists(lambda: iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust)):
+        tags = [{"Key": ENFORCED_TAG, "Value": self.stack.stack_name}]
+        if _exists(lambda: iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust, Tags=tags)):
             iam.update_assume_role_policy(RoleName=name, PolicyDocument=trust)
+            iam.tag_role(RoleName=name, Tags=tags)
+        inline = {str(p["PolicyName"]): p["PolicyDocument"] for p in properties.get("Policies", [])}
+        for policy_name, document in inline.items():
+            iam.put_role_policy(
+                RoleName=name, PolicyName=policy_name, PolicyDocument=json.dumps(self.resolve(document))
+            )
+        kept = set(inline) | {
+            str(self.resolve(r["Properties"]["PolicyName"]))
+            for r in self.resources.values()
+            if r["Type"] == "AWS::IAM::Policy" and name in self._role_names(r["Properties"])
+        }
+        for stale in set(iam.list_role_policies(RoleName=name)["PolicyNames"]) - kept:
+            iam.delete_role_policy(RoleName=name, PolicyName=stale)
+        for arn in self.resolve(properties.get("ManagedPolicyArns", [])):
+            iam.attach_role_policy(RoleName=name, PolicyArn=str(arn))
+
+    def _role_names(self, properties: dict[str, Any]) -> list[str]:
+        return [str(self.resolve(role)) for role in properties.get("Roles", [])]
+
+    def _policy(self, logical_id: str, properties: dict[str, Any]) -> None:
+        document = json.dumps(self.resolve(properties["PolicyDocument"]))
+        for role in self._role_names(properties):
+            self._client("iam").put_role_policy(
+                RoleName=role, PolicyName=str(self.resolve(properties["PolicyName"])), PolicyDocument=document
+            )
+
+    def _bucket_policy(self, logical_id: str, properties: dict[str, Any]) -> None:
+        self._client("s3").put_bucket_policy(
+            Bucket=str(self.resolve(properties["Bucket"])),
+            Policy=json.dumps(self.resolve(properties["PolicyDocument"])),
+        )
+
+    def _topic_policy(self, logical_id: str, properties: dict[str, Any]) -> None:
+        document = json.dumps(self.resolve(properties["PolicyDocument"]))
+        for topic in self.resolve(properties["Topics"]):
+            self._client("sns").set_topic_attributes(
+                TopicArn=str(topic), AttributeName="Policy", AttributeValue=document
+            )
 
     def _log_group(self, logical_id: str, properties: dict[str, Any]) -> None:
         logs = self._client("logs")

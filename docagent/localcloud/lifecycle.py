@@ -91,6 +91,7 @@ class UpOptions:
         str, ...
     ] = ()  # --allow-host NAME: served besides 127.0.0.1/localhost (request_guard.py)
     allow_origin: tuple[str, ...] = ()  # --allow-origin ORIGIN: a browser origin allowed to call the endpoint
+    iam: bool = True  # --no-iam: the deployed roles' requests are not authorized (debugging only)
 
 
 def port_free(port: int) -> bool:
@@ -181,6 +182,7 @@ def start_detached(options: UpOptions, time_scale: float) -> tuple[dict[str, Any
         command += ["--model-faults", options.model_faults]
     command += ["--model", options.model] if options.model else []
     command += ["--record"] if options.record else []
+    command += [] if options.iam else ["--no-iam"]
     command += ["--reader", str(Path(options.reader).resolve())] if options.reader else []
     command += [argument for index in options.deliver_twice for argument in ("--deliver-twice", str(index))]
     command += [argument for name in options.allow_host for argument in ("--allow-host", name)]
@@ -232,6 +234,7 @@ def serve(
         reader=reader,
         hosts=options.allow_host,
         origins=options.allow_origin,
+        iam=None if options.iam else False,
     )
     try:
         cloud.start()

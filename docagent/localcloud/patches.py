@@ -75,6 +75,9 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
   Test: localcloud/test_action_lookup.py. Belongs in moto: yes.
+- iam/enforcement.py: a bucket policy is evaluated by the local IAM (moto's S3 took a condition not met as a
+  deny: the template's TLS-only statement refused every request). Test: integration/test_local_iam.py.
+  Belongs in moto: yes (condition semantics).
 """
 
 from __future__ import annotations
@@ -106,9 +109,10 @@ from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
+from docagent.localcloud.iam import credentials as iam
+from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.lambdas.runtime import RATE_EXCEEDED, FunctionSpec, TooManyRequestsError
 from docagent.localcloud.lambdas.zygote import share_sdk_data
-from docagent.localcloud.request_guard import LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY
 from docagent.localcloud.s3 import default_encryption as s3_default_encryption
 from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
@@ -163,13 +167,15 @@ class _Installed:
 
 
 def _function_spec(function: Any) -> FunctionSpec:
+    # The function acts as its execution role, in a session named after it, as on Lambda (iam/enforcement.py).
+    credentials = iam.role_credentials(str(function.role), function.function_name)
     return FunctionSpec(
         name=function.function_name,
         arn=function.function_arn,
         handler=function.handler,
         timeout_seconds=float(function.timeout),
         memory_mb=int(function.memory_size),
-        environment=dict(function.environment_vars or {}),
+        environment={**(function.environment_vars or {}), **credentials},
         code_sha256=function.code_sha_256,
         log_group=(function.tags or {}).get(LOG_GROUP_TAG, f"/aws/lambda/{function.function_name}"),
     )
@@ -310,11 +316,13 @@ _client_lock = threading.Lock()
 
 
 @functools.cache
-def _cached_client(region: str, service: str, port: int) -> Any:
+def _cached_client(region: str, service: str, port: int, role_arn: str) -> Any:
+    credentials = iam.role_credentials(role_arn, iam.WORKFLOW_SESSION)
     with _client_lock:  # creating clients from boto3's default session is not thread-safe
         client = boto3.client(  # type: ignore[call-overload]
-            aws_access_key_id=LOCAL_ACCESS_KEY,  # the endpoint refuses others (request_guard.py)
-            aws_secret_access_key=LOCAL_SECRET_KEY,
+            aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=credentials["AWS_SESSION_TOKEN"],
             region_name=region,
             service_name=service,
             endpoint_url=f"http://127.0.0.1:{port}",
@@ -335,8 +343,10 @@ def _cached_client(region: str, service: str, port: int) -> Any:
 
 
 def _reused_client(region: str, service: str, state_credentials: Any = None) -> Any:
-    """The interpreter builds a new boto3 client for every service call; reuse one per service."""
-    return _cached_client(region, service, int(moto_server_port()))
+    """The interpreter builds a new boto3 client for every service call; reuse one per service and role. The
+    calls act as the execution's role (its state machine's, or the state's ``Credentials``)."""
+    role_arn = str(getattr(state_credentials, "role_arn", None) or "")
+    return _cached_client(region, service, int(moto_server_port()), role_arn)
 
 
 def install(runtime: LambdaRuntime, time_scale: float) -> None:
@@ -388,6 +398,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         flask_form_helper.install()
         action_lookup.install()
         secret_names.install()
+        iam_enforcement.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
             if module.__name__.startswith("moto.stepfunctions.parser") and hasattr(module, "boto_client_for"):

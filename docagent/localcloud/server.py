@@ -24,6 +24,7 @@ from docagent.localcloud import patches, request_guard
 from docagent.localcloud.bedrock import routes as bedrock
 from docagent.localcloud.bedrock.labels import Reader
 from docagent.localcloud.bedrock.model_faults import ModelFaults
+from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.lambdas.runtime import LambdaRuntime
 from docagent.localcloud.request_counts import RequestCounter, WsgiApp
 from docagent.localcloud.state import persistence
@@ -119,13 +120,15 @@ class LocalCloud:
         reader: Reader | None = None,
         hosts: tuple[str, ...] = (),
         origins: tuple[str, ...] = (),
+        iam: bool | None = None,
     ) -> None:
         """``persist``: keep state in ``state_dir`` (persistence.py) and restore it at start; ``fresh``:
         forget what is there first; ``skip_corrupt``: set damaged journal records aside and restore the rest
         (without it, a journal with damaged records in its middle is refused: ``JournalCorruptError``);
         ``reader``: the local Bedrock's answerer of unlabelled documents of its class (labels.py); ``hosts``,
         ``origins``: the Host names and browser origins served besides 127.0.0.1/localhost and none
-        (request_guard.py; ``DOCAGENT_LOCAL_ALLOW_ORIGINS`` adds origins)."""
+        (request_guard.py; ``DOCAGENT_LOCAL_ALLOW_ORIGINS`` adds origins); ``iam``:
+        authorize the deployed roles' requests (iam/enforcement.py; None: unless DOCAGENT_LOCAL_IAM=off)."""
         if time_scale <= 0:
             raise ValueError("time scale must be positive")
         self.port = port or free_port()
@@ -154,6 +157,7 @@ class LocalCloud:
         self._server: persistence.JournaledMotoServer | None = None
         self._gc_threshold: tuple[int, int, int] | None = None
         self.requests = RequestCounter()
+        self.iam = iam_enforcement.Authorizer(ACCOUNT_ID, REGION) if iam_enforcement.enabled(iam) else None
         # The external ticket API of local runs; its store outlives the cloud (and the service's restarts).
         self.tickets_path = state_dir / "ticket-service" / "tickets.sqlite3"
         self.tickets = TicketService(self.tickets_path)
@@ -170,6 +174,8 @@ class LocalCloud:
         patches.install(self.runtime, self.time_scale)
         # moto's backends live as long as the process: a new local cloud starts empty (then restores).
         moto_api_backend.reset()
+        if self.iam is not None:
+            self.iam.invalidate()
         distributed_map.reset()
         redrive.reset()
         self.logs.forget()
@@ -187,7 +193,7 @@ class LocalCloud:
             path = persistence.state_folder(self.state_dir) / persistence.JOURNAL_NAME
             self.journal = Journal(path, repair=self.skip_corrupt)
         server = persistence.JournaledMotoServer(
-            self.journal, HOST, self.port, app=CachedDispatcher(create_backend_app), count=self._guarded
+            self.journal, HOST, self.port, app=CachedDispatcher(create_backend_app), count=self._front
         )
         server.bind()  # a taken port fails here, before anything is restored
         self._server = server
@@ -225,10 +231,12 @@ class LocalCloud:
         resume.resume(self.restored)
         return self
 
-    def _guarded(self, app: WsgiApp) -> WsgiApp:
-        """What clients reach: refused unless sent by this machine's AWS clients (request_guard.py),
-        then counted."""
-        return request_guard.guard(self.hosts, self.origins)(self.requests.wrap(app))
+    def _front(self, app: WsgiApp) -> WsgiApp:
+        """What clients reach before the journal and moto: refused unless sent by this machine's AWS clients
+        (request_guard.py), then counted, then IAM (denials are counted, never journaled)."""
+        iam_enforcement.activate(self.iam)
+        counted = self.requests.wrap(self.iam.wrap(app) if self.iam is not None else app)
+        return request_guard.guard(self.hosts, self.origins)(counted)
 
     def _restore(self, server: persistence.JournaledMotoServer) -> None:
         assert self.journal is not None

@@ -206,7 +206,11 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
         f"{bucket}/jobs/*/model-attempts/*",
         f"{bucket}/jobs/*/model-breaker.json",
     }
-    assert s3("build_report", "s3:GetObject") == {f"{bucket}/jobs/*", f"{bucket}/map-runs/*"}
+    assert s3("build_report", "s3:GetObject") == {
+        f"{bucket}/jobs/*",
+        f"{bucket}/map-runs/*",
+        f"{bucket}/definitions/*",  # the pinned definition: every report failed on AWS without it (#50)
+    }
     assert s3("build_report", "s3:PutObject") == {
         f"{bucket}/jobs/*/report.json",
         f"{bucket}/jobs/*/review-wait.json",  # WaitForReview's token and queue
@@ -232,6 +236,9 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     assert s3("request_approval", "s3:PutObject") == approval_objects
     assert s3("batch_inference", "s3:PutObject") == {f"{bucket}/jobs/*/batch/*", f"{bucket}/batch-jobs/*"}
     assert f"{bucket}/jobs/*/batch/*" in s3("process_document", "s3:GetObject")  # its batch output record
+    # the job's pinned definition (its models and checks): every job failed on AWS without it (#50, found by
+    # the local IAM)
+    assert f"{bucket}/definitions/*" in s3("process_document", "s3:GetObject")
     # PlanBatchJobs reads the manifest's parts (the documents' sizes); each document reads the plan
     assert f"{bucket}/jobs/*/items/*" in s3("batch_inference", "s3:GetObject")
     # batch_inference reads a document to write its batch record, as process_document will send it

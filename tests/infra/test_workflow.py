@@ -181,6 +181,7 @@ def test_role_reads_map_items_and_writes_map_results(synthesized: Synthesized) -
     assert s3_grants == {
         ("s3:GetObject", f"{bucket}/jobs/*/items/*"),  # a part, or the parts joined (JSONL)
         ("s3:GetObject", f"{bucket}/jobs/*/items.json"),  # executions of jobs prepared before the parts
+        ("s3:GetObject", f"{bucket}/jobs/*/batch/parts.jsonl"),  # the BatchJobs Map's items (#50 B1)
         ("s3:PutObject", f"{bucket}/map-runs/*"),
         ("s3:GetObject", f"{bucket}/map-runs/*"),
         ("s3:ListMultipartUploadParts", f"{bucket}/map-runs/*"),

@@ -73,6 +73,9 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
     reader = load_reader(INVOICE_READER)
     with LocalCloud(tmp_path_factory.mktemp("localcloud"), time_scale=0.25, reader=reader) as running:
         yield running
+        # IAM is enforced (docagent/localcloud/iam): a request the template's policies refuse is a missing
+        # grant (what AWS would refuse), unless a test provoked it and took it back (test_local_iam.py)
+        assert running.iam is not None and not running.iam.denials, list(running.iam.denials)
 
 
 @pytest.fixture(scope="session")

@@ -60,7 +60,7 @@ def request(token: str = "docagent-abc") -> dict[str, Any]:
 
 @pytest.fixture
 def service(cloud: None, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(bedrock_batch, "_s3", lambda: boto3.client("s3"))
+    monkeypatch.setattr(bedrock_batch, "_s3", lambda role_arn: boto3.client("s3"))
     faults = {"value": ModelFaults()}
     made = BatchService(reply, lambda: faults["value"], random.Random(7).random)
     made.faults = faults  # type: ignore[attr-defined]

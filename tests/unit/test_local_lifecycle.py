@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from docagent import project
+from docagent import cli, project
 from docagent.localcloud import lifecycle
 from docagent.localcloud.lifecycle import LifecycleError, UpOptions
 
@@ -71,3 +71,24 @@ def test_what_a_start_restored_is_said_in_one_line():
         "2026-12-03 17:02:11 UTC); time scale 0.25, kept from that run (`docagent local up --fresh` starts "
         "empty)"
     )
+
+
+@pytest.mark.parametrize(("arguments", "enforced"), [([], True), (["--no-iam"], False)])
+def test_local_up_enforces_iam_unless_no_iam(state, monkeypatch, arguments, enforced):
+    served: list[UpOptions] = []
+    monkeypatch.setattr(lifecycle, "time_scale_to_start", lambda options: 1.0)
+    monkeypatch.setattr(lifecycle, "serve", lambda options, *_, **__: served.append(options))
+    cli.main(["local", "up", "--port", "47253", *arguments])
+    assert [options.iam for options in served] == [enforced]
+    # the detached start passes it on to the process it starts
+    started: list[list[str]] = []
+
+    class Started:
+        def __init__(self, command: list[str], **_: object) -> None:
+            started.append(command)
+            raise RuntimeError("not started in a unit test")
+
+    monkeypatch.setattr(lifecycle.subprocess, "Popen", Started)
+    with pytest.raises(RuntimeError):
+        lifecycle.start_detached(served[0], 1.0)
+    assert ("--no-iam" in started[0]) is not enforced

@@ -3,6 +3,8 @@ the operators read."""
 
 from __future__ import annotations
 
+import fnmatch
+
 from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.s3.models import s3_backends
 
@@ -24,6 +26,16 @@ def test_s3_layout_matches_the_design():
     assert storage.action_done_key("j1", "notify") == "jobs/j1/actions/notify/done.json"
     assert storage.export_key("j1", "results", "csv") == "jobs/j1/exports/results/results.csv"
     assert storage.ledger_key("docagent-j1-notify") == "action-ledger/docagent-j1-notify.json"
+
+
+def test_every_key_a_map_reads_its_items_from_is_in_the_workflow_grant():
+    """The ItemReaders' keys (the documents Map's items or legacy items.json, the BatchJobs Map's parts) match
+    the patterns the workflow role is granted (issue #50 B1: the batch parts were not)."""
+    patterns = storage.map_item_key_patterns(storage.ANY_JOB)
+    read = [storage.items_key("j1"), storage.items_part_key("j1", 2), storage.legacy_items_key("j1")]
+    for key in [*read, storage.batch_parts_key("j1")]:
+        assert any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns), key
+    assert not any(fnmatch.fnmatchcase(storage.batch_plan_key("j1"), pattern) for pattern in patterns)
 
 
 def test_json_round_trip_and_missing_objects(cloud):

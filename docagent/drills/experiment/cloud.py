@@ -125,10 +125,14 @@ class CloudSession:
             Environment={"Variables": product["Environment"]["Variables"]},
         )
         described = job.sfn.describe_state_machine(stateMachineArn=job.ctx.state_machine_arn)
+        # Not in the template: the workflow role may neither start this machine's Map children nor invoke the
+        # batch function (the local IAM refuses both, as AWS would), so it runs as a role of its own, which
+        # the local cloud does not evaluate (docs/local-cloud.md "IAM": roles not deployed from a template).
+        name = f"{self.stack.stack_name}-ExperimentPerBatch"
         self.batch_state_machine = job.sfn.create_state_machine(
-            name=f"{self.stack.stack_name}-ExperimentPerBatch",
+            name=name,
             definition=batched_definition(described["definition"], created["FunctionArn"], self.batch_size),
-            roleArn=described["roleArn"],
+            roleArn=f"{described['roleArn'].rsplit('/', 1)[0]}/{name}",
             type="STANDARD",
         )["stateMachineArn"]
 

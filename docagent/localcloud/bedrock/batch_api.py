@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 import secrets
 import threading
 import urllib.parse
@@ -35,7 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 
+from docagent.localcloud.bedrock.batch_path import PATH
+from docagent.localcloud.iam.credentials import role_credentials
 from docagent.localcloud.stepfunctions.status_events import matching_targets
 from functions.batch_inference.facts import (
     BATCH_MAX_JOB_BYTES,
@@ -46,8 +48,6 @@ from functions.batch_inference.facts import (
     TERMINAL_STATUSES,
 )
 
-# The job identifier is a job id or a whole ARN (which holds a "/" of its own once the path is decoded).
-PATH = re.compile(r"^/model-invocation-job(?P<many>s)?(?:/(?P<job>.+?))?(?P<stop>/stop)?$")
 ACCOUNT_ID, REGION = "123456789012", "us-east-1"
 
 
@@ -228,8 +228,16 @@ class BatchService:
         deliver_state_change(job)
 
     def _run(self, job: LocalBatchJob) -> None:
+        """The job's life; it reads its input and writes its output as its service role (``roleArn``), and
+        fails with the service's message when that role may not (IAM enforced: docs/local-cloud.md)."""
+        try:
+            self._lifecycle(job)
+        except ClientError as error:
+            self._move(job, "Failed", str(error))
+
+    def _lifecycle(self, job: LocalBatchJob) -> None:
         faults = self._faults()
-        s3 = _s3()
+        s3 = _s3(job.role_arn)
         self._move(job, "Validating")
         files, volume = _input_files(s3, job.input_uri)
         records = [(key, line) for key, lines in files.items() for line in lines]
@@ -320,19 +328,22 @@ def _split(uri: str) -> tuple[str, str]:
     return bucket, prefix
 
 
-def _s3() -> Any:
-    """The local cloud's own S3, over its endpoint (so the writes are journalled like any other)."""
-    return _client("s3")
+def _s3(role_arn: str) -> Any:
+    """The local cloud's own S3, as the job's service role."""
+    return _client("s3", role_arn)
 
 
-def _client(service: str) -> Any:
-    """A client of the local cloud's own endpoint (MOTO_PORT: the server's port)."""
+def _client(service: str, role_arn: str | None = None) -> Any:
+    """A client of the local cloud's own endpoint (MOTO_PORT: the server's port; so the writes are journalled
+    like any other), acting as ``role_arn`` (None: the account's administrator: the service's own calls)."""
+    credentials = role_credentials(role_arn, "BedrockBatch") if role_arn else {}
     return boto3.client(  # type: ignore[call-overload]
         service,
         endpoint_url=f"http://127.0.0.1:{os.environ['MOTO_PORT']}",
         region_name=REGION,
-        aws_access_key_id="local",
+        aws_access_key_id=credentials.get("AWS_ACCESS_KEY_ID", "local"),
         aws_secret_access_key="local",
+        aws_session_token=credentials.get("AWS_SESSION_TOKEN"),
     )
 
 

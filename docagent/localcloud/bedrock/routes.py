@@ -14,7 +14,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from pydantic import ValidationError
 
 from docagent.localcloud.bedrock.backends import MODEL_PATH, ModelChoice
-from docagent.localcloud.bedrock.batch_api import PATH as BATCH_PATH
+from docagent.localcloud.bedrock.batch_path import PATH as BATCH_PATH
 from docagent.localcloud.bedrock.converse_api import BATCH, STATE
 from docagent.localcloud.bedrock.labels import LABELS_FILE, LABELS_PATH, Label, Reader
 from docagent.localcloud.bedrock.model_faults import ADMIN_PATH, ModelFaults

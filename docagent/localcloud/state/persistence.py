@@ -109,7 +109,7 @@ def is_journaled(environ: dict[str, Any], body: bytes) -> bool:
     return action not in _ENGINE_ACTIONS and not action.startswith(_READ_PREFIXES)
 
 
-def _read_body(environ: dict[str, Any]) -> bytes:
+def read_body(environ: dict[str, Any]) -> bytes:
     stream = environ["wsgi.input"]
     length = environ.get("CONTENT_LENGTH")
     if length:
@@ -151,7 +151,7 @@ class JournalingApp:
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if str(environ.get("REQUEST_METHOD", "GET")).upper() in ("GET", "HEAD", "OPTIONS"):
             return self.app(environ, start_response)  # type: ignore[no-any-return]
-        body = _read_body(environ)
+        body = read_body(environ)
         if not is_journaled(environ, body):
             return self.app(environ, start_response)  # type: ignore[no-any-return]
         statuses: list[str] = []

@@ -55,6 +55,9 @@ from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
 from moto.stepfunctions.parser.asl.eval.program_state import ProgramError, ProgramStopped
 from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
 
+from docagent.localcloud.iam import enforcement as iam_enforcement
+from docagent.localcloud.iam.actions import Check
+from docagent.localcloud.iam.credentials import WORKFLOW_SESSION
 from docagent.localcloud.stepfunctions import map_children, map_extras, result_writer
 from docagent.localcloud.stepfunctions.map_extras import (
     AtLeastOnce,
@@ -162,6 +165,7 @@ def _map_run(self: DistributedIterationComponent, env: Environment, eval_input: 
     items = memory.items  # a redrive reuses the original items (M5); with ItemBatcher, the batches
     resuming, memory.resuming = memory.resuming, False
     current_observer().map_run_started(key, memory, record)
+    _authorize_children(env)
 
     succeeded = {i for i, outcome in memory.outcomes.items() if outcome.status == "SUCCEEDED"}
     ended = {i for i, outcome in memory.outcomes.items() if outcome.status in ("FAILED", "TIMED_OUT")}
@@ -214,6 +218,20 @@ def _attempt(env: Environment) -> int:
     """The execution's redrive count (redrive.py sets $$.Execution.RedriveCount)."""
     execution = cast(dict[str, Any], env.states.context_object.context_object_data["Execution"])
     return int(execution.get("RedriveCount") or 0)
+
+
+def _authorize_children(env: Environment) -> None:
+    """A Distributed Map starts its children as executions of its state machine: its role needs
+    states:StartExecution on it (AWS "IAM policies for using Distributed Map states", looked up 2026-12-07),
+    checked by the local IAM when it is enforced (docagent/localcloud/iam)."""
+    authorizer = iam_enforcement.active()
+    if authorizer is None:
+        return
+    machine = str(env.states.context_object.context_object_data["StateMachine"]["Id"])
+    check = Check("states:StartExecution", machine)
+    denial = authorizer.authorize(env.aws_execution_details.role_arn, WORKFLOW_SESSION, check)
+    if denial is not None:
+        raise _failure(env, StatesErrorNameType.StatesRuntime, denial)
 
 
 def _failure(env: Environment, error: StatesErrorNameType, cause: str) -> FailureEventException:
