@@ -50,7 +50,7 @@ READ_TIMEOUT_SHARE = 0.7
 MAX_READ_TIMEOUT_SECONDS = 60
 # Below this much remaining time no call is started: it is retried as ModelUnavailable in a fresh invocation.
 MIN_SECONDS_FOR_A_CALL = 0.5
-# What a call's ModelUnavailable says when its read timeout ran out (the demo names such attempts "timed out").
+# What a call's ModelUnavailable says when its read timeout ran out (the demo names it "timed out").
 TIMED_OUT = "Bedrock did not answer in time"
 
 # Error codes of the Converse API (as of 2026-11, AWS docs: Bedrock API Reference, "Converse", Errors).
