@@ -206,12 +206,12 @@ def section_page_problems(sections: Sequence[SectionLabel], pages: int | None = 
 
 
 def _gap(where: tuple[str | int, ...], first: int, last: int) -> PagesProblem:
-    shown = f"page {first} is" if first == last else f"pages {first}-{last} are"
+    shown, them = (f"page {first} is", "it") if first == last else (f"pages {first}-{last} are", "them")
     return PagesProblem(
         "gap",
         where,
-        f"{shown} in no section (the local model would refuse to classify them: DocumentNotLabelled)",
-        f"add them to a section, or label them as a section of no class: "
+        f"{shown} in no section (the local model would refuse to classify {them}: DocumentNotLabelled)",
+        f"add {them} to a section, or label {them} as a section of no class: "
         f'{{"class": null, "pages": [{first}, {last}]}}',
     )
 

@@ -91,7 +91,7 @@ def test_overlapping_sections_are_named_with_a_fix_about_pages_not_folders(claim
 def test_sections_out_of_page_order_are_an_overlap_and_the_pages_left_a_gap(claims: Path) -> None:
     _label(claims, [("repair-estimate", 2, 3), ("claim-form", 1, 1)])
     assert [(p.where, p.message.split(":")[0]) for p in _packet_problems(claims)] == [
-        ("$.sections[0].pages", "page 1 is in no section (the local model would refuse to classify them"),
+        ("$.sections[0].pages", "page 1 is in no section (the local model would refuse to classify it"),
         ("$.sections[1].pages", "pages 1-1 overlap the sections above, which cover pages 1-3"),
     ]
 
