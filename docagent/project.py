@@ -39,16 +39,29 @@ def cloud_down_message() -> str:
 
 
 def running_cloud() -> dict[str, Any] | None:
-    """The running local cloud's record (pid, port, endpoint), or None (a stale record is removed)."""
-    if not LOCAL_CLOUD_FILE.exists():
-        return None
-    record: dict[str, Any] = json.loads(LOCAL_CLOUD_FILE.read_text())
+    """The running local cloud's record (pid, port, endpoint), or None (a stale record is removed). The cloud
+    removes its record as it stops, so the file may vanish between any two looks at it (``local down`` looks
+    until it has): gone is down, never an error."""
     try:
-        os.kill(record["pid"], 0)
-    except ProcessLookupError:
+        record: dict[str, Any] = json.loads(LOCAL_CLOUD_FILE.read_text())
+    except FileNotFoundError:
+        return None
+    except (ValueError, OSError):  # not a record (written whole: save_cloud_record), or unreadable
+        LOCAL_CLOUD_FILE.unlink(missing_ok=True)
+        return None
+    try:  # gone (ProcessLookupError), its pid another user's process now (PermissionError), or no pid
+        os.kill(int(record["pid"]), 0)
+    except (ProcessLookupError, PermissionError, KeyError, TypeError, ValueError):
         LOCAL_CLOUD_FILE.unlink(missing_ok=True)
         return None
     return record
+
+
+def save_cloud_record(record: dict[str, Any]) -> None:
+    """Write the running cloud's record whole (a temporary file renamed over it): a reader never sees half."""
+    partial = LOCAL_CLOUD_FILE.with_name(f"{LOCAL_CLOUD_FILE.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(record))
+    os.replace(partial, LOCAL_CLOUD_FILE)
 
 
 def state_dir_problem(folder: Path) -> str | None:

@@ -138,7 +138,12 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
     demo.add_argument(
         "--time-scale", type=float, help="default 0.05 for 200 documents, more for larger jobs (up to 1)"
     )
-    demo.add_argument("--crash-at", type=int, help="index of the document whose worker dies (default 138)")
+    demo.add_argument(
+        "--crash-at",
+        type=int,
+        help="index (from 0) of the document whose worker dies (default: 138 in a job of more than 138 "
+        "documents, else two thirds of the way through: 5 of 8, 2 of 3)",
+    )
     demo.add_argument(
         "--crash-mode",
         choices=["redrive", "transient"],

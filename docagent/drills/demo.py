@@ -45,6 +45,7 @@ from docagent.operations.context import OperatorContext
 from docagent.operations.map_run_children import documents_of_input
 from docagent.operations.progress import progress_bar
 from docagent.operations.trace_job import build_trace, span_lines
+from docagent.operations.unfinished_calls import unfinished_cause
 from functions import storage
 from functions.fault_points import fault_point_named
 from functions.payloads.model_calls import ModelCallRecord
@@ -559,14 +560,14 @@ def summarize(job: LocalJob, truth: dict[str, Truth], documents: int, status: st
         "status": status,
         "documents": documents,
         "results": len(results),
-        "failed_documents": sum(result.status == "rejected" for result in results),
-        "review_documents": sum(result.status == "review" for result in results),
+        "rejected_documents": sum(result.status == "rejected" for result in results),
+        "documents_in_review": sum(result.status == "review" for result in results),
         "tickets": len(job.tickets()),
         "model_path": job.model_path(),
         "model_calls": model_calls,
         "repeated_model_calls": model_calls - len(call_groups(journal)),
         "model_calls_throttled": sum(attempt["error"] == "ModelThrottled" for attempt in attempts),
-        "model_calls_unfinished": dict(sorted(Counter(attempt["error"] for attempt in attempts).items())),
+        "model_calls_unfinished": dict(sorted(Counter(map(unfinished_cause, attempts)).items())),
         "redrive_count": int(description.get("redriveCount", 0)),
         "verified": bool(output.get("verification", {}).get("verified", False)),
         "extraction_accuracy": extraction_accuracy(results, truth),

@@ -9,20 +9,25 @@ A label is one of two JSON objects (docs/defining-a-job.md, "Samples and labels"
 - ``{"class": "CLASS", "fields": {...}}``: the class said in the label, so a flat folder of several classes
   works; ``{"class": null}`` says the document is of no class (it ends ``UnknownDocumentClass``);
 - ``{"sections": [{"class": CLASS, "pages": [FIRST, LAST], "fields": {...}}, ...]}``: a packet (a job that
-  splits, job.json ``split: pages``), each section's class, pages (from 1) and fields; a page in no section is
-  unlabelled (the local Bedrock refuses to classify it). With ``"class": PACKET`` beside ``sections``: the
-  packet is of that packet class (a class with ``split: pages``), which the document's classification answers.
+  splits, job.json ``split: pages``), each section's class (null: pages of no class), pages (from 1) and
+  fields; the sections cover every page of the document once, in order (``section_page_problems``: a page in
+  no section is unlabelled, and the local Bedrock refuses to classify it). With ``"class": PACKET`` beside
+  ``sections``: the packet is of that packet class (a class with ``split: pages``), which the document's
+  classification answers.
 
 An object whose keys are ``class`` and (optionally) ``fields`` and nothing else is the second form; one with
 ``sections`` (and optionally ``class``) the third."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from functions.documents import CONVERSE_FORMATS, detect_format
+from functions.images import page_images
+from functions.pdf_pages import page_count, release
 from functions.sections import section_id
 
 LABEL_SUFFIX = ".label.json"
@@ -100,12 +105,17 @@ def labelled_parts(
     return [LabelledPart(section.class_name, section.fields, section) for section in content.sections], None
 
 
-def read_label(data: Any) -> LabelContent | str:
-    """A label's JSON read (any form), or what is wrong with it."""
+def read_label(data: Any, *, in_order: bool = True) -> LabelContent | str:
+    """A label's JSON read (any form), or what is wrong with it; a packet's overlapping sections too, unless
+    not ``in_order`` (``definition validate`` names them with ``section_page_problems``)."""
     if not isinstance(data, dict):
         return 'a label is a JSON object: the document\'s fields, or {"class": CLASS, "fields": {...}}'
     if "sections" in data and set(data) <= {"class", "sections"}:
         packet = _packet_label(data["sections"])
+        overlaps = [] if isinstance(packet, str) or not in_order else section_page_problems(packet.sections)
+        overlap = next((problem for problem in overlaps if problem.kind == "overlap"), None)
+        if overlap is not None:
+            return f"section {int(overlap.where[1]) + 1}: {overlap.message}"
         named = data.get("class")
         if isinstance(packet, str) or named is None:
             return packet
@@ -144,10 +154,79 @@ def _packet_label(raw: Any) -> LabelContent | str:
             return f"section {number}: its pages are [FIRST, LAST], counted from 1, FIRST <= LAST"
         if not isinstance(fields, dict) or (named is None and fields):
             return f"section {number}: its fields are a JSON object (none for pages of no class)"
-        if sections and pages[0] <= sections[-1].pages[1]:
-            return f"section {number}: the sections are in page order and do not overlap"
         sections.append(SectionLabel(class_name=named, pages=(pages[0], pages[1]), fields=fields))
     return LabelContent(fields={}, says_class=True, sections=tuple(sections))
+
+
+@dataclass(frozen=True)
+class PagesProblem:
+    """A packet label's sections against its document's pages: where (in the label), what, and the fix."""
+
+    kind: Literal["overlap", "gap", "past_end"]
+    where: tuple[str | int, ...]
+    message: str
+    fix: str
+
+
+def section_page_problems(sections: Sequence[SectionLabel], pages: int | None = None) -> list[PagesProblem]:
+    """Where a packet label's sections are not its document's pages, each once and in order: a section that
+    overlaps (or comes before) the one above it, a page in no section (a gap: the local Bedrock would refuse
+    to classify it), a section past the document's last page (``pages``, when known)."""
+    problems: list[PagesProblem] = []
+    covered = 0  # the last page a section covers so far
+    for index, section in enumerate(sections):
+        first, last = section.pages
+        where: tuple[str | int, ...] = ("sections", index, "pages")
+        if first <= covered:
+            problems.append(
+                PagesProblem(
+                    "overlap",
+                    where,
+                    f"pages {first}-{last} overlap the sections above, which cover pages 1-{covered}: the "
+                    "sections are in page order and each page is in one",
+                    f"start this section at page {covered + 1}, or end the one above before page {first} "
+                    "(list the sections in page order)",
+                )
+            )
+        elif first > covered + 1:
+            problems.append(_gap(where, covered + 1, first - 1))
+        if pages is not None and last > pages:
+            problems.append(
+                PagesProblem(
+                    "past_end",
+                    where,
+                    f"pages {first}-{last} run past the document's last page, {pages}",
+                    f"end the section at page {pages} at most (or label the document these pages are of)",
+                )
+            )
+        covered = max(covered, last)
+    if pages is not None and covered < pages:
+        problems.append(_gap(("sections",), covered + 1, pages))
+    return problems
+
+
+def _gap(where: tuple[str | int, ...], first: int, last: int) -> PagesProblem:
+    shown, them = (f"page {first} is", "it") if first == last else (f"pages {first}-{last} are", "them")
+    return PagesProblem(
+        "gap",
+        where,
+        f"{shown} in no section (the local model would refuse to classify {them}: DocumentNotLabelled)",
+        f"add {them} to a section, or label {them} as a section of no class: "
+        f'{{"class": null, "pages": [{first}, {last}]}}',
+    )
+
+
+def document_pages(data: bytes) -> int | None:
+    """A sample document's pages as the job counts them (pypdf for a PDF, as a packet is split:
+    functions/pdf_pages.py; Pillow for an image's, a TIFF's frames: functions/images.py), None for a format
+    without pages; DocumentRejected when the job could not read it."""
+    found = detect_format(data)
+    if found == "pdf":
+        try:
+            return page_count(data)
+        finally:
+            release()
+    return None if found in CONVERSE_FORMATS else len(page_images(data))
 
 
 def label_problem(label: Any, schema: dict[str, Any]) -> str | None:

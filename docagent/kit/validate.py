@@ -27,7 +27,14 @@ from docagent.kit.problems import (
     read_json,
     read_prompt,
 )
-from docagent.kit.samples import LABEL_SUFFIX, LabelledPart, labelled_parts, read_label
+from docagent.kit.samples import (
+    LABEL_SUFFIX,
+    SectionLabel,
+    document_pages,
+    labelled_parts,
+    read_label,
+    section_page_problems,
+)
 from docagent.kit.samples import SAMPLES_FOLDER as SAMPLES_DIR
 from functions.actions.allowed import AllowedTargets, refusals
 from functions.definition import (
@@ -41,7 +48,7 @@ from functions.definition import (
     LookupCheck,
     RuleCheck,
 )
-from functions.errors import MODEL_NOT_ALLOWED_FIX
+from functions.errors import MODEL_NOT_ALLOWED_FIX, DocumentRejected
 from functions.expressions import expression_problem
 from functions.patterns import matches, pattern_problem
 
@@ -340,6 +347,35 @@ def _model_problems(raw: dict[str, Any], models_allowed: list[str] | None) -> li
     ]
 
 
+_LABEL_FORMS = f"write the label in one of its forms ({DOCS}, 'Samples and labels')"
+
+
+def _packet_problems(
+    relative: str, documents: list[Path], sections: tuple[SectionLabel, ...]
+) -> list[Problem]:
+    """A packet label's sections against its document's pages (docagent/kit/samples.py
+    ``section_page_problems``): overlaps, gaps, and pages past the document's last page."""
+    problems: list[Problem] = []
+    pages: int | None = None
+    if len(documents) == 1:
+        try:
+            pages = document_pages(documents[0].read_bytes())
+        except (DocumentRejected, OSError) as error:
+            problems.append(
+                Problem(
+                    file=relative,
+                    where="$",
+                    message=f"its document {documents[0].name} cannot be read, so its pages are not known "
+                    f"({error})",
+                    fix="put a document the job reads beside the label (a packet is a PDF)",
+                )
+            )
+    for found in section_page_problems(sections, pages):
+        where = json_path(found.where)
+        problems.append(Problem(file=relative, where=where, message=found.message, fix=found.fix))
+    return problems
+
+
 def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> list[Problem]:
     samples = root / SAMPLES_DIR
     if not samples.is_dir():
@@ -349,9 +385,10 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
         relative = label.relative_to(root).as_posix()
         parts = label.relative_to(samples).parts
         stem = label.name.removesuffix(LABEL_SUFFIX)
-        if not [
+        documents = sorted(
             p for p in label.parent.glob(f"{stem}.*") if p != label and not p.name.endswith(LABEL_SUFFIX)
-        ]:
+        )
+        if not documents:
             problems.append(
                 Problem(
                     file=relative,
@@ -363,11 +400,11 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
         value = read_json(root, relative, problems)
         if value is None:
             continue
-        content = read_label(value)
-        parts_of: list[LabelledPart] = []
-        problem: str | None = content if isinstance(content, str) else None
-        if not isinstance(content, str):
-            parts_of, problem = labelled_parts(content, parts[0] if len(parts) > 1 else None, class_schemas)
+        content = read_label(value, in_order=False)
+        if isinstance(content, str):
+            problems.append(Problem(file=relative, where="$", message=content, fix=_LABEL_FORMS))
+            continue
+        parts_of, problem = labelled_parts(content, parts[0] if len(parts) > 1 else None, class_schemas)
         if problem:
             problems.append(
                 Problem(
@@ -378,6 +415,8 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
                 )
             )
             continue
+        if content.sections:
+            problems += _packet_problems(relative, documents, content.sections)
         for index, part in enumerate(parts_of):
             if part.class_name is None:  # a document (or pages) of no class: no fields to check
                 continue

@@ -10,8 +10,8 @@ except ``serve``, through the ``say`` it is given.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
-import json
 import os
 import signal
 import socket
@@ -267,7 +267,7 @@ def serve(
         },
     }
     say(restored_line(record))
-    project.LOCAL_CLOUD_FILE.write_text(json.dumps(record))
+    project.save_cloud_record(record)
     say(f"local cloud serving at {cloud.endpoint} (time scale {time_scale}); Ctrl-C stops it")
     stop = False
 
@@ -310,7 +310,8 @@ def stop() -> dict[str, Any]:
     record = project.running_cloud()
     if record is None:
         raise LifecycleError("no local cloud is running", EXIT_NOT_FOUND)
-    os.kill(record["pid"], signal.SIGTERM)
+    with contextlib.suppress(ProcessLookupError):  # it stopped between the look and the signal: as well
+        os.kill(record["pid"], signal.SIGTERM)
     deadline = time.time() + DOWN_WAIT_SECONDS
     while time.time() < deadline and project.running_cloud():
         time.sleep(0.1)

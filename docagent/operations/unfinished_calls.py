@@ -20,7 +20,8 @@ from typing import Any
 from docagent.operations.display import as_datetime
 from docagent.operations.records import JobRecords
 from docagent.operations.trace_job import pair_spans, span_lines
-from functions.payloads.model_calls import ModelCallRecord
+from functions.inference.converse import TIMED_OUT
+from functions.payloads.model_calls import ModelAttemptRecord, ModelCallRecord
 
 UNENDED = frozenset({"killed", "unfinished"})
 
@@ -60,3 +61,11 @@ def read_unfinished_calls(records: JobRecords, since: dt.datetime | None) -> Unf
     """The job's unfinished model calls, from its functions' logs since ``since`` (the execution's start)."""
     lines = span_lines(records.ctx, records.job_id, since)
     return unfinished_calls(pair_spans(lines), records.job_id, records.model_calls)
+
+
+def unfinished_cause(attempt: dict[str, Any]) -> str:
+    """A journalled attempt's (model-attempts/: a call that ended without a reply) error, "timed out" added
+    when its read timeout ran out: a worker slow to start on a busy machine leaves its call too little of
+    a compressed timeout (``docagent demo``'s time scale)."""
+    record = ModelAttemptRecord.model_validate(attempt)
+    return f"{record.error} (timed out)" if record.message.startswith(TIMED_OUT) else record.error

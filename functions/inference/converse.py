@@ -50,6 +50,8 @@ READ_TIMEOUT_SHARE = 0.7
 MAX_READ_TIMEOUT_SECONDS = 60
 # Below this much remaining time no call is started: it is retried as ModelUnavailable in a fresh invocation.
 MIN_SECONDS_FOR_A_CALL = 0.5
+# What a call's ModelUnavailable says when its read timeout ran out (the demo names it "timed out").
+TIMED_OUT = "Bedrock did not answer in time"
 
 # Error codes of the Converse API (as of 2026-11, AWS docs: Bedrock API Reference, "Converse", Errors).
 THROTTLED_CODES = frozenset(
@@ -206,7 +208,7 @@ class BedrockConverseProvider:
                 raise refused from None
             raise classify(error, self._model_id) from None
         except (ReadTimeoutError, ConnectTimeoutError) as error:
-            raise ModelUnavailable(f"Bedrock did not answer in time ({error}); retried") from None
+            raise ModelUnavailable(f"{TIMED_OUT} ({error}); retried") from None
         except (EndpointConnectionError, ConnectionClosedError) as error:
             raise ModelUnavailable(f"Bedrock could not be reached ({error}); retried") from None
         except (ResponseParserError, AttributeError, TypeError, ValueError) as error:

@@ -147,7 +147,7 @@ def test_the_corrupt_fault_changes_a_labelled_answer(tmp_path: Path):
     definition = write_definition(tmp_path / "claims")
     with LocalCloud(tmp_path / "state", persist=False, model_faults=ModelFaults(corrupt="claim")) as cloud:
         register_labels(cloud.endpoint, definition)
-        assert extract(cloud.endpoint, LETTER, "letter") == {"claim": "C-118-x", "received": "2026-03-04"}
+        assert extract(cloud.endpoint, LETTER, "letter") == {"claim": "C-119", "received": "2026-03-04"}
 
 
 def test_local_labels_command_registers_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

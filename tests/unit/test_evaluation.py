@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from docagent.cli import main
 from docagent.evaluation import gate, report, scoring
@@ -13,9 +15,10 @@ from docagent.evaluation.cli import print_run
 from docagent.evaluation.figures import DefinitionVersion, EvalOutput, FieldOutcome
 from docagent.evaluation.labelled_sets import Definition, LabelledSample
 from docagent.evaluation.scoring import Extraction
-from docagent.localcloud.bedrock.model_faults import ModelFaults, parse_model_faults
+from docagent.localcloud.bedrock.model_faults import ModelFaults, parse_model_faults, wrong_value
 from docagent.operations.context import RefusedError
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCHEMA = {
     "type": "object",
     "properties": {
@@ -320,12 +323,33 @@ def test_the_cli_refuses_bad_input_with_exit_2_and_json(tmp_path, capsys):
 def test_the_local_models_corrupt_switch_changes_one_field_at_its_rate():
     faults = parse_model_faults("corrupt=invoice_number:0.5")
     reply = json.dumps({"invoice_number": "F1", "amount": 3, "invoice_date": "2026-03-14", "currency": None})
-    assert json.loads(faults.corrupted(reply, 0.2))["invoice_number"] == "F1-x"
+    assert json.loads(faults.corrupted(reply, 0.2))["invoice_number"] == "F2"
     assert faults.corrupted(reply, 0.7) == reply
     for field, changed in (("amount", 4), ("invoice_date", "2026-03-15"), ("currency", None)):
         assert json.loads(ModelFaults(corrupt=field).corrupted(reply, 0.99))[field] == changed
     with pytest.raises(ValueError, match="corrupt"):
         parse_model_faults("corrupt=invoice_number:2")
+
+
+def test_a_corrupted_value_is_a_little_wrong_and_still_valid_for_its_schema():
+    """#53: `corrupt=` appended "-x", so an amount string was refused by its schema (the document rejected)
+    where a misread amount goes to the checks; the wrong value keeps the label's type and shape."""
+    claim = json.loads((EXAMPLES / "claims" / "samples" / "packet-0001.label.json").read_text())
+    fields = claim["sections"][0]["fields"]
+    schema = json.loads((EXAMPLES / "claims" / "classes" / "claim-form.schema.json").read_text())
+    for name in ("policy_number", "claimant", "incident_date", "damaged_items", "total", "currency"):
+        reply = ModelFaults(corrupt=name).corrupted(json.dumps(fields), 0.0)
+        wrong = json.loads(reply)
+        assert wrong[name] != fields[name] and {**wrong, name: fields[name]} == fields, name
+        assert list(Draft202012Validator(schema).iter_errors(wrong)) == [], name
+    assert [wrong_value(value) for value in ("785.00", "1,234.56", "999.99", "POL-204415", "Rahman")] == [
+        "786.00",
+        "1,235.56",
+        "1000.99",
+        "POL-204416",
+        "Rahmao",
+    ]
+    assert [wrong_value(value) for value in (2.5, True, [], "--")] == [3.5, False, [], "--x"]
 
 
 def test_the_terminal_view_shows_fields_worst_first_and_wrong_fields_literally(capsys):

@@ -3,6 +3,13 @@ anything starts, and what it says a start restored."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from docagent import cli, project
@@ -92,3 +99,64 @@ def test_local_up_enforces_iam_unless_no_iam(state, monkeypatch, arguments, enfo
     with pytest.raises(RuntimeError):
         lifecycle.start_detached(served[0], 1.0)
     assert ("--no-iam" in started[0]) is not enforced
+
+
+_CLOUD = """import pathlib, signal, sys, time
+record = pathlib.Path(sys.argv[1])
+def stop(*_):
+    record.unlink()  # as a stopping local cloud removes its record
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_down_stops_a_cloud_whose_record_vanishes_as_it_stops(state):
+    """`local down` looks at the record until it is gone; the cloud removes it as it stops (#53: once a
+    FileNotFoundError traceback, the file gone between the look and the read)."""
+    state.mkdir()
+    cloud = subprocess.Popen(
+        [sys.executable, "-c", _CLOUD, str(project.LOCAL_CLOUD_FILE)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert cloud.stdout is not None and cloud.stdout.readline() == "ready\n"
+        project.save_cloud_record({"pid": cloud.pid, "endpoint": "http://127.0.0.1:1"})
+        assert lifecycle.stop()["pid"] == cloud.pid
+        assert cloud.wait(timeout=10) == 0 and not project.LOCAL_CLOUD_FILE.exists()
+        assert list(state.iterdir()) == [], "no partial record left behind"
+    finally:
+        cloud.kill()
+        cloud.wait()
+
+
+def test_a_record_that_vanishes_or_is_no_record_is_a_cloud_that_is_down(state, monkeypatch):
+    class Vanishing(type(Path())):  # type: ignore[misc]
+        def read_text(self, *args: Any, **kwargs: Any) -> str:
+            self.unlink(missing_ok=True)  # removed between a look at it and its reading
+            return super().read_text(*args, **kwargs)
+
+    state.mkdir()
+    record = Vanishing(state / "cloud.json")
+    record.write_text(json.dumps({"pid": os.getpid()}))
+    monkeypatch.setattr(project, "LOCAL_CLOUD_FILE", record)
+    assert project.running_cloud() is None
+    monkeypatch.setattr(project, "LOCAL_CLOUD_FILE", state / "cloud.json")
+    for stale in ('{"pid": ', "[]", json.dumps({"pid": _dead_pid()})):
+        (state / "cloud.json").write_text(stale)
+        assert project.running_cloud() is None and not (state / "cloud.json").exists(), stale
+    with pytest.raises(LifecycleError, match="no local cloud is running"):
+        lifecycle.stop()
+
+
+def test_down_of_a_cloud_that_stopped_before_its_signal_is_no_error(state, monkeypatch):
+    looks = iter([{"pid": _dead_pid(), "endpoint": "http://127.0.0.1:1"}, None])
+    monkeypatch.setattr(project, "running_cloud", lambda: next(looks))
+    assert lifecycle.stop()["endpoint"] == "http://127.0.0.1:1"
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    return ended.pid

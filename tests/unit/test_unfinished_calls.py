@@ -7,9 +7,15 @@ import datetime as dt
 import time
 from typing import Any
 
+import pytest
+from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
+
 from docagent.operations.inspect_job import Inspector
 from docagent.operations.trace_job import pair_spans
-from docagent.operations.unfinished_calls import UnfinishedCalls, unfinished_calls
+from docagent.operations.unfinished_calls import UnfinishedCalls, unfinished_calls, unfinished_cause
+from functions.documents import DocumentInput, document_input
+from functions.errors import ModelUnavailable
+from functions.inference.converse import BedrockConverseProvider
 from functions.payloads.model_calls import ModelCallRecord
 from functions.spans import SPAN_END, SPAN_START, Span
 
@@ -65,3 +71,33 @@ def test_a_call_cut_off_is_counted_and_counted_as_repeated_once_made_again() -> 
     totals = Inspector._model_call_totals(documents, found)
     assert (totals["count"], totals["repeated"], totals["unfinished"], totals["documents"]) == (5, 2, 3, 3)
     assert Inspector._model_call_totals(documents, UnfinishedCalls())["count"] == 2  # the journal alone
+
+
+def test_a_journalled_attempt_whose_read_timed_out_is_named_timed_out() -> None:
+    """`docagent demo`'s "model calls unfinished" names an attempt the model did not answer in time (#53:
+    every first attempt timed out on a loaded machine, shown only as "ModelUnavailable 1")."""
+
+    class Hung:
+        def converse(self, **_: Any) -> Any:
+            raise ReadTimeoutError(endpoint_url="http://127.0.0.1:1")
+
+    class Down:
+        def converse(self, **_: Any) -> Any:
+            raise EndpointConnectionError(endpoint_url="http://127.0.0.1:1")
+
+    def attempt(client: Any) -> dict[str, Any]:
+        with pytest.raises(ModelUnavailable) as raised:
+            BedrockConverseProvider("model", client).converse(_document(), "You read", "Extract.")
+        record = {"call_id": "c", "job_id": JOB, "document_id": "d", "provider": "aws.bedrock"}
+        return record | {
+            "model_id": "model", "error": "ModelUnavailable", "message": str(raised.value), "retryable": True,
+            "retry_count": 0, "started_at": "2026-12-07T00:00:00Z", "finished_at": "2026-12-07T00:00:06Z",
+            "duration_ms": 6000,
+        }  # fmt: skip
+
+    assert unfinished_cause(attempt(Hung())) == "ModelUnavailable (timed out)"
+    assert unfinished_cause(attempt(Down())) == "ModelUnavailable"
+
+
+def _document() -> DocumentInput:
+    return document_input(b"an invoice, total 12.00", "document-00001")

@@ -36,8 +36,8 @@ class ModelFaults(BaseModel):
     corrupt: str | None = Field(
         None,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*(:(0(\.\d+)?|1(\.0*)?))?$",
-        description="FIELD[:RATE]: this top-level field of the reply made wrong (a rate of the replies, "
-        "default 1), for docagent eval's gate",
+        description="FIELD[:RATE]: this top-level field of the reply made a little wrong, its type and shape "
+        "kept (a rate of the replies, default 1), for docagent eval's gate and the checks",
     )
     misquote: str | None = Field(
         None,
@@ -67,9 +67,9 @@ class ModelFaults(BaseModel):
         return not self.models or any(part in model_id for part in self.models)
 
     def corrupted(self, reply: str, draw: float) -> str:
-        """``reply`` with the ``corrupt`` field made wrong when ``draw`` falls under its rate: a number plus
-        1, a date a day later, any other value with "-x" appended (a value the schema refuses makes the
-        document rejected, as a model's bad reply would)."""
+        """``reply`` with the ``corrupt`` field made wrong when ``draw`` falls under its rate, as a model
+        misreads a value: ``wrong_value`` (of the same type and shape, so its schema still takes it and the
+        checks, grounding and review see a plausible wrong value)."""
         if self.corrupt is None:
             return reply
         name, _, rate = self.corrupt.partition(":")
@@ -79,13 +79,7 @@ class ModelFaults(BaseModel):
             return reply
         if draw >= float(rate or 1) or not isinstance(facts, dict) or facts.get(name) is None:
             return reply
-        value = facts[name]
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            facts[name] = value + 1
-        elif isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            facts[name] = (dt.date.fromisoformat(value) + dt.timedelta(days=1)).isoformat()
-        else:
-            facts[name] = f"{value}-x"
+        facts[name] = wrong_value(facts[name])
         return json.dumps(facts)
 
     def misquoted(self, reply: str, draw: float) -> str:
@@ -151,3 +145,43 @@ def model_faults_of(endpoint: str) -> dict[str, Any]:
     with urllib.request.urlopen(request, timeout=10) as response:
         answer: dict[str, Any] = json.loads(response.read())
     return answer
+
+
+# An amount's whole part: digits before a decimal part of one or two digits ("785.00", "1234,5").
+_WHOLE_PART = re.compile(r"(\d+)(?=[.,]\d{1,2}(?!\d))")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def wrong_value(value: Any) -> Any:
+    """A value a little wrong, of the same JSON type and shape (the local model's ``corrupt``; the label's
+    value is its schema's, so the wrong one keeps what a schema can ask of it: type, pattern's character
+    classes, length, format): a number plus 1; an ISO date a day later; an amount string ("785.00") one unit
+    more ("786.00"); other text with its last number one more ("POL-204415" -> "POL-204416"), else its last
+    letter the next one ("Rahman" -> "Rahmao"); a boolean flipped; a list's first item, an object's first
+    value made wrong. An ``enum`` member is the one thing it may turn into a value its schema refuses."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        if _ISO_DATE.fullmatch(value):
+            return (dt.date.fromisoformat(value) + dt.timedelta(days=1)).isoformat()
+        digits = list(_WHOLE_PART.finditer(value)) or list(re.finditer(r"\d+", value))
+        if digits:
+            last = digits[-1]
+            more = str(int(last.group()) + 1).zfill(len(last.group()))
+            return value[: last.start()] + more + value[last.end() :]
+        letters = [index for index, char in enumerate(value) if char.isascii() and char.isalpha()]
+        if not letters:
+            return value + "x"
+        at = letters[-1]
+        char = value[at]
+        after = "a" if char == "z" else "A" if char == "Z" else chr(ord(char) + 1)
+        return value[:at] + after + value[at + 1 :]
+    if isinstance(value, list) and value:
+        return [wrong_value(value[0]), *value[1:]]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if item is not None:
+                return {**value, key: wrong_value(item)}
+    return value
