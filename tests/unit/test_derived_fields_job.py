@@ -1,7 +1,7 @@
 """A job written before evidence existed (tests/unit/fixtures/references: a summary, a yes/no judgement and a
 reason, none marked ``x-grounding``) sends to review only the documents its rules send there, on moto with
-process_document answered from the fixture's labels as the local model answers them (its fields, each quoted
-by the label's ``_evidence`` or by the line that holds it: docagent/localcloud/bedrock/evidence.py).
+process_document answered by the local Bedrock from the fixture's labels (their fields, each quoted by the
+label's ``_evidence`` or by the line that holds it: docagent/localcloud/bedrock/evidence.py).
 
 - ada, dana: recommended, every field grounded (the summaries quote the sentence they summarise): extracted;
 - ben: not recommended: review by the rule ``recommended`` only;
@@ -20,10 +20,11 @@ from docagent.evaluation.labelled_sets import definition_of, read_samples
 from docagent.kit.loader import read_bundle
 from docagent.kit.samples import read_label
 from docagent.kit.validate import validate
-from docagent.localcloud.bedrock.evidence import with_evidence
-from docagent.localcloud.bedrock.labels import Label, document_sha256, read_labels
+from docagent.localcloud.bedrock.converse_api import LocalBedrock
+from docagent.localcloud.bedrock.labels import Label, read_labels
 from functions import s3_json
 from functions.documents import DocumentInput
+from functions.inference.converse import converse_body
 from functions.logic.process_document import process_document
 from functions.payloads.job import PreparedJob
 from functions.payloads.model_calls import ModelReply
@@ -36,17 +37,25 @@ SAMPLES = FIXTURE / "samples"
 
 
 class LabelModel:
-    """The local model's extraction of a labelled text document: the label's fields, with its evidence."""
+    """The local Bedrock (its Converse answer, in process) holding ``labels``."""
 
     system, operation, model_id = "test.fake", "chat", "fake-model"
 
     def __init__(self, labels: list[Label]) -> None:
-        self.labels = {label.sha256: label for label in labels}
+        self.bedrock = LocalBedrock()
+        self.bedrock.labels.add(labels)
 
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
-        label = self.labels[document_sha256(document.data)]
-        text = with_evidence(json.dumps(label.fields), [document.data.decode()], label.quotes)
-        return ModelReply(text=text, model_id=self.model_id, input_tokens=300, output_tokens=80)
+        body = converse_body(document, system, user, 2000, 0.0)
+        status, _, answer = self.bedrock.converse(self.model_id, body["system"], body["messages"], 2000)
+        assert status == 200, answer
+        reply = json.loads(answer)
+        return ModelReply(
+            text=reply["output"]["message"]["content"][0]["text"],
+            model_id=self.model_id,
+            input_tokens=reply["usage"]["inputTokens"],
+            output_tokens=reply["usage"]["outputTokens"],
+        )
 
 
 @pytest.fixture
