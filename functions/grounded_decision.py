@@ -1,6 +1,6 @@
 """A document's outcome with its evidence (docs/design.md, "Evidence and confidence"): the checks' decision
 (functions/checks.py), then review for each required field not grounded and each field under its class's
-``review_below``, the reason naming each field. A rejection stays a rejection.
+``review_below`` (but fields of mode ``none``), the reason naming each field. A rejection stays a rejection.
 """
 
 from __future__ import annotations
@@ -33,14 +33,10 @@ def evidence_of(
     return after_checks(ground_fields(fields, quotes, pages, schema), failed)
 
 
-# The schema annotation of a field the model writes rather than reads, which no quote can hold (a one-line
-# summary of the whole document): its grounding is recorded, never a reason for review.
-DERIVED_KEYWORD = "x-grounding"
-
-
 @dataclass(frozen=True)
 class Thresholds:
-    """What sends a class's fields to review: its required fields (but derived ones) and ``review_below``."""
+    """What sends a class's fields to review: its required fields and ``review_below`` (a field of mode
+    ``none``, functions/grounding_modes.py, never: its evidence says so)."""
 
     required: list[str]
     per_field: dict[str, float]
@@ -48,20 +44,10 @@ class Thresholds:
 
     @classmethod
     def of(cls, class_bundle: ClassBundle) -> Thresholds:
-        schema = class_bundle.schema_
-        listed = schema.get("required")
-        properties = schema.get("properties")
-        derived = {  # a field the model writes rather than reads (a summary): ``"x-grounding": "none"``
-            str(name)
-            for name, sub in (properties if isinstance(properties, dict) else {}).items()
-            if isinstance(sub, dict) and sub.get(DERIVED_KEYWORD) == "none"
-        }
-        required = (
-            [str(name) for name in listed if str(name) not in derived] if isinstance(listed, list) else []
-        )
+        listed = class_bundle.schema_.get("required")
         below = class_bundle.spec.review_below
         return cls(
-            required,
+            [str(name) for name in listed] if isinstance(listed, list) else [],
             below if isinstance(below, dict) else {},
             below if isinstance(below, float) else None,
         )

@@ -2,9 +2,10 @@
 the pipeline and not the model. For each field the model quoted: is the quote in the document (whitespace
 runs and case normalised; else fuzzy, by rapidfuzz, at ``FUZZY_THRESHOLD``), on the page it named, and does
 the value agree with its quote under the class's schema (dates, amounts and numbers read from the quote as
-the schema's ``x-normalise`` reads them; codes by their digits; text by token overlap)? Each field is
-grounded, approximate, not found or unverified (no text layer), with its span in the page's text and a
-confidence.
+the schema's ``x-normalise`` reads them; codes by their digits; text by token overlap), for a field graded
+``verbatim`` (functions/grounding_modes.py: a ``support`` or ``none`` field's value is not compared)? Each
+field is grounded, approximate, not found or unverified (no text layer), with its span in the page's text and
+a confidence.
 
 Pure functions of the page texts, the fields, the quotes and the schema: the same inputs give the same result.
 """
@@ -21,7 +22,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from functions.fields import normalise_amount, normalise_date
-from functions.payloads.evidence import FieldEvidence, Grounding, Quote
+from functions.grounding_modes import GROUNDING_KEYWORD, grounding_mode, name_of
+from functions.payloads.evidence import FieldEvidence, Grounding, GroundingMode, Quote
 
 # A quote found only fuzzily counts when rapidfuzz's partial_ratio_alignment (0-100: the best-matching window
 # of the page against the quote, normalised Indel similarity) reaches this: 90 lets a pypdf extraction's
@@ -232,23 +234,29 @@ def confidence(grounding: Grounding, agrees: bool | None, model_score: float | N
 
 
 def ground(
-    value: JsonValue, quote: Quote | None, pages: list[str] | None, schema: dict[str, Any]
+    value: JsonValue,
+    quote: Quote | None,
+    pages: list[str] | None,
+    schema: dict[str, Any],
+    mode: GroundingMode | None = None,
 ) -> FieldEvidence:
-    """One field's grounding: ``pages`` are the document's page texts (None: no text layer read)."""
+    """One field's grounding: ``pages`` are the document's page texts (None: no text layer read); ``mode``
+    how the value is held to its quote (None: the schema's, functions/grounding_modes.py)."""
+    mode = mode or grounding_mode(schema)
     if quote is None:
         return FieldEvidence(grounding="not_found", confidence=confidence("not_found", None, None),
-                             note="the model gave no evidence")  # fmt: skip
-    agrees = value_agrees(value, quote.quote, schema)
+                             note="the model gave no evidence", mode=mode)  # fmt: skip
+    agrees = value_agrees(value, quote.quote, schema) if mode == "verbatim" else None
     if pages is None:
         grounding: Grounding = "unverified"
         return FieldEvidence(quote=quote.quote, page=quote.page, grounding=grounding, value_agrees=agrees,
                              confidence=confidence(grounding, agrees, quote.confidence),
-                             note="the page has no text layer the pipeline reads")  # fmt: skip
+                             note="the page has no text layer the pipeline reads", mode=mode)  # fmt: skip
     found = locate(quote.quote, pages, quote.page)
     if found is None:
         return FieldEvidence(quote=quote.quote, page=quote.page, grounding="not_found", value_agrees=agrees,
                              confidence=confidence("not_found", agrees, quote.confidence),
-                             note=f"the quote {quote.quote!r} is not in the document")  # fmt: skip
+                             note=f"the quote {quote.quote!r} is not in the document", mode=mode)  # fmt: skip
     notes = []
     if found.page != quote.page:
         notes.append(f"the quote is on page {found.page}, not page {quote.page}")
@@ -267,6 +275,7 @@ def ground(
         value_agrees=agrees,
         confidence=confidence(grounding, agrees, quote.confidence),
         note="; ".join(notes) or None,
+        mode=mode,
     )
 
 
@@ -281,19 +290,27 @@ def leaves(
     value: JsonValue, schema: dict[str, Any], path: str = ""
 ) -> Iterator[tuple[str, JsonValue, dict[str, Any]]]:
     """Every non-null scalar of the fields by its path (``party.name``, ``line_items[0].amount``) with
-    its schema."""
+    its schema (an object's or a list's ``x-grounding`` passed down to its parts that do not say theirs)."""
     if isinstance(value, dict):
         properties = schema.get("properties")
         properties = properties if isinstance(properties, dict) else {}
         for name, item in value.items():
             sub = properties.get(name)
-            yield from leaves(item, sub if isinstance(sub, dict) else {}, f"{path}.{name}".lstrip("."))
+            part = _inherited(sub if isinstance(sub, dict) else {}, schema)
+            yield from leaves(item, part, f"{path}.{name}".lstrip("."))
     elif isinstance(value, list):
         items = schema.get("items")
         for index, item in enumerate(value):
-            yield from leaves(item, items if isinstance(items, dict) else {}, f"{path}[{index}]")
+            part = _inherited(items if isinstance(items, dict) else {}, schema)
+            yield from leaves(item, part, f"{path}[{index}]")
     elif value is not None:
         yield path, value, schema
+
+
+def _inherited(sub: dict[str, Any], parent: dict[str, Any]) -> dict[str, Any]:
+    if GROUNDING_KEYWORD in parent and GROUNDING_KEYWORD not in sub:
+        return {**sub, GROUNDING_KEYWORD: parent[GROUNDING_KEYWORD]}
+    return sub
 
 
 def ground_fields(
@@ -302,8 +319,11 @@ def ground_fields(
     pages: list[str] | None,
     schema: dict[str, Any],
 ) -> dict[str, FieldEvidence]:
-    """Every field's evidence, by path."""
-    return {path: ground(value, quotes.get(path), pages, sub) for path, value, sub in leaves(fields, schema)}
+    """Every field's evidence, by path, each by its mode (functions/grounding_modes.py)."""
+    return {
+        path: ground(value, quotes.get(path), pages, sub, grounding_mode(sub, name_of(path)))
+        for path, value, sub in leaves(fields, schema)
+    }
 
 
 def field_of(path: str) -> str:
@@ -318,7 +338,8 @@ def review_reasons(
     default_below: float | None,
 ) -> list[str]:
     """Why a person must see the document: each required field not grounded (always), and each field whose
-    confidence is under its ``review_below`` (by top-level field, else the class's)."""
+    confidence is under its ``review_below`` (by top-level field, else the class's); never a field of mode
+    ``none``."""
     return list(review_paths(evidence, required, review_below, default_below).values())
 
 
@@ -328,9 +349,12 @@ def review_paths(
     review_below: dict[str, float],
     default_below: float | None,
 ) -> dict[str, str]:
-    """review_reasons by path: each path that sends the document to review, with its reason."""
+    """review_reasons by path: each path that sends the document to review, with its reason (a field of mode
+    ``none`` never does)."""
     reasons = {}
     for path, found in evidence.items():
+        if found.mode == "none":
+            continue
         top = field_of(path)
         if top in required and not is_grounded(found):
             reasons[path] = f"{path} is not grounded in the document: {found.note or found.grounding}"

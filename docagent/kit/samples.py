@@ -16,17 +16,20 @@ A label is one of two JSON objects (docs/defining-a-job.md, "Samples and labels"
   classification answers.
 
 An object whose keys are ``class`` and (optionally) ``fields`` and nothing else is the second form; one with
-``sections`` (and optionally ``class``) the third."""
+``sections`` (and optionally ``class``) the third. A document's fields (the first two forms) may carry
+``"_evidence": {PATH: TEXT}``, the text of the document that supports a field (a summary's, a judgement's),
+which the local model quotes for it (docagent/localcloud/bedrock/evidence.py); it is no field: ``quotes``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from functions.documents import CONVERSE_FORMATS, detect_format
 from functions.images import page_images
+from functions.inference.evidence import EVIDENCE_KEY
 from functions.pdf_pages import page_count, release
 from functions.sections import section_id
 
@@ -57,6 +60,7 @@ class LabelContent:
     says_class: bool = False
     class_name: str | None = None
     sections: tuple[SectionLabel, ...] = ()
+    quotes: dict[str, str] = field(default_factory=dict)  # a field's supporting text, by path (``_evidence``)
 
     def class_in(self, folder_class: str | None, classes: Iterable[str]) -> tuple[str | None, str | None]:
         """(the sample's class, None for no class; or a problem): the label's own, else the folder's, else
@@ -130,8 +134,27 @@ def read_label(data: Any, *, in_order: bool = True) -> LabelContent | str:
             return "a label's fields are a JSON object"
         if named is None and fields:
             return "a label of no class has no fields"
-        return LabelContent(fields=fields, says_class=True, class_name=named)
-    return LabelContent(fields=data)
+        quoted = _quoted(fields)
+        if isinstance(quoted, str):
+            return quoted
+        return LabelContent(fields=quoted[0], says_class=True, class_name=named, quotes=quoted[1])
+    quoted = _quoted(data)
+    return quoted if isinstance(quoted, str) else LabelContent(fields=quoted[0], quotes=quoted[1])
+
+
+def _quoted(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]] | str:
+    """A label's fields without their ``_evidence`` and its quotes by path, or what is wrong with them."""
+    if EVIDENCE_KEY not in fields:
+        return fields, {}
+    given = fields[EVIDENCE_KEY]
+    if not isinstance(given, dict) or not all(
+        isinstance(text, str) and text.strip() for text in given.values()
+    ):
+        return (
+            f"a label's \"{EVIDENCE_KEY}\" is an object: each field's path and the text of the document that "
+            'supports it ({"summary": "She rebuilt our billing engine"})'
+        )
+    return {name: value for name, value in fields.items() if name != EVIDENCE_KEY}, dict(given)
 
 
 def _packet_label(raw: Any) -> LabelContent | str:

@@ -17,6 +17,7 @@ from jsonschema.exceptions import ValidationError as LabelError  # type: ignore[
 from pydantic import TypeAdapter, ValidationError
 
 from docagent.kit import schemas
+from docagent.kit.grounding_notes import grounding_problems
 from docagent.kit.problems import (
     DOCS,
     Problem,
@@ -453,6 +454,7 @@ def validate(
         if schema is None:
             continue
         problems += _schema_problems(schema, spec.schema_file)
+        problems += grounding_problems(schema, spec.schema_file) if isinstance(schema, dict) else []
         if spec.prompt_file is not None:
             problems += _prompt_problems(root, spec.prompt_file)
         if isinstance(schema, dict) and _readable(schema):

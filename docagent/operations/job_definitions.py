@@ -14,6 +14,7 @@ from rich.console import Console
 
 from docagent import project
 from docagent.kit import registry
+from docagent.kit.grounding_notes import grounding_notes
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.validate import validate
 from docagent.operations.context import (
@@ -94,10 +95,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     folder = Path(args.path)
     reachable = _reachable_deployment(args)
     problems = validate(folder, reachable.actions, reachable.models)
-    name, sha = None, None
+    name, sha, notes = None, None, []
     if not problems:
         bundle = read_bundle(folder)
-        name, sha = bundle.name, bundle.sha256
+        name, sha, notes = bundle.name, bundle.sha256, grounding_notes(bundle)
     output = DefinitionValidateOutput(
         folder=str(folder),
         name=name,
@@ -106,11 +107,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         problems=problems,
         actions_checked=reachable.actions_checked,
         models_checked=reachable.models_checked,
+        notes=notes,
     )
 
     def human() -> None:
-        for problem in problems:
-            console.print(problem.line())
+        for line in [*(problem.line() for problem in problems), *notes]:
+            console.print(line)
         if problems:
             console.print(
                 f"{folder}: {len(problems)} problem(s); nothing can be published until they are fixed"

@@ -30,6 +30,11 @@ class DefinitionValidateOutput(Output):
         description="whether job.json's models were checked against the models a reachable deployment's "
         "functions may call (its MODELS_ALLOWED), as publish and start check them, or why not"
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what is no problem but worth knowing: each field graded support by default (a boolean, "
+        "free text; docs/defining-a-job.md, 'Checks and outcome'); none when the definition has problems",
+    )
 
 
 class DefinitionPublishOutput(Output):

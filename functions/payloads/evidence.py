@@ -17,6 +17,10 @@ from functions.payloads.common import StrictModel
 # not in the document, or the value does not agree with its quote; unverified: the document has no text layer
 # the pipeline reads (a page read visually), so only the page is known.
 Grounding = Literal["grounded", "approximate", "not_found", "unverified"]
+# How a field is held to its quote (its schema's ``x-grounding``, functions/grounding_modes.py): verbatim, the
+# value is read from the quote; support, the quote must be found but the value is not compared (a summary, a
+# judgement); none, no check (the quote recorded, never a reason for review).
+GroundingMode = Literal["verbatim", "support", "none"]
 
 
 class Quote(StrictModel):
@@ -41,6 +45,9 @@ class FieldEvidence(StrictModel):
     )
     confidence: float = Field(ge=0, le=1)
     note: str | None = Field(None, description="why it is not grounded, in words")
+    mode: GroundingMode = Field(
+        "verbatim", description="how the value is held to its quote (x-grounding): verbatim, support, none"
+    )
 
 
 # Cascade.escalated when the strong model gave the whole document (the cheap model's reply gave no fields).

@@ -208,13 +208,19 @@ class LocalBedrock:
         return MessageInput(text, document_sha256(text.encode("utf-8")), 0)
 
     def _with_faults(
-        self, reply: str, model_id: str, *, evidence: bool, pages: list[str] | None = None
+        self,
+        reply: str,
+        model_id: str,
+        *,
+        evidence: bool,
+        pages: list[str] | None = None,
+        quotes: dict[str, str] | None = None,
     ) -> str:
-        """An answer with its evidence (``evidence``: an extract call answered from a label,
-        docagent/localcloud/bedrock/evidence.py), then the ``corrupt`` and ``misquote`` faults (for the
-        models they apply to)."""
+        """An answer with its evidence (``evidence``: an extract call answered from a label, ``quotes`` the
+        label's own: docagent/localcloud/bedrock/evidence.py), then the ``corrupt`` and ``misquote`` faults
+        (for the models they apply to)."""
         if evidence:
-            reply = with_evidence(reply, pages or [])
+            reply = with_evidence(reply, pages or [], quotes)
         if not self.faults.applies_to(model_id):
             return reply
         if self.faults.corrupt is not None:
@@ -222,6 +228,11 @@ class LocalBedrock:
         if self.faults.misquote is not None:
             reply = self.faults.misquoted(reply, self._draw())
         return reply
+
+    def _label_quotes(self, digest: str) -> dict[str, str] | None:
+        """The supporting quotes the label of the document ``digest`` gives (its ``_evidence``), if any."""
+        label = self.labels.get(digest)
+        return label.quotes if label is not None else None
 
     def _draw(self) -> float:
         with self.lock:
@@ -309,7 +320,9 @@ class LocalBedrock:
             evidence = question is None or question.kind == "extract"
             if message.window is not None and evidence:
                 answered = window_reply(answered, message.window, pages)
-            reply = self._with_faults(answered, model_id, evidence=evidence, pages=pages)
+            reply = self._with_faults(
+                answered, model_id, evidence=evidence, pages=pages, quotes=self._label_quotes(digest)
+            )
         stop_reason = "end_turn"
         shape = self._draw() if faults.applies_to(model_id) else 1.0
         if shape < faults.malformed:

@@ -1,8 +1,10 @@
 """The local model's evidence (docs/design.md, "Evidence and confidence"): each value of an extract reply
-quoted from the document, as a real model is asked to (functions/inference/evidence.py). A label may give
-its own ``_evidence``; otherwise each value's own text is looked for in the document's page texts, line by
-line, and the line that holds it is the quote. A value the document does not hold gets itself as the quote
-(and the grounding check then finds it not grounded, as it should).
+quoted from the document, as a real model is asked to (functions/inference/evidence.py). A label may give a
+field's supporting text (its ``_evidence``, docagent/kit/samples.py: a summary's or a judgement's, which is
+not the value), quoted on the page that holds it; otherwise each value's own text is looked for in the
+document's page texts, line by line, and the line that holds it is the quote. A value the document does not
+hold gets itself as the quote (and the grounding check then finds it not grounded, as it should). A reply
+that carries its own ``_evidence`` (a reader's) is kept as it is.
 
 The ``misquote=FIELD[:RATE]`` fault (ModelFaults) replaces that field's quotes with a sentence the document
 does not hold.
@@ -16,7 +18,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from functions.grounding import leaves, normalised, value_agrees
+from functions.grounding import leaves, locate, normalised, value_agrees
 from functions.inference.evidence import EVIDENCE_KEY
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -56,16 +58,27 @@ def found_quote(value: JsonValue, pages: list[str]) -> dict[str, JsonValue] | No
     return None
 
 
-def with_evidence(reply: str, pages: list[str]) -> str:
-    """An extract reply with ``_evidence`` for each of its values (a reply that has it, or is no JSON object,
-    is returned as it is)."""
+def given_quote(text: str, pages: list[str]) -> dict[str, JsonValue]:
+    """A label's supporting ``text`` for a field as the local model quotes it: on the page that holds it
+    (page 1 when none does)."""
+    found = locate(text, pages, 1)
+    return {"quote": text, "page": found.page if found is not None else 1}
+
+
+def with_evidence(reply: str, pages: list[str], given: dict[str, str] | None = None) -> str:
+    """An extract reply with ``_evidence`` for each of its values, ``given``'s text (a label's quotes by
+    path) where it names one (a reply that has ``_evidence``, or is no JSON object, is returned as it is)."""
     try:
         fields: Any = json.loads(reply)
     except ValueError:
         return reply
     if not isinstance(fields, dict) or EVIDENCE_KEY in fields:
         return reply
-    quotes = {path: quote_for(value, pages) for path, value, _ in leaves(fields, {})}
+    given = given or {}
+    quotes = {
+        path: given_quote(given[path], pages) if path in given else quote_for(value, pages)
+        for path, value, _ in leaves(fields, {})
+    }
     body = reply.rstrip()[:-1]  # the reply as it is (its size and layout), one key added at its end
     separator = ", " if fields else " "
     return f"{body}{separator}{json.dumps(EVIDENCE_KEY)}: {json.dumps(quotes)}}}"

@@ -77,6 +77,9 @@ class Label(BaseModel):
     class_name: str | None = Field(None, description="None: the definition's only class, or no class")
     no_class: bool = Field(False, description="the label says the document is of no class")
     fields: dict[str, JsonValue]
+    quotes: dict[str, str] = Field(
+        default_factory=dict, description="the text supporting a field, by path: the label's _evidence"
+    )
     source: str = Field("", description="the document's path when it was registered")
     pages: list[PageLabel] | None = Field(None, description="a packet's page window: each page's answer")
     unlabelled: list[int] = Field(
@@ -344,6 +347,7 @@ def read_labels(folder: str | Path) -> list[Label]:
                 class_name=class_name,
                 no_class=content.says_class and content.class_name is None,
                 fields=content.fields,
+                quotes=content.quotes,
                 source=str(found[0]),
             )
             for digest in label_digests(data)
