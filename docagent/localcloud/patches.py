@@ -109,8 +109,8 @@ from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
-from docagent.localcloud.iam import credentials as iam
 from docagent.localcloud.iam import enforcement as iam_enforcement
+from docagent.localcloud.iam import role_tokens as iam
 from docagent.localcloud.lambdas.runtime import RATE_EXCEEDED, FunctionSpec, TooManyRequestsError
 from docagent.localcloud.lambdas.zygote import share_sdk_data
 from docagent.localcloud.s3 import default_encryption as s3_default_encryption

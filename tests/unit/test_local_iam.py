@@ -12,9 +12,9 @@ from moto import mock_aws
 
 from docagent.localcloud.iam import actions
 from docagent.localcloud.iam.actions import Check, UnmappedRequestError, Where
-from docagent.localcloud.iam.credentials import role_credentials
 from docagent.localcloud.iam.enforcement import ENFORCED_TAG, Authorizer, denial_message, enabled
 from docagent.localcloud.iam.policy import Decision, Policy, UnsupportedConditionError, evaluate
+from docagent.localcloud.iam.role_tokens import role_credentials
 
 WHERE = Where("123456789012", "us-east-1")
 BUCKET = "arn:aws:s3:::jobs"

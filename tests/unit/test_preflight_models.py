@@ -5,6 +5,7 @@ concurrency sum, and the Region from AWS_REGION. botocore Stubbers: nothing call
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -135,6 +136,8 @@ def test_make_deploy_runs_preflight_invoking_the_models_of_the_job_it_deploys(tm
     printed = subprocess.run(
         ["make", "-n", "-o", ".venv/.installed", "-o", "node_modules/.installed", "deploy", f"JOB={job}"],
         cwd=project.ROOT,
+        # as a shell runs it, not as a recipe of `make test` would (make[1]: Entering directory ...)
+        env={k: v for k, v in os.environ.items() if k not in {"MAKELEVEL", "MAKEFLAGS", "MFLAGS"}},
         capture_output=True,
         text=True,
         check=True,

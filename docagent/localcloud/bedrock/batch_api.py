@@ -37,7 +37,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from docagent.localcloud.bedrock.batch_path import PATH
-from docagent.localcloud.iam.credentials import role_credentials
+from docagent.localcloud.iam.role_tokens import role_credentials
 from docagent.localcloud.stepfunctions.status_events import matching_targets
 from functions.batch_inference.facts import (
     BATCH_MAX_JOB_BYTES,

@@ -36,8 +36,8 @@ from moto.sns.models import sns_backends
 
 from docagent.localcloud.iam import actions
 from docagent.localcloud.iam.actions import Check, UnmappedRequestError, Where
-from docagent.localcloud.iam.credentials import role_key, role_session
 from docagent.localcloud.iam.policy import Decision, Policy, Principal, UnsupportedConditionError, evaluate
+from docagent.localcloud.iam.role_tokens import role_key, role_session
 from docagent.localcloud.state.persistence import read_body
 
 SWITCH = "DOCAGENT_LOCAL_IAM"

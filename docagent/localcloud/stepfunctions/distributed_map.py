@@ -57,7 +57,7 @@ from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
 
 from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.iam.actions import Check
-from docagent.localcloud.iam.credentials import WORKFLOW_SESSION
+from docagent.localcloud.iam.role_tokens import WORKFLOW_SESSION
 from docagent.localcloud.stepfunctions import map_children, map_extras, result_writer
 from docagent.localcloud.stepfunctions.map_extras import (
     AtLeastOnce,
