@@ -22,14 +22,28 @@ NANO_PER_USD = 1_000_000_000
 BATCH_PRICE_FACTOR = 0.5
 
 
+# What a model reads through Converse ("Supported models and model features", looked up 2026-12-07:
+# https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-supported-models-features.html):
+# text always, "image" (the Vision column), "document" (the Document chat column: a PDF or DOCX block).
+TEXT_ONLY: frozenset[str] = frozenset({"text"})
+TEXT_AND_DOCUMENTS: frozenset[str] = frozenset({"text", "document"})
+EVERYTHING: frozenset[str] = frozenset({"text", "image", "document"})
+
+
 @dataclass(frozen=True)
 class ModelPrice:
-    """On-demand price per 1,000 tokens; ``matches`` is a substring of the model or inference profile id."""
+    """On-demand price per 1,000 tokens; ``matches`` is a substring of the model or inference profile id;
+    ``reads``: what Converse lets the model read (text, image, document), None where not recorded."""
 
     matches: str
     input_per_1000: float
     output_per_1000: float
     source: str
+    reads: frozenset[str] | None = None
+
+    def batch_per_1000(self) -> tuple[float, float]:
+        """(input, output) per 1,000 tokens on batch inference."""
+        return self.input_per_1000 * BATCH_PRICE_FACTOR, self.output_per_1000 * BATCH_PRICE_FACTOR
 
 
 # Bedrock on-demand, per 1,000 tokens. As of 2026-11: https://aws.amazon.com/bedrock/pricing/ (Anthropic);
@@ -38,11 +52,26 @@ class ModelPrice:
 # Claude 3.5 Haiku $0.80 / $4.00 per million (https://deploybase.ai/articles/amazon-bedrock-pricing),
 # Claude Haiku 4.5 $1 / $5 per million on the global endpoint, regional (us.*) 10% more
 # (https://clauder-navi.com/en/bedrock-claude-cost/). The first entry whose ``matches`` is in the id wins.
+# Amazon Nova, looked up 2026-12-07 (us-east-1, on-demand, per 1M tokens input / output; the in-Region id
+# amazon.nova-*-v1:0 and the us./eu. geographic profiles alike): Nova Micro $0.035 / $0.14, Nova Lite $0.06 /
+# $0.24, Nova Pro $0.80 / $3.20 (https://aws.amazon.com/bedrock/pricing/ as quoted by
+# https://pristren.com/blog/amazon-nova-micro-ultra-fast and https://www.swfte.com/de/blog/amazon-nova-pro-pricing,
+# "As of May 2026": Pro batch $0.40 / $1.60, i.e. BATCH_PRICE_FACTOR; the Presidentlin llm-pricing-calculator
+# table lists Micro batch $0.0175 / $0.07 and Lite batch $0.03 / $0.12, half again). Converse: Micro reads
+# text only (no document chat, no vision), Lite and Pro read text, images and documents (the page above).
+# Nova 2 Lite (amazon.nova-2-lite-v1:0, cross-Region profiles only) is not priced: no AWS price was found on
+# 2026-12-07 (resellers quote $0.38 / $3.16 with their margin), so its id is named as unpriced, not guessed.
+NOVA_SOURCE = "https://aws.amazon.com/bedrock/pricing/ (looked up 2026-12-07)"
 MODEL_PRICES: tuple[ModelPrice, ...] = (
-    ModelPrice("claude-3-haiku", 0.00025, 0.00125, "https://aws.amazon.com/bedrock/pricing/"),
-    ModelPrice("claude-3-5-haiku", 0.0008, 0.004, "https://aws.amazon.com/bedrock/pricing/"),
+    ModelPrice("claude-3-haiku", 0.00025, 0.00125, "https://aws.amazon.com/bedrock/pricing/", EVERYTHING),
+    ModelPrice(
+        "claude-3-5-haiku", 0.0008, 0.004, "https://aws.amazon.com/bedrock/pricing/", TEXT_AND_DOCUMENTS
+    ),
     ModelPrice("global.anthropic.claude-haiku-4-5", 0.001, 0.005, "https://aws.amazon.com/bedrock/pricing/"),
     ModelPrice("claude-haiku-4-5", 0.0011, 0.0055, "https://aws.amazon.com/bedrock/pricing/ (regional +10%)"),
+    ModelPrice("amazon.nova-micro", 0.000035, 0.00014, NOVA_SOURCE, TEXT_ONLY),
+    ModelPrice("amazon.nova-lite", 0.00006, 0.00024, NOVA_SOURCE, EVERYTHING),
+    ModelPrice("amazon.nova-pro", 0.0008, 0.0032, NOVA_SOURCE, EVERYTHING),
 )
 
 

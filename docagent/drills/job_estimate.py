@@ -27,6 +27,8 @@ from typing import Any
 from docagent.drills.batch_figures import BATCH_SECONDS_PER_DOCUMENT
 from docagent.drills.cost import UsageModel, cost_report
 from docagent.operations.context import OperatorError
+from docagent.operations.model_costs import cost_per_1000
+from docagent.operations.preflight import definition_models
 from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES, BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
 from functions.batch_inference.plan import record_bytes_bound
 from stacks.config import DocAgentConfig
@@ -97,8 +99,12 @@ def batch_jobs_needed(documents: int, config: DocAgentConfig) -> dict[str, int]:
     }
 
 
-def job_estimate(documents: int, config: DocAgentConfig, usage: UsageModel | None) -> dict[str, Any]:
-    """The time and cost of a job of ``documents`` documents, on-demand and on batch inference."""
+def job_estimate(
+    documents: int, config: DocAgentConfig, usage: UsageModel | None, models: list[str] | None = None
+) -> dict[str, Any]:
+    """The time and cost of a job of ``documents`` documents, on-demand and on batch inference; ``per_1000``:
+    1,000 documents' model cost for each of ``models`` (a definition's; default: the deployment's model_id
+    and extra_model_ids) and each reading mode (docagent/operations/model_costs.py)."""
     if documents < 1:
         raise OperatorError("--documents must be at least 1")
     pace = on_demand_pace(config)
@@ -137,6 +143,7 @@ def job_estimate(documents: int, config: DocAgentConfig, usage: UsageModel | Non
         "cost_covers": "the whole job (measured usage)" if usage is not None else "the model calls only",
         "prices_as_of": report["prices_as_of"],
         "verdict": modes["verdict"],
+        "per_1000": [row.model_dump() for row in cost_per_1000(models or config.model_ids())],
     }
     return {**estimate, "summary": summary_line(estimate)}
 
@@ -172,7 +179,8 @@ def summary_line(estimate: dict[str, Any]) -> str:
 def estimate_for_preflight(args: argparse.Namespace, config: DocAgentConfig) -> dict[str, Any]:
     """``preflight``'s estimate: ``--documents`` (default: the config's max_documents) and ``--usage``."""
     documents = config.max_documents if args.documents is None else args.documents
-    return job_estimate(documents, config, load_usage(args.usage))
+    models = definition_models(args.definition) if getattr(args, "definition", None) else None
+    return job_estimate(documents, config, load_usage(args.usage), models)
 
 
 def add_to_preflight(commands: Any, common: argparse.ArgumentParser) -> None:

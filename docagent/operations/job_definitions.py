@@ -36,7 +36,7 @@ from docagent.operations.kit_shapes import (
 )
 from functions import storage
 from functions.actions.allowed import AllowedTargets
-from functions.definition import DEFINITION_FILE
+from functions.definition import DEFINITION_FILE, DefinitionBundle
 from functions.settings import Settings
 from stacks import outputs as names
 
@@ -154,17 +154,22 @@ def deployed_models(context: OperatorContext) -> list[str] | None:
     return _MODEL_IDS.validate_json(raw) if raw else None
 
 
-def publish_folder(context: OperatorContext, folder: str | Path) -> registry.Published:
-    """Validate, then publish; an invalid folder is refused with every problem (DefinitionInvalid)."""
+def checked_folder(context: OperatorContext, folder: str | Path) -> DefinitionBundle:
+    """A definition folder validated against the deployment; an invalid one is refused with every problem
+    (DefinitionInvalid)."""
     try:
-        bundle = registry.checked_bundle(folder, deployed_allow_list(context), deployed_models(context))
+        return registry.checked_bundle(folder, deployed_allow_list(context), deployed_models(context))
     except DefinitionInvalid as error:
         raise RefusedError(
             "DefinitionInvalid",
             f"{error}\nfix them (`docagent definition validate {folder}`), then publish",
             details={"problems": error.problems},
         ) from None
-    return registry.publish(context.client("s3"), context.bucket, bundle)
+
+
+def publish_folder(context: OperatorContext, folder: str | Path) -> registry.Published:
+    """Validate, then publish; an invalid folder is refused with every problem (DefinitionInvalid)."""
+    return registry.publish(context.client("s3"), context.bucket, checked_folder(context, folder))
 
 
 def publish_output(published: registry.Published) -> DefinitionPublishOutput:
@@ -208,8 +213,13 @@ class StartDefinition:
 def start_definition(
     ctx: OperatorContext, args: argparse.Namespace, *, new_job: bool
 ) -> StartDefinition | None:
-    """--job PATH is published first (validated: an invalid folder starts nothing); --definition NAME must be
-    published. PrepareJob pins the version current when it runs (a start that is no new job changes none)."""
+    """--job PATH is published first (validated: an invalid folder starts nothing; with --dry-run validated
+    only); --definition NAME must be published. PrepareJob pins the version current when it runs (a start
+    that is no new job changes none)."""
+    if getattr(args, "job", None) and getattr(args, "dry_run", False):
+        bundle = checked_folder(ctx, args.job)
+        label = registry.label(bundle.definition.name, bundle.sha256)
+        return StartDefinition(bundle.definition.name, label, " (validated; --dry-run: not published)")
     if getattr(args, "job", None):
         published = publish_output(publish_folder(ctx, args.job))
         return StartDefinition(published.name, published.version, f" ({publish_line(published)})")

@@ -138,6 +138,35 @@ class StartSource(Output):
     )
 
 
+class ModelCost(Output):
+    """What 1,000 documents cost in one model's calls read one way (docagent/operations/model_costs.py)."""
+
+    model_id: str
+    mode: Literal["text", "image", "visual"] = Field(description="how the pages reach the model")
+    input_tokens: int = Field(description="of 1,000 documents, from the measured tokens a document or page")
+    output_tokens: int
+    priced: bool = Field(description="false: functions/spend.py has no dated price for the model")
+    reads: bool | None = Field(description="Converse lets the model read this way; null: not recorded")
+    on_demand_usd: float | None
+    batch_usd: float | None
+
+
+class StartEstimate(Output):
+    """``start``'s estimate before anything starts (--dry-run prints it; a job over its budget is refused)."""
+
+    documents: int
+    models: list[str] = Field(
+        description="the definition's models (cheap, strong) or the deployment's model_id"
+    )
+    read: str = Field(description="the definition's read mode (auto: priced as text)")
+    model_usd: float | None = Field(
+        description="the first model reading every document, on-demand: a floor (a cascade's strong model "
+        "comes on top for the documents it is asked about)"
+    )
+    max_cost_usd: float | None = Field(description="the job's budget; null: none")
+    per_1000: list[ModelCost]
+
+
 class StartOutput(Output):
     """``docagent start``: the job started (or found already started with the same input)."""
 
@@ -146,9 +175,9 @@ class StartOutput(Output):
         description="true: no --job-id; derived from the definition's version and the documents (the same "
         "documents started again are the same job)"
     )
-    execution_arn: str
-    started: bool = Field(description="false: the same request had started it before")
-    status: str
+    execution_arn: str | None = Field(description="null with --dry-run of a job not started")
+    started: bool = Field(description="false: the same request had started it before (or --dry-run)")
+    status: str | None = Field(description="null with --dry-run of a job not started")
     started_at: str | None
     request: dict[str, Any] = Field(description="the execution input (docs/design.md: JobRequest)")
     request_sha256: str
@@ -160,6 +189,8 @@ class StartOutput(Output):
         description="--definition/--job: the definition's current version (name@sha12), which PrepareJob "
         "pins; null: the deployment's default_definition",
     )
+    dry_run: bool = Field(False, description="--dry-run: validated and listed; nothing uploaded or started")
+    estimate: StartEstimate | None = Field(None, description="the model cost before the start")
 
 
 class JobRow(Output):
@@ -244,6 +275,10 @@ class JobEstimate(Output):
     prices_as_of: str
     verdict: str
     summary: str = Field(description="the estimate in one line, as the human view prints it")
+    per_1000: list[ModelCost] = Field(
+        description="1,000 documents' model cost by model (--definition's models, else model_id) and reading "
+        "mode, on-demand and batch"
+    )
 
 
 class PreflightOutput(Output):

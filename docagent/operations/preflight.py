@@ -28,6 +28,8 @@ from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.registry import current_bundle
 from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, OperatorError, command, emit
 from docagent.operations.display import wide_console
+from docagent.operations.json_shapes import ModelCost
+from docagent.operations.model_costs import lines as cost_lines
 from docagent.operations.preflight_check import Check, error_code, skipped
 from docagent.operations.preflight_models import ModelChecks
 from docagent.operations.reference import lookup_checks, reference_warnings
@@ -243,7 +245,7 @@ def _config() -> DocAgentConfig:
         raise OperatorError(str(error)) from None
 
 
-def _definition_models(folder: str) -> list[str] | None:
+def definition_models(folder: str) -> list[str] | None:
     """The models job.json ``models`` names in a definition folder (None when it names none)."""
     try:
         return read_bundle(folder).definition.models
@@ -254,7 +256,7 @@ def _definition_models(folder: str) -> list[str] | None:
 @command
 def cmd_preflight(args: argparse.Namespace) -> int:
     config = _config()
-    models = _definition_models(args.definition) if args.definition else None
+    models = definition_models(args.definition) if args.definition else None
     if args.aws:
         session = aws_session()
         region = session.region_name
@@ -315,6 +317,9 @@ def _print(report: dict[str, Any]) -> None:
             out.print(f"       fix: {check['fix']}")
     if report["estimate"] is not None:
         out.print(Text.assemble(("  estimate", "bold"), f" {report['estimate']['summary']}"))
+        rows = [ModelCost.model_validate(row) for row in report["estimate"]["per_1000"]]
+        for line in cost_lines(rows):
+            out.print(Text(f"    {line}"))
     out.print(Text("ready", "green") if report["ok"] else Text("not ready", "bold red"))
 
 

@@ -32,6 +32,7 @@ from functions.documents import CONVERSE_FORMATS
 from functions.logic.prepare_job import configured_sources, outside_sources
 from functions.payloads.common import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
 from stacks import outputs as names
+from stacks.config import DEFAULT_MODEL_ID
 
 SHOWN_OFFENDERS = 10
 # A prefix's documents come from its listing (key and size). Each is also read with HeadObject (the permission
@@ -82,6 +83,8 @@ class Limits:
     max_documents: int
     source_locations: str = ""  # SOURCE_LOCATIONS (empty: the job bucket's incoming/ root)
     default_definition: str = ""  # DEFAULT_DEFINITION: what a request without a definition runs
+    model_id: str = DEFAULT_MODEL_ID  # MODEL_ID: what a definition without ``models`` calls
+    default_max_cost_usd: float = 0.0  # DEFAULT_MAX_COST_USD: a request's budget unless it sets one (0: none)
 
 
 def deployed_limits(ctx: OperatorContext) -> Limits:
@@ -99,6 +102,8 @@ def deployed_limits(ctx: OperatorContext) -> Limits:
         max_documents=int(environment.get("MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS)),
         source_locations=str(environment.get("SOURCE_LOCATIONS", "")),
         default_definition=str(environment.get("DEFAULT_DEFINITION", "")),
+        model_id=str(environment.get("MODEL_ID") or DEFAULT_MODEL_ID),
+        default_max_cost_usd=float(environment.get("DEFAULT_MAX_COST_USD") or 0.0),
     )
 
 

@@ -47,6 +47,7 @@ from docagent.operations.progress import (
 from docagent.operations.records import READ_WORKERS, JobRecords, check_job_id, client_error_code
 from docagent.operations.reference import reference_warnings
 from docagent.operations.sources import Document, Source, deployed_limits, read_source
+from docagent.operations.start_estimate import dry_run, priced_start, source_payload
 from functions import storage
 from functions.logic.prepare_job import request_sha256
 from functions.payloads.common import JOB_ID_RULE
@@ -92,6 +93,12 @@ def register(
         type=float,
         help="the job's budget in US dollars: no model call starts that would pass it (BudgetExceeded); "
         "`docagent budget JOB --max-usd N` raises it",
+    )
+    start.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate the request and list the documents, print the model cost estimate, and stop: nothing "
+        "is uploaded, published or started",
     )
     start.add_argument("--wait", action="store_true", help="follow the job until it ends")
     start.add_argument(
@@ -225,6 +232,17 @@ def cmd_start(args: argparse.Namespace) -> int:
     if warnings and not args.json:
         for warning in warnings:
             console.print(f"warning: {warning}", style="yellow", markup=False)
+    new_job = existing is None and stored is None
+    estimate = priced_start(ctx, args, request, source) if new_job or args.dry_run else None
+    if args.dry_run and estimate is not None:
+        return dry_run(
+            args,
+            {"job_id": job_id, "job_id_derived": derived, "request": request, "request_sha256": sha}
+            | {"warnings": warnings, "definition": definition.version if definition else None},
+            source,
+            _source_text(source),
+            estimate,
+        )
     uploaded = 0
     if source.kind == "from_dir":
         job_exists = existing is not None or records.request is not None
@@ -249,19 +267,12 @@ def cmd_start(args: argparse.Namespace) -> int:
         "started_at": iso(described.get("startDate")),
         "request": request,
         "request_sha256": sha,
-        "source": {
-            "kind": source.kind,
-            "bucket": source.bucket,
-            "prefix": source.prefix,
-            "documents": len(source.documents),
-            "bytes": sum(doc.size for doc in source.documents),
-            "uploaded": uploaded,
-            "skipped": [item.as_json() for item in source.skipped],
-            "too_large": source.too_large,
-        },
+        "source": source_payload(source, uploaded),
         "final": None,
         "warnings": warnings,
         "definition": definition.version if definition else None,
+        "dry_run": bool(args.dry_run),
+        "estimate": None if estimate is None else estimate.model_dump(),
     }
     if not args.json:
         _print_started(payload, source, records, definition)

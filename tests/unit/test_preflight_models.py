@@ -147,7 +147,7 @@ def test_make_deploy_runs_preflight_invoking_the_models_of_the_job_it_deploys(tm
     argv = line.split()[1:]
     args = build_parser().parse_args(argv)
     assert (args.handler, args.aws, args.invoke) == (preflight_module.cmd_preflight, True, True)
-    assert preflight_module._definition_models(args.definition) == [CHEAP, STRONG]
+    assert preflight_module.definition_models(args.definition) == [CHEAP, STRONG]
     assert any(f"definition publish {job}" in line for line in printed)
     preflight = _preflight({}, definition_models=[CHEAP, STRONG])
     assert preflight.models == [MAIN, CHEAP, STRONG] and preflight.batch_model == CHEAP
