@@ -44,17 +44,22 @@ def running_cloud() -> dict[str, Any] | None:
     until it has): gone is down, never an error."""
     try:
         record: dict[str, Any] = json.loads(LOCAL_CLOUD_FILE.read_text())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no record (or its folder is a file: `local up` says so)
         return None
     except (ValueError, OSError):  # not a record (written whole: save_cloud_record), or unreadable
-        LOCAL_CLOUD_FILE.unlink(missing_ok=True)
+        _remove_stale_record()
         return None
     try:  # gone (ProcessLookupError), its pid another user's process now (PermissionError), or no pid
         os.kill(int(record["pid"]), 0)
     except (ProcessLookupError, PermissionError, KeyError, TypeError, ValueError):
-        LOCAL_CLOUD_FILE.unlink(missing_ok=True)
+        _remove_stale_record()
         return None
     return record
+
+
+def _remove_stale_record() -> None:
+    with contextlib.suppress(OSError):  # gone already, or not ours to remove: the next look says so again
+        LOCAL_CLOUD_FILE.unlink(missing_ok=True)
 
 
 def save_cloud_record(record: dict[str, Any]) -> None:
