@@ -1,4 +1,4 @@
-"""Cases (job.json ``case``; docs/design.md, "Cases"): a packet of several sections is a case. Once every
+"""Cases (job.json ``case``; docs/design.md, "Packets"): a packet of several sections is a case. Once every
 section is stored, its case is checked as the durable step ``case``: each required class counted among the
 sections (``requires``), then each case rule, a JSONata expression over all the sections
 (functions/expressions.py, with its bounds), evaluated on

@@ -25,6 +25,7 @@ from pypdf import PdfReader, PdfWriter
 from docagent.kit.loader import read_bundle
 from docagent.kit.validate import validate
 from docagent.localcloud.bedrock.labels import read_labels
+from docagent.operations.step_records import document_steps
 from functions import cases, durable, s3_json, storage
 from functions.definition import CaseSpec, JobDefinition
 from functions.logic.process_document import process_document
@@ -146,6 +147,7 @@ def test_a_claim_over_its_estimates_and_a_packet_without_an_estimate_end_in_revi
         ("repair-estimate", "requires", True),
         (WITHIN, "rule", False),
     ]
+    assert document_steps(read_bundle(folder), over)[-1] == cases.CASE_STEP  # inspect's steps of it
     row = outcomes["packet-0001.pdf"].row
     assert row is not None and (row.status, row.reason, row.case) == ("review", over.reason, over.case)
 
