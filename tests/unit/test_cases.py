@@ -73,13 +73,14 @@ def case_block(tolerance: str = "1.05") -> dict[str, Any]:
     }
 
 
-def claims_copy(folder: Path, case: dict[str, Any]) -> Path:
-    """examples/claims with ``case`` in its job.json and packet-0002: packet-0001's claim form followed by
-    claim-0001's (two claims, no repair estimate), labelled."""
+def claims_copy(folder: Path, case: dict[str, Any] | None = None) -> Path:
+    """examples/claims with ``case`` in its job.json (None: the example's own) and packet-0002: packet-0001's
+    claim form followed by claim-0001's (two claims, no repair estimate), labelled."""
     copy = folder / "claims"
     shutil.copytree(CLAIMS, copy)
-    job = json.loads((copy / "job.json").read_text())
-    (copy / "job.json").write_text(json.dumps({**job, "case": case}))
+    if case is not None:
+        job = json.loads((copy / "job.json").read_text())
+        (copy / "job.json").write_text(json.dumps({**job, "case": case}))
     samples = copy / "samples"
     writer = PdfWriter()
     writer.add_page(PdfReader(samples / "packet-0001.pdf").pages[0])
@@ -192,6 +193,33 @@ def test_within_the_tolerance_the_packet_is_extracted_and_a_retry_reuses_the_cas
     assert retried.status == "extracted"
 
 
+def test_the_claims_examples_own_case_accepts_its_packet_and_names_what_two_claims_lack(
+    cloud: None, tmp_path: Path
+) -> None:
+    """examples/claims' case: a claim form and a repair estimate, for one policy, in one currency."""
+    job, outcomes = run_packets(claims_copy(tmp_path), "job-cases-example")
+    assert outcomes["packet-0001.pdf"].status == "extracted"
+    accepted = packet(job.job_id, "packet-0001.pdf")
+    assert [(c.name, c.passed) for c in accepted.checks] == [
+        ("claim-form", True),
+        ("repair-estimate", True),
+        ("one-policy", True),
+        ("one-currency", True),
+    ]
+    two_claims = packet(job.job_id, "packet-0002.pdf")  # POL-204415 in GBP, POL-100234 in EUR
+    assert two_claims.case is not None and two_claims.case.reason is not None
+    assert [c.name for c in two_claims.checks if not c.passed] == [
+        "repair-estimate",
+        "one-policy",
+        "one-currency",
+    ]
+    assert two_claims.case.reason.split("; ") == [
+        "case requires repair-estimate: the case has no repair-estimate: it requires at least 1",
+        "case rule one-policy: the packet's claim and estimates are for different policies",
+        "case rule one-currency: the packet's claim and estimates are in different currencies",
+    ]
+
+
 # ------------------------------------------------------------------------------------------ the status
 
 
@@ -279,6 +307,8 @@ def test_a_case_is_written_as_names_or_requirements_and_dumps_only_when_set() ->
     with pytest.raises(ValueError, match="max 1 is below min 2"):
         CaseSpec.model_validate({"requires": [{"class": "b", "min": 2, "max": 1}]})
     job = json.loads((CLAIMS / "job.json").read_text())
+    assert "case" in JobDefinition.model_validate(job).model_dump(mode="json", by_alias=True)
+    del job["case"]
     assert "case" not in JobDefinition.model_validate(job).model_dump(mode="json", by_alias=True)
     with pytest.raises(ValueError, match="two case checks are named 'r'"):
         rule = {"type": "rule", "name": "r", "expression": "true"}
