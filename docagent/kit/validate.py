@@ -17,6 +17,7 @@ from jsonschema.exceptions import ValidationError as LabelError  # type: ignore[
 from pydantic import TypeAdapter, ValidationError
 
 from docagent.kit import schemas
+from docagent.kit.case_problems import case_block_problems
 from docagent.kit.grounding_notes import grounding_problems
 from docagent.kit.problems import (
     DOCS,
@@ -44,12 +45,10 @@ from functions.definition import (
     SCHEMA_DIALECT,
     SCHEMA_KEYWORDS,
     Action,
-    CaseSpec,
     ClassSpec,
     JobDefinition,
     LookupCheck,
     RuleCheck,
-    case_problems,
 )
 from functions.errors import MODEL_NOT_ALLOWED_FIX, DocumentRejected
 from functions.expressions import expression_problem
@@ -285,40 +284,6 @@ def _check_problems(class_name: str, spec: ClassSpec, schema: dict[str, Any]) ->
     return [problem for problem in found if problem is not None]
 
 
-def _case_problems(raw: Any, classes: dict[str, ClassSpec]) -> list[Problem]:
-    """job.json ``case`` (functions/definition.py ``case_problems``, functions/cases.py): each required class
-    a section's class, each case rule's expression one that compiles and is not refused."""
-    try:
-        case = CaseSpec.model_validate(raw)
-    except ValidationError:
-        return []  # reported with job.json's other problems
-    sections = ", ".join(sorted(name for name, spec in classes.items() if spec.split is None))
-    problems = [
-        Problem(
-            file=DEFINITION_FILE,
-            where=json_path(path),
-            message=message,
-            fix=f"name one of the classes a packet's sections are of: {sections}"
-            if path[1] == "requires"
-            else "give each case check its own name",
-        )
-        for path, message in case_problems(case, classes)
-    ]
-    for index, rule in enumerate(case.checks):
-        problem = expression_problem(rule.expression)
-        if problem:
-            problems.append(
-                Problem(
-                    file=DEFINITION_FILE,
-                    where=json_path(("case", "checks", index, "expression")),
-                    message=f"case rule {rule.name!r}: {problem}",
-                    fix="write a JSONata expression over the case's sections that gives true when the rule "
-                    "holds (docs/defining-a-job.md, 'Cases')",
-                )
-            )
-    return problems
-
-
 def _totals_problems(totals: Any, class_schemas: dict[str, dict[str, Any]]) -> list[Problem]:
     """Each total sums a number field (and groups by a field) that some class has."""
     problems = []
@@ -498,7 +463,7 @@ def validate(
             problems += _check_problems(name, spec, schema)
     problems += _totals_problems(raw.get("totals"), class_schemas)
     if raw.get("case") is not None and len(classes) == len(raw.get("classes") or {}):
-        problems += _case_problems(raw["case"], classes)
+        problems += case_block_problems(raw["case"], classes)
     problems += _action_problems(actions, allowed)
     problems += _model_problems(raw, models_allowed)
     if class_schemas and len(class_schemas) == len(classes):
