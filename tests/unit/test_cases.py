@@ -22,9 +22,13 @@ import boto3
 import pytest
 from pypdf import PdfReader, PdfWriter
 
+from docagent.console import views
+from docagent.console.app import ReviewConsole
 from docagent.kit.loader import read_bundle
 from docagent.kit.validate import validate
 from docagent.localcloud.bedrock.labels import read_labels
+from docagent.operations.context import OperatorContext
+from docagent.operations.sessions import new_session
 from docagent.operations.step_records import document_steps
 from functions import cases, durable, s3_json, storage
 from functions.definition import CaseSpec, JobDefinition
@@ -277,6 +281,26 @@ def test_a_reviewed_section_leaves_the_packet_in_review_while_its_case_fails() -
     )
     assert reviewed.sections is not None and reviewed.sections[0].status == "extracted"
     assert (reviewed.status, reviewed.reason) == ("review", "case rule r: no")
+
+
+def test_the_console_shows_a_packets_case_on_its_row_and_page(cloud: None, tmp_path: Path) -> None:
+    job, _ = run_packets(claims_copy(tmp_path, case_block()), "job-cases-console")
+    over = packet(job.job_id, "packet-0001.pdf")
+    row = views.DocumentRow(
+        document_id="packet-0001.pdf", index=0, outcome="review", result=over, review=None
+    )
+    assert row.key_fields().endswith("(pages 2-3) extracted; case review")
+    console = ReviewConsole(
+        OperatorContext(endpoint=None, stack_name="DocAgent", outputs={}, session=new_session()), "tester"
+    )
+    view = views.DocumentView(
+        job_id=job.job_id, document_id="packet-0001.pdf", index=0, key=over.key, result=over, review=None,
+        calls=[], text=None, text_note="a PDF", is_pdf=True, trace=None, job_status="SUCCEEDED",
+    )  # fmt: skip
+    page = console.render("document.html", doc=view, reviewer="tester", field_text=str, said=None).decode()
+    assert f"case rule {WITHIN}: the claim is over its repair estimates by more than 5 %" in page
+    assert "repair-estimate (requires)" in page
+    assert f"{WITHIN} (rule, review: <code>ClaimAboveEstimates" in page
 
 
 # ---------------------------------------------------------------------------------------------- validate
