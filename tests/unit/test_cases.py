@@ -24,6 +24,10 @@ from pypdf import PdfReader, PdfWriter
 
 from docagent.console import views
 from docagent.console.app import ReviewConsole
+from docagent.evaluation.figures import DefinitionVersion
+from docagent.evaluation.labelled_sets import definition_of, read_samples
+from docagent.evaluation.runs import match_results
+from docagent.evaluation.scoring import evaluate
 from docagent.kit.loader import read_bundle
 from docagent.kit.validate import validate
 from docagent.localcloud.bedrock.labels import read_labels
@@ -222,6 +226,29 @@ def test_the_claims_examples_own_case_accepts_its_packet_and_names_what_two_clai
         "case rule one-policy: the packet's claim and estimates are for different policies",
         "case rule one-currency: the packet's claim and estimates are in different currencies",
     ]
+
+
+def test_eval_names_each_section_of_a_packet_whose_case_failed(cloud: None, tmp_path: Path) -> None:
+    folder = claims_copy(tmp_path, case_block())
+    job, _ = run_packets(folder, "job-cases-eval")
+    definition = definition_of(read_bundle(folder))
+    samples = [s for s in read_samples(folder / "samples", definition) if s.name.startswith("packet-")]
+    packets = [packet(job.job_id, name) for name in ("packet-0001.pdf", "packet-0002.pdf")]
+    sections = {
+        (result.document_id, row.section_id): s3_json.get_section_result(
+            job.job_id, result.document_id, row.section_id
+        )
+        for result in packets
+        for row in result.sections or []
+    }
+    matched = match_results(packets, samples, definition, sections)  # type: ignore[arg-type]
+    version = DefinitionVersion(name=definition.name)
+    run = evaluate(definition, samples, matched, mode="labels", version=version)
+    cases = {document.sample: document.case for document in run.documents}
+    rule = f"review: case rule {WITHIN}: the claim is over its repair estimates by more than 5 %"
+    assert cases["packet-0001.pdf#s0001-0001"] == cases["packet-0001.pdf#s0002-0003"] == rule
+    assert str(cases["packet-0002.pdf#s0001-0001"]).startswith("review: case requires repair-estimate")
+    assert {document.score for document in run.documents} == {1.0}  # its sections' fields as labelled
 
 
 # ------------------------------------------------------------------------------------------ the status
