@@ -128,6 +128,54 @@ class LookupCheck(_Strict):
 Check = Annotated[RuleCheck | LookupCheck, Field(discriminator="type")]
 
 
+# -------------------------------------------------------------------------------------------------- cases
+
+
+class CaseRequirement(_Strict):
+    """A class a case (a packet of several sections) must hold: at least ``min`` sections of it, at most
+    ``max`` (null: no ceiling). Written ``"CLASS"`` or ``{"class": CLASS, ...}``."""
+
+    class_name: str = Field(alias="class", pattern=NAME_PATTERN)
+    min: int = Field(1, ge=0, le=1000)
+    max: int | None = Field(None, ge=1, le=1000)
+    on_fail: Literal["reject", "review"] = "review"
+    error: str = Field("CaseIncomplete", pattern=ERROR_NAME_PATTERN)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, data: Any) -> Any:
+        return {"class": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _bounds(self) -> CaseRequirement:
+        if self.max is not None and self.max < self.min:
+            raise ValueError(f"requires {self.class_name}: max {self.max} is below min {self.min}")
+        return self
+
+
+class CaseRule(_Strict):
+    """A rule over all of a case's sections: JSONata over ``{"sections": {CLASS: [SECTION, ...]}, "pages":
+    N}`` (each SECTION ``{"section_id", "pages", "status", "fields", "attached"}``; functions/cases.py), true
+    when the rule holds."""
+
+    type: Literal["rule"]
+    name: str = Field(pattern=NAME_PATTERN)
+    expression: str = Field(min_length=1, max_length=2000)
+    on_fail: Literal["reject", "review"] = "review"
+    error: str = Field("CheckFailed", pattern=ERROR_NAME_PATTERN)
+    message: str | None = Field(None, max_length=300, description="the reason recorded when it fails")
+
+
+class CaseSpec(_Strict):
+    """job.json ``case``: what a packet of several sections must hold and the rules over all its sections
+    (docs/defining-a-job.md, "Cases"), checked once every section is stored."""
+
+    requires: list[CaseRequirement] = Field(default_factory=list)
+    checks: list[CaseRule] = Field(default_factory=list)
+
+
 # ------------------------------------------------------------------------------------------------ classes
 
 
@@ -165,6 +213,28 @@ class ClassSpec(_Strict):
         if data.get("split") is None:
             data.pop("split", None)
         return data
+
+
+def case_problems(case: CaseSpec, classes: dict[str, ClassSpec]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Where in job.json (a JSON path's parts) and what is wrong with ``case``: a required class no section
+    can be of (a packet class is none), two case rules of one name. ``classes``: the definition's."""
+    sections = sorted(name for name, spec in classes.items() if spec.split is None)
+    problems: list[tuple[tuple[str | int, ...], str]] = [
+        (
+            ("case", "requires", index, "class"),
+            f"case requires {requirement.class_name!r}, which is no section's class (a packet's sections "
+            f"are of {', '.join(sections)})",
+        )
+        for index, requirement in enumerate(case.requires)
+        if requirement.class_name not in sections
+    ]
+    names = [rule.name for rule in case.checks]
+    problems += [
+        (("case", "checks", index, "name"), f"two case checks are named {name!r}")
+        for index, name in enumerate(names)
+        if names.index(name) != index
+    ]
+    return problems
 
 
 class Totals(_Strict):
@@ -288,6 +358,11 @@ class JobDefinition(_Strict):
         "consecutive pages of one class become sections, each its own result (functions/sections.py); "
         "null: a document is one document",
     )
+    case: CaseSpec | None = Field(
+        None,
+        description="what a packet of several sections must hold and rules over all its sections "
+        "(functions/cases.py); null: a packet is only its sections",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -306,6 +381,8 @@ class JobDefinition(_Strict):
             data.pop("split", None)
         if data.get("window_pages") is None:
             data.pop("window_pages", None)
+        if data.get("case") is None:
+            data.pop("case", None)
         return data
 
     def waits_for_review(self) -> bool:
@@ -324,6 +401,9 @@ class JobDefinition(_Strict):
                 raise ValueError(f"class {class_name}: two checks have the same name")
         if all(spec.split == "pages" for spec in self.classes.values()):
             raise ValueError("every class splits pages: a packet's pages need a class that does not (split)")
+        problems = [] if self.case is None else case_problems(self.case, self.classes)
+        if problems:
+            raise ValueError(problems[0][1])
         return self
 
 

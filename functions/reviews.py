@@ -204,7 +204,8 @@ def reviewed_packet(
     row: ReportRow, decisions: dict[str, ReviewDecision], bundle: DefinitionBundle | None
 ) -> ReportRow:
     """A packet's row with its sections' decisions applied: each decided section as :func:`reviewed_row`,
-    the packet's status, error and reason its worst section's again (functions/sections.py)."""
+    the packet's status, error and reason its worst section's (or its case's) again
+    (functions/sections.py)."""
     assert row.sections is not None
     sections = [
         section
@@ -215,7 +216,7 @@ def reviewed_packet(
         )
         for section in row.sections
     ]
-    status, error, reason = packet_status(sections)
+    status, error, reason = packet_status(sections, row.case)
     return row.model_copy(update={"sections": sections, "status": status, "error": error, "reason": reason})
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from functions import s3_json, spend
 from functions.batch_inference.output_records import BatchReplies
+from functions.cases import case_of
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle
 from functions.documents import DocumentInput, document_input
 from functions.errors import DocumentFormatUnsupported, DocumentRejected, ExtractionFailed
@@ -33,7 +34,7 @@ from functions.payloads.common import DocumentStatus
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest
 from functions.payloads.model_calls import ExtractionRecord
-from functions.payloads.report import SectionRow
+from functions.payloads.report import CaseOutcome, SectionRow
 from functions.pdf_layers import ReadMode
 from functions.pdf_pages import page_windows, slice_pages
 
@@ -149,13 +150,23 @@ def build_sections(answers: Sequence[PageClass], pages: int) -> Sections:
     )
 
 
-def packet_status(rows: Sequence[SectionRow]) -> tuple[DocumentStatus, str | None, str | None]:
-    """A packet's status (its worst section's), error (its first rejected section's) and reason."""
+def packet_status(
+    rows: Sequence[SectionRow], case: CaseOutcome | None = None
+) -> tuple[DocumentStatus, str | None, str | None]:
+    """A packet's status (its worst section's, or its case's when worse: functions/cases.py), error (its
+    first rejected section's, else its case's) and reason (the worst section's, and the case's when as
+    bad)."""
     worst = max(rows, key=lambda row: _SEVERITY[row.status])
-    if worst.status == "extracted":
-        return "extracted", None, None
-    where = f"section {worst.section_id} (pages {worst.pages[0]}-{worst.pages[1]})"
-    return worst.status, worst.error if worst.status == "rejected" else None, f"{where}: {worst.reason}"
+    status, error, reason = worst.status, None, None
+    if worst.status != "extracted":
+        where = f"section {worst.section_id} (pages {worst.pages[0]}-{worst.pages[1]})"
+        status, reason = worst.status, f"{where}: {worst.reason}"
+        error = worst.error if worst.status == "rejected" else None
+    if case is None or case.status == "extracted" or _SEVERITY[case.status] < _SEVERITY[status]:
+        return status, error, reason
+    if _SEVERITY[case.status] > _SEVERITY[status]:
+        return case.status, case.error, case.reason
+    return status, error or case.error, f"{reason}; {case.reason}"
 
 
 # ------------------------------------------------------------------------------------------- the flow
@@ -281,7 +292,8 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
         return PacketSplit(None, only.class_name, call_id)
     results = [_section_result(run, section, document, model, clock) for section in found.sections]
     rows = [result.section_row(row_columns(bundle, result.class_name)) for result in results]
-    status, error, reason = packet_status(rows)
+    checks, case = case_of(bundle.definition.case, results, found.pages, run.step)  # functions/cases.py
+    status, error, reason = packet_status(rows, case)
     own = [(call.model_id, call.input_tokens, call.output_tokens, call.inference) for call in records]
     costs = [spend.calls_cost_usd(own)] + [result.model_cost_usd for result in results]
     known = [cost for cost in costs if cost is not None]
@@ -291,6 +303,8 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
             error=error,
             reason=reason,
             sections=rows,
+            checks=checks,
+            case=case,
             classify_call_id=call_id,
             model_cost_usd=spend.to_usd(sum(spend.to_nano(cost) for cost in known)) if known else None,
         )

@@ -104,7 +104,9 @@ class DocumentRow:
                 + (f", {decided.verdict}" if (decided := self.section_reviews.get(part.section_id)) else "")
                 for part in self.result.sections
             ]
-            return f"{len(parts)} sections: " + "; ".join(parts)
+            shown = f"{len(parts)} sections: " + "; ".join(parts)
+            case = self.result.case  # its case checks (functions/cases.py), when they failed
+            return shown if case is None or case.status == "extracted" else f"{shown}; case {case.status}"
         fields = (self.result.fields or {}) if self.result is not None else {}
         scalars = [(name, value) for name, value in fields.items() if isinstance(value, str | int | float)]
         return "; ".join(f"{name}: {value}" for name, value in scalars[:limit])

@@ -293,6 +293,9 @@ def print_run(output: Any, status: str) -> None:
                 f"class {c.name}: {c.documents} documents, F1 {c.rates.f1:.3f}, mean score {c.mean_score:.3f}"
             )
         )
+    cases = {d.sample.split("#")[0]: d.case for d in run.documents if d.case}  # a packet's failed case
+    for packet, case in sorted(cases.items()):
+        out.print(Text(f"case {packet}: {case}"))
     worst = [d for d in run.documents if d.wrong][:WORST_SHOWN]
     for document in worst:
         table = Table(title=Text(f"{document.sample}: score {document.score:.3f} ({document.status})"))

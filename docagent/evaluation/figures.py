@@ -123,6 +123,11 @@ class DocumentScore(_Model):
     predicted_class: str | None = None
     score: float = Field(ge=0, le=1)
     wrong: list[FieldOutcome] = Field(default_factory=list)
+    case: str | None = Field(
+        None,
+        description="a packet's section: its packet's case checks when they failed, 'STATUS: REASON' "
+        "(job.json case; null: passed, or no case)",
+    )
 
 
 class ConfusionMatrix(_Model):

@@ -120,8 +120,11 @@ def match_results(
                 f"{sample.name} matches {len(found)} documents of the job "
                 f"({', '.join(r.key for r in found)})",
             )
+        case = None
         if found and sample.pages is not None:
             packet = found[0]
+            if packet.case is not None and packet.case.status != "extracted":  # functions/cases.py
+                case = f"{packet.case.status}: {packet.case.reason}"
             found = [
                 section
                 for (document_id, _), section in (sections or {}).items()
@@ -137,6 +140,7 @@ def match_results(
                 class_name=class_name or (only_class if fields is not None else None),
                 fields=fields,
                 confidence={path: evidence.confidence for path, evidence in result.evidence.items()},
+                case=case,
             )
     return matched
 

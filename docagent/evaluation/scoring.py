@@ -43,6 +43,9 @@ class Extraction(BaseModel):
     confidence: dict[str, float] = Field(
         default_factory=dict, description="each field's confidence by path (its result's evidence)"
     )
+    case: str | None = Field(
+        None, description="a packet's section: its packet's failed case checks, 'STATUS: REASON'"
+    )
 
 
 def evaluate(
@@ -80,6 +83,7 @@ def evaluate(
             predicted_class=found.class_name if found else None,
             score=score,
             wrong=[o for o in outcomes if o.outcome not in {"match", "absent"}],
+            case=found.case if found else None,
         )
         documents.append(document)
         class_key = NO_CLASS if sample.class_name is None else sample.class_name

@@ -17,6 +17,7 @@ from jsonschema.exceptions import ValidationError as LabelError  # type: ignore[
 from pydantic import TypeAdapter, ValidationError
 
 from docagent.kit import schemas
+from docagent.kit.case_problems import case_block_problems
 from docagent.kit.grounding_notes import grounding_problems
 from docagent.kit.problems import (
     DOCS,
@@ -461,6 +462,8 @@ def validate(
             class_schemas[name] = schema
             problems += _check_problems(name, spec, schema)
     problems += _totals_problems(raw.get("totals"), class_schemas)
+    if raw.get("case") is not None and len(classes) == len(raw.get("classes") or {}):
+        problems += case_block_problems(raw["case"], classes)
     problems += _action_problems(actions, allowed)
     problems += _model_problems(raw, models_allowed)
     if class_schemas and len(class_schemas) == len(classes):

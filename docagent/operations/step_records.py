@@ -88,7 +88,8 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
         result is not None and result.sections is not None
     ):  # its sections' steps are keyed by their section too
         classified = ["classify"] if not split and len(classes) > 1 else []  # a packet class's document
-        return [*classified, "classify-pages-w0001", "sections"]
+        case = ["case"] if result.case is not None else []  # its case checks (functions/cases.py)
+        return [*classified, "classify-pages-w0001", "sections", *case]
     if result is not None:
         took = list(pages) if result.classify_call_id is not None else []
         if not split and len(classes) > 1 and result.classify_call_id is not None:

@@ -18,7 +18,7 @@ from functions.payloads.common import (
 from functions.payloads.evidence import Cascade, FieldEvidence
 from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
 from functions.payloads.model_calls import CheckOutcome
-from functions.payloads.report import ReportRow, SectionRow
+from functions.payloads.report import CaseOutcome, ReportRow, SectionRow
 
 
 class ProcessDocumentEvent(StrictModel):
@@ -161,6 +161,9 @@ class DocumentResult(StrictModel):
     sections: list[SectionRow] | None = Field(
         None, description="a packet's sections, each as its report row shows it (null: not a packet)"
     )
+    case: CaseOutcome | None = Field(
+        None, description="a packet's case checks decided (job.json case; its outcomes: ``checks``)"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> DocumentResult:
@@ -191,6 +194,7 @@ class DocumentResult(StrictModel):
             model_call_id=self.model_call_id,
             model_cost_usd=self.model_cost_usd,
             sections=self.sections,
+            case=self.case,
         )
 
     def section_row(self, columns: list[str]) -> SectionRow:

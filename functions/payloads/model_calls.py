@@ -159,10 +159,11 @@ class LookupRecord(StrictModel):
 
 
 class CheckOutcome(StrictModel):
-    """One check of a document's class, as it went (DocumentResult.checks, in the definition's order)."""
+    """One check of a document's class, as it went (DocumentResult.checks, in the definition's order); a
+    packet's result: its case's (job.json ``case``: a ``requires`` named by its class, then its rules)."""
 
     name: str
-    type: Literal["rule", "lookup"]
+    type: Literal["rule", "lookup", "requires"]
     passed: bool
     on_fail: Literal["reject", "review"]
     error: str | None = Field(None, description="the check's error name when it failed")

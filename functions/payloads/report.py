@@ -49,6 +49,16 @@ class ChildFailure(StrictModel):
     execution_arn: str | None = None
 
 
+class CaseOutcome(StrictModel):
+    """A packet's case checks decided (job.json ``case``; functions/cases.py): ``extracted`` when every
+    required class is there and every case rule holds, else the worst failure's status, error and reasons.
+    The packet's status is the worse of it and its worst section's (functions/sections.py packet_status)."""
+
+    status: Literal["extracted", "review", "rejected"]
+    error: str | None = None
+    reason: str | None = None
+
+
 class SectionRow(StrictModel):
     """A packet's section in its document's row (functions/sections.py): its own outcome and columns."""
 
@@ -76,6 +86,7 @@ class ReportRow(StrictModel):
     model_call_id: str | None = None
     model_cost_usd: float | None = None
     sections: list[SectionRow] | None = None
+    case: CaseOutcome | None = Field(None, description="a packet's case checks (null: none, or not a packet)")
 
 
 class MapRunSummary(StrictModel):
