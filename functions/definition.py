@@ -237,12 +237,26 @@ def case_problems(case: CaseSpec, classes: dict[str, ClassSpec]) -> list[tuple[t
     return problems
 
 
+CountedOutcome = Literal["extracted", "review", "rejected"]
+
+
+def _extracted_only() -> list[CountedOutcome]:
+    return ["extracted"]
+
+
 class Totals(_Strict):
-    """A report total: the sum of a number field over accepted documents, grouped by another field."""
+    """A report total: the sum of a number field over the documents (a packet's: sections) whose outcome
+    counts, grouped by another field (docs/design.md, report.json)."""
 
     name: str = Field(pattern=NAME_PATTERN)
     sum: str = Field(pattern=FIELD_PATTERN)
     by: str | None = Field(None, pattern=FIELD_PATTERN)
+    counts: list[CountedOutcome] = Field(
+        default_factory=_extracted_only,
+        min_length=1,
+        description="the outcomes whose documents (a packet's: sections, while its case outcome counts too) "
+        "the total sums; default extracted only: a document in review or rejected is in no total",
+    )
 
 
 # ------------------------------------------------------------------------------------------------ actions
