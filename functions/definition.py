@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from functions.payloads.common import DocumentStatus
 from functions.pdf_layers import ReadMode
 from functions.schema_cycles import reference_cycle
 
@@ -237,26 +238,14 @@ def case_problems(case: CaseSpec, classes: dict[str, ClassSpec]) -> list[tuple[t
     return problems
 
 
-CountedOutcome = Literal["extracted", "review", "rejected"]
-
-
-def _extracted_only() -> list[CountedOutcome]:
-    return ["extracted"]
-
-
 class Totals(_Strict):
-    """A report total: the sum of a number field over the documents (a packet's: sections) whose outcome
-    counts, grouped by another field (docs/design.md, report.json)."""
+    """A report total: a number field summed over the documents (a packet's: sections) whose outcome it
+    ``counts`` (docs/design.md, report.json), grouped by another field."""
 
     name: str = Field(pattern=NAME_PATTERN)
     sum: str = Field(pattern=FIELD_PATTERN)
     by: str | None = Field(None, pattern=FIELD_PATTERN)
-    counts: list[CountedOutcome] = Field(
-        default_factory=_extracted_only,
-        min_length=1,
-        description="the outcomes whose documents (a packet's: sections, while its case outcome counts too) "
-        "the total sums; default extracted only: a document in review or rejected is in no total",
-    )
+    counts: list[DocumentStatus] = Field(["extracted"], min_length=1, description="the outcomes it sums")
 
 
 # ------------------------------------------------------------------------------------------------ actions

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from functions import s3_json, s3_streams, spend, storage
-from functions.definition import CountedOutcome, DefinitionBundle, Totals
+from functions.definition import DefinitionBundle, Totals
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
 from functions.fields import row_columns
 from functions.observability import logger
-from functions.payloads.common import FaultPointName
+from functions.payloads.common import DocumentStatus, FaultPointName
 from functions.payloads.document import DocumentOutcome, DocumentResult
 from functions.payloads.fan_in import ReportCounts
 from functions.payloads.job import JobVersions, ManifestEntry
@@ -198,7 +198,7 @@ def pinned_definition(versions: JobVersions) -> DefinitionBundle | None:
     return s3_json.get_definition(versions.definition, versions.definition_sha256)
 
 
-def counted_parts(row: ReportRow, counts: list[CountedOutcome]) -> list[ReportRow | SectionRow]:
+def counted_parts(row: ReportRow, counts: list[DocumentStatus]) -> list[ReportRow | SectionRow]:
     """What of a row a total with these ``counts`` sums: the row itself when its status counts; a packet's
     sections whose own status counts, while its case outcome (if any) counts too (a case in review holds back
     every section of its packet). A failed row counts nowhere."""
