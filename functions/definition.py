@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from functions.payloads.common import DocumentStatus
 from functions.pdf_layers import ReadMode
 from functions.schema_cycles import reference_cycle
 
@@ -238,11 +239,13 @@ def case_problems(case: CaseSpec, classes: dict[str, ClassSpec]) -> list[tuple[t
 
 
 class Totals(_Strict):
-    """A report total: the sum of a number field over accepted documents, grouped by another field."""
+    """A report total: a number field summed over the documents (a packet's: sections) whose outcome it
+    ``counts`` (docs/design.md, report.json), grouped by another field."""
 
     name: str = Field(pattern=NAME_PATTERN)
     sum: str = Field(pattern=FIELD_PATTERN)
     by: str | None = Field(None, pattern=FIELD_PATTERN)
+    counts: list[DocumentStatus] = Field(["extracted"], min_length=1, description="the outcomes it sums")
 
 
 # ------------------------------------------------------------------------------------------------ actions

@@ -142,6 +142,36 @@ def resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+SCHEMA_LISTS = ("anyOf", "oneOf", "allOf")  # the keywords whose value is a list of schemas
+
+
+def alternatives(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schema and the branches of its anyOf/oneOf/allOf (a nullable field is often ``anyOf``)."""
+    schema = resolve(schema, root)
+    found = [schema]
+    for keyword in SCHEMA_LISTS:
+        for branch in schema.get(keyword) or []:
+            if isinstance(branch, dict):
+                found += alternatives(branch, root)
+    return found
+
+
+def field_schema(root: dict[str, Any], field: str) -> dict[str, Any] | None:
+    """The sub-schema of a dotted field (``vendor.name``), or None when the schema has no such field."""
+    current: list[dict[str, Any]] = [root]
+    for part in field.split("."):
+        following = [
+            branch["properties"][part]
+            for schema in current
+            for branch in alternatives(schema, root)
+            if isinstance(branch.get("properties"), dict) and isinstance(branch["properties"].get(part), dict)
+        ]
+        if not following:
+            return None
+        current = following
+    return current[0]
+
+
 def _normalised(
     value: Any, schema: dict[str, Any], root: dict[str, Any], path: str, problems: list[str]
 ) -> Any:
@@ -265,11 +295,21 @@ def default_columns(class_bundle: ClassBundle) -> list[str]:
 
 
 def row_columns(bundle: DefinitionBundle, class_name: str | None) -> list[str]:
-    """The fields a document's report row carries: its class's columns, then the fields the definition's
-    totals read (so the report's totals come from the rows alone)."""
-    columns = default_columns(bundle.classes[class_name]) if class_name in bundle.classes else []
+    """The fields a document's report row carries: its class's columns, then those of the fields the
+    definition's totals read that its class has (so the report's totals come from the rows alone, and a row
+    carries no other class's field); no class: none."""
+    if class_name not in bundle.classes:
+        return []
+    class_bundle = bundle.classes[class_name]
+    columns = default_columns(class_bundle)
     for total in bundle.definition.totals:
-        columns += [name for name in (total.sum, total.by) if name is not None and name not in columns]
+        columns += [
+            name
+            for name in (total.sum, total.by)
+            if name is not None
+            and name not in columns
+            and field_schema(class_bundle.schema_, name) is not None
+        ]
     return columns
 
 

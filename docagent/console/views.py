@@ -16,6 +16,7 @@ from docagent.operations.progress import Snapshot, snapshot
 from docagent.operations.records import JobRecords, check_job_id
 from docagent.operations.redrive_plan import plan_redrive
 from docagent.operations.review import queue
+from docagent.operations.spend import actual_cost
 from docagent.operations.trace_job import build_trace, span_lines, trace_steps
 from functions import storage
 from functions.documents import detect_format
@@ -69,11 +70,15 @@ def jobs(ctx: OperatorContext) -> list[JobRow]:
     return rows
 
 
+def usd(cost: float | None) -> str | None:
+    """A cost as the console shows it (after a ``$``): four decimals, as ``status`` does; None: unknown."""
+    return None if cost is None else f"{cost:.4f}"
+
+
 def cost_of(records: JobRecords) -> str | None:
-    """The seam for cost accounting: a report that carries ``cost_usd`` shows it; none does yet."""
+    """A job's model cost on the jobs page: its report's (the rows' costs summed); None before the report."""
     report = records.report
-    cost = getattr(report, "cost_usd", None) if report is not None else None
-    return None if cost is None else str(cost)
+    return None if report is None else usd(report.model_cost_usd)
 
 
 def section_decisions(
@@ -96,6 +101,18 @@ class DocumentRow:
     output_tokens: int = 0
     calls: int = 0
     section_reviews: dict[str, ReviewDecision] = field(default_factory=dict)  # a packet's, by section id
+
+    def class_label(self) -> str:
+        """Its class; a packet's: ``packet: `` and its sections' classes (DocumentResult.class_label)."""
+        return (self.result.class_label or "") if self.result is not None else ""
+
+    def review_text(self) -> str:
+        """Its review: the decision; a packet's: how many of its sections are in review and decided."""
+        if self.result is None or self.result.sections is None:
+            return self.review.verdict if self.review else ""
+        waiting = self.result.sections_in_review
+        decided = f", {len(self.section_reviews)} decided" if self.section_reviews else ""
+        return f"{waiting} in review{decided}" if waiting or decided else ""
 
     def key_fields(self, limit: int = 3) -> str:
         if self.result is not None and self.result.sections is not None:  # a packet: its sections
@@ -179,7 +196,7 @@ def job(ctx: OperatorContext, job_id: str) -> JobView:
         approval=records.approval,
         report=records.report,
         reviews_waiting=waiting,
-        cost_usd=cost_of(records),
+        cost_usd=usd(actual_cost(calls)["model_cost_usd"]) if calls else cost_of(records),
         tokens=tokens,
     )
 

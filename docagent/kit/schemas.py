@@ -6,39 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from functions.fields import resolve
+from functions.fields import SCHEMA_LISTS as _SCHEMA_LISTS
+from functions.fields import alternatives as _alternatives
 
 # The keywords whose value is one schema, a list of schemas, or an object of named schemas.
 _ONE_SCHEMA = ("items", "not", "additionalProperties")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
 _NAMED_SCHEMAS = ("properties", "$defs")
-
-
-def _alternatives(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:
-    """The schema and the branches of its anyOf/oneOf/allOf (a nullable field is often ``anyOf``)."""
-    schema = resolve(schema, root)
-    found = [schema]
-    for keyword in _SCHEMA_LISTS:
-        for branch in schema.get(keyword) or []:
-            if isinstance(branch, dict):
-                found += _alternatives(branch, root)
-    return found
-
-
-def field_schema(root: dict[str, Any], field: str) -> dict[str, Any] | None:
-    """The sub-schema of a dotted field (``vendor.name``), or None when the schema has no such field."""
-    current: list[dict[str, Any]] = [root]
-    for part in field.split("."):
-        following = [
-            branch["properties"][part]
-            for schema in current
-            for branch in _alternatives(schema, root)
-            if isinstance(branch.get("properties"), dict) and isinstance(branch["properties"].get(part), dict)
-        ]
-        if not following:
-            return None
-        current = following
-    return current[0]
 
 
 def kinds(schema: dict[str, Any], root: dict[str, Any]) -> set[str]:

@@ -52,6 +52,7 @@ from functions.definition import (
 )
 from functions.errors import MODEL_NOT_ALLOWED_FIX, DocumentRejected
 from functions.expressions import expression_problem
+from functions.fields import field_schema
 from functions.patterns import matches, pattern_problem
 
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
@@ -217,7 +218,7 @@ def _field_problem(
     schema: dict[str, Any], field: str, want: set[str], where: str, what: str
 ) -> Problem | None:
     """None when ``field`` is in the schema and can hold one of ``want`` (any kind when empty)."""
-    found = schemas.field_schema(schema, field)
+    found = field_schema(schema, field)
     if found is None:
         return Problem(
             file=DEFINITION_FILE,

@@ -161,11 +161,14 @@ def document_view(
 
 
 def result_view(records: JobRecords, result: DocumentResult) -> dict[str, Any]:
-    """What inspect shows of a stored result: a packet's sections each with its own outcome (functions/
-    sections.py) and, as its own review item, its reviewer's decision (null: none)."""
+    """What inspect shows of a stored result: its class (``class``: a packet's sections' classes), a packet's
+    sections each with its own outcome (functions/sections.py) and, as its own review item, its reviewer's
+    decision (null: none)."""
     view = result.model_dump(
-        mode="json", include={"status", "error", "reason", "processed_at", "model_call_id", "sections"}
+        mode="json",
+        include={"status", "error", "reason", "class_name", "processed_at", "model_call_id", "sections"},
     )
+    view["class"] = result.class_label  # a packet's: ``packet: `` and its sections' classes
     for section in view.get("sections") or []:
         decided = records.reviews.get(storage.review_item(result.document_id, section["section_id"]))
         section["review"] = None if decided is None else decided.model_dump(include=DECISION_SHOWN)
@@ -198,7 +201,7 @@ def last_boundary(
 
 
 def document_counts(documents: list[dict[str, Any]]) -> dict[str, int]:
-    counts = {"total": len(documents), "committed": 0, "extracted": 0, "rejected": 0}
+    counts = {"total": len(documents), "committed": 0, "extracted": 0, "review": 0, "rejected": 0}
     counts.update({"failed": 0, "pending": 0, "unfinished": 0, "not_started": 0})
     for document in documents:
         counts[document["status"]] = counts.get(document["status"], 0) + 1

@@ -98,24 +98,57 @@ def _rejection(doc: dict[str, Any]) -> str:
     return f"{result.get('error')}: {result.get('reason')}" if result.get("status") == "rejected" else ""
 
 
+def _in_review(doc: dict[str, Any]) -> str:
+    """How a committed document waits for a person: ``review``, a packet's ``N sections in review``."""
+    result = doc.get("result") or {}
+    waiting = sum(part["status"] == "review" for part in result.get("sections") or [])
+    if waiting:
+        return f"{waiting} section{'s' if waiting > 1 else ''} in review"
+    return "review" if result.get("status") == "review" else ""
+
+
+def _sections_line(doc: dict[str, Any]) -> str | None:
+    """A packet's sections: each with its pages, class, outcome (and error) and review decision."""
+    sections = (doc.get("result") or {}).get("sections")
+    if not sections:
+        return None
+    parts = []
+    for part in sections:
+        first, last = part["pages"]
+        name = part.get("class_name") or "no class"
+        text = f"{part['section_id']} pages {first}-{last} {name} {part['status']}"
+        text += f" {part['error']}" if part.get("error") else ""
+        decided = part.get("review")
+        parts.append(text + (f", {decided['verdict']} by {decided['decided_by']}" if decided else ""))
+    return f"  {doc['document_id']} sections: " + "; ".join(parts)
+
+
 def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> None:
     documents = report["document_details"]
     counts = report["documents"]
     out.print(
         f"Documents: {counts['committed']}/{counts['total']} committed ({counts['extracted']} extracted, "
-        f"{counts['rejected']} rejected), {counts['failed']} failed, {counts['pending']} pending "
-        f"({counts['unfinished'] + counts['not_started']} of them not started or unfinished)"
+        f"{counts.get('review', 0)} in review, {counts['rejected']} rejected), {counts['failed']} failed, "
+        f"{counts['pending']} pending ({counts['unfinished'] + counts['not_started']} of them not started or "
+        "unfinished)"
     )
     shown = [
         doc
         for doc in documents
-        if show_all or doc["status"] != "committed" or doc["flags"] or doc["resumed_by"] or _rejection(doc)
+        if show_all
+        or doc["status"] != "committed"
+        or doc["flags"]
+        or doc["resumed_by"]
+        or _rejection(doc)
+        or _in_review(doc)
     ]
     if shown:
-        title = "Documents" if show_all else "Documents not committed, rejected, flagged or resumed"
+        title = (
+            "Documents" if show_all else "Documents not committed, rejected, in review, flagged or resumed"
+        )
         table = Table(title=title, title_justify="left")
-        columns = ["document", "#", "status", "last committed", "active step", "error", "calls", "cost $"]
-        columns.append("notes")
+        columns = ["document", "#", "status", "class", "last committed", "active step", "error", "calls"]
+        columns += ["cost $", "notes"]
         for column in columns:
             table.add_column(column, overflow="fold")
         for doc in shown:
@@ -123,7 +156,8 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
             table.add_row(
                 doc["document_id"],
                 str(doc["index"]),
-                doc["status"],
+                " ".join(filter(None, [doc["status"], _in_review(doc)])),
+                (doc.get("result") or {}).get("class") or "-",
                 doc["last_committed"],
                 doc["active_step"] or "-",
                 f"{error['error']} ({short_cause(error['cause'])})" if error else _rejection(doc),
@@ -132,6 +166,8 @@ def _print_documents(out: Console, report: dict[str, Any], show_all: bool) -> No
                 "; ".join(filter(None, [doc["resumed_by"], *doc["replayed"], *doc["flags"]])),
             )
         out.print(table)
+    for line in filter(None, map(_sections_line, shown)):
+        out.print(line)
     for doc in shown:
         retries = doc["retries"]
         if retries and retries["policy"]:

@@ -74,7 +74,10 @@ class JobSpend(Output):
 
     model_cost_usd: float
     per_document_usd: float = Field(description="the mean over the documents with a model call")
-    by_class: dict[str, float] = Field(description="by the class each document was extracted as")
+    by_class: dict[str, float] = Field(
+        description="by the class of the section (or document) each call read; a packet's page "
+        "classification: (packet)"
+    )
     by_document: dict[str, float]
     model_calls: int
     input_tokens: int

@@ -16,32 +16,46 @@ from functions.errors import BudgetExceeded
 from functions.payloads.model_calls import ModelCallRecord
 
 UNCLASSIFIED = "(no class)"
+PACKET = "(packet)"  # a packet's calls that read no one section: its page classification (docs/design.md)
+
+
+def classes_of_calls(document_calls: list[ModelCallRecord]) -> list[str]:
+    """The class each of a document's calls is charged to: the class of the section it read (a packet's
+    section's extract call gives the section's class); a call outside any section: the document's extracted
+    class (its classification too), or, in a packet, ``(packet)``; no class at all: ``(no class)``."""
+    sections: dict[str, str] = {}
+    for call in document_calls:
+        if call.purpose == "extract" and call.section_id is not None and call.class_name is not None:
+            sections[call.section_id] = call.class_name
+    whole = [c.class_name for c in document_calls if c.purpose == "extract" and c.section_id is None]
+    rest = PACKET if sections else (whole[-1] if whole and whole[-1] else UNCLASSIFIED)
+    return [sections.get(call.section_id or "", rest) for call in document_calls]
 
 
 def actual_cost(calls: dict[str, list[ModelCallRecord]]) -> dict[str, Any]:
-    """The journalled calls priced: ``model_cost_usd`` per job, ``by_document``, ``by_class`` (the class the
-    document was extracted as; its classification call counts for it too), tokens, and the models with no
-    dated price (their calls are not in the figures)."""
+    """The journalled calls priced: ``model_cost_usd`` per job, ``by_document``, ``by_class`` (each call's
+    class, ``classes_of_calls``), tokens, and the models with no dated price (their calls are not in the
+    figures)."""
     by_document: dict[str, int] = {}
     by_class: dict[str, int] = {}
     unpriced: set[str] = set()
     input_tokens = output_tokens = count = 0
     for document_id, document_calls in calls.items():
         nano = 0
-        for call in document_calls:
+        for call, name in zip(document_calls, classes_of_calls(document_calls), strict=True):
             count += 1
             input_tokens += call.input_tokens
             output_tokens += call.output_tokens
             try:
-                nano += spend.call_cost_nano(
+                cost = spend.call_cost_nano(
                     call.model_id, call.input_tokens, call.output_tokens, call.inference
                 )
             except LookupError:
                 unpriced.add(call.model_id)
-        extracted = [call.class_name for call in document_calls if call.purpose == "extract"]
-        name = (extracted[-1] if extracted else None) or UNCLASSIFIED
+                continue
+            nano += cost
+            by_class[name] = by_class.get(name, 0) + cost
         by_document[document_id] = nano
-        by_class[name] = by_class.get(name, 0) + nano
     total = sum(by_document.values())
     return {
         "model_cost_usd": spend.to_usd(total),

@@ -24,7 +24,7 @@ from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
 from functions.fields import row_columns
 from functions.observability import logger
-from functions.payloads.common import FaultPointName
+from functions.payloads.common import DocumentStatus, FaultPointName
 from functions.payloads.document import DocumentOutcome, DocumentResult
 from functions.payloads.fan_in import ReportCounts
 from functions.payloads.job import JobVersions, ManifestEntry
@@ -198,27 +198,35 @@ def pinned_definition(versions: JobVersions) -> DefinitionBundle | None:
     return s3_json.get_definition(versions.definition, versions.definition_sha256)
 
 
+def counted_parts(row: ReportRow, counts: list[DocumentStatus]) -> list[ReportRow | SectionRow]:
+    """What of a row a total with these ``counts`` sums: the row itself when its status counts; a packet's
+    sections whose own status counts, while its case outcome (if any) counts too (a case in review holds back
+    every section of its packet). A failed row counts nowhere."""
+    if row.sections is None:
+        return [row] if row.status in counts else []
+    if row.case is not None and row.case.status not in counts:
+        return []
+    return [section for section in row.sections if section.status in counts]
+
+
 def add_totals(sums: dict[str, dict[str, Decimal]], totals: list[Totals], rows: list[ReportRow]) -> None:
-    """Adds the rows to each of the definition's totals: its ``sum`` field over the accepted (extracted)
-    rows (a packet's: its sections), by the value of its ``by`` field ("" without one). A value that is not
-    a number adds nothing."""
-    # a packet's accepted sections count as documents (functions/sections.py), the packet itself has no fields
-    counted: list[ReportRow | SectionRow] = []
-    for row in rows:
-        counted += row.sections or [row]
+    """Adds the rows to each of the definition's totals: its ``sum`` field over the rows (a packet's: its
+    sections) whose outcome the total counts (``counted_parts``), by the value of its ``by`` field ("" without
+    one). A value that is not a number adds nothing."""
     for total in totals:
         groups = sums.setdefault(total.name, {})
-        for part in counted:
-            value = part.fields.get(total.sum)
-            group = "" if total.by is None else part.fields.get(total.by)
-            if part.status != "extracted" or value is None or group is None:
-                continue
-            try:
-                number = Decimal(value)
-            except InvalidOperation:
-                continue
-            if number.is_finite():
-                groups[group] = groups.get(group, Decimal(0)) + number
+        for row in rows:
+            for part in counted_parts(row, total.counts):
+                value = part.fields.get(total.sum)
+                group = "" if total.by is None else part.fields.get(total.by)
+                if value is None or group is None:
+                    continue
+                try:
+                    number = Decimal(value)
+                except InvalidOperation:
+                    continue
+                if number.is_finite():
+                    groups[group] = groups.get(group, Decimal(0)) + number
 
 
 def totals_text(sums: dict[str, dict[str, Decimal]]) -> dict[str, dict[str, str]]:

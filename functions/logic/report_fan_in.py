@@ -199,7 +199,7 @@ def summarize_results(event: SummarizeEvent, context: LambdaContext | None = Non
 
 def table_columns(bundle: DefinitionBundle | None) -> list[str]:
     """The table's CSV header: the row's own fields, then every field a row of the definition can carry
-    (each class's columns, then the totals' fields), each once."""
+    (each class's columns, then the totals' fields it has), each once."""
     columns = list(ROW_COLUMNS)
     if bundle is not None:
         for class_name in [*sorted(bundle.classes), None]:

@@ -179,6 +179,20 @@ class DocumentResult(StrictModel):
             raise ValueError("a rejected result needs an error name")
         return self
 
+    @property
+    def class_label(self) -> str | None:
+        """The class as the console and ``inspect`` show it: a packet's is ``packet: `` and its sections'
+        classes, each once in page order (``no class`` for a section without one); else the class."""
+        if self.sections is None:
+            return self.class_name
+        names = [part.class_name or "no class" for part in self.sections]
+        return "packet: " + ", ".join(dict.fromkeys(names))
+
+    @property
+    def sections_in_review(self) -> int:
+        """A packet's sections whose own outcome is review: its review items (docs/design.md, "Packets")."""
+        return sum(part.status == "review" for part in self.sections or [])
+
     def report_row(self, columns: list[str]) -> ReportRow:
         """This document's row of report.json (carried in the child's output, see DocumentOutcome): the
         ``columns`` of its fields as text (functions/fields.py ``row_values``)."""

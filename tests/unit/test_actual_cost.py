@@ -4,7 +4,7 @@ with the one dated table, per document, per class and per job."""
 from __future__ import annotations
 
 from docagent.operations.json_shapes import BudgetExceededView
-from docagent.operations.spend import UNCLASSIFIED, actual_cost, next_step
+from docagent.operations.spend import PACKET, UNCLASSIFIED, actual_cost, next_step
 from functions import spend
 from functions.payloads.common import CallPurpose
 from functions.payloads.model_calls import ModelCallRecord
@@ -57,6 +57,32 @@ def test_the_journal_is_priced_per_document_per_class_and_per_job() -> None:
     assert figures["model_cost_usd"] == spend.to_usd(a + b + c)
     assert (figures["model_calls"], figures["input_tokens"], figures["output_tokens"]) == (5, 5600, 382)
     assert figures["unpriced_models"] == []
+
+
+def _section_call(purpose: CallPurpose, class_name: str | None, section: str, tokens: int) -> ModelCallRecord:
+    call = _call("p", purpose, class_name, (tokens, 10))
+    return call.model_copy(update={"section_id": section, "call_id": f"p-{purpose}-{section}"})
+
+
+def test_a_packets_calls_go_to_each_sections_class_and_its_page_classification_to_the_packet() -> None:
+    calls = {
+        "p": [
+            _section_call("classify-pages", None, "w0001", 3000),
+            _section_call("extract", "claim-form", "s0001-0001", 1500),
+            _section_call("extract", "repair-estimate", "s0002-0003", 1200),
+            _section_call("escalate", "claim-form", "s0001-0001", 700),
+        ]
+    }
+    figures = actual_cost(calls)
+    claim = spend.call_cost_nano(MODEL, 1500, 10) + spend.call_cost_nano(MODEL, 700, 10)
+    estimate = spend.call_cost_nano(MODEL, 1200, 10)
+    pages = spend.call_cost_nano(MODEL, 3000, 10)
+    assert figures["by_class"] == {
+        PACKET: spend.to_usd(pages),
+        "claim-form": spend.to_usd(claim),
+        "repair-estimate": spend.to_usd(estimate),
+    }
+    assert figures["by_document"] == {"p": spend.to_usd(claim + estimate + pages)}
 
 
 def test_a_model_with_no_dated_price_is_named_not_guessed() -> None:

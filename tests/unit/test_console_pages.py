@@ -12,6 +12,7 @@ from PIL import Image
 from docagent.console import views
 from docagent.console.app import GET_ROUTES, POST_ROUTES, ReviewConsole
 from docagent.operations.context import OperatorContext
+from docagent.operations.progress import Snapshot
 from docagent.operations.sessions import new_session
 from functions.payloads.document import DocumentResult
 from functions.reviews import ReviewDecision, decision_id
@@ -174,3 +175,43 @@ def test_a_packets_section_in_review_has_its_own_page_form_and_queue_row():
         "review.html", job_id="j1", documents=[item], item_path=views.item_path, said=None
     ).decode()
     assert '<a href="/job/j1/document/packet.pdf/section/s0001-0001">packet.pdf#s0001-0001</a>' in queue
+
+
+def test_the_job_page_shows_a_packets_class_cost_review_count_and_sections():
+    packet = DocumentResult.model_validate(
+        {
+            "job_id": "j1", "document_id": "packet.pdf", "key": "k", "index": 0, "status": "review",
+            "error": "AboveDeskLimit", "model_cost_usd": 0.0012,
+            "versions": {"model_id": "m", "prompt_version": "p", "prompt_sha256": "s", "code_version": "c",
+                         "created_at": "2026-12-04T06:00:00Z"}, "processed_at": "2026-12-04T06:00:00Z",
+            "sections": [
+                {"section_id": "s0001-0001", "pages": [1, 1], "status": "review", "class_name": "claim-form"},
+                {"section_id": "s0002-0003", "pages": [2, 3], "status": "extracted",
+                 "class_name": "repair-estimate"},
+                {"section_id": "s0004-0004", "pages": [4, 4], "status": "extracted",
+                 "class_name": "repair-estimate"},
+            ],
+        }
+    )  # fmt: skip
+    row = views.DocumentRow(document_id="packet.pdf", index=0, outcome="review", result=packet, review=None)
+    assert row.class_label() == "packet: claim-form, repair-estimate"
+    assert row.review_text() == "1 in review"
+    snapshot = Snapshot(
+        job_id="j1", execution_arn="arn", status="SUCCEEDED", current_state=None, error=None, cause=None,
+        started_at=None, stopped_at=None, redrive_count=0, redrive_date=None,
+        documents={"total": 1, "succeeded": 1, "failed": 0, "running": 0, "pending": 0}, map_run=None,
+        approval=None,
+    )  # fmt: skip
+    view = views.JobView(
+        snapshot=snapshot, documents=[row], timeline=[], redrive_plan=None, approval=None, report=None,
+        reviews_waiting=1, cost_usd=views.usd(0.0012),
+    )  # fmt: skip
+    console = ReviewConsole(
+        OperatorContext(endpoint=None, stack_name="DocAgent", outputs={}, session=new_session()), "tester"
+    )
+    page = console.render("job.html", job=view, shown=[row], outcome="", q="", said=None).decode()
+    assert "<dt>Cost</dt><dd>$0.0012</dd>" in page
+    line = " ".join(page[page.index('<a href="/job/j1/document/packet.pdf">') :].split("</tr>")[0].split())
+    assert "<td>packet: claim-form, repair-estimate</td>" in line and "None" not in line
+    assert '<td class="num">$0.001200</td>' in line and "<td>1 in review</td>" in line
+    assert "3 sections: claim-form (pages 1-1) review; repair-estimate (pages 2-3) extracted" in line

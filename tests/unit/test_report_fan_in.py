@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -91,6 +92,15 @@ def test_the_fan_in_report_is_the_previous_report_field_by_field(cloud: None) ->
     assert errors == {"States.TaskFailed", None, "NoResult"}  # failed child, pending child, unrecorded
     assert previous["map_run"]["result_files_read"] is True
     assert previous["totals"]["amount-by-currency"].keys() == {"EUR", "GBP", "USD"}
+    # both paths sum the extracted rows only (the default counts): no review or rejected row adds to a total
+    expected: dict[str, Decimal] = {}
+    for row in previous["rows"]:
+        if row["status"] == "extracted":
+            currency = row["fields"]["currency"]
+            expected[currency] = expected.get(currency, Decimal(0)) + Decimal(row["fields"]["amount"])
+    assert current["totals"]["amount-by-currency"] == {
+        name: str(sum_) for name, sum_ in sorted(expected.items())
+    }
 
 
 def test_the_table_holds_every_row_in_index_order_as_csv_and_json_lines(cloud: None) -> None:
