@@ -45,6 +45,8 @@ MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,2047}$"
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # The outcome of a document of no known class (classification answered none of the definition's classes).
 UNKNOWN_CLASS_ERROR = "UnknownDocumentClass"
+# What becomes of a packet's section of no class (job.json ``unclassified_pages``; functions/sections.py).
+UnclassifiedPages = Literal["ignore", "review", "reject"]
 # How a field's value is normalised before it is validated (the schema's ``x-normalise`` extension).
 Normaliser = Literal["amount", "upper", "lower", "strip", "date"]
 NORMALISERS: tuple[str, ...] = ("amount", "upper", "lower", "strip", "date")
@@ -358,6 +360,13 @@ class JobDefinition(_Strict):
         "consecutive pages of one class become sections, each its own result (functions/sections.py); "
         "null: a document is one document",
     )
+    unclassified_pages: UnclassifiedPages | None = Field(
+        None,
+        description="what becomes of a packet's section of no class (a fax cover sheet, a blank separator): "
+        "ignore (kept in the packet's result, marked ignored, no extraction; the packet's status is its "
+        "classified sections'), review (a review item of its own), reject (UnknownDocumentClass, and the "
+        "packet with it); null: review",
+    )
     case: CaseSpec | None = Field(
         None,
         description="what a packet of several sections must hold and rules over all its sections "
@@ -383,7 +392,13 @@ class JobDefinition(_Strict):
             data.pop("window_pages", None)
         if data.get("case") is None:
             data.pop("case", None)
+        if data.get("unclassified_pages") is None:
+            data.pop("unclassified_pages", None)
         return data
+
+    def unclassified_handling(self) -> UnclassifiedPages:
+        """What becomes of a packet's section of no class (``unclassified_pages``; unset: review)."""
+        return self.unclassified_pages or "review"
 
     def waits_for_review(self) -> bool:
         return self.review is not None and self.review.wait

@@ -155,8 +155,9 @@ def packet_status(
 ) -> tuple[DocumentStatus, str | None, str | None]:
     """A packet's status (its worst section's, or its case's when worse: functions/cases.py), error (its
     first rejected section's, else its case's) and reason (the worst section's, and the case's when as
-    bad)."""
-    worst = max(rows, key=lambda row: _SEVERITY[row.status])
+    bad). An ignored section (job.json ``unclassified_pages: ignore``) decides nothing, unless all are."""
+    counted = [row for row in rows if not row.ignored] or rows
+    worst = max(counted, key=lambda row: _SEVERITY[row.status])
     status, error, reason = worst.status, None, None
     if worst.status != "extracted":
         where = f"section {worst.section_id} (pages {worst.pages[0]}-{worst.pages[1]})"
@@ -335,13 +336,7 @@ def _section_result(
     where = {"section_id": section.section_id, "pages": section.pages}
     assert run.bundle is not None
     if section.class_name is None:
-        known = ", ".join(sorted(page_classes(run.bundle)))
-        result = part.result(
-            status="rejected",
-            error=UNKNOWN_CLASS_ERROR,
-            reason=f"pages {first}-{last} are of no known class: the classes are {known}",
-            **where,
-        )
+        result = part.result(**unclassified(run.bundle, first, last), **where)
     else:
         try:
             piece = pages_of(document, first, last, run.bundle.definition.read)
@@ -355,6 +350,21 @@ def _section_result(
     _store_section(run, result)
     clock.after(called=section.class_name is not None)
     return result
+
+
+def unclassified(bundle: DefinitionBundle, first: int, last: int) -> dict[str, object]:
+    """The outcome of a packet's section of no class, as job.json ``unclassified_pages`` says: ``reject``
+    rejects it ``UnknownDocumentClass`` (and the packet with it), ``review`` makes it a review item of its
+    own, ``ignore`` keeps it rejected but ``ignored``, so it decides nothing of the packet's status."""
+    known = ", ".join(sorted(page_classes(bundle)))
+    what = f"pages {first}-{last} are of no known class: the classes are {known}"
+    handling = bundle.definition.unclassified_handling()
+    if handling == "review":
+        return {"status": "review", "reason": f"{what}; a person decides them (unclassified_pages: review)"}
+    if handling == "ignore":
+        reason = f"{what}; ignored (unclassified_pages: ignore)"
+        return {"status": "rejected", "error": UNKNOWN_CLASS_ERROR, "reason": reason, "ignored": True}
+    return {"status": "rejected", "error": UNKNOWN_CLASS_ERROR, "reason": what}
 
 
 def in_packet(result: DocumentResult, first: int) -> DocumentResult:

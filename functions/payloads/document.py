@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, JsonValue, model_validator
+from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from functions.fields import row_values
 from functions.payloads.common import (
@@ -164,6 +164,17 @@ class DocumentResult(StrictModel):
     case: CaseOutcome | None = Field(
         None, description="a packet's case checks decided (job.json case; its outcomes: ``checks``)"
     )
+    ignored: bool = Field(
+        False, description="a packet's section of no class the job ignores (job.json unclassified_pages)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_ignored(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A result not ignored dumps as before ``ignored`` existed."""
+        data: dict[str, Any] = handler(self)
+        if not data.get("ignored"):
+            data.pop("ignored", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> DocumentResult:
@@ -173,6 +184,9 @@ class DocumentResult(StrictModel):
             if self.status == "rejected" and not self.error:
                 raise ValueError("a rejected result needs an error name")
             return self
+        unclassified = self.section_id is not None and self.class_name is None and self.fields is None
+        if self.status == "review" and unclassified and not self.error:
+            return self  # a packet's section of no class in review (job.json unclassified_pages)
         if self.status != "rejected" and (self.fields is None or self.class_name is None or self.error):
             raise ValueError(f"a {self.status} result needs a class and fields and no error")
         if self.status == "rejected" and not self.error:
@@ -208,6 +222,7 @@ class DocumentResult(StrictModel):
             error=self.error,
             reason=self.reason,
             fields=row_values(self.fields, columns) if self.fields is not None else {},
+            ignored=self.ignored,
         )
 
 

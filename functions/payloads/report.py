@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from functions.payloads.common import JOB_ID_PATTERN, StrictModel
 from functions.payloads.job import JobOptions, JobVersions
@@ -69,6 +76,17 @@ class SectionRow(StrictModel):
     error: str | None = None
     reason: str | None = None
     fields: dict[str, str | None] = Field(default_factory=dict)
+    ignored: bool = Field(
+        False, description="a section of no class the job ignores (job.json unclassified_pages: ignore)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_ignored(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A section not ignored dumps as before ``ignored`` existed."""
+        data: dict[str, Any] = handler(self)
+        if not data.get("ignored"):
+            data.pop("ignored", None)
+        return data
 
 
 class ReportRow(StrictModel):
