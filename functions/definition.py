@@ -362,10 +362,9 @@ class JobDefinition(_Strict):
     )
     unclassified_pages: UnclassifiedPages | None = Field(
         None,
-        description="what becomes of a packet's section of no class (a fax cover sheet, a blank separator): "
-        "ignore (kept in the packet's result, marked ignored, no extraction; the packet's status is its "
-        "classified sections'), review (a review item of its own), reject (UnknownDocumentClass, and the "
-        "packet with it); null: review",
+        description="a packet's section of no class (a fax cover sheet): ignore (kept, marked ignored, its "
+        "packet's status its other sections'), review (a review item), reject (UnknownDocumentClass); null: "
+        "review",
     )
     case: CaseSpec | None = Field(
         None,
@@ -378,22 +377,12 @@ class JobDefinition(_Strict):
         """A definition without ``review`` (or with the default ``read``) dumps as before they existed, so its
         bundle keeps its version."""
         data: dict[str, Any] = handler(self)
-        if data.get("review") is None:
-            data.pop("review", None)
         if data.get("read") == "auto":
             data.pop("read", None)
-        if data.get("max_pages") is None:
-            data.pop("max_pages", None)
-        if data.get("models") is None:
-            data.pop("models", None)
-        if data.get("split") is None:
-            data.pop("split", None)
-        if data.get("window_pages") is None:
-            data.pop("window_pages", None)
-        if data.get("case") is None:
-            data.pop("case", None)
-        if data.get("unclassified_pages") is None:
-            data.pop("unclassified_pages", None)
+        unset = ("review", "max_pages", "models", "split", "window_pages", "case", "unclassified_pages")
+        for name in unset:
+            if data.get(name) is None:
+                data.pop(name, None)
         return data
 
     def unclassified_handling(self) -> UnclassifiedPages:

@@ -1,7 +1,8 @@
-"""Packets (job.json ``split: pages``; docs/design.md, "Packets"): a PDF that may hold several documents is
-classified page by page (one durable model step per window of pages), its consecutive pages of one class
-become *sections*, and each section is processed as a document of its own: its own durable steps, outcome
-and stored result (``storage.section_result_key``). The packet's own result, written last, lists them.
+"""Packets (job.json ``split: pages``; docs/design.md, "Packets"): a PDF or a TIFF that may hold several
+documents is classified page by page (one durable model step per window of pages), its consecutive pages of
+one class become *sections*, and each section is processed as a document of its own: its own durable steps,
+outcome and stored result (``storage.section_result_key``). The packet's own result, written last, lists
+them.
 
 A redrive re-runs only what is unfinished: the page classification and the sections are durable steps, and a
 section with a stored result is not processed again. A packet of one section covering every page is the
@@ -11,6 +12,7 @@ document itself (process_document goes on as for any document, its class the sec
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -30,6 +32,7 @@ from functions.inference.calls import CallSpec
 from functions.inference.instructions import classify_pages_instruction
 from functions.inference.prompts import PAGES_KEY, classify_pages_prompt
 from functions.logic.window_extraction import WindowClock
+from functions.page_windows import ImageSlicer, PageWindow
 from functions.payloads.common import DocumentStatus
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest
@@ -88,10 +91,18 @@ def window_id(first: int) -> str:
     return f"w{first:04d}"
 
 
+def page_count(document: DocumentInput) -> int:
+    """The pages a packet's split counts: a PDF's, a TIFF's (its converted pages: functions/images.py);
+    0 for a format that is not split (one document)."""
+    if document.format == "pdf":
+        return document.pages
+    return len(document.images) if document.format == "tiff" else 0
+
+
 def splits(bundle: DefinitionBundle, document: DocumentInput) -> bool:
     """True when ``document`` is read as a possible packet: the job splits (job.json ``split: pages``) and
-    it is a PDF (other formats are one document)."""
-    return bundle.definition.split == "pages" and document.format == "pdf" and document.pages > 0
+    it is a PDF or a TIFF (other formats are one document)."""
+    return bundle.definition.split == "pages" and page_count(document) > 0
 
 
 def is_packet_class(bundle: DefinitionBundle, class_name: str) -> bool:
@@ -235,9 +246,15 @@ def classify_pages_spec(
 
 
 def pages_of(document: DocumentInput, first: int, last: int, read: ReadMode) -> DocumentInput:
-    """Pages ``first`` to ``last`` of a PDF as the model receives them (read as the job reads PDFs)."""
-    if (first, last) == (1, document.pages):
+    """Pages ``first`` to ``last`` of a PDF (read as the job reads PDFs) or a TIFF (its pages' image blocks,
+    the first noting the source and the pages, as a TIFF's page window: functions/page_windows.py) as the
+    model receives them."""
+    total = page_count(document)
+    if (first, last) == (1, total):
         return document
+    if document.format == "tiff":
+        window = PageWindow(first, last, total)
+        return ImageSlicer(document, hashlib.sha256(document.data).hexdigest()).slice(window)
     return document_input(slice_pages(document.data, first, last), document.name, read)
 
 
@@ -248,20 +265,21 @@ def on_demand(model: ModelProvider) -> ModelProvider:
 
 
 def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) -> PacketSplit:
-    """Classify a PDF's pages (durably, window by window), make its sections (durably), and process each
-    section not processed yet; the packet's result stored when it has several sections."""
+    """Classify a PDF's or a TIFF's pages (durably, window by window), make its sections (durably), and
+    process each section not processed yet; the packet's result stored when it has several sections."""
     bundle = run.bundle
     assert bundle is not None
     model = on_demand(model)
-    if document.format != "pdf" or document.pages < 1:  # a document of a packet class that is no PDF
-        what = f"a packet is split by its pages, and only a PDF's pages are: this is {document.format}"
+    total = page_count(document)
+    if total < 1:  # a document of a packet class that is no PDF or TIFF
+        what = f"a packet is split by its pages, and only a PDF's or a TIFF's are: this is {document.format}"
         return PacketSplit(
             run.store(status="rejected", error=DocumentFormatUnsupported.__name__, reason=what)
         )
     records: list[ExtractionRecord] = []
     clock = WindowClock(run.time_left)
     try:
-        for first, last in page_windows(document.pages):
+        for first, last in page_windows(total):
             clock.before(f"pages {first}-{last}")
             spec = classify_pages_spec(bundle, run.manifest.versions.prompt_version, document, first, last)
             # the window's pages are sliced only when its step runs: a window classified in an earlier
@@ -282,7 +300,7 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
     except DocumentRejected as rejection:
         return PacketSplit(run.store(status="rejected", error=rejection.error_name, reason=rejection.reason))
     call_id = records[0].call_id
-    found = run.step(SECTIONS_STEP, lambda: _sections_of(records, document.pages), Sections)
+    found = run.step(SECTIONS_STEP, lambda: _sections_of(records, total), Sections)
     if len(found.sections) == 1:
         only = found.sections[0]
         if only.class_name is None:
