@@ -11,16 +11,21 @@ import boto3
 import pytest
 
 from docagent.drills.scaffold import render_pdf_pages
+from docagent.operations.context import OperatorContext
+from docagent.operations.records import JobRecords
+from docagent.operations.review import decide, queue
+from docagent.operations.sessions import new_session
 from functions import s3_json
 from functions.definition import DefinitionBundle
 from functions.logic.process_document import process_document
 from functions.payloads.document import DocumentOutcome
 from functions.payloads.job import PreparedJob
-from functions.reviews import review_items
+from functions.reviews import apply_decisions, review_items
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
-from tests.support import PREFIX, REFERENCE_TABLE, document_event, items, prepare, put_object
+from tests.support import BUCKET, PREFIX, REFERENCE_TABLE, document_event, items, prepare, put_object
 from tests.unit.test_packets import CLAIM, LETTER, LETTER_ON, RECIPE, PageReader, splitting
+from tests.unit.test_section_review import STATE_MACHINE, FinishedExecutions
 
 HANDLINGS = ("ignore", "review", "reject")
 
@@ -91,6 +96,22 @@ def test_review_makes_the_cover_page_a_review_item_of_its_own(jobs: dict[str, Pr
     assert cover is not None
     assert (cover.status, cover.class_name, cover.fields, cover.error) == ("review", None, None, None)
     assert cover.reason is not None and cover.reason.startswith("pages 1-1 are of no known class")
+
+
+def test_a_reviewer_clears_the_cover_page_and_the_packet_is_extracted(jobs: dict[str, PreparedJob]) -> None:
+    outcome, _ = run(jobs["review"])
+    outputs = {"BucketName": BUCKET, "StateMachineArn": STATE_MACHINE}
+    context = OperatorContext(endpoint=None, stack_name="DocAgent", outputs=outputs, session=new_session())
+    context._clients["stepfunctions"] = FinishedExecutions()
+    records = JobRecords(context, "job-cover-review")
+    [item] = queue(records)
+    assert (item["item"], item["class_name"], item["pages"]) == ("cover.pdf#s0001-0001", None, [1, 1])
+    decided = decide(records, "cover.pdf#s0001-0001", "accepted", typed={}, by="rita", reason="a cover sheet")
+    assert decided.written and decided.decision.class_name is None
+    assert outcome.row is not None
+    [row] = apply_decisions("job-cover-review", [outcome.row], definition("review"))
+    assert row.status == "extracted" and row.sections is not None
+    assert [s.status for s in row.sections] == ["extracted", "extracted", "extracted"]
 
 
 def test_reject_rejects_the_packet_as_before(jobs: dict[str, PreparedJob]) -> None:
