@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import Field, JsonValue, model_validator
 
 from functions.fields import row_values
 from functions.payloads.common import (
@@ -18,7 +18,7 @@ from functions.payloads.common import (
 from functions.payloads.evidence import Cascade, FieldEvidence
 from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
 from functions.payloads.model_calls import CheckOutcome
-from functions.payloads.report import CaseOutcome, ReportRow, SectionRow
+from functions.payloads.report import CaseOutcome, Ignorable, ReportRow, SectionRow
 
 
 class ProcessDocumentEvent(StrictModel):
@@ -111,7 +111,7 @@ class WindowCall(StrictModel):
     model_call_id: str
 
 
-class DocumentResult(StrictModel):
+class DocumentResult(Ignorable):
     """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted, review or rejected.
 
     A packet's section has one too (results/{document_id}/sections/{section_id}.json: ``section_id`` and
@@ -164,17 +164,6 @@ class DocumentResult(StrictModel):
     case: CaseOutcome | None = Field(
         None, description="a packet's case checks decided (job.json case; its outcomes: ``checks``)"
     )
-    ignored: bool = Field(
-        False, description="a packet's section of no class the job ignores (job.json unclassified_pages)"
-    )
-
-    @model_serializer(mode="wrap")
-    def _without_unset_ignored(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A result not ignored dumps as before ``ignored`` existed."""
-        data: dict[str, Any] = handler(self)
-        if not data.get("ignored"):
-            data.pop("ignored", None)
-        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> DocumentResult:

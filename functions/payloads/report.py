@@ -66,7 +66,23 @@ class CaseOutcome(StrictModel):
     reason: str | None = None
 
 
-class SectionRow(StrictModel):
+class Ignorable(StrictModel):
+    """A packet's section (its result, its row) the job may ignore: ``ignored``, dumped only when true."""
+
+    ignored: bool = Field(
+        False, description="a section of no class the job ignores (job.json unclassified_pages: ignore)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_ignored(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Not ignored, it dumps as before ``ignored`` existed."""
+        data: dict[str, Any] = handler(self)
+        if not data.get("ignored"):
+            data.pop("ignored", None)
+        return data
+
+
+class SectionRow(Ignorable):
     """A packet's section in its document's row (functions/sections.py): its own outcome and columns."""
 
     section_id: str
@@ -76,17 +92,6 @@ class SectionRow(StrictModel):
     error: str | None = None
     reason: str | None = None
     fields: dict[str, str | None] = Field(default_factory=dict)
-    ignored: bool = Field(
-        False, description="a section of no class the job ignores (job.json unclassified_pages: ignore)"
-    )
-
-    @model_serializer(mode="wrap")
-    def _without_unset_ignored(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A section not ignored dumps as before ``ignored`` existed."""
-        data: dict[str, Any] = handler(self)
-        if not data.get("ignored"):
-            data.pop("ignored", None)
-        return data
 
 
 class ReportRow(StrictModel):

@@ -84,13 +84,18 @@ def splitting(packet_class: bool = False) -> DefinitionBundle:
     return DefinitionBundle.model_validate(data)
 
 
+def put_policy() -> None:
+    """The claims' policy P-0001 in the reference table (the claim class's lookup)."""
+    boto3.client("dynamodb").put_item(
+        TableName=REFERENCE_TABLE,
+        Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
+    )
+
+
 @pytest.fixture
 def job(cloud: None) -> PreparedJob:
     def build() -> PreparedJob:
-        boto3.client("dynamodb").put_item(
-            TableName=REFERENCE_TABLE,
-            Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
-        )
+        put_policy()
         put_object(f"{PREFIX}a-packet.pdf", render_pdf_pages([CLAIM, LETTER, LETTER_ON, RECIPE], title="p"))
         put_object(f"{PREFIX}b-letter.pdf", render_pdf_pages([LETTER, LETTER_ON], title="l"))
         return prepare("job-packets", definition=splitting())
@@ -185,10 +190,7 @@ def test_a_packet_of_one_section_is_an_ordinary_document(job: PreparedJob) -> No
 @pytest.fixture
 def packet_class_job(cloud: None) -> PreparedJob:
     def build() -> PreparedJob:
-        boto3.client("dynamodb").put_item(
-            TableName=REFERENCE_TABLE,
-            Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
-        )
+        put_policy()
         put_object(f"{PREFIX}a-packet.pdf", render_pdf_pages([CLAIM, LETTER, LETTER_ON, RECIPE], title="p"))
         put_object(f"{PREFIX}c-claim.pdf", render_pdf_pages([CLAIM], title="c"))
         return prepare("job-packet-class", definition=splitting(packet_class=True))

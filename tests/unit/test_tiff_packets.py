@@ -5,7 +5,6 @@ own; answered by the local model in process from the packet's label (localcloud/
 
 from __future__ import annotations
 
-import boto3
 import pytest
 
 from docagent.kit.samples import SectionLabel
@@ -18,8 +17,8 @@ from tests.fakes import FakeLambdaContext
 from tests.images import fax
 from tests.local_model import LocalModel
 from tests.moto_state import build_once
-from tests.support import PREFIX, REFERENCE_TABLE, document_event, items, prepare, put_object
-from tests.unit.test_packets import splitting
+from tests.support import PREFIX, document_event, items, prepare, put_object
+from tests.unit.test_packets import put_policy, splitting
 from tests.unit.test_process_definition import claim
 
 SECTIONS = [
@@ -31,10 +30,7 @@ SECTIONS = [
 @pytest.fixture
 def job(cloud: None) -> PreparedJob:
     def build() -> PreparedJob:
-        boto3.client("dynamodb").put_item(
-            TableName=REFERENCE_TABLE,
-            Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
-        )
+        put_policy()
         put_object(f"{PREFIX}packet.tif", fax(2))
         return prepare("job-tiff-packet", definition=splitting(), documents=[f"{PREFIX}packet.tif"])
 

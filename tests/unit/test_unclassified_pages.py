@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import boto3
 import pytest
 
 from docagent.drills.scaffold import render_pdf_pages
@@ -23,8 +22,8 @@ from functions.payloads.job import PreparedJob
 from functions.reviews import apply_decisions, review_items
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
-from tests.support import BUCKET, PREFIX, REFERENCE_TABLE, document_event, items, prepare, put_object
-from tests.unit.test_packets import CLAIM, LETTER, LETTER_ON, RECIPE, PageReader, splitting
+from tests.support import BUCKET, PREFIX, document_event, items, prepare, put_object
+from tests.unit.test_packets import CLAIM, LETTER, LETTER_ON, RECIPE, PageReader, put_policy, splitting
 from tests.unit.test_section_review import STATE_MACHINE, FinishedExecutions
 
 HANDLINGS = ("ignore", "review", "reject")
@@ -44,10 +43,7 @@ def jobs(cloud: None) -> dict[str, PreparedJob]:
     """One job per handling, each of one packet: a cover page of no class, a claim, a two-page letter."""
 
     def build() -> dict[str, PreparedJob]:
-        boto3.client("dynamodb").put_item(
-            TableName=REFERENCE_TABLE,
-            Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
-        )
+        put_policy()
         key = f"{PREFIX}cover.pdf"
         put_object(key, render_pdf_pages([RECIPE, CLAIM, LETTER, LETTER_ON], title="fax"))
         built = {
