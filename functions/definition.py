@@ -362,9 +362,8 @@ class JobDefinition(_Strict):
     )
     unclassified_pages: UnclassifiedPages | None = Field(
         None,
-        description="a packet's section of no class (a fax cover sheet): ignore (kept, marked ignored, its "
-        "packet's status its other sections'), review (a review item), reject (UnknownDocumentClass); null: "
-        "review",
+        description="a packet's section of no class (a fax cover sheet): ignore (kept, marked ignored), "
+        "review (a review item), reject (UnknownDocumentClass, the packet too); null: review",
     )
     case: CaseSpec | None = Field(
         None,
@@ -384,10 +383,6 @@ class JobDefinition(_Strict):
             if data.get(name) is None:
                 data.pop(name, None)
         return data
-
-    def unclassified_handling(self) -> UnclassifiedPages:
-        """What becomes of a packet's section of no class (``unclassified_pages``; unset: review)."""
-        return self.unclassified_pages or "review"
 
     def waits_for_review(self) -> bool:
         return self.review is not None and self.review.wait

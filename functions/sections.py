@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from functions import s3_json, spend
 from functions.batch_inference.output_records import BatchReplies
 from functions.cases import case_of
-from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle
+from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, UnclassifiedPages
 from functions.documents import DocumentInput, document_input
 from functions.errors import DocumentFormatUnsupported, DocumentRejected, ExtractionFailed
 from functions.faults import fault_point
@@ -49,6 +49,8 @@ ResultT = TypeVar("ResultT", bound=BaseModel)
 SECTIONS_STEP = "sections"
 # A section's id: its first and last page (``section_id``), as its result, its review item and eval name it.
 SECTION_ID_PATTERN = r"^s[0-9]{4}-[0-9]{4}$"
+# A packet's section of no class when job.json sets no ``unclassified_pages`` (docs/design.md).
+UNCLASSIFIED_DEFAULT: UnclassifiedPages = "review"
 # A packet's status is its worst section's: rejected over review over extracted.
 _SEVERITY: dict[DocumentStatus, int] = {"extracted": 0, "review": 1, "rejected": 2}
 
@@ -376,7 +378,7 @@ def unclassified(bundle: DefinitionBundle, first: int, last: int) -> dict[str, o
     own, ``ignore`` keeps it rejected but ``ignored``, so it decides nothing of the packet's status."""
     known = ", ".join(sorted(page_classes(bundle)))
     what = f"pages {first}-{last} are of no known class: the classes are {known}"
-    handling = bundle.definition.unclassified_handling()
+    handling = bundle.definition.unclassified_pages or UNCLASSIFIED_DEFAULT
     if handling == "review":
         return {"status": "review", "reason": f"{what}; a person decides them (unclassified_pages: review)"}
     if handling == "ignore":

@@ -20,6 +20,7 @@ from functions.logic.process_document import process_document
 from functions.payloads.document import DocumentOutcome
 from functions.payloads.job import PreparedJob
 from functions.reviews import apply_decisions, review_items
+from functions.sections import UNCLASSIFIED_DEFAULT
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
 from tests.support import BUCKET, PREFIX, document_event, items, prepare, put_object
@@ -127,7 +128,7 @@ def test_an_ignored_section_counts_as_no_class_for_the_case(jobs: dict[str, Prep
 
 
 def test_the_setting_is_checked_and_not_dumped_when_unset() -> None:
-    assert definition(None).definition.unclassified_handling() == "review"
+    assert definition(None).definition.unclassified_pages is None and UNCLASSIFIED_DEFAULT == "review"
     assert "unclassified_pages" not in definition(None).definition.model_dump()
     assert definition("ignore").definition.model_dump()["unclassified_pages"] == "ignore"
     with pytest.raises(ValueError, match="unclassified_pages"):
