@@ -46,6 +46,8 @@ MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,2047}$"
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # The outcome of a document of no known class (classification answered none of the definition's classes).
 UNKNOWN_CLASS_ERROR = "UnknownDocumentClass"
+# What becomes of a packet's section of no class (job.json ``unclassified_pages``; functions/sections.py).
+UnclassifiedPages = Literal["ignore", "review", "reject"]
 # How a field's value is normalised before it is validated (the schema's ``x-normalise`` extension).
 Normaliser = Literal["amount", "upper", "lower", "strip", "date"]
 NORMALISERS: tuple[str, ...] = ("amount", "upper", "lower", "strip", "date")
@@ -361,6 +363,11 @@ class JobDefinition(_Strict):
         "consecutive pages of one class become sections, each its own result (functions/sections.py); "
         "null: a document is one document",
     )
+    unclassified_pages: UnclassifiedPages | None = Field(
+        None,
+        description="a packet's section of no class (a fax cover sheet): ignore (kept, marked ignored), "
+        "review (a review item), reject (UnknownDocumentClass, the packet too); null: review",
+    )
     case: CaseSpec | None = Field(
         None,
         description="what a packet of several sections must hold and rules over all its sections "
@@ -372,20 +379,12 @@ class JobDefinition(_Strict):
         """A definition without ``review`` (or with the default ``read``) dumps as before they existed, so its
         bundle keeps its version."""
         data: dict[str, Any] = handler(self)
-        if data.get("review") is None:
-            data.pop("review", None)
         if data.get("read") == "auto":
             data.pop("read", None)
-        if data.get("max_pages") is None:
-            data.pop("max_pages", None)
-        if data.get("models") is None:
-            data.pop("models", None)
-        if data.get("split") is None:
-            data.pop("split", None)
-        if data.get("window_pages") is None:
-            data.pop("window_pages", None)
-        if data.get("case") is None:
-            data.pop("case", None)
+        unset = ("review", "max_pages", "models", "split", "window_pages", "case", "unclassified_pages")
+        for name in unset:
+            if data.get(name) is None:
+                data.pop(name, None)
         return data
 
     def waits_for_review(self) -> bool:

@@ -1,7 +1,8 @@
-"""Packets (job.json ``split: pages``; docs/design.md, "Packets"): a PDF that may hold several documents is
-classified page by page (one durable model step per window of pages), its consecutive pages of one class
-become *sections*, and each section is processed as a document of its own: its own durable steps, outcome
-and stored result (``storage.section_result_key``). The packet's own result, written last, lists them.
+"""Packets (job.json ``split: pages``; docs/design.md, "Packets"): a PDF or a TIFF that may hold several
+documents is classified page by page (one durable model step per window of pages), its consecutive pages of
+one class become *sections*, and each section is processed as a document of its own: its own durable steps,
+outcome and stored result (``storage.section_result_key``). The packet's own result, written last, lists
+them.
 
 A redrive re-runs only what is unfinished: the page classification and the sections are durable steps, and a
 section with a stored result is not processed again. A packet of one section covering every page is the
@@ -11,6 +12,7 @@ document itself (process_document goes on as for any document, its class the sec
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -20,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from functions import s3_json, spend
 from functions.batch_inference.output_records import BatchReplies
 from functions.cases import case_of
-from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle
+from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, UnclassifiedPages
 from functions.documents import DocumentInput, document_input
 from functions.errors import DocumentFormatUnsupported, DocumentRejected, ExtractionFailed
 from functions.faults import fault_point
@@ -30,6 +32,7 @@ from functions.inference.calls import CallSpec
 from functions.inference.instructions import classify_pages_instruction
 from functions.inference.prompts import PAGES_KEY, classify_pages_prompt
 from functions.logic.window_extraction import WindowClock
+from functions.page_windows import ImageSlicer, PageWindow
 from functions.payloads.common import DocumentStatus
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent
 from functions.payloads.job import JobManifest
@@ -46,6 +49,8 @@ ResultT = TypeVar("ResultT", bound=BaseModel)
 SECTIONS_STEP = "sections"
 # A section's id: its first and last page (``section_id``), as its result, its review item and eval name it.
 SECTION_ID_PATTERN = r"^s[0-9]{4}-[0-9]{4}$"
+# A packet's section of no class when job.json sets no ``unclassified_pages`` (docs/design.md).
+UNCLASSIFIED_DEFAULT: UnclassifiedPages = "review"
 # A packet's status is its worst section's: rejected over review over extracted.
 _SEVERITY: dict[DocumentStatus, int] = {"extracted": 0, "review": 1, "rejected": 2}
 
@@ -88,10 +93,18 @@ def window_id(first: int) -> str:
     return f"w{first:04d}"
 
 
+def page_count(document: DocumentInput) -> int:
+    """The pages a packet's split counts: a PDF's, a TIFF's (its converted pages: functions/images.py);
+    0 for a format that is not split (one document)."""
+    if document.format == "pdf":
+        return document.pages
+    return len(document.images) if document.format == "tiff" else 0
+
+
 def splits(bundle: DefinitionBundle, document: DocumentInput) -> bool:
     """True when ``document`` is read as a possible packet: the job splits (job.json ``split: pages``) and
-    it is a PDF (other formats are one document)."""
-    return bundle.definition.split == "pages" and document.format == "pdf" and document.pages > 0
+    it is a PDF or a TIFF (other formats are one document)."""
+    return bundle.definition.split == "pages" and page_count(document) > 0
 
 
 def is_packet_class(bundle: DefinitionBundle, class_name: str) -> bool:
@@ -155,8 +168,9 @@ def packet_status(
 ) -> tuple[DocumentStatus, str | None, str | None]:
     """A packet's status (its worst section's, or its case's when worse: functions/cases.py), error (its
     first rejected section's, else its case's) and reason (the worst section's, and the case's when as
-    bad)."""
-    worst = max(rows, key=lambda row: _SEVERITY[row.status])
+    bad). An ignored section (job.json ``unclassified_pages: ignore``) decides nothing, unless all are."""
+    counted = [row for row in rows if not row.ignored] or rows
+    worst = max(counted, key=lambda row: _SEVERITY[row.status])
     status, error, reason = worst.status, None, None
     if worst.status != "extracted":
         where = f"section {worst.section_id} (pages {worst.pages[0]}-{worst.pages[1]})"
@@ -234,9 +248,15 @@ def classify_pages_spec(
 
 
 def pages_of(document: DocumentInput, first: int, last: int, read: ReadMode) -> DocumentInput:
-    """Pages ``first`` to ``last`` of a PDF as the model receives them (read as the job reads PDFs)."""
-    if (first, last) == (1, document.pages):
+    """Pages ``first`` to ``last`` of a PDF (read as the job reads PDFs) or a TIFF (its pages' image blocks,
+    the first noting the source and the pages, as a TIFF's page window: functions/page_windows.py) as the
+    model receives them."""
+    total = page_count(document)
+    if (first, last) == (1, total):
         return document
+    if document.format == "tiff":
+        window = PageWindow(first, last, total)
+        return ImageSlicer(document, hashlib.sha256(document.data).hexdigest()).slice(window)
     return document_input(slice_pages(document.data, first, last), document.name, read)
 
 
@@ -247,20 +267,21 @@ def on_demand(model: ModelProvider) -> ModelProvider:
 
 
 def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) -> PacketSplit:
-    """Classify a PDF's pages (durably, window by window), make its sections (durably), and process each
-    section not processed yet; the packet's result stored when it has several sections."""
+    """Classify a PDF's or a TIFF's pages (durably, window by window), make its sections (durably), and
+    process each section not processed yet; the packet's result stored when it has several sections."""
     bundle = run.bundle
     assert bundle is not None
     model = on_demand(model)
-    if document.format != "pdf" or document.pages < 1:  # a document of a packet class that is no PDF
-        what = f"a packet is split by its pages, and only a PDF's pages are: this is {document.format}"
+    total = page_count(document)
+    if total < 1:  # a document of a packet class that is no PDF or TIFF
+        what = f"a packet is split by its pages, and only a PDF's or a TIFF's are: this is {document.format}"
         return PacketSplit(
             run.store(status="rejected", error=DocumentFormatUnsupported.__name__, reason=what)
         )
     records: list[ExtractionRecord] = []
     clock = WindowClock(run.time_left)
     try:
-        for first, last in page_windows(document.pages):
+        for first, last in page_windows(total):
             clock.before(f"pages {first}-{last}")
             spec = classify_pages_spec(bundle, run.manifest.versions.prompt_version, document, first, last)
             # the window's pages are sliced only when its step runs: a window classified in an earlier
@@ -281,7 +302,7 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
     except DocumentRejected as rejection:
         return PacketSplit(run.store(status="rejected", error=rejection.error_name, reason=rejection.reason))
     call_id = records[0].call_id
-    found = run.step(SECTIONS_STEP, lambda: _sections_of(records, document.pages), Sections)
+    found = run.step(SECTIONS_STEP, lambda: _sections_of(records, total), Sections)
     if len(found.sections) == 1:
         only = found.sections[0]
         if only.class_name is None:
@@ -335,13 +356,7 @@ def _section_result(
     where = {"section_id": section.section_id, "pages": section.pages}
     assert run.bundle is not None
     if section.class_name is None:
-        known = ", ".join(sorted(page_classes(run.bundle)))
-        result = part.result(
-            status="rejected",
-            error=UNKNOWN_CLASS_ERROR,
-            reason=f"pages {first}-{last} are of no known class: the classes are {known}",
-            **where,
-        )
+        result = part.result(**unclassified(run.bundle, first, last), **where)
     else:
         try:
             piece = pages_of(document, first, last, run.bundle.definition.read)
@@ -355,6 +370,21 @@ def _section_result(
     _store_section(run, result)
     clock.after(called=section.class_name is not None)
     return result
+
+
+def unclassified(bundle: DefinitionBundle, first: int, last: int) -> dict[str, object]:
+    """The outcome of a packet's section of no class, as job.json ``unclassified_pages`` says: ``reject``
+    rejects it ``UnknownDocumentClass`` (and the packet with it), ``review`` makes it a review item of its
+    own, ``ignore`` keeps it rejected but ``ignored``, so it decides nothing of the packet's status."""
+    known = ", ".join(sorted(page_classes(bundle)))
+    what = f"pages {first}-{last} are of no known class: the classes are {known}"
+    handling = bundle.definition.unclassified_pages or UNCLASSIFIED_DEFAULT
+    if handling == "review":
+        return {"status": "review", "reason": f"{what}; a person decides them (unclassified_pages: review)"}
+    if handling == "ignore":
+        reason = f"{what}; ignored (unclassified_pages: ignore)"
+        return {"status": "rejected", "error": UNKNOWN_CLASS_ERROR, "reason": reason, "ignored": True}
+    return {"status": "rejected", "error": UNKNOWN_CLASS_ERROR, "reason": what}
 
 
 def in_packet(result: DocumentResult, first: int) -> DocumentResult:

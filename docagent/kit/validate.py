@@ -370,7 +370,7 @@ def _packet_problems(
                     where="$",
                     message=f"its document {documents[0].name} cannot be read, so its pages are not known "
                     f"({error})",
-                    fix="put a document the job reads beside the label (a packet is a PDF)",
+                    fix="put a document the job reads beside the label (a packet is a PDF or a TIFF)",
                 )
             )
     for found in section_page_problems(sections, pages):

@@ -18,7 +18,7 @@ from functions.payloads.common import (
 from functions.payloads.evidence import Cascade, FieldEvidence
 from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
 from functions.payloads.model_calls import CheckOutcome
-from functions.payloads.report import CaseOutcome, ReportRow, SectionRow
+from functions.payloads.report import CaseOutcome, Ignorable, ReportRow, SectionRow
 
 
 class ProcessDocumentEvent(StrictModel):
@@ -111,7 +111,7 @@ class WindowCall(StrictModel):
     model_call_id: str
 
 
-class DocumentResult(StrictModel):
+class DocumentResult(Ignorable):
     """jobs/{job_id}/results/{document_id}.json: exactly one per document, extracted, review or rejected.
 
     A packet's section has one too (results/{document_id}/sections/{section_id}.json: ``section_id`` and
@@ -173,6 +173,9 @@ class DocumentResult(StrictModel):
             if self.status == "rejected" and not self.error:
                 raise ValueError("a rejected result needs an error name")
             return self
+        unclassified = self.section_id is not None and self.class_name is None and self.fields is None
+        if self.status == "review" and unclassified and not self.error:
+            return self  # a packet's section of no class in review (job.json unclassified_pages)
         if self.status != "rejected" and (self.fields is None or self.class_name is None or self.error):
             raise ValueError(f"a {self.status} result needs a class and fields and no error")
         if self.status == "rejected" and not self.error:
@@ -222,6 +225,7 @@ class DocumentResult(StrictModel):
             error=self.error,
             reason=self.reason,
             fields=row_values(self.fields, columns) if self.fields is not None else {},
+            ignored=self.ignored,
         )
 
 

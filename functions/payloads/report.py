@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from functions.payloads.common import JOB_ID_PATTERN, StrictModel
 from functions.payloads.job import JobOptions, JobVersions
@@ -59,7 +66,23 @@ class CaseOutcome(StrictModel):
     reason: str | None = None
 
 
-class SectionRow(StrictModel):
+class Ignorable(StrictModel):
+    """A packet's section (its result, its row) the job may ignore: ``ignored``, dumped only when true."""
+
+    ignored: bool = Field(
+        False, description="a section of no class the job ignores (job.json unclassified_pages: ignore)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_ignored(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Not ignored, it dumps as before ``ignored`` existed."""
+        data: dict[str, Any] = handler(self)
+        if not data.get("ignored"):
+            data.pop("ignored", None)
+        return data
+
+
+class SectionRow(Ignorable):
     """A packet's section in its document's row (functions/sections.py): its own outcome and columns."""
 
     section_id: str

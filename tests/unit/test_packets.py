@@ -84,13 +84,18 @@ def splitting(packet_class: bool = False) -> DefinitionBundle:
     return DefinitionBundle.model_validate(data)
 
 
+def put_policy() -> None:
+    """The claims' policy P-0001 in the reference table (the claim class's lookup)."""
+    boto3.client("dynamodb").put_item(
+        TableName=REFERENCE_TABLE,
+        Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
+    )
+
+
 @pytest.fixture
 def job(cloud: None) -> PreparedJob:
     def build() -> PreparedJob:
-        boto3.client("dynamodb").put_item(
-            TableName=REFERENCE_TABLE,
-            Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
-        )
+        put_policy()
         put_object(f"{PREFIX}a-packet.pdf", render_pdf_pages([CLAIM, LETTER, LETTER_ON, RECIPE], title="p"))
         put_object(f"{PREFIX}b-letter.pdf", render_pdf_pages([LETTER, LETTER_ON], title="l"))
         return prepare("job-packets", definition=splitting())
@@ -108,14 +113,14 @@ def test_a_packets_sections_are_each_a_result_and_the_packet_lists_them(job: Pre
         document_event(job, entry_of(job, "a-packet.pdf")), FakeLambdaContext(), provider=model
     )
     assert model.asked == ["classify-pages", "extract", "extract"]  # the recipe's pages: no extraction
-    assert (outcome.status, outcome.error) == ("rejected", "UnknownDocumentClass")  # its worst section
+    assert (outcome.status, outcome.error) == ("review", None)  # its worst section: no class, in review
     packet = s3_json.get_result("job-packets", "a-packet.pdf")
     assert packet is not None and packet.sections is not None
     assert (packet.class_name, packet.fields) == (None, None)
     assert [(s.section_id, s.class_name, s.pages, s.status) for s in packet.sections] == [
         ("s0001-0001", "claim", (1, 1), "extracted"),
         ("s0002-0003", "letter", (2, 3), "extracted"),
-        ("s0004-0004", None, (4, 4), "rejected"),
+        ("s0004-0004", None, (4, 4), "review"),  # unclassified_pages unset: review
     ]
     assert packet.reason is not None and packet.reason.startswith("section s0004-0004 (pages 4-4): pages 4-4")
     assert outcome.row is not None and outcome.row.sections == packet.sections
@@ -164,7 +169,7 @@ def test_a_crash_between_sections_repeats_no_model_call_and_no_stored_section(
     outcome = process_document(
         document_event(job, entry, options=options, retry_count=1), FakeLambdaContext(), provider=model
     )
-    assert outcome.status == "rejected" and model.asked == ["classify-pages", "extract", "extract"]
+    assert outcome.status == "review" and model.asked == ["classify-pages", "extract", "extract"]
     assert s3_json.get_section_result("job-packets", "a-packet.pdf", "s0001-0001") == first  # not redone
     calls = s3_json.list_model_calls("job-packets", "a-packet.pdf")
     assert len(calls) == len({(c.purpose, c.section_id) for c in calls}) == 3
@@ -185,10 +190,7 @@ def test_a_packet_of_one_section_is_an_ordinary_document(job: PreparedJob) -> No
 @pytest.fixture
 def packet_class_job(cloud: None) -> PreparedJob:
     def build() -> PreparedJob:
-        boto3.client("dynamodb").put_item(
-            TableName=REFERENCE_TABLE,
-            Item={"table": {"S": "policies"}, "key": {"S": "P-0001"}, "holder": {"S": "Ada"}},
-        )
+        put_policy()
         put_object(f"{PREFIX}a-packet.pdf", render_pdf_pages([CLAIM, LETTER, LETTER_ON, RECIPE], title="p"))
         put_object(f"{PREFIX}c-claim.pdf", render_pdf_pages([CLAIM], title="c"))
         return prepare("job-packet-class", definition=splitting(packet_class=True))
@@ -207,7 +209,7 @@ def test_a_document_of_a_packet_class_is_split_among_the_other_classes(packet_cl
     pages_prompt = model.systems[1]
     assert '"claim"' in pages_prompt and '"packet"' not in pages_prompt  # a packet class is no page's class
     packet = s3_json.get_result("job-packet-class", "a-packet.pdf")
-    assert packet is not None and packet.sections is not None and outcome.status == "rejected"
+    assert packet is not None and packet.sections is not None and outcome.status == "review"
     assert [(s.class_name, s.pages) for s in packet.sections] == [
         ("claim", (1, 1)), ("letter", (2, 3)), (None, (4, 4)),
     ]  # fmt: skip

@@ -44,7 +44,7 @@ from docagent.localcloud.bedrock.batch_api import BatchService
 from docagent.localcloud.bedrock.document_text import extract_text
 from docagent.localcloud.bedrock.evidence import with_evidence
 from docagent.localcloud.bedrock.image_blocks import read_images, visual_tokens
-from docagent.localcloud.bedrock.labels import LabelStore, Reader, document_sha256, no_label
+from docagent.localcloud.bedrock.labels import LabelStore, Reader, document_sha256, no_label, slice_digest
 from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.bedrock.page_windows import window_reply
 from docagent.localcloud.bedrock.recordings import RecordedReply, write_recordings
@@ -200,6 +200,14 @@ class LocalBedrock:
             return MessageInput(read, document_digest(blocks), tokens, blind)
         if images.count:
             source = window_source(images.first)
+            window = source.window if source is not None else None
+            part = (
+                None
+                if source is None or window is None
+                else slice_digest(source.sha256, window.first, window.last)
+            )
+            if part is not None and self.labels.get(part) is not None:  # a TIFF packet's slice: its own label
+                return MessageInput("", part, images.tokens)
             if source is not None:  # a long TIFF's page window: its source's label answers it
                 return MessageInput("", source.sha256, images.tokens, window=source.window)
             return MessageInput("", images.digest, images.tokens)

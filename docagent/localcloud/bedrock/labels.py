@@ -138,13 +138,36 @@ def label_digests(data: bytes) -> list[str]:
     return digests if converted in digests else [*digests, converted]
 
 
+def slice_digest(sha256: str, first: int, last: int) -> str:
+    """What a TIFF packet's slice (pages ``first`` to ``last`` of the TIFF whose bytes hash to ``sha256``) is
+    answered by: its first page's note names the TIFF and the pages (functions/page_windows.py), not a hash
+    of its own."""
+    return document_sha256(f"{sha256}#{first}-{last}".encode())
+
+
+def _slice_digests(data: bytes, pages: int, tiff: bool) -> Callable[[int, int], list[str]]:
+    """The digests of a packet's slice of pages ``first`` to ``last``, as the job slices it: a PDF's slice
+    bytes (functions/pdf_pages.py); a TIFF's whole document as any TIFF, a part by ``slice_digest``."""
+    whole = document_sha256(data)
+
+    def digests(first: int, last: int) -> list[str]:
+        if not tiff:
+            return [document_sha256(slice_pages(data, first, last))]
+        return label_digests(data) if (first, last) == (1, pages) else [slice_digest(whole, first, last)]
+
+    return digests
+
+
 def packet_labels(
     data: bytes, sections: Sequence[SectionLabel], source: str, packet_class: str | None = None
 ) -> list[Label]:
     """A packet's labels (docs/design.md, "Packets"): each page window's slice, answering its pages' classes,
     and each labelled section's slice, answering its class and fields; sliced as the job slices
-    (functions/pdf_pages.py). A slice that is both (a window that is one section) answers as both."""
-    pages = page_count(data)
+    (functions/pdf_pages.py; a TIFF's pages: functions/sections.py ``pages_of``). A slice that is both (a
+    window that is one section) answers as both."""
+    tiff = image_kind(data) == "tiff"
+    pages = len(page_images(data)) if tiff else page_count(data)
+    slice_digests = _slice_digests(data, pages, tiff)
     covered = {
         page: section for section in sections for page in range(section.pages[0], section.pages[1] + 1)
     }
@@ -160,15 +183,15 @@ def packet_labels(
             if page in covered
         ]
         unlabelled = [page for page in range(first, last + 1) if page not in covered]
-        digest = document_sha256(slice_pages(data, first, last))
-        by_digest[digest] = {"pages": answers, "unlabelled": unlabelled}
+        for digest in slice_digests(first, last):
+            by_digest[digest] = {"pages": answers, "unlabelled": unlabelled}
     for section in sections:
         if section.pages[1] > pages:
-            raise ValueError(f"section {section.section_id} ends after the PDF's {pages} pages")
-        digest = document_sha256(slice_pages(data, *section.pages))
-        by_digest.setdefault(digest, {}).update(
-            class_name=section.class_name, no_class=section.class_name is None, fields=section.fields
-        )
+            raise ValueError(f"section {section.section_id} ends after the document's {pages} pages")
+        for digest in slice_digests(*section.pages):
+            by_digest.setdefault(digest, {}).update(
+                class_name=section.class_name, no_class=section.class_name is None, fields=section.fields
+            )
     whole = by_digest.setdefault(document_sha256(data), {})
     if packet_class is not None and "class_name" not in whole:  # a packet class: its classification's answer
         whole["class_name"] = packet_class
