@@ -41,8 +41,9 @@ def test_demo_job_runs_the_claims_example(claims_run: tuple[dict, dict, dict]) -
     definition = summary["definition"]
     assert definition["results_by_status"] == {"extracted": 8, "rejected": 1, "review": 2}
     assert definition["results_by_class"] == {"claim-form": 7, "repair-estimate": 5}  # the packet's sections
-    # the job splits PDFs (split: pages): a PDF's pages are classified, the other documents as before
-    assert definition["model_calls_by_purpose"] == {"classify": 5, "classify-pages": 6, "extract": 12}
+    # the job splits PDFs and multi-page TIFFs (split: pages): their pages are classified (the two-page fax's
+    # too), the other documents as before
+    assert definition["model_calls_by_purpose"] == {"classify": 4, "classify-pages": 7, "extract": 12}
     assert definition["totals"]["total-by-currency"] == {"EUR": "6570.50", "GBP": "3590.00"}
 
 
