@@ -69,6 +69,21 @@ def wait_for_execution(sfn: Any, execution_arn: str, *, timeout: float = 120.0) 
         time.sleep(0.2)
 
 
+def run_folder_job(endpoint: str, deployed: Any, folder: Any, job_id: str) -> tuple[Any, dict[str, Any]]:
+    """A job folder's documents (a ``JobFolder``) run as job ``job_id`` on the session cloud: seeded under
+    ``incoming/JOB/``, started with the folder's request, its execution SUCCEEDED; (the ``LocalJob``, its
+    DescribeExecution)."""
+    from docagent.drills.local_job import LocalJob  # noqa: PLC0415 (the local cloud's drills: integration only)
+
+    job = LocalJob.on(endpoint, deployed, job_id)
+    prefix = f"incoming/{job.job_id}/"
+    folder.seed(job, prefix)
+    job.start({"job_id": job.job_id, "prefix": prefix, **folder.request()})
+    described = wait_for_execution(job.sfn, job.execution_arn, timeout=180)
+    assert described["status"] == "SUCCEEDED", described.get("cause")
+    return job, described
+
+
 def wait_until(check: Any, what: str = "the condition", *, timeout: float = 60.0) -> Any:
     """``check()`` polled until it returns something truthy (returned); AssertionError after ``timeout``."""
     deadline = time.monotonic() + timeout

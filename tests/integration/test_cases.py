@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from docagent.drills.job_folder import JobFolder
-from docagent.drills.local_job import LocalJob
-from tests.support import wait_for_execution
+from tests.support import run_folder_job
 from tests.unit.test_cases import WITHIN, case_block, claims_copy
 
 pytestmark = pytest.mark.integration
@@ -33,12 +32,7 @@ def test_the_report_and_inspect_name_the_case_rule_and_the_missing_class(
     definition = json.loads((copy / "job.json").read_text())
     (copy / "job.json").write_text(json.dumps({**definition, "name": "claims-cases"}))
     folder = JobFolder.read(copy)
-    job = LocalJob.on(cloud.endpoint, deployed, "integration-cases")
-    prefix = f"incoming/{job.job_id}/"
-    folder.seed(job, prefix)
-    job.start({"job_id": job.job_id, "prefix": prefix, **folder.request()})
-    described = wait_for_execution(job.sfn, job.execution_arn, timeout=180)
-    assert described["status"] == "SUCCEEDED", described.get("cause")
+    job, described = run_folder_job(cloud.endpoint, deployed, folder, "integration-cases")
 
     report = job.records.read_json(json.loads(described["output"])["report"]["report_key"])
     rows = {row["document_id"]: row for row in report["rows"]}

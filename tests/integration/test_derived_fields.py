@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from docagent.drills.job_folder import JobFolder
-from docagent.drills.local_job import LocalJob
-from tests.support import wait_for_execution
+from tests.support import run_folder_job
 
 pytestmark = pytest.mark.integration
 FIXTURE = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "references"
@@ -19,12 +18,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "reference
 
 def test_only_the_documents_its_rules_send_to_review_go_there(cloud, deployed) -> None:
     folder = JobFolder.read(FIXTURE)
-    job = LocalJob.on(cloud.endpoint, deployed, "integration-derived-fields")
-    prefix = f"incoming/{job.job_id}/"
-    folder.seed(job, prefix)
-    job.start({"job_id": job.job_id, "prefix": prefix, **folder.request()})
-    described = wait_for_execution(job.sfn, job.execution_arn, timeout=180)
-    assert described["status"] == "SUCCEEDED", described.get("cause")
+    job, _ = run_folder_job(cloud.endpoint, deployed, folder, "integration-derived-fields")
     job.records.refresh()
     results = {result.document_id: result for result in job.records.results.values()}
     assert {name: result.status for name, result in results.items()} == {

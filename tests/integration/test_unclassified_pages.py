@@ -13,9 +13,8 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 
 from docagent.drills.job_folder import JobFolder
-from docagent.drills.local_job import LocalJob
 from docagent.drills.scaffold import render_pdf_pages
-from tests.support import wait_for_execution
+from tests.support import run_folder_job
 
 pytestmark = pytest.mark.integration
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
@@ -56,12 +55,7 @@ def test_a_packet_with_a_cover_page_of_no_class_finishes_extracted(
     cloud, deployed, docagent, tmp_path: Path
 ) -> None:
     folder = JobFolder.read(cover_copy(tmp_path))
-    job = LocalJob.on(cloud.endpoint, deployed, "integration-cover")
-    prefix = f"incoming/{job.job_id}/"
-    folder.seed(job, prefix)
-    job.start({"job_id": job.job_id, "prefix": prefix, **folder.request()})
-    described = wait_for_execution(job.sfn, job.execution_arn, timeout=180)
-    assert described["status"] == "SUCCEEDED", described.get("cause")
+    job, described = run_folder_job(cloud.endpoint, deployed, folder, "integration-cover")
 
     report = job.records.read_json(json.loads(described["output"])["report"]["report_key"])
     [row] = report["rows"]
