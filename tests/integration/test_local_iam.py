@@ -39,8 +39,7 @@ def test_a_removed_grant_fails_the_job_naming_it_and_the_job_redrives_once_it_is
         cloud, deployed, "ReadMapItems", "iam-items-grant"
     )  # the workflow role's read of the items
     failed = job.sfn.describe_execution(executionArn=job.execution_arn)
-    # AWS names it States.ItemReaderFailed; moto's interpreter, States.Runtime (docs/local-cloud.md "IAM")
-    assert (failed["status"], failed["error"]) == ("FAILED", "States.Runtime"), failed["cause"]
+    assert (failed["status"], failed["error"]) == ("FAILED", "States.ItemReaderFailed"), failed["cause"]
     items = f"arn:aws:s3:::{job.bucket}/{storage.items_part_key('iam-items-grant', 0)}"  # one part: the items
     denial = (
         f"User: {_workflow_session(deployed)} is not authorized to perform: "

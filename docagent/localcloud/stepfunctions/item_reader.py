@@ -7,6 +7,10 @@ read as the docs describe it: one JSON value per line, each line an item, ``MaxI
 is not JSON fails the Map Run with ``States.ItemReaderFailed``, as a non-array JSON file does. Blank lines
 (the newline that ends the last item) are no items. PARQUET and MANIFEST stay unsupported (not used here).
 
+A source the reader may not read (S3 ``AccessDenied`` from the local IAM, ``NoSuchKey``, ``NoSuchBucket``)
+fails the Map Run with ``States.ItemReaderFailed`` and the S3 error in the cause, as on AWS; moto's
+interpreter let the botocore error through as ``States.Runtime``.
+
 Test: tests/integration/test_item_reader_jsonl.py. Belongs in moto: yes.
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from botocore.exceptions import ClientError
 from moto.stepfunctions.parser.api import HistoryEventType, MapRunFailedEventDetails
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
     FailureEvent,
@@ -82,6 +87,7 @@ def install() -> None:
         return
     original_init = InputType.__init__
     original_factory = item_reader_decl.resource_output_transformer_for  # type: ignore[attr-defined]
+    original_eval_body = item_reader_decl.ItemReader._eval_body
 
     def init(self: InputType, input_type: str) -> None:
         if input_type == JSONL:
@@ -94,6 +100,13 @@ def install() -> None:
             return ResourceOutputTransformerJsonl()
         return original_factory(input_type)
 
+    def eval_body(self: item_reader_decl.ItemReader, env: Any) -> None:
+        try:
+            original_eval_body(self, env)
+        except ClientError as error:  # the source could not be read: the reader's failure, not the runtime's
+            _fail(env, str(error))
+
     InputType.__init__ = init  # type: ignore[method-assign]
+    item_reader_decl.ItemReader._eval_body = eval_body  # type: ignore[method-assign]
     item_reader_decl.resource_output_transformer_for = transformer_for  # type: ignore[attr-defined]
     _Installed.done = True

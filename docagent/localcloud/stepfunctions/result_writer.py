@@ -97,11 +97,13 @@ def _handle_put_object(env: Environment, resource_runtime_part: Any, state_crede
 
 
 def _state_map_eval_execution(self: StateMap, env: Environment) -> None:
-    """A failed Map Run still writes its result files (FAILED and PENDING children included)."""
+    """A failed Map Run still writes its result files (FAILED and PENDING children included); one that failed
+    before any child started (its ItemReader could not read the items) has none to write."""
     try:
         _original_state_map_eval_execution(self, env)
     except FailureEventException:
-        if self.result_writer is not None and env.map_run_record_pool_manager.get_all():
+        records = env.map_run_record_pool_manager.get_all()
+        if self.result_writer is not None and records and memory_for_map_run(records[-1].map_run_arn):
             env.stack.append(None)  # the slot ResultWriter's handler discards
             self.result_writer.eval(env)
             env.stack.pop()
