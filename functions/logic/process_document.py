@@ -262,10 +262,10 @@ def _process(
             replayed.outcome = "replayed"
             replayed.set_attributes(status=existing.status, replayed=True)
         return outcome_of(existing, bundle)
-    return _Run(event, context, manifest, bundle).process(provider)
+    return DocumentRun(event, context, manifest, bundle).process(provider)
 
 
-class _Run:
+class DocumentRun:
     """One document's way through its definition; ``ran``: the durable steps whose body ran in this
     invocation (the others' records were reused)."""
 
