@@ -187,7 +187,7 @@ def packet_status(
 
 
 class PacketRun(Protocol):
-    """What of process_document's run a packet uses (functions/logic/process_document.py ``_Run``)."""
+    """What of process_document's run a packet uses (functions/logic/process_document.py ``DocumentRun``)."""
 
     event: ProcessDocumentEvent
     context: LambdaContext
