@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError
 from docagent.operations.records import JobRecords, check_job_id
 from functions.errors import DocumentRejected
-from functions.images import MAX_SOURCE_PIXELS, _register_heif, image_kind
+from functions.images import image_kind, open_image
 from functions.payloads.common import MAX_SOURCE_DOCUMENT_BYTES
 
 if TYPE_CHECKING:
@@ -174,27 +174,13 @@ def _pdf(content: bytes) -> Iterator[Any]:  # a pypdfium2.PdfDocument (untyped)
 
 @contextmanager
 def _image(content: bytes) -> Iterator[Image]:
-    """The image opened (its header read, no pixel decoded), refused when it claims more than
-    MAX_SOURCE_PIXELS (a decompression bomb: Pillow's own guard refuses twice its MAX_IMAGE_PIXELS too)."""
-    from PIL import Image, UnidentifiedImageError  # noqa: PLC0415 (the local extra's)
-
-    if image_kind(content) == "heic":
-        try:
-            _register_heif("HEIC")  # pillow-heif's opener, as the pipeline reads it
-        except DocumentRejected as error:
-            raise PageRefusedError(str(error)) from None
+    """The image opened as the pipeline opens it (functions/images.py: its header read, a decompression bomb
+    or an image over MAX_SOURCE_PIXELS refused unread)."""
     try:
-        image = Image.open(io.BytesIO(content))
-    except Image.DecompressionBombError as error:
-        raise PageRefusedError(f"the image is too large to decode ({error})") from None
-    except (UnidentifiedImageError, OSError, ValueError) as error:
-        raise PageRefusedError(f"the image cannot be read ({error})") from None
+        image, _ = open_image(content)
+    except DocumentRejected as error:
+        raise PageRefusedError(str(error)) from None
     with image:
-        width, height = image.size
-        if width * height > MAX_SOURCE_PIXELS:
-            raise PageRefusedError(
-                f"the image is {width} x {height} px, over the {MAX_SOURCE_PIXELS:,} pixels decoded"
-            )
         yield image
 
 

@@ -92,7 +92,7 @@ def test_each_page_of_a_tiff_and_a_photo_turned_upright(console):
         ("scan.pdf/page/2", "document scan.pdf of job job-page-images: the PDF has 1 page(s), no page 2"),
         ("fax.tif/page/3", "the image has 2 page(s), no page 3"),
         ("notes.txt/page/1", "the document is no PDF or image: it has no pages to show"),
-        ("bomb.png/page/1", "the image is too large to decode"),
+        ("bomb.png/page/1", "the PNG image is too large to decode"),
         ("nothing.pdf/page/1", f"job {JOB} has no document nothing.pdf"),
     ],
 )
