@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from PIL.Image import Image
 
 LONG_EDGE = 1_600  # px: a page's long side as the console shows it (a page's width in the document view)
-PDF_POINTS_PER_INCH = 72
 MAX_PDF_SCALE = 4.0  # a tiny PDF page (a label, 2 x 1 in) is enlarged at most 4x (288 dpi), never to 1,600 px
 JPEG_QUALITY = 85
 CACHE_BYTES = 64_000_000  # the rendered pages a console keeps (the least recently shown go first)
@@ -40,6 +39,10 @@ MAX_DOCUMENT_BYTES = MAX_SOURCE_DOCUMENT_BYTES
 ORIENTATION = 0x0112  # EXIF's orientation tag; 5 to 8 turn the picture a quarter
 PDF_MAGIC = b"%PDF-"
 PHOTO_FORMATS = {"JPEG", "HEIF", "WEBP"}  # Pillow's names of the formats a camera writes
+# PDFium is not thread-safe, "not even with different documents": one call at a time in a process, by mutex
+# (looked up 2026-12-07; pypdfium2 docs, "Python API", "Incompatibility with Threading",
+# https://pypdfium2-team.github.io/pypdfium2/python_api.html). The console serves requests in threads.
+PDFIUM = threading.Lock()
 
 
 class PageRefusedError(Exception):
@@ -78,7 +81,7 @@ def page_sizes(content: bytes | None) -> list[tuple[int, int]]:
         return []
     try:
         if content.startswith(PDF_MAGIC):
-            with _pdf(content) as pdf:
+            with PDFIUM, _pdf(content) as pdf:
                 sizes = []
                 for index in range(len(pdf)):
                     width, height = pdf.get_page_size(index)  # points, the page's /Rotate applied
@@ -104,17 +107,18 @@ def _upright_size(image: Image, frame: int) -> tuple[int, int]:
 # ------------------------------------------------------------------------------------------- rendering
 
 
-def render_page(content: bytes, page: int, pdfium: threading.Lock) -> RenderedPage:
+def render_page(content: bytes, page: int) -> RenderedPage:
     """Page ``page`` (1-based) of a PDF or image document, fitted to LONG_EDGE; PageRefusedError says why not.
-    ``pdfium``: held while PDFium runs (it is not thread-safe, and the console serves requests in threads)."""
+    PDFium runs under PDFIUM, each of its objects closed there (none left to a finaliser elsewhere)."""
     if content.startswith(PDF_MAGIC):
-        with pdfium, _pdf(content) as pdf:
+        with PDFIUM, _pdf(content) as pdf:
             if not 1 <= page <= len(pdf):
                 raise PageRefusedError(f"the PDF has {len(pdf)} page(s), no page {page}")
             pdf_page = pdf[page - 1]
             try:
-                scale = _pdf_scale(*pdf_page.get_size())
-                image = pdf_page.render(scale=scale, may_draw_forms=True).to_pil()
+                bitmap = pdf_page.render(scale=_pdf_scale(*pdf_page.get_size()), may_draw_forms=True)
+                image = bitmap.to_pil().copy()  # its own pixels: the bitmap's buffer is freed next
+                bitmap.close()
             finally:
                 pdf_page.close()
         return _encoded(image, photo=False)
@@ -206,7 +210,7 @@ def page_image(
             f"document {document_id} of job {job_id} is no longer in its bucket", EXIT_NOT_FOUND
         )
     try:
-        rendered = render_page(content, page, cache.pdfium)
+        rendered = render_page(content, page)
     except PageRefusedError as refused:
         raise OperatorError(f"document {document_id} of job {job_id}: {refused}", EXIT_NOT_FOUND) from None
     except ImportError:
@@ -223,10 +227,9 @@ def page_image(
 @dataclass
 class PageCache:
     """The pages a console rendered, by job, document, its key and version, and page: each rendered once
-    per process, the least recently shown dropped beyond ``limit`` bytes. ``pdfium`` serialises PDFium."""
+    per process, the least recently shown dropped beyond ``limit`` bytes."""
 
     limit: int = CACHE_BYTES
-    pdfium: threading.Lock = field(default_factory=threading.Lock)
     _pages: OrderedDict[tuple[str, ...], RenderedPage] = field(default_factory=OrderedDict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
     _size: int = 0
