@@ -36,6 +36,7 @@ JPEG_QUALITY = 85
 CACHE_BYTES = 64_000_000  # the rendered pages a console keeps (the least recently shown go first)
 # The most of a document read to render its pages: the largest document a job reads.
 MAX_DOCUMENT_BYTES = MAX_SOURCE_DOCUMENT_BYTES
+MAX_PAGES_SHOWN = 999  # a page's number in its route has at most three digits (app.py)
 ORIENTATION = 0x0112  # EXIF's orientation tag; 5 to 8 turn the picture a quarter
 PDF_MAGIC = b"%PDF-"
 PHOTO_FORMATS = {"JPEG", "HEIF", "WEBP"}  # Pillow's names of the formats a camera writes
@@ -75,22 +76,23 @@ def _pdf_scale(width_points: float, height_points: float) -> float:
 
 def page_sizes(content: bytes | None) -> list[tuple[int, int]]:
     """Each page's size in pixels as the console shows it (the document view reserves each page's place
-    before its image loads); empty for a document that is no PDF or image, an unreadable one, or an install
-    without the local extra's readers."""
+    before its image loads), the first MAX_PAGES_SHOWN; empty for a document that is no PDF or image, an
+    unreadable one, or an install without the local extra's readers."""
     if content is None:
         return []
     try:
         if content.startswith(PDF_MAGIC):
             with PDFIUM, _pdf(content) as pdf:
                 sizes = []
-                for index in range(len(pdf)):
+                for index in range(min(len(pdf), MAX_PAGES_SHOWN)):
                     width, height = pdf.get_page_size(index)  # points, the page's /Rotate applied
                     scale = _pdf_scale(width, height)
                     sizes.append((math.ceil(width * scale), math.ceil(height * scale)))  # as PDFium renders
                 return sizes
         if image_kind(content) is not None:
             with _image(content) as image:
-                return [_upright_size(image, frame) for frame in range(getattr(image, "n_frames", 1))]
+                frames = min(getattr(image, "n_frames", 1), MAX_PAGES_SHOWN)
+                return [_upright_size(image, frame) for frame in range(frames)]
     except (PageRefusedError, ImportError):
         return []
     return []

@@ -45,10 +45,10 @@ def console(cloud) -> ReviewConsole:
 def get(console: ReviewConsole, path: str) -> tuple[int, dict[str, str], bytes]:
     """``GET path`` through the console's request handler (no socket: unit tests open none)."""
     handler = Handler.__new__(Handler)
-    handler.server = SimpleNamespace(console=console, hosts={"127.0.0.1:8470"})  # type: ignore[assignment]
+    handler.server = SimpleNamespace(console=console, hosts={"127.0.0.1:8470"})
     handler.path, handler.command, handler.request_version = path, "GET", "HTTP/1.1"
     handler.requestline, handler.client_address = f"GET {path} HTTP/1.1", ("127.0.0.1", 1)
-    handler.headers = {"Host": "127.0.0.1:8470"}  # type: ignore[assignment]
+    handler.headers = {"Host": "127.0.0.1:8470"}
     handler.wfile = io.BytesIO()
     handler.do_GET()
     head, _, body = handler.wfile.getvalue().partition(b"\r\n\r\n")
@@ -108,6 +108,19 @@ def test_a_page_is_rendered_once_per_console(console):
     assert pages.page_image(console.ctx, console.page_cache, JOB, "scan.pdf", 1) is served
     with pytest.raises(OperatorError, match="no longer in its bucket"):
         pages.page_image(console.ctx, ReviewConsole(console.ctx, "other").page_cache, JOB, "scan.pdf", 1)
+
+
+def test_the_document_view_counts_the_pages_of_the_whole_document():
+    """A document cut where the page stops showing it (DOCUMENT_BYTES_SHOWN) is read again for its pages."""
+
+    class Records:
+        def document_bytes(self, entry: object, limit: int) -> bytes:
+            return b"whole, up to %d bytes" % limit
+
+    cut = b"x" * views.DOCUMENT_BYTES_SHOWN
+    assert views.whole_document(Records(), None, cut) == b"whole, up to %d bytes" % pages.MAX_DOCUMENT_BYTES
+    assert views.whole_document(Records(), None, b"%PDF-short") == b"%PDF-short"
+    assert views.whole_document(Records(), None, None) is None
 
 
 def test_the_cache_drops_the_least_recently_shown_page_beyond_its_bytes():
