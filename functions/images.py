@@ -108,11 +108,10 @@ def best_size(width: int, height: int) -> tuple[int, int]:
     return max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
 
 
-def page_images(data: bytes, max_pages: int | None = None) -> tuple[PageImage, ...]:
-    """The image blocks of an image document (one a page), or DocumentRejected naming what breaks a limit; a
-    TIFF of more pages than ``max_pages`` (job.json) is DocumentTooLarge with the figure, before any page is
-    decoded. A TIFF of more pages than one request takes (MAX_IMAGES_PER_REQUEST) is read in page windows
-    (functions/page_windows.py)."""
+def open_image(data: bytes) -> tuple[Image, ImageKind]:
+    """An image document opened by Pillow (its header read, no pixel decoded) and its kind, or
+    DocumentRejected: no image docagent reads, no Pillow, corrupt, or more than MAX_SOURCE_PIXELS (Pillow's
+    own decompression bomb guard refuses twice its MAX_IMAGE_PIXELS before that)."""
     kind = image_kind(data)
     if kind is None:
         raise DocumentFormatUnsupported("the content is no image format docagent reads")
@@ -137,6 +136,16 @@ def page_images(data: bytes, max_pages: int | None = None) -> tuple[PageImage, .
             f"the {name} image is {width} x {height} px ({width * height:,} pixels), over the limit of "
             f"{MAX_SOURCE_PIXELS:,} pixels docagent decodes"
         )
+    return image, kind
+
+
+def page_images(data: bytes, max_pages: int | None = None) -> tuple[PageImage, ...]:
+    """The image blocks of an image document (one a page), or DocumentRejected naming what breaks a limit; a
+    TIFF of more pages than ``max_pages`` (job.json) is DocumentTooLarge with the figure, before any page is
+    decoded. A TIFF of more pages than one request takes (MAX_IMAGES_PER_REQUEST) is read in page windows
+    (functions/page_windows.py)."""
+    image, kind = open_image(data)
+    name = _NAMES[kind]
     frames = getattr(image, "n_frames", 1) if kind == "tiff" else 1  # read from each page's header
     check_page_ceiling(f"{name} image", frames, max_pages)
     pages = []

@@ -32,7 +32,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import ValidationError
 
-from docagent.console import views
+from docagent.console import pages, views
 from docagent.operations import approval, review
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
 from docagent.operations.records import JobRecords, check_job_id
@@ -60,6 +60,7 @@ class ReviewConsole:
     _locks: dict[str, threading.Lock] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
     _statuses: OrderedDict[str, tuple[str, str]] = field(default_factory=OrderedDict)
+    page_cache: pages.PageCache = field(default_factory=pages.PageCache)  # each page rendered once
 
     def __post_init__(self) -> None:
         self.templates = Environment(
@@ -384,14 +385,11 @@ def page_file(
 
 
 def page_image(handler: Handler, console: ReviewConsole, query: dict[str, str], *where: str) -> None:
-    """``/job/JOB/document/DOCUMENT/page/N``: page N of an image document."""
+    """``/job/JOB/document/DOCUMENT/page/N``: page N of a PDF or an image document (console/pages.py)."""
     job_id, document_id, page = where
-    content = views.page_image(console.ctx, job_id, document_id, int(page))
-    if content is None:
-        missing = f"job {job_id} has no image document {document_id} with a page {page}"
-        raise OperatorError(missing, EXIT_NOT_FOUND)
-    # Decoded and encoded again as PNG (views.page_image): served as an image only (nosniff), never a page.
-    handler.reply(HTTPStatus.OK, content, "image/png", csp="default-src 'none'")
+    shown = pages.page_image(console.ctx, console.page_cache, job_id, document_id, int(page))
+    # Decoded and encoded again (a PDF page rendered): served as an image only (nosniff), never a page.
+    handler.reply(HTTPStatus.OK, shown.data, shown.content_type, csp="default-src 'none'")
 
 
 def page_static(handler: Handler, console: ReviewConsole, query: dict[str, str], name: str) -> None:

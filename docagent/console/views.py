@@ -5,11 +5,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from docagent.console.pages import MAX_DOCUMENT_BYTES, page_sizes
 from docagent.operations.context import OperatorContext, RefusedError
 from docagent.operations.display import as_datetime, iso
 from docagent.operations.progress import Snapshot, snapshot
@@ -21,9 +21,10 @@ from docagent.operations.trace_job import build_trace, span_lines, trace_steps
 from functions import storage
 from functions.documents import detect_format
 from functions.errors import DocumentRejected
-from functions.images import PageImage, image_kind, page_images
+from functions.images import image_kind
 from functions.page_texts import page_texts
 from functions.payloads.document import DocumentResult
+from functions.payloads.job import ManifestEntry
 from functions.payloads.model_calls import ModelCallRecord
 from functions.reviews import ReviewDecision
 
@@ -221,7 +222,8 @@ class DocumentView:
     is_pdf: bool
     trace: dict[str, Any] | None
     job_status: str
-    image_pages: int = 0  # an image document's pages, each shown as the model receives it (page_image)
+    # each page's size in pixels as shown (docagent/console/pages.py): a PDF's, a TIFF's, a photo's
+    page_sizes: list[tuple[int, int]] = field(default_factory=list)
     pages: list[str] | None = None  # the page texts the evidence's offsets refer to (functions/page_texts.py)
     # a packet's section shown as its own review item (its result, its decision); None: the document
     section_id: str | None = None
@@ -299,13 +301,21 @@ def document(
         text=text,
         text_note=note,
         is_pdf=content is not None and content.startswith(b"%PDF-"),
-        image_pages=len(_pages(content)),
+        page_sizes=page_sizes(whole_document(records, entry, content)),
         trace=trace["documents"][0] if trace["documents"] else None,
         job_status=str(described["status"]),
         pages=evidence_pages(content, result),
         section_id=section_id,
         section_reviews=section_reviews,
     )
+
+
+def whole_document(records: JobRecords, entry: ManifestEntry, content: bytes | None) -> bytes | None:
+    """The document whole (its pages are counted from it): ``content`` unless it was cut at
+    DOCUMENT_BYTES_SHOWN, else read again up to the largest document a job reads."""
+    if content is None or len(content) < DOCUMENT_BYTES_SHOWN:
+        return content
+    return records.document_bytes(entry, MAX_DOCUMENT_BYTES)
 
 
 def evidence_pages(content: bytes | None, result: DocumentResult | None) -> list[str] | None:
@@ -321,7 +331,7 @@ def document_text(content: bytes | None, result: DocumentResult | None) -> tuple
     if content is None:
         return None, "the document is no longer in its bucket"
     if image_kind(content) is not None:
-        return None, "an image: its pages are shown as the model receives them (no text layer to show)"
+        return None, "an image: its pages are shown above (no text layer to show)"
     try:
         from docagent.localcloud.bedrock.document_text import extract_text  # noqa: PLC0415 (the local extra's readers)
     except ImportError:  # an install without the local extra: the PDF still shows in the page
@@ -341,33 +351,6 @@ def file_of(ctx: OperatorContext, job_id: str, document_id: str) -> bytes | None
     entry = next((item for item in records.entries() if item.document_id == document_id), None)
     content = None if entry is None else records.document_bytes(entry, DOCUMENT_BYTES_SHOWN)
     return content if content is not None and content.startswith(b"%PDF-") else None
-
-
-def _pages(content: bytes | None) -> tuple[PageImage, ...]:
-    """An image document's pages as the model receives them (functions/images.py); none for another
-    document, a broken image, or an install without Pillow (the local extra)."""
-    if content is None or image_kind(content) is None:
-        return ()
-    try:
-        return page_images(content)
-    except (DocumentRejected, ImportError):
-        return ()
-
-
-def page_image(ctx: OperatorContext, job_id: str, document_id: str, page: int) -> bytes | None:
-    """Page ``page`` (1-based) of an image document as a PNG, decoded and encoded again by Pillow, so what
-    the console serves is an image whatever the stored bytes held; None when there is no such page."""
-    records = JobRecords(ctx, check_job_id(job_id))
-    entry = next((item for item in records.entries() if item.document_id == document_id), None)
-    pages = _pages(None if entry is None else records.document_bytes(entry, DOCUMENT_BYTES_SHOWN))
-    if not 1 <= page <= len(pages):
-        return None
-    from PIL import Image  # noqa: PLC0415 (present: _pages read the pages with it)
-
-    buffer = io.BytesIO()
-    with Image.open(io.BytesIO(pages[page - 1].data)) as image:
-        image.save(buffer, format="PNG")
-    return buffer.getvalue()
 
 
 def review_queue(ctx: OperatorContext, job_id: str) -> list[dict[str, Any]]:

@@ -31,6 +31,16 @@ class Quote(StrictModel):
     confidence: float | None = Field(None, ge=0, le=1, description="the model's own score, when asked")
 
 
+class PageBox(StrictModel):
+    """Where on its page a quote is: ratios of the page's width and height from its top left corner, the
+    page as shown upright (Textract's BoundingBox shape; the console draws it over the page's image)."""
+
+    left: float
+    top: float
+    width: float = Field(ge=0)
+    height: float = Field(ge=0)
+
+
 class FieldEvidence(StrictModel):
     """One field's evidence in a document's result: the quote, where it is and how far it holds."""
 
@@ -48,6 +58,7 @@ class FieldEvidence(StrictModel):
     mode: GroundingMode = Field(
         "verbatim", description="how the value is held to its quote (x-grounding): verbatim, support, none"
     )
+    box: PageBox | None = Field(None, description="the quote's box on its page (null: position unknown)")
 
 
 # Cascade.escalated when the strong model gave the whole document (the cheap model's reply gave no fields).

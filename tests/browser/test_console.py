@@ -79,11 +79,11 @@ class Setting:
         data: dict[str, Any] | None = self.job(job_id).records.read_json(storage.approval_key(job_id))
         return data
 
-    def shoot(self, name: str) -> None:
+    def shoot(self, name: str, *, full_page: bool = True) -> None:
         if os.environ.get("DOCAGENT_SCREENSHOTS") == "1":
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            self.page.wait_for_timeout(2000)  # the PDF viewer draws its page (pictures only, never asserted)
-            self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+            self.page.wait_for_timeout(2000)  # the pages' images load (pictures only, never asserted)
+            self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 
 
 def start_claims(job: LocalJob, folder: JobFolder, options: dict[str, Any]) -> None:
@@ -318,6 +318,56 @@ def test_a_field_clicked_shows_its_evidence_highlighted_on_its_page(setting: Set
     assert page.locator("mark#evidence-highlight").count() == 1
     assert page.locator("mark#evidence-highlight").get_attribute("data-path") == "total"
     setting.shoot("evidence")
+
+
+def test_a_scanned_pages_image_shows_the_chosen_fields_box_on_it(setting: Setting) -> None:
+    """Issue #52: the claims example's image-only PDF (no text layer) is shown as its page's image, not in the
+    browser's PDF viewer; its stored result given a box for incident_date (ratios of the page, Textract's
+    BoundingBox shape, around "3 November 2025"), choosing the field draws the box over page 1 at that place
+    and scrolls it into view."""
+    records = JobRecords(setting.job("steady").ctx, "steady")
+
+    def stored_results() -> int:
+        records.refresh()
+        return len(records.results)
+
+    samples = len(JobFolder.read(CLAIMS).documents)
+    wait_until(lambda: stored_results() == samples, "every result of steady", timeout=240)
+    scan = next(result for result in records.results.values() if result.key.endswith("/claim-0005.pdf"))
+    assert scan.evidence["incident_date"].start is None, "a scan: no offsets in a text layer"
+    box = {"left": 0.225, "top": 0.243, "width": 0.165, "height": 0.022}
+    stored = scan.model_dump(mode="json")
+    stored["evidence"]["incident_date"]["box"] = box
+    records.ctx.write_json(storage.result_key("steady", scan.document_id), stored)
+
+    page = setting.open(f"/job/steady/document/{scan.document_id}")
+    assert page.locator("iframe").count() == 0
+    image = page.locator("#page-image-1 img")
+    image.scroll_into_view_if_needed()
+    page.wait_for_function("() => document.querySelector('#page-image-1 img').complete")
+    assert image.evaluate("img => [img.naturalWidth, img.naturalHeight]") == [1132, 1600]
+    served = page.request.get(f"{setting.server.url}/job/steady/document/{scan.document_id}/page/1")
+    assert served.ok and served.headers["content-type"] == "image/png"
+    page.evaluate("window.scrollTo(0, 0)")
+
+    page.locator('.evidence-link[data-path="incident_date"]').click()
+    drawn = page.locator("#page-image-1 #evidence-box")
+    assert drawn.count() == 1 and drawn.get_attribute("data-path") == "incident_date"
+    shown, frame = drawn.bounding_box(), image.bounding_box()
+    assert shown is not None and frame is not None
+    placed = {
+        "left": (shown["x"] - frame["x"]) / frame["width"],
+        "top": (shown["y"] - frame["y"]) / frame["height"],
+        "width": shown["width"] / frame["width"],
+        "height": shown["height"] / frame["height"],
+    }
+    assert all(abs(placed[side] - box[side]) < 0.005 for side in box), (placed, box)
+    viewport = page.viewport_size
+    assert viewport is not None and shown["y"] >= 0 and shown["y"] + shown["height"] <= viewport["height"]
+    setting.shoot("evidence-box", full_page=False)
+
+    page.locator('.evidence-link[data-path="incident_date"]').click()  # again: still one box
+    assert page.locator("#evidence-box").count() == 1
 
 
 def test_a_correction_records_the_evidence_the_reviewer_selected(setting: Setting) -> None:

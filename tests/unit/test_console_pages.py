@@ -1,13 +1,9 @@
-"""The console's image pages: an image document's pages served as the model receives them (decoded and encoded
-again as PNG), and the document page showing each of them large enough to read."""
+"""The console's document pages: an image document's pages shown large enough to read (their route:
+tests/unit/test_console_page_images.py), a review form's evidence buttons, a packet's sections."""
 
 from __future__ import annotations
 
-import io
 import re
-
-import pytest
-from PIL import Image
 
 from docagent.console import views
 from docagent.console.app import GET_ROUTES, POST_ROUTES, ReviewConsole
@@ -16,42 +12,16 @@ from docagent.operations.progress import Snapshot
 from docagent.operations.sessions import new_session
 from functions.payloads.document import DocumentResult
 from functions.reviews import ReviewDecision, decision_id
-from tests import documents as files
-from tests.images import fax, photo
-from tests.support import BUCKET, PREFIX, prepare, put_object
+from tests.images import photo
 
 STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:DocAgent-DocumentReview"
 
 
-@pytest.fixture
-def context(cloud) -> OperatorContext:
-    put_object(f"{PREFIX}fax.tif", fax(2, (640, 800)))
-    put_object(f"{PREFIX}notes.txt", files.INVOICE)
-    prepare("job-console-pages")
-    return OperatorContext(
-        endpoint=None,
-        stack_name="DocAgent",
-        outputs={"BucketName": BUCKET, "StateMachineArn": STATE_MACHINE},
-        session=new_session(),
-    )
-
-
-def test_each_page_of_an_image_document_is_served_as_a_png(context):
-    pages = [views.page_image(context, "job-console-pages", "fax.tif", page) for page in (1, 2, 3)]
-    assert pages[2] is None, "no third page"
-    for served in pages[:2]:
-        assert served is not None
-        with Image.open(io.BytesIO(served)) as image:
-            assert (image.format, image.size) == ("PNG", (640, 800))
-    assert pages[0] != pages[1]
-    assert views.page_image(context, "job-console-pages", "notes.txt", 1) is None, "a text is no image"
-
-
 def test_the_document_page_shows_an_image_documents_pages():
-    assert views.document_text(photo(20, 20), None)[1] == (
-        "an image: its pages are shown as the model receives them (no text layer to show)"
+    assert (
+        views.document_text(photo(20, 20), None)[1]
+        == "an image: its pages are shown above (no text layer to show)"
     )
-    assert len(views._pages(fax(3))) == 3 and views._pages(files.INVOICE.encode()) == ()
     route = next(pattern for pattern, page in GET_ROUTES if page.__name__ == "page_image")
     assert route.endswith("/page/([1-9][0-9]{0,2})")
     console = ReviewConsole(
@@ -59,11 +29,12 @@ def test_the_document_page_shows_an_image_documents_pages():
     )
     view = views.DocumentView(
         job_id="j1", document_id="fax.tif", index=0, key="k", result=None, review=None, calls=[],
-        text=None, text_note="an image", is_pdf=False, trace=None, job_status="SUCCEEDED", image_pages=2,
+        text=None, text_note="an image", is_pdf=False, trace=None, job_status="SUCCEEDED",
+        page_sizes=[(64, 80)] * 2,
     )  # fmt: skip
     page = console.render("document.html", doc=view, reviewer="tester", field_text=str, said=None).decode()
     assert page.count('<img src="/job/j1/document/fax.tif/page/') == 2
-    assert "Page 2 of 2, as the model receives it" in page
+    assert "Page 2 of 2 (" in page
 
 
 def test_a_document_in_review_offers_evidence_buttons_and_names_each_models_part():
@@ -91,7 +62,7 @@ def test_a_document_in_review_offers_evidence_buttons_and_names_each_models_part
     )
     view = views.DocumentView(
         job_id="j1", document_id="claim.txt", index=0, key="k", result=result, review=None, calls=[],
-        text=None, text_note=None, is_pdf=False, trace=None, job_status="SUCCEEDED", image_pages=0,
+        text=None, text_note=None, is_pdf=False, trace=None, job_status="SUCCEEDED",
         pages=["CLAIM P-1 filed 10.01.2026"],
     )  # fmt: skip
     page = console.render("document.html", doc=view, reviewer="tester", field_text=str, said=None).decode()

@@ -37,6 +37,7 @@ document.addEventListener("click", (event) => {
   if (!link) return;
   const old = document.getElementById("evidence-highlight");
   if (old) { const parent = old.parentNode; old.replaceWith(...old.childNodes); parent.normalize(); }
+  if (link.dataset.start === undefined) return;  // a box only: drawn on the page's image (pages.js)
   const page = document.getElementById(`page-${link.dataset.page}`);
   const text = page && page.firstChild;
   if (!text || text.nodeType !== Node.TEXT_NODE) return;
