@@ -17,8 +17,10 @@ from jsonschema.exceptions import ValidationError as LabelError  # type: ignore[
 from pydantic import TypeAdapter, ValidationError
 
 from docagent.kit import schemas
+from docagent.kit.calibration_file import CALIBRATE_FIX, precision_problems
 from docagent.kit.case_problems import case_block_problems
 from docagent.kit.grounding_notes import grounding_problems
+from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.problems import (
     DOCS,
     Problem,
@@ -54,6 +56,7 @@ from functions.errors import MODEL_NOT_ALLOWED_FIX, DocumentRejected
 from functions.expressions import expression_problem
 from functions.fields import field_schema
 from functions.patterns import matches, pattern_problem
+from functions.payloads.calibration import CALIBRATION_FILE
 
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
 
@@ -469,4 +472,10 @@ def validate(
     problems += _model_problems(raw, models_allowed)
     if class_schemas and len(class_schemas) == len(classes):
         problems += _sample_problems(root, class_schemas)
+    if not problems:  # a precision target needs the folder's fit (docagent/kit/calibration_file.py)
+        try:
+            problems += precision_problems(read_bundle(root))
+        except DefinitionInvalid as error:  # calibration.json itself
+            problems += [Problem(file=CALIBRATION_FILE, where="$", message=line, fix=CALIBRATE_FIX)
+                         for line in error.problems]  # fmt: skip
     return problems
