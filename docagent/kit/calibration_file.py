@@ -41,6 +41,12 @@ def calibrated(bundle: DefinitionBundle, fit: CalibrationFile | None) -> Definit
     return DefinitionBundle(definition=bundle.definition, classes=classes)
 
 
+def uncalibrated(bundle: DefinitionBundle) -> DefinitionBundle:
+    """The bundle without any class's fit (the version a fit names)."""
+    classes = {name: found.model_copy(update={"calibration": None}) for name, found in bundle.classes.items()}
+    return DefinitionBundle(definition=bundle.definition, classes=classes)
+
+
 def stale_note(fit: CalibrationFile | None, bundle: DefinitionBundle) -> str | None:
     """What validate says of a fit made for another version of the definition (it is ignored)."""
     if fit is None or fit.definition_sha256 == bundle.uncalibrated_sha256:

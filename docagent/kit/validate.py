@@ -440,10 +440,15 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
 
 
 def validate(
-    folder: str | Path, allowed: AllowedTargets | None = None, models_allowed: list[str] | None = None
+    folder: str | Path,
+    allowed: AllowedTargets | None = None,
+    models_allowed: list[str] | None = None,
+    *,
+    calibrating: bool = False,
 ) -> list[Problem]:
     """Every problem of the definition folder (none: it can be published); ``allowed``: the deployment's
-    allow-list of action targets, ``models_allowed``: the models its functions may call, when known."""
+    allow-list of action targets, ``models_allowed``: the models its functions may call, when known;
+    ``calibrating``: for ``eval --calibrate``, a precision target without its fit is no problem."""
     root = Path(folder)
     problems: list[Problem] = []
     raw = read_json(root, DEFINITION_FILE, problems)
@@ -472,7 +477,8 @@ def validate(
     problems += _model_problems(raw, models_allowed)
     if class_schemas and len(class_schemas) == len(classes):
         problems += _sample_problems(root, class_schemas)
-    if not problems:  # a precision target needs the folder's fit (docagent/kit/calibration_file.py)
+    # a precision target needs the folder's fit (docagent/kit/calibration_file.py)
+    if not problems and not calibrating:
         try:
             problems += precision_problems(read_bundle(root))
         except DefinitionInvalid as error:  # calibration.json itself
