@@ -28,7 +28,8 @@ DERIVED_WORDS = re.compile(
     re.IGNORECASE,
 )
 # A number named or described with one of these is computed by the model (years of experience from two
-# dates, the items it counted) rather than printed (not "estimate": an estimate's figures are printed): its quote supports it, its value is not read from it.
+# dates, the items it counted) rather than printed, so its quote supports it and its value is not read
+# from it. Not "estimate": an estimate's figures are printed.
 COMPUTED_WORDS = re.compile(
     r"\b(comput\w*|calculat\w*|counted|counting|derived?|deduced?|inferred)\b",
     re.IGNORECASE,

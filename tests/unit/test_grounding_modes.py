@@ -27,7 +27,7 @@ TEXT = [
     ("schema", "name", "mode"),
     [
         ({"type": "boolean"}, "recommends", "support"),
-        ({"type": "integer", "description": "years of experience, computed from the dates"}, "years", "support"),
+        ({"type": "integer", "description": "years of experience, computed from dates"}, "years", "support"),
         ({"type": ["number", "null"], "description": "the items counted in the list"}, "items", "support"),
         ({"type": "integer", "description": "how many units or hours"}, "quantity", "verbatim"),
         ({"type": "number", "description": "the estimate's total"}, "estimate_total", "verbatim"),
