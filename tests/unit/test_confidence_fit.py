@@ -181,8 +181,8 @@ def test_a_fit_for_another_version_is_ignored_and_validate_says_so(
     assert main(["definition", "validate", str(folder), "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert [note for note in notes if note.startswith(CALIBRATION_FILE)] == [
-        f"{CALIBRATION_FILE}: fitted for version {fitted_bundle.uncalibrated_sha256[:12]}; this definition is "
-        f"{bundle.uncalibrated_sha256[:12]}: ignored (the fixed confidence table holds), run docagent eval "
+        f"{CALIBRATION_FILE}: fitted for version {fitted_bundle.uncalibrated_sha256[:12]}; this definition "
+        f"is {bundle.uncalibrated_sha256[:12]}: ignored (the fixed confidence table holds), run docagent eval "
         "--calibrate again"
     ]
     # a bundle carrying another version's fit (not built by the kit): ignored by the functions, and says so
@@ -223,8 +223,8 @@ def test_a_precision_target_is_the_fits_threshold(tmp_path: Path) -> None:
 def test_a_precision_target_without_a_fit_is_refused_and_never_accepts(tmp_path: Path) -> None:
     folder = _folder(tmp_path, {"precision": 0.99})
     assert [problem.line() for problem in validate(folder)] == [
-        "job.json: $.classes.reference.review_below: review_below asks precision 0.99, and the definition has "
-        "no confidence fit for this version (fix: run `docagent eval --calibrate --job PATH` "
+        "job.json: $.classes.reference.review_below: review_below asks precision 0.99, and the definition "
+        "has no confidence fit for this version (fix: run `docagent eval --calibrate --job PATH` "
         "(docs/evaluation.md, 'Fitted confidence'), or give review_below a number (docs/defining-a-job.md))"
     ]
     assert validate(folder, calibrating=True) == []  # what eval --calibrate reads it with
