@@ -182,8 +182,8 @@ def test_a_fit_for_another_version_is_ignored_and_validate_says_so(
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert [note for note in notes if note.startswith(CALIBRATION_FILE)] == [
         f"{CALIBRATION_FILE}: fitted for version {fitted_bundle.uncalibrated_sha256[:12]}; this definition "
-        f"is {bundle.uncalibrated_sha256[:12]}: ignored (the fixed confidence table holds), run docagent eval "
-        "--calibrate again"
+        f"is {bundle.uncalibrated_sha256[:12]}: ignored (the fixed confidence table holds), run docagent "
+        "eval --calibrate again"
     ]
     # a bundle carrying another version's fit (not built by the kit): ignored by the functions, and says so
     stale = bundle.class_bundle(CLASS).model_copy(
