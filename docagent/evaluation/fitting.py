@@ -9,11 +9,10 @@ review at a target precision.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from docagent.evaluation.calibration import calibrate
+from docagent.evaluation.calibration import calibrate, unindexed
 from docagent.evaluation.comparators import Comparison
 from docagent.evaluation.figures import FitReport, TargetShare
 from docagent.evaluation.labelled_sets import LabelledSample
@@ -85,7 +84,7 @@ def observe(
             outcomes = [
                 outcome_of(evidence, path in failed or field_of(path) in failed)
                 for path, evidence in found.evidence.items()
-                if _unindexed(path) == result.path
+                if unindexed(path) == result.path
             ]
             outcome = _worst(outcomes) if outcomes else "not_found"
             values.append(Observed(sample.name, sample.class_name, field_of(result.path), result.path,
@@ -93,10 +92,6 @@ def observe(
         right = all(o.outcome in {"match", "absent"} for o in compared)
         documents.append(Document(sample.name, sample.class_name, right, values, found.confidence))
     return documents
-
-
-def _unindexed(path: str) -> str:
-    return re.sub(r"\[\d+\]", "[]", path)
 
 
 # ------------------------------------------------------------------------------------------------ the fit

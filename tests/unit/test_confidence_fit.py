@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from docagent.cli import main
-from docagent.evaluation.fitting import MIN_SAMPLES, PRIOR_STRENGTH, Observed, fit, isotonic
+from docagent.evaluation.fitting import MIN_SAMPLES, PRIOR_STRENGTH, Observed, fit, isotonic, observe, report
+from docagent.evaluation.labelled_sets import definition_of, read_samples
+from docagent.evaluation.scoring import Extraction
 from docagent.kit.calibration_file import calibrated, uncalibrated
 from docagent.kit.loader import read_bundle
 from docagent.kit.validate import validate
@@ -21,6 +23,7 @@ from functions.checks import Decision
 from functions.confidence import outcome_of, precision_threshold, probability, table_confidence, table_order
 from functions.definition import DefinitionBundle
 from functions.grounded_decision import Thresholds, evidence_of, grounded_decision
+from functions.grounding import ground
 from functions.payloads.calibration import CALIBRATION_FILE, CalibrationFile, ClassCalibration
 from functions.payloads.evidence import FieldEvidence, Quote
 from functions.payloads.model_calls import CheckOutcome
@@ -240,3 +243,46 @@ def test_a_precision_target_without_a_fit_is_refused_and_never_accepts(tmp_path:
     # a per-field threshold keeps its shape
     per_field = read_bundle(_folder(tmp_path / "b", {"candidate": 0.9})).class_bundle(CLASS)
     assert Thresholds.of(per_field).per_field == {"candidate": 0.9}
+
+
+def test_eval_fits_on_held_out_folds_and_lowers_the_error_of_the_fixed_table() -> None:
+    """docagent/evaluation/fitting.py over a labelled run: 20 reference letters (the fixture's four, five
+    times), every third one's letter date moved a day (its quote found, the value disagreeing)."""
+    bundle = read_bundle(REFERENCES)
+    schema = dict(bundle.class_bundle(CLASS).schema_)
+    base = read_samples(REFERENCES / "samples", definition_of(bundle))
+    samples, results = [], {}
+    for index in range(5):
+        for sample in base:
+            copy = sample.model_copy(update={"name": f"{index}-{sample.name}"})
+            samples.append(copy)
+            fields = dict(sample.label) if isinstance(sample.label, dict) else {}
+            if len(samples) % 3 == 0:
+                fields["letter_date"] = "2001-01-02"
+            evidence = {
+                name: ground(value, Quote(quote=str(value)), [str(value)], schema["properties"][name])
+                for name, value in fields.items()
+                if value is not None and name != "letter_date"
+            }
+            said = "2001-01-01" if len(samples) % 3 == 0 else str(sample.label["letter_date"])  # type: ignore[index]
+            evidence["letter_date"] = ground(
+                fields["letter_date"], Quote(quote=said), [said], {"format": "date"}
+            )
+            failed = [] if fields["recommends"] else ["recommended"]
+            results[copy.name] = Extraction(status="extracted", class_name=CLASS, fields=fields,
+                                            confidence={p: e.confidence for p, e in evidence.items()},
+                                            evidence=evidence, failed_checks=failed)  # fmt: skip
+    documents = observe(bundle, samples, results)
+    assert len(documents) == 20 and sum(not document.right for document in documents) == 6
+    outcomes = {value.outcome for document in documents for value in document.values}
+    assert outcomes == {
+        "grounded",
+        "grounded:disagrees",
+        "grounded:check",
+    }  # ben's recommends: its check failed
+    figures, final = report(bundle, documents, 0.99, bundle.uncalibrated_sha256)
+    assert figures.validation.startswith("5-fold cross-validation by document")
+    assert figures.after.calibration_error < figures.before.calibration_error
+    assert final.outcomes["grounded:disagrees"] < 0.25 and final.outcomes["grounded"] > 0.97
+    # held out: the documents with a moved date are never accepted, every other one is
+    assert figures.at_target.accepted == 14 and figures.at_target.precision == 1.0
