@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from functions.payloads.calibration import ClassCalibration
+from functions.payloads.calibration import ClassCalibration, PrecisionTarget
 from functions.payloads.common import DocumentStatus
 from functions.pdf_layers import ReadMode
 from functions.schema_cycles import reference_cycle
@@ -182,13 +182,6 @@ class CaseSpec(_Strict):
 
 
 # ------------------------------------------------------------------------------------------------ classes
-
-
-class PrecisionTarget(_Strict):
-    """``review_below: {"precision": P}``: accept only values right P times in 100, by the definition's
-    confidence fit (docs/design.md, "Confidence fitted from labels")."""
-
-    precision: float = Field(gt=0, le=1, description="the share of accepted values that must be right")
 
 
 class ClassSpec(_Strict):
@@ -495,17 +488,14 @@ class DefinitionBundle(_Strict):
     def _fits_of_this_version(self) -> DefinitionBundle:
         """A class's fit applies only to the version it was fitted on (its ``definition_sha256``: the
         definition's version without fits); another's is ignored, ``ignored_calibration`` says why."""
-        fitted = [found for found in self.classes.values() if found.calibration is not None]
-        if not fitted:
-            return self
-        mine = self.uncalibrated_sha256
-        for found in fitted:
-            theirs = found.calibration.definition_sha256 if found.calibration is not None else mine
-            if theirs != mine:
-                found._ignored_fit = (
-                    f"the confidence fit was made for version {short_version(theirs)}; this definition is "
-                    f"{short_version(mine)}: ignored (the fixed table holds; run docagent eval --calibrate)"
-                )
+        fits = {found.calibration.definition_sha256 for found in self.classes.values() if found.calibration}
+        mine = self.uncalibrated_sha256 if fits else ""
+        for found in self.classes.values():
+            theirs = found.calibration.definition_sha256 if found.calibration else mine
+            found._ignored_fit = None if theirs == mine else (
+                f"the confidence fit was made for version {short_version(theirs)}; this definition is "
+                f"{short_version(mine)}: ignored (the fixed table holds; run docagent eval --calibrate)"
+            )  # fmt: skip
         return self
 
     @property

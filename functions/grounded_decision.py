@@ -12,8 +12,9 @@ from pydantic import JsonValue
 
 from functions.checks import Decision
 from functions.confidence import fitted, precision_threshold
-from functions.definition import Check, ClassBundle, PrecisionTarget
+from functions.definition import Check, ClassBundle
 from functions.grounding import after_checks, ground_fields, review_paths, review_reasons
+from functions.payloads.calibration import PrecisionTarget
 from functions.payloads.evidence import FieldEvidence, Quote
 from functions.payloads.model_calls import CheckOutcome
 

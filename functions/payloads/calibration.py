@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from functions.payloads.common import StrictModel
 
@@ -22,6 +22,15 @@ Outcome = Annotated[str, Field(pattern=OUTCOME_PATTERN)]
 Probability = Annotated[float, Field(ge=0, le=1)]
 # A top-level field of a class's schema.
 FieldName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class PrecisionTarget(StrictModel):
+    """job.json ``review_below: {"precision": P}``: accept only values right P times in 100, by the
+    definition's confidence fit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    precision: float = Field(gt=0, le=1, description="the share of accepted values that must be right")
 
 
 class PrecisionPoint(StrictModel):
