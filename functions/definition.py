@@ -24,11 +24,13 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     model_serializer,
     model_validator,
 )
 
+from functions.payloads.calibration import ClassCalibration, PrecisionTarget
 from functions.payloads.common import DocumentStatus
 from functions.pdf_layers import ReadMode
 from functions.schema_cycles import reference_cycle
@@ -194,12 +196,16 @@ class ClassSpec(_Strict):
     )
     review_below: (
         Annotated[float, Field(ge=0, le=1)]
+        | PrecisionTarget
         | dict[Annotated[str, Field(pattern=FIELD_PATTERN)], Annotated[float, Field(ge=0, le=1)]]
         | None
     ) = Field(
         None,
-        description="a field whose confidence is under this goes to review: one number for every field, or "
-        "one per field (functions/grounding.py); a required field not grounded always does",
+        union_mode="left_to_right",
+        description="a field whose confidence is under this goes to review: one number for every field, one "
+        'per field (functions/grounding.py), or a target precision {"precision": P} met by the fitted '
+        "confidence (functions/confidence.py; needs `docagent eval --calibrate`); a required field not "
+        "grounded always does",
     )
     split: Literal["pages"] | None = Field(
         None,
@@ -410,13 +416,29 @@ class JobDefinition(_Strict):
 
 
 class ClassBundle(_Strict):
-    """A class as published: its spec with the schema and the prompt text inlined."""
+    """A class as published: its spec with the schema and the prompt text inlined, and its part of the
+    definition's confidence fit when it has one (``calibration``)."""
 
     spec: ClassSpec
     schema_: dict[str, JsonValue] = Field(alias="schema")
     prompt: str | None = None
+    calibration: ClassCalibration | None = None
+    # Set by DefinitionBundle when ``calibration`` was fitted on another version: why it is ignored.
+    _ignored_fit: str | None = PrivateAttr(None)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_calibration(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A class without a fit dumps as before fits existed, so its definition keeps its version."""
+        data: dict[str, Any] = handler(self)
+        if data.get("calibration") is None:
+            data.pop("calibration", None)
+        return data
+
+    def fit(self) -> ClassCalibration | None:
+        """The class's confidence fit, None without one or when it was fitted on another version."""
+        return None if self._ignored_fit is not None else self.calibration
 
     @model_validator(mode="after")
     def _self_contained(self) -> ClassBundle:
@@ -461,6 +483,33 @@ class DefinitionBundle(_Strict):
 
     definition: JobDefinition
     classes: dict[str, ClassBundle]
+
+    @model_validator(mode="after")
+    def _fits_of_this_version(self) -> DefinitionBundle:
+        """A class's fit applies only to the version it was fitted on (its ``definition_sha256``: the
+        definition's version without fits); another's is ignored, ``ignored_calibration`` says why."""
+        fits = {found.calibration.definition_sha256 for found in self.classes.values() if found.calibration}
+        mine = self.uncalibrated_sha256 if fits else ""
+        for found in self.classes.values():
+            theirs = found.calibration.definition_sha256 if found.calibration else mine
+            found._ignored_fit = None if theirs == mine else (
+                f"the confidence fit was made for version {short_version(theirs)}; this definition is "
+                f"{short_version(mine)}: ignored (the fixed table holds; run docagent eval --calibrate)"
+            )  # fmt: skip
+        return self
+
+    @property
+    def ignored_calibration(self) -> str | None:
+        """Why the bundle's confidence fit is ignored (fitted on another version), None when it is not."""
+        return next((found._ignored_fit for found in self.classes.values() if found._ignored_fit), None)
+
+    @property
+    def uncalibrated_sha256(self) -> str:
+        """The version of the definition without any class's fit: the one a fit names."""
+        data = self.model_dump(mode="json", by_alias=True)
+        for found in data["classes"].values():
+            found.pop("calibration", None)
+        return hashlib.sha256(canonical_json(data)).hexdigest()
 
     @property
     def name(self) -> str:

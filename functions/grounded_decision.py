@@ -11,8 +11,10 @@ from typing import Any, cast
 from pydantic import JsonValue
 
 from functions.checks import Decision
+from functions.confidence import fitted, precision_threshold
 from functions.definition import Check, ClassBundle
 from functions.grounding import after_checks, ground_fields, review_paths, review_reasons
+from functions.payloads.calibration import PrecisionTarget
 from functions.payloads.evidence import FieldEvidence, Quote
 from functions.payloads.model_calls import CheckOutcome
 
@@ -30,7 +32,16 @@ def evidence_of(
     failed = {
         by_name[outcome.name].field for outcome in checks if not outcome.passed and outcome.name in by_name
     }
-    return after_checks(ground_fields(fields, quotes, pages, schema), failed)
+    return with_confidence(class_bundle, ground_fields(fields, quotes, pages, schema), failed)
+
+
+def with_confidence(
+    class_bundle: ClassBundle, evidence: dict[str, FieldEvidence], failed: set[str]
+) -> dict[str, FieldEvidence]:
+    """The class's fitted confidence (functions/confidence.py) when its definition's version has a fit, else
+    the fixed table's lowered where a check on the field failed."""
+    fit = class_bundle.fit()
+    return after_checks(evidence, failed) if fit is None else fitted(evidence, fit, failed)
 
 
 @dataclass(frozen=True)
@@ -41,20 +52,34 @@ class Thresholds:
     required: list[str]
     per_field: dict[str, float]
     default: float | None
+    # A precision target without a fit for the definition's version: every field goes to review.
+    unmeasured: float | None = None
 
     @classmethod
     def of(cls, class_bundle: ClassBundle) -> Thresholds:
         listed = class_bundle.schema_.get("required")
         below = class_bundle.spec.review_below
+        required = [str(name) for name in listed] if isinstance(listed, list) else []
+        if isinstance(below, PrecisionTarget):
+            fit = class_bundle.fit()
+            if fit is None:
+                return cls(required, {}, None, below.precision)
+            return cls(required, {}, precision_threshold(fit, below.precision))
         return cls(
-            [str(name) for name in listed] if isinstance(listed, list) else [],
-            below if isinstance(below, dict) else {},
-            below if isinstance(below, float) else None,
+            required, below if isinstance(below, dict) else {}, below if isinstance(below, float) else None
         )
 
     def paths(self, evidence: dict[str, FieldEvidence]) -> dict[str, str]:
         """Each path the grounding sends to review, with its reason."""
-        return review_paths(evidence, self.required, self.per_field, self.default)
+        found = review_paths(evidence, self.required, self.per_field, self.default)
+        if self.unmeasured is None:
+            return found
+        unmeasured = (
+            f"review_below asks precision {self.unmeasured:g} and the definition has no calibration for "
+            "this version"
+        )
+        return {path: found.get(path, f"{path}: {unmeasured}") for path, item in evidence.items()
+                if item.mode != "none"}  # fmt: skip
 
 
 def grounded_decision(

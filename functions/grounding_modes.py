@@ -1,6 +1,7 @@
 """How each field is held to its quote (docs/design.md, "Evidence and confidence", "Grounding modes"): a
 property's ``x-grounding`` (``verbatim``, ``support``, ``none``), else its parent's, else a default by its
-type: ``support`` for a boolean and for free text, ``verbatim`` for everything else.
+type: ``support`` for a boolean, for free text and for a number described as computed, ``verbatim`` for
+everything else.
 
 Pure functions of the schema: functions/grounding.py grades each field by its mode, ``definition validate``
 (docagent/kit/grounding_notes.py) names the fields graded ``support`` by default.
@@ -26,6 +27,13 @@ DERIVED_WORDS = re.compile(
     r"|justif\w*)\b",
     re.IGNORECASE,
 )
+# A number named or described with one of these is computed by the model (years of experience from two
+# dates, the items it counted) rather than printed, so its quote supports it and its value is not read
+# from it. Not "estimate": an estimate's figures are printed.
+COMPUTED_WORDS = re.compile(
+    r"\b(comput\w*|calculat\w*|counted|counting|derived?|deduced?|inferred)\b",
+    re.IGNORECASE,
+)
 _READ_AS = {"date", "amount"}  # normalisers that read the value from the text: a value the document prints
 
 
@@ -41,15 +49,22 @@ def default_mode(schema: dict[str, Any], name: str = "") -> tuple[GroundingMode,
     types = _types(schema)
     if types == {"boolean"}:
         return "support", "a yes/no judgement"
-    if types != {"string"} or any(key in schema for key in ("format", "pattern", "enum", "const")):
+    said = f"{name.replace('_', ' ')} {schema.get('description') or ''}"
+    if types and types <= {"integer", "number"} and not _fixed(schema) and COMPUTED_WORDS.search(said):
+        return "support", "a computed number"
+    if types != {"string"} or _fixed(schema):
         return "verbatim", None
     if schema.get("x-normalise") in _READ_AS:
         return "verbatim", None
     bound = schema.get("maxLength")
-    said = f"{name.replace('_', ' ')} {schema.get('description') or ''}"
     if (isinstance(bound, int) and bound > FREE_TEXT_LENGTH) or DERIVED_WORDS.search(said):
         return "support", "free text"
     return "verbatim", None
+
+
+def _fixed(schema: dict[str, Any]) -> bool:
+    """A value of a given form: a format, a pattern, a list of allowed values."""
+    return any(key in schema for key in ("format", "pattern", "enum", "const"))
 
 
 def grounding_mode(schema: dict[str, Any], name: str = "") -> GroundingMode:

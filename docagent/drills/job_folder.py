@@ -45,11 +45,12 @@ class JobFolder:
         return self.bundle.name
 
     @classmethod
-    def read(cls, path: str | Path) -> JobFolder:
+    def read(cls, path: str | Path, *, calibrating: bool = False) -> JobFolder:
         """The folder, validated as ``docagent definition validate`` does; a ValueError naming every problem
-        (DefinitionInvalid), or saying the folder has no labelled sample to run."""
+        (DefinitionInvalid), or saying the folder has no labelled sample to run. ``calibrating`` (``eval
+        --calibrate``): a precision target without its fit is allowed."""
         folder = Path(path)
-        bundle: DefinitionBundle = checked_bundle(folder)
+        bundle: DefinitionBundle = checked_bundle(folder, calibrating=calibrating)
         documents = tuple(sample_documents(folder))
         if not documents:
             raise ValueError(

@@ -60,9 +60,14 @@ class Calibration(_Model):
     accept_without_review: AcceptRate
 
 
+def unindexed(path: str) -> str:
+    """An evidence path as the comparators name it (``items[0].price`` -> ``items[].price``)."""
+    return _INDEX.sub("[]", path)
+
+
 def field_confidence(confidence: dict[str, float], path: str) -> float | None:
     """The confidence of an outcome's path from a result's evidence (list items: their least)."""
-    found = [value for name, value in confidence.items() if _INDEX.sub("[]", name) == path]
+    found = [value for name, value in confidence.items() if unindexed(name) == path]
     return min(found) if found else None
 
 

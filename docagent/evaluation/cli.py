@@ -18,7 +18,7 @@ from docagent.operations.context import EXIT_JOB_FAILED, EXIT_OK, RefusedError, 
 
 if TYPE_CHECKING:
     from docagent.drills.job_folder import JobFolder
-    from docagent.evaluation.figures import Mode
+    from docagent.evaluation.figures import FitReport, Mode
     from docagent.localcloud.bedrock.backends import ModelChoice
 
 WORST_SHOWN = 5
@@ -75,6 +75,13 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         type=float,
         default=0.99,
         help="the precision at which the accept-without-review rate is reported (default 0.99)",
+    )
+    evaluation.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="fit the confidence to the labels (with --job: the run without any fit, the fit written to the "
+        "folder's calibration.json for its version); report the calibration error before and after on "
+        "held-out documents (docs/evaluation.md, 'Fitted confidence')",
     )
     evaluation.add_argument("--save-baseline", metavar="FILE", help="record this run as a baseline")
     evaluation.add_argument(
@@ -141,15 +148,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"wrote {len(written) // 2} labelled documents to {args.write_samples}"
         ))  # fmt: skip
         return EXIT_OK
-    job_folder = _job_folder(args.job) if args.job else None
-    if job_folder is not None:
-        own = job_folder.path / SAMPLES_FOLDER
-        if args.samples and not args.from_job and Path(args.samples).resolve() != own.resolve():
-            raise RefusedError(
-                "BadArguments",
-                f"--job runs its own samples ({own}): leave --samples out, or score a job with --from-job",
-            )
-        args.samples = args.samples or str(own)
+    job_folder = _folder_of(args)
     if not args.samples:
         raise RefusedError(
             "NoSamples", "--samples DIR is needed (or --write-samples DIR to make a labelled set)"
@@ -191,6 +190,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # --cascade (docagent/evaluation/cascade.py): the strong model alone beside the cascade
     comparison = None if alone is None else _compared(args, scored, alone, found, run)
     output = EvalOutput(run=run, cascade=comparison)
+    if args.calibrate and job_folder is not None:
+        output.calibrated = _calibrated(job_folder, labelled, found, args.target_precision)
     if baseline is not None:
         output.gate = gates.compare(baseline, run, args.margin, margins)
     if args.save_baseline:
@@ -257,12 +258,52 @@ def _reliability(run: Any, out: str) -> list[str]:
     return [str(plot)]
 
 
-def _job_folder(path: str) -> JobFolder:
+def _folder_of(args: argparse.Namespace) -> JobFolder | None:
+    """``--job``'s folder (its samples the labelled set), None without; with ``--calibrate``, its bundle
+    without any fit (the run's confidence: the fixed table's)."""
+    from docagent.kit.calibration_file import uncalibrated
+
+    if args.calibrate and not args.job:
+        raise RefusedError(
+            "BadArguments", "--calibrate writes the fit into a definition folder: give --job PATH"
+        )
+    if not args.job:
+        return None
+    job_folder = _job_folder(args.job, calibrating=args.calibrate)
+    own = job_folder.path / SAMPLES_FOLDER
+    if args.samples and not args.from_job and Path(args.samples).resolve() != own.resolve():
+        raise RefusedError(
+            "BadArguments",
+            f"--job runs its own samples ({own}): leave --samples out, or score a job with --from-job",
+        )
+    args.samples = args.samples or str(own)
+    if args.calibrate:
+        job_folder = dataclasses.replace(job_folder, bundle=uncalibrated(job_folder.bundle))
+    return job_folder
+
+
+def _calibrated(job_folder: JobFolder, labelled: Any, found: Any, target: float) -> FitReport:
+    """--calibrate: the held-out figures, and the fit of every labelled document written to the folder."""
+    from docagent.evaluation.fitting import observe, report
+    from functions.payloads.calibration import CALIBRATION_FILE
+
+    documents = observe(job_folder.bundle, labelled, found.results)
+    if not documents:
+        raise RefusedError(
+            "NothingToFit", "no labelled document of the run has its class right: nothing to fit"
+        )
+    figures, fit = report(job_folder.bundle, documents, target, job_folder.bundle.uncalibrated_sha256)
+    path = job_folder.path / CALIBRATION_FILE
+    path.write_text(fit.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return figures.model_copy(update={"written": str(path)})
+
+
+def _job_folder(path: str, *, calibrating: bool = False) -> JobFolder:
     """The definition folder of ``--job``, validated (every problem named) with its labelled samples."""
     from docagent.drills.job_folder import JobFolder
 
     try:
-        return JobFolder.read(path)
+        return JobFolder.read(path, calibrating=calibrating)
     except ValueError as error:
         raise RefusedError("DefinitionInvalid", str(error)) from None
 
@@ -317,6 +358,8 @@ def print_run(output: Any, status: str) -> None:
         _print_gate(out, output.gate)
     if output.cascade is not None:
         print_cascade(out, output.cascade)
+    if output.calibrated is not None:
+        print_fit(out, output.calibrated)
     for path in output.written:
         out.print(Text(f"wrote {path}"))
 
@@ -387,3 +430,22 @@ def _count(value: int | None) -> str:
 
 def _shown(value: Any) -> str:
     return "(none)" if value is None else value if isinstance(value, str) else repr(value)
+
+
+def print_fit(out: Console, fitted: Any) -> None:
+    """--calibrate: the calibration error before and after on held-out documents, the share accepted."""
+    out.print(
+        Text(f"confidence fit ({fitted.validation}): {fitted.documents} documents, {fitted.values} values")
+    )
+    out.print(Text(f"calibration error (ECE): fixed table {fitted.before.calibration_error:.3f} -> fitted "
+                   f"{fitted.after.calibration_error:.3f}"))  # fmt: skip
+    share = fitted.at_target
+    precision = "-" if share.precision is None else f"{share.precision:.0%}"
+    out.print(
+        Text(
+            f"accepted without review at {share.target_precision:.0%} precision (the fit's threshold, "
+            f"held out): {share.accepted} of {share.documents} ({share.share:.0%}), precision {precision}"
+        )
+    )
+    if fitted.written:
+        out.print(Text(f"wrote {fitted.written}"))

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from docagent.evaluation.calibration import Calibration
+from docagent.evaluation.calibration import AcceptRate, BandFigures, Calibration
 
 Mode = Literal["labels", "recorded", "model", "live"]
 Outcome = Literal["match", "wrong", "missing", "extra", "absent"]
@@ -276,6 +276,29 @@ class CascadeComparison(_Model):
     f1_change: float = Field(description="the cascade's F1 minus the strong model's alone")
 
 
+class TargetShare(_Model):
+    target_precision: float
+    accepted: int = Field(description="held-out documents whose every value reached its class's threshold")
+    documents: int
+    share: float
+    precision: float | None = Field(description="of the accepted, the share with every field right")
+
+
+class FitReport(_Model):
+    """What ``--calibrate`` measured and wrote."""
+
+    method: str
+    validation: str
+    documents: int
+    values: int
+    before: BandFigures = Field(description="the fixed table's confidence, as the run stored it")
+    after: BandFigures = Field(description="each document's confidence from the fit of the other folds")
+    accept_before: AcceptRate
+    accept_after: AcceptRate
+    at_target: TargetShare = Field(description="held out: accepted at the fit's threshold for the target")
+    written: str | None = None
+
+
 class EvalOutput(_Model):
     """Everything ``docagent eval --json`` prints."""
 
@@ -285,3 +308,4 @@ class EvalOutput(_Model):
         None, description="--cascade: the strong model alone beside the cascade (run: the cascade's)"
     )
     written: list[str] = Field(default_factory=list, description="the files --out and --save-baseline wrote")
+    calibrated: FitReport | None = Field(None, description="--calibrate: the fit's held-out figures")

@@ -96,7 +96,7 @@ def first_model_extractions(
         call = next((c for c in reversed(calls) if c.purpose == "extract"), None)
         fields = None if call is None or call.fields is None else split(call.fields)[0]
         first[name] = extraction.model_copy(
-            update={"fields": fields, "status": "first model", "confidence": {}}
+            update={"fields": fields, "status": "first model", "confidence": {}, "evidence": {}}
         )
     return first
 
@@ -141,6 +141,8 @@ def match_results(
                 fields=fields,
                 confidence={path: evidence.confidence for path, evidence in result.evidence.items()},
                 case=case,
+                evidence=result.evidence,
+                failed_checks=[check.name for check in result.checks if not check.passed],
             )
     return matched
 

@@ -28,6 +28,7 @@ from docagent.evaluation.figures import (
     RunUsage,
 )
 from docagent.evaluation.labelled_sets import Definition, LabelledSample
+from functions.payloads.evidence import FieldEvidence
 
 
 class Extraction(BaseModel):
@@ -46,6 +47,10 @@ class Extraction(BaseModel):
     case: str | None = Field(
         None, description="a packet's section: its packet's failed case checks, 'STATUS: REASON'"
     )
+    evidence: dict[str, FieldEvidence] = Field(
+        default_factory=dict, description="its result's evidence by path (eval --calibrate's outcomes)"
+    )
+    failed_checks: list[str] = Field(default_factory=list, description="the checks of its class that failed")
 
 
 def evaluate(

@@ -1,6 +1,7 @@
 """A definition folder read into a bundle (functions/definition.py): job.json, and the schema and prompt
 files each class names, inlined (a schema's references to other files of the folder resolved into it:
-docagent/kit/schema_refs.py). ``read_bundle`` raises ``DefinitionInvalid`` listing every problem, each
+docagent/kit/schema_refs.py), with the folder's confidence fit when it was made for this version
+(docagent/kit/calibration_file.py). ``read_bundle`` raises ``DefinitionInvalid`` listing every problem, each
 naming its file and where in it."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from docagent.kit.calibration_file import calibrated, read_calibration
 from docagent.kit.problems import (
     Problem,
     bundled_schema,
@@ -51,6 +53,7 @@ def read_bundle(folder: str | Path) -> DefinitionBundle:
         prompt = read_prompt(root, spec.prompt_file, problems) if spec.prompt_file is not None else None
         if schema is not None:
             classes[name] = ClassBundle.model_validate({"spec": spec, "schema": schema, "prompt": prompt})
+    fit = read_calibration(root, problems)
     if problems:
         raise DefinitionInvalid(root, [problem.line() for problem in problems])
-    return DefinitionBundle(definition=definition, classes=classes)
+    return calibrated(DefinitionBundle(definition=definition, classes=classes), fit)

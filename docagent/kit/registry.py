@@ -42,11 +42,15 @@ class Published:
 
 
 def checked_bundle(
-    folder: str | Path, allowed: AllowedTargets | None = None, models_allowed: list[str] | None = None
+    folder: str | Path,
+    allowed: AllowedTargets | None = None,
+    models_allowed: list[str] | None = None,
+    *,
+    calibrating: bool = False,
 ) -> DefinitionBundle:
     """The folder's bundle, or DefinitionInvalid listing every problem (validate's, one line each); against
-    the deployment's action targets and models when given."""
-    problems = validate(folder, allowed, models_allowed)
+    the deployment's action targets and models when given (``calibrating``: validate's)."""
+    problems = validate(folder, allowed, models_allowed, calibrating=calibrating)
     if problems:
         raise DefinitionInvalid(Path(folder), [problem.line() for problem in problems])
     return read_bundle(folder)

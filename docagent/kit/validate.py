@@ -17,8 +17,10 @@ from jsonschema.exceptions import ValidationError as LabelError  # type: ignore[
 from pydantic import TypeAdapter, ValidationError
 
 from docagent.kit import schemas
+from docagent.kit.calibration_file import CALIBRATE_FIX, precision_problems
 from docagent.kit.case_problems import case_block_problems
 from docagent.kit.grounding_notes import grounding_problems
+from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.problems import (
     DOCS,
     Problem,
@@ -54,6 +56,7 @@ from functions.errors import MODEL_NOT_ALLOWED_FIX, DocumentRejected
 from functions.expressions import expression_problem
 from functions.fields import field_schema
 from functions.patterns import matches, pattern_problem
+from functions.payloads.calibration import CALIBRATION_FILE
 
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
 
@@ -437,10 +440,15 @@ def _sample_problems(root: Path, class_schemas: dict[str, dict[str, Any]]) -> li
 
 
 def validate(
-    folder: str | Path, allowed: AllowedTargets | None = None, models_allowed: list[str] | None = None
+    folder: str | Path,
+    allowed: AllowedTargets | None = None,
+    models_allowed: list[str] | None = None,
+    *,
+    calibrating: bool = False,
 ) -> list[Problem]:
     """Every problem of the definition folder (none: it can be published); ``allowed``: the deployment's
-    allow-list of action targets, ``models_allowed``: the models its functions may call, when known."""
+    allow-list of action targets, ``models_allowed``: the models its functions may call, when known;
+    ``calibrating``: for ``eval --calibrate``, a precision target without its fit is no problem."""
     root = Path(folder)
     problems: list[Problem] = []
     raw = read_json(root, DEFINITION_FILE, problems)
@@ -469,4 +477,11 @@ def validate(
     problems += _model_problems(raw, models_allowed)
     if class_schemas and len(class_schemas) == len(classes):
         problems += _sample_problems(root, class_schemas)
+    # a precision target needs the folder's fit (docagent/kit/calibration_file.py)
+    if not problems and not calibrating:
+        try:
+            problems += precision_problems(read_bundle(root))
+        except DefinitionInvalid as error:  # calibration.json itself
+            problems += [Problem(file=CALIBRATION_FILE, where="$", message=line, fix=CALIBRATE_FIX)
+                         for line in error.problems]  # fmt: skip
     return problems

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from docagent import project
 from docagent.kit import registry
+from docagent.kit.calibration_file import calibration_notes
 from docagent.kit.grounding_notes import grounding_notes
 from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.validate import validate
@@ -98,7 +99,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     name, sha, notes = None, None, []
     if not problems:
         bundle = read_bundle(folder)
-        name, sha, notes = bundle.name, bundle.sha256, grounding_notes(bundle)
+        name, sha = bundle.name, bundle.sha256
+        notes = grounding_notes(bundle) + calibration_notes(folder, bundle)
     output = DefinitionValidateOutput(
         folder=str(folder),
         name=name,

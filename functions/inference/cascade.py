@@ -22,7 +22,7 @@ from functions import spend
 from functions.definition import ClassBundle, DefinitionBundle
 from functions.errors import MODEL_NOT_ALLOWED_FIX, ModelNotAllowed
 from functions.fields import FieldsInvalid, extracted_fields
-from functions.grounded_decision import Thresholds
+from functions.grounded_decision import Thresholds, with_confidence
 from functions.grounding import field_of, ground_fields
 from functions.inference.calls import CallSpec
 from functions.inference.evidence import EVIDENCE_KEY, split
@@ -73,7 +73,7 @@ def to_escalate(
         return {WHOLE_DOCUMENT: f"the cheap model gave no fields ({first.error}: {first.reason})"}
     fields, quotes = split(first.fields)
     schema = cast("dict[str, object]", class_bundle.schema_)
-    evidence = ground_fields(fields, quotes, pages, dict(schema))
+    evidence = with_confidence(class_bundle, ground_fields(fields, quotes, pages, dict(schema)), set())
     escalated: dict[str, str] = {}
     for path, reason in Thresholds.of(class_bundle).paths(evidence).items():
         escalated.setdefault(field_of(path), reason)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from docagent.kit.loader import read_bundle
 from tests.integration.test_demo import docagent
 
 pytestmark = pytest.mark.integration
@@ -51,11 +53,15 @@ class KeptDemo:
     queue: dict
     results: dict
     scored: dict | None
+    calibrated: dict | None = None
 
 
-def kept_demo(state: Path, *arguments: str, scored: tuple[str, ...] | None = None) -> KeptDemo:
+def kept_demo(
+    state: Path, *arguments: str, scored: tuple[str, ...] | None = None, calibrate: Path | None = None
+) -> KeptDemo:
     """`demo --job examples/claims --keep ARGS`, then what the kept cloud holds of it (with ``scored``:
-    `eval --from-job JOB --job examples/claims SCORED` too); the cloud stopped after."""
+    `eval --from-job JOB --job examples/claims SCORED` too; with ``calibrate``, a copy of the example:
+    `eval --from-job JOB --job COPY --calibrate`); the cloud stopped after."""
     try:
         summary = docagent(state, "demo", "--job", str(CLAIMS), "--time-scale", "0.1", "--keep", *arguments)
         job_id = summary["job_id"]
@@ -63,6 +69,10 @@ def kept_demo(state: Path, *arguments: str, scored: tuple[str, ...] | None = Non
         score = None
         if scored is not None:
             score = docagent(state, "eval", "--from-job", job_id, "--job", str(CLAIMS), *scored)
+        fit = None
+        if calibrate is not None:
+            shutil.copytree(CLAIMS, calibrate)
+            fit = docagent(state, "eval", "--from-job", job_id, "--job", str(calibrate), "--calibrate")
         read = subprocess.run(
             [sys.executable, "-c", EVIDENCE_OF_JOB, summary["job_id"]],
             env={**os.environ, "DOCAGENT_STATE_DIR": str(state)},
@@ -71,7 +81,7 @@ def kept_demo(state: Path, *arguments: str, scored: tuple[str, ...] | None = Non
             timeout=120,
             check=True,
         )
-        return KeptDemo(summary, queue, json.loads(read.stdout), score)
+        return KeptDemo(summary, queue, json.loads(read.stdout), score, fit)
     finally:
         subprocess.run(
             [sys.executable, "-m", "docagent.cli", "local", "down"],
@@ -88,7 +98,8 @@ def moved_dates(tmp_path_factory: pytest.TempPathFactory) -> tuple[KeptDemo, Pat
     the folder returned). One run for the two tests below (each claims run is ~5 s of CPU)."""
     state = tmp_path_factory.mktemp("moved-dates")
     faults = ("--no-crash", "--model-faults", "corrupt=incident_date:1.0")
-    return kept_demo(state, *faults, scored=("--out", str(state / "report"))), state / "report"
+    found = kept_demo(state, *faults, scored=("--out", str(state / "report")), calibrate=state / "claims")
+    return found, state / "report"
 
 
 def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(
@@ -140,3 +151,24 @@ def test_eval_reports_calibration_per_field_and_the_accept_rate_and_plots_it(
     assert rate["accepted"] == 5 and rate["precision"] == 1.0  # the five repair estimates, all right
     assert (out / "reliability.png").read_bytes()[:4] == b"\x89PNG"
     assert str(out / "reliability.png") in found["written"]
+
+
+def test_eval_calibrate_fits_the_confidence_to_the_labels_and_lowers_its_error(
+    moved_dates: tuple[KeptDemo, Path],
+) -> None:
+    """`eval --calibrate` (docs/evaluation.md, "Fitted confidence") on the moved dates: held out, the fitted
+    confidence is better calibrated than the fixed table; calibration.json is written for the example's
+    version, and the folder with it is a new version that validates."""
+    found = moved_dates[0].calibrated
+    assert found is not None
+    figures = found["calibrated"]
+    assert figures["documents"] == 12 and figures["validation"].startswith("5-fold cross-validation")
+    assert figures["after"]["calibration_error"] < figures["before"]["calibration_error"]
+    fit = json.loads(Path(figures["written"]).read_text())
+    assert fit["definition_sha256"] == read_bundle(CLAIMS).uncalibrated_sha256
+    # every moved date of a born-digital claim form: its quote found, its value disagreeing, never right
+    assert fit["outcomes"]["grounded:disagrees"] < 0.25
+    assert fit["outcomes"]["grounded"] > 0.9
+    calibrated = read_bundle(Path(figures["written"]).parent)
+    assert calibrated.class_bundle("claim-form").fit() is not None
+    assert calibrated.sha256 != read_bundle(CLAIMS).sha256

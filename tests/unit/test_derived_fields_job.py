@@ -145,3 +145,69 @@ def test_an_unknown_grounding_mode_is_a_problem(tmp_path: Path) -> None:
         "classes/reference.schema.json: $.properties.summary.x-grounding: unknown grounding mode 'loose' "
         "(fix: use one of verbatim, support, none (docs/defining-a-job.md))"
     ]
+
+
+# Each letter's sentence that says how long the referee has known the applicant (in words: a number the
+# model computes from it), by sample.
+_TENURE = {
+    "ada": ("Ada worked in my team for three years.", 3),
+    "ben": ("Ben was a dispatcher with us for a year.", 1),
+    "chen": ("Chen has been our practice nurse for five years.", 5),
+    "dana": ("Dana taught mathematics here for four years", 4),
+}
+
+
+def computed_numbers_fixture(folder: Path) -> Path:
+    """The references fixture with two computed numbers, both required: ``years_known`` without
+    ``x-grounding`` (its description says it is computed) and ``months_known`` marked ``support``; each
+    label quotes the sentence it is computed from (real text of the letter)."""
+    (folder / "classes").mkdir(parents=True)
+    (folder / "samples").mkdir()
+    (folder / "job.json").write_text((FIXTURE / "job.json").read_text())
+    schema = json.loads((FIXTURE / "classes" / "reference.schema.json").read_text())
+    schema["properties"]["years_known"] = {
+        "type": "integer",
+        "description": "how many years the referee has known the applicant, computed from the letter",
+    }
+    schema["properties"]["months_known"] = {
+        "type": "integer",
+        "description": "the same in months",
+        "x-grounding": "support",
+    }
+    schema["required"] += ["years_known", "months_known"]
+    (folder / "classes" / "reference.schema.json").write_text(json.dumps(schema))
+    for name, (sentence, years) in _TENURE.items():
+        (folder / "samples" / f"{name}.txt").write_bytes((SAMPLES / f"{name}.txt").read_bytes())
+        label = json.loads((SAMPLES / f"{name}.label.json").read_text())
+        label |= {"years_known": years, "months_known": 12 * years}
+        label["_evidence"] |= {"years_known": sentence, "months_known": sentence}
+        (folder / "samples" / f"{name}.label.json").write_text(json.dumps(label))
+    return folder
+
+
+def test_computed_numbers_marked_or_not_send_no_document_to_review(cloud: None, tmp_path: Path) -> None:
+    folder = computed_numbers_fixture(tmp_path / "references")
+    assert validate(folder) == []
+    for path in sorted((folder / "samples").glob("*.txt")):
+        put_object(f"{PREFIX}{path.name}", path.read_bytes())
+    job = prepare("job-computed", definition=read_bundle(folder))
+    model = LabelModel(read_labels(folder))
+    outcomes = {
+        entry.document_id: process_document(document_event(job, entry), FakeLambdaContext(), provider=model)
+        for entry in items(job)
+    }
+    assert {name: outcome.status for name, outcome in outcomes.items()} == {
+        "ada.txt": "extracted",
+        "ben.txt": "review",
+        "chen.txt": "review",
+        "dana.txt": "extracted",
+    }
+    ada = s3_json.get_result(job.job_id, "ada.txt")
+    assert ada is not None
+    for path in ("years_known", "months_known"):
+        found = ada.evidence[path]
+        assert (found.mode, found.grounding, found.value_agrees) == ("support", "grounded", None)
+    ben = s3_json.get_result(job.job_id, "ben.txt")
+    assert ben is not None and ben.reason == "the referee does not recommend the applicant"
+    chen = s3_json.get_result(job.job_id, "chen.txt")
+    assert chen is not None and chen.reason is not None and "known" not in chen.reason

@@ -27,6 +27,11 @@ TEXT = [
     ("schema", "name", "mode"),
     [
         ({"type": "boolean"}, "recommends", "support"),
+        ({"type": "integer", "description": "years of experience, computed from dates"}, "years", "support"),
+        ({"type": ["number", "null"], "description": "the items counted in the list"}, "items", "support"),
+        ({"type": "integer", "description": "how many units or hours"}, "quantity", "verbatim"),
+        ({"type": "number", "description": "the estimate's total"}, "estimate_total", "verbatim"),
+        ({"type": "integer", "enum": [1, 2], "description": "computed"}, "tier", "verbatim"),
         ({"type": ["boolean", "null"]}, "recommends", "support"),
         ({"type": "string", "maxLength": 300}, "description", "support"),
         ({"type": "string"}, "summary", "support"),
