@@ -19,8 +19,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field, JsonValue
 
+from functions.case_spec import CaseRequirement, CaseRule, CaseSpec
 from functions.checks import decide
-from functions.definition import CaseRequirement, CaseRule, CaseSpec
 from functions.expressions import expression_failure
 from functions.payloads.common import StrictModel
 from functions.payloads.document import DocumentResult

@@ -20,7 +20,6 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     JsonValue,
@@ -30,18 +29,17 @@ from pydantic import (
     model_validator,
 )
 
+from functions.action_specs import (
+    Action,
+)
+from functions.case_spec import CaseSpec
 from functions.payloads.calibration import ClassCalibration, PrecisionTarget
 from functions.payloads.common import DocumentStatus
 from functions.pdf_layers import ReadMode
 from functions.schema_cycles import reference_cycle
+from functions.spec_base import ERROR_NAME_PATTERN, FIELD_PATTERN, NAME_PATTERN
+from functions.spec_base import Strict as _Strict
 
-# A definition's and a class's name: a path segment of S3 keys and a CLI argument.
-NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
-NAME_RULE = "lower-case letters, digits and '-', 1-63, starting with a letter or digit"
-# A field of a class's schema, dotted for nested objects (``vendor.name``); list items are not addressed.
-FIELD_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
-# A check's or rejection's error name, as DocumentResult.error carries it (``NotInReference``).
-ERROR_NAME_PATTERN = r"^[A-Z][A-Za-z0-9]{2,63}$"
 DEFINITION_FILE = "job.json"
 # A Bedrock model id, inference profile id or ARN as Converse's modelId takes it (1-2048 characters).
 MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,2047}$"
@@ -65,10 +63,6 @@ SCHEMA_KEYWORDS = frozenset(
         "x-normalise", "x-comparator", "x-weight", "x-grounding",
     }
 )  # fmt: skip
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # ------------------------------------------------------------------------------------------------ checks
@@ -134,51 +128,6 @@ Check = Annotated[RuleCheck | LookupCheck, Field(discriminator="type")]
 
 
 # -------------------------------------------------------------------------------------------------- cases
-
-
-class CaseRequirement(_Strict):
-    """A class a case (a packet of several sections) must hold: at least ``min`` sections of it, at most
-    ``max`` (null: no ceiling). Written ``"CLASS"`` or ``{"class": CLASS, ...}``."""
-
-    class_name: str = Field(alias="class", pattern=NAME_PATTERN)
-    min: int = Field(1, ge=0, le=1000)
-    max: int | None = Field(None, ge=1, le=1000)
-    on_fail: Literal["reject", "review"] = "review"
-    error: str = Field("CaseIncomplete", pattern=ERROR_NAME_PATTERN)
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_name(cls, data: Any) -> Any:
-        return {"class": data} if isinstance(data, str) else data
-
-    @model_validator(mode="after")
-    def _bounds(self) -> CaseRequirement:
-        if self.max is not None and self.max < self.min:
-            raise ValueError(f"requires {self.class_name}: max {self.max} is below min {self.min}")
-        return self
-
-
-class CaseRule(_Strict):
-    """A rule over all of a case's sections: JSONata over ``{"sections": {CLASS: [SECTION, ...]}, "pages":
-    N}`` (each SECTION ``{"section_id", "pages", "status", "fields", "attached"}``; functions/cases.py), true
-    when the rule holds."""
-
-    type: Literal["rule"]
-    name: str = Field(pattern=NAME_PATTERN)
-    expression: str = Field(min_length=1, max_length=2000)
-    on_fail: Literal["reject", "review"] = "review"
-    error: str = Field("CheckFailed", pattern=ERROR_NAME_PATTERN)
-    message: str | None = Field(None, max_length=300, description="the reason recorded when it fails")
-
-
-class CaseSpec(_Strict):
-    """job.json ``case``: what a packet of several sections must hold and the rules over all its sections
-    (docs/defining-a-job.md, "Cases"), checked once every section is stored."""
-
-    requires: list[CaseRequirement] = Field(default_factory=list)
-    checks: list[CaseRule] = Field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------------ classes
@@ -257,58 +206,6 @@ class Totals(_Strict):
 
 
 # ------------------------------------------------------------------------------------------------ actions
-
-
-class _Action(_Strict):
-    name: str = Field(pattern=NAME_PATTERN)
-    when: Literal["always", "any_rejected", "any_review", "all_accepted"] = "always"
-
-
-class HttpAction(_Action):
-    """POST the job's summary as JSON to ``url`` with an ``Idempotency-Key`` header. If the endpoint answers
-    ``GET url?reference=R``, an attempt whose outcome is unknown is reconciled instead of repeated.
-
-    ``url`` is an http(s) URL whose host the deployment allows, or ``destination:NAME``: a URL the deployment
-    names (cdk.json), so one definition runs against the local cloud's services and against AWS."""
-
-    type: Literal["http"]
-    url: str = Field(pattern=r"^(https?://[^/\s]+(/\S*)?|destination:[a-z0-9][a-z0-9-]{0,62})$")
-    secret: str | None = Field(
-        None,
-        pattern=r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+|ssm:/\S+)$",
-        description="a bearer token by reference: a Secrets Manager ARN or ssm:/parameter/name",
-    )
-    title: str = Field("docagent job {job_id}", max_length=200)
-
-
-class EventBridgeAction(_Action):
-    """PutEvents of one event (source ``docagent``) on ``bus``; its detail carries the idempotency key."""
-
-    type: Literal["eventbridge"]
-    bus: str = Field(min_length=1, max_length=1600, description="an event bus name or ARN")
-    detail_type: str = Field("docagent job finished", min_length=1, max_length=128)
-
-
-class SnsAction(_Action):
-    """Publish one message to ``topic_arn`` (a FIFO topic gets the idempotency key as deduplication id)."""
-
-    type: Literal["sns"]
-    topic_arn: str = Field(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
-    subject: str = Field("docagent job {job_id}", max_length=100)
-
-
-ExportFormat = Literal["csv", "jsonl"]
-EXPORT_FORMATS: tuple[ExportFormat, ...] = ("csv", "jsonl")
-
-
-class ExportAction(_Action):
-    """The job's results as files in the job bucket (jobs/{job}/exports/{name}/results.csv and .jsonl)."""
-
-    type: Literal["export"]
-    formats: list[ExportFormat] = Field(default_factory=lambda: list(EXPORT_FORMATS), min_length=1)
-
-
-Action = Annotated[HttpAction | EventBridgeAction | SnsAction | ExportAction, Field(discriminator="type")]
 
 
 # -------------------------------------------------------------------------------------------- definitions

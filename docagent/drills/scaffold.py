@@ -21,7 +21,8 @@ from fpdf import FPDF
 
 from docagent.drills.document_files import FIXED_TIME, render_docx
 from docagent.kit.samples import label_path
-from functions.definition import DEFINITION_FILE, NAME_PATTERN, NAME_RULE, SCHEMA_DIALECT
+from functions.definition import DEFINITION_FILE, SCHEMA_DIALECT
+from functions.spec_base import NAME_PATTERN, NAME_RULE
 
 
 class ScaffoldRefused(ValueError):  # noqa: N818 (the outcome: init refused the folder)

@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from docagent.kit.problems import Problem, json_path
-from functions.definition import DEFINITION_FILE, CaseSpec, ClassSpec
+from functions.case_spec import CaseSpec
+from functions.definition import DEFINITION_FILE, ClassSpec
 from functions.definition import case_problems as where_wrong
 from functions.expressions import expression_problem
 

@@ -40,13 +40,13 @@ from docagent.kit.samples import (
     section_page_problems,
 )
 from docagent.kit.samples import SAMPLES_FOLDER as SAMPLES_DIR
+from functions.action_specs import Action
 from functions.actions.allowed import AllowedTargets, refusals
 from functions.definition import (
     DEFINITION_FILE,
     NORMALISERS,
     SCHEMA_DIALECT,
     SCHEMA_KEYWORDS,
-    Action,
     ClassSpec,
     JobDefinition,
     LookupCheck,

@@ -45,7 +45,8 @@ from docagent.operations.context import (
     target_arguments,
 )
 from docagent.operations.display import wide_console
-from functions.definition import NAME_PATTERN, NAME_RULE, DefinitionBundle, LookupCheck
+from functions.definition import DefinitionBundle, LookupCheck
+from functions.spec_base import NAME_PATTERN, NAME_RULE
 from stacks import outputs as names
 
 # The reference table's own keys (functions/references.py): no row may carry an attribute of these names.

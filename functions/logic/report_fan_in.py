@@ -29,7 +29,8 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from functions import aws, s3_json, s3_streams, spend, storage
-from functions.definition import DefinitionBundle, ExportAction
+from functions.action_specs import ExportAction
+from functions.definition import DefinitionBundle
 from functions.errors import InvalidJobRequest
 from functions.faults import fault_point, job_options
 from functions.fields import row_columns

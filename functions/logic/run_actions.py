@@ -24,6 +24,7 @@ import time
 from typing import TYPE_CHECKING
 
 from functions import durable, s3_json, storage
+from functions.action_specs import Action
 from functions.actions.allowed import allowed_target
 from functions.actions.payloads import (
     ActionAttempt,
@@ -42,7 +43,7 @@ from functions.actions.send import (
     send,
     when_holds,
 )
-from functions.definition import Action, DefinitionBundle
+from functions.definition import DefinitionBundle
 from functions.errors import ActionError, InvalidJobRequest
 from functions.faults import fault_point, job_options
 from functions.observability import MetricUnit, logger, metrics

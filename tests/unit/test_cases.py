@@ -35,7 +35,8 @@ from docagent.operations.context import OperatorContext
 from docagent.operations.sessions import new_session
 from docagent.operations.step_records import document_steps
 from functions import cases, durable, s3_json, storage
-from functions.definition import CaseSpec, JobDefinition
+from functions.case_spec import CaseSpec
+from functions.definition import JobDefinition
 from functions.logic.process_document import process_document
 from functions.payloads.document import DocumentOutcome, DocumentResult
 from functions.payloads.job import PreparedJob

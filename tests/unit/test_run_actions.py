@@ -11,9 +11,10 @@ import boto3
 import pytest
 
 from functions import durable, s3_json, storage
+from functions.action_specs import Action, EventBridgeAction, ExportAction, HttpAction
 from functions.actions import export
 from functions.actions.payloads import ActionsResult, RunActionsEvent
-from functions.definition import Action, DefinitionBundle, EventBridgeAction, ExportAction, HttpAction
+from functions.definition import DefinitionBundle
 from functions.errors import (
     ActionInvalidResponse,
     ActionNotAllowed,
