@@ -23,6 +23,7 @@ from functions.definition import DefinitionBundle
 from functions.fields import row_columns, row_values
 from functions.payloads.common import DOCUMENT_ID_PATTERN, JOB_ID_PATTERN
 from functions.payloads.report import ReportRow, SectionRow
+from functions.resplit import split_documents, split_rows
 from functions.sections import SECTION_ID_PATTERN, packet_status
 
 _READ_WORKERS = 16
@@ -222,7 +223,9 @@ def reviewed_packet(
 
 def apply_decisions(job_id: str, rows: list[ReportRow], bundle: DefinitionBundle | None) -> list[ReportRow]:
     """The rows with the reviewers' decisions applied (a review item without one stays ``review``): a
-    document's on its row, a packet's sections' on their section rows (the packet's row follows them)."""
+    document's on its row, a packet's sections' on their section rows (the packet's row follows them); a
+    re-split packet's row is its stored result's, the re-run's (functions/resplit.py)."""
+    rows = split_rows(job_id, rows, bundle, split_documents(job_id))
     decisions = _read_decisions(job_id, [item for row in rows for item in review_items(row)])
     applied: list[ReportRow] = []
     for row in rows:

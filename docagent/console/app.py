@@ -44,7 +44,7 @@ from functions.reviews import ChosenEvidence
 HOST = "127.0.0.1"  # never another interface: the console acts with the operator's credentials
 MAX_FORM_BYTES = 64 * 1024
 SEGMENT = r"([A-Za-z0-9_][A-Za-z0-9._-]{0,199})"
-SECTION = r"(s[0-9]{4}-[0-9]{4})"  # a packet's section (functions/sections.py SECTION_ID_PATTERN)
+SECTION = r"(s[0-9]{4}-[0-9]{4}(?:-r1)?)"  # a packet's section (functions/sections.py SECTION_ID_PATTERN)
 BODY_TIMEOUT_SECONDS = 10.0
 BACK = re.compile(r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,199})*(\?[A-Za-z0-9._~=&%-]*)?")  # /job/JOB's pages
 KEPT_STATUSES = 256  # the status lines a console keeps for its redirects (the oldest go first)

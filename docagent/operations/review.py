@@ -100,7 +100,9 @@ def register(
 ) -> None:
     target = target_arguments()
     review = commands.add_parser(
-        "review", help="the review queue of a job: list, accept or reject (with corrections), export labels"
+        "review",
+        help="the review queue of a job: list, accept or reject (with corrections), re-split a packet, "
+        "export labels",
     )
     actions = review.add_subparsers(dest="review_command", required=True, metavar="ACTION")
 
@@ -149,6 +151,10 @@ def register(
     export.add_argument("job_id", metavar="JOB")
     export.add_argument("directory", metavar="DIR", type=Path)
     export.set_defaults(handler=cmd_export)
+
+    from docagent.operations.resplit import register_split  # noqa: PLC0415 (it uses this module)
+
+    register_split(actions, common, target)
 
 
 # ------------------------------------------------------------------------------------------ the queue

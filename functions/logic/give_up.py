@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from functions import s3_json
 from functions.errors import DocumentInProgress, ModelUnavailable
-from functions.logic.process_document import _Run, load_definition, load_manifest, outcome_of
+from functions.logic.process_document import DocumentRun, load_definition, load_manifest, outcome_of
 from functions.observability import logger
 from functions.payloads.document import BatchOutcome, DocumentOutcome, GiveUpEvent, ProcessDocumentEvent
 
@@ -43,7 +43,7 @@ def _give_up_one(
     error = failure.failure.Error
     said = _SAID.get(error, f"{error} on every attempt ProcessDocument's Retry allows")
     logger.warning("document given up", extra={"error": error, "document_id": event.document.document_id})
-    run = _Run(event, context, manifest, bundle)
+    run = DocumentRun(event, context, manifest, bundle)
     run.calls = [
         call.to_extraction() for call in s3_json.list_model_calls(event.job_id, event.document.document_id)
     ]
