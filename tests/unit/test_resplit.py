@@ -5,10 +5,12 @@ review queue take a re-split packet's row from its stored result."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
+from docagent.localcloud.bedrock.model_faults import ModelFaults, parse_model_faults
 from functions import s3_json, storage
 from functions.logic.process_document import process_document
 from functions.logic.resplit_packet import resplit_packet
@@ -27,7 +29,7 @@ from functions.resplit import (
     split_rows,
 )
 from functions.reviews import apply_decisions
-from functions.sections import Section, Sections
+from functions.sections import PageClass, Section, Sections, build_sections
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
 from tests.support import PREFIX, document_event, prepare, put_object
@@ -197,3 +199,41 @@ def test_a_re_run_without_a_decision_is_refused(job: PreparedJob) -> None:
     event = ResplitEvent(action=RESPLIT_ACTION, job_id=JOB, document=entry_of(job, PACKET))
     with pytest.raises(Exception, match="has no re-split decision"):
         resplit_packet(event, FakeLambdaContext(), provider=PageReader())
+
+
+# --------------------------------------------------------------------- the local model's split faults
+
+
+def answers(*classes: str | None) -> str:
+    """A classify-pages reply: each page its class, ``starts`` where the class changes."""
+    pages = [
+        {"page": n, "class": name, "starts": n == 1 or name != classes[n - 2]}
+        for n, name in enumerate(classes, 1)
+    ]
+    return json.dumps({"pages": pages})
+
+
+def split_of(reply: str) -> list[tuple[str | None, int, int]]:
+    found = build_sections([PageClass.model_validate(page) for page in json.loads(reply)["pages"]], 4)
+    return [(section.class_name, *section.pages) for section in found.sections]
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("unplace", [("claim", 1, 1), ("letter", 2, 3), (None, 4, 4)]),
+        ("boundary", [("claim", 1, 2), ("letter", 3, 4)]),
+        ("merge", [("claim", 1, 4)]),
+    ],
+)
+def test_a_split_fault_makes_the_sections_wrong_as_it_says(kind: str, expected: list[object]) -> None:
+    reply = answers("claim", "letter", "letter", "letter")
+    assert split_of(reply) == [("claim", 1, 1), ("letter", 2, 4)]
+    assert split_of(parse_model_faults(f"split={kind}").wrong_split(reply, 0.5)) == expected
+    assert parse_model_faults(f"split={kind}:0.2").wrong_split(reply, 0.5) == reply  # not drawn
+    assert ModelFaults().wrong_split(reply, 0.0) == reply
+
+
+def test_a_split_fault_must_name_its_kind() -> None:
+    with pytest.raises(ValueError, match="split"):
+        parse_model_faults("split=shuffle")
