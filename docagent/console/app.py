@@ -32,7 +32,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import ValidationError
 
-from docagent.console import views
+from docagent.console import split_form, views
 from docagent.operations import approval, review
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
 from docagent.operations.records import JobRecords, check_job_id
@@ -68,6 +68,7 @@ class ReviewConsole:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        split_form.install(self.templates, self.ctx)  # a packet's re-split (docagent/console/split_form.py)
 
     def job_lock(self, job_id: str) -> threading.Lock:
         with self._guard:
@@ -425,6 +426,12 @@ POST_ROUTES: list[tuple[str, Callable[..., str]]] = [
         rf"/job/{SEGMENT}/document/{SEGMENT}/section/{SECTION}/review",
         lambda console, form, job, document, section: console.decide_document(
             job, storage.review_item(document, section), form
+        ),
+    ),
+    (  # a packet re-split (docagent/console/split_form.py)
+        rf"/job/{SEGMENT}/document/{SEGMENT}/split",
+        lambda console, form, job, document: split_form.split_document(
+            console.ctx, console.reviewer, job, document, form
         ),
     ),
 ]

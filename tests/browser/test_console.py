@@ -410,3 +410,60 @@ def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting
     assert row["status"] == "extracted" and row["sections"][0]["fields"]["incident_date"] == "2025-10-17"
     page = setting.open(f"/job/packety/document/{packet.name}")
     assert page.locator("td.section-review").all_inner_texts() == ["accepted by rita", ""]
+
+
+def test_a_reviewer_gives_a_rejected_sections_pages_a_class_and_only_that_section_runs_again(
+    setting: Setting,
+) -> None:
+    """Issue #53: the claims packet alone, the local model giving its last page no class
+    (``split=unplace``): the estimate's first page alone is rejected (no labelled document), its last page
+    waits for review. On the rejected section's page the reviewer gives pages 2-3 the estimate's class:
+    only that section is extracted again (the journal), the job is released and its report shows the packet
+    extracted."""
+    folder = JobFolder.read(CLAIMS)
+    job = setting.job("splitty")
+    prefix = f"incoming/{job.job_id}/"
+    packet = next(document for document in folder.documents if document.name == "packet-0001.pdf")
+    set_model_faults(setting.cloud.endpoint, parse_model_faults("split=unplace"))
+    try:  # the claims definition is published and its labels registered (the module's jobs)
+        job.s3.put_object(Bucket=job.bucket, Key=folder.key(prefix, packet), Body=packet.read_bytes())
+        options = {"wait_for_review": True}
+        job.start({"job_id": job.job_id, "prefix": prefix, **folder.request(), "options": options})
+
+        def waiting() -> bool:
+            record = job.records.read_json(storage.review_wait_key(job.job_id)) or {}
+            return bool(record.get("status") == "waiting")
+
+        wait_until(waiting, "splitty waits for review", timeout=240)
+    finally:
+        set_model_faults(setting.cloud.endpoint, None)
+
+    def extract_calls() -> list[str | None]:
+        calls = JobRecords(job.records.ctx, job.job_id).model_calls.get(packet.name, [])
+        return sorted(call.section_id or "" for call in calls if call.purpose == "extract")
+
+    before = extract_calls()
+    assert "s0001-0001" in before, before
+    page = setting.open(f"/job/splitty/document/{packet.name}/section/s0002-0002")
+    assert page.locator("#outcome").inner_text() == "rejected"
+    assert page.get_by_label("First page").input_value() == "2"
+    page.get_by_label("Last page").fill("3")
+    page.get_by_label("Class", exact=True).select_option("repair-estimate")
+    setting.shoot("section-resplit")
+    page.locator("#resplit").dblclick()
+    page.wait_for_url("**said=*")
+    said = page.locator("#said").inner_text()
+    assert f"packet {packet.name} re-split by rita (recorded): re-ran s0002-0003-r1" in said, said
+    assert "the packet is extracted" in said and "the job continues" in said, said
+    assert extract_calls() == sorted([*before, "s0002-0003-r1"])  # the changed section's call alone
+    rows = page.locator("table").first.locator("tbody tr th").all_inner_texts()
+    assert rows == ["s0001-0001", "s0002-0003-r1"], rows
+
+    wait_until(lambda: setting.execution("splitty")["status"] == "SUCCEEDED", "splitty finished", timeout=180)
+    [row] = job.records.read_json(storage.report_key("splitty"))["rows"]
+    assert row["status"] == "extracted" and [s["section_id"] for s in row["sections"]] == [
+        "s0001-0001",
+        "s0002-0003-r1",
+    ]
+    page = setting.open(f"/job/splitty/document/{packet.name}/section/s0002-0002")
+    assert "re-split by rita" in page.locator("#split-decision").inner_text()
