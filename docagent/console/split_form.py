@@ -1,7 +1,7 @@
 """The console's re-split of a packet (docs/console.md; docs/design.md "Re-splitting a packet"): on the page
 of a packet's section that is not extracted (in review, rejected, of no class), a form gives pages a class
 (the section's, or across its boundary), posted to ``/job/JOB/document/DOCUMENT/split``; it calls
-docagent/operations/resplit.py ``split_packet`` as ``docagent review split`` does, so only the changed
+docagent/operations/review_split.py ``split_packet`` as ``docagent review split`` does, so only the changed
 sections run again. Its template is templates/split_form.html (included by document.html)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from jinja2 import Environment
 
 from docagent.operations.context import OperatorContext, OperatorError
 from docagent.operations.records import JobRecords, check_job_id
-from docagent.operations.resplit import sections_text, split_packet
+from docagent.operations.review_split import sections_text, split_packet
 from functions import s3_json, storage
 from functions.resplit import InvalidSplitError, SplitDecision, parse_given
 from functions.sections import page_classes

@@ -30,7 +30,7 @@ from docagent.operations.context import (
 )
 from docagent.operations.display import wide_console
 from docagent.operations.records import JobRecords
-from docagent.operations.review import QueueRelease, release_queue
+from docagent.operations.review_queue import QueueRelease, release_queue
 from functions import s3_json, storage
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult
