@@ -367,15 +367,14 @@ def test_a_correction_records_the_evidence_the_reviewer_selected(setting: Settin
     assert " ".join(correction.evidence.quote.split()).lower() == " ".join(str(found.quote).split()).lower()
 
 
-def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting) -> None:
-    """Issue #41: the claims packet alone, the local model moving every incident date a day (its claim form
-    goes to review, its repair estimate does not), in a job that waits for review: the queue lists the
-    section, its page's form decides it alone, the job goes on and the packet's page shows the decision."""
+def packet_job(setting: Setting, job_id: str, faults: str) -> tuple[LocalJob, Path]:
+    """The claims packet alone in a job that waits for review, the local model misbehaving as ``faults``
+    say until the job waits; the job and the packet's file."""
     folder = JobFolder.read(CLAIMS)
-    job = setting.job("packety")
+    job = setting.job(job_id)
     prefix = f"incoming/{job.job_id}/"
     packet = next(document for document in folder.documents if document.name == "packet-0001.pdf")
-    set_model_faults(setting.cloud.endpoint, parse_model_faults("corrupt=incident_date:1.0"))
+    set_model_faults(setting.cloud.endpoint, parse_model_faults(faults))
     try:  # the claims definition is published and its labels registered (the module's jobs)
         job.s3.put_object(Bucket=job.bucket, Key=folder.key(prefix, packet), Body=packet.read_bytes())
         options = {"wait_for_review": True}
@@ -385,9 +384,17 @@ def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting
             record = job.records.read_json(storage.review_wait_key(job.job_id)) or {}
             return bool(record.get("status") == "waiting")
 
-        wait_until(waiting, "packety waits for review", timeout=240)
+        wait_until(waiting, f"{job_id} waits for review", timeout=240)
     finally:
         set_model_faults(setting.cloud.endpoint, None)
+    return job, packet
+
+
+def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting) -> None:
+    """Issue #41: the claims packet alone, the local model moving every incident date a day (its claim form
+    goes to review, its repair estimate does not), in a job that waits for review: the queue lists the
+    section, its page's form decides it alone, the job goes on and the packet's page shows the decision."""
+    job, packet = packet_job(setting, "packety", "corrupt=incident_date:1.0")
     item = f"{packet.name}#s0001-0001"
     page = setting.open("/job/packety/review")
     assert page.get_by_role("link").filter(has_text="#").all_inner_texts() == [item]
@@ -420,23 +427,7 @@ def test_a_reviewer_gives_a_rejected_sections_pages_a_class_and_only_that_sectio
     waits for review. On the rejected section's page the reviewer gives pages 2-3 the estimate's class:
     only that section is extracted again (the journal), the job is released and its report shows the packet
     extracted."""
-    folder = JobFolder.read(CLAIMS)
-    job = setting.job("splitty")
-    prefix = f"incoming/{job.job_id}/"
-    packet = next(document for document in folder.documents if document.name == "packet-0001.pdf")
-    set_model_faults(setting.cloud.endpoint, parse_model_faults("split=unplace"))
-    try:  # the claims definition is published and its labels registered (the module's jobs)
-        job.s3.put_object(Bucket=job.bucket, Key=folder.key(prefix, packet), Body=packet.read_bytes())
-        options = {"wait_for_review": True}
-        job.start({"job_id": job.job_id, "prefix": prefix, **folder.request(), "options": options})
-
-        def waiting() -> bool:
-            record = job.records.read_json(storage.review_wait_key(job.job_id)) or {}
-            return bool(record.get("status") == "waiting")
-
-        wait_until(waiting, "splitty waits for review", timeout=240)
-    finally:
-        set_model_faults(setting.cloud.endpoint, None)
+    job, packet = packet_job(setting, "splitty", "split=unplace")
 
     def extract_calls() -> list[str | None]:
         calls = JobRecords(job.records.ctx, job.job_id).model_calls.get(packet.name, [])

@@ -9,7 +9,6 @@ case is checked again, the job is released and its report shows the packet extra
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -17,11 +16,10 @@ import pytest
 
 from docagent.drills.job_folder import JobFolder
 from docagent.drills.local_job import LocalJob
-from docagent.localcloud.bedrock.model_faults import parse_model_faults, set_model_faults
 from docagent.operations.records import JobRecords
 from functions import storage
-from tests.integration.test_review_wait import wait_for_review
-from tests.support import EXAMPLES, wait_for_execution
+from tests.integration.test_section_review import packet_folder, started_faulty
+from tests.support import wait_for_execution
 
 pytestmark = pytest.mark.integration
 DEFINITION = "claims-resplit"
@@ -30,20 +28,7 @@ PACKET = "packet-0001.pdf"
 
 @pytest.fixture
 def folder(tmp_path: Path) -> JobFolder:
-    """The claims example with its packet as its only sample, under its own name, its jobs waiting for
-    review."""
-    copy = tmp_path / DEFINITION
-    shutil.copytree(EXAMPLES / "claims", copy)
-    samples = copy / "samples"
-    for path in list(samples.iterdir()):
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif not path.name.startswith("packet-0001."):
-            path.unlink()
-    job_file = copy / "job.json"
-    definition = json.loads(job_file.read_text())
-    job_file.write_text(json.dumps({**definition, "name": DEFINITION, "review": {"wait": True}}))
-    return JobFolder.read(copy)
+    return packet_folder(tmp_path, DEFINITION)
 
 
 def calls_by_section(job: LocalJob) -> Counter[tuple[str, str | None]]:
@@ -55,15 +40,9 @@ def calls_by_section(job: LocalJob) -> Counter[tuple[str, str | None]]:
 def test_a_reviewer_moves_a_boundary_and_only_the_changed_section_runs_again(
     cloud, deployed, docagent, folder: JobFolder
 ) -> None:
-    job = LocalJob.on(cloud.endpoint, deployed, "integration-resplit")
-    prefix = f"incoming/{job.job_id}/"
-    set_model_faults(cloud.endpoint, parse_model_faults("split=unplace"))
-    try:
-        folder.seed(job, prefix)
-        job.start({"job_id": job.job_id, "prefix": prefix, **folder.request()})
-        status = wait_for_review(docagent, job)
-    finally:
-        set_model_faults(cloud.endpoint, None)
+    job, status = started_faulty(
+        cloud, deployed, docagent, folder, job_id="integration-resplit", faults="split=unplace"
+    )
     assert status["review_wait"]["undecided"] == [f"{PACKET}#s0003-0003"]  # the page of no class
     code, inspected = docagent("inspect", job.job_id, "--all")
     assert code == 0, inspected
