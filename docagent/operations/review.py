@@ -172,7 +172,7 @@ def queue(records: JobRecords) -> list[dict[str, Any]]:
 
 def review_results(records: JobRecords) -> list[DocumentResult]:
     """The results of the job's review items: a document's whose status is ``review`` (not a packet), a
-    packet's sections' whose own status is (one read per such section)."""
+    packet's sections' whose own status is (one read per such section), a packet's whose case is."""
     found: list[DocumentResult] = []
     for result in records.results.values():
         if result.sections is None:
@@ -182,7 +182,13 @@ def review_results(records: JobRecords) -> list[DocumentResult]:
             if section.status == "review":
                 stored = records.section_result(result.document_id, section.section_id)
                 found += [stored] if stored is not None else []
+        found += [result] if case_in_review(result) else []  # the packet, decided as a whole
     return found
+
+
+def case_in_review(result: DocumentResult) -> bool:
+    """A packet whose case is in review: a review item itself (functions/reviews.py ``review_items``)."""
+    return result.sections is not None and result.case is not None and result.case.status == "review"
 
 
 def least_confidence(result: DocumentResult) -> float:
@@ -229,7 +235,7 @@ def _reviewable(records: JobRecords, item: str) -> DocumentResult:
         raise RefusedError(
             "DocumentNotFound", f"job {records.job_id} has no stored result for {what}", EXIT_NOT_FOUND
         )
-    if result.sections is not None:
+    if result.sections is not None and not case_in_review(result):
         sections = [
             storage.review_item(document_id, part.section_id)
             for part in result.sections
@@ -341,8 +347,8 @@ def export_labels(records: JobRecords, directory: Path) -> list[dict[str, Any]]:
             if section_id is None
             else records.section_result(document_id, section_id)
         )
-        if decision.verdict != "accepted" or entry is None or result is None:
-            continue
+        if decision.verdict != "accepted" or entry is None or result is None or result.sections is not None:
+            continue  # a packet decided as a whole (its case) is no labelled sample: its sections are
         content = records.document_bytes(entry, EXPORT_MAX_BYTES)
         if content is None:
             continue
