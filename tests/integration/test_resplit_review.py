@@ -52,6 +52,13 @@ def test_a_reviewer_moves_a_boundary_and_only_the_changed_section_runs_again(
         ("s0002-0002", "repair-estimate", "rejected"),  # one page of the estimate: no labelled document
         ("s0003-0003", None, "review"),
     ]
+    # eval measures the split: the claim form matched, the estimate not; a spurious boundary on page 3
+    code, measured = docagent("eval", "--job", str(folder.path), "--from-job", job.job_id)
+    splits = measured["run"]["splits"]
+    assert (splits["sections_labelled"], splits["sections_matched"], splits["boundary_errors"]) == (2, 1, 1)
+    assert (splits["boundary_precision"], splits["boundary_recall"]) == (0.5, 1.0)
+    [wrong] = splits["errors"]
+    assert (wrong["packet"], wrong["missed"], wrong["spurious"]) == (PACKET, [], [3])
     before = calls_by_section(job)
     assert before[("classify-pages", "w0001")] == before[("extract", "s0001-0001")] == 1
 
@@ -91,3 +98,6 @@ def test_a_reviewer_moves_a_boundary_and_only_the_changed_section_runs_again(
     assert [section["section_id"] for section in row["sections"]] == ["s0001-0001", "s0002-0003-r1"]
     assert row["case"]["status"] == "extracted"  # checked again over the new sections
     assert row["sections"][1]["fields"]["estimate_number"] == "BSB-7912"
+    code, measured = docagent("eval", "--job", str(folder.path), "--from-job", job.job_id)
+    assert code == 0 and measured["run"]["splits"]["sections_matched"] == 2, measured["run"]["splits"]
+    assert measured["run"]["splits"]["errors"] == []
