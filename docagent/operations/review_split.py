@@ -34,6 +34,7 @@ from docagent.operations.review_queue import QueueRelease, release_queue
 from functions import s3_json, storage
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult
+from functions.payloads.job import JobOptions
 from functions.payloads.report import SectionRow
 from functions.resplit import (
     RESPLIT_ACTION,
@@ -195,7 +196,10 @@ def _rerun(records: JobRecords, document_id: str) -> DocumentResult:
         raise RefusedError(
             "DocumentNotFound", f"job {records.job_id} has no document {document_id}", EXIT_NOT_FOUND
         )
-    event = ResplitEvent(action=RESPLIT_ACTION, job_id=records.job_id, document=entry)
+    stored = records.request  # the job's own options (its budget), without a drill's fault, on demand
+    options = JobOptions() if stored is None else stored.request.options
+    options = options.model_copy(update={"fault": None, "inference": "on_demand"})
+    event = ResplitEvent(action=RESPLIT_ACTION, job_id=records.job_id, document=entry, options=options)
     ctx = records.ctx
     client = ctx.session.client(
         "lambda",
