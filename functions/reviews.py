@@ -22,7 +22,8 @@ from functions import s3_json, storage
 from functions.definition import DefinitionBundle
 from functions.fields import row_columns, row_values
 from functions.payloads.common import DOCUMENT_ID_PATTERN, JOB_ID_PATTERN
-from functions.payloads.report import ReportRow, SectionRow
+from functions.payloads.report import CaseOutcome, ReportRow, SectionRow
+from functions.resplit import split_documents, split_rows
 from functions.sections import SECTION_ID_PATTERN, packet_status
 
 _READ_WORKERS = 16
@@ -155,13 +156,15 @@ class ReviewWaitOutput(BaseModel):
 
 def review_items(row: ReportRow) -> list[str]:
     """The review items of a report row: the document when its row is ``review``; a packet's sections whose
-    own row is ``review`` (whatever the packet's status: a rejected section does not decide another)."""
+    own row is ``review`` (whatever the packet's status: a rejected section does not decide another), and the
+    packet itself when its case is in review."""
     if row.sections is not None:
+        case = [row.document_id] if row.case is not None and row.case.status == "review" else []
         return [
             storage.review_item(row.document_id, section.section_id)
             for section in row.sections
             if section.status == "review"
-        ]
+        ] + case  # a case in review: the packet, decided as a whole
     return [row.document_id] if row.status == "review" else []
 
 
@@ -196,16 +199,29 @@ def _decided(decision: ReviewDecision, columns: list[str]) -> dict[str, object]:
     if decision.verdict == "accepted":
         fields = row_values(decision.fields, columns)
         return {"status": "extracted", "error": None, "reason": decision.reason, "fields": fields}
-    reason = f"rejected in review by {decision.decided_by}: {decision.reason or 'no reason given'}"
-    return {"status": "rejected", "error": REVIEW_REJECTED_ERROR, "reason": reason}
+    return {"status": "rejected", "error": REVIEW_REJECTED_ERROR, "reason": _rejected_reason(decision)}
+
+
+def _rejected_reason(decision: ReviewDecision) -> str:
+    return f"rejected in review by {decision.decided_by}: {decision.reason or 'no reason given'}"
+
+
+def reviewed_case(case: CaseOutcome, decision: ReviewDecision | None) -> CaseOutcome:
+    """A packet's case in review with the packet's decision applied: accepted, passed (``extracted``, the
+    reviewer's note its reason); rejected, ``rejected`` with ``ReviewRejected``."""
+    if case.status != "review" or decision is None:
+        return case
+    if decision.verdict == "accepted":
+        return CaseOutcome(status="extracted", reason=decision.reason)
+    return CaseOutcome(status="rejected", error=REVIEW_REJECTED_ERROR, reason=_rejected_reason(decision))
 
 
 def reviewed_packet(
     row: ReportRow, decisions: dict[str, ReviewDecision], bundle: DefinitionBundle | None
 ) -> ReportRow:
     """A packet's row with its sections' decisions applied: each decided section as :func:`reviewed_row`,
-    the packet's status, error and reason its worst section's (or its case's) again
-    (functions/sections.py)."""
+    its case's (the packet's own decision) as :func:`reviewed_case`, the packet's status, error and reason
+    its worst section's (or its case's) again (functions/sections.py)."""
     assert row.sections is not None
     sections = [
         section
@@ -216,13 +232,17 @@ def reviewed_packet(
         )
         for section in row.sections
     ]
-    status, error, reason = packet_status(sections, row.case)
-    return row.model_copy(update={"sections": sections, "status": status, "error": error, "reason": reason})
+    case = None if row.case is None else reviewed_case(row.case, decisions.get(row.document_id))
+    status, error, reason = packet_status(sections, case)
+    update = {"sections": sections, "status": status, "error": error, "reason": reason, "case": case}
+    return row.model_copy(update=update)
 
 
 def apply_decisions(job_id: str, rows: list[ReportRow], bundle: DefinitionBundle | None) -> list[ReportRow]:
     """The rows with the reviewers' decisions applied (a review item without one stays ``review``): a
-    document's on its row, a packet's sections' on their section rows (the packet's row follows them)."""
+    document's on its row, a packet's sections' on their section rows (the packet's row follows them); a
+    re-split packet's row is its stored result's, the re-run's (functions/resplit.py)."""
+    rows = split_rows(job_id, rows, bundle, split_documents(job_id))
     decisions = _read_decisions(job_id, [item for row in rows for item in review_items(row)])
     applied: list[ReportRow] = []
     for row in rows:

@@ -47,8 +47,10 @@ if TYPE_CHECKING:
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 SECTIONS_STEP = "sections"
-# A section's id: its first and last page (``section_id``), as its result, its review item and eval name it.
-SECTION_ID_PATTERN = r"^s[0-9]{4}-[0-9]{4}$"
+# A section's id: its first and last page (``section_id``), as its result, its review item and eval name it;
+# ``-r1``: a section a reviewer's re-split made (functions/resplit.py); its identity: its pages and class.
+SECTION_ID_PATTERN = r"^s[0-9]{4}-[0-9]{4}(-r1)?$"
+REVISION = "r1"  # a packet is re-split once
 # A packet's section of no class when job.json sets no ``unclassified_pages`` (docs/design.md).
 UNCLASSIFIED_DEFAULT: UnclassifiedPages = "review"
 # A packet's status is its worst section's: rejected over review over extracted.
@@ -266,9 +268,13 @@ def on_demand(model: ModelProvider) -> ModelProvider:
     return model.on_demand if isinstance(model, BatchReplies) else model
 
 
-def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) -> PacketSplit:
+def split_packet(
+    run: PacketRun, document: DocumentInput, model: ModelProvider, chosen: Sections | None = None
+) -> PacketSplit:
     """Classify a PDF's or a TIFF's pages (durably, window by window), make its sections (durably), and
-    process each section not processed yet; the packet's result stored when it has several sections."""
+    process each section not processed yet; the packet's result stored when it has several sections.
+    ``chosen``: the sections a reviewer's re-split set (functions/resplit.py), in place of the ``sections``
+    step's, and the case checked again as its own step (``case-r1``)."""
     bundle = run.bundle
     assert bundle is not None
     model = on_demand(model)
@@ -302,7 +308,7 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
     except DocumentRejected as rejection:
         return PacketSplit(run.store(status="rejected", error=rejection.error_name, reason=rejection.reason))
     call_id = records[0].call_id
-    found = run.step(SECTIONS_STEP, lambda: _sections_of(records, total), Sections)
+    found = chosen or run.step(SECTIONS_STEP, lambda: _sections_of(records, total), Sections)
     if len(found.sections) == 1:
         only = found.sections[0]
         if only.class_name is None:
@@ -313,7 +319,8 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
         return PacketSplit(None, only.class_name, call_id)
     results = [_section_result(run, section, document, model, clock) for section in found.sections]
     rows = [result.section_row(row_columns(bundle, result.class_name)) for result in results]
-    checks, case = case_of(bundle.definition.case, results, found.pages, run.step)  # functions/cases.py
+    step = run.step if chosen is None else _revised(run)
+    checks, case = case_of(bundle.definition.case, results, found.pages, step)  # functions/cases.py
     status, error, reason = packet_status(rows, case)
     own = [(call.model_id, call.input_tokens, call.output_tokens, call.inference) for call in records]
     costs = [spend.calls_cost_usd(own)] + [result.model_cost_usd for result in results]
@@ -330,6 +337,15 @@ def split_packet(run: PacketRun, document: DocumentInput, model: ModelProvider) 
             model_cost_usd=spend.to_usd(sum(spend.to_nano(cost) for cost in known)) if known else None,
         )
     )
+
+
+def _revised(run: PacketRun) -> Callable[[str, Callable[[], ResultT], type[ResultT]], ResultT]:
+    """The run's durable steps as a re-split packet's (``case`` is ``case-r1``: over other sections)."""
+
+    def step(name: str, fn: Callable[[], ResultT], result_model: type[ResultT]) -> ResultT:
+        return run.step(f"{name}-{REVISION}", fn, result_model)
+
+    return step
 
 
 def _sections_of(records: Sequence[ExtractionRecord], pages: int) -> Sections:

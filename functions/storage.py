@@ -295,6 +295,22 @@ def section_review_key(job_id: str, document_id: str, section_id: str) -> str:
     return f"{reviews_prefix(job_id)}{document_id}/sections/{section_id}.json"
 
 
+SPLIT_DECISION = "split.json"
+
+
+def split_decision_key(job_id: str, document_id: str) -> str:
+    """A reviewer's re-split of a packet (functions/resplit.py ``SplitDecision``), beside its sections'
+    decisions."""
+    return f"{reviews_prefix(job_id)}{document_id}/{SPLIT_DECISION}"
+
+
+def split_document_of_key(prefix: str, key: str) -> str | None:
+    """The packet a key under reviews/ holds the re-split of (``{document_id}/split.json``), else None."""
+    name = key[len(prefix) :] if key.startswith(prefix) else ""
+    document_id, _, rest = name.partition("/")
+    return document_id if rest == SPLIT_DECISION and document_id else None
+
+
 # A review item is a document (its id) or a packet's section (``{document_id}#{section_id}``, as eval names a
 # labelled section): a document id never holds "#" (DOCUMENT_ID_PATTERN).
 ITEM_SEPARATOR = "#"

@@ -89,6 +89,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.everything_under(keys.batch_root(keys.ANY_JOB)),  # the batch job's output records
             # the job's pinned definition (its fields, checks and models): found by the local IAM (#50)
             keys.everything_under(keys.DEFINITIONS_ROOT),
+            keys.split_decision_key(keys.ANY_JOB, "*"),  # a reviewer's re-split of a packet (resplit)
         ),
         reads_sources=True,
         writes=(

@@ -32,7 +32,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import ValidationError
 
-from docagent.console import pages, views
+from docagent.console import pages, split_form, views
 from docagent.operations import approval, review
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError, as_refusal
 from docagent.operations.records import JobRecords, check_job_id
@@ -44,7 +44,7 @@ from functions.reviews import ChosenEvidence
 HOST = "127.0.0.1"  # never another interface: the console acts with the operator's credentials
 MAX_FORM_BYTES = 64 * 1024
 SEGMENT = r"([A-Za-z0-9_][A-Za-z0-9._-]{0,199})"
-SECTION = r"(s[0-9]{4}-[0-9]{4})"  # a packet's section (functions/sections.py SECTION_ID_PATTERN)
+SECTION = r"(s[0-9]{4}-[0-9]{4}(?:-r1)?)"  # a packet's section (functions/sections.py SECTION_ID_PATTERN)
 BODY_TIMEOUT_SECONDS = 10.0
 BACK = re.compile(r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,199})*(\?[A-Za-z0-9._~=&%-]*)?")  # /job/JOB's pages
 KEPT_STATUSES = 256  # the status lines a console keeps for its redirects (the oldest go first)
@@ -69,6 +69,7 @@ class ReviewConsole:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        split_form.install(self.templates, self.ctx)  # a packet's re-split (docagent/console/split_form.py)
 
     def job_lock(self, job_id: str) -> threading.Lock:
         with self._guard:
@@ -423,6 +424,12 @@ POST_ROUTES: list[tuple[str, Callable[..., str]]] = [
         rf"/job/{SEGMENT}/document/{SEGMENT}/section/{SECTION}/review",
         lambda console, form, job, document, section: console.decide_document(
             job, storage.review_item(document, section), form
+        ),
+    ),
+    (  # a packet re-split (docagent/console/split_form.py)
+        rf"/job/{SEGMENT}/document/{SEGMENT}/split",
+        lambda console, form, job, document: split_form.split_document(
+            console.ctx, console.reviewer, job, document, form
         ),
     ),
 ]

@@ -136,7 +136,10 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
     demo = commands.add_parser("demo", parents=[common], help="run the main job on the local cloud")
     demo.add_argument("--documents", type=int, default=200)
     demo.add_argument(
-        "--time-scale", type=float, help="default 0.05 for 200 documents, more for larger jobs (up to 1)"
+        "--time-scale",
+        type=float,
+        help="default 0.125 up to 500 documents (a 120 s function timeout lasts 15 s: room for a busy "
+        "machine), 0.05 per 200 documents beyond (up to 1)",
     )
     demo.add_argument(
         "--crash-at",

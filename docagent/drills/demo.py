@@ -50,7 +50,7 @@ from functions import storage
 from functions.fault_points import fault_point_named
 from functions.payloads.model_calls import ModelCallRecord
 from stacks import outputs as names
-from stacks.config import CONTEXT_KEY, load_config
+from stacks.config import CONTEXT_KEY, DocAgentConfig, load_config
 
 if TYPE_CHECKING:  # imported where `demo --job` runs (it needs the kit's definition and label modules)
     from docagent.drills.job_folder import JobFolder
@@ -120,11 +120,21 @@ def _first_new_progress(job: LocalJob, before: int, timeout: float = 30.0) -> fl
     return round(time.time() - started, 3)
 
 
-def default_time_scale(documents: int) -> float:
+# The shortest a function's timeout may be once scaled: a worker on a busy two-core machine must still read
+# its document and have the model answer within it (120 s x 0.05 = 6 s timed the first attempts out on a
+# loaded machine, issue #53), so the scale is at least this over the deployment's function timeout.
+MIN_SCALED_FUNCTION_SECONDS = 15.0
+
+
+def default_time_scale(documents: int, function_timeout_seconds: float | None = None) -> float:
     """0.05 for the 200-document demo, proportionally more for larger jobs (up to real time): compressed
     function timeouts must still fit steps whose work grows with the job (BuildReport and VerifyJob read its
-    result files and listings; a ListDocuments step is bounded whatever the size)."""
-    return min(1.0, 0.05 * max(1.0, documents / 200))
+    result files and listings; a ListDocuments step is bounded whatever the size); and never so little that
+    the function timeout (config ``function_timeout_seconds``, 120 s unless given) is under
+    MIN_SCALED_FUNCTION_SECONDS (0.125 at 120 s)."""
+    timeout = function_timeout_seconds or DocAgentConfig.model_fields["function_timeout_seconds"].default
+    floor = MIN_SCALED_FUNCTION_SECONDS / float(timeout)
+    return min(1.0, max(floor, 0.05 * max(1.0, documents / 200)))
 
 
 def default_crash_index(documents: int) -> int:

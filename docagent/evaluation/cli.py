@@ -186,7 +186,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             target_precision=args.target_precision,
         )
 
-    run = scored(found)
+    run = scored(found).model_copy(update={"splits": found.splits})  # docagent/evaluation/splits.py
     # --cascade (docagent/evaluation/cascade.py): the strong model alone beside the cascade
     comparison = None if alone is None else _compared(args, scored, alone, found, run)
     output = EvalOutput(run=run, cascade=comparison)
@@ -312,6 +312,7 @@ def print_run(output: Any, status: str) -> None:
     """The fields worst first, the worst documents with their wrong fields side by side, the gate. User text
     (labels, extracted values, sample names) is printed literally: rich markup in it is not interpreted."""
     from docagent.evaluation.report import how
+    from docagent.evaluation.splits import split_lines
     from docagent.operations.display import wide_console
 
     out = wide_console()
@@ -337,6 +338,8 @@ def print_run(output: Any, status: str) -> None:
     cases = {d.sample.split("#")[0]: d.case for d in run.documents if d.case}  # a packet's failed case
     for packet, case in sorted(cases.items()):
         out.print(Text(f"case {packet}: {case}"))
+    for line in split_lines(run.splits) if run.splits is not None else []:
+        out.print(Text(line))
     worst = [d for d in run.documents if d.wrong][:WORST_SHOWN]
     for document in worst:
         table = Table(title=Text(f"{document.sample}: score {document.score:.3f} ({document.status})"))

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from docagent.evaluation.calibration import AcceptRate, BandFigures, Calibration
+from docagent.evaluation.splits import SplitFigures
 
 Mode = Literal["labels", "recorded", "model", "live"]
 Outcome = Literal["match", "wrong", "missing", "extra", "absent"]
@@ -194,6 +195,9 @@ class EvalRun(_Model):
     usage: RunUsage | None = None
     calibration: Calibration | None = Field(
         None, description="precision by confidence band and the accept-without-review rate (older runs: null)"
+    )
+    splits: SplitFigures | None = Field(
+        None, description="the packets' split against their labelled sections (null: no packet labelled)"
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from docagent.evaluation.figures import EvalOutput, EvalRun, FieldOutcome, GateResult
+from docagent.evaluation.splits import split_lines
 from docagent.operations.context import RefusedError
 
 EXTRA_MODULES = {"rapidfuzz": "rapidfuzz", "scipy": "scipy", "dateutil": "python-dateutil"}
@@ -108,6 +109,8 @@ def markdown(output: EvalOutput, plots: list[str]) -> str:
         lines += ["| --- |" + " ---: |" * len(matrix.predicted)]
         for name, row in zip(matrix.classes, matrix.counts, strict=True):
             lines.append(f"| {_cell(name)} | " + " | ".join(map(str, row)) + " |")
+    if run.splits is not None:  # docagent/evaluation/splits.py
+        lines += ["", "## Splitting", "", *[f"- {_cell(line)}" for line in split_lines(run.splits)]]
     lines += ["", "## Worst documents", ""]
     worst = [d for d in run.documents if d.wrong][:WORST_DOCUMENTS]
     if not worst:

@@ -21,6 +21,7 @@ from docagent.drills import prices
 from docagent.evaluation.figures import DefinitionVersion, ModelUsage, RunUsage
 from docagent.evaluation.labelled_sets import Definition, LabelledSample, definition_version
 from docagent.evaluation.scoring import Extraction
+from docagent.evaluation.splits import SplitFigures, split_figures
 from docagent.kit.samples import SectionLabel
 from docagent.localcloud.bedrock.backends import ModelChoice
 from docagent.localcloud.bedrock.labels import Label, document_sha256, packet_labels
@@ -43,6 +44,9 @@ class JobResults:
     # A cascade's documents as its cheap model alone extracted them (the journalled extract calls), by sample
     # name: None when no result names a cascade (docagent/evaluation/cascade.py).
     first_model: dict[str, Extraction] | None = None
+    # The packets' split against their labelled sections (docagent/evaluation/splits.py): None when the set
+    # labels no packet.
+    splits: SplitFigures | None = None
 
 
 if TYPE_CHECKING:
@@ -79,6 +83,7 @@ def results_of_job(
         version=definition_version(definition, pinned),
         usage=usage_of(records),
         first_model=first_model_extractions(records, matched),
+        splits=split_figures(samples, list(results.values())),
     )
 
 

@@ -23,6 +23,7 @@ from docagent.operations.kit_shapes import (
     ReviewDecisionOutput,
     ReviewExportOutput,
     ReviewListOutput,
+    ReviewSplitOutput,
 )
 
 
@@ -423,6 +424,7 @@ COMMAND_OUTPUTS: dict[str, type[Output]] = {
     "review reject": ReviewDecisionOutput,
     "review list": ReviewListOutput,
     "review export": ReviewExportOutput,
+    "review split": ReviewSplitOutput,
     "console": ConsoleOutput,
     "budget": BudgetOutput,
 }

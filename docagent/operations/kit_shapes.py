@@ -11,6 +11,8 @@ from pydantic import Field, JsonValue
 from docagent.kit.problems import Problem as DefinitionProblem
 from docagent.operations.json_output import Output
 from functions.payloads.evidence import FieldEvidence
+from functions.payloads.report import SectionRow
+from functions.resplit import SplitDecision
 from functions.reviews import ReviewDecision
 
 
@@ -154,3 +156,24 @@ class ReviewExportOutput(Output):
     job_id: str
     directory: str
     exported: list[ExportedLabel]
+
+
+class ResplitRun(Output):
+    """The packet run again after a re-split: its outcome and its sections."""
+
+    status: Literal["extracted", "review", "rejected"]
+    error: str | None
+    reason: str | None
+    sections: list[SectionRow]
+
+
+class ReviewSplitOutput(Output, SplitDecision):
+    """``docagent review split JOB DOCUMENT --pages ...``: the re-split as stored and the packet re-run
+    (docs/design.md, "Re-splitting a packet")."""
+
+    written: bool = Field(description="false: the same split was already recorded, nothing was written")
+    split_key: str = Field(description="the S3 key of the decision")
+    rerun: ResplitRun
+    review_wait: ReviewWaitRelease | None = Field(
+        None, description="null: the job does not wait for its review queue (or has not reached the wait)"
+    )

@@ -33,8 +33,9 @@ from docagent.operations.context import (
 from docagent.operations.display import wide_console
 from docagent.operations.records import JobRecords
 from docagent.operations.review_evidence import parse_evidence, resolved
+from docagent.operations.review_queue import QueueRelease, release_queue
+from docagent.operations.review_split import register_split
 from functions import s3_json, storage
-from functions.logic.review_wait import release_if_decided
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult
 from functions.pdf_pages import slice_pages
@@ -43,7 +44,6 @@ from functions.reviews import (
     FieldCorrection,
     ReviewDecision,
     ReviewVerdict,
-    ReviewWaitOutput,
     decision_id,
 )
 
@@ -51,29 +51,6 @@ LABEL_SUFFIX = ".label.json"
 ITEM_HELP = "a document id, or DOCUMENT#SECTION for a packet's section (as `review list` shows it)"
 # The largest document exported as a sample: Converse's limit per document (docs/design.md, "Documents").
 EXPORT_MAX_BYTES = 4_500_000
-
-
-@dataclass(frozen=True)
-class QueueRelease:
-    """What a decision did to a job that waits for its review queue (docs/design.md, "Review")."""
-
-    wait: ReviewWaitOutput
-    # SendTaskSuccess was refused as settled already (TaskTimedOut, InvalidToken, TaskDoesNotExist): None
-    # when it was accepted, or not sent.
-    settled: str | None = None
-    sent: bool = False
-
-    def as_json(self) -> dict[str, Any]:
-        return {**self.wait.model_dump(mode="json"), "sent": self.sent, "settled": self.settled}
-
-    def sentence(self) -> str:
-        if self.wait.status == "waiting":
-            return f"the job waits for {self.wait.documents - self.wait.decided} more review decision(s)"
-        if self.sent and self.settled is None:
-            return "the review queue is decided: the job continues"
-        if self.settled is not None:
-            return f"the review queue is decided; the job's wait was already settled ({self.settled})"
-        return f"the review queue is decided; the job was released by {self.wait.released_by}"
 
 
 @dataclass(frozen=True)
@@ -100,7 +77,9 @@ def register(
 ) -> None:
     target = target_arguments()
     review = commands.add_parser(
-        "review", help="the review queue of a job: list, accept or reject (with corrections), export labels"
+        "review",
+        help="the review queue of a job: list, accept or reject (with corrections), re-split a packet, "
+        "export labels",
     )
     actions = review.add_subparsers(dest="review_command", required=True, metavar="ACTION")
 
@@ -149,6 +128,7 @@ def register(
     export.add_argument("job_id", metavar="JOB")
     export.add_argument("directory", metavar="DIR", type=Path)
     export.set_defaults(handler=cmd_export)
+    register_split(actions, common, target)
 
 
 # ------------------------------------------------------------------------------------------ the queue
@@ -192,7 +172,7 @@ def queue(records: JobRecords) -> list[dict[str, Any]]:
 
 def review_results(records: JobRecords) -> list[DocumentResult]:
     """The results of the job's review items: a document's whose status is ``review`` (not a packet), a
-    packet's sections' whose own status is (one read per such section)."""
+    packet's sections' whose own status is (one read per such section), a packet's whose case is."""
     found: list[DocumentResult] = []
     for result in records.results.values():
         if result.sections is None:
@@ -202,7 +182,13 @@ def review_results(records: JobRecords) -> list[DocumentResult]:
             if section.status == "review":
                 stored = records.section_result(result.document_id, section.section_id)
                 found += [stored] if stored is not None else []
+        found += [result] if case_in_review(result) else []  # the packet, decided as a whole
     return found
+
+
+def case_in_review(result: DocumentResult) -> bool:
+    """A packet whose case is in review: a review item itself (functions/reviews.py ``review_items``)."""
+    return result.sections is not None and result.case is not None and result.case.status == "review"
 
 
 def least_confidence(result: DocumentResult) -> float:
@@ -249,7 +235,7 @@ def _reviewable(records: JobRecords, item: str) -> DocumentResult:
         raise RefusedError(
             "DocumentNotFound", f"job {records.job_id} has no stored result for {what}", EXIT_NOT_FOUND
         )
-    if result.sections is not None:
+    if result.sections is not None and not case_in_review(result):
         sections = [
             storage.review_item(document_id, part.section_id)
             for part in result.sections
@@ -342,25 +328,6 @@ def decide(
     return Decided(stored, written=False, queue=release_queue(records, stored.decided_by))
 
 
-def release_queue(records: JobRecords, by: str) -> QueueRelease | None:
-    """After a decision is stored: when the job waits for its review queue (review-wait.json) and every
-    queued document now has a decision, complete the waiting task's token (SendTaskSuccess) and mark the
-    wait released. Idempotent: a released wait sends nothing; a token settled already is reported."""
-    s3 = records.ctx.client("s3")
-    record = records.review_wait_record()
-    if record is None or record.job_id != records.job_id:
-        return None
-    already = record.status == "released"
-    wait, settled = release_if_decided(
-        record,
-        by=f"reviewer {by}",
-        bucket=records.ctx.bucket,
-        s3=s3,
-        states=records.ctx.client("stepfunctions"),
-    )
-    return QueueRelease(wait, settled=settled, sent=not already and wait.status == "released")
-
-
 # ---------------------------------------------------------------------------------------- the labels
 
 
@@ -380,8 +347,8 @@ def export_labels(records: JobRecords, directory: Path) -> list[dict[str, Any]]:
             if section_id is None
             else records.section_result(document_id, section_id)
         )
-        if decision.verdict != "accepted" or entry is None or result is None:
-            continue
+        if decision.verdict != "accepted" or entry is None or result is None or result.sections is not None:
+            continue  # a packet decided as a whole (its case) is no labelled sample: its sections are
         content = records.document_bytes(entry, EXPORT_MAX_BYTES)
         if content is None:
             continue

@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.logic.give_up import give_up
 from functions.logic.process_batch import process_batch
 from functions.logic.process_document import process_document
+from functions.logic.resplit_packet import resplit_packet
 from functions.observability import MetricUnit, logger, metrics, tracer
 from functions.payloads.document import (
     BatchOutcome,
@@ -18,6 +19,7 @@ from functions.payloads.document import (
     ProcessBatchEvent,
     ProcessDocumentEvent,
 )
+from functions.resplit import RESPLIT_ACTION, ResplitEvent
 
 # The documents' outcomes as metrics, by status.
 _METRICS = {
@@ -43,6 +45,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         outcomes = given_up.outcomes if isinstance(given_up, BatchOutcome) else [given_up]
         _count(outcomes)
         return given_up.model_dump(mode="json")
+    if event.get("action") == RESPLIT_ACTION:  # docagent review split: the packet's changed sections again
+        return resplit_packet(ResplitEvent.model_validate(event), context).model_dump(mode="json")
     if "items" in event:
         batch = process_batch(ProcessBatchEvent.model_validate(event), context)
         _count(batch.outcomes)

@@ -266,8 +266,7 @@ def _process(
 
 
 class DocumentRun:
-    """One document's way through its definition; ``ran``: the durable steps whose body ran in this
-    invocation (the others' records were reused)."""
+    """A document's way through its definition; ``ran``: the durable steps whose body ran in this call."""
 
     def __init__(
         self,
@@ -344,7 +343,9 @@ class DocumentRun:
         self.calls.append(record)
         return record
 
-    def process(self, provider: ModelProvider | None) -> DocumentOutcome:
+    def process(
+        self, provider: ModelProvider | None, chosen: sections.Sections | None = None
+    ) -> DocumentOutcome:
         settings, entry, versions = get_settings(), self.event.document, self.manifest.versions
         self.provider = provider
         if self.bundle is None:
@@ -378,7 +379,7 @@ class DocumentRun:
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
         # ---- packets (job.json split: pages): functions/sections.py --------------------------------------
         if sections.splits(self.bundle, document):
-            packet = sections.split_packet(self, document, model)
+            packet = sections.split_packet(self, document, model, chosen)
             if packet.outcome is not None:  # rejected, or a packet of several sections, each stored
                 return packet.outcome
             class_name, classify_call_id = packet.class_name, packet.classify_call_id  # one section: as one
@@ -405,7 +406,7 @@ class DocumentRun:
             class_name = named
         # ---- a packet class (its split: pages): functions/sections.py -------------------------------------
         if sections.is_packet_class(self.bundle, class_name):
-            packet = sections.split_packet(self, document, model)
+            packet = sections.split_packet(self, document, model, chosen)
             if packet.outcome is not None:  # rejected, or a packet of several sections, each stored
                 return packet.outcome
             class_name, classify_call_id = packet.class_name, packet.classify_call_id  # one section: as one

@@ -26,6 +26,7 @@ from functions.logic.build_report import read_map_run, read_results
 from functions.observability import logger
 from functions.payloads.common import utc_now
 from functions.payloads.report import MapRunInfo
+from functions.resplit import split_documents, split_rows
 from functions.reviews import (
     SETTLED_TOKEN_CODES,
     ReviewWaitEvent,
@@ -49,11 +50,14 @@ def review_queue(job_id: str, map_run: MapRunInfo) -> list[str]:
     results = read_results(
         job_id, [entry.document_id for entry in entries if entry.document_id not in read.rows]
     )
+    split = split_documents(job_id)  # a re-split packet's items are its re-run's (functions/resplit.py)
     queue: list[str] = []
     for entry in entries:
         row, result = read.rows.get(entry.document_id), results.get(entry.document_id)
         if row is None and result is not None:
             row = result.report_row([])  # its status and its sections' statuses are what counts here
+        if row is not None and entry.document_id in split:
+            row = split_rows(job_id, [row], None, split)[0]
         if row is not None:
             queue += review_items(row)
     return queue

@@ -154,7 +154,7 @@ class DocumentResult(Ignorable):
     )
     section_id: str | None = Field(
         None,
-        pattern=r"^s[0-9]{4}-[0-9]{4}$",
+        pattern=r"^s[0-9]{4}-[0-9]{4}(-r1)?$",  # functions/sections.py SECTION_ID_PATTERN
         description="a packet's section's result (functions/sections.py)",
     )
     pages: tuple[int, int] | None = Field(None, description="a section's first and last page, from 1")

@@ -417,15 +417,14 @@ def test_a_correction_records_the_evidence_the_reviewer_selected(setting: Settin
     assert " ".join(correction.evidence.quote.split()).lower() == " ".join(str(found.quote).split()).lower()
 
 
-def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting) -> None:
-    """Issue #41: the claims packet alone, the local model moving every incident date a day (its claim form
-    goes to review, its repair estimate does not), in a job that waits for review: the queue lists the
-    section, its page's form decides it alone, the job goes on and the packet's page shows the decision."""
+def packet_job(setting: Setting, job_id: str, faults: str) -> tuple[LocalJob, Path]:
+    """The claims packet alone in a job that waits for review, the local model misbehaving as ``faults``
+    say until the job waits; the job and the packet's file."""
     folder = JobFolder.read(CLAIMS)
-    job = setting.job("packety")
+    job = setting.job(job_id)
     prefix = f"incoming/{job.job_id}/"
     packet = next(document for document in folder.documents if document.name == "packet-0001.pdf")
-    set_model_faults(setting.cloud.endpoint, parse_model_faults("corrupt=incident_date:1.0"))
+    set_model_faults(setting.cloud.endpoint, parse_model_faults(faults))
     try:  # the claims definition is published and its labels registered (the module's jobs)
         job.s3.put_object(Bucket=job.bucket, Key=folder.key(prefix, packet), Body=packet.read_bytes())
         options = {"wait_for_review": True}
@@ -435,9 +434,17 @@ def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting
             record = job.records.read_json(storage.review_wait_key(job.job_id)) or {}
             return bool(record.get("status") == "waiting")
 
-        wait_until(waiting, "packety waits for review", timeout=240)
+        wait_until(waiting, f"{job_id} waits for review", timeout=240)
     finally:
         set_model_faults(setting.cloud.endpoint, None)
+    return job, packet
+
+
+def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting) -> None:
+    """Issue #41: the claims packet alone, the local model moving every incident date a day (its claim form
+    goes to review, its repair estimate does not), in a job that waits for review: the queue lists the
+    section, its page's form decides it alone, the job goes on and the packet's page shows the decision."""
+    job, packet = packet_job(setting, "packety", "corrupt=incident_date:1.0")
     item = f"{packet.name}#s0001-0001"
     page = setting.open("/job/packety/review")
     assert page.get_by_role("link").filter(has_text="#").all_inner_texts() == [item]
@@ -460,3 +467,44 @@ def test_a_packets_section_in_review_is_decided_on_its_own_page(setting: Setting
     assert row["status"] == "extracted" and row["sections"][0]["fields"]["incident_date"] == "2025-10-17"
     page = setting.open(f"/job/packety/document/{packet.name}")
     assert page.locator("td.section-review").all_inner_texts() == ["accepted by rita", ""]
+
+
+def test_a_reviewer_gives_a_rejected_sections_pages_a_class_and_only_that_section_runs_again(
+    setting: Setting,
+) -> None:
+    """Issue #53: the claims packet alone, the local model giving its last page no class
+    (``split=unplace``): the estimate's first page alone is rejected (no labelled document), its last page
+    waits for review. On the rejected section's page the reviewer gives pages 2-3 the estimate's class:
+    only that section is extracted again (the journal), the job is released and its report shows the packet
+    extracted."""
+    job, packet = packet_job(setting, "splitty", "split=unplace")
+
+    def extract_calls() -> list[str | None]:
+        calls = JobRecords(job.records.ctx, job.job_id).model_calls.get(packet.name, [])
+        return sorted(call.section_id or "" for call in calls if call.purpose == "extract")
+
+    before = extract_calls()
+    assert "s0001-0001" in before, before
+    page = setting.open(f"/job/splitty/document/{packet.name}/section/s0002-0002")
+    assert page.locator("#outcome").inner_text() == "rejected"
+    assert page.get_by_label("First page").input_value() == "2"
+    page.get_by_label("Last page").fill("3")
+    page.get_by_label("Class", exact=True).select_option("repair-estimate")
+    setting.shoot("section-resplit")
+    page.locator("#resplit").dblclick()
+    page.wait_for_url("**said=*")
+    said = page.locator("#said").inner_text()
+    assert f"packet {packet.name} re-split by rita (recorded): re-ran s0002-0003-r1" in said, said
+    assert "the packet is extracted" in said and "the job continues" in said, said
+    assert extract_calls() == sorted([*before, "s0002-0003-r1"])  # the changed section's call alone
+    rows = page.locator("table").first.locator("tbody tr th").all_inner_texts()
+    assert rows == ["s0001-0001", "s0002-0003-r1"], rows
+
+    wait_until(lambda: setting.execution("splitty")["status"] == "SUCCEEDED", "splitty finished", timeout=180)
+    [row] = job.records.read_json(storage.report_key("splitty"))["rows"]
+    assert row["status"] == "extracted" and [s["section_id"] for s in row["sections"]] == [
+        "s0001-0001",
+        "s0002-0003-r1",
+    ]
+    page = setting.open(f"/job/splitty/document/{packet.name}/section/s0002-0002")
+    assert "re-split by rita" in page.locator("#split-decision").inner_text()

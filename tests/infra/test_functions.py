@@ -239,6 +239,9 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
     # the job's pinned definition (its models and checks): every job failed on AWS without it (#50, found by
     # the local IAM)
     assert f"{bucket}/definitions/*" in s3("process_document", "s3:GetObject")
+    # a reviewer's re-split of a packet (docs/design.md "Re-splitting a packet"): read by its re-run only
+    assert f"{bucket}/jobs/*/reviews/*/split.json" in s3("process_document", "s3:GetObject")
+    assert not {r for r in s3("process_document", "s3:PutObject") if "/reviews/" in r}
     # PlanBatchJobs reads the manifest's parts (the documents' sizes); each document reads the plan
     assert f"{bucket}/jobs/*/items/*" in s3("batch_inference", "s3:GetObject")
     # batch_inference reads a document to write its batch record, as process_document will send it

@@ -12,6 +12,7 @@ import io
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,11 +29,10 @@ PACKET = "packet-0001.pdf"
 CLAIM_FORM = f"{PACKET}#s0001-0001"
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> JobFolder:
+def packet_folder(tmp_path: Path, name: str) -> JobFolder:
     """The claims example with its packet as its only sample, under its own name, its jobs waiting for
     review."""
-    copy = tmp_path / DEFINITION
+    copy = tmp_path / name
     shutil.copytree(EXAMPLES / "claims", copy)
     samples = copy / "samples"
     for path in list(samples.iterdir()):
@@ -42,24 +42,44 @@ def folder(tmp_path: Path) -> JobFolder:
             path.unlink()
     job_file = copy / "job.json"
     definition = json.loads(job_file.read_text())
-    definition["name"] = DEFINITION
+    definition["name"] = name
     definition["review"] = {"wait": True}
     job_file.write_text(json.dumps(definition))
     return JobFolder.read(copy)
 
 
-def test_a_packets_section_is_reviewed_alone_and_the_report_and_export_follow_it(
-    cloud, deployed, docagent, folder: JobFolder
-) -> None:
-    job = LocalJob.on(cloud.endpoint, deployed, "integration-section-review")
+def started_faulty(
+    cloud, deployed, docagent, folder: JobFolder, *, job_id: str, faults: str
+) -> tuple[LocalJob, dict[str, Any]]:
+    """The folder's job started with the local model misbehaving as ``faults`` say until it waits for its
+    review queue; the job and its status then."""
+    job = LocalJob.on(cloud.endpoint, deployed, job_id)
     prefix = f"incoming/{job.job_id}/"
-    set_model_faults(cloud.endpoint, parse_model_faults("corrupt=incident_date:1.0"))
+    set_model_faults(cloud.endpoint, parse_model_faults(faults))
     try:
         folder.seed(job, prefix)
         job.start({"job_id": job.job_id, "prefix": prefix, **folder.request()})
-        status = wait_for_review(docagent, job)
+        return job, wait_for_review(docagent, job)
     finally:
         set_model_faults(cloud.endpoint, None)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> JobFolder:
+    return packet_folder(tmp_path, DEFINITION)
+
+
+def test_a_packets_section_is_reviewed_alone_and_the_report_and_export_follow_it(
+    cloud, deployed, docagent, folder: JobFolder
+) -> None:
+    job, status = started_faulty(
+        cloud,
+        deployed,
+        docagent,
+        folder,
+        job_id="integration-section-review",
+        faults="corrupt=incident_date:1.0",
+    )
     assert (status["review_wait"]["documents"], status["review_wait"]["decided"]) == (1, 0)
     assert status["review_wait"]["undecided"] == [CLAIM_FORM]
 

@@ -223,14 +223,17 @@ class LocalBedrock:
         evidence: bool,
         pages: list[str] | None = None,
         quotes: dict[str, str] | None = None,
+        split: bool = False,
     ) -> str:
         """An answer with its evidence (``evidence``: an extract call answered from a label, ``quotes`` the
         label's own: docagent/localcloud/bedrock/evidence.py), then the ``corrupt`` and ``misquote`` faults
-        (for the models they apply to)."""
+        (for the models they apply to), and a page classification's (``split``) ``split`` fault."""
         if evidence:
             reply = with_evidence(reply, pages or [], quotes)
         if not self.faults.applies_to(model_id):
             return reply
+        if split:
+            reply = self.faults.wrong_split(reply, self._draw())
         if self.faults.corrupt is not None:
             reply = self.faults.corrupted(reply, self._draw())
         if self.faults.misquote is not None:
@@ -329,7 +332,12 @@ class LocalBedrock:
             if message.window is not None and evidence:
                 answered = window_reply(answered, message.window, pages)
             reply = self._with_faults(
-                answered, model_id, evidence=evidence, pages=pages, quotes=self._label_quotes(digest)
+                answered,
+                model_id,
+                evidence=evidence,
+                pages=pages,
+                quotes=self._label_quotes(digest),
+                split=question is not None and question.kind == "classify-pages",
             )
         stop_reason = "end_turn"
         shape = self._draw() if faults.applies_to(model_id) else 1.0

@@ -45,6 +45,13 @@ class ModelFaults(BaseModel):
         description="FIELD[:RATE]: this field's evidence quotes text the document does not hold (a rate of "
         "the replies, default 1)",
     )
+    split: str | None = Field(
+        None,
+        pattern=r"^(boundary|merge|unplace)(:(0(\.\d+)?|1(\.0*)?))?$",
+        description="KIND[:RATE]: a page classification made wrong (a rate of the replies, default 1): "
+        "`boundary` moves each boundary a page later (a section's first page joins the section before), "
+        "`merge` joins the second section to the first, `unplace` gives the last page no class",
+    )
     batch_record_error: float = Field(
         0.0, ge=0, le=1, description="batch inference: this share of the records answered with an error line"
     )
@@ -81,6 +88,21 @@ class ModelFaults(BaseModel):
             return reply
         facts[name] = wrong_value(facts[name])
         return json.dumps(facts)
+
+    def wrong_split(self, reply: str, draw: float) -> str:
+        """A page classification reply (``{"pages": [{"page", "class", "starts"}]}``) with the ``split``
+        fault applied when ``draw`` falls under its rate (docagent eval's split accuracy, the re-split
+        review)."""
+        if self.split is None:
+            return reply
+        kind, _, rate = self.split.partition(":")
+        try:
+            pages = json.loads(reply)["pages"]
+        except (ValueError, KeyError, TypeError):
+            return reply
+        if draw >= float(rate or 1) or not isinstance(pages, list) or not pages:
+            return reply
+        return json.dumps({"pages": wrong_pages(kind, pages)})
 
     def misquoted(self, reply: str, draw: float) -> str:
         """``reply`` with the ``misquote`` field's quotes replaced when ``draw`` falls under its rate."""
@@ -185,3 +207,27 @@ def wrong_value(value: Any) -> Any:
             if item is not None:
                 return {**value, key: wrong_value(item)}
     return value
+
+
+def wrong_pages(kind: str, pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A window's page answers split wrong (``ModelFaults.split``): ``boundary``, each section after the
+    first starts a page later (its first page takes the class before it); ``merge``, the second section's
+    pages take the first's class; ``unplace``, the last page is of no class."""
+    answers = [dict(page) for page in pages]
+    starts = [
+        index
+        for index, page in enumerate(answers)
+        if index and (page.get("starts") or page.get("class") != answers[index - 1].get("class"))
+    ]
+    if kind == "unplace":
+        answers[-1].update({"class": None, "starts": False})
+    elif kind == "merge" and starts:
+        end = starts[1] if len(starts) > 1 else len(answers)
+        for page in answers[starts[0] : end]:
+            page.update({"class": answers[starts[0] - 1].get("class"), "starts": False})
+    elif kind == "boundary":
+        for index in starts:
+            if index + 1 < len(answers) and answers[index + 1].get("class") == answers[index].get("class"):
+                answers[index + 1]["starts"] = True
+            answers[index].update({"class": answers[index - 1].get("class"), "starts": False})
+    return answers
