@@ -382,6 +382,7 @@ def counted_usage(where: DemoCloud, job: LocalJob, stack: LocalStack, since: int
         return None
     usage = job_usage(job, stack, where.cloud.requests.snapshot(), where.cloud.runtime.invocations[since:])
     usage["endpoint_ms_per_request"] = where.cloud.requests.milliseconds()  # what the local cloud costs
+    usage["endpoint_cpu_seconds"] = where.cloud.requests.cpu_seconds()  # its serving threads', by request
     # Worker processes started: forked (by a function's template, with its handler imported, or by the fork
     # server), or fresh (lambdas/forking.py).
     launcher = where.cloud.runtime.launcher
