@@ -77,7 +77,7 @@ def _peak_memory_mb() -> float | None:
 def _profiler() -> Any:
     import cProfile  # noqa: PLC0415 (only when profiling: a worker's start imports nothing more)
 
-    return cProfile.Profile(time.process_time)
+    return cProfile.Profile(time.process_time, builtins=False)  # docagent/drills/profiling.py
 
 
 def serve() -> None:
