@@ -16,6 +16,7 @@ from functions.definition import ClassBundle, ClassSpec
 from functions.grounded_decision import grounded_decision
 from functions.grounding import (
     FUZZY_THRESHOLD,
+    _by_character,
     ground,
     ground_fields,
     is_grounded,
@@ -250,20 +251,6 @@ def test_without_rapidfuzz_the_standard_librarys_difflib_grounds_the_same_quotes
 )
 def test_a_normalised_text_and_its_offsets_are_those_of_lowering_each_character(text: str):
     # normalised() lowers and splits the whole text in C where that is the same as doing it a character at a
-    # time; the character-by-character reading is the definition
-    chars: list[str] = []
-    offsets: list[int] = []
-    for index, char in enumerate(text):
-        if char.isspace():
-            if chars and chars[-1] != " ":
-                chars.append(" ")
-                offsets.append(index)
-            continue
-        for lowered in char.lower():
-            chars.append(lowered)
-            offsets.append(index)
-    while chars and chars[-1] == " ":
-        chars.pop()
-        offsets.pop()
+    # time; the character-by-character reading (_by_character) is the definition
     found = normalised(text)
-    assert (found.text, found.offsets) == ("".join(chars), offsets)
+    assert (found.text, found.offsets) == _by_character(text)
