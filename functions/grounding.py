@@ -13,6 +13,7 @@ Pure functions of the page texts, the fields, the quotes and the schema: the sam
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,10 +59,14 @@ CURRENCY_SYMBOLS = {"€": "EUR", "£": "GBP", "$": "USD", "¥": "JPY", "₹": "
 @dataclass(frozen=True)
 class _Normalised:
     """A text with whitespace runs made one space and lower-cased, and each of its characters' offset in the
-    original text."""
+    original text (worked out when a match is placed: most texts are only searched)."""
 
     text: str
-    offsets: list[int]
+    original: str
+
+    @functools.cached_property
+    def offsets(self) -> list[int]:
+        return _by_character(self.original)[1]
 
     def span(self, start: int, end: int, original: str) -> tuple[int, int]:
         if start >= len(self.offsets):
@@ -69,7 +74,20 @@ class _Normalised:
         return self.offsets[start], self.offsets[max(start, end - 1)] + 1
 
 
+# A document's page texts are normalised once for all its fields (each quote is looked for on its page,
+# then on the others); a handful of pages is what one call grounds, so a small cache bounds the memory.
+@functools.lru_cache(maxsize=32)
 def normalised(text: str) -> _Normalised:
+    lowered = text.lower()
+    # where lowering the whole is lowering each character (no character lowers to two, which lowering never
+    # shortens, and no capital sigma, which lowers to a final sigma at a word's end), str.split's whitespace
+    # being str.isspace's: the same text as character by character, in C
+    if len(lowered) == len(text) and "Σ" not in text:
+        return _Normalised(" ".join(lowered.split()), text)
+    return _Normalised(_by_character(text)[0], text)
+
+
+def _by_character(text: str) -> tuple[str, list[int]]:
     chars: list[str] = []
     offsets: list[int] = []
     for index, char in enumerate(text):
@@ -84,7 +102,7 @@ def normalised(text: str) -> _Normalised:
     if chars and chars[-1] == " ":
         chars.pop()
         offsets.pop()
-    return _Normalised("".join(chars), offsets)
+    return "".join(chars), offsets
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import io
+import os
 import statistics
 import tempfile
 import time
@@ -24,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from docagent.drills.demo import run_demo
+from docagent.drills.profiling import PROFILE_DIR_ENV, ThreadProfiles, enable_worker_profiles, profile_figures
 from docagent.localcloud.lambdas.runtime import FunctionSpec
 from docagent.localcloud.server import REGION, LocalCloud
 
@@ -178,6 +180,11 @@ def per_document(usage: dict[str, Any], documents: int) -> dict[str, Any]:
         "state_transitions_per_document": round(usage["state_transitions"] / documents, 3),
         # The endpoint's own time per request (moto and the journal): flat when no operation grows with N.
         "endpoint_ms_per_request": usage.get("endpoint_ms_per_request", {}),
+        # The CPU its serving threads spent on each kind of request, per document of the job.
+        "endpoint_cpu_ms_per_document": {
+            operation: round(seconds * 1000 / documents, 3)
+            for operation, seconds in usage.get("endpoint_cpu_seconds", {}).items()
+        },
     }
 
 
@@ -204,8 +211,58 @@ def print_figures(figures: dict[str, Any], console: Console) -> None:
             f"{run['job_seconds_per_document']} s per document; CPU {cpu['per_document']} s per document "
             f"(endpoint process {cpu['endpoint_process']} s, workers {cpu['workers']} s)"
         )
-        table = Table("operation", "requests per document", "ms per request (in the endpoint)")
-        milliseconds = run["endpoint_ms_per_request"]
+        table = Table(
+            "operation", "requests per document", "ms per request (in the endpoint)", "CPU ms per document"
+        )
+        milliseconds, cpu_ms = run["endpoint_ms_per_request"], run["endpoint_cpu_ms_per_document"]
         for operation, count in run["requests_per_document_by_operation"].items():
-            table.add_row(operation, f"{count:g}", f"{milliseconds.get(operation, 0.0):.2f}")
+            table.add_row(
+                operation,
+                f"{count:g}",
+                f"{milliseconds.get(operation, 0.0):.2f}",
+                f"{cpu_ms.get(operation, 0.0):.2f}",
+            )
         console.print(table)
+
+
+def profile_demo(directory: Path, documents: int, time_scale: float | None) -> dict[str, Any]:
+    """``docagent bench --profile DIR``: one clean demo job, its cloud's threads and its workers profiled."""
+    enable_worker_profiles(directory)
+    threads = ThreadProfiles()
+    threads.start()
+    try:
+        # real time by default: a profiled process is slower, and the demo's compressed function timeouts
+        # (docagent/drills/demo.py, default_time_scale) would time its steps out on a busy machine
+        summary = run_demo(documents=documents, time_scale=time_scale or 1.0, show_progress=False, crash=None)
+    finally:
+        profiles = threads.stop()
+        os.environ.pop(PROFILE_DIR_ENV, None)
+    figures = profile_figures(profiles, directory, summary["usage"], documents)
+    return {"status": summary["status"], "cpu_seconds": summary["cpu_seconds"], **figures}
+
+
+def print_profile(figures: dict[str, Any], console: Console) -> None:
+    """``docagent bench --profile`` without ``--json``."""
+    cpu = figures["cpu_seconds"]
+    console.print(
+        f"{figures['documents']} documents, {figures['status']}; CPU under the profiler: cloud process "
+        f"{cpu['endpoint_process']} s, workers {cpu['workers']} s (profiles in {figures['directory']})"
+    )
+    for title, seconds in (
+        ("the cloud's process, by thread", figures["cloud_process_by_thread"]),
+        ("the endpoint, by request (serving threads)", figures["endpoint_by_request"]),
+        ("the workers' invocations, by function", figures["workers_by_function"]),
+    ):
+        table = Table(title, "CPU s", "per document (ms)")
+        for name, value in seconds.items():
+            table.add_row(name, f"{value:.3f}", f"{value * 1000 / figures['documents']:.2f}")
+        console.print(table)
+    for title, tops in (
+        ("the cloud's process", figures["cloud_process_top"]),
+        ("the workers' steps (functions/)", figures["workers_by_step"]),
+    ):
+        for group, top in tops.items():
+            table = Table(f"{title}: {group}", "CPU s, cumulative")
+            for where, value in top:
+                table.add_row(where, f"{value:.3f}")
+            console.print(table)

@@ -228,6 +228,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise OperatorError("--documents-per-child must be at least 1")
     if args.fan_in is not None:
         return _bench_fan_in(args)
+    if args.profile is not None:
+        return _bench_profile(args)
     try:
         figures = run_benchmarks(
             args.documents, args.time_scale, documents_per_child=args.documents_per_child
@@ -235,6 +237,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise OperatorError(str(error)) from None
     emit(args, figures, lambda: print_figures(figures, Console(markup=False)))
+    return EXIT_OK
+
+
+def _bench_profile(args: argparse.Namespace) -> int:
+    from docagent.drills.benchmarks import print_profile, profile_demo
+
+    figures = profile_demo(args.profile, args.documents[0] if args.documents else 200, args.time_scale)
+    emit(args, figures, lambda: print_profile(figures, Console(markup=False)))
     return EXIT_OK
 
 
@@ -265,6 +275,13 @@ def add_bench(commands: Commands, common: argparse.ArgumentParser) -> None:
         metavar="N",
         help="instead: the report's and verification's fan-in on a synthetic finished job of N documents, "
         "beside N / 10 (docs/scale.md)",
+    )
+    bench.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="instead: profile one clean demo job (the first --documents size) and print where its CPU went, "
+        "by thread, request type and worker step; the profiles are kept in DIR (docs/performance.md)",
     )
     bench.set_defaults(handler=cmd_bench)
 

@@ -62,14 +62,17 @@ console = Console(stderr=True, markup=False)  # errors and alerts print as writt
 def follow(job: LocalJob, documents: int, show_progress: bool, description: str = "documents") -> str:
     with progress_bar(show_progress) as progress:
         task = progress.add_task(description, total=documents, detail="")
-        # The Map Run's counts cost one call whatever the job's size; listing the results would not.
+        # The Map Run's counts cost two calls whatever the job's size; listing the results would not. They are
+        # read from the records status() has just refreshed, and only for a bar that is shown: the polling is
+        # CPU of the process the local cloud runs in (docs/performance.md).
         while (status := job.status()) == "RUNNING":
-            counts = job.map_run_counts() or {}
-            progress.update(
-                task,
-                completed=counts.get("succeeded", 0),
-                detail=f"failed {counts.get('failed', 0)} · in flight {counts.get('running', 0)}",
-            )
+            if show_progress:
+                counts = job.records.map_run_counts() or {}
+                progress.update(
+                    task,
+                    completed=counts.get("succeeded", 0),
+                    detail=f"failed {counts.get('failed', 0)} · in flight {counts.get('running', 0)}",
+                )
             time.sleep(0.25)
         job.records.refresh()
         progress.update(task, completed=len(job.records.result_ids), detail=status)
@@ -392,6 +395,7 @@ def counted_usage(where: DemoCloud, job: LocalJob, stack: LocalStack, since: int
         return None
     usage = job_usage(job, stack, where.cloud.requests.snapshot(), where.cloud.runtime.invocations[since:])
     usage["endpoint_ms_per_request"] = where.cloud.requests.milliseconds()  # what the local cloud costs
+    usage["endpoint_cpu_seconds"] = where.cloud.requests.cpu_seconds()  # its serving threads', by request
     # Worker processes started: forked (by a function's template, with its handler imported, or by the fork
     # server), or fresh (lambdas/forking.py).
     launcher = where.cloud.runtime.launcher

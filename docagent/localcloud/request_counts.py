@@ -81,16 +81,20 @@ def classify(environ: dict[str, Any]) -> tuple[str, str]:
 class RequestCounter:
     """Thread-safe counts by (service, operation); ``snapshot`` and ``reset`` bracket a measurement.
     Each counted request's time in the endpoint (moto and the journal, not the network) is summed too:
-    ``milliseconds`` shows what a request costs the local cloud, and whether that grows with the job."""
+    ``milliseconds`` shows what a request costs the local cloud, and whether that grows with the job; and its
+    serving thread's CPU (``cpu_seconds``: moto's work and the journal's, not the wait for a Lambda worker or
+    for the disk), what ``docagent bench --profile`` splits the endpoint's CPU by."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: Counter[tuple[str, str]] = Counter()
         self._seconds: defaultdict[tuple[str, str], float] = defaultdict(float)
         self._bytes: Counter[tuple[str, str]] = Counter()
+        self._cpu: defaultdict[tuple[str, str], float] = defaultdict(float)
 
-    def count(self, environ: dict[str, Any], seconds: float = 0.0, sent: int = 0) -> None:
-        """One request; ``sent``: the bytes of its answer (its body's come from Content-Length)."""
+    def count(self, environ: dict[str, Any], seconds: float = 0.0, sent: int = 0, cpu: float = 0.0) -> None:
+        """One request; ``sent``: the bytes of its answer (its body's come from Content-Length); ``cpu``: the
+        CPU seconds of the thread that served it, while it did."""
         if OPERATOR_USER_AGENT in str(environ.get("HTTP_USER_AGENT", "")):
             return
         key = classify(environ)
@@ -99,6 +103,7 @@ class RequestCounter:
             self._counts[key] += 1
             self._seconds[key] += seconds
             self._bytes[key] += (int(received) if received.isdigit() else 0) + sent
+            self._cpu[key] += cpu
 
     def bytes(self) -> dict[str, int]:
         """{"service:operation": bytes of the requests' bodies and the answers', summed}."""
@@ -124,15 +129,24 @@ class RequestCounter:
                 for (service, operation), count in sorted(self._counts.items())
             }
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """{"service:operation": CPU seconds its requests' serving threads spent on them, summed}."""
+        with self._lock:
+            return {
+                f"{service}:{operation}": round(cpu, 3)
+                for (service, operation), cpu in sorted(self._cpu.items())
+            }
+
     def reset(self) -> None:
         with self._lock:
+            self._cpu.clear()
             self._counts.clear()
             self._seconds.clear()
             self._bytes.clear()
 
     def wrap(self, app: WsgiApp) -> WsgiApp:
         def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.thread_time()
             length: list[int] = []
 
             def measured(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
@@ -144,6 +158,7 @@ class RequestCounter:
                 return app(environ, measured)
             finally:
                 head = environ.get("REQUEST_METHOD") == "HEAD"  # its Content-Length is the object's, not sent
-                self.count(environ, time.perf_counter() - started, 0 if head else sum(length))
+                spent = time.thread_time() - cpu_started
+                self.count(environ, time.perf_counter() - started, 0 if head else sum(length), spent)
 
         return counted

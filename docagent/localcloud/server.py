@@ -308,5 +308,6 @@ def _print_alert(text: str) -> None:
 
 def _inherited_environment() -> dict[str, str]:
     """Only what a worker needs from this process: the interpreter's paths, not the caller's AWS settings."""
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
+    # DOCAGENT_PROFILE_DIR: `docagent bench --profile` (docagent/drills/profiling.py)
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT", "DOCAGENT_PROFILE_DIR")
     return {key: os.environ[key] for key in keep if key in os.environ}

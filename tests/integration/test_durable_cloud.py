@@ -143,8 +143,8 @@ def test_a_killed_cloud_restarts_with_everything_and_resumes_the_waiting_job(clo
 def test_object_versions_and_a_multipart_upload_survive_restarts(cloud: CloudProcess) -> None:
     """Manifests pin documents by VersionId: a replayed PutObject must recreate the same version. SealJob
     joins a job's item parts with a multipart upload: an upload opened before a restart goes on after it (its
-    UploadId kept), and the joined object comes back whole, with its version id. (One cloud for both: each
-    start of a cloud process is about a second of CPU.)"""
+    UploadId kept), and the joined object comes back whole, with its version id. Then a clean stop and
+    ``--fresh``. (One cloud for all: each start of a cloud process is about a second of CPU.)"""
     cloud.start(fresh=True)
     s3 = _client(cloud, "s3")
     s3.create_bucket(Bucket=BUCKET)
@@ -182,6 +182,15 @@ def test_object_versions_and_a_multipart_upload_survive_restarts(cloud: CloudPro
     assert joined["VersionId"] == version
     assert joined["Body"].read() == head + b"tail\n"
 
+    # A stopped cloud starts with what it had, and `up --fresh` starts empty (test_up_fresh_starts_empty until
+    # 2026-12-07: three more cloud starts of its own for what this cloud's next two show).
+    cloud.stop()
+    assert cloud.start().startswith("restored 0 jobs")
+    assert [bucket["Name"] for bucket in s3.list_buckets()["Buckets"]] == [BUCKET]
+    cloud.stop()
+    cloud.start(fresh=True)
+    assert s3.list_buckets()["Buckets"] == []
+
 
 def test_up_on_a_taken_port_fails_at_once_naming_it(cloud: CloudProcess) -> None:
     with socket.socket() as holder:
@@ -194,17 +203,6 @@ def test_up_on_a_taken_port_fails_at_once_naming_it(cloud: CloudProcess) -> None
         assert str(port) in json.loads(refused.stdout)["error"]
         assert time.time() - started < 60
     assert not (cloud.state_root / "local" / "cloud.json").exists(), "no cloud was left behind"
-
-
-def test_up_fresh_starts_empty(cloud: CloudProcess) -> None:
-    cloud.start(fresh=True)
-    _client(cloud, "s3").create_bucket(Bucket=BUCKET)
-    cloud.stop()
-    assert cloud.start().startswith("restored 0 jobs")
-    assert [b["Name"] for b in _client(cloud, "s3").list_buckets()["Buckets"]] == [BUCKET]
-    cloud.stop()
-    cloud.start(fresh=True)
-    assert _client(cloud, "s3").list_buckets()["Buckets"] == []
 
 
 CHILD = """

@@ -43,10 +43,17 @@ def run_job(
     return job, truth
 
 
-def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed):
+@pytest.fixture(scope="module")
+def clean_job(cloud: LocalCloud, deployed) -> tuple[LocalJob, dict[str, Any], dict[str, dict[str, int]]]:
+    """One clean 24-document job, its truth and the endpoint's count of its requests: what the product's
+    workflow does (the first test) and what the standard AWS CLI reads of it (the second) are one run."""
     cloud.requests.reset()
     job, truth = run_job(cloud, deployed, "integration-clean", documents=24)
-    requests = cloud.requests.snapshot()  # the job's own requests: the operator's are marked
+    return job, truth, cloud.requests.snapshot()  # the job's own requests: the operator's are marked
+
+
+def test_a_job_runs_through_the_synthesized_workflow(clean_job):
+    job, truth, requests = clean_job
     description = job.sfn.describe_execution(executionArn=job.execution_arn)
     assert description["status"] == "SUCCEEDED", description.get("cause")
     output = json.loads(description["output"])
@@ -69,8 +76,8 @@ def test_a_job_runs_through_the_synthesized_workflow(cloud: LocalCloud, deployed
     assert requests["dynamodb"]["GetItem"] >= 24  # the customer lookups
 
 
-def test_standard_aws_cli_reads_the_execution(cloud: LocalCloud, deployed):
-    job, _ = run_job(cloud, deployed, "integration-cli", documents=5)
+def test_standard_aws_cli_reads_the_execution(cloud: LocalCloud, deployed, clean_job):
+    job = clean_job[0]  # the clean job's execution (it ran its own 5-document job before 2026-12-07)
     described = aws_cli(cloud, "stepfunctions", "describe-execution", "--execution-arn", job.execution_arn)
     assert described["status"] == "SUCCEEDED"
     history = aws_cli(cloud, "stepfunctions", "get-execution-history", "--execution-arn", job.execution_arn)

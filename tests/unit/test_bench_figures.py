@@ -24,7 +24,7 @@ def test_a_child_process_cpu_counts_once_it_has_exited():
     assert figures["per_document"] == pytest.approx(parts / 2, abs=0.01)
 
 
-def test_the_text_view_shows_milliseconds_and_requests_by_operation():
+def test_the_text_view_shows_milliseconds_requests_and_cpu_by_operation():
     run = {
         "documents": 200,
         "documents_per_child": 1,
@@ -35,6 +35,7 @@ def test_the_text_view_shows_milliseconds_and_requests_by_operation():
         "cpu_seconds": {"endpoint_process": 20.0, "workers": 30.0, "per_document": 0.25},
         "requests_per_document_by_operation": {"dynamodb:PutItem": 2.05, "s3:GetObject": 3.3},
         "endpoint_ms_per_request": {"dynamodb:PutItem": 18.25, "s3:GetObject": 1.5},
+        "endpoint_cpu_ms_per_document": {"dynamodb:PutItem": 7.5, "s3:GetObject": 4.25},
     }
     figures = {
         "lambda_overhead": {"invocations": 300, "runtime_median_ms": 1.2, "endpoint_median_ms": 5.4},
@@ -50,6 +51,8 @@ def test_the_text_view_shows_milliseconds_and_requests_by_operation():
     print_figures(figures, console)
     text = console.export_text()
     assert "CPU 0.25 s per document (endpoint process 20.0 s, workers 30.0 s)" in text
-    rows = {line.split("│")[1].strip(): line for line in text.splitlines() if line.count("│") == 4}
-    assert "2.05" in rows["dynamodb:PutItem"] and "18.25" in rows["dynamodb:PutItem"]
-    assert "3.3" in rows["s3:GetObject"] and "1.50" in rows["s3:GetObject"]
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[2:5] for line in text.splitlines() if line.count("│") == 5
+    }
+    assert [cell.strip() for cell in rows["dynamodb:PutItem"]] == ["2.05", "18.25", "7.50"]
+    assert [cell.strip() for cell in rows["s3:GetObject"]] == ["3.3", "1.50", "4.25"]

@@ -16,10 +16,12 @@ from functions.definition import ClassBundle, ClassSpec
 from functions.grounded_decision import grounded_decision
 from functions.grounding import (
     FUZZY_THRESHOLD,
+    _by_character,
     ground,
     ground_fields,
     is_grounded,
     locate,
+    normalised,
     review_reasons,
     value_agrees,
 )
@@ -235,3 +237,20 @@ def test_without_rapidfuzz_the_standard_librarys_difflib_grounds_the_same_quotes
     assert locate("Date of the burglary: 3 May 2024", PAGES, 2) is None
     assert value_agrees("Maria Jensen", "Full name: Jensen Maria", {"type": "string"}) is True
     assert value_agrees("Anna Berg", "Full name: Maria Jensen", {"type": "string"}) is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "  Invoice\tNo. 12345\n\n  Total: 1,234.56 EUR  \n",
+        "\x1cODYSSEUS ΣΟΦΟΣ\u2028Straße\u00a0İstanbul ﬁle ẞ",  # separators, a final sigma, lowering to two
+        "ΣΑΣ αΣ Σ",
+        "\u3000word\u3000",
+    ],
+)
+def test_a_normalised_text_and_its_offsets_are_those_of_lowering_each_character(text: str):
+    # normalised() lowers and splits the whole text in C where that is the same as doing it a character at a
+    # time; the character-by-character reading (_by_character) is the definition
+    found = normalised(text)
+    assert (found.text, found.offsets) == _by_character(text)

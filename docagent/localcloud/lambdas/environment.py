@@ -74,6 +74,12 @@ def _peak_memory_mb() -> float | None:
     return None
 
 
+def _profiler() -> Any:
+    import cProfile  # noqa: PLC0415 (only when profiling: a worker's start imports nothing more)
+
+    return cProfile.Profile(time.process_time, builtins=False)  # docagent/drills/profiling.py
+
+
 def serve() -> None:
     sys.path.insert(0, os.environ["LAMBDA_CODE_ROOT"])
     requests = os.fdopen(int(os.environ["DOCAGENT_REQUEST_FD"]), "r", encoding="utf-8")
@@ -85,6 +91,10 @@ def serve() -> None:
         handler, init_error = None, _error_payload(error)
         init_error["errorType"] = "Runtime.ImportModuleError"
     # Init is done: Lambda starts an invocation's clock only now, so a cold start never eats the timeout.
+    # `docagent bench --profile DIR` (docagent/drills/profiling.py): each invocation's CPU, by function called
+    profile_dir = os.environ.get("DOCAGENT_PROFILE_DIR")
+    profile = _profiler() if profile_dir else None
+    profile_path = f"{profile_dir}/worker-{os.environ.get('AWS_LAMBDA_FUNCTION_NAME')}-{os.getpid()}.prof"
     responses.write(json.dumps({"ready": True}) + "\n")
     responses.flush()
     for line in requests:
@@ -98,6 +108,8 @@ def serve() -> None:
             # happens past it. The runtime reports that death as Sandbox.Timedout.
             signal.setitimer(signal.ITIMER_REAL, max(request["deadline"] - time.time(), 0.001))
             _reset_peak_memory()
+            if profile is not None:
+                profile.enable()
             try:
                 result = handler(request["event"], LambdaContext(request))
                 answer = {"result": result}
@@ -105,6 +117,9 @@ def serve() -> None:
                 answer = {"error": _error_payload(error) | {"requestId": request["request_id"]}}
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
+                if profile is not None:
+                    profile.disable()
+                    profile.dump_stats(profile_path)
         sys.stdout.flush()
         sys.stderr.flush()
         answer["max_memory_mb"] = _peak_memory_mb()

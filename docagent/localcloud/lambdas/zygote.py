@@ -2,9 +2,9 @@
 
 Run as a script by ``forking.ForkServer`` (never imported by the runtime), so its ``sys.path`` is exactly a
 worker's: this folder first, then the interpreter's site-packages. It imports ``PRELOAD`` (the SDK,
-pydantic, Powertools, the X-Ray SDK: what every handler imports) and nothing of the deployed code, which
-each worker imports fresh from its code root. Then it serves one Unix socket (SOCK_SEQPACKET, one JSON
-message each, file descriptors passed alongside):
+pydantic, Powertools, the X-Ray SDK: what every handler imports; the document readers) and nothing of the
+deployed code, which each worker imports fresh from its code root. Then it serves one Unix socket
+(SOCK_SEQPACKET, one JSON message each, file descriptors passed alongside):
 
 - ``spawn`` (with the worker's request, response and log pipes): fork; the child becomes a worker
   (``_become_worker``); answered ``spawned`` with the child's pid and a pidfd for it;
@@ -66,6 +66,12 @@ PRELOAD = (
     "aws_xray_sdk.core",
     "fastjsonschema",
     "dateutil.parser",
+    # The document layer's readers, which ProcessDocument imports with its first PDF or Word document: each
+    # forked worker imported them again (pypdf 0.13 s and python-docx 0.06 s of CPU a worker; a fifth of the
+    # 200-document demo's worker samples, `py-spy record --subprocesses --gil`, 2026-12-07). Locally the layer
+    # is the interpreter's own libraries (docagent/localcloud/deploy.py), so a code root holds none of them.
+    "pypdf",
+    "docx",
 )
 # The services whose SDK data (botocore's JSON: each one's model and endpoint rules, besides the endpoints and
 # partitions every client reads) the handlers' first clients load: read once here (``share_sdk_data``).
