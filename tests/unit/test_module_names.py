@@ -26,6 +26,8 @@ SAME_MEANING = {
     "local Bedrock (localcloud/bedrock/)",
     "evidence": "a field's evidence (quote, page): its model (payloads/), asked for and read in a reply "
     "(inference/), given by the local model (localcloud/bedrock/)",
+    "calibration": "how well confidence matches accuracy: the stored fit (functions/payloads/), measured and "
+    "fitted from labelled runs (docagent/evaluation/)",
     "cascade": "a definition's cheap model first, then the strong one: run (functions/inference/), measured "
     "against the strong model alone (docagent/evaluation/)",
 }
