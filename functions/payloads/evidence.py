@@ -23,6 +23,17 @@ Grounding = Literal["grounded", "approximate", "not_found", "unverified"]
 GroundingMode = Literal["verbatim", "support", "none"]
 
 
+class Box(StrictModel):
+    """Where a span is on its page: ratios (0..1) of the page's width and height from its top-left corner,
+    Amazon Textract's ``BoundingBox`` shape (docs/design.md, "Evidence and confidence": a contract the console
+    draws; it does not change)."""
+
+    left: float = Field(ge=0, le=1)
+    top: float = Field(ge=0, le=1)
+    width: float = Field(ge=0, le=1)
+    height: float = Field(ge=0, le=1)
+
+
 class Quote(StrictModel):
     """One field's evidence as the model replies it (the reply's ``_evidence`` object, by field path)."""
 
@@ -47,6 +58,9 @@ class FieldEvidence(StrictModel):
     note: str | None = Field(None, description="why it is not grounded, in words")
     mode: GroundingMode = Field(
         "verbatim", description="how the value is held to its quote (x-grounding): verbatim, support, none"
+    )
+    box: Box | None = Field(
+        None, description="where the span is on its page (ratios of the page; null: unknown)"
     )
 
 

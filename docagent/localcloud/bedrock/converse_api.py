@@ -48,6 +48,7 @@ from docagent.localcloud.bedrock.labels import LabelStore, Reader, document_sha2
 from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.bedrock.page_windows import window_reply
 from docagent.localcloud.bedrock.recordings import RecordedReply, write_recordings
+from docagent.localcloud.textract.reading import seen_pages
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
 from functions.inference.instructions import asked
@@ -328,9 +329,10 @@ class LocalBedrock:
             evidence = question is None or question.kind == "extract"
             if message.window is not None and evidence:
                 answered = window_reply(answered, message.window, pages)
-            reply = self._with_faults(
-                answered, model_id, evidence=evidence, pages=pages, quotes=self._label_quotes(digest)
-            )
+            reply = self._with_faults(  # a scan's pages as OCR reads them (#52: seen_pages)
+                answered, model_id, evidence=evidence, pages=seen_pages(blocks, pages) if evidence else pages,
+                quotes=self._label_quotes(digest),
+            )  # fmt: skip
         stop_reason = "end_turn"
         shape = self._draw() if faults.applies_to(model_id) else 1.0
         if shape < faults.malformed:
