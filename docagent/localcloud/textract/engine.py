@@ -39,7 +39,9 @@ def _engine() -> Any:
 
     # One thread: on a busy 2-core machine a page took 7.6 s on one thread against 15.1 s on all (measured
     # 2026-12-07, docs/performance.md "OCR"), and the local cloud's workers do not fight over the cores.
-    return RapidOCR(intra_op_num_threads=1, inter_op_num_threads=1)
+    # No direction classifier: a document page is upright, and a phone photo turned a few degrees reads as
+    # is. (24 lines recognised a batch instead of 6 was slower: each batch is padded to its widest line.)
+    return RapidOCR(intra_op_num_threads=1, inter_op_num_threads=1, use_cls=False)
 
 
 def spaced(text: str) -> str:
