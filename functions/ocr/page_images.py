@@ -11,9 +11,10 @@ import io
 
 from functions.documents import DocumentInput
 
-# A rendered PDF page's long edge: 1,568 px (an A4 page at about 134 dpi; the long edge the model reads an
-# image at, functions/images.py), well within Textract's 10,000 px and 10 MB (functions/ocr/textract.py).
-RENDER_LONG_EDGE = 1_568
+# A rendered PDF page's long edge: 2,000 px (an A4 page at about 170 dpi), well within Textract's 10,000 px
+# and 10 MB (functions/ocr/textract.py). At 1,568 px (the long edge the model reads an image at) the local
+# engine lost a line and a decimal point of the claims example's scan (docs/performance.md, "OCR").
+RENDER_LONG_EDGE = 2_000
 
 
 def pages_without_text(document: DocumentInput) -> list[int]:
