@@ -329,8 +329,9 @@ class LocalBedrock:
             evidence = question is None or question.kind == "extract"
             if message.window is not None and evidence:
                 answered = window_reply(answered, message.window, pages)
-            reply = self._with_faults(  # a scan's pages as OCR reads them (#52: seen_pages)
-                answered, model_id, evidence=evidence, pages=seen_pages(blocks, pages) if evidence else pages,
+            reply = self._with_faults(  # a scan's pages as OCR reads them (#52: seen_pages), not a window's
+                answered, model_id, evidence=evidence,
+                pages=seen_pages(blocks, pages) if evidence and message.window is None else pages,
                 quotes=self._label_quotes(digest),
             )  # fmt: skip
         stop_reason = "end_turn"
