@@ -48,6 +48,13 @@ def bedrock_runtime_client(read_timeout: float = 60) -> BedrockRuntimeClient:
 
 
 @functools.cache
+def textract_client() -> Any:
+    """Amazon Textract (the OCR of pages without a text layer, functions/ocr/); typed loosely: no stubs are
+    pinned for it. The SDK's standard retries take a throttled call (ProvisionedThroughputExceeded)."""
+    return boto3.client("textract", config=_DEFAULT_CONFIG)
+
+
+@functools.cache
 def secretsmanager_client() -> Any:
     """Reads the secrets actions name by reference; typed loosely: no stubs are pinned for it."""
     return boto3.client("secretsmanager", config=_DEFAULT_CONFIG)
@@ -86,5 +93,6 @@ def stepfunctions_client() -> Any:
 def clear_clients() -> None:
     """Forget every cached client (tests, or after the environment changed)."""
     factories = (s3_client, dynamodb_client, bedrock_runtime_client, secretsmanager_client, ssm_client)
-    for factory in (*factories, events_client, sns_client, bedrock_client, stepfunctions_client):
+    others = (events_client, sns_client, bedrock_client, stepfunctions_client, textract_client)
+    for factory in (*factories, *others):
         factory.cache_clear()

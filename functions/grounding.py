@@ -24,6 +24,7 @@ from pydantic import JsonValue
 
 from functions.fields import normalise_amount, normalise_date
 from functions.grounding_modes import GROUNDING_KEYWORD, grounding_mode, name_of
+from functions.page_texts import PageTexts
 from functions.payloads.evidence import FieldEvidence, Grounding, GroundingMode, Quote
 
 # A quote found only fuzzily counts when rapidfuzz's partial_ratio_alignment (0-100: the best-matching window
@@ -31,6 +32,12 @@ from functions.payloads.evidence import FieldEvidence, Grounding, GroundingMode,
 # dropped or doubled space or a hyphenation through, and fails a quote that changed a word of ten. A value
 # agrees with its quote textually at the same score (token_set_ratio).
 FUZZY_THRESHOLD = 90.0
+# On a page read by OCR (functions/page_texts.py, PageTexts.is_ocr) the quote and the page are compared with
+# their whitespace taken out (an OCR engine drops or adds spaces between words), at this score: measured on
+# the claims example's scan, photo and fax (docs/performance.md, "OCR": every quote of their labelled values
+# is found at 80 and up, the lowest 84 on the fax; a date or an amount found only fuzzily must also be read
+# from the page's own span, so a digit changed is never let through by the tolerance).
+OCR_FUZZY_THRESHOLD = 80.0
 # The confidence of a field (documented in docs/evaluation.md, "Calibration"; eval measures how often each
 # band is right): by grounding, times a factor when the value disagrees with its quote, averaged with the
 # model's own score when the reply gives one, halved when a check on the field failed.
@@ -63,10 +70,11 @@ class _Normalised:
 
     text: str
     original: str
+    spaces: bool = True
 
     @functools.cached_property
     def offsets(self) -> list[int]:
-        return _by_character(self.original)[1]
+        return _by_character(self.original, spaces=self.spaces)[1]
 
     def span(self, start: int, end: int, original: str) -> tuple[int, int]:
         if start >= len(self.offsets):
@@ -77,22 +85,23 @@ class _Normalised:
 # A document's page texts are normalised once for all its fields (each quote is looked for on its page,
 # then on the others); a handful of pages is what one call grounds, so a small cache bounds the memory.
 @functools.lru_cache(maxsize=32)
-def normalised(text: str) -> _Normalised:
+def normalised(text: str, *, spaces: bool = True) -> _Normalised:
+    """``text`` lower-cased with whitespace runs made one space (``spaces`` False: taken out)."""
     lowered = text.lower()
     # where lowering the whole is lowering each character (no character lowers to two, which lowering never
     # shortens, and no capital sigma, which lowers to a final sigma at a word's end), str.split's whitespace
     # being str.isspace's: the same text as character by character, in C
     if len(lowered) == len(text) and "Σ" not in text:
-        return _Normalised(" ".join(lowered.split()), text)
-    return _Normalised(_by_character(text)[0], text)
+        return _Normalised((" " if spaces else "").join(lowered.split()), text, spaces)
+    return _Normalised(_by_character(text, spaces=spaces)[0], text, spaces)
 
 
-def _by_character(text: str) -> tuple[str, list[int]]:
+def _by_character(text: str, *, spaces: bool = True) -> tuple[str, list[int]]:
     chars: list[str] = []
     offsets: list[int] = []
     for index, char in enumerate(text):
         if char.isspace():
-            if chars and chars[-1] != " ":
+            if spaces and chars and chars[-1] != " ":
                 chars.append(" ")
                 offsets.append(index)
             continue
@@ -114,15 +123,15 @@ class Located:
     exact: bool
 
 
-def _locate_on(quote: _Normalised, page_text: str) -> Located | None:
-    page = normalised(page_text)
+def _locate_on(quote: _Normalised, page_text: str, *, ocr: bool = False) -> Located | None:
+    page = normalised(page_text, spaces=not ocr)
     if not quote.text:
         return None
     found = page.text.find(quote.text)
     if found >= 0:
         start, end = page.span(found, found + len(quote.text), page_text)
         return Located(0, start, end, 100.0, exact=True)
-    aligned = partial_alignment(quote.text, page.text)
+    aligned = partial_alignment(quote.text, page.text, OCR_FUZZY_THRESHOLD if ocr else FUZZY_THRESHOLD)
     if aligned is None:
         return None
     score, dest_start, dest_end = aligned
@@ -130,7 +139,9 @@ def _locate_on(quote: _Normalised, page_text: str) -> Located | None:
     return Located(0, start, end, score, exact=False)
 
 
-def partial_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
+def partial_alignment(
+    quote: str, page: str, threshold: float = FUZZY_THRESHOLD
+) -> tuple[float, int, int] | None:
     """The window of ``page`` most like ``quote`` (score 0-100, start, end) when it reaches FUZZY_THRESHOLD:
     rapidfuzz's partial_ratio_alignment (on Lambda from the document layer), or where rapidfuzz is not
     installed the same idea with the standard library's difflib (windows anchored on matching
@@ -138,12 +149,12 @@ def partial_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
     try:
         from rapidfuzz import fuzz  # noqa: PLC0415 (only where a document is grounded)
     except ImportError:
-        return _difflib_alignment(quote, page)
-    aligned = fuzz.partial_ratio_alignment(quote, page, score_cutoff=FUZZY_THRESHOLD)
+        return _difflib_alignment(quote, page, threshold)
+    aligned = fuzz.partial_ratio_alignment(quote, page, score_cutoff=threshold)
     return None if aligned is None else (float(aligned.score), aligned.dest_start, aligned.dest_end)
 
 
-def _difflib_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
+def _difflib_alignment(quote: str, page: str, threshold: float) -> tuple[float, int, int] | None:
     best: tuple[float, int, int] | None = None
     matcher = difflib.SequenceMatcher(None, quote, page, autojunk=False)
     slack = max(2, len(quote) // 10)  # a window a few characters longer or shorter than the quote
@@ -154,7 +165,7 @@ def _difflib_alignment(quote: str, page: str) -> tuple[float, int, int] | None:
             score = difflib.SequenceMatcher(None, quote, window, autojunk=False).ratio() * 100
             if best is None or score > best[0]:
                 best = (score, start, start + len(window))
-    return best if best is not None and best[0] >= FUZZY_THRESHOLD else None
+    return best if best is not None and best[0] >= threshold else None
 
 
 def token_set_ratio(text: str, said: str) -> float:
@@ -172,11 +183,11 @@ def token_set_ratio(text: str, said: str) -> float:
 
 def locate(quote: str, pages: list[str], page: int) -> Located | None:
     """Where ``quote`` is: on ``page`` (1-based) first, else the first other page that holds it."""
-    wanted = normalised(quote)
     order = [page - 1] + [index for index in range(len(pages)) if index != page - 1]
     for index in order:
         if 0 <= index < len(pages):
-            found = _locate_on(wanted, pages[index])
+            ocr = isinstance(pages, PageTexts) and pages.is_ocr(index + 1)
+            found = _locate_on(normalised(quote, spaces=not ocr), pages[index], ocr=ocr)
             if found is not None:
                 return Located(index + 1, found.start, found.end, found.score, found.exact)
     return None
@@ -275,6 +286,7 @@ def ground(
         return FieldEvidence(quote=quote.quote, page=quote.page, grounding="not_found", value_agrees=agrees,
                              confidence=confidence("not_found", agrees, quote.confidence),
                              note=f"the quote {quote.quote!r} is not in the document", mode=mode)  # fmt: skip
+    agrees = _read_from_page(agrees, value, found, pages, schema)
     notes = []
     if found.page != quote.page:
         notes.append(f"the quote is on page {found.page}, not page {quote.page}")
@@ -294,7 +306,21 @@ def ground(
         confidence=confidence(grounding, agrees, quote.confidence),
         note="; ".join(notes) or None,
         mode=mode,
+        box=pages.box(found.page, found.start, found.end) if isinstance(pages, PageTexts) else None,
     )
+
+
+def _read_from_page(
+    agrees: bool | None, value: JsonValue, found: Located, pages: list[str], schema: dict[str, Any]
+) -> bool | None:
+    """A date or an amount whose quote was found only fuzzily on an OCR page must be read from the page's
+    span as well: the tolerance for OCR noise never lets a changed digit through."""
+    numeric = schema.get("x-normalise") in {"date", "amount"} or schema.get("format") == "date"
+    if agrees is not True or found.exact or not numeric:
+        return agrees
+    if not (isinstance(pages, PageTexts) and pages.is_ocr(found.page)):
+        return agrees
+    return value_agrees(value, pages[found.page - 1][found.start : found.end], schema)
 
 
 def is_grounded(evidence: FieldEvidence) -> bool:

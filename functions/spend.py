@@ -75,6 +75,28 @@ MODEL_PRICES: tuple[ModelPrice, ...] = (
 )
 
 
+# Amazon Textract DetectDocumentText (the OCR of a page without a text layer, functions/ocr/), per 1,000
+# pages: $1.50 for the first million pages a month, $0.60 beyond (looked up 2026-12-07:
+# https://aws.amazon.com/textract/pricing/, "Detect Document Text API", as quoted by public cost notes:
+# "$1.50 per 1,000 pages for the first 1 million pages, and $0.60 per 1,000 pages over a million").
+# docagent prices every page at the first tier: never under-counted.
+OCR_PRICES_AS_OF = "2026-12-07"
+OCR_PRICE_PER_1000_PAGES = 1.50
+OCR_PRICE_SOURCE = "https://aws.amazon.com/textract/pricing/ (Detect Document Text API, looked up 2026-12-07)"
+
+
+def ocr_cost_nano(pages: int) -> int:
+    """``pages`` read by OCR (one DetectDocumentText call each), in nano-dollars."""
+    return round(pages * OCR_PRICE_PER_1000_PAGES * NANO_PER_USD / 1000)
+
+
+def plus(cost_usd: float | None, more_usd: float | None) -> float | None:
+    """A document's model cost with its OCR's added (None stays None: a model without a dated price)."""
+    if cost_usd is None or not more_usd:
+        return cost_usd
+    return to_usd(to_nano(cost_usd) + to_nano(more_usd))
+
+
 def model_price(model_id: str) -> ModelPrice:
     """The price of a model id; LookupError naming the known models when there is none."""
     for price in MODEL_PRICES:

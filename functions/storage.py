@@ -118,6 +118,18 @@ def model_attempt_key(job_id: str, document_id: str, call_id: str) -> str:
     return f"{model_attempts_prefix(job_id, document_id)}{call_id}.json"
 
 
+def ocr_root(job_id: str) -> str:
+    """jobs/{job_id}/ocr/: the page texts and word boxes read by OCR (docs/design.md, "Page text by OCR")."""
+    return f"{job_prefix(job_id)}ocr/"
+
+
+def ocr_key(job_id: str, document_id: str, section_id: str | None = None) -> str:
+    """A document's OcrRecord (a packet's section's: under the document's folder), written once."""
+    if section_id is None:
+        return f"{ocr_root(job_id)}{document_id}.json"
+    return f"{ocr_root(job_id)}{document_id}/sections/{section_id}.json"
+
+
 def model_breaker_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}model-breaker.json"
 

@@ -28,6 +28,9 @@ class FunctionSpec:
     reads_sources: bool = False
     reads_references: bool = False
     invokes_model: bool = False
+    # Reads the pages without a text layer by OCR: Amazon Textract DetectDocumentText (docs/design.md, "Page
+    # text by OCR"; functions/ocr/).
+    reads_page_text: bool = False
     # Keys of multipart uploads the function may abort (s3:AbortMultipartUpload).
     aborts_uploads: tuple[str, ...] = ()
     # Reaches the targets of job-level actions the deployment allows (config ``actions``): its IAM policy
@@ -90,6 +93,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             # the job's pinned definition (its fields, checks and models): found by the local IAM (#50)
             keys.everything_under(keys.DEFINITIONS_ROOT),
             keys.split_decision_key(keys.ANY_JOB, "*"),  # a reviewer's re-split of a packet (resplit)
+            keys.everything_under(keys.ocr_root(keys.ANY_JOB)),  # the pages read by OCR, read once
         ),
         reads_sources=True,
         writes=(
@@ -97,10 +101,12 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
             keys.everything_under(keys.model_calls_root(keys.ANY_JOB)),
             keys.everything_under(keys.model_attempts_root(keys.ANY_JOB)),
             keys.model_breaker_key(keys.ANY_JOB),
+            keys.everything_under(keys.ocr_root(keys.ANY_JOB)),
         ),
         uses_idempotency=True,
         reads_references=True,
         invokes_model=True,
+        reads_page_text=True,
     ),
     FunctionSpec(
         construct_id=outputs.BUILD_REPORT,

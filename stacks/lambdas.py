@@ -84,6 +84,10 @@ FUNCTION_GRANTS: tuple[Grant[FunctionSpec], ...] = (
     Grant(
         "LookUpReferences", ("dynamodb:GetItem",), "reference_table", when=lambda spec: spec.reads_references
     ),
+    # DetectDocumentText names no resource: it has no resource type (looked up 2026-12-07, "Actions,
+    # resources, and condition keys for Amazon Textract", https://docs.aws.amazon.com/service-authorization/
+    # latest/reference/list_amazontextract.html: its only related action is s3:GetObject), so "*".
+    Grant("ReadPageText", ("textract:DetectDocumentText",), "any", when=lambda spec: spec.reads_page_text),
     # SendTaskSuccess names a task token, not a resource (as CompleteBatchWait).
     Grant(
         "CompleteReviewWait", ("states:SendTaskSuccess",), "any", when=lambda spec: spec.completes_review_wait
@@ -91,7 +95,9 @@ FUNCTION_GRANTS: tuple[Grant[FunctionSpec], ...] = (
 )
 FUNCTION_WILDCARDS = (
     Wildcards(
-        ("any",), "X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions."
+        ("any",),
+        "X-Ray PutTraceSegments/PutTelemetryRecords and Textract DetectDocumentText do not support "
+        "resource-level permissions.",
     ),
     Wildcards(
         ("source_objects",),

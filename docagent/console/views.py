@@ -22,7 +22,7 @@ from functions import storage
 from functions.documents import detect_format
 from functions.errors import DocumentRejected
 from functions.images import image_kind
-from functions.page_texts import page_texts
+from functions.page_texts import page_texts, stored_page_texts
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import ManifestEntry
 from functions.payloads.model_calls import ModelCallRecord
@@ -278,7 +278,7 @@ def document(
     ]
     section_reviews = section_decisions(document_id, result, records.reviews)
     content = records.document_bytes(entry, DOCUMENT_BYTES_SHOWN)
-    text, note = document_text(content, result)
+    text, note = document_text(content, result, records)
     started = as_datetime(described.get("startDate"))
     lines = span_lines(ctx, records.job_id, started - dt.timedelta(minutes=1) if started else None)
     trace = build_trace(
@@ -325,11 +325,20 @@ def evidence_pages(content: bytes | None, result: DocumentResult | None) -> list
     return page_texts(content, result.format or detect_format(content))
 
 
-def document_text(content: bytes | None, result: DocumentResult | None) -> tuple[str | None, str | None]:
-    """The document's text as the model read it (PDF pages, DOCX, XLSX, text), and a note when there is
-    none: the local extra's readers (docagent/localcloud/bedrock/document_text.py) do the reading."""
+def document_text(
+    content: bytes | None, result: DocumentResult | None, records: JobRecords | None = None
+) -> tuple[str | None, str | None]:
+    """The document's text as the model read it (PDF pages, DOCX, XLSX, text; a page without a text layer:
+    the text OCR read of it, stored once per document and read by the grounding's one reader,
+    functions/page_texts.py), and a note when there is none: the local extra's readers
+    (docagent/localcloud/bedrock/document_text.py) do the reading."""
     if content is None:
         return None, "the document is no longer in its bucket"
+    if result is not None and result.ocr is not None and records is not None:  # a scan, a photo, a fax (#52)
+        fmt = result.format or detect_format(content)
+        pages = stored_page_texts(content, fmt, result.ocr, records.read_json)
+        if pages:
+            return "\n\n".join(pages)[:DOCUMENT_TEXT_SHOWN], None
     if image_kind(content) is not None:
         return None, "an image: its pages are shown above (no text layer to show)"
     try:

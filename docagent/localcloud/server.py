@@ -32,6 +32,7 @@ from docagent.localcloud.state.journal import Journal, JournalWriteError
 from docagent.localcloud.stepfunctions import distributed_map, resume
 from docagent.localcloud.stepfunctions import redrive_execution as redrive
 from docagent.localcloud.stepfunctions import status_events as alerts
+from docagent.localcloud.textract import detect_api as textract
 from docagent.localcloud.ticket_service import LOCAL_TOPIC_NAME, TICKET_API_URL_PARAMETER, TicketService
 from docagent.served_hosts import served_hosts
 
@@ -183,6 +184,7 @@ class LocalCloud:
         # and the labels it answers from (kept with the rest of the state).
         labels_folder = persistence.state_folder(self.state_dir) if self.persist else None
         bedrock.install(self.model_faults, state_folder=labels_folder, reader=self.reader)
+        textract.install()  # DetectDocumentText read by a real OCR engine (docagent/localcloud/textract/)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         default_user_config["stepfunctions"]["execute_state_machine"] = True
         # The interpreter calls S3 and Lambda through boto3 at localhost:MOTO_PORT.

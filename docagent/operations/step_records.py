@@ -73,7 +73,7 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
     several classes; a PDF of a job that splits pages: ``classify-pages-w0001`` and ``sections``, a packet's
     first page window and its sections, functions/sections.py), ``extract`` (a long PDF's result:
     ``extract-w{first:04d}`` a page window), ``escalate`` (a definition naming two models), then
-    ``lookup-{check}`` per lookup check.
+    ``lookup-{check}`` per lookup check, ``ocr`` (a result whose pages without a text layer were read by OCR).
 
     Without its result (a document not finished yet): every step any document may take, the lookups of all
     the definition's classes. With its result: the steps that document took, and only those: its class's
@@ -107,6 +107,8 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
                 for check in spec.checks
                 if isinstance(check, LookupCheck) and lookup_key(check, result.fields) is not None
             )
+        if result.ocr is not None:  # its pages without a text layer read by OCR, once (functions/ocr/step.py)
+            took.append("ocr")
         return took
     lookups = {
         f"lookup-{check.name}"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, JsonValue
 
-from functions import aws, durable, pdf_pages, references, s3_json, sections, spend, storage
+from functions import aws, durable, pdf_pages, references, s3_json, sections, storage
 from functions.batch_inference.output_records import BatchReplies
 from functions.checks import decide, run_checks
 from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
@@ -50,11 +50,12 @@ from functions.inference.instructions import classify_instruction, extract_instr
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
 from functions.logic.window_extraction import Windows, extract_windows, windows_of
 from functions.observability import logger
-from functions.page_texts import page_texts
+from functions.ocr.step import document_cost_usd, grounding_texts
 from functions.payloads.common import SourceFormat, utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent, WindowCall
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
+from functions.payloads.ocr import OcrSummary
 from functions.pdf_layers import ReadMode
 from functions.settings import get_settings
 from functions.spans import span
@@ -282,6 +283,7 @@ class DocumentRun:
         self.detected: SourceFormat | None = None
         self.calls: list[ExtractionRecord] = []
         self.provider: ModelProvider | None = None  # a test's model for every call (else the settings')
+        self.ocr: OcrSummary | None = None  # the pages read by OCR (functions/ocr/step.py)
 
     def result(self, **fields: object) -> DocumentResult:
         entry = self.event.document
@@ -295,10 +297,8 @@ class DocumentRun:
                 "format": self.detected,
                 "processed_at": utc_now(),
                 "sha256": self.digest,
-                "model_cost_usd": spend.calls_cost_usd(
-                    (call.model_id, call.input_tokens, call.output_tokens, call.inference)
-                    for call in self.calls
-                ),
+                "model_cost_usd": document_cost_usd(self.calls, self.ocr),
+                "ocr": self.ocr,
                 **fields,
             }
         )
@@ -427,7 +427,7 @@ class DocumentRun:
         durable model step, or one a page window of a long PDF), checked and grounded."""
         assert self.bundle is not None
         versions = self.manifest.versions
-        texts = functools.cache(lambda: page_texts(document.data, document.format))  # read once, when needed
+        texts = functools.cache(lambda: grounding_texts(self, document, section_id))  # read once, when needed
         spec = replace(extract_spec(self.bundle, class_name, versions, document), section_id=section_id)
         window_calls: list[WindowCall] = []
         cascade = None

@@ -18,6 +18,7 @@ from functions.payloads.common import (
 from functions.payloads.evidence import Cascade, FieldEvidence
 from functions.payloads.job import JobOptions, JobVersions, ManifestEntry
 from functions.payloads.model_calls import CheckOutcome
+from functions.payloads.ocr import OcrSummary
 from functions.payloads.report import CaseOutcome, Ignorable, ReportRow, SectionRow
 
 
@@ -145,6 +146,9 @@ class DocumentResult(Ignorable):
     )
     model_cost_usd: float | None = Field(
         None, description="its model calls priced (functions/spend.py); null: no dated price, or older"
+    )
+    ocr: OcrSummary | None = Field(
+        None, description="its pages without a text layer read by OCR (docs/design.md, Page text by OCR)"
     )
     versions: JobVersions
     format: SourceFormat | None = None

@@ -23,22 +23,23 @@ Grounding = Literal["grounded", "approximate", "not_found", "unverified"]
 GroundingMode = Literal["verbatim", "support", "none"]
 
 
+class Box(StrictModel):
+    """Where a span is on its page: ratios (0..1) of the page's width and height from its top-left corner,
+    Amazon Textract's ``BoundingBox`` shape (docs/design.md, "Evidence and confidence": a contract the console
+    draws; it does not change)."""
+
+    left: float = Field(ge=0, le=1)
+    top: float = Field(ge=0, le=1)
+    width: float = Field(ge=0, le=1)
+    height: float = Field(ge=0, le=1)
+
+
 class Quote(StrictModel):
     """One field's evidence as the model replies it (the reply's ``_evidence`` object, by field path)."""
 
     quote: str = Field(max_length=2000, description="the verbatim text the value was read from")
     page: int = Field(1, ge=1, description="the page it is on, 1 for a document without pages")
     confidence: float | None = Field(None, ge=0, le=1, description="the model's own score, when asked")
-
-
-class PageBox(StrictModel):
-    """Where on its page a quote is: ratios of the page's width and height from its top left corner, the
-    page as shown upright (Textract's BoundingBox shape; the console draws it over the page's image)."""
-
-    left: float
-    top: float
-    width: float = Field(ge=0)
-    height: float = Field(ge=0)
 
 
 class FieldEvidence(StrictModel):
@@ -58,7 +59,9 @@ class FieldEvidence(StrictModel):
     mode: GroundingMode = Field(
         "verbatim", description="how the value is held to its quote (x-grounding): verbatim, support, none"
     )
-    box: PageBox | None = Field(None, description="the quote's box on its page (null: position unknown)")
+    box: Box | None = Field(
+        None, description="where the span is on its page (ratios of the page; null: unknown)"
+    )
 
 
 # Cascade.escalated when the strong model gave the whole document (the cheap model's reply gave no fields).

@@ -205,7 +205,14 @@ def test_function_grants_follow_the_design_s3_layout(synthesized: Synthesized) -
         f"{bucket}/jobs/*/model-calls/*",
         f"{bucket}/jobs/*/model-attempts/*",
         f"{bucket}/jobs/*/model-breaker.json",
+        f"{bucket}/jobs/*/ocr/*",  # the pages read by OCR, stored once (#52)
     }
+    assert f"{bucket}/jobs/*/ocr/*" in s3("process_document", "s3:GetObject")
+    # the OCR of pages without a text layer (Textract DetectDocumentText has no resource type):
+    # ProcessDocument only; the local cloud enforces it, so a missing grant fails locally as on AWS
+    for handler in DESIGN_HANDLERS:
+        textract = s3(handler.split(".")[2], "textract:DetectDocumentText")
+        assert textract == ({"*"} if handler.split(".")[2] == "process_document" else set()), handler
     assert s3("build_report", "s3:GetObject") == {
         f"{bucket}/jobs/*",
         f"{bucket}/map-runs/*",

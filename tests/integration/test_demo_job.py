@@ -39,12 +39,14 @@ def test_demo_job_runs_the_claims_example(claims_run: tuple[dict, dict, dict]) -
     summary, _, _ = claims_run
     assert_recovered(summary, 11)  # a scan, a phone photo, a two-page TIFF fax and a packet among them
     definition = summary["definition"]
-    assert definition["results_by_status"] == {"extracted": 8, "rejected": 1, "review": 2}
+    # the phone photo goes to review: the local OCR engine does not read its "£", so its currency (GBP) is
+    # found nowhere on the page (docs/performance.md, "OCR")
+    assert definition["results_by_status"] == {"extracted": 7, "rejected": 1, "review": 3}
     assert definition["results_by_class"] == {"claim-form": 7, "repair-estimate": 5}  # the packet's sections
     # the job splits PDFs and multi-page TIFFs (split: pages): their pages are classified (the two-page fax's
     # too), the other documents as before
     assert definition["model_calls_by_purpose"] == {"classify": 4, "classify-pages": 7, "extract": 12}
-    assert definition["totals"]["total-by-currency"] == {"EUR": "6570.50", "GBP": "3590.00"}
+    assert definition["totals"]["total-by-currency"] == {"EUR": "6570.50", "GBP": "2970.00"}
 
 
 def test_demo_job_crashed_inside_the_packet_recovers_each_section_once(

@@ -129,7 +129,10 @@ def bundle_reading(read: str) -> DefinitionBundle:
     return bundle.model_copy(update={"definition": definition})
 
 
-@pytest.mark.parametrize(("read", "scan_outcome"), [("auto", "extracted"), ("text", "rejected")])
+# auto: the scan is read visually and its page, without a text layer, by OCR (moto's Textract answers text
+# that holds none of the fields): its fields are not grounded, so it goes to review (#52), no longer accepted
+# "unverified" on the model's word alone.
+@pytest.mark.parametrize(("read", "scan_outcome"), [("auto", "review"), ("text", "rejected")])
 def test_a_job_reads_its_scans_by_its_read_mode(cloud_settings, read, scan_outcome):
     scan, text = files.scanned_pdf(), render_pdf(files.INVOICE)
     put_object(f"{PREFIX}scan.pdf", scan)

@@ -48,6 +48,7 @@ from docagent.localcloud.bedrock.labels import LabelStore, Reader, document_sha2
 from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.bedrock.page_windows import window_reply
 from docagent.localcloud.bedrock.recordings import RecordedReply, write_recordings
+from docagent.localcloud.textract.reading import seen_pages
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
 from functions.inference.instructions import asked
@@ -331,11 +332,11 @@ class LocalBedrock:
             evidence = question is None or question.kind == "extract"
             if message.window is not None and evidence:
                 answered = window_reply(answered, message.window, pages)
-            reply = self._with_faults(
+            reply = self._with_faults(  # a scan's pages as OCR reads them (#52: seen_pages), not a window's
                 answered,
                 model_id,
                 evidence=evidence,
-                pages=pages,
+                pages=seen_pages(blocks, pages) if evidence and message.window is None else pages,
                 quotes=self._label_quotes(digest),
                 split=question is not None and question.kind == "classify-pages",
             )
