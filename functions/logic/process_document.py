@@ -189,7 +189,7 @@ def extract_spec(
     return CallSpec(
         purpose="extract",
         class_name=class_name,
-        system=with_evidence_prompt(extract_prompt(class_name, class_bundle)),
+        system=with_evidence_prompt(extract_prompt(class_name, class_bundle), dict(class_bundle.schema_)),
         user=extract_instruction(class_name, document.name),
         prompt_version=versions.prompt_version,
         read=lambda reply: extracted_with_evidence(reply, class_bundle),

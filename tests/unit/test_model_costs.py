@@ -15,7 +15,7 @@ from docagent.operations import model_costs
 from docagent.operations import preflight as preflight_module
 from docagent.operations.json_shapes import JobEstimate
 from functions import spend
-from stacks.config import load_config
+from stacks.config import DEFAULT_CHEAP_MODEL_ID, load_config
 
 LITE = "us.amazon.nova-lite-v1:0"
 
@@ -97,10 +97,9 @@ def test_preflight_prints_the_cost_per_1000_of_the_definitions_models(
     args = build_parser().parse_args(["preflight", "--documents", "1000000"])
     default = JobEstimate.model_validate(args.estimate(args, config))
     assert [(row.model_id, row.mode) for row in default.per_1000] == [
-        (config.model_id, "text"),
-        (config.model_id, "image"),
-        (config.model_id, "visual"),
+        (model, mode) for model in config.model_ids() for mode in ("text", "image", "visual")
     ]
+    assert config.model_ids() == [config.model_id, DEFAULT_CHEAP_MODEL_ID]  # the default cascade's models
     job = tmp_path / "cascade"
     shutil.copytree(project.ROOT / "examples" / "invoices", job)
     definition = json.loads((job / "job.json").read_text())

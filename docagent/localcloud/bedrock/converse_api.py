@@ -50,6 +50,7 @@ from docagent.localcloud.bedrock.page_windows import window_reply
 from docagent.localcloud.bedrock.recordings import RecordedReply, write_recordings
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
+from functions.inference.evidence import asked_quotes
 from functions.inference.instructions import asked
 from functions.page_texts import page_texts
 from functions.page_windows import PageWindow, window_source
@@ -223,12 +224,13 @@ class LocalBedrock:
         evidence: bool,
         pages: list[str] | None = None,
         quotes: dict[str, str] | None = None,
+        quoted: list[str] | None = None,
     ) -> str:
         """An answer with its evidence (``evidence``: an extract call answered from a label, ``quotes`` the
         label's own: docagent/localcloud/bedrock/evidence.py), then the ``corrupt`` and ``misquote`` faults
         (for the models they apply to)."""
         if evidence:
-            reply = with_evidence(reply, pages or [], quotes)
+            reply = with_evidence(reply, pages or [], quotes, quoted)
         if not self.faults.applies_to(model_id):
             return reply
         if self.faults.corrupt is not None:
@@ -329,7 +331,12 @@ class LocalBedrock:
             if message.window is not None and evidence:
                 answered = window_reply(answered, message.window, pages)
             reply = self._with_faults(
-                answered, model_id, evidence=evidence, pages=pages, quotes=self._label_quotes(digest)
+                answered,
+                model_id,
+                evidence=evidence,
+                pages=pages,
+                quotes=self._label_quotes(digest),
+                quoted=asked_quotes("".join(block.get("text", "") for block in system)),
             )
         stop_reason = "end_turn"
         shape = self._draw() if faults.applies_to(model_id) else 1.0
