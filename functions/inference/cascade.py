@@ -118,7 +118,7 @@ def schema_valid(record: ExtractionRecord, class_bundle: ClassBundle) -> bool:
 def _cost(call: ExtractionRecord | None) -> float | None:
     if call is None:
         return 0.0
-    return spend.calls_cost_usd([(call.model_id, call.input_tokens, call.output_tokens, call.inference)])
+    return spend.records_cost_usd([call])
 
 
 def cascaded(

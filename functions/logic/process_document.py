@@ -296,10 +296,7 @@ class _Run:
                 "format": self.detected,
                 "processed_at": utc_now(),
                 "sha256": self.digest,
-                "model_cost_usd": spend.calls_cost_usd(
-                    (call.model_id, call.input_tokens, call.output_tokens, call.inference)
-                    for call in self.calls
-                ),
+                "model_cost_usd": spend.records_cost_usd(self.calls),
                 **fields,
             }
         )

@@ -47,6 +47,7 @@ from docagent.localcloud.bedrock.image_blocks import read_images, visual_tokens
 from docagent.localcloud.bedrock.labels import LabelStore, Reader, document_sha256, no_label, slice_digest
 from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.bedrock.page_windows import window_reply
+from docagent.localcloud.bedrock.prompt_cache import PromptCache
 from docagent.localcloud.bedrock.recordings import RecordedReply, write_recordings
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
@@ -88,6 +89,7 @@ class LocalBedrock:
         self.stats: Counter[str] = Counter()
         self._random = random.Random()
         self.stopping = threading.Event()
+        self.prompt_cache = PromptCache()
         self.labels = LabelStore()
         self.reader: Reader | None = None
         self.model = ModelChoice()
@@ -354,7 +356,14 @@ class LocalBedrock:
         self._count("answered")
         self._count("input_tokens", input_tokens)
         self._count("output_tokens", output_tokens)
-        return converse_answer(reply, stop_reason, input_tokens, output_tokens, started)
+        return converse_answer(  # a cachePoint's prefix counted apart
+            reply,
+            stop_reason,
+            input_tokens,
+            output_tokens,
+            started,
+            cached=self.prompt_cache.usage(model_id, system),
+        )
 
 
 def estimate_input_tokens(*texts: str) -> int:
