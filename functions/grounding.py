@@ -239,12 +239,15 @@ def ground(
     pages: list[str] | None,
     schema: dict[str, Any],
     mode: GroundingMode | None = None,
+    *,
+    name: str = "",
 ) -> FieldEvidence:
     """One field's grounding: ``pages`` are the document's page texts (None: no text layer read); ``mode``
-    how the value is held to its quote (None: the schema's, functions/grounding_modes.py)."""
+    how the value is held to its quote (None: the schema's, functions/grounding_modes.py); ``name`` the
+    field's own name (a value without a quote is looked for on the lines naming it: ``locate_value``)."""
     mode = mode or grounding_mode(schema)
     if (quote is None or quote.quote is None) and mode == "verbatim":
-        return located_by_value(value, None if quote is None else quote.page, pages, schema)
+        return located_by_value(value, None if quote is None else quote.page, pages, schema, name)
     if quote is None or quote.quote is None:
         return FieldEvidence(page=None if quote is None else quote.page, grounding="not_found",
                              confidence=confidence("not_found", None, None),
@@ -286,7 +289,7 @@ def ground(
 
 
 def located_by_value(
-    value: JsonValue, page: int | None, pages: list[str] | None, schema: dict[str, Any]
+    value: JsonValue, page: int | None, pages: list[str] | None, schema: dict[str, Any], name: str = ""
 ) -> FieldEvidence:
     """A ``verbatim`` field the model gave no quote for (its page only: functions/inference/evidence.py):
     the value itself looked for on that page, then on the others (``locate_value``); the text found is the
@@ -300,7 +303,9 @@ def located_by_value(
             note="the page has no text layer the pipeline reads: the value was not looked for",
             mode="verbatim",
         )
-    found = locate_value(value, pages, named, schema)
+    from functions.value_location import locate_value  # noqa: PLC0415 (it reads this module's readers)
+
+    found = locate_value(value, pages, named, schema, name)
     if found is None:
         return FieldEvidence(page=page, grounding="not_found", value_agrees=False,
                              confidence=confidence("not_found", False, None),
@@ -319,54 +324,6 @@ def located_by_value(
         note=f"the value is on page {found.page}, not page {page}" if moved else None,
         mode="verbatim",
     )
-
-
-def locate_value(value: JsonValue, pages: list[str], page: int, schema: dict[str, Any]) -> Located | None:
-    """Where ``value`` is printed: on ``page`` (1-based) first, then the other pages in order; on each page
-    the first line holding the value's own text (case and whitespace normalised), else the first line it
-    agrees with as the schema reads it (``value_agrees``: a date, an amount, a code by its digits), narrowed
-    to the date or number read when there is one."""
-    order = [page - 1] + [index for index in range(len(pages)) if index != page - 1]
-    wanted = normalised(str(value)).text
-    for exact in (True, False):
-        for index in order:
-            if not 0 <= index < len(pages):
-                continue
-            for line in re.finditer(r"[^\n]+", pages[index]):
-                span = _value_span(value, line.group(0), wanted, schema, exact=exact)
-                if span is not None:
-                    start, end = span
-                    return Located(index + 1, line.start() + start, line.start() + end, 100.0, exact=True)
-    return None
-
-
-def _value_span(
-    value: JsonValue, line: str, wanted: str, schema: dict[str, Any], *, exact: bool
-) -> tuple[int, int] | None:
-    """The span of ``line`` that holds ``value``: its own text (``exact``), else the date or number the
-    schema reads it from, else the line's text when it agrees as a whole; None when the line does not
-    hold it."""
-    if exact:  # the value's own text as a whole word ("EUR" is not the start of "EUROPE")
-        text = normalised(line)
-        found = re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", text.text) if wanted else None
-        return None if found is None else text.span(found.start(), found.end(), line)
-    # the value's text inside a longer word is no reading of it ("EUR" in "EUROPE"): agreement by another
-    # rule (digits, a currency symbol, a date or an amount read) only
-    scrubbed = re.sub(re.escape(wanted), " ", normalised(line).text) if wanted else line
-    if value_agrees(value, scrubbed, schema) is not True:
-        return None
-    read_as = schema.get("x-normalise")
-    if read_as == "date" or schema.get("format") == "date":
-        for match in _DATE_LIKE.finditer(line):
-            if str(value) in set(date_candidates(match.group(0))):
-                return match.span()
-    if read_as == "amount" or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        for match in _NUMBER_LIKE.finditer(line):
-            if value_agrees(value, match.group(0), schema) is True:
-                return match.span()
-    stripped = line.strip()
-    start = line.index(stripped) if stripped else 0
-    return start, start + len(stripped)
 
 
 def is_grounded(evidence: FieldEvidence) -> bool:
@@ -411,7 +368,9 @@ def ground_fields(
 ) -> dict[str, FieldEvidence]:
     """Every field's evidence, by path, each by its mode (functions/grounding_modes.py)."""
     return {
-        path: ground(value, quotes.get(path), pages, sub, grounding_mode(sub, name_of(path)))
+        path: ground(
+            value, quotes.get(path), pages, sub, grounding_mode(sub, name_of(path)), name=name_of(path)
+        )
         for path, value, sub in leaves(fields, schema)
     }
 

@@ -40,20 +40,37 @@ QUOTE_PROMPT = (
 )
 
 
-def evidence_prompt(schema: dict[str, Any]) -> str:
-    """The paragraph asking for evidence: a page for each value, a quote for the fields that need one."""
+# A document whose page texts the pipeline does not read (functions/page_texts.py: HTML, a spreadsheet, a
+# scan read visually) cannot have a value looked for: every value is quoted, and the grounding holds the
+# value to its quote (the paragraph before 2026-12-07).
+QUOTE_ALL_PROMPT = " ".join(
+    [
+        f'Beside the fields, give one more key, "{EVIDENCE_KEY}": an object whose keys are the paths',
+        'of the values you gave (a field "total", a nested "party.name", an item of a list',
+        '"line_items[0].amount") and whose values are {"quote": the exact text of the document you',
+        'read the value from, copied verbatim (a line or less), "page": the page number it is on, 1 for',
+        "a document without pages}. Give no evidence for a null value.",
+    ]
+)
+
+
+def evidence_prompt(schema: dict[str, Any] | None) -> str:
+    """The paragraph asking for evidence: a page for each value, a quote for the fields that need one; a
+    quote for every value when ``schema`` is None (a document without page texts the pipeline reads)."""
+    if schema is None:
+        return QUOTE_ALL_PROMPT
     quoted = list(quoted_paths(schema))
     return f"{EVIDENCE_PROMPT} {QUOTE_PROMPT}{json.dumps(quoted)}." if quoted else EVIDENCE_PROMPT
 
 
-def with_evidence_prompt(prompt: str, schema: dict[str, Any]) -> str:
+def with_evidence_prompt(prompt: str, schema: dict[str, Any] | None) -> str:
     return f"{prompt}\n\n{evidence_prompt(schema)}"
 
 
 def asked_quotes(system: str) -> list[str] | None:
     """The field paths (schema_path form) an extraction's system prompt asks quotes for, as a model reads
-    them from it (the local Bedrock answers so); None: a prompt that asks a quote for every value (the
-    paragraph before 2026-12-07, or none)."""
+    them from it (the local Bedrock answers so); None: a prompt that asks a quote for every value
+    (QUOTE_ALL_PROMPT, or none)."""
     if EVIDENCE_PROMPT not in system:
         return None
     at = system.find(QUOTE_PROMPT)

@@ -182,14 +182,25 @@ def classify_spec(bundle: DefinitionBundle, versions: JobVersions, document: Doc
 
 
 def extract_spec(
-    bundle: DefinitionBundle, class_name: str, versions: JobVersions, document: DocumentInput
+    bundle: DefinitionBundle,
+    class_name: str,
+    versions: JobVersions,
+    document: DocumentInput,
+    *,
+    has_page_texts: bool | None = None,
 ) -> CallSpec:
-    """The extraction of a document of ``class_name``: its prompts, its reply read as the class's fields."""
+    """The extraction of a document of ``class_name``: its prompts, its reply read as the class's fields.
+    ``has_page_texts``: the grounding reads the document's pages (None: read them to know), so a value
+    printed as it is needs its page only (functions/inference/evidence.py); otherwise every value is
+    quoted. The batch path's records (functions/batch_inference/input_records.py) ask the same."""
     class_bundle = bundle.class_bundle(class_name)
+    if has_page_texts is None:
+        has_page_texts = page_texts(document.data, document.format) is not None
+    schema = dict(class_bundle.schema_) if has_page_texts else None
     return CallSpec(
         purpose="extract",
         class_name=class_name,
-        system=with_evidence_prompt(extract_prompt(class_name, class_bundle), dict(class_bundle.schema_)),
+        system=with_evidence_prompt(extract_prompt(class_name, class_bundle), schema),
         user=extract_instruction(class_name, document.name),
         prompt_version=versions.prompt_version,
         read=lambda reply: extracted_with_evidence(reply, class_bundle),
@@ -424,7 +435,10 @@ class _Run:
         assert self.bundle is not None
         versions = self.manifest.versions
         texts = functools.cache(lambda: page_texts(document.data, document.format))  # read once, when needed
-        spec = replace(extract_spec(self.bundle, class_name, versions, document), section_id=section_id)
+        spec = replace(
+            extract_spec(self.bundle, class_name, versions, document, has_page_texts=texts() is not None),
+            section_id=section_id,
+        )
         window_calls: list[WindowCall] = []
         cascade = None
         if windows:  # >>> #41 page windows: one durable step a window, merged by the class's schema

@@ -8,17 +8,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from docagent import project
+from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.evidence import misquoted, with_evidence
+from functions.documents import document_input
 from functions.grounding import ground, ground_fields, is_grounded, review_reasons
 from functions.grounding_modes import quoted_paths
 from functions.inference.evidence import (
     EVIDENCE_KEY,
     EVIDENCE_PROMPT,
+    QUOTE_ALL_PROMPT,
     asked_quotes,
     evidence_prompt,
     split,
 )
+from functions.logic.process_document import extract_spec
 from functions.payloads.evidence import Quote
+from functions.payloads.job import JobVersions
 
 PAGES = [
     "ACME Supplies Ltd\nCustomer no.: 19\nInvoice number: F2025-3421\n",
@@ -127,3 +133,40 @@ def test_the_local_model_answers_the_prompt_with_pages_and_the_asked_quotes() ->
     assert ground(
         "2025-07-27", Quote.model_validate(wrong), PAGES, SCHEMA["properties"]["invoice_date"]
     ).grounding == ("not_found")
+
+
+def test_a_document_without_page_texts_is_asked_a_quote_for_every_value() -> None:
+    """HTML has no page texts the grounding reads (functions/page_texts.py): its values cannot be looked for,
+    so its extraction asks a quote for each, and the local model quotes each."""
+    bundle = read_bundle(project.ROOT / "examples" / "invoices")
+    versions = JobVersions.model_construct(prompt_version="v")
+    text = extract_spec(bundle, "invoice", versions, document_input(b"Invoice 7\nTotal EUR 1.00\n", "doc-1"))
+    html = extract_spec(
+        bundle, "invoice", versions, document_input(b"<html><body>Invoice 7</body></html>", "d")
+    )
+    assert asked_quotes(text.system) == ["category", "summary"]
+    assert QUOTE_ALL_PROMPT in html.system and asked_quotes(html.system) is None
+    assert evidence_prompt(None) == QUOTE_ALL_PROMPT
+
+
+def test_a_date_is_looked_for_on_the_lines_naming_its_field_only() -> None:
+    """A page prints several dates: a misread invoice date that is the end of a billing period elsewhere on
+    the page is not the invoice's (the demo's doc with "period 01.03.2025 - 30.03.2025")."""
+    page = "Contoso Ltd | Invoice # INV-2025-14134 | 29.03.2025\n  period 01.03.2025 - 30.03.2025\n"
+    date = SCHEMA["properties"]["invoice_date"]
+    fields = {"invoice_date": "2025-03-30"}
+    misread = ground_fields(
+        fields, {"invoice_date": Quote(page=1)}, [page], {"properties": {"invoice_date": date}}
+    )
+    assert misread["invoice_date"].grounding == "not_found"
+    read = ground("2025-03-29", Quote(page=1), [page], date, name="invoice_date")
+    assert (read.grounding, read.quote) == ("grounded", "29.03.2025")
+    # without a line naming it, any line is looked at
+    assert ground("2025-03-30", Quote(page=1), [page], date, name="due_date").grounding == "grounded"
+
+
+def test_a_code_read_by_its_digits_is_looked_for_on_the_lines_naming_it() -> None:
+    page = "Quai Saint-Antoine 19\nCustomer no.: 20\n"
+    code = SCHEMA["properties"]["customer_id"]
+    assert ground("CUST-00020", Quote(page=1), [page], code, name="customer_id").quote == "Customer no.: 20"
+    assert ground("CUST-00019", Quote(page=1), [page], code, name="customer_id").grounding == "not_found"
