@@ -271,15 +271,30 @@ def ground(
     grounding = "grounded" if not notes else "approximate"
     if agrees is False:
         notes.append(f"the value {value!r} does not agree with its quote {quote.quote!r}")
+    score = quote.confidence
+    return _found(found, quote.quote, grounding, agrees=agrees, score=score, notes=notes, mode=mode)
+
+
+def _found(
+    found: Located,
+    quote: str,
+    grounding: Grounding,
+    *,
+    agrees: bool | None,
+    score: float | None,
+    notes: list[str],
+    mode: GroundingMode,
+) -> FieldEvidence:
+    """A field's evidence found in the page texts: ``quote`` at ``found``."""
     return FieldEvidence(
-        quote=quote.quote,
+        quote=quote,
         page=found.page,
         start=found.start,
         end=found.end,
         grounding=grounding,
         match_score=found.score,
         value_agrees=agrees,
-        confidence=confidence(grounding, agrees, quote.confidence),
+        confidence=confidence(grounding, agrees, score),
         note="; ".join(notes) or None,
         mode=mode,
     )
@@ -311,17 +326,13 @@ def located_by_value(
                              confidence=confidence("not_found", False, None),
                              note=f"the value {value!r} is not in the document", mode="verbatim")  # fmt: skip
     moved = page is not None and found.page != page
-    grounding: Grounding = "approximate" if moved else "grounded"
-    return FieldEvidence(
-        quote=pages[found.page - 1][found.start : found.end],
-        page=found.page,
-        start=found.start,
-        end=found.end,
-        grounding=grounding,
-        match_score=found.score,
-        value_agrees=True,
-        confidence=confidence(grounding, True, None),
-        note=f"the value is on page {found.page}, not page {page}" if moved else None,
+    return _found(
+        found,
+        pages[found.page - 1][found.start : found.end],
+        "approximate" if moved else "grounded",
+        agrees=True,
+        score=None,
+        notes=[f"the value is on page {found.page}, not page {page}"] if moved else [],
         mode="verbatim",
     )
 
