@@ -15,7 +15,8 @@ CONFIG_MEANINGS: dict[str, str] = {
     "extra_model_ids": (
         "further Bedrock model ids (same forms as `model_id`) the functions may call: the models job "
         "definitions name (job.json `models`, a cheap model first; docs/defining-a-job.md); their "
-        "InvokeModel grants are added"
+        "InvokeModel grants and throttle alarms are added; the default is the default cascade's cheap model "
+        "(Amazon Nova Lite, US profile: docs/cost.md)"
     ),
     "model_max_tokens": "Converse `maxTokens` (a reply cut off there is a rejected document)",
     "model_temperature": "Converse `temperature`",

@@ -268,13 +268,19 @@ def ground(
     pages: list[str] | None,
     schema: dict[str, Any],
     mode: GroundingMode | None = None,
+    *,
+    name: str = "",
 ) -> FieldEvidence:
     """One field's grounding: ``pages`` are the document's page texts (None: no text layer read); ``mode``
-    how the value is held to its quote (None: the schema's, functions/grounding_modes.py)."""
+    how the value is held to its quote (None: the schema's, functions/grounding_modes.py); ``name`` the
+    field's own name (a value without a quote is looked for on the lines naming it: ``locate_value``)."""
     mode = mode or grounding_mode(schema)
-    if quote is None:
-        return FieldEvidence(grounding="not_found", confidence=confidence("not_found", None, None),
-                             note="the model gave no evidence", mode=mode)  # fmt: skip
+    if (quote is None or quote.quote is None) and mode == "verbatim":
+        return located_by_value(value, None if quote is None else quote.page, pages, schema, name)
+    if quote is None or quote.quote is None:
+        return FieldEvidence(page=None if quote is None else quote.page, grounding="not_found",
+                             confidence=confidence("not_found", None, None),
+                             note="the model gave no quote", mode=mode)  # fmt: skip
     agrees = value_agrees(value, quote.quote, schema) if mode == "verbatim" else None
     if pages is None:
         grounding: Grounding = "unverified"
@@ -295,15 +301,33 @@ def ground(
     grounding = "grounded" if not notes else "approximate"
     if agrees is False:
         notes.append(f"the value {value!r} does not agree with its quote {quote.quote!r}")
+    score = quote.confidence
+    return _found(
+        found, quote.quote, grounding, agrees=agrees, score=score, notes=notes, mode=mode, pages=pages
+    )
+
+
+def _found(
+    found: Located,
+    quote: str,
+    grounding: Grounding,
+    *,
+    agrees: bool | None,
+    score: float | None,
+    notes: list[str],
+    mode: GroundingMode,
+    pages: list[str],
+) -> FieldEvidence:
+    """A field's evidence found in the page texts: ``quote`` at ``found`` (boxed where ``pages`` can)."""
     return FieldEvidence(
-        quote=quote.quote,
+        quote=quote,
         page=found.page,
         start=found.start,
         end=found.end,
         grounding=grounding,
         match_score=found.score,
         value_agrees=agrees,
-        confidence=confidence(grounding, agrees, quote.confidence),
+        confidence=confidence(grounding, agrees, score),
         note="; ".join(notes) or None,
         mode=mode,
         box=pages.box(found.page, found.start, found.end) if isinstance(pages, PageTexts) else None,
@@ -321,6 +345,44 @@ def _read_from_page(
     if not (isinstance(pages, PageTexts) and pages.is_ocr(found.page)):
         return agrees
     return value_agrees(value, pages[found.page - 1][found.start : found.end], schema)
+
+
+# ------------------------------------------------------------------------------ a value without a quote
+
+
+def located_by_value(
+    value: JsonValue, page: int | None, pages: list[str] | None, schema: dict[str, Any], name: str = ""
+) -> FieldEvidence:
+    """A ``verbatim`` field the model gave no quote for (its page only: functions/inference/evidence.py):
+    the value itself looked for on that page, then on the others (``locate_value``); the text found is the
+    field's quote. A value the document does not print (a misread date) is not found."""
+    named = page or 1
+    if pages is None:
+        return FieldEvidence(
+            page=page,
+            grounding="unverified",
+            confidence=confidence("unverified", None, None),
+            note="the page has no text layer the pipeline reads: the value was not looked for",
+            mode="verbatim",
+        )
+    from functions.value_location import locate_value  # noqa: PLC0415 (it reads this module's readers)
+
+    found = locate_value(value, pages, named, schema, name)
+    if found is None:
+        return FieldEvidence(page=page, grounding="not_found", value_agrees=False,
+                             confidence=confidence("not_found", False, None),
+                             note=f"the value {value!r} is not in the document", mode="verbatim")  # fmt: skip
+    moved = page is not None and found.page != page
+    return _found(
+        found,
+        pages[found.page - 1][found.start : found.end],
+        "approximate" if moved else "grounded",
+        agrees=True,
+        score=None,
+        notes=[f"the value is on page {found.page}, not page {page}"] if moved else [],
+        mode="verbatim",
+        pages=pages,
+    )
 
 
 def is_grounded(evidence: FieldEvidence) -> bool:
@@ -365,7 +427,9 @@ def ground_fields(
 ) -> dict[str, FieldEvidence]:
     """Every field's evidence, by path, each by its mode (functions/grounding_modes.py)."""
     return {
-        path: ground(value, quotes.get(path), pages, sub, grounding_mode(sub, name_of(path)))
+        path: ground(
+            value, quotes.get(path), pages, sub, grounding_mode(sub, name_of(path)), name=name_of(path)
+        )
         for path, value, sub in leaves(fields, schema)
     }
 

@@ -98,3 +98,39 @@ def defaulted(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, Gro
         mode, why = default_mode(schema, name_of(path))
         if why is not None:
             yield path, mode, why
+
+
+def needs_quote(schema: dict[str, Any], name: str = "", mode: GroundingMode | None = None) -> bool:
+    """Whether the model must quote the text a field's value comes from (functions/inference/evidence.py):
+    a field not read ``verbatim`` (summarised or judged: ``support``; ``none``), or an enum or a constant,
+    which names a kind the text need not spell. Any other value is found on its page by the grounding itself
+    (functions/grounding.py ``locate_value``), so the model gives its page only."""
+    mode = mode or grounding_mode(schema, name)
+    return mode != "verbatim" or any(key in schema for key in ("enum", "const"))
+
+
+def quoted_paths(schema: dict[str, Any], path: str = "") -> Iterator[str]:
+    """Each field of a class's schema (a dotted path, ``[]`` for a list's items) the model must quote
+    (``needs_quote``), an object's or a list's ``x-grounding`` passed down to its parts that do not say
+    theirs (as functions/grounding.py ``leaves`` does)."""
+
+    def passed(sub: dict[str, Any]) -> dict[str, Any]:
+        if GROUNDING_KEYWORD in schema and GROUNDING_KEYWORD not in sub:
+            return {**sub, GROUNDING_KEYWORD: schema[GROUNDING_KEYWORD]}
+        return sub
+
+    properties = schema.get("properties")
+    items = schema.get("items")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            if isinstance(sub, dict):
+                yield from quoted_paths(passed(sub), f"{path}.{name}".lstrip("."))
+    elif isinstance(items, dict):
+        yield from quoted_paths(passed(items), f"{path}[]")
+    elif path and needs_quote(schema, name_of(path)):
+        yield path
+
+
+def schema_path(path: str) -> str:
+    """A value's path as its schema names it: ``line_items[0].amount`` -> ``line_items[].amount``."""
+    return re.sub(r"\[\d+\]", "[]", path)

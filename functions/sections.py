@@ -322,8 +322,7 @@ def split_packet(
     step = run.step if chosen is None else _revised(run)
     checks, case = case_of(bundle.definition.case, results, found.pages, step)  # functions/cases.py
     status, error, reason = packet_status(rows, case)
-    own = [(call.model_id, call.input_tokens, call.output_tokens, call.inference) for call in records]
-    costs = [spend.calls_cost_usd(own)] + [result.model_cost_usd for result in results]
+    costs = [spend.records_cost_usd(records)] + [result.model_cost_usd for result in results]
     known = [cost for cost in costs if cost is not None]
     return PacketSplit(
         run.store(

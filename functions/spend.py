@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from functions.payloads.common import InferenceMode
 
@@ -30,16 +31,29 @@ TEXT_AND_DOCUMENTS: frozenset[str] = frozenset({"text", "document"})
 EVERYTHING: frozenset[str] = frozenset({"text", "image", "document"})
 
 
+# Prompt caching (docs/cost.md, "Caching where it pays"): a token read from the cache or written to it is
+# billed at a share of the input price. Anthropic's models on Bedrock: cache write 1.25x, cache read 0.1x (5
+# minute TTL; looked up 2026-12-07: https://aws.amazon.com/bedrock/pricing/ as summarised by
+# https://clauder-navi.com/en/bedrock-claude-cost/, "Prompt Caching (cache write at 1.25x, cache read at
+# 0.1x)"). Amazon Nova: cache read 75 % off input (Nova Pro $0.20 against $0.80 per 1M,
+# https://www.swfte.com/de/blog/amazon-nova-pro-pricing, "As of May 2026"); no cache-write price is listed for
+# Nova, so a written token is priced as an input token (1.0x).
+CLAUDE_CACHE = (0.1, 1.25)
+NOVA_CACHE = (0.25, 1.0)
+
+
 @dataclass(frozen=True)
 class ModelPrice:
     """On-demand price per 1,000 tokens; ``matches`` is a substring of the model or inference profile id;
-    ``reads``: what Converse lets the model read (text, image, document), None where not recorded."""
+    ``reads``: what Converse lets the model read (text, image, document), None where not recorded;
+    ``cache``: (read, write) shares of the input price of a cached token."""
 
     matches: str
     input_per_1000: float
     output_per_1000: float
     source: str
     reads: frozenset[str] | None = None
+    cache: tuple[float, float] = CLAUDE_CACHE
 
     def batch_per_1000(self) -> tuple[float, float]:
         """(input, output) per 1,000 tokens on batch inference."""
@@ -69,9 +83,9 @@ MODEL_PRICES: tuple[ModelPrice, ...] = (
     ),
     ModelPrice("global.anthropic.claude-haiku-4-5", 0.001, 0.005, "https://aws.amazon.com/bedrock/pricing/"),
     ModelPrice("claude-haiku-4-5", 0.0011, 0.0055, "https://aws.amazon.com/bedrock/pricing/ (regional +10%)"),
-    ModelPrice("amazon.nova-micro", 0.000035, 0.00014, NOVA_SOURCE, TEXT_ONLY),
-    ModelPrice("amazon.nova-lite", 0.00006, 0.00024, NOVA_SOURCE, EVERYTHING),
-    ModelPrice("amazon.nova-pro", 0.0008, 0.0032, NOVA_SOURCE, EVERYTHING),
+    ModelPrice("amazon.nova-micro", 0.000035, 0.00014, NOVA_SOURCE, TEXT_ONLY, NOVA_CACHE),
+    ModelPrice("amazon.nova-lite", 0.00006, 0.00024, NOVA_SOURCE, EVERYTHING, NOVA_CACHE),
+    ModelPrice("amazon.nova-pro", 0.0008, 0.0032, NOVA_SOURCE, EVERYTHING, NOVA_CACHE),
 )
 
 
@@ -112,14 +126,56 @@ def price_factor(mode: InferenceMode) -> float:
 
 
 def call_cost_nano(
-    model_id: str, input_tokens: int, output_tokens: int, mode: InferenceMode = "on_demand"
+    model_id: str,
+    input_tokens: int,
+    output_tokens: int,
+    mode: InferenceMode = "on_demand",
+    *,
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
 ) -> int:
-    """A model call's cost in nano-dollars, rounded up (never under-counted)."""
+    """A model call's cost in nano-dollars, rounded up (never under-counted). ``input_tokens`` are those
+    neither read from nor written to the prompt cache (Converse's ``inputTokens`` with caching: AWS, "Prompt
+    caching", looked up 2026-12-07); the cached ones are priced at the model's ``cache`` shares."""
     price = model_price(model_id)
     factor = price_factor(mode)
+    read, write = price.cache
+    input_equivalent = input_tokens + cache_read_tokens * read + cache_write_tokens * write
     # per 1,000 tokens in USD = per token in micro-dollars * 1,000, so per token in nano-dollars * 1e3 / 1e3
-    nano = (input_tokens * price.input_per_1000 + output_tokens * price.output_per_1000) * factor * 1_000_000
+    usd_per_1000 = input_equivalent * price.input_per_1000 + output_tokens * price.output_per_1000
+    nano = usd_per_1000 * factor * 1_000_000
     return int(-(-round(nano * 1000) // 1000))
+
+
+class CallTokens(Protocol):
+    """What a finished call's record says of its tokens (ModelCallRecord, ExtractionRecord)."""
+
+    model_id: str
+    input_tokens: int
+    output_tokens: int
+    inference: InferenceMode
+    cache_read_tokens: int
+    cache_write_tokens: int
+
+
+def record_cost_nano(call: CallTokens) -> int:
+    """A journalled call's cost (``call_cost_nano`` of its model, tokens, cached tokens and mode)."""
+    return call_cost_nano(
+        call.model_id,
+        call.input_tokens,
+        call.output_tokens,
+        call.inference,
+        cache_read_tokens=call.cache_read_tokens,
+        cache_write_tokens=call.cache_write_tokens,
+    )
+
+
+def records_cost_usd(calls: Iterable[CallTokens]) -> float | None:
+    """Finished calls' records priced together; None when a model has no dated price."""
+    try:
+        return to_usd(sum(record_cost_nano(call) for call in calls))
+    except LookupError:
+        return None
 
 
 def call_cost_usd(

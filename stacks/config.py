@@ -44,6 +44,14 @@ SNS_TOPIC_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(
 # another Region deployed and then failed every model call with. For data residency pick the geography's
 # profile (`eu.`, `apac.`, `jp.`, `au.`, ...): synth and preflight refuse one the stack's Region cannot call.
 DEFAULT_MODEL_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+# The cheap model of the default cascade (job.json ``models: [CHEAP, DEFAULT_MODEL_ID]``, docs/cost.md "The
+# default: cheap first"): Amazon Nova Lite, one of the cheapest current Bedrock models that reads what a
+# job reads through Converse (text, images, and PDF/DOCX document blocks: AWS "Supported models and model
+# features" and the Nova user guide's "Multimodal support", looked up 2026-12-07; Nova Micro reads text). Its
+# profiles are geographic only (us./eu./apac.; the model card lists no global profile, looked up 2026-12-07):
+# the US one here, callable from us-east-* and us-west-* (a stack elsewhere names its geography's, e.g.
+# eu.amazon.nova-lite-v1:0, in extra_model_ids and the definition's models; preflight names the problem).
+DEFAULT_CHEAP_MODEL_ID = "us.amazon.nova-lite-v1:0"
 
 # Cross-Region inference profile ids carry a geography prefix: `us.anthropic.claude-...` (as of 2026-11, AWS
 # docs: "Supported Regions and models for inference profiles", inference-profiles-support.html).
@@ -169,7 +177,8 @@ class DocAgentConfig(BaseModel):
     model_id: str = Field(DEFAULT_MODEL_ID, min_length=1)
     # Further models the functions may call: those job definitions name (job.json ``models``: a cheap model
     # first, docs/defining-a-job.md). The functions' and the batch role's InvokeModel grants cover them too.
-    extra_model_ids: list[str] = Field(default_factory=list, max_length=10)
+    # By default the cheap model of the default cascade (DEFAULT_CHEAP_MODEL_ID).
+    extra_model_ids: list[str] = Field(default_factory=lambda: [DEFAULT_CHEAP_MODEL_ID], max_length=10)
     # The Converse inferenceConfig: an extraction is well under 800 tokens; temperature 0 repeats best.
     model_max_tokens: int = Field(800, ge=1, le=64_000)
     model_temperature: float = Field(0.0, ge=0.0, le=1.0)

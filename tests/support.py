@@ -40,6 +40,12 @@ def example_bundle(name: str = "invoices") -> DefinitionBundle:
     return read_bundle(EXAMPLES / name)
 
 
+def without_models(bundle: DefinitionBundle) -> DefinitionBundle:
+    """The bundle without its cascade (job.json ``models``): the deployment's model alone, as the unit tests'
+    one fake model answers (the default invoices definition names [cheap, strong] since issue #54)."""
+    return bundle.model_copy(update={"definition": bundle.definition.model_copy(update={"models": None})})
+
+
 def publish_definition(bundle: DefinitionBundle) -> None:
     """What `docagent definition publish` stores: the bundle under its content hash."""
     put_object(

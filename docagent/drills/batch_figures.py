@@ -22,6 +22,19 @@ def model_calls_by_mode(journal: dict[str, list[ModelCallRecord]]) -> dict[str, 
     return dict(sorted(counts.items()))
 
 
+def model_calls_by_model(journal: dict[str, list[ModelCallRecord]]) -> dict[str, dict[str, int]]:
+    """Each model's finished calls of the job and their tokens (a cascade's cheap and strong model apart:
+    docs/cost.md, "The default: cheap first"), by model id."""
+    by_model: dict[str, dict[str, int]] = {}
+    for calls in journal.values():
+        for call in calls:
+            figures = by_model.setdefault(call.model_id, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+            figures["calls"] += 1
+            figures["input_tokens"] += call.input_tokens
+            figures["output_tokens"] += call.output_tokens
+    return dict(sorted(by_model.items()))
+
+
 def batch_jobs_of(bedrock: Any, job_id: str) -> list[dict[str, Any]]:
     """The model invocation jobs submitted for a docagent job (by their names: one a part), in name order."""
     name = batch_job_name_prefix(job_id)

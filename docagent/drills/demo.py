@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from docagent import project
-from docagent.drills.batch_figures import batch_jobs_of, model_calls_by_mode
+from docagent.drills.batch_figures import batch_jobs_of, model_calls_by_mode, model_calls_by_model
 from docagent.drills.budget_demo import DemoBudget, after_budget, spend_summary
 from docagent.drills.cpu import cpu_clock, cpu_figures
 from docagent.drills.demo_corpus import (
@@ -357,6 +357,7 @@ def model_figures(job: LocalJob, inference: str) -> dict[str, Any]:
         "inference": inference,
         "batch_jobs": batch_jobs_of(job.ctx.client("bedrock"), job.job_id),
         "model_calls_by_mode": model_calls_by_mode(job.records.model_calls),
+        "model_calls_by_model": model_calls_by_model(job.records.model_calls),
     }
 
 

@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from docagent import project
 from docagent.drills.batch_figures import BATCH_SECONDS_PER_DOCUMENT
 from docagent.drills.cost import UsageModel, cost_report
 from docagent.operations.context import OperatorError
@@ -31,6 +32,7 @@ from docagent.operations.model_costs import cost_per_1000
 from docagent.operations.preflight import definition_models
 from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES, BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
 from functions.batch_inference.plan import record_bytes_bound
+from functions.definition import DEFINITION_FILE
 from stacks.config import DocAgentConfig
 
 # The most children a Distributed Map runs at once (as of 2026-12, AWS docs "Distributed Map state":
@@ -116,7 +118,11 @@ def job_estimate(
     jobs = batch_jobs_needed(documents, config)
     batch_hours = jobs["waves"] * BATCH_TIMEOUT_HOURS_MIN
     batch_seconds = batch_steps_seconds + batch_hours * 3600
-    report = cost_report(documents, usage or UsageModel((0, 1), {}, {}), config)
+    # the model that reads every document: a cascade's first (its strong model comes on top for the
+    # documents it is asked about, a share no one knows before the job: the figure is a floor)
+    first = (models or [config.model_id])[0]
+    priced = config if first == config.model_id else config.model_copy(update={"model_id": first})
+    report = cost_report(documents, usage or UsageModel((0, 1), {}, {}), priced)
     modes = report["inference"]
     estimate: dict[str, Any] = {
         "documents": documents,
@@ -140,7 +146,8 @@ def job_estimate(
         },
         "job_timeout_seconds": config.job_timeout_seconds,
         "cost_measured": usage is not None,
-        "cost_covers": "the whole job (measured usage)" if usage is not None else "the model calls only",
+        "cost_covers": ("the whole job (measured usage)" if usage is not None else "the model calls only")
+        + (f", of {first} (the cascade's first model)" if models and len(models) > 1 else ""),
         "prices_as_of": report["prices_as_of"],
         "verdict": modes["verdict"],
         "per_1000": [row.model_dump() for row in cost_per_1000(models or config.model_ids())],
@@ -179,8 +186,16 @@ def summary_line(estimate: dict[str, Any]) -> str:
 def estimate_for_preflight(args: argparse.Namespace, config: DocAgentConfig) -> dict[str, Any]:
     """``preflight``'s estimate: ``--documents`` (default: the config's max_documents) and ``--usage``."""
     documents = config.max_documents if args.documents is None else args.documents
-    models = definition_models(args.definition) if getattr(args, "definition", None) else None
+    folder = getattr(args, "definition", None) or default_definition_folder(config)
+    models = definition_models(str(folder)) if folder else None
     return job_estimate(documents, config, load_usage(args.usage), models)
+
+
+def default_definition_folder(config: DocAgentConfig) -> Path | None:
+    """The folder of the deployment's default definition when it is an example (examples/NAME, which a
+    deploy publishes), else None: a preflight without ``--definition`` estimates the jobs it runs."""
+    folder = project.ROOT / "examples" / config.default_definition
+    return folder if config.default_definition and (folder / DEFINITION_FILE).is_file() else None
 
 
 def add_to_preflight(commands: Any, common: argparse.ArgumentParser) -> None:

@@ -23,6 +23,7 @@ from docagent.drills.document_files import FIXED_TIME, render_docx
 from docagent.kit.samples import label_path
 from functions.definition import DEFINITION_FILE, SCHEMA_DIALECT
 from functions.spec_base import NAME_PATTERN, NAME_RULE
+from stacks.config import DEFAULT_CHEAP_MODEL_ID, DEFAULT_MODEL_ID
 
 
 class ScaffoldRefused(ValueError):  # noqa: N818 (the outcome: init refused the folder)
@@ -158,6 +159,9 @@ def _job(name: str) -> dict[str, Any]:
         "description": "Receipts: extract each receipt's fields, refuse a receipt dated in the future, "
         "send a receipt above 500.00 to review, total the accepted receipts by currency and export the "
         "results.",
+        # cheap first (docs/cost.md, "The default: cheap first"): the strong model only for the fields the
+        # grounding would send to review
+        "models": [DEFAULT_CHEAP_MODEL_ID, DEFAULT_MODEL_ID],
         "classes": {
             CLASS_NAME: {
                 "description": "A receipt: proof of one purchase, with the merchant, the date and the total "

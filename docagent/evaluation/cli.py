@@ -236,6 +236,7 @@ def _run_locally(
             job_folder=job_folder,
             model=choice,
             models=models,
+            alone=bool(args.cascade) and models is None,  # the strong model alone, not the default cascade
         )
 
     found, alone = run(), None

@@ -222,12 +222,14 @@ def run_local(
     job_folder: JobFolder | None = None,
     model: ModelChoice | None = None,
     models: tuple[str, str] | None = None,
+    alone: bool = False,
 ) -> JobResults:
     """A new job of the samples' documents on a fresh in-process local cloud, as ``docagent demo`` starts
     one: the synthesized app deployed, the documents uploaded as ``start --from-dir`` does, the job followed
     to its end, then read back like any other job. With ``job_folder`` (``--job PATH``) the job runs that
     definition on its samples, as ``docagent demo --job`` does (without a crash). With ``models`` (cheap,
-    strong) the definition runs as if its job.json named them (docagent/evaluation/cascade.py)."""
+    strong) the definition runs as if its job.json named them (docagent/evaluation/cascade.py); ``alone``:
+    as if it named none (the deployment's model_id alone: the strong model of a default cascade)."""
     from docagent.drills.demo import default_time_scale, demo_cloud, follow, synthesized
     from docagent.drills.demo_corpus import seed_references
     from docagent.drills.local_job import LocalJob
@@ -253,13 +255,13 @@ def run_local(
         if job_folder is not None:  # its definition published, its labels and references loaded
             prefix = storage.incoming_prefix(job_id)
             job_folder.seed(job, prefix)
-            if models is not None:
+            if models is not None or alone:
                 publish_with_models(job, job_folder.bundle, models)
             job.start({"job_id": job_id, "prefix": prefix, **job_folder.request()})
             follow(job, len(samples), show_progress, description="evaluating")
             return results_of_job(job.ctx, job_id, definition, samples)
         seed_references(job)
-        if models is not None:
+        if models is not None or alone:
             publish_with_models(job, None, models)
         # The local Bedrock answers each document from its label (docagent/localcloud/bedrock/labels.py).
         post_labels(where.endpoint, samples_labels(samples))
@@ -291,9 +293,11 @@ def allowing(models: tuple[str, str]) -> dict[str, list[str]]:
     return {"extra_model_ids": list(dict.fromkeys([*named, *models]))}
 
 
-def publish_with_models(job: LocalJob, bundle: DefinitionBundle | None, models: tuple[str, str]) -> None:
-    """Publish ``bundle`` (None: the deployment's default definition as published) naming ``models``: the
-    version new jobs of the local cloud pin."""
+def publish_with_models(
+    job: LocalJob, bundle: DefinitionBundle | None, models: tuple[str, str] | None
+) -> None:
+    """Publish ``bundle`` (None: the deployment's default definition as published) naming ``models`` (None:
+    none, the deployment's model_id alone): the version new jobs of the local cloud pin."""
     from docagent.kit.registry import current_bundle, publish
     from docagent.operations.sources import deployed_limits
 
@@ -303,6 +307,9 @@ def publish_with_models(job: LocalJob, bundle: DefinitionBundle | None, models: 
         if bundle is None:
             raise RefusedError("DefinitionMissing", f"the local cloud has no definition {name!r} published")
     definition = JobDefinition.model_validate(
-        {**bundle.definition.model_dump(mode="json", by_alias=True), "models": list(models)}
+        {
+            **bundle.definition.model_dump(mode="json", by_alias=True),
+            "models": None if models is None else list(models),
+        }
     )
     publish(job.s3, job.bucket, bundle.model_copy(update={"definition": definition}), by="docagent eval")

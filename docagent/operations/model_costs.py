@@ -3,8 +3,9 @@ the figures ``docagent preflight --documents N`` and ``docagent start --dry-run`
 (docs/cost.md, "Cost before the start"), and the estimate ``start`` refuses an over-budget job with.
 
 The tokens are measured, not guessed: a document read as text takes what the demo's invoices took on
-2026-12-07 (``make demo``, 200 real-sized invoices with the default model: 1,428 input and 195 output tokens
-a document, issue #54); read as images or visually, the demo's prompt (385 tokens a call, docs/cost.md,
+2026-12-07 (``make demo``, 200 real-sized invoices with the default definition, its evidence a page for each
+value printed as it is: 1,480 input and 125 output tokens a document, issue #54; with a quote for every
+value it was 1,428 and 195); read as images or visually, the demo's prompt (385 tokens a call, docs/cost.md,
 2026-12-02) plus its pages (1.3 a document: 30 of the demo's 100 PDFs have two pages) at the documented
 tokens a page (functions/images.py, functions/pdf_layers.py). The output is the same whatever the reading.
 The project has no OCR reading (a scanned PDF is read visually), so there is no OCR row.
@@ -21,8 +22,8 @@ from functions.images import BEST_PIXELS, PIXELS_PER_TOKEN
 from functions.pdf_layers import VISUAL_TOKENS_PER_PAGE
 
 MEASURED_ON = "make demo, 2026-12-07 (docs/cost.md)"
-MEASURED_INPUT_TOKENS_PER_DOCUMENT = 1_428
-MEASURED_OUTPUT_TOKENS_PER_DOCUMENT = 195
+MEASURED_INPUT_TOKENS_PER_DOCUMENT = 1_480
+MEASURED_OUTPUT_TOKENS_PER_DOCUMENT = 125
 MEASURED_PROMPT_TOKENS_PER_CALL = 385
 MEASURED_PAGES_PER_DOCUMENT = 1.3
 DOCUMENTS = 1_000

@@ -47,9 +47,7 @@ def actual_cost(calls: dict[str, list[ModelCallRecord]]) -> dict[str, Any]:
             input_tokens += call.input_tokens
             output_tokens += call.output_tokens
             try:
-                cost = spend.call_cost_nano(
-                    call.model_id, call.input_tokens, call.output_tokens, call.inference
-                )
+                cost = spend.record_cost_nano(call)
             except LookupError:
                 unpriced.add(call.model_id)
                 continue

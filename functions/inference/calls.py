@@ -183,6 +183,8 @@ def finished_call(
         "model_id": reply.model_id,
         "input_tokens": reply.input_tokens,
         "output_tokens": reply.output_tokens,
+        "cache_read_tokens": reply.cache_read_tokens,
+        "cache_write_tokens": reply.cache_write_tokens,
         "inference": reply.inference,
         "tokens_clamped": reply.tokens_clamped,
     }
@@ -237,6 +239,8 @@ def journal_call(
         prompt_sha256=sha256_text(spec.system),
         input_tokens=record.input_tokens,
         output_tokens=record.output_tokens,
+        cache_read_tokens=record.cache_read_tokens,
+        cache_write_tokens=record.cache_write_tokens,
         outcome=call_outcome(record),
         fields=record.fields,
         reason=record.reason,

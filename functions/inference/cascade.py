@@ -20,7 +20,13 @@ from pydantic import JsonValue
 
 from functions import spend
 from functions.definition import ClassBundle, DefinitionBundle
-from functions.errors import MODEL_NOT_ALLOWED_FIX, ModelNotAllowed
+from functions.errors import (
+    MODEL_NOT_ALLOWED_FIX,
+    DocumentNotLabelled,
+    DocumentTooLong,
+    DocumentUnreadable,
+    ModelNotAllowed,
+)
 from functions.fields import FieldsInvalid, extracted_fields
 from functions.grounded_decision import Thresholds, with_confidence
 from functions.grounding import field_of, ground_fields
@@ -28,6 +34,13 @@ from functions.inference.calls import CallSpec
 from functions.inference.evidence import EVIDENCE_KEY, split
 from functions.payloads.evidence import WHOLE_DOCUMENT, Cascade
 from functions.payloads.model_calls import ExtractionRecord
+
+# A cheap call that failed for the document itself (Bedrock refused it as too long for the context window or
+# could not read it, or the local model has no label for it): the strong model is not asked (issue #54: the
+# default's strong model, Claude Haiku 4.5, has a smaller context window, 200K, than Nova Lite's 300K).
+DOCUMENT_REFUSALS = frozenset(
+    {DocumentTooLong.__name__, DocumentUnreadable.__name__, DocumentNotLabelled.__name__}
+)
 
 
 def models_of(bundle: DefinitionBundle | None) -> tuple[str, str] | None:
@@ -68,7 +81,10 @@ def to_escalate(
     first: ExtractionRecord, class_bundle: ClassBundle, pages: list[str] | None
 ) -> dict[str, str]:
     """The top-level fields the strong model must give, with why: those the grounding of the first
-    extraction sends to review; the whole document (WHOLE_DOCUMENT) when it gave no fields."""
+    extraction sends to review; the whole document (WHOLE_DOCUMENT) when it gave no fields; none when the
+    document itself was refused (DOCUMENT_REFUSALS)."""
+    if first.error in DOCUMENT_REFUSALS:  # about the document, not the model: the strong one would refuse too
+        return {}
     if not first.ok or first.fields is None:
         return {WHOLE_DOCUMENT: f"the cheap model gave no fields ({first.error}: {first.reason})"}
     fields, quotes = split(first.fields)
@@ -118,7 +134,7 @@ def schema_valid(record: ExtractionRecord, class_bundle: ClassBundle) -> bool:
 def _cost(call: ExtractionRecord | None) -> float | None:
     if call is None:
         return 0.0
-    return spend.calls_cost_usd([(call.model_id, call.input_tokens, call.output_tokens, call.inference)])
+    return spend.records_cost_usd([call])
 
 
 def cascaded(

@@ -37,6 +37,7 @@ from functions.errors import (
     ModelThrottled,
     ModelUnavailable,
 )
+from functions.inference.prompt_cache import system_blocks
 from functions.payloads.common import InferenceMode
 from functions.payloads.model_calls import ModelReply
 
@@ -199,7 +200,9 @@ class BedrockConverseProvider:
 
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:
         client = self._client or aws.bedrock_runtime_client(self.read_timeout())
-        body = converse_body(document, system, user, self._max_tokens, self._temperature)
+        body = converse_body(
+            document, system, user, self._max_tokens, self._temperature, model_id=self._model_id
+        )
         try:
             response = client.converse(modelId=self._model_id, **body)
         except ClientError as error:
@@ -224,14 +227,22 @@ class BedrockConverseProvider:
 
 
 def converse_body(
-    document: DocumentInput, system: str, user: str, max_tokens: int, temperature: float
+    document: DocumentInput,
+    system: str,
+    user: str,
+    max_tokens: int,
+    temperature: float,
+    *,
+    model_id: str | None = None,
 ) -> dict[str, Any]:
-    """The Converse request's body but the model id: the system prompt, one user message of the document's
-    blocks (a document block, or an image document's image blocks) and the user text, the inference
-    settings. A batch record's ``modelInput`` is the same body (functions/batch_inference/input_records.py),
-    so a batch reply answers exactly the call the on-demand path would make."""
+    """The Converse request's body but the model id: the system prompt (with a cache checkpoint where the
+    model caches a prompt this long: functions/inference/prompt_cache.py), one user message of the
+    document's blocks (a document block, or an image document's image blocks) and the user text, the
+    inference settings. A batch record's ``modelInput`` is the same body without the checkpoint (no
+    ``model_id``: functions/batch_inference/input_records.py), so a batch reply answers exactly the call the
+    on-demand path would make."""
     return {
-        "system": [{"text": system}],
+        "system": system_blocks(system, model_id),
         "messages": [{"role": "user", "content": [*document.converse_blocks(), {"text": user}]}],
         "inferenceConfig": {"maxTokens": max_tokens, "temperature": temperature},
     }
@@ -255,6 +266,10 @@ class _Usage(BaseModel):
 
     inputTokens: int = Field(ge=0)  # noqa: N815 (Converse's names)
     outputTokens: int = Field(ge=0)  # noqa: N815
+    # with prompt caching (AWS "Prompt caching", looked up 2026-12-07): inputTokens are the tokens neither
+    # read from nor written to the cache; these are the others, absent without caching
+    cacheReadInputTokens: int = Field(0, ge=0)  # noqa: N815
+    cacheWriteInputTokens: int = Field(0, ge=0)  # noqa: N815
 
 
 class _Message(BaseModel):
@@ -348,6 +363,8 @@ def read_reply(
         model_id=model_id,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
+        cache_read_tokens=answer.usage.cacheReadInputTokens,
+        cache_write_tokens=answer.usage.cacheWriteInputTokens,
         inference=inference,
         tokens_clamped=clamp,
     )

@@ -38,7 +38,7 @@ def settle_call(event: ProcessDocumentEvent, call: ModelCallRecord, *, replayed:
     """A finished (journalled) call's actual cost: settled against the budget once, and the ``ModelCostUSD``
     metric (not again for a replayed call, counted when it finished, unless it was never settled)."""
     try:
-        cost = spend.call_cost_nano(call.model_id, call.input_tokens, call.output_tokens)
+        cost = spend.record_cost_nano(call)
     except LookupError:
         if event.options.max_cost_usd is not None:
             raise  # reserve_call priced this model already: not reached

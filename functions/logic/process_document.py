@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel
 
 from functions import aws, durable, pdf_pages, references, s3_json, sections, storage
 from functions.batch_inference.output_records import BatchReplies
@@ -37,6 +37,7 @@ from functions.faults import fault_point
 from functions.fields import row_columns
 from functions.grounded_decision import evidence_of, grounded_decision
 from functions.inference import ModelProvider, get_model_provider
+from functions.inference.call_specs import classify_spec, extract_spec, unknown_class_reason
 from functions.inference.calls import CallSpec, call_once, clear_journal
 from functions.inference.cascade import (
     cascaded,
@@ -45,9 +46,8 @@ from functions.inference.cascade import (
     first_model,
     models_of,
 )
-from functions.inference.evidence import extracted_with_evidence, split, with_evidence_prompt
-from functions.inference.instructions import classify_instruction, extract_instruction
-from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
+from functions.inference.evidence import split
+from functions.inference.prompts import CLASS_KEY
 from functions.logic.window_extraction import Windows, extract_windows, windows_of
 from functions.observability import logger
 from functions.ocr.step import document_cost_usd, grounding_texts
@@ -168,39 +168,6 @@ def read_document(
         document=document_input(data, block_name(entry.index), read, max_pages),
         sha256=digest,
     )
-
-
-def classify_spec(bundle: DefinitionBundle, versions: JobVersions, document: DocumentInput) -> CallSpec:
-    """The classification of a document: its prompts, and its reply read as ``{"class": NAME or null}``."""
-    return CallSpec(
-        purpose="classify",
-        class_name=None,
-        system=classify_prompt(bundle),
-        user=classify_instruction(document.name),
-        prompt_version=versions.prompt_version,
-        read=lambda reply: {CLASS_KEY: classified(reply)},
-    )
-
-
-def extract_spec(
-    bundle: DefinitionBundle, class_name: str, versions: JobVersions, document: DocumentInput
-) -> CallSpec:
-    """The extraction of a document of ``class_name``: its prompts, its reply read as the class's fields."""
-    class_bundle = bundle.class_bundle(class_name)
-    return CallSpec(
-        purpose="extract",
-        class_name=class_name,
-        system=with_evidence_prompt(extract_prompt(class_name, class_bundle)),
-        user=extract_instruction(class_name, document.name),
-        prompt_version=versions.prompt_version,
-        read=lambda reply: extracted_with_evidence(reply, class_bundle),
-    )
-
-
-def unknown_class_reason(bundle: DefinitionBundle, named: JsonValue) -> str:
-    known = ", ".join(sorted(bundle.classes))
-    answer = "none of them" if named is None else f"{named!r}, not one of them"
-    return f"the document is of no known class: the classes are {known}; the model answered {answer}"
 
 
 # ------------------------------------------------------------------------------------------- the flow
@@ -428,7 +395,10 @@ class DocumentRun:
         assert self.bundle is not None
         versions = self.manifest.versions
         texts = functools.cache(lambda: grounding_texts(self, document, section_id))  # read once, when needed
-        spec = replace(extract_spec(self.bundle, class_name, versions, document), section_id=section_id)
+        spec = replace(
+            extract_spec(self.bundle, class_name, versions, document, has_page_texts=texts() is not None),
+            section_id=section_id,
+        )
         window_calls: list[WindowCall] = []
         cascade = None
         if windows:  # >>> #41 page windows: one durable step a window, merged by the class's schema

@@ -41,10 +41,7 @@ class Steps(Protocol):
 
 def document_cost_usd(calls: list[ExtractionRecord], ocr: OcrSummary | None) -> float | None:
     """A document's model calls priced (null: a model without a dated price), its OCR's pages added."""
-    calls_usd = spend.calls_cost_usd(
-        (call.model_id, call.input_tokens, call.output_tokens, call.inference) for call in calls
-    )
-    return spend.plus(calls_usd, ocr.cost_usd if ocr else None)
+    return spend.plus(spend.records_cost_usd(calls), ocr.cost_usd if ocr else None)
 
 
 def grounding_texts(run: Steps, document: DocumentInput, section_id: str | None = None) -> PageTexts | None:

@@ -37,7 +37,12 @@ class Box(StrictModel):
 class Quote(StrictModel):
     """One field's evidence as the model replies it (the reply's ``_evidence`` object, by field path)."""
 
-    quote: str = Field(max_length=2000, description="the verbatim text the value was read from")
+    quote: str | None = Field(
+        None,
+        max_length=2000,
+        description="the verbatim text the value was read from; null: the page alone (a value printed as it "
+        "is, which the grounding finds on the page itself)",
+    )
     page: int = Field(1, ge=1, description="the page it is on, 1 for a document without pages")
     confidence: float | None = Field(None, ge=0, le=1, description="the model's own score, when asked")
 

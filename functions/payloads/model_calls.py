@@ -16,6 +16,8 @@ class ModelReply(StrictModel):
     model_id: str
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
+    cache_read_tokens: int = Field(0, ge=0, description="input tokens read from the prompt cache")
+    cache_write_tokens: int = Field(0, ge=0, description="input tokens written to the prompt cache")
     inference: InferenceMode = "on_demand"
     tokens_clamped: str | None = Field(
         None,
@@ -39,6 +41,8 @@ class ExtractionRecord(StrictModel):
     model_id: str
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = Field(0, ge=0, description="input tokens read from the prompt cache")
+    cache_write_tokens: int = Field(0, ge=0, description="input tokens written to the prompt cache")
     inference: InferenceMode = "on_demand"
     tokens_clamped: str | None = Field(
         None,
@@ -73,6 +77,8 @@ class ModelCallRecord(StrictModel):
     prompt_sha256: str
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int = Field(0, ge=0, description="input tokens read from the prompt cache")
+    cache_write_tokens: int = Field(0, ge=0, description="input tokens written to the prompt cache")
     outcome: ModelCallOutcome
     fields: dict[str, JsonValue] | None = None
     reason: str | None = None
@@ -108,6 +114,8 @@ class ModelCallRecord(StrictModel):
             model_id=self.model_id,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens,
             inference=self.inference,
             tokens_clamped=self.tokens_clamped,
         )

@@ -12,7 +12,7 @@ import pytest
 from aws_cdk import aws_iam as iam
 
 from functions.settings import ENV_VARS
-from stacks.config import INFERENCE_PROFILE_PREFIXES, DocAgentConfig
+from stacks.config import DEFAULT_CHEAP_MODEL_ID, INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.docagent_stack import DocAgentStack
 from stacks.lambdas import REPO_ROOT, function_environment
 from stacks.powertools import powertools_layer_parameter
@@ -329,6 +329,16 @@ def test_only_process_document_may_invoke_the_model(synthesized: Synthesized) ->
                     "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/" + base_model,
                 ),
                 ("bedrock:InvokeModel", "arn:<AWS::Partition>:bedrock:::foundation-model/" + base_model),
+                # the default cascade's cheap model (cdk.json extra_model_ids): a US profile and its model
+                (
+                    "bedrock:InvokeModel",
+                    "arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/"
+                    + DEFAULT_CHEAP_MODEL_ID,
+                ),
+                (
+                    "bedrock:InvokeModel",
+                    "arn:<AWS::Partition>:bedrock:*::foundation-model/amazon.nova-lite-v1:0",
+                ),
             }
         elif handler == "functions.handlers.batch_inference.handler":
             # Creates and reads the job's batch job (Bedrock invokes the model under the batch role).

@@ -103,9 +103,10 @@ def test_email_subscription_only_when_configured(synthesized: Synthesized, tmp_p
 
 def test_every_alarm_notifies_the_topic_and_ignores_missing_data(synthesized: Synthesized) -> None:
     found = alarms(synthesized)
-    # 2 job alarms, one failures alarm per Distributed Map (5), one throttles alarm per model (cdk.json: 1),
-    # errors of 6 functions, throttles of 7, approval and nothing-extracted, budget 2.
-    assert len(found) == 2 + 5 + 1 + 6 + 7 + 2 + 2
+    # 2 job alarms, one failures alarm per Distributed Map (5), one throttles alarm per model (cdk.json: 2,
+    # the default cascade's), errors of 6 functions, throttles of 7, approval and nothing-extracted, budget 2.
+    assert len(synthesized.stack.config.model_ids()) == 2
+    assert len(found) == 2 + 5 + 2 + 6 + 7 + 2 + 2
     for alarm_id, properties in found.items():
         assert properties["AlarmActions"] == [topic_ref(synthesized)], alarm_id
         assert properties["TreatMissingData"] == "notBreaching", alarm_id

@@ -104,13 +104,12 @@ def test_three_concurrent_starts_start_once_and_only_one_says_started(concurrent
 
 @pytest.fixture
 def denied_model(cloud: LocalCloud, deployed) -> Iterator[None]:
-    """The deployed model answers AccessDeniedException until the test ends (the session's cloud serves the
-    other tests too)."""
+    """The deployed models (the default definition's cascade: MODELS_ALLOWED) answer AccessDeniedException
+    until the test ends (the session's cloud serves the other tests too)."""
     records = LocalJob.on(cloud.endpoint, deployed, "cli-counts-denied").records
     configuration = records.function_configuration(names.function_name_output(names.PROCESS_DOCUMENT))
-    set_model_faults(
-        cloud.endpoint, ModelFaults(deny=[configuration["Environment"]["Variables"]["MODEL_ID"]])
-    )
+    models = json.loads(configuration["Environment"]["Variables"]["MODELS_ALLOWED"])
+    set_model_faults(cloud.endpoint, ModelFaults(deny=models))
     yield
     set_model_faults(cloud.endpoint, None)
 

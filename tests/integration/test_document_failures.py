@@ -115,8 +115,17 @@ def test_a_misbehaving_model_fails_each_document_with_its_reason_and_the_job_suc
     docagent: Any, aws: Any, deployed: Any, misbehaving: tuple[FakeServer, dict[str, str], Path]
 ) -> None:
     fake, modes, folder = misbehaving
+    # one model misbehaving: the invoice definition without the default's cascade (issue #54), whose strong
+    # model would be asked again for each document the cheap one failed
+    single = folder.parent / "one-model"
+    shutil.copytree(EXAMPLES / "invoices", single)
+    definition = json.loads((single / "job.json").read_text())
+    definition.pop("models")
+    (single / "job.json").write_text(json.dumps({**definition, "name": "one-model"}))
 
-    code, started = docagent("start", "--job-id", "misbehaving-model", "--from-dir", str(folder), "--wait")
+    code, started = docagent(
+        "start", "--job-id", "misbehaving-model", "--from-dir", str(folder), "--job", str(single), "--wait"
+    )
 
     assert code == 0 and started["final"]["status"] == "SUCCEEDED", started  # tolerance 0
     code, report = docagent("inspect", "misbehaving-model", "--all")

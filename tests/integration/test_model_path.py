@@ -54,7 +54,10 @@ def test_a_model_without_access_stops_the_job_fast_and_inspect_says_what_to_do(
         names.function_name_output(names.PROCESS_DOCUMENT)
     )
     model_id = configuration["Environment"]["Variables"]["MODEL_ID"]
-    set_model_faults(cloud.endpoint, ModelFaults(deny=[model_id]))
+    # every model the functions may call: the default definition's cascade reads with its cheap one first
+    models = json.loads(configuration["Environment"]["Variables"]["MODELS_ALLOWED"])
+    assert model_id in models
+    set_model_faults(cloud.endpoint, ModelFaults(deny=models))
     documents = 40
     job, _ = run_job(cloud, deployed, "model-denied", documents=documents)
     assert job.status() == "FAILED"

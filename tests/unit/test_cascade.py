@@ -95,6 +95,10 @@ def test_only_the_fields_the_grounding_would_send_to_review_are_escalated() -> N
     assert list(wrong) == ["filed"] and "not grounded" in wrong["filed"]
     failed = record(None, {}, CHEAP, error="ExtractionFailed", reason="model reply is not valid JSON")
     assert list(to_escalate(failed, claim_class(), pages)) == [WHOLE_DOCUMENT]
+    # a document the cheap model's Bedrock refused (too long, unreadable) is not the cheap model's failing
+    for refusal in ("DocumentTooLong", "DocumentUnreadable"):
+        refused = record(None, {}, CHEAP, error=refusal, reason="Input is too long for requested model.")
+        assert to_escalate(refused, claim_class(), pages) == {}
 
 
 def test_the_strong_models_values_replace_the_escalated_fields_only() -> None:

@@ -107,7 +107,8 @@ def test_a_grounded_quote_with_a_value_it_does_not_say_is_not_grounded() -> None
 def test_a_quote_the_document_does_not_hold_and_a_missing_quote_are_not_found() -> None:
     invented = ground("2025-03-14", Quote(quote="incident reported on 14 March 2025", page=2), PAGES, DATE)
     assert invented.grounding == "not_found" and invented.start is None and invented.confidence <= 0.1
-    assert ground("2025-03-14", None, PAGES, DATE).grounding == "not_found"
+    judged = ground(True, None, PAGES, {"type": "boolean"})  # support: nothing to look for without a quote
+    assert judged.grounding == "not_found" and judged.note == "the model gave no quote"
 
 
 def test_without_a_text_layer_the_field_is_unverified_on_its_page() -> None:
@@ -127,7 +128,9 @@ def test_every_scalar_leaf_is_grounded_by_its_path_and_nulls_are_skipped() -> No
     evidence = ground_fields(fields, quotes, PAGES, SCHEMA)
     assert set(evidence) == {"policy_number", "claimant.name"}
     assert evidence["claimant.name"].grounding == "grounded"
-    assert evidence["policy_number"].grounding == "not_found"  # no quote given
+    # no quote given: a verbatim value is looked for by itself (its digits), the line found is its quote
+    assert evidence["policy_number"].grounding == "grounded"
+    assert evidence["policy_number"].quote == "Policy number: Policy no. 100234"
 
 
 def test_review_reasons_name_each_required_field_not_grounded_and_each_below_its_threshold() -> None:
@@ -147,9 +150,10 @@ def test_review_reasons_name_each_required_field_not_grounded_and_each_below_its
 
 
 def test_the_reply_evidence_is_split_from_the_fields_and_bad_quotes_are_dropped() -> None:
-    stored = {"total": "1.00", EVIDENCE_KEY: {"total": {"quote": "EUR 1.00", "page": 2}, "x": {"page": 1}}}
-    fields, quotes = split(stored)
-    assert fields == {"total": "1.00"} and quotes == {"total": Quote(quote="EUR 1.00", page=2)}
+    given = {"total": {"quote": "EUR 1.00", "page": 2}, "x": {"page": 0}, "y": {"quote": 5}, "z": {"page": 1}}
+    fields, quotes = split({"total": "1.00", EVIDENCE_KEY: given})
+    assert fields == {"total": "1.00"}
+    assert quotes == {"total": Quote(quote="EUR 1.00", page=2), "z": Quote(page=1)}  # a page alone is kept
 
 
 def test_the_local_model_quotes_the_line_that_holds_each_value() -> None:

@@ -15,7 +15,7 @@ from docagent.operations import model_costs
 from docagent.operations import preflight as preflight_module
 from docagent.operations.json_shapes import JobEstimate
 from functions import spend
-from stacks.config import load_config
+from stacks.config import DEFAULT_CHEAP_MODEL_ID, load_config
 
 LITE = "us.amazon.nova-lite-v1:0"
 
@@ -52,18 +52,19 @@ def test_a_model_without_a_dated_price_is_named_not_guessed() -> None:
 
 
 def test_a_thousand_documents_read_as_text_cost_the_measured_tokens() -> None:
-    # make demo, 2026-12-07: 1,428 input and 195 output tokens a document; the default model $2.40 per 1,000
+    # make demo, 2026-12-07, the default definition (evidence by page, issue #54): 1,480 input and 125 output
+    # tokens a document; Claude Haiku 4.5 alone would cost $2.11 per 1,000
     haiku = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
     rows = {
         (row.model_id, row.mode): row for row in model_costs.cost_per_1000([haiku, "amazon.nova-lite-v1:0"])
     }
     assert len(rows) == 6
     text = rows[(haiku, "text")]
-    assert (text.input_tokens, text.output_tokens) == (1_428_000, 195_000)
-    assert text.on_demand_usd == pytest.approx(1.428 + 0.975) and text.batch_usd == pytest.approx(2.403 / 2)
+    assert (text.input_tokens, text.output_tokens) == (1_480_000, 125_000)
+    assert text.on_demand_usd == pytest.approx(1.480 + 0.625) and text.batch_usd == pytest.approx(2.105 / 2)
     assert text.reads is None  # Haiku 4.5's Converse features are not recorded in the table
     lite = rows[("amazon.nova-lite-v1:0", "text")]
-    assert lite.on_demand_usd == pytest.approx(round(1428 * 0.00006 + 195 * 0.00024, 4))
+    assert lite.on_demand_usd == pytest.approx(round(1480 * 0.00006 + 125 * 0.00024, 4))
     # pages as images or read visually take more input than their text, at every price
     for model in (haiku, "amazon.nova-lite-v1:0"):
         usd = [rows[(model, mode)].on_demand_usd or 0 for mode in ("text", "image", "visual")]
@@ -93,14 +94,18 @@ def test_preflight_prints_the_cost_per_1000_of_the_definitions_models(
 ) -> None:
     """`docagent preflight --documents 1000000 [--definition FOLDER] [--json]`: 1,000 documents' model cost by
     model and reading mode, on-demand and batch (the --json shape is the documented JobEstimate)."""
-    config = load_config({"max_documents": 1_000_000})
+    config = load_config({"max_documents": 1_000_000, "default_definition": "invoices"})  # as cdk.json
     args = build_parser().parse_args(["preflight", "--documents", "1000000"])
     default = JobEstimate.model_validate(args.estimate(args, config))
+    # no --definition: the default definition's models (examples/invoices, the default cascade), cheap first,
+    # and the job priced at the cheap model (a floor)
     assert [(row.model_id, row.mode) for row in default.per_1000] == [
-        (config.model_id, "text"),
-        (config.model_id, "image"),
-        (config.model_id, "visual"),
+        (model, mode)
+        for model in (DEFAULT_CHEAP_MODEL_ID, config.model_id)
+        for mode in ("text", "image", "visual")
     ]
+    assert set(config.model_ids()) == {config.model_id, DEFAULT_CHEAP_MODEL_ID}  # grants cover both
+    assert DEFAULT_CHEAP_MODEL_ID in default.cost_covers and default.on_demand.usd < 0.5 * 1_000_000 / 1000
     job = tmp_path / "cascade"
     shutil.copytree(project.ROOT / "examples" / "invoices", job)
     definition = json.loads((job / "job.json").read_text())

@@ -37,7 +37,7 @@ from functions.payloads.document import DocumentResult, WindowCall
 from functions.payloads.job import FaultSpec
 from functions.payloads.model_calls import LookupRecord
 from tests.fakes import FakeLambdaContext
-from tests.support import EXAMPLES, IDEMPOTENCY_TABLE
+from tests.support import EXAMPLES, IDEMPOTENCY_TABLE, without_models
 
 DEFINITION: dict[str, Any] = {
     "StartAt": "Prepare",
@@ -179,7 +179,9 @@ def test_the_last_committed_boundary_of_a_document():
 
 
 def test_a_definitions_document_steps_and_their_boundaries():
-    invoices = read_bundle(EXAMPLES / "invoices")
+    cascade = read_bundle(EXAMPLES / "invoices")  # the default's cascade: the strong model's step too
+    assert document_steps(cascade) == ["extract", "escalate", "lookup-known-customer"]
+    invoices = without_models(cascade)
     assert document_steps(None) == ["extract", "customer_lookup"], "a job prepared before definitions"
     assert document_steps(invoices) == ["extract", "lookup-known-customer"]
     invoice = invoices.definition.classes["invoice"]

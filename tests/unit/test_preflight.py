@@ -43,7 +43,7 @@ class Account:
         for stub in self.stubs.values():
             stub.activate()
         checks = Preflight(
-            load_config({"model_id": MODEL, **config}),
+            load_config({"model_id": MODEL, "extra_model_ids": [], **config}),  # one model stubbed
             self.clients.__getitem__,
             region=REGION,
             on_aws=True,

@@ -41,7 +41,7 @@ def _preflight(
     clients: dict[str, Any], *, definition_models: list[str] | None = None, **config: Any
 ) -> Preflight:
     return Preflight(
-        load_config({"model_id": MAIN, **config}),
+        load_config({"model_id": MAIN, "extra_model_ids": [], **config}),  # the models each test names
         clients.__getitem__,
         region=REGION,
         on_aws=True,

@@ -11,10 +11,19 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from pypdf import PdfReader
 
+from docagent import project
 from docagent.cli import main
 from docagent.kit.loader import read_bundle
 from docagent.kit.samples import LABEL_SUFFIX, label_path
+from functions import spend
 from functions.documents import detect_format
+from stacks.config import (
+    CONTEXT_KEY,
+    DEFAULT_CHEAP_MODEL_ID,
+    DEFAULT_MODEL_ID,
+    cdk_json_context,
+    load_config,
+)
 
 
 def test_init_writes_a_definition_that_loads_with_valid_labels(tmp_path: Path, capsys) -> None:
@@ -82,3 +91,25 @@ def test_init_into_an_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     assert main(["init", str(tmp_path / "empty")]) == 0
     assert read_bundle(tmp_path / "empty").name == "empty"
+
+
+def test_init_and_the_default_definition_read_cheaply_first(tmp_path: Path) -> None:
+    """Issue #54: the scaffold's job.json and the default definition (examples/invoices) name the cascade
+    [cheap, strong], the cheap model one that reads text, images and documents, and the deployment's
+    default config lets the functions call both (IAM, MODELS_ALLOWED, throttle alarm: extra_model_ids)."""
+    folder = tmp_path / "expenses"
+    assert main(["init", str(folder)]) == 0
+    default = read_bundle(project.ROOT / "examples" / "invoices")
+    for bundle in (read_bundle(folder), default):
+        assert bundle.definition.models == [DEFAULT_CHEAP_MODEL_ID, DEFAULT_MODEL_ID]
+    assert spend.model_price(DEFAULT_CHEAP_MODEL_ID).reads == spend.EVERYTHING
+    assert (
+        spend.model_price(DEFAULT_CHEAP_MODEL_ID).input_per_1000
+        < spend.model_price(DEFAULT_MODEL_ID).input_per_1000
+    )
+    config = load_config({})
+    assert set(default.definition.models or []) <= set(config.model_ids())
+    assert load_config(cdk_json_context()[CONTEXT_KEY]).model_ids() == [
+        DEFAULT_MODEL_ID,
+        DEFAULT_CHEAP_MODEL_ID,
+    ]

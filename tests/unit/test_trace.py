@@ -21,7 +21,7 @@ from docagent.operations.trace_job import (
     xray_trace_ids,
 )
 from functions.spans import SPAN_END, SPAN_START, trace_id_for
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, without_models
 
 JOB = "job-trace"
 T0 = 1_800_000_000_000_000_000
@@ -263,7 +263,9 @@ def test_the_local_cloud_has_no_xray() -> None:
 
 
 def test_a_definitions_documents_are_traced_through_its_own_steps():
-    invoices = read_bundle(EXAMPLES / "invoices")
+    cascade = read_bundle(EXAMPLES / "invoices")  # the default's cascade: the strong model's step too
+    assert trace_steps(cascade) == ("extract", "escalate", "model_call", "lookup-known-customer", "store")
+    invoices = without_models(cascade)
     assert trace_steps(None) == DOCUMENT_STEPS, "a job prepared before definitions"
     assert trace_steps(invoices) == ("extract", "model_call", "lookup-known-customer", "store")
     entry = document_entry({"document_id": "doc-1", "index": 0}, [], trace_steps(invoices))

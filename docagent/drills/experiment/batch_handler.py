@@ -23,17 +23,15 @@ from functions.documents import DocumentInput
 from functions.errors import DocumentRejected
 from functions.faults import fault_point
 from functions.inference import ModelProvider, get_model_provider
+from functions.inference.call_specs import classify_spec, extract_spec, unknown_class_reason
 from functions.inference.calls import CallSpec, finished_call, journal_call
 from functions.inference.evidence import split
 from functions.inference.prompts import CLASS_KEY
 from functions.logic.process_document import (
     DEFINITION_MISSING_ERROR,
-    classify_spec,
-    extract_spec,
     load_definition,
     load_manifest,
     read_document,
-    unknown_class_reason,
 )
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult, ProcessDocumentEvent

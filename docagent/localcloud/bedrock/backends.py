@@ -104,16 +104,27 @@ def error_answer(status: int, code: str, message: str) -> Answer:
     return status, headers, json.dumps({"message": message})
 
 
-def converse_answer(reply: str, stop: str, input_tokens: int, output_tokens: int, started: float) -> Answer:
-    """A Converse reply as Bedrock answers it: the text, the stop reason, the usage, the latency."""
+def converse_answer(
+    reply: str,
+    stop: str,
+    input_tokens: int,
+    output_tokens: int,
+    started: float,
+    *,
+    cached: tuple[int, int] = (0, 0),
+) -> Answer:
+    """A Converse reply as Bedrock answers it: the text, the stop reason, the usage (``cached``: the prompt
+    cache's (read, written) tokens of the ``input_tokens``, counted apart from ``inputTokens`` as Bedrock
+    does), the latency."""
+    read, written = cached
+    input_tokens = max(0, input_tokens - read - written)
+    usage = {"inputTokens": input_tokens, "outputTokens": output_tokens}
+    if read or written:
+        usage |= {"cacheReadInputTokens": read, "cacheWriteInputTokens": written}
     body = {
         "output": {"message": {"role": "assistant", "content": [{"text": reply}]}},
         "stopReason": stop,
-        "usage": {
-            "inputTokens": input_tokens,
-            "outputTokens": output_tokens,
-            "totalTokens": input_tokens + output_tokens,
-        },
+        "usage": {**usage, "totalTokens": input_tokens + output_tokens + read + written},
         "metrics": {"latencyMs": int((time.monotonic() - started) * 1000)},
     }
     return 200, {"Content-Type": "application/json"}, json.dumps(body)

@@ -47,10 +47,12 @@ from docagent.localcloud.bedrock.image_blocks import read_images, visual_tokens
 from docagent.localcloud.bedrock.labels import LabelStore, Reader, document_sha256, no_label, slice_digest
 from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.bedrock.page_windows import window_reply
+from docagent.localcloud.bedrock.prompt_cache import PromptCache
 from docagent.localcloud.bedrock.recordings import RecordedReply, write_recordings
 from docagent.localcloud.textract.reading import seen_pages
 from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
+from functions.inference.evidence import asked_quotes
 from functions.inference.instructions import asked
 from functions.page_texts import page_texts
 from functions.page_windows import PageWindow, window_source
@@ -88,6 +90,7 @@ class LocalBedrock:
         self.stats: Counter[str] = Counter()
         self._random = random.Random()
         self.stopping = threading.Event()
+        self.prompt_cache = PromptCache()
         self.labels = LabelStore()
         self.reader: Reader | None = None
         self.model = ModelChoice()
@@ -225,12 +228,13 @@ class LocalBedrock:
         pages: list[str] | None = None,
         quotes: dict[str, str] | None = None,
         split: bool = False,
+        quoted: list[str] | None = None,
     ) -> str:
         """An answer with its evidence (``evidence``: an extract call answered from a label, ``quotes`` the
         label's own: docagent/localcloud/bedrock/evidence.py), then the ``corrupt`` and ``misquote`` faults
         (for the models they apply to), and a page classification's (``split``) ``split`` fault."""
         if evidence:
-            reply = with_evidence(reply, pages or [], quotes)
+            reply = with_evidence(reply, pages or [], quotes, quoted)
         if not self.faults.applies_to(model_id):
             return reply
         if split:
@@ -339,6 +343,7 @@ class LocalBedrock:
                 pages=seen_pages(blocks, pages) if evidence and message.window is None else pages,
                 quotes=self._label_quotes(digest),
                 split=question is not None and question.kind == "classify-pages",
+                quoted=asked_quotes("".join(block.get("text", "") for block in system)),
             )
         stop_reason = "end_turn"
         shape = self._draw() if faults.applies_to(model_id) else 1.0
@@ -356,7 +361,14 @@ class LocalBedrock:
         self._count("answered")
         self._count("input_tokens", input_tokens)
         self._count("output_tokens", output_tokens)
-        return converse_answer(reply, stop_reason, input_tokens, output_tokens, started)
+        return converse_answer(  # a cachePoint's prefix counted apart
+            reply,
+            stop_reason,
+            input_tokens,
+            output_tokens,
+            started,
+            cached=self.prompt_cache.usage(model_id, system),
+        )
 
 
 def estimate_input_tokens(*texts: str) -> int:

@@ -4,7 +4,10 @@ field's supporting text (its ``_evidence``, docagent/kit/samples.py: a summary's
 not the value), quoted on the page that holds it; otherwise each value's own text is looked for in the
 document's page texts, line by line, and the line that holds it is the quote. A value the document does not
 hold gets itself as the quote (and the grounding check then finds it not grounded, as it should). A reply
-that carries its own ``_evidence`` (a reader's) is kept as it is.
+that carries its own ``_evidence`` (a reader's) is kept as it is. As a model reads its prompt, only the
+fields the prompt asks quotes for are quoted; every other value gets the number of the page it is on
+(functions/inference/evidence.py), so the output tokens the local endpoint counts are what a real model's
+reply to that prompt would take.
 
 The ``misquote=FIELD[:RATE]`` fault (ModelFaults) replaces that field's quotes with a sentence the document
 does not hold.
@@ -19,6 +22,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from functions.grounding import leaves, locate, normalised, value_agrees
+from functions.grounding_modes import schema_path
 from functions.inference.evidence import EVIDENCE_KEY
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -65,9 +69,13 @@ def given_quote(text: str, pages: list[str]) -> dict[str, JsonValue]:
     return {"quote": text, "page": found.page if found is not None else 1}
 
 
-def with_evidence(reply: str, pages: list[str], given: dict[str, str] | None = None) -> str:
+def with_evidence(
+    reply: str, pages: list[str], given: dict[str, str] | None = None, quoted: list[str] | None = None
+) -> str:
     """An extract reply with ``_evidence`` for each of its values, ``given``'s text (a label's quotes by
-    path) where it names one (a reply that has ``_evidence``, or is no JSON object, is returned as it is)."""
+    path) where it names one (a reply that has ``_evidence``, or is no JSON object, is returned as it is).
+    ``quoted``: the fields the prompt asks quotes for (functions/inference/evidence.py ``asked_quotes``),
+    every other value given its page number alone; None: a quote for every value."""
     try:
         fields: Any = json.loads(reply)
     except ValueError:
@@ -75,10 +83,15 @@ def with_evidence(reply: str, pages: list[str], given: dict[str, str] | None = N
     if not isinstance(fields, dict) or EVIDENCE_KEY in fields:
         return reply
     given = given or {}
-    quotes = {
-        path: given_quote(given[path], pages) if path in given else quote_for(value, pages)
-        for path, value, _ in leaves(fields, {})
-    }
+
+    def evidence(path: str, value: JsonValue) -> JsonValue:
+        if path in given:
+            return given_quote(given[path], pages)
+        if quoted is None or schema_path(path) in quoted:
+            return quote_for(value, pages)
+        return (found_quote(value, pages) or {"page": 1})["page"]
+
+    quotes = {path: evidence(path, value) for path, value, _ in leaves(fields, {})}
     body = reply.rstrip()[:-1]  # the reply as it is (its size and layout), one key added at its end
     separator = ", " if fields else " "
     return f"{body}{separator}{json.dumps(EVIDENCE_KEY)}: {json.dumps(quotes)}}}"
@@ -95,6 +108,10 @@ def misquoted(reply: str, field: str) -> str:
     if not isinstance(quotes, dict):
         return reply
     for path, item in quotes.items():
-        if (path == field or path.startswith((f"{field}.", f"{field}["))) and isinstance(item, dict):
+        if not (path == field or path.startswith((f"{field}.", f"{field}["))):
+            continue
+        if isinstance(item, dict):
             item["quote"] = MISQUOTE.format(value=json.dumps(data.get(field)))
+        elif isinstance(item, int):  # a page alone: a quote the document does not hold, on that page
+            quotes[path] = {"quote": MISQUOTE.format(value=json.dumps(data.get(field))), "page": item}
     return json.dumps(data)
