@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from functions.grounding import (
-    _DATE_LIKE,
-    _NUMBER_LIKE,
+from functions.quote_matching import (
+    DATE_LIKE,
+    NUMBER_LIKE,
     Located,
     amount_candidates,
     date_candidates,
@@ -116,11 +116,11 @@ def _value_span(
         return None
     read_as = schema.get("x-normalise")
     if read_as == "date" or schema.get("format") == "date":
-        for match in _DATE_LIKE.finditer(line):
+        for match in DATE_LIKE.finditer(line):
             if str(value) in set(date_candidates(match.group(0))):
                 return match.span()
     if read_as == "amount" or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        for match in _NUMBER_LIKE.finditer(line):
+        for match in NUMBER_LIKE.finditer(line):
             if value_agrees(value, match.group(0), schema) is True:
                 return match.span()
     stripped = line.strip()

@@ -11,9 +11,9 @@ from __future__ import annotations
 from docagent.operations.context import RefusedError
 from docagent.operations.records import JobRecords
 from functions.documents import detect_format
-from functions.grounding import locate
 from functions.page_texts import page_texts
 from functions.payloads.document import DocumentResult
+from functions.quote_matching import locate
 from functions.reviews import ChosenEvidence
 
 # The most of a document read to check a reviewer's evidence: Converse's limit per document (the job read no

@@ -14,19 +14,10 @@ from docagent.localcloud.bedrock.model_faults import parse_model_faults
 from functions.checks import Decision
 from functions.definition import ClassBundle, ClassSpec
 from functions.grounded_decision import grounded_decision
-from functions.grounding import (
-    FUZZY_THRESHOLD,
-    _by_character,
-    ground,
-    ground_fields,
-    is_grounded,
-    locate,
-    normalised,
-    review_reasons,
-    value_agrees,
-)
+from functions.grounding import ground, ground_fields, is_grounded, review_reasons
 from functions.inference.evidence import EVIDENCE_KEY, split
 from functions.payloads.evidence import Quote
+from functions.quote_matching import FUZZY_THRESHOLD, _by_character, locate, normalised, value_agrees
 
 PAGES = [
     "CLAIM FORM\n  Policy number: Policy no. 100234\n  Full name:   Maria\n Jensen\n",

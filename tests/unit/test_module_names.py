@@ -28,6 +28,8 @@ SAME_MEANING = {
     "(inference/), given by the local model (localcloud/bedrock/)",
     "calibration": "how well confidence matches accuracy: the stored fit (functions/payloads/), measured and "
     "fitted from labelled runs (docagent/evaluation/)",
+    "prompt_cache": "Bedrock's prompt caching: asked for where it pays (functions/inference/), answered as "
+    "Bedrock does (localcloud/bedrock/)",
     "cascade": "a definition's cheap model first, then the strong one: run (functions/inference/), measured "
     "against the strong model alone (docagent/evaluation/)",
 }
