@@ -25,7 +25,7 @@ FUZZY_THRESHOLD = 90.0
 
 # On a page read by OCR (functions/page_texts.py, PageTexts.is_ocr) the quote and the page are compared with
 # their whitespace taken out (an OCR engine drops or adds spaces between words), at this score: measured on
-# the claims example's scan, photo and fax (docs/performance.md, "OCR": every quote of their labelled values
+# an example job's scan, photo and fax (docs/performance.md, "OCR": every quote of their labelled values
 # is found at 80 and up, the lowest 84 on the fax; a date or an amount found only fuzzily must also be read
 # from the page's own span, so a digit changed is never let through by the tolerance).
 OCR_FUZZY_THRESHOLD = 80.0

@@ -31,9 +31,9 @@ def locate_value(
     """Where ``value`` is printed: on ``page`` (1-based) first, then the other pages in order; on each page
     the first line holding the value's own text (case and whitespace normalised), else the first line it
     agrees with as the schema reads it (``value_agrees``: a date, an amount, a code by its digits), narrowed
-    to the date or number read when there is one. Lines that name the field (``_anchored``: "Invoice date"
-    for ``invoice_date``) are the only ones looked at when there are any: a page's other dates are no
-    reading of its invoice date."""
+    to the date or number read when there is one. Lines that name the field (``_anchored``: "Due date"
+    for ``due_date``) are the only ones looked at when there are any: a page's other dates are no
+    reading of its due date."""
     order = [page - 1] + [index for index in range(len(pages)) if index != page - 1]
     wanted = normalised(str(value)).text
     lines = {index: list(re.finditer(r"[^\n]+", pages[index])) for index in order if 0 <= index < len(pages)}
@@ -60,9 +60,9 @@ def _anchored(
     lines: dict[int, list[re.Match[str]]], name: str, value: JsonValue, schema: dict[str, Any]
 ) -> dict[int, list[re.Match[str]]]:
     """The lines, by page, that name the field and hold a value of its kind: its whole name when it has two
-    words or more (``invoice_date``: "invoice date"), else, for a value read rather than printed as it is
-    (a date, a number, a code by its digits), a word of its name that is not a kind word ("invoice",
-    "customer": a page's "Customer no.: 19" names ``customer_id``), else a code's own letters; {} when no
+    words or more (``due_date``: "due date"), else, for a value read rather than printed as it is
+    (a date, a number, a code by its digits), a word of its name that is not a kind word ("policy",
+    "account": a page's "Account no.: 19" names ``account_id``), else a code's own letters; {} when no
     line does (every line is then looked at)."""
     words = name.replace("_", " ").replace("-", " ").lower().split()
     read_as = schema.get("x-normalise")
@@ -85,7 +85,7 @@ def _anchored(
     anchors = [" ".join(words)] if len(words) > 1 else []  # one word ("amount") is too common an anchor
     if kind != "text" and len(words) > 1:
         anchors += [f" {word} " for word in words if word not in _KIND_WORDS]
-    if kind == "digits":  # a code's letters ("CUST-00019": "cust", in "CUST-00019" and "Customer no.")
+    if kind == "digits":  # a code's letters ("ACCT-00019": "acct", in "ACCT-00019" and "Acct no.")
         anchors += [run.lower() for run in re.findall(r"[A-Za-z]{3,}", str(value))]
     for anchor in anchors:
         found = {

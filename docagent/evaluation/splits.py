@@ -1,4 +1,4 @@
-"""Split accuracy (docs/evaluation.md, "Packets"): how well a job split its packets into their labelled
+"""Split accuracy (docs/evaluation.md, "The figures"): how well a job split its packets into their labelled
 sections.
 
 A labelled packet's sections (its samples with ``pages``) are compared with the sections the job made

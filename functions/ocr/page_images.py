@@ -13,7 +13,7 @@ from functions.documents import DocumentInput
 
 # A rendered PDF page's long edge: 2,000 px (an A4 page at about 170 dpi), well within Textract's 10,000 px
 # and 10 MB (functions/ocr/textract.py). At 1,568 px (the long edge the model reads an image at) the local
-# engine lost a line and a decimal point of the claims example's scan (docs/performance.md, "OCR").
+# engine lost a line and a decimal point of an example job's scan (docs/performance.md, "OCR").
 RENDER_LONG_EDGE = 2_000
 
 
