@@ -97,8 +97,12 @@ def test_a_job_whose_estimate_is_above_its_budget_is_refused_before_anything_sta
     argv = ["start", "--job-id", "j-budget", "--from-dir", str(folder)]
     code, refused = run(capsys, *argv, "--max-cost-usd", "0.001")
     assert code == 2 and refused["error_type"] == "EstimateOverBudget"
-    assert "\n" not in refused["error"] and "$0.0072" in refused["error"] and "$0.0010" in refused["error"]
-    assert (refused["estimate_usd"], refused["max_cost_usd"]) == (0.0072, 0.001)
+    text = per_1000(DEFAULT_MODEL_ID, mode("text")).on_demand_usd  # three text documents, the one model
+    assert text is not None and 3 * text / 1000 > 0.001
+    expected = round(3 * text / 1000, 4)
+    assert "\n" not in refused["error"] and f"${expected:.4f}" in refused["error"]
+    assert "$0.0010" in refused["error"]
+    assert (refused["estimate_usd"], refused["max_cost_usd"]) == (expected, 0.001)
     nothing_happened(ctx, before)
 
     # a dry run reports the same job over its budget and exits 0
@@ -116,7 +120,7 @@ def test_a_job_whose_estimate_is_above_its_budget_is_refused_before_anything_sta
 
     # within its budget the job starts
     code, started = run(capsys, *argv, "--max-cost-usd", "0.01")
-    assert code == 0 and started["started"] is True and started["estimate"]["model_usd"] == 0.0072
+    assert code == 0 and started["started"] is True and started["estimate"]["model_usd"] == expected
     assert executions(ctx) == ["j-budget"]
     assert (
         len(boto3.client("s3").list_objects_v2(Bucket=BUCKET, Prefix="incoming/j-budget/")["Contents"]) == 3
