@@ -33,6 +33,13 @@ class PageTexts(list[str]):
         self.ocr = ocr
         self.pdf = pdf
 
+    @property
+    def printed(self) -> bool:
+        """Whether no page is OCR text: a value can then be found on its page as printed, so the model is
+        asked its page only (functions/inference/evidence.py); OCR text is noisy (a diacritic lost, a line
+        broken), so a value on it is quoted by the model and its quote found fuzzily."""
+        return self.ocr is None or not self.ocr.pages
+
     def is_ocr(self, page: int) -> bool:
         """Whether page ``page`` (from 1) is OCR text (its grounding is tolerant of OCR noise)."""
         return self.ocr is not None and self.ocr.page(page) is not None

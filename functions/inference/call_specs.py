@@ -37,9 +37,10 @@ def extract_spec(
     has_page_texts: bool | None = None,
 ) -> CallSpec:
     """The extraction of a document of ``class_name``: its prompts, its reply read as the class's fields.
-    ``has_page_texts``: the grounding reads the document's pages (None: read them to know), so a value
-    printed as it is needs its page only (functions/inference/evidence.py); otherwise every value is
-    quoted. The batch path's records (functions/batch_inference/input_records.py) ask the same."""
+    ``has_page_texts``: the grounding reads the document's pages as printed (a text layer, no page read
+    by OCR; None: read them to know), so a value printed as it is needs its page only
+    (functions/inference/evidence.py); otherwise every value is quoted. The batch path's records
+    (functions/batch_inference/input_records.py) ask the same."""
     class_bundle = bundle.class_bundle(class_name)
     if has_page_texts is None:
         has_page_texts = page_texts(document.data, document.format) is not None

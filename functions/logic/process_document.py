@@ -328,17 +328,15 @@ class DocumentRun:
                 self.bundle.definition.read,
                 self.bundle.definition.max_pages,
             )
-            # >>> #41 page windows: a PDF longer than one call is read window by window
-            windows = windows_of(
-                pinned.document, pinned.sha256, versions.model_id, self.bundle.definition.window_pages
-            )
-            # <<< #41 page windows
+            # #41 page windows: a PDF longer than one call of the model reading first is read in windows
+            reading = first_model(self.bundle, versions.model_id)  # #42: a definition's cheap model first
+            windows = windows_of(pinned.document, pinned.sha256, reading, self.bundle.definition.window_pages)
         except DocumentRejected as rejection:
             return self.store(status="rejected", error=rejection.error_name, reason=rejection.reason)
         document, self.digest, self.detected = pinned.document, pinned.sha256, pinned.document.format
         model = provider or get_model_provider(
             settings,
-            first_model(self.bundle, versions.model_id),  # #42: a definition's cheap model first
+            reading,
             time_left=lambda: self.context.get_remaining_time_in_millis() / 1000,
         )
         if self.event.options.inference != "on_demand":  # its batch job's output records answer first
@@ -394,9 +392,10 @@ class DocumentRun:
         durable model step, or one a page window of a long PDF), checked and grounded."""
         assert self.bundle is not None
         versions = self.manifest.versions
-        texts = functools.cache(lambda: grounding_texts(self, document, section_id))  # read once, when needed
+        texts = functools.cache(lambda: grounding_texts(self, document, section_id))  # read once
+        printed = texts() is not None and texts().printed  # type: ignore[union-attr]  # OCR'd: quoted
         spec = replace(
-            extract_spec(self.bundle, class_name, versions, document, has_page_texts=texts() is not None),
+            extract_spec(self.bundle, class_name, versions, document, has_page_texts=printed),
             section_id=section_id,
         )
         window_calls: list[WindowCall] = []

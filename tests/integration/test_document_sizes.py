@@ -48,7 +48,8 @@ def _outcomes(docagent, job_id: str) -> dict[str, tuple[str, str | None, str | N
 def _check(docagent, job_id: str, started: dict, ordinary: list[str]) -> None:
     final = started["final"]
     assert final["status"] == "SUCCEEDED", started
-    assert final["documents"]["rejected"] == 1 and final["documents"]["failed"] == 0
+    documents = final["documents"]
+    assert documents["rejected"] == 1 and documents["failed"] == 0, _outcomes(docagent, job_id)
     assert final["documents"]["total"] == len(ordinary) + len(SIZES) + 1
     outcomes = _outcomes(docagent, job_id)
     status, error, reason = outcomes.pop(TOO_LARGE)

@@ -11,7 +11,15 @@ from typing import Any, Literal
 
 Status = Literal["pass", "fail", "n/a"]
 
-IGNORED_RESULT_FIELDS = ("job_id", "processed_at", "model_call_id", "classify_call_id", "versions.created_at")
+# ocr.key: the OCR record's key names the job (jobs/{job}/ocr/...); its pages, engine and cost are compared
+IGNORED_RESULT_FIELDS = (
+    "job_id",
+    "processed_at",
+    "model_call_id",
+    "classify_call_id",
+    "versions.created_at",
+    "ocr.key",
+)
 IGNORED_REPORT_FIELDS = (
     "job_id",
     "map_run",
