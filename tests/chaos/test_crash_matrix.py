@@ -172,6 +172,7 @@ def test_every_cell_of_the_reduced_matrix_keeps_every_invariant(reduced_matrix, 
         "model_call_id",
         "classify_call_id",
         "versions.created_at",
+        "ocr.key",
     ]
 
 

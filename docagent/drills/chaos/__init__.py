@@ -9,7 +9,8 @@ baseline job, and is checked against the baseline:
 
 - ``one_result_per_document`` / ``results_match_baseline``: every document has exactly one result, equal to
   the baseline's byte for byte once the fields that legitimately differ between two jobs are removed
-  (``IGNORED_RESULT_FIELDS``: the job id, the processing time, the model call's id, the job's creation time);
+  (``IGNORED_RESULT_FIELDS``: the job id, the processing time, the model call's id, the job's creation time,
+  the OCR record's key, which names the job);
 - ``no_completed_call_repeated``: at most one journalled model call per document. The journal records a call
   only once it finished, so a call cut off in flight (the only repeat allowed) never shows there: any repeat
   in the journal is a finished call made twice. The count is reported per cell;
