@@ -322,9 +322,9 @@ def test_a_field_clicked_shows_its_evidence_highlighted_on_its_page(setting: Set
 
 def test_a_scanned_pages_image_shows_the_chosen_fields_box_on_it(setting: Setting) -> None:
     """Issue #52: the claims example's image-only PDF (no text layer) is shown as its page's image, not in the
-    browser's PDF viewer; its stored result given a box for incident_date (ratios of the page, Textract's
-    BoundingBox shape, around "3 November 2025"), choosing the field draws the box over page 1 at that place
-    and scrolls it into view."""
+    browser's PDF viewer; its incident_date grounded on the page's OCR text carries the box the OCR words
+    give (ratios of the page, Textract's BoundingBox shape), and choosing the field draws that box over page 1
+    at that place and scrolls it into view."""
     records = JobRecords(setting.job("steady").ctx, "steady")
 
     def stored_results() -> int:
@@ -334,11 +334,10 @@ def test_a_scanned_pages_image_shows_the_chosen_fields_box_on_it(setting: Settin
     samples = len(JobFolder.read(CLAIMS).documents)
     wait_until(lambda: stored_results() == samples, "every result of steady", timeout=240)
     scan = next(result for result in records.results.values() if result.key.endswith("/claim-0005.pdf"))
-    assert scan.evidence["incident_date"].start is None, "a scan: no offsets in a text layer"
-    box = {"left": 0.225, "top": 0.243, "width": 0.165, "height": 0.022}
-    stored = scan.model_dump(mode="json")
-    stored["evidence"]["incident_date"]["box"] = box
-    records.ctx.write_json(storage.result_key("steady", scan.document_id), stored)
+    evidence = scan.evidence["incident_date"]
+    assert scan.ocr is not None and evidence.grounding in {"grounded", "approximate"}, evidence
+    assert evidence.box is not None, "a scan's field is placed by the OCR words of its quote"
+    box = evidence.box.model_dump()
 
     page = setting.open(f"/job/steady/document/{scan.document_id}")
     assert page.locator("iframe").count() == 0
