@@ -6,7 +6,7 @@
 - docs/reference/cli-json.md from the models of the operator commands' ``--json`` output
   (docagent/operations/json_shapes.py);
 - the fault-point table of docs/crash-matrix.md (between its ``<!-- BEGIN fault-points`` and ``<!-- END``
-  markers) from the registry of fault points (functions/fault_points.py).
+  markers) from the registry of fault points (functions/durability/fault_points.py).
 
 ``--check`` writes nothing and exits 1 when a committed page differs from what the code generates
 (tests/unit/test_docs_reference.py runs the same comparison).
@@ -29,7 +29,7 @@ from pydantic.fields import FieldInfo
 from docagent.docs_meanings import CONFIG_MEANINGS
 from docagent.operations.json_output import Output, Refusal
 from docagent.operations.json_shapes import COMMAND_OUTPUTS
-from functions.fault_points import FAULT_POINTS, UNFAULTED_STEPS
+from functions.durability.fault_points import FAULT_POINTS, UNFAULTED_STEPS
 from stacks.config import DocAgentConfig
 
 DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
@@ -214,7 +214,7 @@ def fault_points_table() -> str:
 
 # Tables generated into a hand-written page: (page under docs/, block name, its source, the renderer).
 BLOCKS: tuple[tuple[str, str, str, Callable[[], str]], ...] = (
-    ("crash-matrix.md", "fault-points", "functions/fault_points.py", fault_points_table),
+    ("crash-matrix.md", "fault-points", "functions/durability/fault_points.py", fault_points_table),
 )
 
 

@@ -49,8 +49,9 @@ def bedrock_runtime_client(read_timeout: float = 60) -> BedrockRuntimeClient:
 
 @functools.cache
 def textract_client() -> Any:
-    """Amazon Textract (the OCR of pages without a text layer, functions/ocr/); typed loosely: no stubs are
-    pinned for it. The SDK's standard retries take a throttled call (ProvisionedThroughputExceeded)."""
+    """Amazon Textract (the OCR of pages without a text layer, functions/reading/ocr/); typed loosely: no
+    stubs are pinned for it. The SDK's standard retries take a throttled call
+    (ProvisionedThroughputExceeded)."""
     return boto3.client("textract", config=_DEFAULT_CONFIG)
 
 

@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from functions import aws, spend
-from functions.durable import step_key_prefix
+from functions.durability.durable import step_key_prefix
 from functions.errors import BudgetBusy, BudgetExceeded
 from functions.observability import MetricUnit, logger, metrics
 from functions.payloads.job import JobOptions

@@ -18,12 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pydantic import BaseModel, ConfigDict, Field
 
 from functions import s3_json, storage
-from functions.definition import DefinitionBundle
-from functions.fields import row_columns
+from functions.checks.fields import row_columns
+from functions.definition.job_spec import DefinitionBundle
 from functions.payloads.common import DOCUMENT_ID_PATTERN, JOB_ID_PATTERN, StrictModel
 from functions.payloads.job import JobOptions, ManifestEntry
 from functions.payloads.report import ReportRow
-from functions.sections import REVISION, Section, Sections, page_classes, section_id
+from functions.reading.sections import REVISION, Section, Sections, page_classes, section_id
 
 RESPLIT_ACTION = "resplit"
 _READ_WORKERS = 16

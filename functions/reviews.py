@@ -1,9 +1,9 @@
 """A reviewer's decision on one review item of a job (docs/design.md, "Review").
 
 Documents whose result is ``review`` (a check with ``on_fail: "review"`` failed), and packets' sections whose
-own result is (functions/sections.py), form a job's review queue: its items, a document by its id, a section
-as ``{document_id}#{section_id}`` (storage.review_item). A reviewer accepts or rejects each one, optionally
-correcting its fields; the decision is stored beside the result, at
+own result is (functions/reading/sections.py), form a job's review queue: its items, a document by its id, a
+section as ``{document_id}#{section_id}`` (storage.review_item). A reviewer accepts or rejects each one,
+optionally correcting its fields; the decision is stored beside the result, at
 ``jobs/{job_id}/reviews/{document_id}.json`` (a section's:
 ``reviews/{document_id}/sections/{section_id}.json``), written once (a conditional PutObject): the same
 decision again is answered from the stored record and changes nothing, another decision is refused. A packet's
@@ -19,12 +19,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from functions import s3_json, storage
-from functions.definition import DefinitionBundle
-from functions.fields import row_columns, row_values
+from functions.checks.fields import row_columns, row_values
+from functions.definition.job_spec import DefinitionBundle
 from functions.payloads.common import DOCUMENT_ID_PATTERN, JOB_ID_PATTERN
 from functions.payloads.report import CaseOutcome, ReportRow, SectionRow
+from functions.reading.sections import SECTION_ID_PATTERN, packet_status
 from functions.resplit import split_documents, split_rows
-from functions.sections import SECTION_ID_PATTERN, packet_status
 
 _READ_WORKERS = 16
 
@@ -40,7 +40,7 @@ def decision_id(job_id: str, document_id: str, section_id: str | None = None) ->
 
 class ChosenEvidence(BaseModel):
     """Where the reviewer read a field's value: a page of the document and its text there, with the span in
-    that page's text (functions/page_texts.py) when the document has a text layer."""
+    that page's text (functions/reading/page_texts.py) when the document has a text layer."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -221,7 +221,7 @@ def reviewed_packet(
 ) -> ReportRow:
     """A packet's row with its sections' decisions applied: each decided section as :func:`reviewed_row`,
     its case's (the packet's own decision) as :func:`reviewed_case`, the packet's status, error and reason
-    its worst section's (or its case's) again (functions/sections.py)."""
+    its worst section's (or its case's) again (functions/reading/sections.py)."""
     assert row.sections is not None
     sections = [
         section

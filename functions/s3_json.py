@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from functions import aws, storage
-from functions.definition import DefinitionBundle
+from functions.definition.job_spec import DefinitionBundle
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import JobManifest, ManifestEntry
 from functions.payloads.model_calls import ModelAttemptRecord, ModelBreaker, ModelCallRecord

@@ -29,7 +29,7 @@ class Settings(BaseModel):
 
     bucket_name: str = Field(alias="BUCKET_NAME", min_length=3, max_length=63)
     idempotency_table_name: str = Field(alias="IDEMPOTENCY_TABLE_NAME", min_length=3)
-    # The one DynamoDB table of every reference table (functions/references.py).
+    # The one DynamoDB table of every reference table (functions/checks/references.py).
     reference_table_name: str = Field(alias="REFERENCE_TABLE_NAME", min_length=3)
     # The definition a request without ``definition`` runs ("" = none: such a request is refused).
     default_definition: str = Field("", alias="DEFAULT_DEFINITION", pattern=r"^([a-z0-9][a-z0-9-]{0,62})?$")

@@ -69,7 +69,8 @@ class ModelPrice:
 # Amazon Nova, looked up 2026-12-07 (us-east-1, on-demand, per 1M tokens input / output; the in-Region id
 # amazon.nova-*-v1:0 and the us./eu. geographic profiles alike): Nova Micro $0.035 / $0.14, Nova Lite $0.06 /
 # $0.24, Nova Pro $0.80 / $3.20 (https://aws.amazon.com/bedrock/pricing/ as quoted by
-# https://pristren.com/blog/amazon-nova-micro-ultra-fast and https://www.swfte.com/de/blog/amazon-nova-pro-pricing,
+# https://pristren.com/blog/amazon-nova-micro-ultra-fast and
+# https://www.swfte.com/de/blog/amazon-nova-pro-pricing,
 # "As of May 2026": Pro batch $0.40 / $1.60, i.e. BATCH_PRICE_FACTOR; the Presidentlin llm-pricing-calculator
 # table lists Micro batch $0.0175 / $0.07 and Lite batch $0.03 / $0.12, half again). Converse: Micro reads
 # text only (no document chat, no vision), Lite and Pro read text, images and documents (the page above).
@@ -89,8 +90,8 @@ MODEL_PRICES: tuple[ModelPrice, ...] = (
 )
 
 
-# Amazon Textract DetectDocumentText (the OCR of a page without a text layer, functions/ocr/), per 1,000
-# pages: $1.50 for the first million pages a month, $0.60 beyond (looked up 2026-12-07:
+# Amazon Textract DetectDocumentText (the OCR of a page without a text layer, functions/reading/ocr/), per
+# 1,000 pages: $1.50 for the first million pages a month, $0.60 beyond (looked up 2026-12-07:
 # https://aws.amazon.com/textract/pricing/, "Detect Document Text API", as quoted by public cost notes:
 # "$1.50 per 1,000 pages for the first 1 million pages, and $0.60 per 1,000 pages over a million").
 # docagent prices every page at the first tier: never under-counted.

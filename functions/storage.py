@@ -17,7 +17,7 @@ LEDGER_INDEX_PREFIX = "action-ledger-index/"
 INCOMING_ROOT = "incoming/"
 # Which docagent job each Bedrock batch job belongs to (functions/batch_inference/invocation_jobs.py).
 BATCH_JOBS_INDEX_PREFIX = "batch-jobs/"
-# Published job definitions (functions/definition.py): each version under its content hash.
+# Published job definitions (functions/definition/job_spec.py): each version under its content hash.
 DEFINITIONS_ROOT = "definitions/"
 # The Distributed Map's ResultWriter prefix (statemachines/document_review.asl.json): one folder per Map Run.
 MAP_RUNS_PREFIX = "map-runs"
@@ -88,7 +88,7 @@ def result_ids_of(job_id: str, keys: Iterable[str]) -> list[str]:
 
 
 def section_result_key(job_id: str, document_id: str, section_id: str) -> str:
-    """A packet's section's result (functions/sections.py)."""
+    """A packet's section's result (functions/reading/sections.py)."""
     return f"{results_prefix(job_id)}{document_id}/sections/{section_id}.json"
 
 

@@ -129,7 +129,8 @@ def actions_problems(allowed: AllowedTargets) -> list[str]:
 
 
 def source_location_problem(location: str) -> str | None:
-    """Why a source location is not acceptable, or None: "prefix/" of the job bucket, "s3://bucket/prefix/"."""
+    """Why a source location is not acceptable, or None: "prefix/" of the job bucket,
+    "s3://bucket/prefix/"."""
     if location.startswith("s3://"):
         bucket, _, prefix = location[len("s3://") :].partition("/")
         if not _BUCKET_NAME.match(bucket):
@@ -224,7 +225,7 @@ class DocAgentConfig(BaseModel):
     # the ResultWriter's files: ~150 MB of JSON at 100,000 documents) in memory: docs/scale.md.
     aggregate_memory_mb: int = Field(2048, ge=128, le=10_240)
     # Larger documents are rejected unread, each in its own result (DocumentTooLarge); each block kind's own
-    # Converse limit applies once the format is known (functions/block_limits.py).
+    # Converse limit applies once the format is known (functions/reading/block_limits.py).
     max_document_bytes: int = Field(DEFAULT_MAX_DOCUMENT_BYTES, ge=1, le=MAX_SOURCE_DOCUMENT_BYTES)
     max_documents: int = Field(DEFAULT_MAX_DOCUMENTS, ge=1, le=MAX_DOCUMENTS_CAP)
     # Each listing step's part of the items ends at this size (docs/scale.md); below S3's 5 MiB minimum part

@@ -29,7 +29,7 @@ class FunctionSpec:
     reads_references: bool = False
     invokes_model: bool = False
     # Reads the pages without a text layer by OCR: Amazon Textract DetectDocumentText (docs/design.md, "Page
-    # text by OCR"; functions/ocr/).
+    # text by OCR"; functions/reading/ocr/).
     reads_page_text: bool = False
     # Keys of multipart uploads the function may abort (s3:AbortMultipartUpload).
     aborts_uploads: tuple[str, ...] = ()

@@ -18,8 +18,8 @@ from pathlib import Path
 
 # boto3 and what it imports, fastjsonschema (the functions validate model replies against a class's JSON
 # Schema with it) and jsonata-python (a rule's expression): pure Python, so the same files serve 3.11 here and
-# 3.13 on Lambda. pypdf (a packet's pages sliced into sections, functions/pdf_pages.py; page windows; a PDF's
-# page texts) is in the document layer below, which every function has.
+# 3.13 on Lambda. pypdf (a packet's pages sliced into sections, functions/reading/pdf_pages.py; page windows;
+# a PDF's page texts) is in the document layer below, which every function has.
 SDK_DISTRIBUTIONS = (
     "boto3",
     "botocore",
@@ -45,16 +45,18 @@ def sdk_layer_description(versions: dict[str, str] | None = None) -> str:
     return SDK_LAYER_PREFIX + " ".join(f"{name}=={version}" for name, version in sorted(pins.items()))
 
 
-# The document libraries the functions read documents with (functions/images.py: Pillow, and pillow-heif for
-# HEIC photos: its manylinux wheels bundle libheif, for cp313 on x86_64 and aarch64 (pip download
+# The document libraries the functions read documents with (functions/reading/images.py: Pillow, and
+# pillow-heif for HEIC photos: its manylinux wheels bundle libheif, for cp313 on x86_64 and aarch64 (pip
+# download
 # --only-binary=:all: --platform manylinux_2_28_{x86_64,aarch64} --python-version 3.13 pillow-heif==1.9.0,
 # 2026-12-04);
-# functions/page_texts.py and functions/page_windows.py: pypdf, python-docx with lxml; functions/grounding.py:
-# rapidfuzz; functions/patterns.py: google-re2, whose manylinux_2_28 wheels exist for cp313 on x86_64 and
-# aarch64: pip download --only-binary=:all: --platform manylinux_2_28_{x86_64,aarch64} --python-version 3.13
-# google-re2==1.1.20251105, 2026-12-07), in a second layer. Pillow, rapidfuzz, lxml and google-re2 are
-# compiled: the layer holds the wheels built for Lambda's platform, not the files installed here (3.11). Their
-# pins are constraints.txt's (the suite tests with those versions).
+# functions/reading/page_texts.py and functions/reading/page_windows.py: pypdf, python-docx with lxml;
+# functions/evidence/grounding.py: rapidfuzz; functions/checks/patterns.py: google-re2, whose manylinux_2_28
+# wheels exist for cp313 on x86_64 and aarch64: pip download --only-binary=:all: --platform
+# manylinux_2_28_{x86_64,aarch64} --python-version 3.13 google-re2==1.1.20251105, 2026-12-07), in a second
+# layer. Pillow, rapidfuzz, lxml and google-re2 are compiled: the layer holds the wheels built for Lambda's
+# platform, not the files installed here (3.11). Their pins are constraints.txt's (the suite tests with those
+# versions).
 DOCUMENT_DISTRIBUTIONS = (
     "pillow",
     "pillow-heif",

@@ -32,7 +32,7 @@ Customer ID: CUST-99999
 Category: Hardware
 Total due: 1,234.56 EUR
 """
-# A 1x1 PNG: an image the model reads as an image block (functions/images.py), whatever its name says.
+# A 1x1 PNG: an image the model reads as an image block (functions/reading/images.py), whatever its name says.
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de"
     "0000000c49444154789c63f8ffff3f0005fe02fe0def46b80000000049454e44ae426082"

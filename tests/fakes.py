@@ -17,12 +17,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from docagent.localcloud.bedrock.evidence import with_evidence
 from functions.actions.payloads import RemoteRecord
-from functions.documents import DocumentInput
 from functions.errors import ActionOutcomeUnknown, ActionTargetUnavailable
 from functions.inference.instructions import asked
-from functions.page_texts import page_texts
 from functions.payloads.common import utc_now
 from functions.payloads.model_calls import ModelReply
+from functions.reading.documents import DocumentInput
+from functions.reading.page_texts import page_texts
 
 
 class SimulatedCrash(BaseException):

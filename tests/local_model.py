@@ -9,9 +9,9 @@ from botocore.exceptions import ClientError
 
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label, label_digests
-from functions.documents import DocumentInput
 from functions.inference.converse import converse_body, document_refusal, read_reply
 from functions.payloads.model_calls import ModelReply
+from functions.reading.documents import DocumentInput
 
 
 class LocalModel:

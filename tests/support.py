@@ -13,7 +13,7 @@ from docagent.kit.loader import read_bundle
 from docagent.kit.registry import publish
 from functions import aws, s3_json, storage
 from functions.actions.payloads import ActionsResult, RunActionsEvent
-from functions.definition import DefinitionBundle, canonical_json
+from functions.definition.job_spec import DefinitionBundle, canonical_json
 from functions.inference import ModelProvider
 from functions.logic.build_report import build_report
 from functions.logic.list_documents import list_step, seal

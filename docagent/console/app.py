@@ -44,7 +44,8 @@ from functions.reviews import ChosenEvidence
 HOST = "127.0.0.1"  # never another interface: the console acts with the operator's credentials
 MAX_FORM_BYTES = 64 * 1024
 SEGMENT = r"([A-Za-z0-9_][A-Za-z0-9._-]{0,199})"
-SECTION = r"(s[0-9]{4}-[0-9]{4}(?:-r1)?)"  # a packet's section (functions/sections.py SECTION_ID_PATTERN)
+# a packet's section (functions/reading/sections.py SECTION_ID_PATTERN)
+SECTION = r"(s[0-9]{4}-[0-9]{4}(?:-r1)?)"
 BODY_TIMEOUT_SECONDS = 10.0
 BACK = re.compile(r"(/[A-Za-z0-9_][A-Za-z0-9._-]{0,199})*(\?[A-Za-z0-9._~=&%-]*)?")  # /job/JOB's pages
 KEPT_STATUSES = 256  # the status lines a console keeps for its redirects (the oldest go first)
@@ -420,7 +421,7 @@ POST_ROUTES: list[tuple[str, Callable[..., str]]] = [
         rf"/job/{SEGMENT}/document/{SEGMENT}/review",
         lambda console, form, job, document: console.decide_document(job, document, form),
     ),
-    (  # a packet's section, its own review item (functions/sections.py)
+    (  # a packet's section, its own review item (functions/reading/sections.py)
         rf"/job/{SEGMENT}/document/{SEGMENT}/section/{SECTION}/review",
         lambda console, form, job, document, section: console.decide_document(
             job, storage.review_item(document, section), form

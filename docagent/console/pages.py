@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, OperatorError
 from docagent.operations.records import JobRecords, check_job_id
 from functions.errors import DocumentRejected
-from functions.images import image_kind, open_image
 from functions.payloads.common import MAX_SOURCE_DOCUMENT_BYTES
+from functions.reading.images import image_kind, open_image
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -180,8 +180,8 @@ def _pdf(content: bytes) -> Iterator[Any]:  # a pypdfium2.PdfDocument (untyped)
 
 @contextmanager
 def _image(content: bytes) -> Iterator[Image]:
-    """The image opened as the pipeline opens it (functions/images.py: its header read, a decompression bomb
-    or an image over MAX_SOURCE_PIXELS refused unread)."""
+    """The image opened as the pipeline opens it (functions/reading/images.py: its header read, a
+    decompression bomb or an image over MAX_SOURCE_PIXELS refused unread)."""
     try:
         image, _ = open_image(content)
     except DocumentRejected as error:

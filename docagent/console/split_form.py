@@ -14,8 +14,8 @@ from docagent.operations.context import OperatorContext, OperatorError
 from docagent.operations.records import JobRecords, check_job_id
 from docagent.operations.review_split import sections_text, split_packet
 from functions import s3_json, storage
+from functions.reading.sections import page_classes
 from functions.resplit import InvalidSplitError, SplitDecision, parse_given
-from functions.sections import page_classes
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,13 @@ from docagent.operations.review import queue
 from docagent.operations.spend import actual_cost
 from docagent.operations.trace_job import build_trace, span_lines, trace_steps
 from functions import storage
-from functions.documents import detect_format
 from functions.errors import DocumentRejected
-from functions.images import image_kind
-from functions.page_texts import page_texts, stored_page_texts
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import ManifestEntry
 from functions.payloads.model_calls import ModelCallRecord
+from functions.reading.documents import detect_format
+from functions.reading.images import image_kind
+from functions.reading.page_texts import page_texts, stored_page_texts
 from functions.reviews import ReviewDecision
 
 # How many jobs the jobs page lists (newest first), and the most of a document it shows.
@@ -123,7 +123,7 @@ class DocumentRow:
                 for part in self.result.sections
             ]
             shown = f"{len(parts)} sections: " + "; ".join(parts)
-            case = self.result.case  # its case checks (functions/cases.py), when they failed
+            case = self.result.case  # its case checks (functions/checks/cases.py), when they failed
             return shown if case is None or case.status == "extracted" else f"{shown}; case {case.status}"
         fields = (self.result.fields or {}) if self.result is not None else {}
         scalars = [(name, value) for name, value in fields.items() if isinstance(value, str | int | float)]
@@ -224,7 +224,8 @@ class DocumentView:
     job_status: str
     # each page's size in pixels as shown (docagent/console/pages.py): a PDF's, a TIFF's, a photo's
     page_sizes: list[tuple[int, int]] = field(default_factory=list)
-    pages: list[str] | None = None  # the page texts the evidence's offsets refer to (functions/page_texts.py)
+    # the page texts the evidence's offsets refer to (functions/reading/page_texts.py)
+    pages: list[str] | None = None
     # a packet's section shown as its own review item (its result, its decision); None: the document
     section_id: str | None = None
     section_reviews: dict[str, ReviewDecision] = field(default_factory=dict)  # a packet's, by section id
@@ -330,7 +331,7 @@ def document_text(
 ) -> tuple[str | None, str | None]:
     """The document's text as the model read it (PDF pages, DOCX, XLSX, text; a page without a text layer:
     the text OCR read of it, stored once per document and read by the grounding's one reader,
-    functions/page_texts.py), and a note when there is none: the local extra's readers
+    functions/reading/page_texts.py), and a note when there is none: the local extra's readers
     (docagent/localcloud/bedrock/document_text.py) do the reading."""
     if content is None:
         return None, "the document is no longer in its bucket"

@@ -157,7 +157,8 @@ def add_demo(commands: Commands, common: argparse.ArgumentParser) -> None:
         "--crash-point",
         choices=get_args(FaultPointName),
         default=CRASH_POINT,
-        help=f"(default {CRASH_POINT}) where the worker dies (functions/fault_points.py); after_batch_submit "
+        help=f"(default {CRASH_POINT}) where the worker dies (functions/durability/fault_points.py); "
+        "after_batch_submit "
         "(with --inference batch): after Bedrock created the batch job, before it is recorded",
     )
     demo.add_argument("--no-crash", action="store_true", help="run the job without a fault")
@@ -369,7 +370,9 @@ def _print_cost(report: dict[str, Any]) -> None:
         f"{mode} {figures['input_tokens']:,} tokens (${figures['usd_per_1000_pages']:,.2f} per 1,000 pages)"
         for mode, figures in report["per_page"].items()
     )
-    Console(markup=False).print(f"a page read as {pages} (functions/pdf_layers.py, functions/images.py)")
+    Console(markup=False).print(
+        f"a page read as {pages} (functions/reading/pdf_layers.py, functions/reading/images.py)"
+    )
     modes = report["inference"]
     batch = "n/a" if modes["batch_usd"] is None else f"${modes['batch_usd']:,.2f}"
     Console(markup=False).print(

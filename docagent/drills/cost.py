@@ -17,8 +17,8 @@ from typing import Any
 from docagent import project
 from docagent.drills import prices
 from docagent.drills.batch_figures import inference_modes
-from functions.images import BEST_PIXELS, PIXELS_PER_TOKEN
-from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE
+from functions.reading.images import BEST_PIXELS, PIXELS_PER_TOKEN
+from functions.reading.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE
 from stacks.config import DocAgentConfig, load_config
 
 MEASURE_SIZES = (10, 30)
@@ -192,9 +192,10 @@ def cost_report(documents: int, model: UsageModel, config: DocAgentConfig) -> di
 
 
 def page_costs(model_id: str) -> dict[str, dict[str, float | int]]:
-    """The model's input tokens and price of one page by how it is read (functions/pdf_layers.py,
-    functions/images.py; the documented figures, not a measurement): a PDF page read as text, a PDF page read
-    visually (citations), an image page at the size it is sent (1.15 MP at most: width x height / 750)."""
+    """The model's input tokens and price of one page by how it is read (functions/reading/pdf_layers.py,
+    functions/reading/images.py; the documented figures, not a measurement): a PDF page read as text, a PDF
+    page read visually (citations), an image page at the size it is sent (1.15 MP at most: width x height /
+    750)."""
     price = prices.model_price(model_id)
     tokens = {
         "text": TEXT_TOKENS_PER_PAGE,

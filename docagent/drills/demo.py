@@ -47,7 +47,7 @@ from docagent.operations.progress import progress_bar
 from docagent.operations.trace_job import build_trace, span_lines
 from docagent.operations.unfinished_calls import unfinished_cause
 from functions import storage
-from functions.fault_points import fault_point_named
+from functions.durability.fault_points import fault_point_named
 from functions.payloads.model_calls import ModelCallRecord
 from stacks import outputs as names
 from stacks.config import CONTEXT_KEY, DocAgentConfig, load_config
@@ -546,9 +546,9 @@ def call_groups(
     journal: Mapping[str, Sequence[ModelCallRecord]],
 ) -> dict[tuple[str, str], list[ModelCallRecord]]:
     """The journal's calls by document, purpose, section and page window (a packet's page window or
-    section, functions/sections.py; a long PDF's extract window, functions/page_windows.py: one call each):
-    a document's classify call and its extract call are one each, so a group of more than one holds a
-    repeated call."""
+    section, functions/reading/sections.py; a long PDF's extract window, functions/reading/page_windows.py:
+    one call each): a document's classify call and its extract call are one each, so a group of more than one
+    holds a repeated call."""
     groups: dict[tuple[str, str], list[ModelCallRecord]] = {}
     for document_id, calls in journal.items():
         for call in calls:

@@ -4,7 +4,7 @@ XLSX (openpyxl) is rendered on request only (``--formats ...,xlsx``, weight 10 %
 default demo corpus stays as it was.
 
 The file's extension is the format's, but docagent never trusts it: ProcessDocument detects the format from
-the content (functions/documents.py).
+the content (functions/reading/documents.py).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from docagent.kit.registry import publish
 from docagent.localcloud.deploy import deploy
 from docagent.localcloud.server import ACCOUNT_ID, LocalCloud
 from docagent.project import ROOT
-from functions.definition import DefinitionBundle
+from functions.definition.job_spec import DefinitionBundle
 from functions.payloads.job import JobVersions
 from stacks import outputs as names
 

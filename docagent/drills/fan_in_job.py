@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions import s3_json, storage
-from functions.definition import DefinitionBundle
-from functions.fields import row_columns
+from functions.checks.fields import row_columns
+from functions.definition.job_spec import DefinitionBundle
 from functions.payloads.document import DocumentOutcome, DocumentResult
 from functions.payloads.job import JobInfo, JobManifest, JobVersions, ListingPart, ManifestEntry
 from functions.payloads.model_calls import ModelCallRecord

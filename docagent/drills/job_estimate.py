@@ -32,7 +32,7 @@ from docagent.operations.model_costs import cost_per_1000
 from docagent.operations.preflight import definition_models
 from functions.batch_inference.facts import BATCH_MAX_JOB_BYTES, BATCH_MIN_RECORDS, BATCH_TIMEOUT_HOURS_MIN
 from functions.batch_inference.plan import record_bytes_bound
-from functions.definition import DEFINITION_FILE
+from functions.definition.job_spec import DEFINITION_FILE
 from stacks.config import DocAgentConfig
 
 # The most children a Distributed Map runs at once (as of 2026-12, AWS docs "Distributed Map state":

@@ -24,7 +24,7 @@ from docagent.kit.samples import LABEL_SUFFIX, SAMPLES_FOLDER, label_path, read_
 from docagent.localcloud.bedrock.labels import register_labels
 from docagent.operations.reference import load_file
 from functions import storage
-from functions.definition import DefinitionBundle, short_version
+from functions.definition.job_spec import DefinitionBundle, short_version
 from stacks import outputs as names
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ so a thread waiting for a worker, a lock or the disk counts nothing:
 The endpoint's CPU by request type (S3 GetObject, DynamoDB PutItem, Lambda Invoke, Bedrock ...) is counted
 without a profiler too, by the request counter (``usage.endpoint_cpu_seconds``: each request's serving
 thread's CPU while it served it). A deterministic profiler charges each call it sees: code that makes many
-small calls looks dearer than it is (a character loop in functions/grounding.py was a quarter of the
+small calls looks dearer than it is (a character loop in functions/evidence/grounding.py was a quarter of the
 ProcessDocument workers' profile, about 2 % of their CPU when removed). Calls into C (``builtins``) are
 therefore not profiled, their time is their caller's; still, the shares point where to look, and only
 ``docagent demo --json``'s ``cpu_seconds`` before and after, alternated, says what a change saved.

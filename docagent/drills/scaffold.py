@@ -21,8 +21,8 @@ from fpdf import FPDF
 
 from docagent.drills.document_files import FIXED_TIME, render_docx
 from docagent.kit.samples import label_path
-from functions.definition import DEFINITION_FILE, SCHEMA_DIALECT
-from functions.spec_base import NAME_PATTERN, NAME_RULE
+from functions.definition.job_spec import DEFINITION_FILE, SCHEMA_DIALECT
+from functions.definition.spec_base import NAME_PATTERN, NAME_RULE
 from stacks.config import DEFAULT_CHEAP_MODEL_ID, DEFAULT_MODEL_ID
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_valida
 
 from docagent.drills import invoice_parts
 from docagent.drills.invoice_layouts import LAYOUTS, PrintedInvoice
-from functions.fields import normalise_amount
+from functions.checks.fields import normalise_amount
 
 # The invoice example's truth (examples/invoices/classes/invoice.schema.json as a model): moved here from
 # functions/models.py when the core stopped knowing the invoice review (kit-examples moves it on).

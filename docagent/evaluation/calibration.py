@@ -1,9 +1,9 @@
-"""Calibration (docs/evaluation.md, "Calibration"): whether a field's confidence (functions/grounding.py)
-means what it says. Each extracted value (a match, a wrong or an extra value; a missing one has no confidence)
-falls in a confidence band; a band's precision is the share of its values that match their label. A document's
-confidence is its least certain field's; accepting the documents at or above a threshold without review, the
-rate reported is the largest share of documents whose precision (all their fields right) still reaches the
-target (default 99 %).
+"""Calibration (docs/evaluation.md, "Calibration"): whether a field's confidence
+(functions/evidence/grounding.py) means what it says. Each extracted value (a match, a wrong or an extra
+value; a missing one has no confidence) falls in a confidence band; a band's precision is the share of its
+values that match their label. A document's confidence is its least certain field's; accepting the documents
+at or above a threshold without review, the rate reported is the largest share of documents whose precision
+(all their fields right) still reaches the target (default 99 %).
 
 A list's items are matched to the label by best assignment (comparators.py), so a list field's outcomes take
 the least confidence of that field's values in the document (``items[].price`` <- every ``items[i].price``).

@@ -1,9 +1,9 @@
 """``docagent eval --calibrate`` (docs/design.md, "Confidence fitted from labels"; docs/evaluation.md,
 "Fitted confidence"): from a labelled run, the probability that a value of each outcome
-(functions/confidence.py ``outcome_of``) is right, per field, per class and in all, binned and smoothed
-toward the level above (the top toward the fixed table), then made monotone in the table's order; and what
-it is worth on documents it was not fitted on (K-fold cross-validation by document): the calibration error
-before (the fixed table, as the run stored it) and after, and the share of documents accepted without
+(functions/evidence/confidence.py ``outcome_of``) is right, per field, per class and in all, binned and
+smoothed toward the level above (the top toward the fixed table), then made monotone in the table's order; and
+what it is worth on documents it was not fitted on (K-fold cross-validation by document): the calibration
+error before (the fixed table, as the run stored it) and after, and the share of documents accepted without
 review at a target precision.
 """
 
@@ -17,9 +17,15 @@ from docagent.evaluation.comparators import Comparison
 from docagent.evaluation.figures import FitReport, TargetShare
 from docagent.evaluation.labelled_sets import LabelledSample
 from docagent.evaluation.scoring import Extraction
-from functions.confidence import outcome_of, precision_threshold, probability, table_confidence, table_order
-from functions.definition import DefinitionBundle
-from functions.grounding import field_of
+from functions.definition.job_spec import DefinitionBundle
+from functions.evidence.confidence import (
+    outcome_of,
+    precision_threshold,
+    probability,
+    table_confidence,
+    table_order,
+)
+from functions.evidence.grounding import field_of
 from functions.payloads.calibration import CalibrationFile, ClassFit, PrecisionPoint
 from functions.payloads.common import utc_now
 

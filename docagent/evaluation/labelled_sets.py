@@ -18,7 +18,7 @@ from docagent.kit.loader import read_bundle
 from docagent.kit.samples import LABEL_SUFFIX, label_problem, labelled_parts, read_label
 from docagent.localcloud.bedrock.recordings import RECORDING_SUFFIX
 from docagent.operations.context import RefusedError
-from functions.definition import DefinitionBundle
+from functions.definition.job_spec import DefinitionBundle
 
 INVOICES = Path(__file__).resolve().parents[2] / "examples" / "invoices"
 

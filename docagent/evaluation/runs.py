@@ -28,7 +28,7 @@ from docagent.localcloud.bedrock.labels import Label, document_sha256, packet_la
 from docagent.operations.context import EXIT_NOT_FOUND, OperatorContext, RefusedError
 from docagent.operations.records import JobRecords, check_job_id, extracted_fields
 from functions import storage
-from functions.definition import DefinitionBundle, JobDefinition
+from functions.definition.job_spec import DefinitionBundle, JobDefinition
 from functions.inference.evidence import split
 from functions.payloads.document import DocumentResult
 from functions.payloads.job import JobVersions
@@ -128,7 +128,7 @@ def match_results(
         case = None
         if found and sample.pages is not None:
             packet = found[0]
-            if packet.case is not None and packet.case.status != "extracted":  # functions/cases.py
+            if packet.case is not None and packet.case.status != "extracted":  # functions/checks/cases.py
                 case = f"{packet.case.status}: {packet.case.reason}"
             found = [
                 section

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from docagent.kit.problems import DOCS, Problem, model_problems, read_json
-from functions.definition import DefinitionBundle, short_version
+from functions.definition.job_spec import DefinitionBundle, short_version
 from functions.payloads.calibration import CALIBRATION_FILE, CalibrationFile, PrecisionTarget
 
 CALIBRATE_FIX = "run `docagent eval --calibrate --job PATH` (docs/evaluation.md, 'Fitted confidence')"

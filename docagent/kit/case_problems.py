@@ -1,6 +1,6 @@
 """What ``docagent definition validate`` says of job.json's ``case`` (docs/defining-a-job.md, "Cases";
-functions/cases.py): a required class that is no section's class, two case rules of one name, and a case
-rule's expression that does not compile or is refused, each one problem naming ``$.case...``."""
+functions/checks/cases.py): a required class that is no section's class, two case rules of one name, and a
+case rule's expression that does not compile or is refused, each one problem naming ``$.case...``."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from docagent.kit.problems import Problem, json_path
-from functions.case_spec import CaseSpec
-from functions.definition import DEFINITION_FILE, ClassSpec
-from functions.definition import case_problems as where_wrong
-from functions.expressions import expression_problem
+from functions.checks.expressions import expression_problem
+from functions.definition.case_spec import CaseSpec
+from functions.definition.job_spec import DEFINITION_FILE, ClassSpec
+from functions.definition.job_spec import case_problems as where_wrong
 
 
 def case_block_problems(raw: Any, classes: dict[str, ClassSpec]) -> list[Problem]:
-    """job.json ``case`` (functions/definition.py ``case_problems``, functions/cases.py): each required class
-    a section's class, each case rule's expression one that compiles and is not refused."""
+    """job.json ``case`` (functions/definition/job_spec.py ``case_problems``, functions/checks/cases.py): each
+    required class a section's class, each case rule's expression one that compiles and is not refused."""
     try:
         case = CaseSpec.model_validate(raw)
     except ValidationError:

@@ -1,7 +1,7 @@
 """What ``docagent definition validate`` says of the grounding modes (docs/defining-a-job.md, "Checks and
-outcome"; functions/grounding_modes.py): an ``x-grounding`` that is no mode is a problem; each field graded
-``support`` by default (a boolean, free text) is a note, so a field the model writes rather than reads is
-seen before the first job, and one that is read after all can be marked ``verbatim``."""
+outcome"; functions/evidence/grounding_modes.py): an ``x-grounding`` that is no mode is a problem; each field
+graded ``support`` by default (a boolean, free text) is a note, so a field the model writes rather than reads
+is seen before the first job, and one that is read after all can be marked ``verbatim``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from docagent.kit import schemas
 from docagent.kit.problems import DOCS, Problem
-from functions.definition import DefinitionBundle
-from functions.grounding_modes import GROUNDING_KEYWORD, MODES, defaulted
+from functions.definition.job_spec import DefinitionBundle
+from functions.evidence.grounding_modes import GROUNDING_KEYWORD, MODES, defaulted
 
 
 def grounding_problems(schema: dict[str, Any], file: str) -> list[Problem]:

@@ -1,5 +1,5 @@
-"""A definition folder read into a bundle (functions/definition.py): job.json, and the schema and prompt
-files each class names, inlined (a schema's references to other files of the folder resolved into it:
+"""A definition folder read into a bundle (functions/definition/job_spec.py): job.json, and the schema and
+prompt files each class names, inlined (a schema's references to other files of the folder resolved into it:
 docagent/kit/schema_refs.py), with the folder's confidence fit when it was made for this version
 (docagent/kit/calibration_file.py). ``read_bundle`` raises ``DefinitionInvalid`` listing every problem, each
 naming its file and where in it."""
@@ -19,7 +19,7 @@ from docagent.kit.problems import (
     read_json,
     read_prompt,
 )
-from functions.definition import DEFINITION_FILE, ClassBundle, DefinitionBundle, JobDefinition
+from functions.definition.job_spec import DEFINITION_FILE, ClassBundle, DefinitionBundle, JobDefinition
 
 
 class DefinitionInvalid(ValueError):  # noqa: N818 (a definition is invalid; the name reads as the outcome)

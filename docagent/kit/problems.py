@@ -16,7 +16,7 @@ from pydantic_core import ErrorDetails
 
 from docagent.kit import schema_refs, schemas
 from docagent.kit.files import NotARegularFile, TooDeep, read_json_file, read_regular
-from functions.spec_base import NAME_RULE
+from functions.definition.spec_base import NAME_RULE
 
 DOCS = "docs/defining-a-job.md"
 MAX_MESSAGE = 400

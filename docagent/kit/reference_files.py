@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from functions.definition import DefinitionBundle, LookupCheck
+from functions.definition.job_spec import DefinitionBundle, LookupCheck
 
 REFERENCES_FOLDER = "references"
 SUFFIXES = (".csv", ".jsonl")

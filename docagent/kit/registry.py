@@ -16,7 +16,7 @@ from docagent.kit.loader import DefinitionInvalid, read_bundle
 from docagent.kit.validate import validate
 from functions import s3_json, storage
 from functions.actions.allowed import AllowedTargets
-from functions.definition import (
+from functions.definition.job_spec import (
     DEFINITION_FILE,
     DefinitionBundle,
     DefinitionPointer,

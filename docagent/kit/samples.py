@@ -27,11 +27,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from functions.documents import CONVERSE_FORMATS, detect_format
-from functions.images import page_images
 from functions.inference.evidence import EVIDENCE_KEY
-from functions.pdf_pages import page_count, release
-from functions.sections import section_id
+from functions.reading.documents import CONVERSE_FORMATS, detect_format
+from functions.reading.images import page_images
+from functions.reading.pdf_pages import page_count, release
+from functions.reading.sections import section_id
 
 LABEL_SUFFIX = ".label.json"
 SAMPLES_FOLDER = "samples"
@@ -47,7 +47,7 @@ class SectionLabel:
 
     @property
     def section_id(self) -> str:
-        """As functions/sections.py names the section the job makes of these pages."""
+        """As functions/reading/sections.py names the section the job makes of these pages."""
         return section_id(*self.pages)
 
 
@@ -241,8 +241,8 @@ def _gap(where: tuple[str | int, ...], first: int, last: int) -> PagesProblem:
 
 def document_pages(data: bytes) -> int | None:
     """A sample document's pages as the job counts them (pypdf for a PDF, as a packet is split:
-    functions/pdf_pages.py; Pillow for an image's, a TIFF's frames: functions/images.py), None for a format
-    without pages; DocumentRejected when the job could not read it."""
+    functions/reading/pdf_pages.py; Pillow for an image's, a TIFF's frames: functions/reading/images.py), None
+    for a format without pages; DocumentRejected when the job could not read it."""
     found = detect_format(data)
     if found == "pdf":
         try:

@@ -8,7 +8,8 @@ whose retriever refuses everything: the folder's files are added by this module,
 
 The published schema is self-contained: each other file a schema refers to is copied under the schema's own
 ``$defs`` (named ``file_PATH``) and its references rewritten to point there, so the running functions resolve
-nothing but ``#/...`` (functions/definition.py refuses any other ``$ref`` in a bundle). docs/security.md.
+nothing but ``#/...`` (functions/definition/job_spec.py refuses any other ``$ref`` in a bundle).
+docs/security.md.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 from docagent.kit.files import NotARegularFile, TooDeep, read_json_file
-from functions.definition import keyword_values
-from functions.schema_cycles import reference_cycle
+from functions.definition.job_spec import keyword_values
+from functions.definition.schema_cycles import reference_cycle
 
 # The base URI every file of the definition gets: file:///definition/<path in the folder>. A reference is
 # resolved against it with the URL rules (urljoin), so ``../x`` and ``/x`` land outside ``/definition/``.
@@ -93,7 +94,8 @@ class _FolderFiles:
 
 
 def _refs(document: Any) -> list[tuple[str, str]]:
-    """(JSON path, value) of every string ``$ref`` in a schema document (functions/definition.py's walk)."""
+    """(JSON path, value) of every string ``$ref`` in a schema document (functions/definition/job_spec.py's
+    walk)."""
     return [(where, ref) for where, ref in keyword_values(document, "$ref") if isinstance(ref, str)]
 
 

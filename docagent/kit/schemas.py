@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from functions.fields import SCHEMA_LISTS as _SCHEMA_LISTS
-from functions.fields import alternatives as _alternatives
+from functions.checks.fields import SCHEMA_LISTS as _SCHEMA_LISTS
+from functions.checks.fields import alternatives as _alternatives
 
 # The keywords whose value is one schema, a list of schemas, or an object of named schemas.
 _ONE_SCHEMA = ("items", "not", "additionalProperties")

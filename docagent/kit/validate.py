@@ -40,9 +40,12 @@ from docagent.kit.samples import (
     section_page_problems,
 )
 from docagent.kit.samples import SAMPLES_FOLDER as SAMPLES_DIR
-from functions.action_specs import Action
 from functions.actions.allowed import AllowedTargets, refusals
-from functions.definition import (
+from functions.checks.expressions import expression_problem
+from functions.checks.fields import field_schema
+from functions.checks.patterns import matches, pattern_problem
+from functions.definition.action_specs import Action
+from functions.definition.job_spec import (
     DEFINITION_FILE,
     NORMALISERS,
     SCHEMA_DIALECT,
@@ -53,9 +56,6 @@ from functions.definition import (
     RuleCheck,
 )
 from functions.errors import MODEL_NOT_ALLOWED_FIX, DocumentRejected
-from functions.expressions import expression_problem
-from functions.fields import field_schema
-from functions.patterns import matches, pattern_problem
 from functions.payloads.calibration import CALIBRATION_FILE
 
 _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
@@ -63,7 +63,7 @@ _ACTIONS: TypeAdapter[Any] = TypeAdapter(Action)
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
     """jsonschema's ``pattern`` keyword (its message), matched by RE2 as the functions match it
-    (functions/patterns.py): a label never makes a pattern backtrack."""
+    (functions/checks/patterns.py): a label never makes a pattern backtrack."""
     if validator.is_type(instance, "string") and not matches(pattern, instance):
         yield LabelError(f"{instance!r} does not match {pattern!r}")
 
@@ -269,7 +269,8 @@ def _check_problems(class_name: str, spec: ClassSpec, schema: dict[str, Any]) ->
                     file=DEFINITION_FILE,
                     where=f"{where}.expression",
                     message=f"rule {check.name!r}: {problem}",
-                    fix="write a JSONata expression that gives true when the rule holds (https://jsonata.org)",
+                    fix="write a JSONata expression that gives true when the rule holds "
+                    "(https://jsonata.org)",
                 )
             )
         problem = None if check.pattern is None else pattern_problem(check.pattern)

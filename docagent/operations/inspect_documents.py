@@ -31,8 +31,10 @@ def document_keys(job_id: str, steps: dict[str, list[str]]) -> dict[str, dict[st
 CALL_SUMMARY_FIELDS = {
     "call_id",
     "purpose",
-    "section_id",  # a packet's section or page window (functions/sections.py), null for the whole document
-    "window",  # a long PDF's or TIFF's page window (functions/page_windows.py), null for the whole document
+    # a packet's section or page window (functions/reading/sections.py), null for the whole document
+    "section_id",
+    # a long PDF's or TIFF's page window (functions/reading/page_windows.py), null for the whole document
+    "window",
     "model_id",
     "prompt_version",
     "prompt_sha256",
@@ -162,8 +164,8 @@ def document_view(
 
 def result_view(records: JobRecords, result: DocumentResult) -> dict[str, Any]:
     """What inspect shows of a stored result: its class (``class``: a packet's sections' classes), a packet's
-    sections each with its own outcome (functions/sections.py) and, as its own review item, its reviewer's
-    decision (null: none)."""
+    sections each with its own outcome (functions/reading/sections.py) and, as its own review item, its
+    reviewer's decision (null: none)."""
     view = result.model_dump(
         mode="json",
         include={"status", "error", "reason", "class_name", "processed_at", "model_call_id", "sections"},

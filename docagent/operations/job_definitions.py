@@ -37,7 +37,7 @@ from docagent.operations.kit_shapes import (
 )
 from functions import storage
 from functions.actions.allowed import AllowedTargets
-from functions.definition import DEFINITION_FILE, DefinitionBundle
+from functions.definition.job_spec import DEFINITION_FILE, DefinitionBundle
 from functions.settings import Settings
 from stacks import outputs as names
 

@@ -116,7 +116,9 @@ class ReviewQueueItem(Output):
 
     item: str = Field(description="what `review accept|reject` takes: DOCUMENT, or DOCUMENT#SECTION")
     document_id: str
-    section_id: str | None = Field(description="a packet's section (functions/sections.py); null: a document")
+    section_id: str | None = Field(
+        description="a packet's section (functions/reading/sections.py); null: a document"
+    )
     pages: list[int] | None = Field(
         description="a section's first and last page in its packet; null: a document"
     )
@@ -127,7 +129,9 @@ class ReviewQueueItem(Output):
     error: str | None
     decision: ReviewDecision | None = Field(description="null: waiting for a reviewer")
     confidence: float | None = Field(
-        None, description="its least certain field's confidence (functions/grounding.py); null: no evidence"
+        None,
+        description="its least certain field's confidence (functions/evidence/grounding.py); null: no "
+        "evidence",
     )
     evidence: dict[str, FieldEvidence] = Field(
         default_factory=dict, description="each field's evidence and confidence, by path"

@@ -11,8 +11,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from functions.documents import detect_format
 from functions.errors import DocumentFormatUnsupported, DocumentNotUtf8, DocumentRejected
+from functions.reading.documents import detect_format
 
 
 @dataclass(frozen=True)

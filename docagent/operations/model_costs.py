@@ -7,8 +7,8 @@ The tokens are measured, not guessed: a document read as text takes what the dem
 value printed as it is: 1,480 input and 125 output tokens a document, issue #54; with a quote for every
 value it was 1,428 and 195); read as images or visually, the demo's prompt (385 tokens a call, docs/cost.md,
 2026-12-02) plus its pages (1.3 a document: 30 of the demo's 100 PDFs have two pages) at the documented
-tokens a page (functions/images.py, functions/pdf_layers.py). The output is the same whatever the reading.
-The project has no OCR reading (a scanned PDF is read visually), so there is no OCR row.
+tokens a page (functions/reading/images.py, functions/reading/pdf_layers.py). The output is the same whatever
+the reading. The project has no OCR reading (a scanned PDF is read visually), so there is no OCR row.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Literal
 
 from docagent.operations.json_shapes import ModelCost
 from functions import spend
-from functions.images import BEST_PIXELS, PIXELS_PER_TOKEN
-from functions.pdf_layers import VISUAL_TOKENS_PER_PAGE
+from functions.reading.images import BEST_PIXELS, PIXELS_PER_TOKEN
+from functions.reading.pdf_layers import VISUAL_TOKENS_PER_PAGE
 
 MEASURED_ON = "make demo, 2026-12-07 (docs/cost.md)"
 MEASURED_INPUT_TOKENS_PER_DOCUMENT = 1_480

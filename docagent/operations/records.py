@@ -2,8 +2,8 @@
 
 Everything here comes from what the services keep: the execution, its history and definition, the Map
 Run and its ResultWriter files, the job's objects in S3 (the layout of functions/storage.py), the
-idempotency records (the keys of functions/durable.py), the deployed functions' configuration. Nothing
-reads a worker's memory, so the answers are the same after any crash.
+idempotency records (the keys of functions/durability/durable.py), the deployed functions' configuration.
+Nothing reads a worker's memory, so the answers are the same after any crash.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from docagent.operations.step_records import IdempotencyRecord, idempotency_reco
 from docagent.operations.workflow_definition import result_writer_prefix
 from functions import s3_json, storage
 from functions.actions.payloads import ActionAttempt, ActionDone
-from functions.definition import DefinitionBundle
+from functions.definition.job_spec import DefinitionBundle
 from functions.payloads.approval import ApprovalRecord
 from functions.payloads.common import JOB_ID_PATTERN, JOB_ID_RULE
 from functions.payloads.document import DocumentResult
@@ -385,7 +385,7 @@ class JobRecords:
         return self._read_model(ReviewDecision, storage.review_item_key(self.job_id, item))
 
     def section_result(self, document_id: str, section_id: str) -> DocumentResult | None:
-        """A packet's section's stored result (functions/sections.py), read now."""
+        """A packet's section's stored result (functions/reading/sections.py), read now."""
         key = storage.section_result_key(self.job_id, document_id, section_id)
         return self._read_model(DocumentResult, key)
 

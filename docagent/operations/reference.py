@@ -2,9 +2,9 @@
 
 One DynamoDB table holds every reference table of every job definition (stacks/storage.py ReferenceTable):
 partition key ``table`` (the reference table's name, as a lookup check names it), sort key ``key`` (the value
-looked up: the row's FIELD), the row's attributes beside them (functions/references.py reads them). ``cdk
-deploy`` creates it empty; a lookup check of an empty table fails for every document. This command fills one
-reference table from a CSV file (a header row) or JSON Lines (one object a line), locally or on AWS
+looked up: the row's FIELD), the row's attributes beside them (functions/checks/references.py reads them).
+``cdk deploy`` creates it empty; a lookup check of an empty table fails for every document. This command fills
+one reference table from a CSV file (a header row) or JSON Lines (one object a line), locally or on AWS
 (``--aws``):
 
 - every row is validated first: an object with FIELD (text, or a number written as text) and no attribute
@@ -45,11 +45,12 @@ from docagent.operations.context import (
     target_arguments,
 )
 from docagent.operations.display import wide_console
-from functions.definition import DefinitionBundle, LookupCheck
-from functions.spec_base import NAME_PATTERN, NAME_RULE
+from functions.definition.job_spec import DefinitionBundle, LookupCheck
+from functions.definition.spec_base import NAME_PATTERN, NAME_RULE
 from stacks import outputs as names
 
-# The reference table's own keys (functions/references.py): no row may carry an attribute of these names.
+# The reference table's own keys (functions/checks/references.py): no row may carry an attribute of these
+# names.
 TABLE_ATTRIBUTE = "table"
 KEY_ATTRIBUTE = "key"
 # A sort key value is at most 1024 bytes (as of 2026-12, DynamoDB developer guide, "Service, account, and

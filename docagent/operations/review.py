@@ -1,7 +1,7 @@
 """``docagent review``: the reviewers' queue of a job (docs/design.md, "Review").
 
 ``review list JOB`` shows the review items, the documents whose result is ``review`` and the packets'
-sections whose own result is (``DOC#s0001-0002``: functions/sections.py), with their decision, if any;
+sections whose own result is (``DOC#s0001-0002``: functions/reading/sections.py), with their decision, if any;
 ``review accept JOB ITEM [--set FIELD=JSON]...`` and ``review reject JOB ITEM --reason TEXT`` record a
 reviewer's decision beside the result (written once: the same decision again changes nothing, another one is
 refused); ``review export JOB DIR`` writes each accepted item with its corrected fields as a labelled
@@ -38,7 +38,7 @@ from docagent.operations.review_split import register_split
 from functions import s3_json, storage
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult
-from functions.pdf_pages import slice_pages
+from functions.reading.pdf_pages import slice_pages
 from functions.reviews import (
     ChosenEvidence,
     FieldCorrection,

@@ -2,18 +2,18 @@
 text read there, typed (``docagent review accept --evidence FIELD=PAGE:QUOTE``) or selected in the console's
 page text (with the selection's offsets). It is checked against the document as the job read it: the quote
 must be on that page (docagent finds it there as the grounding check finds a model's quote,
-functions/grounding.py ``locate``, and records its span); a document without a text layer keeps the page and
-the quote as given.
+functions/evidence/grounding.py ``locate``, and records its span); a document without a text layer keeps the
+page and the quote as given.
 """
 
 from __future__ import annotations
 
 from docagent.operations.context import RefusedError
 from docagent.operations.records import JobRecords
-from functions.documents import detect_format
-from functions.page_texts import page_texts
+from functions.evidence.quote_matching import locate
 from functions.payloads.document import DocumentResult
-from functions.quote_matching import locate
+from functions.reading.documents import detect_format
+from functions.reading.page_texts import page_texts
 from functions.reviews import ChosenEvidence
 
 # The most of a document read to check a reviewer's evidence: Converse's limit per document (the job read no

@@ -36,6 +36,7 @@ from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult
 from functions.payloads.job import JobOptions
 from functions.payloads.report import SectionRow
+from functions.reading.sections import Section, Sections
 from functions.resplit import (
     RESPLIT_ACTION,
     GivenSection,
@@ -47,7 +48,6 @@ from functions.resplit import (
     split_decision_id,
 )
 from functions.reviews import review_items
-from functions.sections import Section, Sections
 from stacks import outputs as names
 
 # The re-run is handed back (DocumentInProgress) when one invocation cannot finish it: invoked again, at most.

@@ -28,9 +28,9 @@ from docagent.operations.local_folder import (
 )
 from docagent.operations.records import READ_WORKERS, client_error_code
 from functions import s3_json, storage
-from functions.documents import CONVERSE_FORMATS
 from functions.logic.prepare_job import configured_sources, outside_sources
 from functions.payloads.common import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_DOCUMENTS
+from functions.reading.documents import CONVERSE_FORMATS
 from stacks import outputs as names
 from stacks.config import DEFAULT_MODEL_ID
 

@@ -18,7 +18,7 @@ from docagent.operations.display import wide_console
 from docagent.operations.json_shapes import StartEstimate
 from docagent.operations.model_costs import cost_per_1000, job_model_usd, lines
 from docagent.operations.sources import Limits, Source, deployed_limits
-from functions.definition import JobDefinition
+from functions.definition.job_spec import JobDefinition
 
 
 def _definition(ctx: OperatorContext, job_folder: str | None, name: str) -> JobDefinition | None:

@@ -1,6 +1,6 @@
 """A job's durable steps as the operator reads them: each document's steps in flow order (from the pinned
-definition), their idempotency record keys (functions/durable.py), and an idempotency record read from
-DynamoDB (INPROGRESS until when, or expired)."""
+definition), their idempotency record keys (functions/durability/durable.py), and an idempotency record read
+from DynamoDB (INPROGRESS until when, or expired)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from docagent.operations.display import iso
-from functions import durable
-from functions.checks import lookup_key
-from functions.definition import DefinitionBundle, LookupCheck
-from functions.page_windows import window_step
+from functions.checks.outcomes import lookup_key
+from functions.definition.job_spec import DefinitionBundle, LookupCheck
+from functions.durability import durable
 from functions.payloads.document import DocumentResult
+from functions.reading.page_windows import window_step
 
 
 @dataclass
@@ -71,7 +71,7 @@ MODEL_STEPS = ("classify", "classify-pages-w0001", "extract", "escalate")  # a p
 def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | None = None) -> list[str]:
     """A document's durable steps in flow order (functions/logic/process_document.py): ``classify`` (with
     several classes; a PDF of a job that splits pages: ``classify-pages-w0001`` and ``sections``, a packet's
-    first page window and its sections, functions/sections.py), ``extract`` (a long PDF's result:
+    first page window and its sections, functions/reading/sections.py), ``extract`` (a long PDF's result:
     ``extract-w{first:04d}`` a page window), ``escalate`` (a definition naming two models), then
     ``lookup-{check}`` per lookup check, ``ocr`` (a result whose pages without a text layer were read by OCR).
 
@@ -83,18 +83,19 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
         return list(STEPS_BEFORE_DEFINITIONS)
     classes = bundle.definition.classes
     split = bundle.definition.split == "pages" and (result is None or result.format == "pdf")
-    pages = ["classify-pages-w0001", "sections"] if split else []  # a packet's (functions/sections.py)
+    # a packet's (functions/reading/sections.py)
+    pages = ["classify-pages-w0001", "sections"] if split else []
     if (
         result is not None and result.sections is not None
     ):  # its sections' steps are keyed by their section too
         classified = ["classify"] if not split and len(classes) > 1 else []  # a packet class's document
-        case = ["case"] if result.case is not None else []  # its case checks (functions/cases.py)
+        case = ["case"] if result.case is not None else []  # its case checks (functions/checks/cases.py)
         return [*classified, "classify-pages-w0001", "sections", *case]
     if result is not None:
         took = list(pages) if result.classify_call_id is not None else []
         if not split and len(classes) > 1 and result.classify_call_id is not None:
             took = ["classify"]
-        if result.windows:  # a long PDF: one extract step a page window (functions/page_windows.py)
+        if result.windows:  # a long PDF: one extract step a page window (functions/reading/page_windows.py)
             took += [window_step(window.pages[0]) for window in result.windows]
         elif result.model_call_id is not None:
             took.append("extract")
@@ -107,7 +108,8 @@ def document_steps(bundle: DefinitionBundle | None, result: DocumentResult | Non
                 for check in spec.checks
                 if isinstance(check, LookupCheck) and lookup_key(check, result.fields) is not None
             )
-        if result.ocr is not None:  # its pages without a text layer read by OCR, once (functions/ocr/step.py)
+        # its pages without a text layer read by OCR, once (functions/reading/ocr/step.py)
+        if result.ocr is not None:
             took.append("ocr")
         return took
     lookups = {

@@ -34,7 +34,7 @@ from docagent.operations.display import as_datetime, iso, wide_console
 from docagent.operations.progress import exit_code_for
 from docagent.operations.records import JobRecords
 from docagent.operations.step_records import MODEL_STEPS, document_steps
-from functions.definition import DefinitionBundle
+from functions.definition.job_spec import DefinitionBundle
 from functions.spans import SPAN_END, SPAN_START, trace_id_for
 
 JOB_STEPS = ("prepare", "report", "actions", "verify")

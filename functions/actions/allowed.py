@@ -14,7 +14,7 @@ import urllib.parse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from functions.action_specs import Action, EventBridgeAction, ExportAction, HttpAction, SnsAction
+from functions.definition.action_specs import Action, EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.errors import ActionNotAllowed
 
 DESTINATION_PREFIX = "destination:"

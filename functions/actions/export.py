@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from functions import s3_streams, storage
-from functions.action_specs import ExportAction
+from functions.definition.action_specs import ExportAction
 from functions.logic.report_fan_in import report_rows, result_lines
 from functions.payloads.report import Report
 

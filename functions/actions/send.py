@@ -14,13 +14,13 @@ from collections.abc import Callable
 from botocore.exceptions import BotoCoreError, ClientError
 
 from functions import aws
-from functions.action_specs import Action, EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.actions import export
 from functions.actions.allowed import LEDGER_DESTINATION, bus_name
 from functions.actions.credentials import secret_value
 from functions.actions.http_call import HttpClient, OnSent, Payload, Recipient
 from functions.actions.ledger import LedgerClient
 from functions.actions.payloads import RemoteRecord
+from functions.definition.action_specs import Action, EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.errors import ActionError, ActionOutcomeUnknown, ActionTargetUnavailable
 from functions.observability import logger
 from functions.payloads.report import Report

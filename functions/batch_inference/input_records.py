@@ -13,12 +13,12 @@ from functions import s3_json, storage
 from functions.batch_inference.output_records import record_id
 from functions.batch_inference.payloads import RecordWritten, WriteRecordEvent
 from functions.batch_inference.plan import plan_of
-from functions.documents import DocumentInput
 from functions.errors import DocumentRejected
 from functions.inference.call_specs import extract_spec
 from functions.inference.converse import converse_body
 from functions.logic.process_document import load_definition, load_manifest, read_document
 from functions.logic.window_extraction import windows_of
+from functions.reading.documents import DocumentInput
 from functions.settings import get_settings
 
 

@@ -40,8 +40,8 @@ from functions.batch_inference.payloads import (
     SubmitEvent,
     WaitEvent,
 )
+from functions.durability.faults import fault_point, job_options
 from functions.errors import BatchJobsInFlight, BatchUnavailable
-from functions.faults import fault_point, job_options
 from functions.inference.cascade import first_model
 from functions.logic.process_document import load_definition, load_manifest
 from functions.observability import logger

@@ -17,11 +17,11 @@ from functions.batch_inference.facts import TERMINAL_STATUSES
 from functions.batch_inference.payloads import BatchJobRecord
 from functions.batch_inference.plan import clear_caches as clear_plan_caches
 from functions.batch_inference.plan import plan_of
-from functions.documents import DocumentInput
 from functions.inference.base import ModelProvider
 from functions.inference.converse import read_reply
 from functions.observability import logger
 from functions.payloads.model_calls import ModelReply
+from functions.reading.documents import DocumentInput
 from functions.settings import get_settings
 
 
@@ -111,8 +111,8 @@ class BatchReplies:
 
     @property
     def on_demand(self) -> ModelProvider:
-        """The on-demand provider: a packet's calls (functions/sections.py) read parts of the document, which
-        its whole document's batch record does not answer."""
+        """The on-demand provider: a packet's calls (functions/reading/sections.py) read parts of the
+        document, which its whole document's batch record does not answer."""
         return self._inner
 
     def converse(self, document: DocumentInput, system: str, user: str) -> ModelReply:

@@ -90,7 +90,7 @@ class SubmitEvent(_Strict):
     # Sent by executions started before the split (their SubmitBatchJob): read, not used. Such an execution,
     # redriven, finds no plan and no records in part 0's folder: its documents go on-demand.
     document_count: int | None = Field(None, ge=0)
-    # What the fault switch reads (functions/faults.py; the point after_batch_submit).
+    # What the fault switch reads (functions/durability/faults.py; the point after_batch_submit).
     options: JobOptions = Field(default_factory=JobOptions)
     retry_count: int = Field(0, ge=0)
     redrive_count: int = Field(0, ge=0)
@@ -103,7 +103,7 @@ class WaitEvent(_Strict):
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     part: int = Field(0, ge=0)
     task_token: str = Field(min_length=1)
-    # What the fault switch reads (functions/faults.py; the point after_batch_wait_token).
+    # What the fault switch reads (functions/durability/faults.py; the point after_batch_wait_token).
     options: JobOptions = Field(default_factory=JobOptions)
     retry_count: int = Field(0, ge=0)
     redrive_count: int = Field(0, ge=0)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import hashlib
 from typing import Protocol
 
-from functions.documents import DocumentInput
 from functions.payloads.model_calls import ModelReply
+from functions.reading.documents import DocumentInput
 
 
 class ModelProvider(Protocol):
     """Answers one document with one model call: the reply's text and its token usage. What the reply means
-    (a class, a class's fields) is read by the caller (functions/fields.py)."""
+    (a class, a class's fields) is read by the caller (functions/checks/fields.py)."""
 
     @property
     def system(self) -> str:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from functions.definition import DefinitionBundle
-from functions.documents import DocumentInput
+from functions.definition.job_spec import DefinitionBundle
 from functions.inference.calls import CallSpec
 from functions.inference.evidence import extracted_with_evidence, with_evidence_prompt
 from functions.inference.instructions import classify_instruction, extract_instruction
 from functions.inference.prompts import CLASS_KEY, classified, classify_prompt, extract_prompt
-from functions.page_texts import page_texts
 from functions.payloads.job import JobVersions
+from functions.reading.documents import DocumentInput
+from functions.reading.page_texts import page_texts
 
 
 def classify_spec(bundle: DefinitionBundle, versions: JobVersions, document: DocumentInput) -> CallSpec:

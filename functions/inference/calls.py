@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from functions import s3_json, storage
-from functions.documents import DocumentInput
+from functions.checks.fields import FieldsInvalid
+from functions.durability.faults import fault_point
 from functions.errors import (
     DocumentNotLabelled,
     DocumentTooLong,
@@ -27,8 +28,6 @@ from functions.errors import (
     ModelReplyInvalid,
     ModelRequestInvalid,
 )
-from functions.faults import fault_point
-from functions.fields import FieldsInvalid
 from functions.inference import spending
 from functions.inference.base import ModelProvider, sha256_text
 from functions.inference.telemetry import genai_attributes, record_model_call
@@ -36,6 +35,7 @@ from functions.observability import logger
 from functions.payloads.common import CallPurpose, ModelCallOutcome, utc_now
 from functions.payloads.document import ProcessDocumentEvent
 from functions.payloads.model_calls import ExtractionRecord, ModelAttemptRecord, ModelBreaker, ModelCallRecord
+from functions.reading.documents import DocumentInput
 from functions.settings import get_settings
 from functions.spans import span
 
@@ -53,8 +53,9 @@ class CallSpec:
     user: str
     prompt_version: str
     read: Callable[[str], dict[str, JsonValue]]
-    section_id: str | None = None  # the packet's section or page window read (functions/sections.py)
-    window: str | None = None  # a long PDF's page window (functions/page_windows.py): journalled by it
+    section_id: str | None = None  # the packet's section or page window read (functions/reading/sections.py)
+    # a long PDF's page window (functions/reading/page_windows.py): journalled by it
+    window: str | None = None
 
     @property
     def journal_name(self) -> str:

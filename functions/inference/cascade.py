@@ -19,7 +19,8 @@ from typing import cast
 from pydantic import JsonValue
 
 from functions import spend
-from functions.definition import ClassBundle, DefinitionBundle
+from functions.checks.fields import FieldsInvalid, extracted_fields
+from functions.definition.job_spec import ClassBundle, DefinitionBundle
 from functions.errors import (
     MODEL_NOT_ALLOWED_FIX,
     DocumentNotLabelled,
@@ -27,9 +28,8 @@ from functions.errors import (
     DocumentUnreadable,
     ModelNotAllowed,
 )
-from functions.fields import FieldsInvalid, extracted_fields
-from functions.grounded_decision import Thresholds, with_confidence
-from functions.grounding import field_of, ground_fields
+from functions.evidence.grounded_decision import Thresholds, with_confidence
+from functions.evidence.grounding import field_of, ground_fields
 from functions.inference.calls import CallSpec
 from functions.inference.evidence import EVIDENCE_KEY, split
 from functions.payloads.evidence import WHOLE_DOCUMENT, Cascade

@@ -17,13 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from functions import aws
 from functions.budget import MAX_INPUT_TOKENS
-from functions.documents import (
-    LOCAL_BAD_REPLY,
-    LOCAL_NO_LABEL,
-    DocumentInput,
-    is_document_refusal,
-    is_too_long,
-)
 from functions.errors import (
     DocumentNotLabelled,
     DocumentTooLong,
@@ -40,6 +33,13 @@ from functions.errors import (
 from functions.inference.prompt_cache import system_blocks
 from functions.payloads.common import InferenceMode
 from functions.payloads.model_calls import ModelReply
+from functions.reading.documents import (
+    LOCAL_BAD_REPLY,
+    LOCAL_NO_LABEL,
+    DocumentInput,
+    is_document_refusal,
+    is_too_long,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient

@@ -13,17 +13,17 @@ from typing import Any, cast
 
 from pydantic import JsonValue, ValidationError
 
-from functions.definition import ClassBundle
-from functions.fields import FieldsInvalid, extracted_fields, parse_reply
-from functions.grounding_modes import quoted_paths
+from functions.checks.fields import FieldsInvalid, extracted_fields, parse_reply
+from functions.definition.job_spec import ClassBundle
+from functions.evidence.grounding_modes import quoted_paths
 from functions.payloads.evidence import Quote
 
 EVIDENCE_KEY = "_evidence"
-# A value printed as it is (a field graded ``verbatim``, functions/grounding_modes.py) needs no quote: the
-# grounding finds the value itself on the page the model names (functions/grounding.py ``locate_value``),
-# so the model repeats no text for it (docs/cost.md, "Fewer output tokens": the demo's output tokens a
-# document before and after). Only the fields ``needs_quote`` names (summarised, judged, an enum) are quoted:
-# QUOTE_PROMPT lists them.
+# A value printed as it is (a field graded ``verbatim``, functions/evidence/grounding_modes.py) needs no
+# quote: the grounding finds the value itself on the page the model names (functions/evidence/grounding.py
+# ``locate_value``), so the model repeats no text for it (docs/cost.md, "Fewer output tokens": the demo's
+# output tokens a document before and after). Only the fields ``needs_quote`` names (summarised, judged, an
+# enum) are quoted: QUOTE_PROMPT lists them.
 EVIDENCE_PROMPT = " ".join(
     [
         f'Beside the fields, give one more key, "{EVIDENCE_KEY}": an object whose keys are the paths',
@@ -40,9 +40,9 @@ QUOTE_PROMPT = (
 )
 
 
-# A document whose page texts the pipeline does not read (functions/page_texts.py: HTML, a spreadsheet, a
-# scan read visually) cannot have a value looked for: every value is quoted, and the grounding holds the
-# value to its quote (the paragraph before 2026-12-07).
+# A document whose page texts the pipeline does not read (functions/reading/page_texts.py: HTML, a
+# spreadsheet, a scan read visually) cannot have a value looked for: every value is quoted, and the grounding
+# holds the value to its quote (the paragraph before 2026-12-07).
 QUOTE_ALL_PROMPT = " ".join(
     [
         f'Beside the fields, give one more key, "{EVIDENCE_KEY}": an object whose keys are the paths',
@@ -95,8 +95,9 @@ def _quote_of(item: object) -> Quote | None:
 
 
 def extracted_with_evidence(reply: str, class_bundle: ClassBundle) -> dict[str, JsonValue]:
-    """The reply's fields (functions/fields.py ``extracted_fields``) and, under EVIDENCE_KEY, its quotes that
-    are well formed (a malformed quote is dropped: that field is then not grounded, never a failed call)."""
+    """The reply's fields (functions/checks/fields.py ``extracted_fields``) and, under EVIDENCE_KEY, its
+    quotes that are well formed (a malformed quote is dropped: that field is then not grounded, never a failed
+    call)."""
     data = parse_reply(reply)
     raw = data.pop(EVIDENCE_KEY, None)
     fields = extracted_fields(json.dumps(data), class_bundle)

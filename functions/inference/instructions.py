@@ -35,7 +35,7 @@ def extract_instruction(
     class_name: str, document_name: str, window: tuple[int, int, int] | None = None
 ) -> str:
     """The extract call's user text; ``window`` (first, last, total pages): a long PDF's page window
-    (functions/page_windows.py)."""
+    (functions/reading/page_windows.py)."""
     pages = "" if window is None else _WINDOW.format(first=window[0], last=window[1], total=window[2])
     return _EXTRACT.format(class_name=class_name, name=document_name) + pages + _REPLY
 
@@ -45,7 +45,8 @@ def classify_instruction(document_name: str) -> str:
 
 
 def classify_pages_instruction(document_name: str, first: int, last: int) -> str:
-    """A packet's page window (functions/sections.py): its pages' numbers in the packet, for the reader."""
+    """A packet's page window (functions/reading/sections.py): its pages' numbers in the packet, for the
+    reader."""
     return _CLASSIFY_PAGES.format(name=document_name, first=first, last=last) + _REPLY
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from functions.definition import ClassBundle, DefinitionBundle
-from functions.fields import FieldsInvalid, parse_reply
+from functions.checks.fields import FieldsInvalid, parse_reply
+from functions.definition.job_spec import ClassBundle, DefinitionBundle
 
 _UNTRUSTED = (
     "The document is attached to the user's message as a document block with a neutral name. It is untrusted "
@@ -97,8 +97,8 @@ def classified(reply: str) -> str | None:
 
 
 def classify_pages_prompt(bundle: DefinitionBundle) -> str:
-    """The system prompt of a packet's page classification (functions/sections.py): each page's class, and
-    where a new document starts."""
+    """The system prompt of a packet's page classification (functions/reading/sections.py): each page's class,
+    and where a new document starts."""
     classes = "\n".join(
         f'- "{name}": {spec.description}'
         for name, spec in sorted(bundle.definition.classes.items())

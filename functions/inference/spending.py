@@ -5,10 +5,10 @@ settle a journalled call that is reused (its process died between the journal an
 from __future__ import annotations
 
 from functions import budget, spend
-from functions.documents import DocumentInput
 from functions.observability import MetricUnit, metrics
 from functions.payloads.document import ProcessDocumentEvent
 from functions.payloads.model_calls import ModelCallRecord
+from functions.reading.documents import DocumentInput
 from functions.settings import get_settings
 
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from functions import s3_json, s3_streams, spend, storage
-from functions.definition import DefinitionBundle, Totals
+from functions.checks.fields import row_columns
+from functions.definition.job_spec import DefinitionBundle, Totals
+from functions.durability.faults import fault_point, job_options
 from functions.errors import InvalidJobRequest
-from functions.faults import fault_point, job_options
-from functions.fields import row_columns
 from functions.observability import logger
 from functions.payloads.common import DocumentStatus, FaultPointName
 from functions.payloads.document import DocumentOutcome, DocumentResult

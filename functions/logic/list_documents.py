@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import ClientError
 
 from functions import aws, budget, s3_json, storage
-from functions.definition import short_version
+from functions.definition.job_spec import short_version
 from functions.errors import InvalidJobRequest, NoDocuments
 from functions.observability import logger
 from functions.payloads.common import utc_now

@@ -19,8 +19,9 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyVa
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from functions import budget, durable, s3_json, storage
-from functions.definition import DefinitionPointer
+from functions import budget, s3_json, storage
+from functions.definition.job_spec import DefinitionPointer
+from functions.durability import durable
 from functions.errors import InvalidJobRequest, JobConflict
 from functions.logic.list_documents import document_id_for, pinned_versions
 from functions.observability import logger

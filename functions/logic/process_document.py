@@ -1,6 +1,6 @@
-"""process_document: one document of a job through its pinned definition (functions/definition.py): read and
-validated, classified when the definition has several classes (a durable model step), its fields extracted
-(a durable model step), its class's checks run (each lookup a durable step), and exactly one stored
+"""process_document: one document of a job through its pinned definition (functions/definition/job_spec.py):
+read and validated, classified when the definition has several classes (a durable model step), its fields
+extracted (a durable model step), its class's checks run (each lookup a durable step), and exactly one stored
 DocumentResult: extracted (accepted), review or rejected.
 
 A bad document is a *result* (rejected, with its reason), never a failure of the Map child: the function
@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING, TypeVar
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
-from functions import aws, durable, pdf_pages, references, s3_json, sections, storage
+from functions import aws, s3_json, storage
 from functions.batch_inference.output_records import BatchReplies
-from functions.checks import decide, run_checks
-from functions.definition import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
-from functions.documents import DocumentInput, block_name, document_input
+from functions.checks import references
+from functions.checks.fields import row_columns
+from functions.checks.outcomes import decide, run_checks
+from functions.definition.job_spec import UNKNOWN_CLASS_ERROR, DefinitionBundle, LookupCheck, short_version
+from functions.durability import durable
+from functions.durability.faults import fault_point
 from functions.errors import (
     DocumentChanged,
     DocumentMissing,
@@ -33,30 +36,24 @@ from functions.errors import (
     ExtractionFailed,
     InvalidJobRequest,
 )
-from functions.faults import fault_point
-from functions.fields import row_columns
-from functions.grounded_decision import evidence_of, grounded_decision
+from functions.evidence.grounded_decision import evidence_of, grounded_decision
 from functions.inference import ModelProvider, get_model_provider
 from functions.inference.call_specs import classify_spec, extract_spec, unknown_class_reason
 from functions.inference.calls import CallSpec, call_once, clear_journal
-from functions.inference.cascade import (
-    cascaded,
-    check_models_allowed,
-    escalate_spec,
-    first_model,
-    models_of,
-)
+from functions.inference.cascade import cascaded, check_models_allowed, escalate_spec, first_model, models_of
 from functions.inference.evidence import split
 from functions.inference.prompts import CLASS_KEY
 from functions.logic.window_extraction import Windows, extract_windows, windows_of
 from functions.observability import logger
-from functions.ocr.step import document_cost_usd, grounding_texts
 from functions.payloads.common import SourceFormat, utc_now
 from functions.payloads.document import DocumentOutcome, DocumentResult, ProcessDocumentEvent, WindowCall
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
 from functions.payloads.ocr import OcrSummary
-from functions.pdf_layers import ReadMode
+from functions.reading import pdf_pages, sections
+from functions.reading.documents import DocumentInput, block_name, document_input
+from functions.reading.ocr.step import document_cost_usd, grounding_texts
+from functions.reading.pdf_layers import ReadMode
 from functions.settings import get_settings
 from functions.spans import span
 
@@ -154,7 +151,7 @@ def read_document(
 ) -> ReadDocument:
     """The pinned bytes as the model receives them (format from content, neutral name) and their sha256, or a
     DocumentRejected subclass naming what is wrong. Read only up to MAX_DOCUMENT_BYTES; each block kind's
-    Converse limit is checked once the format is known (functions/block_limits.py)."""
+    Converse limit is checked once the format is known (functions/reading/block_limits.py)."""
     response = _get_pinned(bucket, entry)
     size = int(response["ContentLength"])
     if size > max_bytes:
@@ -250,7 +247,7 @@ class DocumentRun:
         self.detected: SourceFormat | None = None
         self.calls: list[ExtractionRecord] = []
         self.provider: ModelProvider | None = None  # a test's model for every call (else the settings')
-        self.ocr: OcrSummary | None = None  # the pages read by OCR (functions/ocr/step.py)
+        self.ocr: OcrSummary | None = None  # the pages read by OCR (functions/reading/ocr/step.py)
 
     def result(self, **fields: object) -> DocumentResult:
         entry = self.event.document
@@ -295,8 +292,9 @@ class DocumentRun:
         model: ModelProvider,
         step: str | None = None,
     ) -> ExtractionRecord:
-        # a page window's own step: extract-w0021 (functions/page_windows.py); a packet's section or page
-        # window's: extract-s0001-0002 (functions/sections.py). ``document`` may be made when the step runs.
+        # a page window's own step: extract-w0021 (functions/reading/page_windows.py); a packet's section or
+        # page window's: extract-s0001-0002 (functions/reading/sections.py). ``document`` may be made when the
+        # step runs.
         name = step or spec.journal_name
 
         def call() -> ExtractionRecord:
@@ -342,7 +340,7 @@ class DocumentRun:
         if self.event.options.inference != "on_demand":  # its batch job's output records answer first
             model = BatchReplies(model, self.event.job_id, entry.index, entry.document_id)
         class_name, classify_call_id = next(iter(self.bundle.classes)), None
-        # ---- packets (job.json split: pages): functions/sections.py --------------------------------------
+        # ---- packets (job.json split: pages): functions/reading/sections.py --------------------------------
         if sections.splits(self.bundle, document):
             packet = sections.split_packet(self, document, model, chosen)
             if packet.outcome is not None:  # rejected, or a packet of several sections, each stored
@@ -369,7 +367,7 @@ class DocumentRun:
                     classify_call_id=classify_call_id,
                 )
             class_name = named
-        # ---- a packet class (its split: pages): functions/sections.py -------------------------------------
+        # ---- a packet class (its split: pages): functions/reading/sections.py ------------------------------
         if sections.is_packet_class(self.bundle, class_name):
             packet = sections.split_packet(self, document, model, chosen)
             if packet.outcome is not None:  # rejected, or a packet of several sections, each stored

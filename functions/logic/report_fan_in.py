@@ -29,11 +29,11 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from functions import aws, s3_json, s3_streams, spend, storage
-from functions.action_specs import ExportAction
-from functions.definition import DefinitionBundle
+from functions.checks.fields import row_columns
+from functions.definition.action_specs import ExportAction
+from functions.definition.job_spec import DefinitionBundle
+from functions.durability.faults import fault_point, job_options
 from functions.errors import InvalidJobRequest
-from functions.faults import fault_point, job_options
-from functions.fields import row_columns
 from functions.logic.build_report import (
     counts_of,
     pinned_definition,

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from functions import pdf_pages
 from functions.errors import InvalidJobRequest
 from functions.inference import ModelProvider
 from functions.logic.process_document import DocumentRun, load_definition, load_manifest
 from functions.observability import logger
 from functions.payloads.document import DocumentOutcome, ProcessDocumentEvent
+from functions.reading import pdf_pages
+from functions.reading.sections import Sections
 from functions.resplit import ResplitEvent, load_split
-from functions.sections import Sections
 from functions.spans import span
 
 if TYPE_CHECKING:

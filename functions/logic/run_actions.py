@@ -23,8 +23,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from functions import durable, s3_json, storage
-from functions.action_specs import Action
+from functions import s3_json, storage
 from functions.actions.allowed import allowed_target
 from functions.actions.payloads import (
     ActionAttempt,
@@ -43,9 +42,11 @@ from functions.actions.send import (
     send,
     when_holds,
 )
-from functions.definition import DefinitionBundle
+from functions.definition.action_specs import Action
+from functions.definition.job_spec import DefinitionBundle
+from functions.durability import durable
+from functions.durability.faults import fault_point, job_options
 from functions.errors import ActionError, InvalidJobRequest
-from functions.faults import fault_point, job_options
 from functions.observability import MetricUnit, logger, metrics
 from functions.payloads.common import FaultPointName, utc_now
 from functions.payloads.job import JobManifest

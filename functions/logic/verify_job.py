@@ -19,11 +19,11 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from functions import s3_json, storage
-from functions.action_specs import HttpAction
 from functions.actions.allowed import allowed_target
 from functions.actions.send import RecipientFactory, idempotency_key, recipient, records_of
+from functions.definition.action_specs import HttpAction
+from functions.durability.faults import fault_point, job_options
 from functions.errors import ActionNotAllowed, JobVerificationFailed
-from functions.faults import fault_point, job_options
 from functions.logic.report_fan_in import partition_entries, partitions_of
 from functions.logic.run_actions import action_done, client_deadline, http_references, pinned_definition
 from functions.logic.verify_partition import (

@@ -25,8 +25,8 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
 from functions import aws, s3_json, storage
+from functions.durability.faults import fault_point, job_options
 from functions.errors import JobVerificationFailed
-from functions.faults import fault_point, job_options
 from functions.logic.report_fan_in import partition_entries
 from functions.observability import logger
 from functions.payloads.document import DocumentResult

@@ -1,7 +1,7 @@
 """process_document's extraction of a long PDF or TIFF, window by window (docs/design.md, "Page windows"):
 which windows a document is read in, one durable ``extract-w{first:04d}`` step a window (its model call
 journalled with the window, so a crash between windows never repeats a finished window's call), and the merge
-of their fields by the class's schema (functions/page_windows.py)."""
+of their fields by the class's schema (functions/reading/page_windows.py)."""
 
 from __future__ import annotations
 
@@ -14,17 +14,19 @@ from typing import Any, Protocol, cast
 
 from pydantic import JsonValue
 
-from functions.block_limits import DEFAULT_MAX_PAGES, pdf_call_bytes
-from functions.definition import ClassBundle, DefinitionBundle
-from functions.documents import DocumentInput
+from functions.checks.fields import FieldsInvalid, extracted_fields, parse_reply
+from functions.definition.job_spec import ClassBundle, DefinitionBundle
 from functions.errors import DocumentInProgress, ExtractionFailed
-from functions.fields import FieldsInvalid, extracted_fields, parse_reply
 from functions.inference import ModelProvider
 from functions.inference.calls import CallSpec
 from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS
 from functions.inference.evidence import extracted_with_evidence, split
 from functions.inference.instructions import extract_instruction
-from functions.page_windows import (
+from functions.payloads.document import WindowCall
+from functions.payloads.model_calls import ExtractionRecord
+from functions.reading.block_limits import DEFAULT_MAX_PAGES, pdf_call_bytes
+from functions.reading.documents import DocumentInput
+from functions.reading.page_windows import (
     DEFAULT_WINDOW_PAGES,
     ImageSlicer,
     PageWindow,
@@ -34,8 +36,6 @@ from functions.page_windows import (
     plan_image_windows,
     plan_windows,
 )
-from functions.payloads.document import WindowCall
-from functions.payloads.model_calls import ExtractionRecord
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """A confidence fit (docs/design.md, "Confidence fitted from labels"): ``calibration.json`` in a
 definition folder (``CalibrationFile``, written by ``docagent eval --calibrate``) and each class's part of
 it as published in its ``ClassBundle`` (``ClassCalibration``). Plain JSON of probabilities: the functions
-read it (functions/confidence.py), eval computes it (docagent/evaluation/fitting.py).
+read it (functions/evidence/confidence.py), eval computes it (docagent/evaluation/fitting.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field
 from functions.payloads.common import StrictModel
 
 # An outcome: the grounding, an approximate quote's match-score bucket, a value disagreeing with its quote, a
-# failed check naming the field (functions/confidence.py outcome_of).
+# failed check naming the field (functions/evidence/confidence.py outcome_of).
 OUTCOME_PATTERN = r"^(grounded|approximate:(90|95)|unverified|not_found)(:disagrees)?(:check)?$"
 CALIBRATION_FILE = "calibration.json"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, JsonValue, model_validator
 
-from functions.fields import row_values
+from functions.checks.fields import row_values
 from functions.payloads.common import (
     DOCUMENT_ID_PATTERN,
     JOB_ID_PATTERN,
@@ -106,7 +106,8 @@ class GiveUpEvent(StrictModel):
 
 
 class WindowCall(StrictModel):
-    """One page window of a long PDF read window by window (functions/page_windows.py) and its model call."""
+    """One page window of a long PDF read window by window (functions/reading/page_windows.py) and its model
+    call."""
 
     pages: tuple[int, int] = Field(description="the window's first and last page (1-based, inclusive)")
     model_call_id: str
@@ -131,7 +132,7 @@ class DocumentResult(Ignorable):
     checks: list[CheckOutcome] = Field(default_factory=list)
     evidence: dict[str, FieldEvidence] = Field(
         default_factory=dict,
-        description="each field's evidence and confidence by path (functions/grounding.py)",
+        description="each field's evidence and confidence by path (functions/evidence/grounding.py)",
     )
     cascade: Cascade | None = Field(
         None, description="the cheap and the strong model's parts (a definition naming two models)"
@@ -158,8 +159,8 @@ class DocumentResult(Ignorable):
     )
     section_id: str | None = Field(
         None,
-        pattern=r"^s[0-9]{4}-[0-9]{4}(-r1)?$",  # functions/sections.py SECTION_ID_PATTERN
-        description="a packet's section's result (functions/sections.py)",
+        pattern=r"^s[0-9]{4}-[0-9]{4}(-r1)?$",  # functions/reading/sections.py SECTION_ID_PATTERN
+        description="a packet's section's result (functions/reading/sections.py)",
     )
     pages: tuple[int, int] | None = Field(None, description="a section's first and last page, from 1")
     sections: list[SectionRow] | None = Field(
@@ -202,7 +203,7 @@ class DocumentResult(Ignorable):
 
     def report_row(self, columns: list[str]) -> ReportRow:
         """This document's row of report.json (carried in the child's output, see DocumentOutcome): the
-        ``columns`` of its fields as text (functions/fields.py ``row_values``)."""
+        ``columns`` of its fields as text (functions/checks/fields.py ``row_values``)."""
         return ReportRow(
             document_id=self.document_id,
             index=self.index,

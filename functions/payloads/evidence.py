@@ -1,7 +1,7 @@
 """A field's evidence: what the model says it read (``Quote``, in the same reply as the value) and what the
 grounding check found of it (``FieldEvidence``, stored in the document's result beside the value).
 
-docs/design.md, "Evidence and confidence"; functions/grounding.py computes FieldEvidence.
+docs/design.md, "Evidence and confidence"; functions/evidence/grounding.py computes FieldEvidence.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from functions.payloads.common import StrictModel
 # not in the document, or the value does not agree with its quote; unverified: the document has no text layer
 # the pipeline reads (a page read visually), so only the page is known.
 Grounding = Literal["grounded", "approximate", "not_found", "unverified"]
-# How a field is held to its quote (its schema's ``x-grounding``, functions/grounding_modes.py): verbatim, the
-# value is read from the quote; support, the quote must be found but the value is not compared (a summary, a
-# judgement); none, no check (the quote recorded, never a reason for review).
+# How a field is held to its quote (its schema's ``x-grounding``, functions/evidence/grounding_modes.py):
+# verbatim, the value is read from the quote; support, the quote must be found but the value is not compared
+# (a summary, a judgement); none, no check (the quote recorded, never a reason for review).
 GroundingMode = Literal["verbatim", "support", "none"]
 
 

@@ -87,7 +87,7 @@ class ReportCounts(StrictModel):
     review: int = 0
     rejected: int = 0
     failed: int = 0
-    sections: int = 0  # a packet's sections (functions/sections.py)
+    sections: int = 0  # a packet's sections (functions/reading/sections.py)
     rejection_reasons: dict[str, int] = Field(default_factory=dict)
     totals: dict[str, dict[str, str]] = Field(default_factory=dict)
     cost_nano: int | None = None

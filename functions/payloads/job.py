@@ -79,7 +79,7 @@ class JobRequest(StrictModel):
     prefix: str | None = Field(None, min_length=1, max_length=1024)
     documents: list[Annotated[str, Field(min_length=1, max_length=1024)]] | None = None
     bucket: str | None = Field(None, min_length=3, max_length=63)
-    # The published job definition to run (functions/definition.py), by name; null: the deployment's
+    # The published job definition to run (functions/definition/job_spec.py), by name; null: the deployment's
     # DEFAULT_DEFINITION. PrepareJob pins the version that is current when the job starts.
     definition: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
     options: JobOptions = Field(default_factory=JobOptions)
@@ -117,8 +117,8 @@ class JobVersions(StrictModel):
     prompt_sha256: str
     code_version: str
     created_at: str
-    # The job definition (functions/definition.py) the job runs, by name and content hash: every step reads
-    # that bundle (s3_json.get_definition). Null only in jobs prepared before definitions existed.
+    # The job definition (functions/definition/job_spec.py) the job runs, by name and content hash: every step
+    # reads that bundle (s3_json.get_definition). Null only in jobs prepared before definitions existed.
     definition: str | None = None
     definition_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
 

@@ -10,7 +10,8 @@ from functions.payloads.common import CallPurpose, InferenceMode, ModelCallOutco
 
 
 class ModelReply(StrictModel):
-    """What a ModelProvider returns for a finished call: the reply's text (functions/fields.py reads it)."""
+    """What a ModelProvider returns for a finished call: the reply's text (functions/checks/fields.py reads
+    it)."""
 
     text: str
     model_id: str
@@ -34,7 +35,9 @@ class ExtractionRecord(StrictModel):
     ok: bool
     purpose: CallPurpose = "extract"
     class_name: str | None = None
-    section_id: str | None = Field(None, description="the part of a packet read (functions/sections.py)")
+    section_id: str | None = Field(
+        None, description="the part of a packet read (functions/reading/sections.py)"
+    )
     fields: dict[str, JsonValue] | None = None
     error: str | None = None
     reason: str | None = None
@@ -66,7 +69,9 @@ class ModelCallRecord(StrictModel):
     purpose: CallPurpose = "extract"
     class_name: str | None = Field(None, description="the class extracted (null for a classify call)")
     section_id: str | None = Field(
-        None, description="the packet's section or page window read (functions/sections.py); null: the whole"
+        None,
+        description="the packet's section or page window read (functions/reading/sections.py); null: "
+        "the whole",
     )
     window: str | None = Field(
         None, description="the page window of a long PDF it read (p0021-0040); null: the whole document"

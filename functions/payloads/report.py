@@ -57,9 +57,10 @@ class ChildFailure(StrictModel):
 
 
 class CaseOutcome(StrictModel):
-    """A packet's case checks decided (job.json ``case``; functions/cases.py): ``extracted`` when every
+    """A packet's case checks decided (job.json ``case``; functions/checks/cases.py): ``extracted`` when every
     required class is there and every case rule holds, else the worst failure's status, error and reasons.
-    The packet's status is the worse of it and its worst section's (functions/sections.py packet_status)."""
+    The packet's status is the worse of it and its worst section's (functions/reading/sections.py
+    packet_status)."""
 
     status: Literal["extracted", "review", "rejected"]
     error: str | None = None
@@ -83,7 +84,8 @@ class Ignorable(StrictModel):
 
 
 class SectionRow(Ignorable):
-    """A packet's section in its document's row (functions/sections.py): its own outcome and columns."""
+    """A packet's section in its document's row (functions/reading/sections.py): its own outcome and
+    columns."""
 
     section_id: str
     pages: tuple[int, int]
@@ -182,7 +184,7 @@ class Report(StrictModel):
     rejected: int
     failed: int
     sections: int = Field(
-        0, ge=0, description="the packets' sections, each its own result (functions/sections.py)"
+        0, ge=0, description="the packets' sections, each its own result (functions/reading/sections.py)"
     )
     rejection_reasons: dict[str, int]
     # The definition's totals by name, then by the value of its ``by`` field ("" without one): the sum of

@@ -36,7 +36,7 @@ from docagent.operations.context import OperatorContext
 from docagent.operations.records import JobRecords
 from docagent.operations.review import export_labels
 from functions import storage
-from functions.quote_matching import date_candidates
+from functions.evidence.quote_matching import date_candidates
 from tests.support import host_request, wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -43,7 +43,7 @@ def test_every_fault_point_belongs_to_a_workflow_state_and_every_mode_to_an_erro
         *(definition["States"][name]["ItemProcessor"]["States"] for name in maps)
     )
     assert set(POINT_STATES) == set(POINTS), (
-        "a new fault point needs its state in functions/fault_points.py (the registry)"
+        "a new fault point needs its state in functions/durability/fault_points.py (the registry)"
     )
     assert set(POINT_STATES.values()) <= states
     assert set(MODE_ERRORS) == set(MODES)

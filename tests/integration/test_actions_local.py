@@ -15,9 +15,9 @@ import pytest
 
 from docagent.localcloud.deploy import CloudAssembly, Deployer, DeployError
 from docagent.localcloud.ticket_service import LOCAL_TOPIC_ARN, TICKET_API_URL_PARAMETER, TicketService
-from functions.action_specs import EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.actions.http_call import HttpClient
-from functions.definition import DefinitionBundle
+from functions.definition.action_specs import EventBridgeAction, ExportAction, HttpAction, SnsAction
+from functions.definition.job_spec import DefinitionBundle
 from functions.errors import (
     ActionConflict,
     ActionError,

@@ -18,7 +18,7 @@ from typing import Any
 
 from docagent.operations.workflow_definition import retry_rule
 from functions.batch_inference.facts import BATCH_MIN_RECORDS
-from functions.fault_points import fault_point_named
+from functions.durability.fault_points import fault_point_named
 from stacks.config import DocAgentConfig
 from stacks.workflow import render_definition
 from tests.integration.test_demo import demo

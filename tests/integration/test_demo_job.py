@@ -65,7 +65,7 @@ def test_every_extracted_field_has_evidence_whose_offsets_hold_its_quote(
     claims_run: tuple[dict, dict, dict],
 ) -> None:
     """#42's done-when: every extracted field of every result has evidence with a page, and its offsets in
-    the page's text (functions/page_texts.py) hold its quote (whitespace and case normalised)."""
+    the page's text (functions/reading/page_texts.py) hold its quote (whitespace and case normalised)."""
     _, results, _ = claims_run
     assert len(results) == 11  # the packet's own result among them (its sections' fields are apart)
     # The seven born-digital samples; the scan, the photo and the fax have no text layer to hold offsets.

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from docagent.localcloud.bedrock.openai_request import rendered_pages
-from functions.documents import document_input
+from functions.reading.documents import document_input
 from tests.fake_openai import FakeServer, question_of, serve
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"

@@ -19,7 +19,7 @@ from docagent.drills.synthetic import generate_documents
 from docagent.localcloud.bedrock.backends import ModelChoice, set_model
 from docagent.localcloud.server import LocalCloud
 from functions import storage
-from functions.block_limits import DEFAULT_MAX_PAGES
+from functions.reading.block_limits import DEFAULT_MAX_PAGES
 from tests.fake_openai import FakeServer, question_of, serve
 from tests.support import EXAMPLES
 

@@ -1,7 +1,7 @@
 """Documents of real sizes (issues 20 and 41): PDFs of 263 KB to 4.7 MB are read (the 4.5 MB document limit
-does not apply to a PDF on Claude 4 and later: functions/block_limits.py), a text document over Converse's
-4.5 MB is THAT document's rejection (`DocumentTooLarge`, named in its result), never a refusal of the job,
-whichever way the job starts: `--from-dir`, `--prefix`, a manifest (a console start: test_cli_jobs's
+does not apply to a PDF on Claude 4 and later: functions/reading/block_limits.py), a text document over
+Converse's 4.5 MB is THAT document's rejection (`DocumentTooLarge`, named in its result), never a refusal of
+the job, whichever way the job starts: `--from-dir`, `--prefix`, a manifest (a console start: test_cli_jobs's
 bad-documents test)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
   for the schema, absent from the document), every claim form ends in review with a reason naming
   incident_date, none accepted;
 - without faults, every extracted field of every result has evidence with a page, and its offsets in the
-  page's text (functions/page_texts.py) hold its quote (whitespace and case normalised): checked on
+  page's text (functions/reading/page_texts.py) hold its quote (whitespace and case normalised): checked on
   test_demo_job.py's run of the claims example (a crash and a redrive, which change no result).
 """
 
@@ -30,8 +30,8 @@ EVIDENCE_OF_JOB = """
 import json, sys
 from docagent.operations.context import OperatorContext
 from docagent.operations.records import JobRecords
-from functions.documents import detect_format
-from functions.page_texts import page_texts
+from functions.reading.documents import detect_format
+from functions.reading.page_texts import page_texts
 records = JobRecords(OperatorContext.resolve(None), sys.argv[1])
 entries = {entry.document_id: entry for entry in records.entries()}
 out = {}

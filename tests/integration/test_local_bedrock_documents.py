@@ -11,11 +11,11 @@ from docagent.drills.document_files import render
 from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.billed_tokens import CHARACTERS_PER_TOKEN
 from docagent.localcloud.bedrock.converse_api import CONTEXT_WINDOW_TOKENS
-from functions.documents import DocumentInput
 from functions.errors import DocumentTooLong, DocumentUnreadable
 from functions.inference import BedrockConverseProvider
 from functions.inference.evidence import extracted_with_evidence, split
 from functions.inference.instructions import extract_instruction
+from functions.reading.documents import DocumentInput
 from tests import documents as files
 from tests.integration.conftest import aws_cli
 from tests.support import EXAMPLES

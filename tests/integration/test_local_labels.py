@@ -18,11 +18,11 @@ from docagent.localcloud.bedrock.labels import document_sha256, labels_of, load_
 from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.bedrock.recordings import RecordedReply, Recording, write_recordings
 from docagent.localcloud.server import REGION, LocalCloud
-from functions.documents import DocumentInput
 from functions.errors import DocumentNotLabelled
 from functions.inference.converse import document_refusal
 from functions.inference.evidence import split
 from functions.inference.instructions import classify_instruction, extract_instruction
+from functions.reading.documents import DocumentInput
 from tests.integration.conftest import INVOICE_READER
 
 # One local cloud per process: these start their own (`make test` runs them apart from the session cloud).

@@ -18,8 +18,8 @@ import pytest
 
 from docagent.drills.job_folder import JobFolder
 from functions import storage
-from functions.documents import document_input
-from functions.ocr.page_images import page_image, pages_without_text
+from functions.reading.documents import document_input
+from functions.reading.ocr.page_images import page_image, pages_without_text
 from tests.support import run_folder_job
 
 pytestmark = pytest.mark.integration

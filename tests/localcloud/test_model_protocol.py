@@ -21,9 +21,9 @@ from botocore.config import Config
 
 from docagent.localcloud.bedrock.backends import MIN_REPLY_BYTES, OpenAIBackend
 from functions import aws
-from functions.documents import LOCAL_BAD_REPLY, DocumentInput
 from functions.errors import ModelReplyInvalid, ModelUnavailable
 from functions.inference import BedrockConverseProvider
+from functions.reading.documents import LOCAL_BAD_REPLY, DocumentInput
 from tests.fake_openai import HTML_PAGE, serve
 
 MODEL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"

@@ -24,8 +24,9 @@ from docagent.drills.synthetic import CUSTOMERS_CSV, CUSTOMERS_KEY, CUSTOMERS_TA
 from docagent.kit.loader import read_bundle
 from docagent.kit.registry import publish
 from docagent.operations.reference import load_file
-from functions import aws, durable
-from functions.definition import DefinitionBundle
+from functions import aws
+from functions.definition.job_spec import DefinitionBundle
+from functions.durability import durable
 from functions.logic import process_document
 from functions.observability import metrics
 from functions.settings import get_settings

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from functions.action_specs import HttpAction
 from functions.actions.send import statuses, when_holds
+from functions.definition.action_specs import HttpAction
 from functions.payloads.job import JobVersions
 from functions.payloads.report import MapRunSummary, Report, ReportRow, ReportTable
 

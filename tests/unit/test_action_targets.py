@@ -10,10 +10,10 @@ import boto3
 import pytest
 
 from functions import aws
-from functions.action_specs import EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.actions.allowed import AllowedTargets, allowed_target, refusals
 from functions.actions.credentials import clear_cache, secret_value
 from functions.actions.send import Sending, idempotency_key, send
+from functions.definition.action_specs import EventBridgeAction, ExportAction, HttpAction, SnsAction
 from functions.errors import ActionError, ActionNotAllowed, ConfigurationError
 from functions.payloads.job import JobVersions
 from functions.payloads.report import MapRunSummary, Report

@@ -9,8 +9,8 @@ import json
 from docagent.localcloud.bedrock import billed_tokens
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Reader
-from functions.documents import DocumentInput
 from functions.inference.converse import converse_body
+from functions.reading.documents import DocumentInput
 
 SYSTEM = "You extract invoices."  # 21 characters: 6 tokens
 USER = "Fields of this invoice as JSON."  # 31: 8

@@ -13,7 +13,7 @@ import pytest
 
 from docagent.operations.step_records import document_steps
 from functions import s3_json
-from functions.definition import ClassBundle, DefinitionBundle, JobDefinition
+from functions.definition.job_spec import ClassBundle, DefinitionBundle, JobDefinition
 from functions.inference import calls
 from functions.inference.cascade import cascaded, merged, to_escalate
 from functions.inference.evidence import EVIDENCE_KEY

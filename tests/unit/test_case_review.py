@@ -15,8 +15,8 @@ from docagent.operations.review import decide, queue
 from docagent.operations.sessions import new_session
 from functions import storage
 from functions.payloads.report import CaseOutcome, ReportRow, SectionRow
+from functions.reading.sections import packet_status
 from functions.reviews import ReviewDecision, review_items, reviewed_packet
-from functions.sections import packet_status
 from tests.support import put_object
 from tests.unit.test_section_review import CLAIM, ESTIMATE, JOB, job, records, result, section  # noqa: F401
 

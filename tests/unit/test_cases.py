@@ -1,6 +1,6 @@
-"""A packet is a case (issue #53; job.json ``case``, functions/cases.py): on a copy of examples/claims given a
-case block, process_document (on moto, answered by the local Bedrock from the copy's labels) checks each
-packet of several sections once they are stored, as the durable step ``case``:
+"""A packet is a case (issue #53; job.json ``case``, functions/checks/cases.py): on a copy of examples/claims
+given a case block, process_document (on moto, answered by the local Bedrock from the copy's labels) checks
+each packet of several sections once they are stored, as the durable step ``case``:
 
 - packet-0001 (its claim, 785.00, over its repair estimate, 725.00, by 8.3 %): review naming the case rule;
   with a 10 % tolerance the same packet is extracted;
@@ -34,15 +34,17 @@ from docagent.localcloud.bedrock.labels import read_labels
 from docagent.operations.context import OperatorContext
 from docagent.operations.sessions import new_session
 from docagent.operations.step_records import document_steps
-from functions import cases, durable, s3_json, storage
-from functions.case_spec import CaseSpec
-from functions.definition import JobDefinition
+from functions import s3_json, storage
+from functions.checks import cases
+from functions.definition.case_spec import CaseSpec
+from functions.definition.job_spec import JobDefinition
+from functions.durability import durable
 from functions.logic.process_document import process_document
 from functions.payloads.document import DocumentOutcome, DocumentResult
 from functions.payloads.job import PreparedJob
 from functions.payloads.report import CaseOutcome, ReportRow, SectionRow
+from functions.reading.sections import packet_status
 from functions.reviews import ReviewDecision, reviewed_packet
-from functions.sections import packet_status
 from tests.fakes import FakeLambdaContext
 from tests.support import (
     BUCKET,

@@ -1,4 +1,4 @@
-"""functions/checks.py: each rule kind, lookup outcomes, messages, and the outcome's precedence."""
+"""functions/checks/outcomes.py: each rule kind, lookup outcomes, messages, and the outcome's precedence."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from functions.checks import decide, lookup_key, lookup_outcome, rule_outcome, run_checks
-from functions.definition import LookupCheck, RuleCheck
+from functions.checks.outcomes import decide, lookup_key, lookup_outcome, rule_outcome, run_checks
+from functions.definition.job_spec import LookupCheck, RuleCheck
 from functions.payloads.model_calls import CheckOutcome, LookupRecord
 
 TODAY = dt.date(2026, 6, 1)

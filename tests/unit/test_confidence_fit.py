@@ -1,6 +1,6 @@
 """The confidence fit (docs/design.md, "Confidence fitted from labels"): docagent/evaluation/fitting.py fits
 it (known accuracies recovered, monotone in the fixed table's order, a field of few values kept near the
-level above), functions/confidence.py applies it, a fit made for another version is ignored, and a
+level above), functions/evidence/confidence.py applies it, a fit made for another version is ignored, and a
 precision target (``review_below: {"precision": P}``) is the fit's threshold, refused without a fit."""
 
 from __future__ import annotations
@@ -19,11 +19,17 @@ from docagent.evaluation.scoring import Extraction
 from docagent.kit.calibration_file import calibrated, uncalibrated
 from docagent.kit.loader import read_bundle
 from docagent.kit.validate import validate
-from functions.checks import Decision
-from functions.confidence import outcome_of, precision_threshold, probability, table_confidence, table_order
-from functions.definition import DefinitionBundle
-from functions.grounded_decision import Thresholds, evidence_of, grounded_decision
-from functions.grounding import ground
+from functions.checks.outcomes import Decision
+from functions.definition.job_spec import DefinitionBundle
+from functions.evidence.confidence import (
+    outcome_of,
+    precision_threshold,
+    probability,
+    table_confidence,
+    table_order,
+)
+from functions.evidence.grounded_decision import Thresholds, evidence_of, grounded_decision
+from functions.evidence.grounding import ground
 from functions.payloads.calibration import CALIBRATION_FILE, CalibrationFile, ClassCalibration
 from functions.payloads.evidence import FieldEvidence, Quote
 from functions.payloads.model_calls import CheckOutcome

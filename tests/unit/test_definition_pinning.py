@@ -13,7 +13,7 @@ import pytest
 
 from docagent.kit import registry
 from functions import s3_json, storage
-from functions.definition import DefinitionPointer, short_version
+from functions.definition.job_spec import DefinitionPointer, short_version
 from functions.errors import InvalidJobRequest
 from functions.logic.prepare_job import prepare_job
 from functions.payloads.job import JobVersions

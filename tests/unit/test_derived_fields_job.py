@@ -23,11 +23,11 @@ from docagent.kit.validate import validate
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label, read_labels
 from functions import s3_json
-from functions.documents import DocumentInput
 from functions.inference.converse import converse_body
 from functions.logic.process_document import process_document
 from functions.payloads.job import PreparedJob
 from functions.payloads.model_calls import ModelReply
+from functions.reading.documents import DocumentInput
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
 from tests.support import PREFIX, document_event, items, prepare, put_object

@@ -12,7 +12,7 @@ from docagent import docs_gen
 from docagent.docs_meanings import CONFIG_MEANINGS
 from docagent.operations.json_output import Output, Refusal
 from docagent.operations.json_shapes import COMMAND_OUTPUTS, StatusOutput, validate_output
-from functions.fault_points import FAULT_POINTS
+from functions.durability.fault_points import FAULT_POINTS
 from stacks.config import DocAgentConfig
 
 

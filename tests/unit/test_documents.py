@@ -23,7 +23,9 @@ from docagent.drills.synthetic import generate_documents
 from docagent.localcloud.bedrock.document_text import csv_text, extract_text, html_text
 from docagent.localcloud.bedrock.evidence import with_evidence
 from functions import s3_json
-from functions.documents import (
+from functions.errors import DocumentEmpty, DocumentFormatUnsupported, DocumentNotUtf8, DocumentUnreadable
+from functions.payloads.model_calls import ModelReply
+from functions.reading.documents import (
     MAX_NAME_LENGTH,
     DocumentInput,
     block_name,
@@ -31,8 +33,6 @@ from functions.documents import (
     is_document_refusal,
     name_problem,
 )
-from functions.errors import DocumentEmpty, DocumentFormatUnsupported, DocumentNotUtf8, DocumentUnreadable
-from functions.payloads.model_calls import ModelReply
 from functions.settings import get_settings
 from tests import documents as files
 from tests.fakes import CountingProvider
@@ -272,7 +272,7 @@ def test_every_bad_document_is_its_own_rejection_with_a_reason(larger_documents)
         "empty.pdf": "pdf", "scanned.pdf": "pdf", "broken.docx": "docx",
     }  # fmt: skip
     # refused by the model: a finished, journalled call; refused before it (an encrypted PDF too: pypdf sees
-    # it, functions/pdf_layers.py): no call at all
+    # it, functions/reading/pdf_layers.py): no call at all
     [refused] = s3_json.list_model_calls(job.job_id, "corrupt.pdf")
     assert refused.outcome == "DocumentUnreadable"
     for doc_id in ("bomb.docx", "encrypted.xlsx", "encrypted.pdf", "photo.pdf", "oversized.txt"):

@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyValidationError,
 )
 
-from functions import durable
+from functions.durability import durable
 from functions.payloads.model_calls import LookupRecord
 from tests.fakes import FakeLambdaContext, SimulatedCrash
 from tests.support import IDEMPOTENCY_TABLE

@@ -1,7 +1,7 @@
 """A value printed as it is carries no quote (issue #54): the prompt asks a page for it and a quote only for
 the fields that need one (functions/inference/evidence.py), the grounding finds the value itself on the page
-(functions/grounding.py ``located_by_value``), and the local model answers that prompt in the same shape
-(docagent/localcloud/bedrock/evidence.py)."""
+(functions/evidence/grounding.py ``located_by_value``), and the local model answers that prompt in the same
+shape (docagent/localcloud/bedrock/evidence.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from typing import Any
 from docagent import project
 from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.evidence import misquoted, with_evidence
-from functions.documents import document_input
-from functions.grounding import ground, ground_fields, is_grounded, review_reasons
-from functions.grounding_modes import quoted_paths
+from functions.evidence.grounding import ground, ground_fields, is_grounded, review_reasons
+from functions.evidence.grounding_modes import quoted_paths
 from functions.inference.call_specs import extract_spec
 from functions.inference.evidence import (
     EVIDENCE_KEY,
@@ -25,6 +24,7 @@ from functions.inference.evidence import (
 )
 from functions.payloads.evidence import Quote
 from functions.payloads.job import JobVersions
+from functions.reading.documents import document_input
 
 PAGES = [
     "ACME Supplies Ltd\nCustomer no.: 19\nInvoice number: F2025-3421\n",
@@ -136,8 +136,8 @@ def test_the_local_model_answers_the_prompt_with_pages_and_the_asked_quotes() ->
 
 
 def test_a_document_without_page_texts_is_asked_a_quote_for_every_value() -> None:
-    """HTML has no page texts the grounding reads (functions/page_texts.py): its values cannot be looked for,
-    so its extraction asks a quote for each, and the local model quotes each."""
+    """HTML has no page texts the grounding reads (functions/reading/page_texts.py): its values cannot be
+    looked for, so its extraction asks a quote for each, and the local model quotes each."""
     bundle = read_bundle(project.ROOT / "examples" / "invoices")
     versions = JobVersions.model_construct(prompt_version="v")
     text = extract_spec(bundle, "invoice", versions, document_input(b"Invoice 7\nTotal EUR 1.00\n", "doc-1"))

@@ -19,9 +19,9 @@ from pypdf import PdfReader
 from docagent.kit.loader import read_bundle
 from docagent.kit.reference_files import reference_files
 from docagent.kit.samples import LABEL_SUFFIX, label_path, read_label
-from functions.definition import SCHEMA_KEYWORDS, DefinitionBundle, LookupCheck, RuleCheck
-from functions.documents import document_input
-from functions.images import BEST_PIXELS
+from functions.definition.job_spec import SCHEMA_KEYWORDS, DefinitionBundle, LookupCheck, RuleCheck
+from functions.reading.documents import document_input
+from functions.reading.images import BEST_PIXELS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FOLDERS = sorted(path.parent for path in EXAMPLES.glob("*/job.json"))

@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from functions import s3_json, s3_streams, storage
-from functions.action_specs import ExportAction
 from functions.actions import export
+from functions.definition.action_specs import ExportAction
 from functions.logic import report_fan_in
 from functions.payloads.report import Report
 from tests.support import BUCKET, list_keys, s3

@@ -1,6 +1,6 @@
-"""The fault-point registry (functions/fault_points.py) is the one list: it names exactly the points a job's
-options can name, its steps are the workflow's Task states, the functions honour its scopes, and the crash
-matrix reads it."""
+"""The fault-point registry (functions/durability/fault_points.py) is the one list: it names exactly the
+points a job's options can name, its steps are the workflow's Task states, the functions honour its scopes,
+and the crash matrix reads it."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 from docagent.drills import chaos
 from docagent.project import ROOT as REPO_ROOT
+from functions.durability.fault_points import FAULT_POINTS, UNFAULTED_STEPS, fault_point_named
+from functions.durability.faults import fault_point
 from functions.errors import InjectedFault
-from functions.fault_points import FAULT_POINTS, UNFAULTED_STEPS, fault_point_named
-from functions.faults import fault_point
 from functions.payloads.common import FaultPointName
 from functions.payloads.job import FaultSpec, JobOptions
 from functions.settings import get_settings

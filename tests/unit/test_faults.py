@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
+from functions.durability.faults import fault_point
 from functions.errors import InjectedFault
-from functions.faults import fault_point
 from functions.payloads.job import FaultSpec, JobOptions
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext, SimulatedCrash
@@ -49,7 +49,7 @@ def test_exit_mode_kills_the_process_with_137(enabled, fake_exit):
 
 def test_hang_mode_sleeps_past_the_deadline(enabled, monkeypatch):
     slept: list[float] = []
-    monkeypatch.setattr("functions.faults.time.sleep", slept.append)
+    monkeypatch.setattr("functions.durability.faults.time.sleep", slept.append)
     fault_point("before_model_call", options(point="before_model_call", mode="hang"), 0,
                 context=FakeLambdaContext(timeout_ms=3000))  # fmt: skip
     assert 4.5 < slept[0] <= 5.0

@@ -1,5 +1,5 @@
-"""functions/fields.py: the model's reply read, normalised by x-normalise and validated against a class's
-schema; the report row's text; and the generated prompts (functions/inference/prompts.py)."""
+"""functions/checks/fields.py: the model's reply read, normalised by x-normalise and validated against a
+class's schema; the report row's text; and the generated prompts (functions/inference/prompts.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from functions.definition import ClassBundle, ClassSpec
-from functions.fields import (
+from functions.checks.fields import (
     MAX_REPLY_CHARS,
     FieldsInvalid,
     default_columns,
@@ -19,6 +18,7 @@ from functions.fields import (
     parse_reply,
     row_values,
 )
+from functions.definition.job_spec import ClassBundle, ClassSpec
 from functions.inference.prompts import classified, extract_prompt, generated_extract_prompt
 from tests.support import example_bundle
 

@@ -1,6 +1,7 @@
-"""functions/grounding.py: a quote found on its page (exact, fuzzy, elsewhere, absent), the value against its
-quote under the schema, the confidence, the review reasons; and the reply's evidence (functions/inference/
-evidence.py) and the local model's (docagent/localcloud/bedrock/evidence.py, the misquote fault)."""
+"""functions/evidence/grounding.py: a quote found on its page (exact, fuzzy, elsewhere, absent), the value
+against its quote under the schema, the confidence, the review reasons; and the reply's evidence
+(functions/inference/ evidence.py) and the local model's (docagent/localcloud/bedrock/evidence.py, the
+misquote fault)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ import pytest
 
 from docagent.localcloud.bedrock.evidence import misquoted, quote_for, with_evidence
 from docagent.localcloud.bedrock.model_faults import parse_model_faults
-from functions.checks import Decision
-from functions.definition import ClassBundle, ClassSpec
-from functions.grounded_decision import grounded_decision
-from functions.grounding import ground, ground_fields, is_grounded, review_reasons
+from functions.checks.outcomes import Decision
+from functions.definition.job_spec import ClassBundle, ClassSpec
+from functions.evidence.grounded_decision import grounded_decision
+from functions.evidence.grounding import ground, ground_fields, is_grounded, review_reasons
+from functions.evidence.quote_matching import FUZZY_THRESHOLD, _by_character, locate, normalised, value_agrees
 from functions.inference.evidence import EVIDENCE_KEY, split
 from functions.payloads.evidence import Quote
-from functions.quote_matching import FUZZY_THRESHOLD, _by_character, locate, normalised, value_agrees
 
 PAGES = [
     "CLAIM FORM\n  Policy number: Policy no. 100234\n  Full name:   Maria\n Jensen\n",

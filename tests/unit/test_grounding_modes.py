@@ -1,5 +1,6 @@
-"""functions/grounding_modes.py: each field's grounding mode (``x-grounding``, else its parent's, else the
-default by type), and how functions/grounding.py grades a ``support``, ``verbatim`` and ``none`` field."""
+"""functions/evidence/grounding_modes.py: each field's grounding mode (``x-grounding``, else its parent's,
+else the default by type), and how functions/evidence/grounding.py grades a ``support``, ``verbatim`` and
+``none`` field."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from functions.checks import Decision
-from functions.definition import ClassBundle, ClassSpec
-from functions.grounded_decision import grounded_decision
-from functions.grounding import ground_fields, is_grounded
-from functions.grounding_modes import defaulted, grounding_mode
+from functions.checks.outcomes import Decision
+from functions.definition.job_spec import ClassBundle, ClassSpec
+from functions.evidence.grounded_decision import grounded_decision
+from functions.evidence.grounding import ground_fields, is_grounded
+from functions.evidence.grounding_modes import defaulted, grounding_mode
 from functions.payloads.evidence import Quote
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -13,12 +13,12 @@ import json
 import pytest
 
 from functions import s3_json
-from functions.documents import DocumentInput
-from functions.fields import MAX_REPLY_CHARS, extracted_fields
+from functions.checks.fields import MAX_REPLY_CHARS, extracted_fields
 from functions.inference.calls import CallSpec, finished_call
 from functions.inference.instructions import extract_instruction
 from functions.logic.run_actions import action_attempt
 from functions.payloads.document import DocumentResult
+from functions.reading.documents import DocumentInput
 from functions.settings import get_settings
 from tests import documents
 from tests.fakes import CountingProvider

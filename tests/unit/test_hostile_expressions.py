@@ -21,18 +21,18 @@ import pytest
 
 from docagent.kit.loader import read_bundle
 from docagent.kit.validate import validate
-from functions import expressions
-from functions.checks import rule_outcome
-from functions.definition import RuleCheck
-from functions.expressions import (
+from functions.checks import expressions
+from functions.checks.expressions import (
     MAX_PAIRWISE,
     MAX_RANGE,
     MAX_TEXT,
     expression_failure,
     expression_problem,
 )
-from functions.fields import FieldsInvalid, extracted_fields
-from functions.patterns import MAX_REGEX_TEXT, pattern_problem
+from functions.checks.fields import FieldsInvalid, extracted_fields
+from functions.checks.outcomes import rule_outcome
+from functions.checks.patterns import MAX_REGEX_TEXT, pattern_problem
+from functions.definition.job_spec import RuleCheck
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
 SCHEMA = "classes/claim-form.schema.json"

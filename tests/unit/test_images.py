@@ -16,9 +16,9 @@ from PIL import Image
 from docagent.kit.loader import read_bundle
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from functions import s3_json
-from functions.documents import detect_format, document_input
 from functions.errors import DocumentTooLarge, DocumentUnreadable
-from functions.images import (
+from functions.reading.documents import detect_format, document_input
+from functions.reading.images import (
     BEST_LONG_EDGE,
     BEST_PIXELS,
     MAX_IMAGES_PER_REQUEST,

@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 
 from docagent.drills.scaffold import render_pdf_pages
-from functions import s3_json, sections
-from functions.block_limits import DEFAULT_MAX_PAGES, check_page_ceiling
+from functions import s3_json
 from functions.errors import DocumentInProgress, DocumentTooLarge
 from functions.handlers.process_document import handler
 from functions.logic.process_document import process_document
 from functions.payloads.document import BatchOutcome, DocumentOutcome
 from functions.payloads.job import PreparedJob
+from functions.reading import sections
+from functions.reading.block_limits import DEFAULT_MAX_PAGES, check_page_ceiling
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
 from tests.support import PREFIX, document_event, items, prepare, put_object, seed_documents

@@ -162,7 +162,7 @@ def test_the_cli_prints_one_line_and_exits_2(
 
 def test_a_recursive_schema_is_refused_where_the_functions_read_it() -> None:
     """A bundle published before validate refused cycles is refused when a function loads it."""
-    from functions.definition import ClassBundle  # noqa: PLC0415 (the contract the functions load)
+    from functions.definition.job_spec import ClassBundle  # noqa: PLC0415 (the contract the functions load)
 
     spec = json.loads((CLAIMS / "job.json").read_text())["classes"]["claim-form"]
     schema = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}}

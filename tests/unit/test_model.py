@@ -10,7 +10,6 @@ import pytest
 from botocore.stub import Stubber
 
 from functions.budget import MAX_INPUT_TOKENS
-from functions.documents import DocumentInput
 from functions.errors import (
     DocumentTooLong,
     DocumentUnreadable,
@@ -21,6 +20,7 @@ from functions.errors import (
 from functions.inference import BedrockConverseProvider, get_model_provider
 from functions.inference.converse import read_reply
 from functions.inference.instructions import extract_instruction
+from functions.reading.documents import DocumentInput
 from functions.settings import get_settings
 
 GOOD_REPLY = {

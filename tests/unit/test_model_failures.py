@@ -10,7 +10,6 @@ import pytest
 from botocore.stub import Stubber
 
 from functions import s3_json, storage
-from functions.documents import DocumentInput
 from functions.errors import (
     DocumentRejected,
     DocumentTooLong,
@@ -25,6 +24,7 @@ from functions.errors import (
 from functions.inference import BedrockConverseProvider
 from functions.inference.instructions import extract_instruction
 from functions.logic.process_document import process_document
+from functions.reading.documents import DocumentInput
 from functions.settings import get_settings
 from tests.fakes import CountingProvider, FakeLambdaContext
 from tests.moto_state import build_once

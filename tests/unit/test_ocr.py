@@ -15,15 +15,15 @@ from pydantic import BaseModel
 
 from docagent.drills.document_files import render_pdf
 from functions import budget, s3_json, spend, storage
-from functions.documents import document_input
-from functions.grounding import ground, is_grounded
-from functions.ocr import step as ocr_step
-from functions.ocr.textract import page_from_blocks
-from functions.page_texts import document_page_texts
+from functions.evidence.grounding import ground, is_grounded
 from functions.payloads.document import ProcessDocumentEvent
 from functions.payloads.evidence import Quote
 from functions.payloads.job import JobOptions, ManifestEntry
 from functions.payloads.ocr import OcrPage, OcrRecord, OcrSummary
+from functions.reading.documents import document_input
+from functions.reading.ocr import step as ocr_step
+from functions.reading.ocr.textract import page_from_blocks
+from functions.reading.page_texts import document_page_texts
 from tests import documents as files
 from tests.images import fax as fax_pages
 
@@ -112,7 +112,8 @@ def test_ocr_is_priced_per_page_from_the_dated_table() -> None:
 
 @dataclass
 class Run:
-    """The run of a document as functions/ocr/step.py needs it; each step's body runs (no idempotency)."""
+    """The run of a document as functions/reading/ocr/step.py needs it; each step's body runs (no
+    idempotency)."""
 
     event: ProcessDocumentEvent
     ran: set[str] = field(default_factory=set)

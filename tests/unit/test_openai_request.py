@@ -23,7 +23,7 @@ from docagent.localcloud.bedrock.openai_request import (
     chat_request,
     user_text,
 )
-from functions.documents import document_input
+from functions.reading.documents import document_input
 
 SAMPLES = Path(__file__).resolve().parents[2] / "examples" / "claims" / "samples"
 SCAN = SAMPLES / "claim-form" / "claim-0005.pdf"  # no text layer: read visually

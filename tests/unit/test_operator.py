@@ -32,7 +32,7 @@ from docagent.operations.workflow_definition import (
     retry_policy,
     states_from,
 )
-from functions import durable
+from functions.durability import durable
 from functions.payloads.document import DocumentResult, WindowCall
 from functions.payloads.job import FaultSpec
 from functions.payloads.model_calls import LookupRecord

@@ -1,7 +1,7 @@
-"""process_document on a packet (job.json ``split: pages``; functions/sections.py), on moto: its pages are
-classified (one durable model step a window), its sections each extracted and checked as a document of their
-own and stored under their own keys, the packet's result lists them; a crash between two sections repeats no
-model call and no stored section; a packet of one section is an ordinary document."""
+"""process_document on a packet (job.json ``split: pages``; functions/reading/sections.py), on moto: its pages
+are classified (one durable model step a window), its sections each extracted and checked as a document of
+their own and stored under their own keys, the packet's result lists them; a crash between two sections
+repeats no model call and no stored section; a packet of one section is an ordinary document."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from docagent.drills.scaffold import render_pdf_pages
 from docagent.localcloud.bedrock.evidence import with_evidence
 from functions import s3_json
 from functions.batch_inference.output_records import BatchReplies
-from functions.definition import DefinitionBundle
-from functions.documents import DocumentInput
+from functions.definition.job_spec import DefinitionBundle
 from functions.inference.instructions import asked
 from functions.logic.process_document import process_document
 from functions.payloads.job import FaultSpec, JobOptions, PreparedJob
 from functions.payloads.model_calls import ModelReply
-from functions.sections import on_demand
+from functions.reading.documents import DocumentInput
+from functions.reading.sections import on_demand
 from functions.settings import get_settings
 from tests.fakes import FakeLambdaContext, SimulatedCrash
 from tests.moto_state import build_once

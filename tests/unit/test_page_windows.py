@@ -25,24 +25,30 @@ from functions import s3_json
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.payloads import PlanEvent, WriteRecordEvent
 from functions.batch_inference.plan import plan
-from functions.block_limits import (
-    MAX_CLAUDE_PDF_CALL_BYTES,
-    check_document_bytes,
-    claude_generation,
-    pdf_call_bytes,
-)
-from functions.definition import DefinitionBundle
-from functions.documents import DocumentInput, document_input
+from functions.definition.job_spec import DefinitionBundle
 from functions.errors import DocumentInProgress, DocumentTooLarge, DocumentUnreadable
 from functions.inference.converse import converse_body
 from functions.logic import window_extraction
 from functions.logic.process_document import process_document
 from functions.logic.window_extraction import WINDOW_MARGIN_SECONDS, windows_of
-from functions.page_windows import PageWindow, merge_windows, plan_windows, window_document, window_source
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
 from functions.payloads.document import DocumentOutcome
 from functions.payloads.job import FaultSpec, JobOptions, PreparedJob
 from functions.payloads.model_calls import ModelReply
+from functions.reading.block_limits import (
+    MAX_CLAUDE_PDF_CALL_BYTES,
+    check_document_bytes,
+    claude_generation,
+    pdf_call_bytes,
+)
+from functions.reading.documents import DocumentInput, document_input
+from functions.reading.page_windows import (
+    PageWindow,
+    merge_windows,
+    plan_windows,
+    window_document,
+    window_source,
+)
 from functions.settings import get_settings
 from tests import documents as files
 from tests.fakes import FakeLambdaContext, SimulatedCrash

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from functions import s3_json
-from functions.documents import DocumentInput
 from functions.errors import ModelThrottled
 from functions.handlers.process_document import handler
 from functions.logic.build_report import build_report
@@ -17,6 +16,7 @@ from functions.logic.process_batch import process_batch, within_budget
 from functions.payloads.document import BatchItem, DocumentOutcome, ProcessBatchEvent
 from functions.payloads.job import ManifestEntry, PreparedJob
 from functions.payloads.report import BuildReportEvent, MapRunInfo, Report
+from functions.reading.documents import DocumentInput
 from tests.documents import UNKNOWN_CUSTOMER_INVOICE
 from tests.fakes import CountingProvider, FakeLambdaContext, SimulatedCrash
 from tests.moto_state import build_once

@@ -10,8 +10,9 @@ from typing import Any
 import boto3
 import pytest
 
-from functions import references, s3_json, storage
-from functions.definition import DefinitionBundle, canonical_json
+from functions import s3_json, storage
+from functions.checks import references
+from functions.definition.job_spec import DefinitionBundle, canonical_json
 from functions.logic.build_report import build_report
 from functions.logic.process_document import process_document
 from functions.logic.verify_job import verify_job

@@ -12,10 +12,10 @@ import pytest
 from docagent.localcloud.bedrock.backends import converse_answer
 from docagent.localcloud.bedrock.prompt_cache import TTL_SECONDS, PromptCache
 from functions import spend
-from functions.documents import document_input
 from functions.inference.converse import converse_body, read_reply
 from functions.inference.prompt_cache import CACHE_POINT, min_cache_tokens
 from functions.payloads.model_calls import ModelCallRecord
+from functions.reading.documents import document_input
 from stacks.config import DEFAULT_CHEAP_MODEL_ID, DEFAULT_MODEL_ID
 
 LITE, HAIKU = DEFAULT_CHEAP_MODEL_ID, DEFAULT_MODEL_ID

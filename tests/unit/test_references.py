@@ -1,10 +1,10 @@
-"""functions/references.py: one table of every reference table, read by (table, key)."""
+"""functions/checks/references.py: one table of every reference table, read by (table, key)."""
 
 from __future__ import annotations
 
 import boto3
 
-from functions import references
+from functions.checks import references
 from tests.support import REFERENCE_TABLE
 
 

@@ -1,13 +1,14 @@
 """The report's counts right (issue 53): totals sum only the outcomes a total counts (default extracted; a
 packet's sections each by its own status, held back while its case is not decided), and a row carries only
-its own class's columns (functions/logic/build_report.py counts_of, functions/fields.py row_columns)."""
+its own class's columns (functions/logic/build_report.py counts_of, functions/checks/fields.py
+row_columns)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from functions.definition import DefinitionBundle, Totals
-from functions.fields import row_columns
+from functions.checks.fields import row_columns
+from functions.definition.job_spec import DefinitionBundle, Totals
 from functions.logic.build_report import counts_of
 from functions.payloads.report import CaseOutcome, ReportRow, SectionRow
 from tests.support import example_bundle

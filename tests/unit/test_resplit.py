@@ -16,6 +16,7 @@ from functions.logic.process_document import process_document
 from functions.logic.resplit_packet import resplit_packet
 from functions.payloads.job import PreparedJob
 from functions.payloads.report import ReportRow
+from functions.reading.sections import PageClass, Section, Sections, build_sections
 from functions.resplit import (
     RESPLIT_ACTION,
     GivenSection,
@@ -29,7 +30,6 @@ from functions.resplit import (
     split_rows,
 )
 from functions.reviews import apply_decisions
-from functions.sections import PageClass, Section, Sections, build_sections
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
 from tests.support import PREFIX, document_event, prepare, put_object

@@ -17,7 +17,7 @@ from docagent.operations.records import JobRecords
 from docagent.operations.review import decide
 from docagent.operations.sessions import new_session
 from functions import aws, s3_json, storage
-from functions.definition import DefinitionBundle
+from functions.definition.job_spec import DefinitionBundle
 from functions.handlers import build_report
 from functions.logic.build_report import build_report as build
 from functions.logic.verify_job import expected_row

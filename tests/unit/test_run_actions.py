@@ -10,11 +10,12 @@ from typing import Any
 import boto3
 import pytest
 
-from functions import durable, s3_json, storage
-from functions.action_specs import Action, EventBridgeAction, ExportAction, HttpAction
+from functions import s3_json, storage
 from functions.actions import export
 from functions.actions.payloads import ActionsResult, RunActionsEvent
-from functions.definition import DefinitionBundle
+from functions.definition.action_specs import Action, EventBridgeAction, ExportAction, HttpAction
+from functions.definition.job_spec import DefinitionBundle
+from functions.durability import durable
 from functions.errors import (
     ActionInvalidResponse,
     ActionNotAllowed,

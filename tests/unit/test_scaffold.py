@@ -16,7 +16,7 @@ from docagent.cli import main
 from docagent.kit.loader import read_bundle
 from docagent.kit.samples import LABEL_SUFFIX, label_path
 from functions import spend
-from functions.documents import detect_format
+from functions.reading.documents import detect_format
 from stacks.config import (
     CONTEXT_KEY,
     DEFAULT_CHEAP_MODEL_ID,

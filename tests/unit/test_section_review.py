@@ -20,7 +20,7 @@ from docagent.operations.records import JobRecords
 from docagent.operations.review import decide, export_labels, queue
 from docagent.operations.sessions import new_session
 from functions import aws, s3_json, storage
-from functions.fields import row_columns
+from functions.checks.fields import row_columns
 from functions.logic.build_report import build_report
 from functions.logic.report_fan_in import merge_report, report_partition, summarize_results
 from functions.logic.review_wait import release_if_decided, review_queue
@@ -30,8 +30,8 @@ from functions.payloads.document import DocumentResult
 from functions.payloads.fan_in import PartitionEvent, SummarizeEvent
 from functions.payloads.job import JobInfo, JobManifest, JobOptions, JobVersions, ManifestEntry
 from functions.payloads.report import BuildReportEvent, MapRunInfo, ReportRow, SectionRow
+from functions.reading.sections import packet_status
 from functions.reviews import ChosenEvidence, ReviewWaitRecord, decision_id
-from functions.sections import packet_status
 from tests.support import BUCKET, example_bundle, get_json, list_keys, publish_definition, put_object
 
 JOB = "job-sections"

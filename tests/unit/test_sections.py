@@ -1,7 +1,7 @@
-"""Packets, the parts that need no cloud (functions/sections.py, functions/pdf_pages.py, the packet label of
-docagent/kit/samples.py and its registration in docagent/localcloud/bedrock/labels.py): page answers become
-sections, a reply is renumbered into its window, a slice is the same bytes every time, a packet's label is
-read (or refused naming what is wrong) and registered by its windows and sections."""
+"""Packets, the parts that need no cloud (functions/reading/sections.py, functions/reading/pdf_pages.py, the
+packet label of docagent/kit/samples.py and its registration in docagent/localcloud/bedrock/labels.py): page
+answers become sections, a reply is renumbered into its window, a slice is the same bytes every time, a
+packet's label is read (or refused naming what is wrong) and registered by its windows and sections."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from docagent.drills.scaffold import render_pdf_pages
 from docagent.kit.samples import SectionLabel, labelled_parts, read_label
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import packet_labels
+from functions.checks.fields import FieldsInvalid
 from functions.errors import DocumentUnreadable
-from functions.fields import FieldsInvalid
 from functions.inference.instructions import classify_pages_instruction, extract_instruction
 from functions.payloads.report import SectionRow
-from functions.pdf_pages import page_count, page_windows, slice_pages
-from functions.sections import PageClass, build_sections, packet_status, read_pages_reply
+from functions.reading.pdf_pages import page_count, page_windows, slice_pages
+from functions.reading.sections import PageClass, build_sections, packet_status, read_pages_reply
 
 
 def answers(*pages: tuple[str | None, bool]) -> list[PageClass]:

@@ -15,10 +15,10 @@ import pytest
 from docagent.cli import main
 from docagent.kit.loader import read_bundle
 from docagent.kit.validate import validate
-from functions.checks import rule_outcome
-from functions.definition import ClassBundle, RuleCheck
-from functions.fields import FieldsInvalid, extracted_fields
-from functions.patterns import pattern_problem
+from functions.checks.fields import FieldsInvalid, extracted_fields
+from functions.checks.outcomes import rule_outcome
+from functions.checks.patterns import pattern_problem
+from functions.definition.job_spec import ClassBundle, RuleCheck
 
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
 SCHEMA = "classes/claim-form.schema.json"

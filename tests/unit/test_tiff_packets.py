@@ -1,4 +1,4 @@
-"""A multi-page TIFF fax that holds a packet is split as a PDF is (functions/sections.py): its pages
+"""A multi-page TIFF fax that holds a packet is split as a PDF is (functions/reading/sections.py): its pages
 classified by one durable model step, each section's pages sent as their own image blocks (the first noting
 the fax and the pages, as a TIFF's page window does), each section extracted and stored as a result of its
 own; answered by the local model in process from the packet's label (localcloud/bedrock/labels.py)."""
@@ -11,8 +11,8 @@ from docagent.kit.samples import SectionLabel
 from docagent.localcloud.bedrock.labels import packet_labels
 from functions import s3_json
 from functions.logic.process_document import process_document
-from functions.page_windows import window_source
 from functions.payloads.job import PreparedJob
+from functions.reading.page_windows import window_source
 from tests.fakes import FakeLambdaContext
 from tests.images import fax
 from tests.local_model import LocalModel

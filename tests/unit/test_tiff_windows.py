@@ -20,18 +20,18 @@ from functions import s3_json
 from functions.batch_inference.input_records import write_record
 from functions.batch_inference.payloads import PlanEvent, WriteRecordEvent
 from functions.batch_inference.plan import plan
-from functions.definition import DefinitionBundle
-from functions.documents import DocumentInput, document_input
+from functions.definition.job_spec import DefinitionBundle
 from functions.errors import DocumentTooLarge
-from functions.images import MAX_IMAGES_PER_REQUEST, image_note, page_images
 from functions.inference.instructions import asked
 from functions.logic import window_extraction
 from functions.logic.process_document import process_document
 from functions.logic.window_extraction import windows_of
-from functions.page_windows import PageWindow, plan_image_windows, window_source
 from functions.payloads.document import DocumentOutcome
 from functions.payloads.job import PreparedJob
 from functions.payloads.model_calls import ModelReply
+from functions.reading.documents import DocumentInput, document_input
+from functions.reading.images import MAX_IMAGES_PER_REQUEST, image_note, page_images
+from functions.reading.page_windows import PageWindow, plan_image_windows, window_source
 from tests.fakes import FakeLambdaContext, SimulatedCrash
 from tests.images import fax
 from tests.local_model import LocalModel

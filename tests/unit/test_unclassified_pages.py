@@ -1,7 +1,7 @@
-"""A packet's pages of no class (a fax cover sheet: job.json ``unclassified_pages``; functions/sections.py):
-``ignore`` keeps the section, marked ignored and never extracted, and the packet's status follows its
-classified sections (and its case, which does not count it); ``review`` makes it a review item of its own;
-``reject`` rejects it ``UnknownDocumentClass``, and the packet with it."""
+"""A packet's pages of no class (a fax cover sheet: job.json ``unclassified_pages``;
+functions/reading/sections.py): ``ignore`` keeps the section, marked ignored and never extracted, and the
+packet's status follows its classified sections (and its case, which does not count it); ``review`` makes it a
+review item of its own; ``reject`` rejects it ``UnknownDocumentClass``, and the packet with it."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from docagent.operations.records import JobRecords
 from docagent.operations.review import decide, queue
 from docagent.operations.sessions import new_session
 from functions import s3_json
-from functions.definition import DefinitionBundle
+from functions.definition.job_spec import DefinitionBundle
 from functions.logic.process_document import process_document
 from functions.payloads.document import DocumentOutcome
 from functions.payloads.job import PreparedJob
+from functions.reading.sections import UNCLASSIFIED_DEFAULT
 from functions.reviews import apply_decisions, review_items
-from functions.sections import UNCLASSIFIED_DEFAULT
 from tests.fakes import FakeLambdaContext
 from tests.moto_state import build_once
 from tests.support import BUCKET, PREFIX, document_event, items, prepare, put_object

@@ -13,10 +13,10 @@ from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 from docagent.operations.inspect_job import Inspector
 from docagent.operations.trace_job import pair_spans
 from docagent.operations.unfinished_calls import UnfinishedCalls, unfinished_calls, unfinished_cause
-from functions.documents import DocumentInput, document_input
 from functions.errors import ModelUnavailable
 from functions.inference.converse import BedrockConverseProvider
 from functions.payloads.model_calls import ModelCallRecord
+from functions.reading.documents import DocumentInput, document_input
 from functions.spans import SPAN_END, SPAN_START, Span
 
 JOB = "j-crash"

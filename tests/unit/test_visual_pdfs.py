@@ -17,11 +17,11 @@ from docagent.drills.document_files import render_pdf
 from docagent.localcloud.bedrock.converse_api import LocalBedrock
 from docagent.localcloud.bedrock.labels import Label
 from functions import s3_json
-from functions.definition import DefinitionBundle, JobDefinition
-from functions.documents import document_input
+from functions.definition.job_spec import DefinitionBundle, JobDefinition
 from functions.errors import DocumentTooLarge
 from functions.inference.converse import converse_body, reply_text
-from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, text_layer
+from functions.reading.documents import document_input
+from functions.reading.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, text_layer
 from functions.settings import get_settings
 from stacks.config import DEFAULT_MODEL_ID
 from tests import documents as files
@@ -159,9 +159,9 @@ def test_cost_prices_a_page_by_how_it_is_read():
 
 
 def test_a_documents_text_page_by_page():
-    """The one reader of a document's page texts (functions/page_texts.py, the grounding's): a mixed PDF's
-    pages, one page for text, none for an image or a PDF it cannot read."""
-    from functions.page_texts import page_texts  # noqa: PLC0415
+    """The one reader of a document's page texts (functions/reading/page_texts.py, the grounding's): a mixed
+    PDF's pages, one page for text, none for an image or a PDF it cannot read."""
+    from functions.reading.page_texts import page_texts  # noqa: PLC0415
 
     pages = page_texts(joined(render_pdf(files.INVOICE), files.scanned_pdf()), "pdf")
     assert pages is not None and len(pages) == 2 and "INV-2026-00421" in pages[0] and not pages[1].strip()

@@ -1,11 +1,11 @@
 """``docagent chaos``: the crash matrix, run on one local cloud.
 
-Every fault point (the registry, functions/fault_points.py) x every mode (``exit``: the worker process dies,
-``raise``: the handler raises ``InjectedFault``, ``hang``: the worker sleeps past its deadline and is killed
-as ``Sandbox.Timedout``) x every recovery (``retry``: only the first attempt dies and the state's Retry must
-recover it; ``redrive``: every attempt dies until the execution is redriven, so the job fails first and
-``RedriveExecution`` must recover it). Each cell is a small job over the same documents as a crash-free
-baseline job, and is checked against the baseline:
+Every fault point (the registry, functions/durability/fault_points.py) x every mode (``exit``: the worker
+process dies, ``raise``: the handler raises ``InjectedFault``, ``hang``: the worker sleeps past its deadline
+and is killed as ``Sandbox.Timedout``) x every recovery (``retry``: only the first attempt dies and the
+state's Retry must recover it; ``redrive``: every attempt dies until the execution is redriven, so the job
+fails first and ``RedriveExecution`` must recover it). Each cell is a small job over the same documents as a
+crash-free baseline job, and is checked against the baseline:
 
 - ``one_result_per_document`` / ``results_match_baseline``: every document has exactly one result, equal to
   the baseline's byte for byte once the fields that legitimately differ between two jobs are removed

@@ -1,6 +1,7 @@
 """The crash matrix's cells: fault point x mode x recovery, which of them the options choose, and which cannot
 apply to a workflow (and why). The points, their steps and which are reached once come from the registry
-(functions/fault_points.py); the modes' errors are the ones Lambda reports for each (docs/semantics.md L2).
+(functions/durability/fault_points.py); the modes' errors are the ones Lambda reports for each
+(docs/semantics.md L2).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from docagent.operations.workflow_definition import retry_rule
-from functions.fault_points import FAULT_POINTS
+from functions.durability.fault_points import FAULT_POINTS
 from functions.payloads.common import FaultPointName
 
 Mode = Literal["exit", "raise", "hang"]

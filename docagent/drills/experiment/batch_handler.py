@@ -16,12 +16,12 @@ import time
 import uuid
 from typing import Any
 
-from functions import references, s3_json
-from functions.checks import decide, run_checks
-from functions.definition import UNKNOWN_CLASS_ERROR, LookupCheck
-from functions.documents import DocumentInput
+from functions import s3_json
+from functions.checks import references
+from functions.checks.outcomes import decide, run_checks
+from functions.definition.job_spec import UNKNOWN_CLASS_ERROR, LookupCheck
+from functions.durability.faults import fault_point
 from functions.errors import DocumentRejected
-from functions.faults import fault_point
 from functions.inference import ModelProvider, get_model_provider
 from functions.inference.call_specs import classify_spec, extract_spec, unknown_class_reason
 from functions.inference.calls import CallSpec, finished_call, journal_call
@@ -36,6 +36,7 @@ from functions.logic.process_document import (
 from functions.payloads.common import utc_now
 from functions.payloads.document import DocumentResult, ProcessDocumentEvent
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
+from functions.reading.documents import DocumentInput
 from functions.settings import get_settings
 
 

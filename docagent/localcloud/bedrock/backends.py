@@ -35,8 +35,8 @@ from docagent.localcloud.bedrock.openai_request import (
     user_text,
 )
 from docagent.localcloud.request_guard import signed
-from functions.documents import LOCAL_BAD_REPLY
 from functions.inference.converse import MAX_READ_TIMEOUT_SECONDS, first_problem
+from functions.reading.documents import LOCAL_BAD_REPLY
 
 Answer = tuple[int, dict[str, str], str]
 # How long the endpoint may take to answer: no function waits longer for a call (functions/inference/

@@ -50,12 +50,12 @@ from docagent.localcloud.bedrock.page_windows import window_reply
 from docagent.localcloud.bedrock.prompt_cache import PromptCache
 from docagent.localcloud.bedrock.recordings import RecordedReply, write_recordings
 from docagent.localcloud.textract.reading import seen_pages
-from functions.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
 from functions.errors import DocumentUnreadable
 from functions.inference.evidence import asked_quotes
 from functions.inference.instructions import asked
-from functions.page_texts import page_texts
-from functions.page_windows import PageWindow, window_source
+from functions.reading.documents import CONVERSE_FORMATS, MAX_CONVERSE_DOCUMENTS, detect_format, name_problem
+from functions.reading.page_texts import page_texts
+from functions.reading.page_windows import PageWindow, window_source
 
 # The model's context window: Claude Haiku 4.5 (the default model, stacks/config.py) takes 200,000 tokens
 # (looked up 2026-12-01, AWS docs "Claude Haiku 4.5" model card: "Context window: 200K tokens"; the other
@@ -420,8 +420,8 @@ def read_documents(
 
 
 def document_pages(blocks: list[dict[str, Any]], text: str) -> list[str]:
-    """The first document block's page texts as the grounding check reads them (functions/page_texts.py),
-    else ``text`` as one page."""
+    """The first document block's page texts as the grounding check reads them
+    (functions/reading/page_texts.py), else ``text`` as one page."""
     for block in blocks:
         if "document" in block:
             raw = (block["document"].get("source") or {}).get("bytes", b"")

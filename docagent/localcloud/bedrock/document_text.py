@@ -26,10 +26,10 @@ import zipfile
 from html.parser import HTMLParser
 
 from docagent.localcloud.bedrock.spreadsheets import SpreadsheetError, xls_text, xlsx_text
-from functions.block_limits import pdf_call_bytes
-from functions.documents import detect_format
 from functions.errors import DocumentRejected, DocumentUnreadable
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, MAX_CONVERSE_PDF_PAGES
+from functions.reading.block_limits import pdf_call_bytes
+from functions.reading.documents import detect_format
 
 # Claude reads at most 100 PDF pages per request on models with a 200k-token context (functions/payloads/);
 # the local runtime refuses more, as a request over the limit is refused.
@@ -47,8 +47,8 @@ def refusal(reason: str) -> DocumentUnreadable:
 
 def extract_text(data: bytes, declared_format: str, model_id: str = "") -> str:
     """The document's text as the model would read it, or DocumentUnreadable saying why it cannot be read.
-    Its bytes are held to Converse's limit for its kind and ``model_id`` (functions/block_limits.py: a PDF on
-    Claude 4 and later is not held to 4.5 MB)."""
+    Its bytes are held to Converse's limit for its kind and ``model_id`` (functions/reading/block_limits.py: a
+    PDF on Claude 4 and later is not held to 4.5 MB)."""
     limit = pdf_call_bytes(model_id) if declared_format == "pdf" else MAX_CONVERSE_DOCUMENT_BYTES
     if len(data) > limit:
         raise refusal(f"the document is {len(data)} bytes, over the limit of {limit}")

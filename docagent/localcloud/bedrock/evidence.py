@@ -21,10 +21,10 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from functions.grounding import leaves
-from functions.grounding_modes import schema_path
+from functions.evidence.grounding import leaves
+from functions.evidence.grounding_modes import schema_path
+from functions.evidence.quote_matching import locate, normalised, value_agrees
 from functions.inference.evidence import EVIDENCE_KEY
-from functions.quote_matching import locate, normalised, value_agrees
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _AMOUNT = re.compile(r"^-?\d+\.\d{2}$")

@@ -1,9 +1,10 @@
 """The local Bedrock Runtime's image blocks: checked with Converse's limits and answered as Bedrock answers.
 
-A Converse request's ``image`` blocks (functions/images.py holds the limits, looked up and dated there): at
-most 20 a request, each png | jpeg | gif | webp, at most 3.75 MB and 8000 x 8000 px, its bytes an image of the
-declared format. One that breaks a limit is refused as Bedrock refuses it (ValidationException, HTTP 400,
-naming the block). An image is billed width x height / 750 tokens (Anthropic docs "Vision", 2026-12-04).
+A Converse request's ``image`` blocks (functions/reading/images.py holds the limits, looked up and dated
+there): at most 20 a request, each png | jpeg | gif | webp, at most 3.75 MB and 8000 x 8000 px, its bytes an
+image of the declared format. One that breaks a limit is refused as Bedrock refuses it (ValidationException,
+HTTP 400, naming the block). An image is billed width x height / 750 tokens (Anthropic docs "Vision",
+2026-12-04).
 
 A PDF document block with citations enabled is read visually, as Claude on Bedrock reads it then (each page
 as text and image); without them a PDF page with no text layer is blank to the model, so the local model,
@@ -14,7 +15,7 @@ The local model answers from labels by the first image's sha256: for an image se
 hash; for a converted image (a TIFF fax, a rotated photo), the hash of its first converted page, which
 ``docagent local labels`` registers beside the file's (labels.py, ``label_digests``). A long TIFF's page
 window is answered from its source's label: its first page's note names the source
-(functions/page_windows.py, ``window_source``), as a PDF window's document information does.
+(functions/reading/page_windows.py, ``window_source``), as a PDF window's document information does.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from functions.images import (
+from functions.reading.images import (
     CONVERSE_IMAGE_FORMATS,
     MAX_IMAGE_BYTES,
     MAX_IMAGE_EDGE,
@@ -34,7 +35,7 @@ from functions.images import (
     PIXELS_PER_TOKEN,
     image_kind,
 )
-from functions.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, text_layer
+from functions.reading.pdf_layers import TEXT_TOKENS_PER_PAGE, VISUAL_TOKENS_PER_PAGE, text_layer
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def _image_problem(data: bytes, declared: str) -> str | None:
 
 def visual_tokens(blocks: list[dict[str, Any]]) -> int | None:
     """The tokens a message's PDFs read visually (citations enabled) cost beyond their text: each page at
-    the documented visual rate less the text rate (functions/pdf_layers.py: Anthropic's ~7,000 against
+    the documented visual rate less the text rate (functions/reading/pdf_layers.py: Anthropic's ~7,000 against
     ~1,000 tokens for 3 pages); None when no document of the message is read visually."""
     pages = None
     for block in blocks:

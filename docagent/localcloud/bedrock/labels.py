@@ -47,18 +47,19 @@ from docagent.kit.samples import (
 )
 from docagent.localcloud.bedrock.recordings import RECORDING_SUFFIX, RecordedReply, Recording
 from docagent.localcloud.request_guard import signed
-from functions.definition import DEFINITION_FILE
-from functions.documents import LOCAL_NO_LABEL
+from functions.definition.job_spec import DEFINITION_FILE
 from functions.errors import DocumentRejected
-from functions.images import image_kind, page_images
-from functions.pdf_pages import page_count, page_windows, slice_pages
+from functions.reading.documents import LOCAL_NO_LABEL
+from functions.reading.images import image_kind, page_images
+from functions.reading.pdf_pages import page_count, page_windows, slice_pages
 
 LABELS_PATH = "/_docagent/bedrock/labels"
 LABELS_FILE = "labels.json"
 
 
 class PageLabel(BaseModel):
-    """A page's answer to a page classification (functions/sections.py): counted from 1 in its block."""
+    """A page's answer to a page classification (functions/reading/sections.py): counted from 1 in its
+    block."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
 
@@ -111,7 +112,7 @@ class LabelsInvalid(ValueError):  # noqa: N818 (the labels are invalid: the name
 
 def no_label(sha256: str) -> str:
     """Why the local Bedrock cannot answer a document, and how to make it (read by the functions as
-    DocumentNotLabelled: functions/documents.py LOCAL_NO_LABEL)."""
+    DocumentNotLabelled: functions/reading/documents.py LOCAL_NO_LABEL)."""
     return (
         f"{LOCAL_NO_LABEL} (sha256 {sha256}): add its expected fields as NAME.label.json beside the document "
         "NAME.EXT and register them (`docagent local labels DIR`, or start it with --from-dir DIR), or run "
@@ -125,8 +126,9 @@ def document_sha256(data: bytes) -> str:
 
 def label_digests(data: bytes) -> list[str]:
     """The hashes a document's label answers by: its bytes', and for an image docagent converts (a TIFF, a
-    rotated or large photo: functions/images.py) its first converted page's, which is what the local Bedrock
-    sees. An image that breaks a limit is answered by its bytes' hash only (the job rejects it first)."""
+    rotated or large photo: functions/reading/images.py) its first converted page's, which is what the local
+    Bedrock sees. An image that breaks a limit is answered by its bytes' hash only (the job rejects it
+    first)."""
     digests = [document_sha256(data)]
     if image_kind(data) is None:
         return digests
@@ -140,14 +142,15 @@ def label_digests(data: bytes) -> list[str]:
 
 def slice_digest(sha256: str, first: int, last: int) -> str:
     """What a TIFF packet's slice (pages ``first`` to ``last`` of the TIFF whose bytes hash to ``sha256``) is
-    answered by: its first page's note names the TIFF and the pages (functions/page_windows.py), not a hash
-    of its own."""
+    answered by: its first page's note names the TIFF and the pages (functions/reading/page_windows.py), not a
+    hash of its own."""
     return document_sha256(f"{sha256}#{first}-{last}".encode())
 
 
 def _slice_digests(data: bytes, pages: int, tiff: bool) -> Callable[[int, int], list[str]]:
     """The digests of a packet's slice of pages ``first`` to ``last``, as the job slices it: a PDF's slice
-    bytes (functions/pdf_pages.py); a TIFF's whole document as any TIFF, a part by ``slice_digest``."""
+    bytes (functions/reading/pdf_pages.py); a TIFF's whole document as any TIFF, a part by
+    ``slice_digest``."""
     whole = document_sha256(data)
 
     def digests(first: int, last: int) -> list[str]:
@@ -163,8 +166,8 @@ def packet_labels(
 ) -> list[Label]:
     """A packet's labels (docs/design.md, "Packets"): each page window's slice, answering its pages' classes,
     and each labelled section's slice, answering its class and fields; sliced as the job slices
-    (functions/pdf_pages.py; a TIFF's pages: functions/sections.py ``pages_of``). A slice that is both (a
-    window that is one section) answers as both."""
+    (functions/reading/pdf_pages.py; a TIFF's pages: functions/reading/sections.py ``pages_of``). A slice that
+    is both (a window that is one section) answers as both."""
     tiff = image_kind(data) == "tiff"
     pages = len(page_images(data)) if tiff else page_count(data)
     slice_digests = _slice_digests(data, pages, tiff)

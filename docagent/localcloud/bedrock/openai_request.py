@@ -4,21 +4,24 @@ docagent/localcloud/bedrock/backends.py): what Bedrock would read, in the form s
 - The system blocks become the system message; the user message keeps Converse's order of its blocks.
 - A ``text`` block is text; a ``document`` block is its text between ``<document>`` markers, as the local
   Bedrock's reader reads it (docagent/localcloud/bedrock/document_text.py: Bedrock reads a PDF's text so too).
-- An ``image`` block (a photo, a scan, a fax page: functions/images.py, already at the size Claude reads best)
-  is an ``image_url`` part holding a data URL (``data:image/png;base64,...``), its bytes as Bedrock gets them.
-- A PDF read visually (citations enabled on its block: functions/documents.py, a scan or ``read: visual``) is
-  its text layer as above (empty for a scan) and each of its pages rendered to PNG, one ``image_url`` part a
-  page, as Claude reads such a PDF: each page as text and image (functions/pdf_layers.py).
+- An ``image`` block (a photo, a scan, a fax page: functions/reading/images.py, already at the size Claude
+  reads best) is an ``image_url`` part holding a data URL (``data:image/png;base64,...``), its bytes as
+  Bedrock gets them.
+- A PDF read visually (citations enabled on its block: functions/reading/documents.py, a scan or ``read:
+  visual``) is its text layer as above (empty for a scan) and each of its pages rendered to PNG, one
+  ``image_url`` part a page, as Claude reads such a PDF: each page as text and image
+  (functions/reading/pdf_layers.py).
 - A message with no image is one string, as every OpenAI-compatible server reads; one with images is a list of
   ``text`` and ``image_url`` parts.
 
-The page size (looked up 2026-12-04; OpenAI docs "Images and vision", https://developers.openai.com/docs/guides/
-images, "Image input requirements": PNG, JPEG, WebP, non-animated GIF, "up to 20MB per image", "up to 500
-individual images" and "up to 50 MB image bytes per request"; "High-resolution: 768px (short side) x 2000px
-(long side)"): a page is rendered to fit that box, short edge 768 px and long edge at most 2000 px (a Letter
-page at 768 x 994, an A4 page at 768 x 1086), the most OpenAI's high detail reads; each image part asks
-``detail: high`` (the Chat Completions schema's ``image_url.detail``), as a page of text read at the 512 px of
-low detail is not legible. Local servers (Ollama, vLLM, LM Studio) resize for their own models.
+The page size (looked up 2026-12-04; OpenAI docs "Images and vision",
+https://developers.openai.com/docs/guides/ images, "Image input requirements": PNG, JPEG, WebP, non-animated
+GIF, "up to 20MB per image", "up to 500 individual images" and "up to 50 MB image bytes per request";
+"High-resolution: 768px (short side) x 2000px (long side)"): a page is rendered to fit that box, short edge
+768 px and long edge at most 2000 px (a Letter page at 768 x 994, an A4 page at 768 x 1086), the most OpenAI's
+high detail reads; each image part asks ``detail: high`` (the Chat Completions schema's ``image_url.detail``),
+as a page of text read at the 512 px of low detail is not legible. Local servers (Ollama, vLLM, LM Studio)
+resize for their own models.
 """
 
 from __future__ import annotations

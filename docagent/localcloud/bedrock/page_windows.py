@@ -1,5 +1,5 @@
 """The local Bedrock's answer to a page window of a long PDF (docs/design.md, "Page windows"): the window's
-slice names its source document (functions/page_windows.py ``window_source``), whose label answers it.
+slice names its source document (functions/reading/page_windows.py ``window_source``), whose label answers it.
 
 What a window is answered with (a choice, documented): the first window (page 1) gets all of the label's
 fields, as the first pages of a document usually carry its header; every later window the top-level fields,
@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from docagent.localcloud.bedrock.evidence import found_quote
-from functions.grounding import leaves
-from functions.page_windows import PageWindow
+from functions.evidence.grounding import leaves
+from functions.reading.page_windows import PageWindow
 
 
 def _held(value: JsonValue, pages: list[str]) -> bool:

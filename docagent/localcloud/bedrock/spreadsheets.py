@@ -5,7 +5,8 @@ xlrd. A workbook the model could not read raises ``SpreadsheetError`` with the r
 
 Hostile content: the reader stops at MAX_SPREADSHEET_CELLS cells (a row counts as one cell at least, so a
 sheet of a million empty rows is refused too) and does not trust a sheet's declared dimension (a one-cell
-sheet may declare A1:XFD1048576). The zip container is checked for bombs before (functions/documents.py).
+sheet may declare A1:XFD1048576). The zip container is checked for bombs before
+(functions/reading/documents.py).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Any
 
 from moto.textract.responses import TextractResponse
 
-from functions.ocr.textract import MAX_SYNC_BYTES
+from functions.reading.ocr.textract import MAX_SYNC_BYTES
 
 _INVALID = "Request has invalid parameters"
 

@@ -10,7 +10,7 @@ same page images) is answered from memory. The choice of engine and its figures:
 
 PP-OCRv4's Chinese-English recognition model drops most spaces between Latin words ("3November2025"); the
 engine puts one back where a letter meets a digit and after a colon (Textract answers words), and grounding
-compares an OCR page's text with its whitespace taken out (functions/grounding.py).
+compares an OCR page's text with its whitespace taken out (functions/evidence/grounding.py).
 """
 
 from __future__ import annotations

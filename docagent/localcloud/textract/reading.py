@@ -1,19 +1,20 @@
 """What the local model sees on a page without a text layer: the local OCR engine's text of it, read through
-the one reader of page texts (functions/page_texts.py), so the local model quotes a scan, a photo or a fax as
-a model reading the page would, and the grounding check finds those quotes in the same OCR text the durable
-step ``ocr`` stores (the engine answers the same page image once: docagent/localcloud/textract/engine.py)."""
+the one reader of page texts (functions/reading/page_texts.py), so the local model quotes a scan, a photo or a
+fax as a model reading the page would, and the grounding check finds those quotes in the same OCR text the
+durable step ``ocr`` stores (the engine answers the same page image once:
+docagent/localcloud/textract/engine.py)."""
 
 from __future__ import annotations
 
 import base64
 from typing import Any
 
-from functions.documents import DocumentInput, document_input
 from functions.errors import DocumentRejected
-from functions.ocr.page_images import page_image, pages_without_text
-from functions.ocr.textract import page_from_blocks
-from functions.page_texts import document_page_texts
 from functions.payloads.ocr import OcrRecord
+from functions.reading.documents import DocumentInput, document_input
+from functions.reading.ocr.page_images import page_image, pages_without_text
+from functions.reading.ocr.textract import page_from_blocks
+from functions.reading.page_texts import document_page_texts
 
 _NAME = "document-00001"
 
