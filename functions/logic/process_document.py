@@ -391,7 +391,8 @@ class DocumentRun:
         assert self.bundle is not None
         versions = self.manifest.versions
         texts = functools.cache(lambda: grounding_texts(self, document, section_id))  # read once
-        printed = texts() is not None and texts().printed  # type: ignore[union-attr]  # OCR'd: quoted
+        pages = texts()
+        printed = pages is not None and pages.printed  # a page read by OCR: every value quoted
         spec = replace(
             extract_spec(self.bundle, class_name, versions, document, has_page_texts=printed),
             section_id=section_id,
