@@ -96,8 +96,12 @@ browser:
 # --durations: each run prints its slowest tests, the work list of the suite's time (docs/performance.md).
 PYTEST := $(BIN)/python -m pytest -n 2 --dist worksteal
 PYTEST_WAITING := $(BIN)/python -m pytest -n 3 --dist worksteal
-test: lint docs browser
-	$(PYTEST) -m "not integration" $(UNIT_TESTS) --durations=10
+# Lint, the type checks and the docs build run beside the fast lane (mypy keeps one core busy for about 25 s),
+# their output held until the lane ends; either failing fails the suite there.
+test: $(STAMP) browser
+	checks=$$(mktemp); $(MAKE) --no-print-directory lint docs >"$$checks" 2>&1 & checking=$$!; \
+	$(PYTEST) -m "not integration" $(UNIT_TESTS) --durations=10; fast=$$?; \
+	wait $$checking; checked=$$?; cat "$$checks"; rm -f "$$checks"; test $$checked -eq 0 && test $$fast -eq 0
 	$(PYTEST_WAITING) -m "integration and not own_cloud" $(INTEGRATION_TESTS) --durations=30
 	log=$$(mktemp); $(BIN)/python -m pytest -n 0 tests/browser >"$$log" 2>&1 & browser=$$!; \
 	$(PYTEST) -m own_cloud $(INTEGRATION_TESTS) --durations=10; own=$$?; \
