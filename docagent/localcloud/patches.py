@@ -71,6 +71,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_error_lookup.py. Belongs in moto: yes.
 - flask_form_helper.py: no class made per request by Flask's debug-mode form aid (moto runs debug apps).
   Test: localcloud/test_flask_form_helper.py. Belongs in moto: yes (debug mode off).
+- condition_lexing.py: a DynamoDB condition expression's text lexed once a process, not at every request.
+  Test: localcloud/test_condition_lexing.py. Belongs in moto: yes.
 - secret_names.py: CreateSecret refuses a name Secrets Manager refuses (ValidationException, AWS's words).
   Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
@@ -108,7 +110,7 @@ from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import action_lookup, error_lookup, flask_form_helper, secret_names
+from docagent.localcloud import action_lookup, condition_lexing, error_lookup, flask_form_helper, secret_names
 from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.iam import role_tokens as iam
 from docagent.localcloud.lambdas.runtime import RATE_EXCEEDED, FunctionSpec, TooManyRequestsError
@@ -394,10 +396,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         s3_listing.install()
         s3_key_index.install()
         s3_default_encryption.install()
-        error_lookup.install()
-        flask_form_helper.install()
-        action_lookup.install()
-        secret_names.install()
+        for module in (error_lookup, flask_form_helper, action_lookup, secret_names, condition_lexing):
+            module.install()
         iam_enforcement.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already

@@ -159,21 +159,38 @@ def document_page_texts(
     return PageTexts(texts, ocr=ocr, pdf=data if document_format == "pdf" else None)
 
 
+@functools.lru_cache(maxsize=4)
+def pdf_page_texts(data: bytes) -> tuple[str, ...]:
+    """pypdf's text of each page of a PDF (pypdf's errors raised): the one reading of a PDF's text layer.
+    The last few are remembered: one document's text is asked for several times in one process (the OCR
+    step's pages without text, the grounding's pages, the call's plan; the local Bedrock's reading, its
+    grounding pages and its OCR check), and pypdf's extraction is the dearest part of each (a 200-document
+    demo read each PDF three times in the local Bedrock, 2026-12-07)."""
+    from pypdf import PdfReader  # noqa: PLC0415 (read only when a PDF is read)
+
+    return tuple(page.extract_text() or "" for page in PdfReader(io.BytesIO(data)).pages)
+
+
+@functools.lru_cache(maxsize=4)
+def docx_text(data: bytes) -> str:
+    """A DOCX's paragraphs, then its tables' rows (cells tab-separated), one a line (python-docx's errors
+    raised): the one reading of a Word document's text, remembered as ``pdf_page_texts`` is."""
+    import docx  # noqa: PLC0415 (read only when a DOCX is read)
+
+    document: Any = docx.Document(io.BytesIO(data))
+    lines = [paragraph.text for paragraph in document.paragraphs]
+    for table in document.tables:
+        lines.extend("\t".join(cell.text for cell in row.cells) for row in table.rows)
+    return "\n".join(lines)
+
+
 def _text_layer(data: bytes, document_format: SourceFormat | None) -> list[str] | None:
     try:
         if document_format == "pdf":
-            from pypdf import PdfReader  # noqa: PLC0415 (read only when a PDF is grounded)
-
-            pages = [page.extract_text() or "" for page in PdfReader(io.BytesIO(data)).pages]
+            pages = list(pdf_page_texts(data))
             return pages if any(text.strip() for text in pages) else None
         if document_format == "docx":
-            import docx  # noqa: PLC0415 (read only when a DOCX is grounded)
-
-            document: Any = docx.Document(io.BytesIO(data))
-            lines = [paragraph.text for paragraph in document.paragraphs]
-            for table in document.tables:
-                lines.extend("\t".join(cell.text for cell in row.cells) for row in table.rows)
-            return ["\n".join(lines)]
+            return [docx_text(data)]
         if document_format in {"txt", "md", "csv"}:
             return [data.decode("utf-8", errors="replace")]
     except ImportError:

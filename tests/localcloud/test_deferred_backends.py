@@ -18,6 +18,7 @@ found = {"imported": sorted(m for m in ("moto.ec2.models", "moto.batch.models") 
 from moto.backends import get_backend
 from moto.core.base_backend import BackendDict
 import moto.ssm.models
+found["ssm_left_ec2"] = "moto.ec2.models" not in sys.modules
 ec2 = get_backend("ec2")
 found["ec2_is_motos"] = isinstance(ec2, BackendDict)
 account = "123456789012"
@@ -38,6 +39,7 @@ def test_batch_and_ec2_load_when_used_and_are_motos_own() -> None:
     found = json.loads(ran.stdout.strip().splitlines()[-1])
     assert found == {
         "imported": [],
+        "ssm_left_ec2": True,
         "ec2_is_motos": True,
         "ssm_sees_the_same_ec2": True,
         "batch_is_motos": True,

@@ -30,6 +30,7 @@ from functions.errors import DocumentRejected, DocumentUnreadable
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES, MAX_CONVERSE_PDF_PAGES
 from functions.reading.block_limits import pdf_call_bytes
 from functions.reading.documents import detect_format
+from functions.reading.page_texts import docx_text, pdf_page_texts
 
 # Claude reads at most 100 PDF pages per request on models with a 200k-token context (functions/payloads/);
 # the local runtime refuses more, as a request over the limit is refused.
@@ -98,7 +99,7 @@ def _pdf_text(data: bytes) -> str:
             raise refusal("the PDF has no pages")
         if len(pages) > MAX_PDF_PAGES:
             raise refusal(f"the PDF has {len(pages)} pages, over the limit of {MAX_PDF_PAGES}")
-        return "\n".join(page.extract_text() or "" for page in pages)
+        return "\n".join(pdf_page_texts(data))  # the one reading, remembered for the grounding's pages
     except DocumentUnreadable:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as error:
@@ -106,19 +107,14 @@ def _pdf_text(data: bytes) -> str:
 
 
 def _docx_text(data: bytes) -> str:
-    import docx  # noqa: PLC0415 (when a DOCX is read: see above)
-    from docx.opc.exceptions import PackageNotFoundError  # noqa: PLC0415 (as docx)
+    from docx.opc.exceptions import PackageNotFoundError  # noqa: PLC0415 (when a DOCX is read: see above)
 
-    try:
-        document = docx.Document(io.BytesIO(data))
+    try:  # the one reading of a DOCX's text, remembered for the grounding's pages (functions/reading/)
+        return docx_text(data)
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as error:
         raise refusal(f"the DOCX is corrupt ({type(error).__name__}: {error})") from None
     except Exception as error:  # lxml's XMLSyntaxError and friends: a broken part of the package
         raise refusal(f"the DOCX is corrupt ({type(error).__name__})") from None
-    lines = [paragraph.text for paragraph in document.paragraphs]
-    for table in document.tables:
-        lines.extend("\t".join(cell.text for cell in row.cells) for row in table.rows)
-    return "\n".join(lines)
 
 
 class _HtmlText(HTMLParser):
