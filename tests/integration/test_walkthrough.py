@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from docagent.drills.chaos import AT_LEAST_ONCE_CHECKS, CHECKS
 from tests.documented import documented_commands
 from tests.fake_openai import FakeServer, question_of, serve
 from tests.integration.test_demo_job import assert_recovered
@@ -47,6 +48,17 @@ def _reading(body: dict[str, Any]) -> dict[str, Any]:
 def reading_model() -> Iterator[FakeServer]:
     with serve(_reading, usage=(900, 60)) as server:
         yield server
+
+
+def assert_delivered_twice_once(answer: dict[str, Any]) -> None:
+    """The matrix's EXPRESS at-least-once cell: a document delivered twice at once to the Map's children makes
+    one model call and one result, and every invariant of the worker cells holds."""
+    once = answer["at_least_once"]
+    assert once is not None and once["status"] == "pass", once
+    assert set(once["checks"]) == set(CHECKS) | set(AT_LEAST_ONCE_CHECKS)
+    assert once["deliveries"] == 2, "the document was delivered twice at once"
+    assert once["document_model_calls"] == 1, "one model call for the document delivered twice"
+    assert once["results"] == answer["documents"]
 
 
 def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_model: FakeServer) -> None:
@@ -87,8 +99,9 @@ def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_mo
             assert_recovered(answer, 6)
             assert answer["definition"]["results_by_status"] == {"extracted": 5, "review": 1}
             assert answer["definition"]["model_calls_by_purpose"] == {"extract": 6}  # one class
-        if arguments[0] == "chaos":
+        if arguments[0] == "chaos":  # and the suite's one at-least-once cell (tests/chaos runs without it)
             assert answer is not None and answer["passed"], answer["counts"]
+            assert_delivered_twice_once(answer)
         if arguments[0] == "eval":  # the real model's run, then its recordings replayed offline
             assert answer is not None
             modes.append(answer["run"]["mode"])
