@@ -50,6 +50,21 @@ def reading_model() -> Iterator[FakeServer]:
         yield server
 
 
+def failed_cells(stdout: str) -> str:
+    """A failed `chaos --json`'s failed cells and their reasons (its tail shows only the last cells)."""
+    try:
+        answer = json.loads(stdout)
+    except ValueError:
+        return ""
+    cells = [*answer.get("cells", []), answer.get("baseline") or {}, answer.get("at_least_once") or {}]
+    return "".join(
+        f"FAILED {cell.get('point', 'at-least-once')} {cell.get('mode', '')} {cell.get('recovery', '')}: "
+        f"{cell.get('reason')}\n"
+        for cell in cells
+        if cell.get("status") == "fail"
+    )
+
+
 def assert_delivered_twice_once(answer: dict[str, Any]) -> None:
     """The matrix's EXPRESS at-least-once cell: a document delivered twice at once to the Map's children makes
     one model call and one result, and every invariant of the worker cells holds."""
@@ -85,7 +100,7 @@ def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_mo
             check=False,
         )
         assert completed.returncode == 0, (
-            f"`{command}`:\n{completed.stdout[-3000:]}{completed.stderr[-3000:]}"
+            f"`{command}`:\n{failed_cells(completed.stdout)}{completed.stdout[-3000:]}{completed.stderr[-3000:]}"
         )
         ran.append(command)
         if arguments[0] == "init":  # the fake model reads with the labels the walkthrough's folder has
