@@ -1,7 +1,8 @@
 """The crash matrix: a worker that dies, raises or hangs at any fault point is recovered by Retry or by a
 redrive with every document's result equal to a crash-free run's, no finished model call repeated,
-every action done once, a verified report and no step left in progress; and an EXPRESS child delivered
-twice makes one model call and one result."""
+every action done once, a verified report and no step left in progress. (An EXPRESS child delivered twice
+makes one model call and one result: the at-least-once cell of the walkthrough's `chaos --job --reduced`,
+tests/integration/test_walkthrough.py, the same cell on the same drill: this run leaves it out.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pytest
 from rich.console import Console
 
 from docagent.drills.chaos import (
-    AT_LEAST_ONCE_CHECKS,
     CHECKS,
     MODE_ERRORS,
     MODES,
@@ -154,12 +154,7 @@ def test_every_cell_of_the_reduced_matrix_keeps_every_invariant(reduced_matrix, 
     problems = [problem for cell in summary["cells"] for problem in cell_problems(cell, summary["documents"])]
     assert not problems, "\n".join(problems) + "\n" + table
 
-    once = summary["at_least_once"]
-    assert once["status"] == "pass", f"{once['reason']}\n{table}"
-    assert set(once["checks"]) == set(CHECKS) | set(AT_LEAST_ONCE_CHECKS)
-    assert once["deliveries"] == 2, "the document was delivered twice at once"
-    assert once["document_model_calls"] == 1, "one model call for the document delivered twice"
-    assert once["results"] == summary["documents"]
+    assert summary["at_least_once"] is None  # --no-at-least-once: tests/integration/test_walkthrough.py's
     assert summary["passed"] is True and summary["exit_code"] == 0
     assert summary["counts"] == {"pass": len(REDUCED), "fail": 0, "n/a": 0}
 

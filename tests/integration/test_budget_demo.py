@@ -1,10 +1,10 @@
 """A job's budget on the local cloud, as a user runs it (`docagent demo --json`, a subprocess): the
 budget stops the job with BudgetExceeded before it passes, a raised budget and a redrive finish it, with no
-model call repeated and exactly the spend of the same job run without a budget."""
+model call repeated and exactly the spend of the same documents run without a budget (a second job on the
+demo's kept cloud)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from docagent.operations.json_shapes import validate_output
+from functions.storage import incoming_prefix
 from tests.integration.test_demo import demo, docagent
 
 # 10 plain-text documents: the stop comes after 3 or 4 (the reservation below), so 10 still leaves most of the
@@ -25,53 +26,12 @@ FORMATS = ("--formats", "txt,md")
 BUDGET = 0.0006
 
 
-def started_demo(tmp_path, *arguments: str) -> subprocess.Popen[str]:
-    """`docagent demo ... --json` started in the background (``finished`` waits for its summary)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "docagent.cli", "demo", *arguments, "--json"],
-        env={**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def finished(process: subprocess.Popen[str]) -> dict:
-    """The summary of a demo started_demo started (it is stopped if it has not ended in 300 s)."""
-    try:
-        out, err = process.communicate(timeout=300)
-    finally:
-        stopped(process)
-    assert process.returncode == 0, out[-3000:] + err[-3000:]
-    return json.loads(out)
-
-
-def stopped(process: subprocess.Popen[str]) -> None:
-    """SIGTERM (its in-process local cloud stops with it), then SIGKILL if it lingers."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def test_the_budget_stops_the_job_and_a_raised_budget_and_a_redrive_finish_it_at_the_same_spend(
     tmp_path,
 ) -> None:
-    # The unstopped job runs beside the budgeted one (two local clouds): the test takes one job's time.
-    reference = started_demo(
-        tmp_path / "unstopped", "--no-crash", "--documents", DOCUMENTS, *FORMATS, "--time-scale", "0.1"
-    )
     kept = tmp_path / "budget"
-    try:
-        summary = budgeted_demo(kept)
-    except BaseException:
-        stopped(reference)
-        raise
-    unstopped = finished(reference)
-    assert unstopped["status"] == "SUCCEEDED" and unstopped["budget_exceeded"] is None
+    summary, unstopped = budgeted_demo(kept)
+    assert unstopped["budget"] is None and unstopped["budget_exceeded"] is None
     stop = summary["budget_exceeded"]
     assert stop is not None, "the budget did not stop the job"
     assert stop["error"] == "BudgetExceeded"
@@ -100,8 +60,11 @@ def test_the_budget_stops_the_job_and_a_raised_budget_and_a_redrive_finish_it_at
     )
 
 
-def budgeted_demo(kept) -> dict:
-    """`docagent demo --max-cost-usd B --then-max-cost-usd 1 --keep`, and what the operator sees of it."""
+def budgeted_demo(kept) -> tuple[dict, dict]:
+    """`docagent demo --max-cost-usd B --then-max-cost-usd 1 --keep`, what the operator sees of it, and the
+    spend (`status`'s) of the same documents started again on the kept cloud without a budget: the
+    unstopped job to compare with. (It was a second demo beside this one: a second local cloud and deploy
+    for one job of ten documents.)"""
     try:
         summary = demo(
             kept,
@@ -118,6 +81,11 @@ def budgeted_demo(kept) -> dict:
             "--keep",
         )
         check_the_operator_sees_the_spend(kept, summary)
+        prefix = incoming_prefix(summary["job_id"])  # where the demo uploaded its documents
+        started = docagent(kept, "start", "--job-id", "unbudgeted", "--prefix", prefix, "--wait")
+        assert started["final"]["status"] == "SUCCEEDED", started
+        assert started["final"]["documents"]["total"] == int(DOCUMENTS)
+        unstopped = docagent(kept, "status", "unbudgeted")["spend"]
     finally:
         subprocess.run(
             [sys.executable, "-m", "docagent.cli", "local", "down"],
@@ -126,7 +94,7 @@ def budgeted_demo(kept) -> dict:
             timeout=60,
             check=False,
         )
-    return summary
+    return summary, unstopped
 
 
 def check_the_operator_sees_the_spend(kept, summary: dict) -> None:

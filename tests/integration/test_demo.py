@@ -29,10 +29,10 @@ def demo(tmp_path, *arguments: str) -> dict:
 
 
 # The crash story needs a job with documents before and after the crashed one and every format of the
-# corpus present (12 documents hold each of the five default formats, and pdf, md and xlsx); the size is not
-# the point (it was 30: the job's CPU grows with it).
-CRASH_DOCUMENTS = 12
-CRASH_AT = 8
+# corpus present (12 documents hold each of the five default formats, 6 each of pdf, md and xlsx); the size is
+# not the point (it was 30, and 12 for the transient crash too: the job's CPU grows with it).
+CRASH_DOCUMENTS = {"redrive": 12, "transient": 6}
+CRASH_AT = {"redrive": 8, "transient": 4}
 
 
 @pytest.mark.parametrize("mode", ["redrive", "transient"])
@@ -40,13 +40,14 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
     # Time scale 0.1 (6 s function timeouts) leaves room for a loaded CI machine.
     keep = ["--keep"] if mode == "redrive" else []
     formats = "pdf,docx,html,txt,md" if mode == "redrive" else "pdf,md,xlsx"
+    documents, crash_at = CRASH_DOCUMENTS[mode], CRASH_AT[mode]
     try:
         summary = demo(
             tmp_path,
             "--documents",
-            str(CRASH_DOCUMENTS),
+            str(documents),
             "--crash-at",
-            str(CRASH_AT),
+            str(crash_at),
             "--crash-mode",
             mode,
             "--time-scale",
@@ -67,12 +68,12 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
                 check=False,
             )
     assert summary["status"] == "SUCCEEDED" and summary["verified"] is True
-    assert summary["results"] == summary["documents"] == CRASH_DOCUMENTS
+    assert summary["results"] == summary["documents"] == documents
     assert summary["tickets"] == 1
     assert summary["model_path"] == "bedrock-converse"  # BedrockConverseProvider over the local endpoint
     assert summary["model_calls_throttled"] == 0  # no --model-faults
     assert summary["repeated_model_calls"] == 0, "the crashed document's model output was already durable"
-    assert summary["crash"]["document_index"] == CRASH_AT
+    assert summary["crash"]["document_index"] == crash_at
     cpu = summary["cpu_seconds"]
     if keep:
         assert cpu is None  # the kept cloud runs in its own process, which the demo cannot measure
@@ -80,7 +81,7 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
         assert cpu["workers"] > 0 and cpu["endpoint_process"] > 0
         # the parts are rounded to hundredths; the per-document figure is computed before rounding
         assert cpu["per_document"] == pytest.approx(
-            (cpu["workers"] + cpu["endpoint_process"]) / CRASH_DOCUMENTS, abs=0.01
+            (cpu["workers"] + cpu["endpoint_process"]) / documents, abs=0.01
         )
     if mode == "redrive":
         assert summary["redrive_count"] == 1
@@ -93,7 +94,7 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
         assert f"docagent inspect {summary['job_id']}" in alert["message"]
         assert f"docagent redrive {summary['job_id']} --dry-run" in alert["message"]
         assert summary["stopped_at"]["error"] == "States.ExceedToleratedFailureThreshold"
-        assert [doc["index"] for doc in summary["stopped_at"]["documents_failed"]] == [CRASH_AT]
+        assert [doc["index"] for doc in summary["stopped_at"]["documents_failed"]] == [crash_at]
     else:
         assert summary["redrive_count"] == 0
         assert summary["crash"]["attempts_killed"] == 1, "Retry recovers the one killed attempt"
@@ -102,7 +103,7 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
     by_format = summary["extraction_accuracy_by_format"]
     assert set(by_format) == set(formats.split(",")), "one entry per format of the corpus"
     assert all(accuracy >= 0.9 for accuracy in by_format.values()), by_format
-    assert sum(summary["documents_by_format"].values()) == CRASH_DOCUMENTS
+    assert sum(summary["documents_by_format"].values()) == documents
 
 
 def check_the_kept_job(tmp_path, summary: dict) -> None:
@@ -137,7 +138,7 @@ def check_the_kept_job(tmp_path, summary: dict) -> None:
             "gen_ai.response.finish_reasons",
         ):
             assert name in attributes, (document["document_id"], name)
-    (crashed,) = [document for document in trace["documents"] if document["index"] == CRASH_AT]
+    (crashed,) = [document for document in trace["documents"] if document["index"] == CRASH_AT["redrive"]]
     assert crashed["killed_attempts"] == 4
     assert [attempt["status"] for attempt in crashed["spans"]] == ["killed"] * 4 + ["completed"]
     assert crashed["completed_after_redrive"] is True
@@ -155,17 +156,18 @@ def check_the_kept_job(tmp_path, summary: dict) -> None:
 
 
 def test_batches_of_five_crash_mid_batch_then_redrive_give_each_document_one_result(tmp_path):
-    """documents_per_child 5 (ItemBatcher): document 12 dies before its result in every attempt of its batch
-    (documents 10-14) until the redrive; the other batches finish. After the redrive every document has
-    exactly one result and no finished model call was repeated (10 and 11 were stored, 12's call durable)."""
+    """documents_per_child 5 (ItemBatcher): document 7 dies before its result in every attempt of its batch
+    (documents 5-9) until the redrive; the other batch finishes. After the redrive every document has
+    exactly one result and no finished model call was repeated (5 and 6 were stored, 7's call durable).
+    Two batches tell it (it was four: 20 documents, twice the CPU for two more batches that finish)."""
     summary = demo(
         tmp_path,
         "--documents",
-        "20",
+        "10",
         "--documents-per-child",
         "5",
         "--crash-at",
-        "12",
+        "7",
         "--crash-mode",
         "redrive",
         "--time-scale",
@@ -174,13 +176,13 @@ def test_batches_of_five_crash_mid_batch_then_redrive_give_each_document_one_res
         "txt,md",
     )
     assert summary["status"] == "SUCCEEDED" and summary["verified"] is True
-    assert summary["results"] == summary["documents"] == 20
+    assert summary["results"] == summary["documents"] == 10
     assert summary["repeated_model_calls"] == 0
     assert summary["redrive_count"] == 1
     assert summary["crash"]["attempts_killed"] == 4  # the batch's first try and its three retries
-    assert sorted(doc["index"] for doc in summary["stopped_at"]["documents_failed"]) == [10, 11, 12, 13, 14]
-    # 4 batches, 3 retries of the crashed one, its redrive: invocations per batch, not per document.
-    assert summary["usage"]["lambda"]["ProcessDocument"]["invocations"] == 4 + 3 + 1
+    assert sorted(doc["index"] for doc in summary["stopped_at"]["documents_failed"]) == [5, 6, 7, 8, 9]
+    # 2 batches, 3 retries of the crashed one, its redrive: invocations per batch, not per document.
+    assert summary["usage"]["lambda"]["ProcessDocument"]["invocations"] == 2 + 3 + 1
     # Every worker, those replacing the crashed ones too, forked from the fork server (lambdas/forking.py):
     # the deployed functions' environments let it (nothing a preloaded import reads differs).
     if os.environ.get("DOCAGENT_LAMBDA_FORK") != "0":

@@ -2,7 +2,9 @@
 does not apply to a PDF on Claude 4 and later: functions/reading/block_limits.py), a text document over
 Converse's 4.5 MB is THAT document's rejection (`DocumentTooLarge`, named in its result), never a refusal of
 the job, whichever way the job starts: `--from-dir`, `--prefix`, a manifest (a console start: test_cli_jobs's
-bad-documents test)."""
+bad-documents test). The PDFs are read once (`--from-dir`); the other two starts hold the ordinary invoices
+and the oversized text, whose rejection is what each start path must keep (a 4.7 MB PDF read three times
+proved nothing the first read had not)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 
 from docagent.drills.document_files import render_scanned_appendix_pdf
 from functions.payloads.common import MAX_CONVERSE_DOCUMENT_BYTES
+from functions.storage import incoming_prefix, uploaded_key
 from tests import documents as files
 
 SIZES = {  # name -> target bytes: an attachment-laden invoice, a scan bundle, a manual, a catalogue
@@ -45,19 +48,20 @@ def _outcomes(docagent, job_id: str) -> dict[str, tuple[str, str | None, str | N
     }
 
 
-def _check(docagent, job_id: str, started: dict, ordinary: list[str]) -> None:
+def _check(docagent, job_id: str, started: dict, read: list[str]) -> None:
+    """The job SUCCEEDED, the oversized text its one rejection, every document of ``read`` extracted."""
     final = started["final"]
     assert final["status"] == "SUCCEEDED", started
     documents = final["documents"]
     assert documents["rejected"] == 1 and documents["failed"] == 0, _outcomes(docagent, job_id)
-    assert final["documents"]["total"] == len(ordinary) + len(SIZES) + 1
+    assert final["documents"]["total"] == len(read) + 1
     outcomes = _outcomes(docagent, job_id)
     status, error, reason = outcomes.pop(TOO_LARGE)
     assert (status, error) == ("rejected", "DocumentTooLarge")
     assert reason and f"over Converse's limit of {MAX_CONVERSE_DOCUMENT_BYTES} bytes per document" in reason
-    assert {name: outcome[0] for name, outcome in outcomes.items()} == dict.fromkeys(
-        [*ordinary, *SIZES], "extracted"
-    ), outcomes
+    assert {name: outcome[0] for name, outcome in outcomes.items()} == dict.fromkeys(read, "extracted"), (
+        outcomes
+    )
 
 
 def test_pdfs_up_to_4_7_mb_are_read_and_a_text_too_large_is_its_own_rejection_on_every_path(
@@ -74,17 +78,21 @@ def test_pdfs_up_to_4_7_mb_are_read_and_a_text_too_large_is_its_own_rejection_on
     assert started["source"]["too_large"] == [], (
         "under MAX_DOCUMENT_BYTES: its kind's limit is the job's check"
     )
-    _check(docagent, "sizes-dir", started, ordinary)
+    _check(docagent, "sizes-dir", started, [*ordinary, *SIZES])
 
-    prefix = f"s3://{bucket}/incoming/sizes-dir/"
+    # the other paths: the ordinary invoices and the oversized text, under a prefix of their own
+    s3, uploaded, paths = aws("s3"), incoming_prefix("sizes-dir"), incoming_prefix("sizes-paths")
+    for name in [*ordinary, TOO_LARGE]:
+        source = {"Bucket": bucket, "Key": uploaded_key(uploaded, name)}
+        s3.copy_object(Bucket=bucket, Key=uploaded_key(paths, name), CopySource=source)
+    prefix = f"s3://{bucket}/{paths}"
     code, started = docagent("start", "--job-id", "sizes-prefix", "--prefix", prefix, "--wait")
     assert code == 0 and started["started"] is True, started
     assert started["source"]["too_large"] == []
     _check(docagent, "sizes-prefix", started, ordinary)
 
-    keys = [f"incoming/sizes-dir/{path.name}" for path in sorted(folder.iterdir())]
     manifest = tmp_path / "sizes.json"
-    manifest.write_text(json.dumps(keys))
+    manifest.write_text(json.dumps([uploaded_key(paths, name) for name in [*ordinary, TOO_LARGE]]))
     code, started = docagent("start", "--job-id", "sizes-manifest", "--manifest", str(manifest), "--wait")
     assert code == 0 and started["started"] is True, started
     _check(docagent, "sizes-manifest", started, ordinary)

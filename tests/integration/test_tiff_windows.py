@@ -1,7 +1,8 @@
-"""A 45-page TIFF fax through the local cloud (the real ASL, Lambda workers, the local Bedrock over HTTP):
-read in page windows of 20 pages, its worker killed after the first window's model call was journalled; the
-retry reuses that call and reads the other windows, so no model call is made twice (docs/design.md, "Page
-windows", "TIFF windows")."""
+"""A 21-page TIFF fax through the local cloud (the real ASL, Lambda workers, the local Bedrock over HTTP):
+read in page windows of 20 pages (one page over a request's 20 images makes a second window: the page count
+is not the point, and each page is OCR'd), its worker killed after the first window's model call was
+journalled; the retry reuses that call and reads the other window, so no model call is made twice
+(docs/design.md, "Page windows", "TIFF windows")."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 from functions.storage import result_key
 from tests.images import fax
 
-PAGES = 45
+PAGES = 21  # windows 1-20 and 21-21 (45 pages, three windows, cost twice the OCR for no other check)
 
 
 def test_a_long_tiff_is_read_in_windows_and_a_kill_between_windows_repeats_no_call(
@@ -45,12 +46,14 @@ def test_a_long_tiff_is_read_in_windows_and_a_kill_between_windows_repeats_no_ca
     assert (detail["result"]["status"], detail["result"]["error"]) == ("review", None), detail
     assert "is not grounded in the document" in detail["result"]["reason"], detail["result"]["reason"]
     calls = sorted((call["window"], call["retry_count"]) for call in detail["model_calls"])
-    assert [window for window, _ in calls] == ["p0001-0020", "p0021-0040", "p0041-0045"], "none made twice"
-    assert calls[0][1] == 0 and calls[1][1] > 0 and calls[2][1] > 0, "killed after the first window's call"
+    assert [window for window, _ in calls] == ["p0001-0020", "p0021-0021"], "none made twice"
+    # the first window's call made on an earlier attempt than the second's: the attempt that made it was
+    # killed (on a loaded machine an attempt before it may time out before any call: its count is not 0 then)
+    assert calls[0][1] < calls[1][1], "killed after the first window's call"
     assert report["external_effects"]["model_calls"]["repeated"] == 0 and not detail["flags"], detail["flags"]
     stored = aws("s3").get_object(
         Bucket=deployed.outputs["BucketName"], Key=result_key("fax-windows", detail["document_id"])
     )
     result = json.loads(stored["Body"].read())
     assert (result["format"], result["fields"]) == ("tiff", label)
-    assert [window["pages"] for window in result["windows"]] == [[1, 20], [21, 40], [41, 45]]
+    assert [window["pages"] for window in result["windows"]] == [[1, 20], [21, 21]]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from docagent.drills.chaos import AT_LEAST_ONCE_CHECKS, CHECKS
 from tests.documented import documented_commands
 from tests.fake_openai import FakeServer, question_of, serve
 from tests.integration.test_demo_job import assert_recovered
@@ -49,6 +50,32 @@ def reading_model() -> Iterator[FakeServer]:
         yield server
 
 
+def failed_cells(stdout: str) -> str:
+    """A failed `chaos --json`'s failed cells and their reasons (its tail shows only the last cells)."""
+    try:
+        answer = json.loads(stdout)
+    except ValueError:
+        return ""
+    cells = [*answer.get("cells", []), answer.get("baseline") or {}, answer.get("at_least_once") or {}]
+    return "".join(
+        f"FAILED {cell.get('point', 'at-least-once')} {cell.get('mode', '')} {cell.get('recovery', '')}: "
+        f"{cell.get('reason')}\n"
+        for cell in cells
+        if cell.get("status") == "fail"
+    )
+
+
+def assert_delivered_twice_once(answer: dict[str, Any]) -> None:
+    """The matrix's EXPRESS at-least-once cell: a document delivered twice at once to the Map's children makes
+    one model call and one result, and every invariant of the worker cells holds."""
+    once = answer["at_least_once"]
+    assert once is not None and once["status"] == "pass", once
+    assert set(once["checks"]) == set(CHECKS) | set(AT_LEAST_ONCE_CHECKS)
+    assert once["deliveries"] == 2, "the document was delivered twice at once"
+    assert once["document_model_calls"] == 1, "one model call for the document delivered twice"
+    assert once["results"] == answer["documents"]
+
+
 def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_model: FakeServer) -> None:
     commands = documented_commands(PAGE)
     assert commands[0].startswith("docagent init my-job"), commands
@@ -73,7 +100,7 @@ def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_mo
             check=False,
         )
         assert completed.returncode == 0, (
-            f"`{command}`:\n{completed.stdout[-3000:]}{completed.stderr[-3000:]}"
+            f"`{command}`:\n{failed_cells(completed.stdout)}{completed.stdout[-3000:]}{completed.stderr[-3000:]}"
         )
         ran.append(command)
         if arguments[0] == "init":  # the fake model reads with the labels the walkthrough's folder has
@@ -87,8 +114,9 @@ def test_the_first_job_walkthrough_runs_as_documented(tmp_path: Path, reading_mo
             assert_recovered(answer, 6)
             assert answer["definition"]["results_by_status"] == {"extracted": 5, "review": 1}
             assert answer["definition"]["model_calls_by_purpose"] == {"extract": 6}  # one class
-        if arguments[0] == "chaos":
+        if arguments[0] == "chaos":  # and the suite's one at-least-once cell (tests/chaos runs without it)
             assert answer is not None and answer["passed"], answer["counts"]
+            assert_delivered_twice_once(answer)
         if arguments[0] == "eval":  # the real model's run, then its recordings replayed offline
             assert answer is not None
             modes.append(answer["run"]["mode"])
