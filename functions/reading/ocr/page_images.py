@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 
 from functions.reading.documents import DocumentInput
+from functions.reading.page_texts import pdf_text_layer
 
 # A rendered PDF page's long edge: 2,000 px (an A4 page at about 170 dpi), well within Textract's 10,000 px
 # and 10 MB (functions/reading/ocr/textract.py). At 1,568 px (the long edge the model reads an image at) the
@@ -27,13 +28,9 @@ def pages_without_text(document: DocumentInput) -> list[int]:
     return [number for number, text in enumerate(texts, start=1) if not text.strip()]
 
 
-def _pdf_texts(data: bytes) -> list[str]:
-    try:
-        from pypdf import PdfReader  # noqa: PLC0415 (the document layer's; only a PDF is read)
-
-        return [page.extract_text() or "" for page in PdfReader(io.BytesIO(data)).pages]
-    except Exception:  # pypdf raises many kinds for a broken file: no page read by OCR
-        return []
+def _pdf_texts(data: bytes) -> tuple[str, ...]:
+    """pypdf's text of each page, read once a document with the grounding's (none: pypdf cannot read it)."""
+    return pdf_text_layer(data) or ()
 
 
 def page_image(document: DocumentInput, number: int) -> bytes | None:
