@@ -50,7 +50,7 @@ from functions.payloads.document import DocumentOutcome, DocumentResult, Process
 from functions.payloads.job import JobManifest, JobVersions, ManifestEntry
 from functions.payloads.model_calls import ExtractionRecord, LookupRecord
 from functions.payloads.ocr import OcrSummary
-from functions.reading import pdf_pages, sections
+from functions.reading import page_texts, pdf_pages, sections
 from functions.reading.documents import DocumentInput, block_name, document_input
 from functions.reading.ocr.step import document_cost_usd, grounding_texts
 from functions.reading.pdf_layers import ReadMode
@@ -210,6 +210,7 @@ def process_document(
             outcome = _process(event, context, provider)
         finally:
             pdf_pages.release()  # the PDF a packet's slices were cut from
+            page_texts.release()  # its page texts and boxes as the grounding read them
         document_span.outcome = outcome.status
         return outcome
 

@@ -13,7 +13,7 @@ from functions.inference import ModelProvider
 from functions.logic.process_document import DocumentRun, load_definition, load_manifest
 from functions.observability import logger
 from functions.payloads.document import DocumentOutcome, ProcessDocumentEvent
-from functions.reading import pdf_pages
+from functions.reading import page_texts, pdf_pages
 from functions.reading.sections import Sections
 from functions.resplit import ResplitEvent, load_split
 from functions.spans import span
@@ -41,5 +41,6 @@ def resplit_packet(
             )
         finally:
             pdf_pages.release()
+            page_texts.release()
         done.outcome = outcome.status
     return outcome

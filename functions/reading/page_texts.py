@@ -79,27 +79,39 @@ def _word_box(page: OcrPage, start: int, end: int) -> Box | None:
     return union(covered)
 
 
-@functools.lru_cache(maxsize=4)
-def _pdf_chars(data: bytes, page: int) -> tuple[str, tuple[tuple[float, float, float, float] | None, ...]]:
-    """pypdfium2's text of a page and each character's (left, top, right, bottom) as page ratios."""
-    import pypdfium2  # noqa: PLC0415 (the local cloud's; not in the Lambda layer: no box there)
-    import pypdfium2.raw as pdfium_c  # noqa: PLC0415
+class _PdfPageChars:
+    """A PDF page as pypdfium2 reads it: its text (one character each of its characters), each character's
+    box read only when a span asks for it. Reading every character's box of every grounded page was a tenth
+    of the ProcessDocument workers' CPU in the 200-document demo (`py-spy`, 2026-12-07); a page's grounded
+    spans are a few dozen of its characters. The page stays open while it is cached (``release``)."""
 
-    pdf = pypdfium2.PdfDocument(data)
-    try:
-        sheet = pdf[page - 1]
-        width, height = sheet.get_size()
-        text_page = sheet.get_textpage()
-        chars, boxes = [], []
-        for index in range(text_page.count_chars()):
-            chars.append(chr(pdfium_c.FPDFText_GetUnicode(text_page.raw, index) or 32))
-            left, bottom, right, top = text_page.get_charbox(index)
-            boxes.append(
-                (left / width, 1 - top / height, right / width, 1 - bottom / height) if right > left else None
-            )
-        return "".join(chars), tuple(boxes)
-    finally:
-        pdf.close()
+    def __init__(self, data: bytes, page: int) -> None:
+        import pypdfium2  # noqa: PLC0415 (the local cloud's; not in the Lambda layer: no box there)
+        import pypdfium2.raw as pdfium_c  # noqa: PLC0415
+
+        self._pdf = pypdfium2.PdfDocument(data)
+        self._sheet = self._pdf[page - 1]
+        self._width, self._height = self._sheet.get_size()
+        self._text_page = self._sheet.get_textpage()
+        raw, count = self._text_page.raw, self._text_page.count_chars()
+        self.text = "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, index) or 32) for index in range(count))
+
+    def boxes(self, start: int, end: int) -> list[Box]:
+        """The boxes (page ratios) of characters ``[start, end)`` that have one."""
+        found = []
+        for index in range(start, end):
+            left, bottom, right, top = self._text_page.get_charbox(index)
+            if right > left:
+                x0, y0 = left / self._width, 1 - top / self._height
+                x1, y1 = right / self._width, 1 - bottom / self._height
+                width, height = max(0.0, x1 - x0), max(0.0, y1 - y0)
+                found.append(Box(left=max(0.0, x0), top=max(0.0, y0), width=width, height=height))
+        return found
+
+
+@functools.lru_cache(maxsize=4)
+def _pdf_chars(data: bytes, page: int) -> _PdfPageChars:
+    return _PdfPageChars(data, page)
 
 
 def _pdf_box(data: bytes, page: int, span: str) -> Box | None:
@@ -109,19 +121,11 @@ def _pdf_box(data: bytes, page: int, span: str) -> Box | None:
     if not words:
         return None
     try:
-        text, boxes = _pdf_chars(data, page)
+        chars = _pdf_chars(data, page)
+        found = re.search(r"\s*".join(re.escape(word) for word in words), chars.text, re.IGNORECASE)
+        return None if found is None else union(chars.boxes(found.start(), found.end()))
     except Exception:  # no pypdfium2, or a page it cannot read: the position is unknown
         return None
-    found = re.search(r"\s*".join(re.escape(word) for word in words), text, re.IGNORECASE)
-    if found is None:
-        return None
-    chosen = [box for box in boxes[found.start() : found.end()] if box is not None]
-    return union(
-        [
-            Box(left=max(0.0, x0), top=max(0.0, y0), width=max(0.0, x1 - x0), height=max(0.0, y1 - y0))
-            for x0, y0, x1, y1 in chosen
-        ]
-    )
 
 
 def stored_page_texts(
@@ -182,6 +186,14 @@ def docx_text(data: bytes) -> str:
     for table in document.tables:
         lines.extend("\t".join(cell.text for cell in row.cells) for row in table.rows)
     return "\n".join(lines)
+
+
+def release() -> None:
+    """Forget the documents read (pypdf's texts, python-docx's, pypdfium2's open pages): called when a
+    document is done, so a warm container holds no earlier document while it reads the next."""
+    pdf_page_texts.cache_clear()
+    docx_text.cache_clear()
+    _pdf_chars.cache_clear()
 
 
 def _text_layer(data: bytes, document_format: SourceFormat | None) -> list[str] | None:

@@ -20,6 +20,7 @@ from functions.payloads.document import ProcessDocumentEvent
 from functions.payloads.evidence import Quote
 from functions.payloads.job import JobOptions, ManifestEntry
 from functions.payloads.ocr import OcrPage, OcrRecord, OcrSummary
+from functions.reading import page_texts
 from functions.reading.documents import document_input
 from functions.reading.ocr import step as ocr_step
 from functions.reading.ocr.textract import page_from_blocks
@@ -101,6 +102,27 @@ def test_a_pdf_text_layer_field_has_its_box_from_pypdfium2_character_boxes() -> 
     for box in (first.box, last.box):
         assert 0 <= box.left < 1 and 0 <= box.top < 1 and 0 < box.width <= 1 and 0 < box.height < 0.1
     assert first.box.top < last.box.top, "the first line is above the last"
+
+
+def test_a_pdf_text_layer_is_extracted_once_for_ocr_s_choice_of_pages_and_the_grounding(monkeypatch) -> None:
+    from pypdf import PageObject  # noqa: PLC0415
+
+    extracted: list[int] = []
+    extract = PageObject.extract_text
+    monkeypatch.setattr(
+        PageObject, "extract_text", lambda page, *a, **k: extracted.append(1) or extract(page, *a, **k)
+    )
+    page_texts.release()  # nothing read by an earlier test
+    entry = ManifestEntry(index=0, document_id="invoice.pdf", key="incoming/invoice.pdf", size=1)
+    event = ProcessDocumentEvent(job_id="job-layer", document=entry, options=JobOptions())
+    pdf = document_input(render_pdf(files.INVOICE), "document-00000")
+    texts = ocr_step.grounding_texts(Run(event), pdf)
+    assert texts is not None and not texts.is_ocr(1) and "Invoice" in texts[0]
+    assert len(extracted) == len(texts), (
+        "one extraction a page, not one for OCR's choice and one for grounding"
+    )
+    page_texts.release()  # a document done: the next one's texts are read afresh
+    assert ocr_step.grounding_texts(Run(event), pdf) == texts and len(extracted) == 2 * len(texts)
 
 
 def test_ocr_is_priced_per_page_from_the_dated_table() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import fnmatch
 
+import pytest
+from botocore.exceptions import PaginationError
 from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.s3.models import s3_backends
 
@@ -55,6 +57,32 @@ def test_list_objects_paginates(cloud):
     keys = [obj["Key"] for obj in s3_json.list_objects("many/")]
     assert len(keys) == 1003
     assert keys == sorted(keys)
+
+
+class _RepeatingListing:
+    """An S3 client whose listing says "truncated" with the same token every page."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, str]] = []
+
+    def list_objects_v2(self, **params: str) -> dict[str, object]:
+        self.requests.append(params)
+        return {
+            "Contents": [{"Key": f"k{len(self.requests)}"}],
+            "IsTruncated": True,
+            "NextContinuationToken": "t",
+        }
+
+
+def test_a_listing_that_repeats_its_continuation_token_fails_instead_of_looping():
+    client = _RepeatingListing()
+    listed = s3_json.list_objects("p/", bucket="b", client=client, start_after="p/a")
+    with pytest.raises(PaginationError, match="the same continuation token twice"):
+        [obj["Key"] for obj in listed]
+    assert client.requests == [
+        {"Bucket": "b", "Prefix": "p/", "StartAfter": "p/a"},
+        {"Bucket": "b", "Prefix": "p/", "StartAfter": "p/a", "ContinuationToken": "t"},
+    ]
 
 
 def test_a_version_listing_goes_on_from_its_markers(cloud):
