@@ -321,5 +321,43 @@ def test_a_killed_cloud_restarts_with_everything_resumes_the_waiting_job_and_red
     assert cloud.start().startswith("restored 2 jobs, 0 running")
     assert [bucket["Name"] for bucket in s3.list_buckets()["Buckets"]] == [BUCKET]
     cloud.stop()
-    cloud.start(fresh=True)
-    assert s3.list_buckets()["Buckets"] == []
+    _detached_fresh_and_scaled(cloud)
+
+
+SLEEPER = """
+import time
+
+def handler(event, context):
+    time.sleep(event.get("sleep", 0))
+    return {}
+"""
+
+
+def _detached_fresh_and_scaled(cloud: CloudProcess) -> None:
+    """`local up --detach --fresh --time-scale 0.1` starts empty and ends a 10 s function timeout after about
+    1 s; `local down` stops it (test_lambda_runtime.py's own detached cloud until 2026-12-07)."""
+    up = _cli(cloud, "local", "up", "--detach", "--fresh", "--port", str(cloud.port), "--time-scale", "0.1")
+    try:  # `local down` runs even if `local up` fails half-way: the test stops what it starts
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert _client(cloud, "s3").list_buckets()["Buckets"] == []
+        role = _client(cloud, "iam").create_role(RoleName="scaled", AssumeRolePolicyDocument="{}")
+        lambda_client = _client(cloud, "lambda")
+        lambda_client.create_function(
+            FunctionName="scaled",
+            Runtime="python3.13",
+            Role=role["Role"]["Arn"],
+            Handler="index.handler",
+            Code={"ZipFile": zip_source({"index.py": SLEEPER})},
+            Timeout=10,
+        )
+        lambda_client.invoke(FunctionName="scaled", Payload=b"{}")  # warm: init is not timed
+        started = time.time()
+        response = lambda_client.invoke(FunctionName="scaled", Payload=json.dumps({"sleep": 3}).encode())
+        elapsed = time.time() - started
+    finally:
+        down = _cli(cloud, "local", "down")
+    assert json.loads(response["Payload"].read())["errorType"] == "Sandbox.Timedout"
+    assert elapsed < 2.5, f"took {elapsed:.1f} s"
+    assert down.returncode == 0, down.stderr
+    assert json.loads(down.stdout)["stopped"]["port"] == cloud.port
+    assert not (cloud.state_root / "local" / "cloud.json").exists()
