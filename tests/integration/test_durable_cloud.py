@@ -1,9 +1,13 @@
-"""The local cloud survives its own kill -9: state on disk, a restart resumes what was running."""
+"""The local cloud survives its own kill -9: state on disk, a restart resumes what was running; and
+`docagent local deploy` again, as a new user would, on a cloud that holds the stack, restored from the
+journal after `local down` and `local up`, after a handler changed: it updates what changed, as `cdk deploy`
+would, and new jobs run the new code."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,7 +20,11 @@ import boto3
 import pytest
 
 from docagent.drills.cloud_crash import CloudProcess
+from docagent.drills.demo_corpus import seed_inputs
+from docagent.drills.local_job import LocalJob
+from docagent.localcloud.deploy import LocalStack
 from docagent.localcloud.server import REGION, free_port
+from docagent.localcloud.synth import synth_local
 from tests.integration.conftest import zip_source
 from tests.support import wait_for_execution, wait_until
 
@@ -65,14 +73,14 @@ def _client(cloud: CloudProcess, service: str) -> Any:
     return session.client(service, endpoint_url=cloud.endpoint)
 
 
-def _cli(cloud: CloudProcess, *arguments: str) -> subprocess.CompletedProcess[str]:
+def _cli(cloud: CloudProcess, *arguments: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DOCAGENT_STATE_DIR": str(cloud.state_root)}
     return subprocess.run(
         [sys.executable, "-m", "docagent.cli", *arguments, "--json"],
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
 
@@ -284,15 +292,17 @@ def _go_on(cloud: CloudProcess, held: Held) -> str:
 
 
 def test_a_killed_cloud_restarts_with_everything_resumes_the_waiting_job_and_redrives_the_failed_one(
-    cloud: CloudProcess,
+    cloud: CloudProcess, tmp_path: Path
 ) -> None:
-    """One cloud for every durability check (each start of a cloud process is about a second of CPU; until
-    2026-12-07 three tests with nine starts): before a kill -9 it holds an object, an item, a job waiting for
-    its task token, a job whose Map failed, two versions of an object (manifests pin documents by VersionId: a
-    replayed PutObject must recreate the same version) and a multipart upload half done (SealJob joins a
-    job's item parts with one); after the restart each is there as it was and goes on: the token completes
-    the waiting job, a redrive runs only the failed child, the upload completes (its UploadId kept) and comes
-    back whole after a second kill. Then a clean stop keeps everything and ``--fresh`` starts empty."""
+    """One cloud for every durability check (each start of a cloud process costs seconds of CPU; until
+    2026-12-07 four tests with eleven starts, test_redeploy.py's among them): before a kill -9 it holds an
+    object, an item, a job waiting for its task token, a job whose Map failed, two versions of an object
+    (manifests pin documents by VersionId: a replayed PutObject must recreate the same version) and a
+    multipart upload half done (SealJob joins a job's item parts with one); after the restart each is there as
+    it was and goes on: the token completes the waiting job, a redrive runs only the failed child, the upload
+    completes (its UploadId kept) and comes back whole after a second kill. Then the app deployed and run, a
+    clean stop keeps everything, a deploy after a handler changed runs the new code, and ``--fresh`` starts
+    empty."""
     held = _hold_everything(cloud)
     s3 = _client(cloud, "s3")
 
@@ -315,13 +325,74 @@ def test_a_killed_cloud_restarts_with_everything_resumes_the_waiting_job_and_red
     assert joined["VersionId"] == version
     assert joined["Body"].read() == HEAD + b"tail\n"
 
-    # A stopped cloud starts with what it had, and `up --fresh` starts empty (test_up_fresh_starts_empty until
-    # 2026-12-07: three more cloud starts of its own for what this cloud's next two show).
+    # `docagent local deploy` as a new user runs it, and a job of the stack (test_redeploy.py's own cloud,
+    # started twice, until 2026-12-07)
+    out_dir = tmp_path / "cdk.out"
+    shutil.copytree(synth_local(), out_dir)
+    first = _deploy(cloud, out_dir)
+    before = _code_version_of_a_new_job(cloud, first, "before-change")
+    assert before != CHANGED
+    buckets = sorted(bucket["Name"] for bucket in s3.list_buckets()["Buckets"])
+    assert BUCKET in buckets and len(buckets) > 1
+
+    # A stopped cloud (`local down`) starts with what it had (`local up`; test_up_fresh_starts_empty until
+    # 2026-12-07: three more cloud starts of its own), the stack too; deployed again after a handler changed,
+    # it updates what changed (on a cloud that holds the stack: EntityAlreadyExists before) and new jobs run
+    # the new code.
     cloud.stop()
-    assert cloud.start().startswith("restored 2 jobs, 0 running")
-    assert [bucket["Name"] for bucket in s3.list_buckets()["Buckets"]] == [BUCKET]
+    _change_a_handler(out_dir)
+    assert cloud.start().startswith("restored 3 jobs, 0 running")
+    assert sorted(bucket["Name"] for bucket in s3.list_buckets()["Buckets"]) == buckets
+    redeployed = _deploy(cloud, out_dir)
+    assert redeployed.outputs == first.outputs
+    assert _code_version_of_a_new_job(cloud, redeployed, "after-change") == CHANGED
+    job = LocalJob.on(cloud.endpoint, redeployed, "before-change")
+    job.records.refresh()
+    manifest = job.records.manifest
+    assert manifest is not None and manifest.versions.code_version == before, "the first job's record stays"
+
+    # and `up --fresh` starts empty
     cloud.stop()
     _detached_fresh_and_scaled(cloud)
+
+
+STACK = "DocAgent"
+CHANGED = "-changed-handler"
+
+
+def _deploy(cloud: CloudProcess, out_dir: Path) -> LocalStack:
+    done = _cli(cloud, "local", "deploy", "--out-dir", str(out_dir), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return LocalStack(**json.loads(done.stdout))
+
+
+def _code_version_of_a_new_job(cloud: CloudProcess, stack: LocalStack, job_id: str) -> str:
+    job = LocalJob.on(cloud.endpoint, stack, job_id)
+    prefix = f"incoming/{job_id}/"
+    seed_inputs(job, 2, prefix)
+    job.start({"job_id": job_id, "prefix": prefix})
+    described = wait_for_execution(job.sfn, job.execution_arn, timeout=240)
+    assert described["status"] == "SUCCEEDED", described.get("cause")
+    job.records.refresh()
+    manifest = job.records.manifest
+    assert manifest is not None
+    return manifest.versions.code_version
+
+
+def _change_a_handler(out_dir: Path) -> None:
+    """What editing functions/logic/list_documents.py and synthesizing again gives: a new code asset."""
+    assets = json.loads((out_dir / f"{STACK}.assets.json").read_text())
+    changed = 0
+    for asset in assets["files"].values():
+        source = out_dir / asset["source"]["path"] / "functions" / "logic" / "list_documents.py"
+        if source.exists():
+            text = source.read_text()
+            assert "code_version=settings.code_version," in text
+            source.write_text(
+                text.replace("code_version=settings.code_version,", f'code_version="{CHANGED}",')
+            )
+            changed += 1
+    assert changed, "the functions' code asset holds the handler"
 
 
 SLEEPER = """
