@@ -136,7 +136,8 @@ def test_a_rejection_fails_the_job_without_a_ticket_and_its_redrive_asks_again(c
     code, out = operator("approve", "approval-redrive")
     assert code == 2 and "rejected by bob" in out["error"]
 
-    job.sfn.redrive_execution(executionArn=job.execution_arn)
+    # the standard AWS CLI's redrive-execution (test_local_job.py's own crashed job until 2026-12-07)
+    aws_cli(cloud, "stepfunctions", "redrive-execution", "--execution-arn", job.execution_arn)
     again = wait_for_pending_approval(job)
     assert again["task_token"] != first["task_token"]
     assert [(past["status"], past["decided_by"]) for past in again["previous"]] == [("rejected", "bob")]
@@ -144,6 +145,8 @@ def test_a_rejection_fails_the_job_without_a_ticket_and_its_redrive_asks_again(c
     assert operator("approve", "approval-redrive", "--by", "carol")[0] == 0
     described = wait_until_done(job)
     assert described["status"] == "SUCCEEDED", described.get("cause")
+    assert described["redriveCount"] == 1
+    assert json.loads(described["output"])["verification"]["verified"] is True
     assert len(job.tickets()) == 1
     assert job.records.read_json("jobs/approval-redrive/report.json")["approval"]["decided_by"] == "carol"
 

@@ -176,35 +176,6 @@ def test_workers_killed_mid_document_are_retried_and_a_call_cut_off_is_counted_b
     assert (calls["count"], calls["unfinished"], calls["repeated"], calls["documents"]) == (9, 1, 1, 8)
 
 
-def test_the_aws_cli_redrives_a_crashed_job_and_only_unfinished_documents_run_again(
-    cloud: LocalCloud, deployed
-):
-    """Document 5's worker dies before its result is stored on every attempt until a redrive: the job
-    fails past its retries, `aws stepfunctions redrive-execution` resumes it, and it ends verified."""
-    crash = {
-        "fault": {"point": "before_store_result", "document_index": 5, "mode": "exit", "until_redrive": 1}
-    }
-    job, _ = run_job(cloud, deployed, "integration-redrive", documents=10, options=crash)
-    failed = job.sfn.describe_execution(executionArn=job.execution_arn)
-    assert (failed["status"], failed["error"]) == ("FAILED", "States.ExceedToleratedFailureThreshold")
-    stored_before = set(job.records.keys("jobs/integration-redrive/results/"))
-    function = deployed.outputs["ProcessDocumentFunctionName"]
-    invocations_before = len(cloud.runtime.invocations_of(function))
-
-    aws_cli(cloud, "stepfunctions", "redrive-execution", "--execution-arn", job.execution_arn)
-    described = wait_for_execution(job.sfn, job.execution_arn)
-    assert described["status"] == "SUCCEEDED" and described["redriveCount"] == 1
-    assert json.loads(described["output"])["verification"]["verified"] is True
-    redriven = cloud.runtime.invocations_of(function)[invocations_before:]
-    rerun_indexes = {record.event["document"]["index"] for record in redriven}
-    assert 5 in rerun_indexes
-    assert not rerun_indexes & {int(key.rsplit("-", 1)[-1].split(".")[0]) for key in stored_before}, (
-        "a document whose result was stored is not run again"
-    )
-    assert len(job.records.keys("jobs/integration-redrive/model-calls/")) == 10, "no model call was repeated"
-    assert len(job.tickets()) == 1
-
-
 def test_a_job_listed_in_several_parts_joins_them_and_reviews_every_document_once(
     cloud: LocalCloud, deployed, monkeypatch
 ):
