@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
-import os
-import subprocess
-import sys
 import time
 import uuid
 import zipfile
@@ -87,22 +85,24 @@ def aws(cloud: LocalCloud):
 
 
 def run_aws_cli(cloud: LocalCloud, *arguments: str) -> tuple[int, Any, str]:
-    """(exit code, parsed JSON output or None, stderr) of the standard AWS CLI against the local endpoint."""
-    env = {
-        **os.environ,
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": REGION,
-    }
-    executable = os.path.join(os.path.dirname(sys.executable), "aws")
-    done = subprocess.run(
-        [executable, "--endpoint-url", cloud.endpoint, *arguments, "--output", "json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return done.returncode, (json.loads(done.stdout) if done.stdout.strip() else None), done.stderr
+    """(exit code, parsed JSON output or None, stderr) of the standard AWS CLI against the local endpoint.
+
+    The CLI's own driver (awscli.clidriver, what the `aws` script runs) in this process, with the local
+    credentials and region set on its session: its parsing, requests and output as in a shell, without a
+    new interpreter importing it each time (about 1.3 CPU-s a call; a subprocess until 2026-12-07)."""
+    from awscli.clidriver import create_clidriver  # noqa: PLC0415 (only the tests that run the CLI load it)
+
+    driver = create_clidriver()
+    driver.session.set_credentials("local", "local")
+    driver.session.set_config_variable("region", REGION)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = driver.main(["--endpoint-url", cloud.endpoint, *arguments, "--output", "json"])
+        except SystemExit as exit_:  # argparse refuses a malformed command line by exiting
+            code = exit_.code if isinstance(exit_.code, int) else 255
+    text = out.getvalue()
+    return code, (json.loads(text) if text.strip() else None), err.getvalue()
 
 
 def aws_cli(cloud: LocalCloud, *arguments: str) -> Any:

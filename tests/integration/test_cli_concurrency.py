@@ -8,18 +8,14 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from docagent import project
 from docagent.cli import main
-from docagent.drills.local_job import LocalJob
-from docagent.localcloud.bedrock.model_faults import ModelFaults, set_model_faults
 from docagent.localcloud.server import LocalCloud
-from stacks import outputs as names
-from tests.integration.test_local_job import run_job
 
 FAULT = {"point": "before_store_result", "document_index": 1, "mode": "exit", "until_redrive": 1}
 
@@ -100,33 +96,3 @@ def test_three_concurrent_starts_start_once_and_only_one_says_started(concurrent
     assert sorted(answer["already_redriven"] for _, answer in answers) == [False, True, True]
     final = wait_until_closed(docagent, "cli-race")
     assert final["status"] == "SUCCEEDED" and final["redrive_count"] == 1
-
-
-@pytest.fixture
-def denied_model(cloud: LocalCloud, deployed) -> Iterator[None]:
-    """The deployed models (the default definition's cascade: MODELS_ALLOWED) answer AccessDeniedException
-    until the test ends (the session's cloud serves the other tests too)."""
-    records = LocalJob.on(cloud.endpoint, deployed, "cli-counts-denied").records
-    configuration = records.function_configuration(names.function_name_output(names.PROCESS_DOCUMENT))
-    models = json.loads(configuration["Environment"]["Variables"]["MODELS_ALLOWED"])
-    set_model_faults(cloud.endpoint, ModelFaults(deny=models))
-    yield
-    set_model_faults(cloud.endpoint, None)
-
-
-def test_status_and_inspect_count_a_failed_job_alike(cloud, deployed, docagent, denied_model):
-    job, _ = run_job(cloud, deployed, "cli-counts-denied", documents=16)
-    assert job.status() == "FAILED"
-    code, status = docagent("status", "cli-counts-denied")
-    assert code == 1, status
-    code, inspected = docagent("inspect", "cli-counts-denied")
-    assert code == 1, inspected
-    documents, counts = status["documents"], inspected["documents"]
-    assert documents["failed"] >= 1, documents
-    assert (documents["total"], documents["succeeded"], documents["failed"], documents["pending"]) == (
-        counts["total"],
-        counts["committed"],
-        counts["failed"],
-        counts["pending"],
-    ), (documents, counts)
-    assert documents["succeeded"] + documents["failed"] + documents["pending"] == documents["total"]

@@ -176,11 +176,13 @@ def test_a_manifest_job_is_followed_by_status_watch(docagent, aws, deployed, doc
     assert started["request"]["documents"] == keys and started["source"]["kind"] == "manifest"
     code, watched = docagent("status", "cli-manifest", "--watch", "--interval", "0.2")
     assert code == 0 and watched["status"] == "SUCCEEDED" and watched["documents"]["results_stored"] == 3
+    # a prefix without its slash names the folder; a dry run (a job of its own, never waited for, until
+    # 2026-12-07: a real `start --prefix` runs in test_document_sizes.py)
     code, by_prefix = docagent(
-        "start", "--job-id", "cli-prefix", "--prefix", f"s3://{bucket}/incoming/cli-manifest"
+        "start", "--job-id", "cli-prefix", "--prefix", f"s3://{bucket}/incoming/cli-manifest", "--dry-run"
     )
     assert code == 0 and by_prefix["request"]["prefix"] == "incoming/cli-manifest/"
-    assert by_prefix["source"]["documents"] == 3
+    assert by_prefix["source"]["documents"] == 3 and by_prefix["dry_run"] is True
 
 
 def test_bad_documents_are_each_rejected_and_inspect_says_why(  # noqa: PLR0917 (pytest fixtures)

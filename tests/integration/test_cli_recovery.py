@@ -80,9 +80,16 @@ def assert_recovered_report(after: dict) -> None:
     assert [redrive["kind"] for redrive in after["resumed"]["redrives"]] == ["execution", "map_run"]
     assert after["left"]["documents"] == [] and after["drift"]["events"][0]["outcome"] == "redriven"
     assert any(item["subject"] == "PrepareJob" for item in after["replayed"])
+    [ticket] = after["external_effects"]["actions"]
+    assert (ticket["name"], ticket["outcome"]) == ("ticket", "performed")
 
 
-def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, aws, deployed, documents_dir):
+def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(
+    docagent, aws, deployed, documents_dir, cloud
+):
+    """Also what the workers ran (test_local_job.py's own crashed 10-document job, redriven with the AWS CLI,
+    until 2026-12-07; the AWS CLI's redrive is test_approval.py's): only the crashed document again, one
+    ticket."""
     job_id = "cli-crash"
     code, started = docagent(
         "start",
@@ -143,6 +150,7 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
             aws("stepfunctions").describe_execution(executionArn=plan["execution_arn"])["status"] == "FAILED"
         )
 
+        invocations_before = len(cloud.runtime.invocations_of(function))
         code, redriven = docagent("redrive", job_id, "--allow-version-drift", "--wait")
         assert code == 0, redriven
         assert redriven["redriven"] is True and redriven["final"]["status"] == "SUCCEEDED"
@@ -155,6 +163,12 @@ def test_inspect_names_the_crashed_document_and_redrive_runs_only_it(docagent, a
     (event,) = recorded["events"]
     assert event["outcome"] == "redriven" and event["execution_redrive"] == 1
     assert event["differences"][0]["field"] == "model_id"
+
+    rerun = {
+        record.event["document"]["index"]
+        for record in cloud.runtime.invocations_of(function)[invocations_before:]
+    }
+    assert rerun == {CRASH_INDEX}, "a document whose result was stored is not run again"
 
     code, after = docagent("inspect", job_id)
     assert code == 0

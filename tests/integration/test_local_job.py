@@ -52,7 +52,7 @@ def clean_job(cloud: LocalCloud, deployed) -> tuple[LocalJob, dict[str, Any], di
     return job, truth, cloud.requests.snapshot()  # the job's own requests: the operator's are marked
 
 
-def test_a_job_runs_through_the_synthesized_workflow(clean_job):
+def test_a_job_runs_through_the_synthesized_workflow(clean_job, docagent):
     job, truth, requests = clean_job
     description = job.sfn.describe_execution(executionArn=job.execution_arn)
     assert description["status"] == "SUCCEEDED", description.get("cause")
@@ -74,6 +74,19 @@ def test_a_job_runs_through_the_synthesized_workflow(clean_job):
     assert requests["s3"]["ListObjectVersions"] == 2
     assert requests["s3"]["PutObject"] >= 2 * 24
     assert requests["dynamodb"]["GetItem"] >= 24  # the customer lookups
+    # A job without require_approval never waits (test_approval.py's own job until 2026-12-07): no
+    # RequestApproval, no approval record, none in the report, and `approve` finds nothing to decide.
+    history = job.sfn.get_execution_history(executionArn=job.execution_arn, maxResults=1000)["events"]
+    entered = [
+        event["stateEnteredEventDetails"]["name"] for event in history if "stateEnteredEventDetails" in event
+    ]
+    assert "RequestApproval" not in entered and "RunActions" in entered
+    assert job.records.keys("jobs/integration-clean/approval.json") == []
+    assert report["approval"] is None
+    code, out = docagent("approve", "integration-clean")
+    assert code == 3 and "no approval request" in out["error"]
+    code, out = docagent("reject", "no-such-job", "--reason", "x")
+    assert code == 3
 
 
 def test_standard_aws_cli_reads_the_execution(cloud: LocalCloud, deployed, clean_job):
@@ -103,101 +116,64 @@ def test_standard_aws_cli_reads_the_execution(cloud: LocalCloud, deployed, clean
     assert started["executionArn"].endswith(":integration-cli-refused")
 
 
-def test_a_worker_killed_mid_document_is_retried_by_the_workflow(cloud: LocalCloud, deployed):
-    """kill -9 from outside while document 3 is being processed: Lambda reports Runtime.ExitError and
-    the ProcessDocument Retry runs it again; the model call that never finished is the only one repeated."""
-    function = deployed.outputs["ProcessDocumentFunctionName"]
-    killed: list[int] = []
-
-    def kill_the_hanging_worker(job: LocalJob) -> None:
-        def kill() -> None:
-            deadline = time.time() + 60
-            while time.time() < deadline and not killed:
-                for worker in cloud.runtime.workers():
-                    event = (worker["invocation"] or {}).get("event", {})
-                    if worker["function"] == function and event.get("document", {}).get("index") == 3:
-                        os.kill(worker["pid"], signal.SIGKILL)
-                        killed.append(worker["pid"])
-                        return
-                time.sleep(0.05)
-
-        threading.Thread(target=kill, daemon=True).start()
-
-    fault = {"fault": {"point": "before_model_call", "document_index": 3, "mode": "hang", "until_retry": 1}}
-    job, _ = run_job(
-        cloud, deployed, "integration-kill", documents=8, options=fault, during=kill_the_hanging_worker
-    )
-    description = job.sfn.describe_execution(executionArn=job.execution_arn)
-    assert killed, "a busy worker was found and killed"
-    assert description["status"] == "SUCCEEDED", description.get("cause")
-    job.records.refresh()
-    assert len(job.records.results) == 8
-    assert len(job.records.keys("jobs/integration-kill/model-calls/")) == 8, (
-        "no completed model call was repeated"
-    )
-    assert len(job.tickets()) == 1
+def _kill_the_worker_of(cloud: LocalCloud, function: str, index: int, killed: list[int]) -> None:
+    """SIGKILL the worker running document ``index`` of ``function``, if one does; its pid into ``killed``."""
+    for worker in cloud.runtime.workers():
+        event = (worker["invocation"] or {}).get("event", {})
+        if worker["function"] == function and event.get("document", {}).get("index") == index:
+            os.kill(worker["pid"], signal.SIGKILL)
+            killed.append(worker["pid"])
+            return
 
 
-def test_a_call_cut_off_mid_flight_is_counted_by_inspect(
+def test_workers_killed_mid_document_are_retried_and_a_call_cut_off_is_counted_by_inspect(
     cloud: LocalCloud, deployed, docagent, monkeypatch: pytest.MonkeyPatch
 ):
-    """Issue #49: a worker killed during its model call leaves no journal record, but the model was called;
-    `inspect` counts that call (its span start has no end) and, once the retry made it again, as repeated."""
+    """kill -9 from outside, twice in one job (two jobs until 2026-12-07): document 5's worker while it hangs
+    before its model call, document 3's during its model call. Lambda reports Runtime.ExitError and the
+    ProcessDocument Retry runs each again; no finished model call is repeated. Issue #49: the call cut off
+    leaves no journal record, but the model was called; `inspect` counts it (its span start has no end) and,
+    once the retry made it again, as repeated."""
     function = deployed.outputs["ProcessDocumentFunctionName"]
-    killed: list[int] = []
+    hanging: list[int] = []
+    in_the_call: list[int] = []
     deliver = CloudWatchLogsSink.__call__
 
     def kill_in_the_call(sink: CloudWatchLogsSink, group: str, stream: str, line: str, *rest: Any) -> None:
         deliver(sink, group, stream, line, *rest)
-        if killed or "span start" not in line or '"model_call"' not in line or "doc-00003" not in line:
+        if in_the_call or "span start" not in line or '"model_call"' not in line or "doc-00003" not in line:
             return
-        for worker in cloud.runtime.workers():
-            event = (worker["invocation"] or {}).get("event", {})
-            if worker["function"] == function and event.get("document", {}).get("index") == 3:
-                os.kill(worker["pid"], signal.SIGKILL)
-                killed.append(worker["pid"])
+        _kill_the_worker_of(cloud, function, 3, in_the_call)
+
+    def kill_the_hanging_worker(job: LocalJob) -> None:
+        def kill() -> None:
+            deadline = time.time() + 60
+            while time.time() < deadline and not hanging:
+                _kill_the_worker_of(cloud, function, 5, hanging)
+                time.sleep(0.05)
+
+        threading.Thread(target=kill, daemon=True).start()
 
     monkeypatch.setattr(CloudWatchLogsSink, "__call__", kill_in_the_call)
     set_model_faults(cloud.endpoint, ModelFaults(latency=2.0))  # every call is in flight for 2 s
+    fault = {"fault": {"point": "before_model_call", "document_index": 5, "mode": "hang", "until_retry": 1}}
     try:
-        job, _ = run_job(cloud, deployed, "integration-cut-off", documents=6)
+        job, _ = run_job(
+            cloud, deployed, "integration-kill", documents=8, options=fault, during=kill_the_hanging_worker
+        )
     finally:
         set_model_faults(cloud.endpoint, None)
-    assert killed, "the worker was killed during its model call"
-    assert job.sfn.describe_execution(executionArn=job.execution_arn)["status"] == "SUCCEEDED"
-    assert len(job.records.keys("jobs/integration-cut-off/model-calls/")) == 6, "the journal: finished calls"
-    _, report = docagent("inspect", "integration-cut-off")
-    calls = report["external_effects"]["model_calls"]
-    assert (calls["count"], calls["unfinished"], calls["repeated"], calls["documents"]) == (7, 1, 1, 6)
-
-
-def test_the_aws_cli_redrives_a_crashed_job_and_only_unfinished_documents_run_again(
-    cloud: LocalCloud, deployed
-):
-    """Document 5's worker dies before its result is stored on every attempt until a redrive: the job
-    fails past its retries, `aws stepfunctions redrive-execution` resumes it, and it ends verified."""
-    crash = {
-        "fault": {"point": "before_store_result", "document_index": 5, "mode": "exit", "until_redrive": 1}
-    }
-    job, _ = run_job(cloud, deployed, "integration-redrive", documents=10, options=crash)
-    failed = job.sfn.describe_execution(executionArn=job.execution_arn)
-    assert (failed["status"], failed["error"]) == ("FAILED", "States.ExceedToleratedFailureThreshold")
-    stored_before = set(job.records.keys("jobs/integration-redrive/results/"))
-    function = deployed.outputs["ProcessDocumentFunctionName"]
-    invocations_before = len(cloud.runtime.invocations_of(function))
-
-    aws_cli(cloud, "stepfunctions", "redrive-execution", "--execution-arn", job.execution_arn)
-    described = wait_for_execution(job.sfn, job.execution_arn)
-    assert described["status"] == "SUCCEEDED" and described["redriveCount"] == 1
-    assert json.loads(described["output"])["verification"]["verified"] is True
-    redriven = cloud.runtime.invocations_of(function)[invocations_before:]
-    rerun_indexes = {record.event["document"]["index"] for record in redriven}
-    assert 5 in rerun_indexes
-    assert not rerun_indexes & {int(key.rsplit("-", 1)[-1].split(".")[0]) for key in stored_before}, (
-        "a document whose result was stored is not run again"
-    )
-    assert len(job.records.keys("jobs/integration-redrive/model-calls/")) == 10, "no model call was repeated"
+    assert hanging, "the hanging worker was found and killed"
+    assert in_the_call, "the worker was killed during its model call"
+    description = job.sfn.describe_execution(executionArn=job.execution_arn)
+    assert description["status"] == "SUCCEEDED", description.get("cause")
+    job.records.refresh()
+    assert len(job.records.results) == 8
+    assert len(job.records.keys("jobs/integration-kill/model-calls/")) == 8, "the journal: finished calls"
     assert len(job.tickets()) == 1
+    _, report = docagent("inspect", "integration-kill")
+    calls = report["external_effects"]["model_calls"]
+    assert (calls["count"], calls["unfinished"], calls["repeated"], calls["documents"]) == (9, 1, 1, 8)
 
 
 def test_a_job_listed_in_several_parts_joins_them_and_reviews_every_document_once(

@@ -58,7 +58,7 @@ def test_a_model_without_access_stops_the_job_fast_and_inspect_says_what_to_do(
     models = json.loads(configuration["Environment"]["Variables"]["MODELS_ALLOWED"])
     assert model_id in models
     set_model_faults(cloud.endpoint, ModelFaults(deny=models))
-    documents = 40
+    documents = 20  # twice MaxConcurrency (10): one failing call per document would show
     job, _ = run_job(cloud, deployed, "model-denied", documents=documents)
     assert job.status() == "FAILED"
     refused = _attempts(job, "model-denied")
@@ -72,6 +72,19 @@ def test_a_model_without_access_stops_the_job_fast_and_inspect_says_what_to_do(
 
     code, report = docagent("inspect", "model-denied")
     assert code == 1
+    # `status` and `inspect` count the failed job alike (test_cli_concurrency.py's own 16-document job of a
+    # denied model until 2026-12-07)
+    code, status = docagent("status", "model-denied")
+    assert code == 1, status
+    shown, counts = status["documents"], report["documents"]
+    assert shown["failed"] >= 1, shown
+    assert (shown["total"], shown["succeeded"], shown["failed"], shown["pending"]) == (
+        counts["total"],
+        counts["committed"],
+        counts["failed"],
+        counts["pending"],
+    ), (shown, counts)
+    assert shown["succeeded"] + shown["failed"] + shown["pending"] == shown["total"]
     assert report["model_breaker"]["error"] == "ModelAccessDenied"
     assert "ModelAccessDenied" in report["next_step"] and "first-time-use form" in report["next_step"]
     assert "docagent redrive model-denied" in report["next_step"]
