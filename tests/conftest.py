@@ -1,10 +1,13 @@
-"""Shared test helpers for every test suite: the JSON events under tests/events/, a fake ``os._exit``, and
-the jsii runtime told not to print its Node end-of-life banner (docs/contributing.md "Tests")."""
+"""Shared test helpers for every test suite: the JSON events under tests/events/, a fake ``os._exit``, the
+jsii runtime told not to print its Node end-of-life banner (docs/contributing.md "Tests"), and one OCR cache
+for the whole run (below)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,30 @@ LAYER_MARKS = {
     "experiment": "integration",
     "browser": "integration",
 }
+
+
+# The local OCR engine's disk cache (docagent/localcloud/textract/ocr_cache.py): set by the controller before
+# its xdist workers start, so every worker, each local cloud and each `docagent` subprocess of the run shares
+# it: a page (the claims example's scan, photo and fax, `docagent init`'s scan) is read by the engine once a
+# run, by its first reader, and never across runs (the folder is new each run and removed at its end).
+OCR_CACHE = "DOCAGENT_OCR_CACHE"
+_OCR_CACHE_MADE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or os.environ.get(OCR_CACHE):
+        return  # a worker inherits the controller's; a folder the user named is kept
+    folder = tempfile.mkdtemp(prefix="docagent-ocr-cache-")
+    os.environ[OCR_CACHE] = folder
+    _OCR_CACHE_MADE.append(folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _OCR_CACHE_MADE:
+        folder = _OCR_CACHE_MADE.pop()
+        shutil.rmtree(folder, ignore_errors=True)
+        if os.environ.get(OCR_CACHE) == folder:
+            del os.environ[OCR_CACHE]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

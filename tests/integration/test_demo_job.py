@@ -5,9 +5,18 @@ example's tests share one run (``claims_run``); `docagent init`'s folder is test
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from tests.integration.test_evidence_demo import kept_demo, scalar_paths
+from docagent.operations.context import OperatorContext
+from docagent.operations.records import JobRecords
+from tests.integration.test_demo import docagent
+from tests.integration.test_evidence_demo import CLAIMS, ScoredJob, operator, results_with_pages
 
 
 def assert_recovered(summary: dict, documents: int) -> None:
@@ -23,6 +32,31 @@ def assert_recovered(summary: dict, documents: int) -> None:
         assert action["outcome"] == "performed" and action["attempts"] == 1, action
 
 
+def kept_demo(state: Path, *arguments: str) -> ScoredJob:
+    """`demo --job examples/claims --keep ARGS`, then what the kept cloud holds of it, read in this process
+    through its endpoint and the deployment the demo recorded: each result with its document's page texts and
+    `eval --from-job JOB --job examples/claims` of it; the cloud stopped after."""
+    environment = {**os.environ, "DOCAGENT_STATE_DIR": str(state)}
+    try:
+        summary = docagent(state, "demo", "--job", str(CLAIMS), "--time-scale", "0.1", "--keep", *arguments)
+        job_id, endpoint = summary["job_id"], summary["kept"]["endpoint"]
+        stack_file = state / "local" / "stack.json"  # where the kept demo records its deployment
+        stack = json.loads(stack_file.read_text())
+        records = JobRecords(
+            OperatorContext.of_local_stack(endpoint, stack["stack_name"], stack["outputs"]), job_id
+        )
+        score = operator(endpoint, stack_file, "eval", "--from-job", job_id, "--job", str(CLAIMS))
+        return ScoredJob(summary, {}, results_with_pages(records), score)
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "docagent.cli", "local", "down"],
+            env=environment,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+
+
 @pytest.fixture(scope="module")
 def claims_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, dict]:
     """`demo --job examples/claims --crash-at 6 --keep`, the worker dying as it stores the packet's first
@@ -30,7 +64,7 @@ def claims_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, di
     from the kept cloud and `eval --from-job JOB --job examples/claims` of it. One run for the tests below
     (each claims run is ~5 s of CPU)."""
     state = tmp_path_factory.mktemp("claims")
-    kept = kept_demo(state, "--crash-at", "6", scored=())
+    kept = kept_demo(state, "--crash-at", "6")
     assert kept.scored is not None
     return kept.summary, kept.results, kept.scored
 
@@ -102,3 +136,11 @@ def test_the_claims_example_scores_every_sample_the_packets_sections_included(
         "repair-estimate": 1.0,
     }
     assert all(field["rates"]["f1"] == 1.0 for field in run["fields"] if field["counts"]["tp"])
+
+
+def scalar_paths(value: object, path: str = "") -> set[str]:
+    if isinstance(value, dict):
+        return {p for key, item in value.items() for p in scalar_paths(item, f"{path}.{key}".lstrip("."))}
+    if isinstance(value, list):
+        return {p for index, item in enumerate(value) for p in scalar_paths(item, f"{path}[{index}]")}
+    return set() if value is None else {path}

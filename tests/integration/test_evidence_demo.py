@@ -1,53 +1,45 @@
-"""Issue #42's done-when on the claims example, through the real pipeline on a local cloud:
-
-- with every claim form's incident date moved a day by the local model (``corrupt=incident_date:1.0``: valid
-  for the schema, absent from the document), every claim form ends in review with a reason naming
-  incident_date, none accepted;
-- without faults, every extracted field of every result has evidence with a page, and its offsets in the
-  page's text (functions/reading/page_texts.py) hold its quote (whitespace and case normalised): checked on
-  test_demo_job.py's run of the claims example (a crash and a redrive, which change no result).
+"""Issue #42's done-when on the claims example, through the real pipeline on a local cloud: with every claim
+form's incident date moved a day by the local model (``corrupt=incident_date:1.0``: valid for the schema,
+absent from the document), every claim form ends in review with a reason naming incident_date, none accepted;
+`eval --from-job` of that job reports the calibration and fits it. The job runs on the session cloud (the
+model's faults set on it for the job alone), scored by the operator's commands in-process: `demo --job` itself
+(a cloud of its own, a crash and a redrive) is test_demo_job.py's, whose run also checks that every extracted
+field's evidence offsets hold its quote.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from docagent import project
+from docagent.cli import main
+from docagent.drills.job_folder import JobFolder
 from docagent.kit.loader import read_bundle
-from tests.integration.test_demo import docagent
-
-pytestmark = pytest.mark.integration
-CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
-# Reads the kept cloud's results and each document's page texts, as the operator's reader does.
-EVIDENCE_OF_JOB = """
-import json, sys
-from docagent.operations.context import OperatorContext
+from docagent.localcloud.bedrock.model_faults import parse_model_faults, set_model_faults
+from docagent.operations.json_shapes import validate_output
 from docagent.operations.records import JobRecords
 from functions.reading.documents import detect_format
 from functions.reading.page_texts import page_texts
-records = JobRecords(OperatorContext.resolve(None), sys.argv[1])
-entries = {entry.document_id: entry for entry in records.entries()}
-out = {}
-for document_id, result in records.results.items():
-    data = records.document_bytes(entries[document_id], 5_000_000)
-    pages = page_texts(data, detect_format(data))
-    out[document_id] = {"class_name": result.class_name, "status": result.status, "fields": result.fields,
-                        "evidence": {p: e.model_dump() for p, e in result.evidence.items()}, "pages": pages}
-print(json.dumps(out))
-"""
+from tests.integration.test_ocr_experiment import read_ahead
+from tests.support import run_folder_job
+
+pytestmark = pytest.mark.integration
+CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
+JOB_ID = "integration-moved-dates"
 
 
 @dataclass
-class KeptDemo:
-    """What a kept demo of the claims example left: its summary, its review queue, each result with its
-    document's page texts, and (when asked) `eval --from-job` of its job."""
+class ScoredJob:
+    """What a job of the claims example left: its summary (of a demo), its review queue, each result with its
+    document's page texts, and (when asked) `eval --from-job` of it, and `eval --calibrate` of it."""
 
     summary: dict
     queue: dict
@@ -56,54 +48,65 @@ class KeptDemo:
     calibrated: dict | None = None
 
 
-def kept_demo(
-    state: Path, *arguments: str, scored: tuple[str, ...] | None = None, calibrate: Path | None = None
-) -> KeptDemo:
-    """`demo --job examples/claims --keep ARGS`, then what the kept cloud holds of it (with ``scored``:
-    `eval --from-job JOB --job examples/claims SCORED` too; with ``calibrate``, a copy of the example:
-    `eval --from-job JOB --job COPY --calibrate`); the cloud stopped after."""
-    try:
-        summary = docagent(state, "demo", "--job", str(CLAIMS), "--time-scale", "0.1", "--keep", *arguments)
-        job_id = summary["job_id"]
-        queue = docagent(state, "review", "list", job_id)
-        score = None
-        if scored is not None:
-            score = docagent(state, "eval", "--from-job", job_id, "--job", str(CLAIMS), *scored)
-        fit = None
-        if calibrate is not None:
-            shutil.copytree(CLAIMS, calibrate)
-            fit = docagent(state, "eval", "--from-job", job_id, "--job", str(calibrate), "--calibrate")
-        read = subprocess.run(
-            [sys.executable, "-c", EVIDENCE_OF_JOB, summary["job_id"]],
-            env={**os.environ, "DOCAGENT_STATE_DIR": str(state)},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
-        return KeptDemo(summary, queue, json.loads(read.stdout), score, fit)
-    finally:
-        subprocess.run(
-            [sys.executable, "-m", "docagent.cli", "local", "down"],
-            env={**os.environ, "DOCAGENT_STATE_DIR": str(state)},
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
+def results_with_pages(records: JobRecords) -> dict[str, Any]:
+    """Each result of the job, with its document's page texts as the operator's reader reads them."""
+    entries = {entry.document_id: entry for entry in records.entries()}
+    out = {}
+    for document_id, result in records.results.items():
+        data = records.document_bytes(entries[document_id], 5_000_000)
+        assert data is not None, document_id
+        out[document_id] = {
+            "class_name": result.class_name,
+            "status": result.status,
+            "fields": result.fields,
+            "evidence": {path: found.model_dump() for path, found in result.evidence.items()},
+            "pages": page_texts(data, detect_format(data)),
+        }
+    return out
+
+
+def operator(endpoint: str, stack_file: Path, *arguments: str) -> dict:
+    """`docagent ARGS --endpoint ENDPOINT --json` in-process; it must succeed; its answer, checked against the
+    command's documented shape."""
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()) as out:
+        patch.setattr(project, "LOCAL_STACK_FILE", stack_file)
+        code = main([*arguments, "--endpoint", endpoint, "--json"])
+    answer: dict = json.loads(out.getvalue())
+    assert code == 0, answer
+    validate_output(" ".join(arguments[:2]), answer)
+    return answer
 
 
 @pytest.fixture(scope="module")
-def moved_dates(tmp_path_factory: pytest.TempPathFactory) -> tuple[KeptDemo, Path]:
-    """Every claim form's incident date moved a day: the kept demo, scored by `eval --from-job` (its plots in
-    the folder returned). One run for the two tests below (each claims run is ~5 s of CPU)."""
+def moved_dates(
+    cloud, deployed, stack_file: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[ScoredJob, Path]:
+    """Every claim form's incident date moved a day: the claims example run as a job on the session cloud,
+    its review queue, `eval --from-job` of it (its plots in the folder returned) and `eval --calibrate` of it
+    on a copy of the example. One job for the three tests below."""
     state = tmp_path_factory.mktemp("moved-dates")
-    faults = ("--no-crash", "--model-faults", "corrupt=incident_date:1.0")
-    found = kept_demo(state, *faults, scored=("--out", str(state / "report")), calibrate=state / "claims")
-    return found, state / "report"
+    read_ahead(CLAIMS / "samples")  # the scans' pages, read before the job (see read_ahead)
+    set_model_faults(cloud.endpoint, parse_model_faults("corrupt=incident_date:1.0"))
+    try:
+        job, _ = run_folder_job(cloud.endpoint, deployed, JobFolder.read(CLAIMS), JOB_ID)
+    finally:
+        set_model_faults(cloud.endpoint, None)
+    queue = operator(cloud.endpoint, stack_file, "review", "list", JOB_ID)
+    report = state / "report"
+    scored = operator(
+        cloud.endpoint, stack_file, "eval", "--from-job", JOB_ID, "--job", str(CLAIMS), "--out", str(report)
+    )
+    copy = state / "claims"
+    shutil.copytree(CLAIMS, copy)
+    calibrated = operator(
+        cloud.endpoint, stack_file, "eval", "--from-job", JOB_ID, "--job", str(copy), "--calibrate"
+    )
+    job.records.refresh()
+    return ScoredJob({"job_id": JOB_ID}, queue, results_with_pages(job.records), scored, calibrated), report
 
 
 def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(
-    moved_dates: tuple[KeptDemo, Path],
+    moved_dates: tuple[ScoredJob, Path],
 ) -> None:
     queue, results = moved_dates[0].queue, moved_dates[0].results
     # The claim forms with a text layer (the scan, the photo and the fax are read visually: no page text)
@@ -126,16 +129,8 @@ def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(
     assert section["class_name"] == "claim-form" and "incident_date is not grounded" in section["reason"]
 
 
-def scalar_paths(value: object, path: str = "") -> set[str]:
-    if isinstance(value, dict):
-        return {p for key, item in value.items() for p in scalar_paths(item, f"{path}.{key}".lstrip("."))}
-    if isinstance(value, list):
-        return {p for index, item in enumerate(value) for p in scalar_paths(item, f"{path}[{index}]")}
-    return set() if value is None else {path}
-
-
 def test_eval_reports_calibration_per_field_and_the_accept_rate_and_plots_it(
-    moved_dates: tuple[KeptDemo, Path],
+    moved_dates: tuple[ScoredJob, Path],
 ) -> None:
     found, out = moved_dates[0].scored, moved_dates[1]
     assert found is not None
@@ -154,7 +149,7 @@ def test_eval_reports_calibration_per_field_and_the_accept_rate_and_plots_it(
 
 
 def test_eval_calibrate_fits_the_confidence_to_the_labels_and_lowers_its_error(
-    moved_dates: tuple[KeptDemo, Path],
+    moved_dates: tuple[ScoredJob, Path],
 ) -> None:
     """`eval --calibrate` (docs/evaluation.md, "Fitted confidence") on the moved dates: held out, the fitted
     confidence is better calibrated than the fixed table; calibration.json is written for the example's

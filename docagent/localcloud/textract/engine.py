@@ -6,7 +6,10 @@ functions ground against what a reader really sees.
 
 The engine is imported when the first page is read (never when the CLI or the local cloud starts) and loaded
 once per process; a page already read (the same image bytes: the local Bedrock and the local Textract read the
-same page images) is answered from memory. The choice of engine and its figures: docs/performance.md, "OCR".
+same page images) is answered from memory. With ``DOCAGENT_OCR_CACHE=DIR`` (opt-in; the test suite sets it
+once per run) the lines read are also kept on disk, shared by every process: a page read by one local cloud is
+not read again by another (docagent/localcloud/textract/ocr_cache.py). The choice of engine and its figures:
+docs/performance.md, "OCR".
 
 PP-OCRv4's Chinese-English recognition model drops most spaces between Latin words ("3November2025"); the
 engine puts one back where a letter meets a digit and after a colon (Textract answers words), and grounding
@@ -21,9 +24,14 @@ import io
 import re
 import threading
 import uuid
+from importlib import metadata
 from typing import Any
 
+from docagent.localcloud.textract import ocr_cache
+
 ENGINE = "rapidocr-onnxruntime"
+# What changes the lines the engine reads, beside its version (the threads change only its speed).
+_SETTINGS: dict[str, Any] = {"use_cls": False}
 # Where a space goes back: a letter next to a digit, either way, and after a colon or semicolon.
 _SPACE_AT = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])|(?<=[:;])(?=\S)")
 _LOCK = threading.Lock()  # one page at a time: the engine uses every core for one
@@ -41,17 +49,24 @@ def _engine() -> Any:
     # 2026-12-07, docs/performance.md "OCR"), and the local cloud's workers do not fight over the cores.
     # No direction classifier: a document page is upright, and a phone photo turned a few degrees reads as
     # is. (24 lines recognised a batch instead of 6 was slower: each batch is padded to its widest line.)
-    return RapidOCR(intra_op_num_threads=1, inter_op_num_threads=1, use_cls=False)
+    return RapidOCR(intra_op_num_threads=1, inter_op_num_threads=1, **_SETTINGS)
 
 
 def spaced(text: str) -> str:
     return _SPACE_AT.sub(" ", text).strip()
 
 
-@functools.lru_cache(maxsize=64)
-def _read(digest: str, image: bytes) -> tuple[tuple[tuple[float, float, float, float], str, float], ...]:
-    """Each line the engine reads on ``image``: (left, top, right, bottom) in pixels, text, confidence 0-1."""
-    del digest  # the cache's key
+@functools.cache
+def identity() -> dict[str, Any]:
+    """The engine's name, version (its models ship in its wheel) and the settings that change what it reads:
+    the disk cache's key beside the image's digest."""
+    versions = {name: metadata.version(name) for name in (ENGINE, "onnxruntime")}
+    return {"name": ENGINE, "versions": versions, "settings": _SETTINGS}
+
+
+def _engine_lines(image: bytes) -> tuple[ocr_cache.Line, ...]:
+    """Each line the engine reads on ``image`` as it reads it: (left, top, right, bottom) in pixels, text,
+    confidence 0-1."""
     from PIL import Image, UnidentifiedImageError  # noqa: PLC0415 (the local cloud has Pillow)
 
     try:
@@ -66,8 +81,16 @@ def _read(digest: str, image: bytes) -> tuple[tuple[tuple[float, float, float, f
     lines = []
     for points, text, score in found or []:
         xs, ys = [float(point[0]) for point in points], [float(point[1]) for point in points]
-        lines.append(((min(xs), min(ys), max(xs), max(ys)), spaced(str(text)), float(score)))
+        lines.append(((min(xs), min(ys), max(xs), max(ys)), str(text), float(score)))
     return tuple(lines)
+
+
+@functools.lru_cache(maxsize=64)
+def _read(digest: str, image: bytes) -> tuple[ocr_cache.Line, ...]:
+    """Each line read on ``image`` (from memory, else the disk cache when it is on, else the engine), its
+    spaces put back."""
+    lines = ocr_cache.cached_lines(digest, identity, lambda: _engine_lines(image))
+    return tuple((edges, spaced(text), score) for edges, text, score in lines)
 
 
 def _geometry(edges: tuple[float, float, float, float], width: int, height: int) -> dict[str, Any]:
