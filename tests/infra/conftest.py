@@ -65,9 +65,17 @@ def default_docagent_context() -> dict[str, Any]:
     return dict(context)
 
 
+# CDK's own switch: no stack's assets are bundled. The document layer's bundling is two pip processes (an
+# install of its wheels, about 3 CPU-s) at every construction; its asset hash is CUSTOM (the pins), so the
+# template is the same without it. The session's one synthesis (``synthesized``) bundles it for real.
+NO_BUNDLING: dict[str, Any] = {"aws:cdk:bundling-stacks": []}
+
+
 def construct_stack(tmp_path: Path, **overrides: Any) -> DocAgentStack:
-    """The app built (not synthesized) with cdk.json's docagent settings plus these overrides."""
-    _, stack = build_app({CONTEXT_KEY: {**default_docagent_context(), **overrides}}, outdir=str(tmp_path))
+    """The app built (not synthesized, its assets not bundled) with cdk.json's docagent settings plus these
+    overrides."""
+    context = {CONTEXT_KEY: {**default_docagent_context(), **overrides}, **NO_BUNDLING}
+    _, stack = build_app(context, outdir=str(tmp_path))
     return stack
 
 
