@@ -65,9 +65,17 @@ def default_docagent_context() -> dict[str, Any]:
     return dict(context)
 
 
+# CDK's own switch: no stack's assets are bundled. The document layer's bundling is two pip processes (an
+# install of its wheels, about 3 CPU-s) at every construction; its asset hash is CUSTOM (the pins), so the
+# template is the same without it. The session's one synthesis (``synthesized``) bundles it for real.
+NO_BUNDLING: dict[str, Any] = {"aws:cdk:bundling-stacks": []}
+
+
 def construct_stack(tmp_path: Path, **overrides: Any) -> DocAgentStack:
-    """The app built (not synthesized) with cdk.json's docagent settings plus these overrides."""
-    _, stack = build_app({CONTEXT_KEY: {**default_docagent_context(), **overrides}}, outdir=str(tmp_path))
+    """The app built (not synthesized, its assets not bundled) with cdk.json's docagent settings plus these
+    overrides."""
+    context = {CONTEXT_KEY: {**default_docagent_context(), **overrides}, **NO_BUNDLING}
+    _, stack = build_app(context, outdir=str(tmp_path))
     return stack
 
 
@@ -85,6 +93,40 @@ def express_inference_profile_stack(tmp_path_factory: pytest.TempPathFactory) ->
         max_concurrency=25,
         source_locations=["incoming/", "s3://partner-drop/invoices/"],
     )
+
+
+# The settings a few tests each prove to flow into the template; one stack holds them all (constructing a
+# stack costs seconds of jsii): the actions' allow-list (test_action_targets.py), a geographic profile with
+# a cheap model (test_model_grants.py), and the alarms' and workflow's numbers (test_observability.py,
+# test_workflow.py). Each test reads only its own setting, so none hides another.
+VARIANT_HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
+VARIANT_CHEAP = "anthropic.claude-3-haiku-20240307-v1:0"
+VARIANT_TOPIC_ARN = "arn:aws:sns:us-east-1:123456789012:jobs"
+VARIANT_SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:docagent/ticket-api-AbCdEf"
+VARIANT_URL_REFERENCE = "{{resolve:ssm:/docagent/local/ticket-api-url}}/tickets"
+VARIANT_ACTIONS = {
+    "destinations": {"tickets": VARIANT_URL_REFERENCE},
+    "event_buses": ["jobs"],
+    "topics": [VARIANT_TOPIC_ARN],
+    "secrets": [VARIANT_SECRET_ARN, "ssm:/docagent/tokens/"],
+}
+VARIANT_SETTINGS: dict[str, Any] = {
+    "stack_name": "DocAgentVariant",
+    "actions": VARIANT_ACTIONS,
+    "model_id": f"eu.{VARIANT_HAIKU}",
+    "extra_model_ids": [VARIANT_CHEAP],
+    "alert_email": "oncall@example.com",
+    "model_throttle_alarm_threshold": 40,
+    "approval_alarm_seconds": 3600,
+    "job_timeout_seconds": 200_000,
+    "approval_timeout_seconds": 120,
+}
+
+
+@pytest.fixture(scope="session")
+def variant_stack(tmp_path_factory: pytest.TempPathFactory) -> DocAgentStack:
+    """The app constructed (not synthesized) with every setting of VARIANT_SETTINGS."""
+    return construct_stack(tmp_path_factory.mktemp("variant"), **VARIANT_SETTINGS)
 
 
 def resolved_policy_statements(stack: cdk.Stack, role: cdk.aws_iam.CfnRole) -> Iterator[dict[str, Any]]:

@@ -15,24 +15,22 @@ from cdk_nag import AwsSolutionsChecks
 
 from stacks.docagent_stack import DocAgentStack
 from stacks.lambdas import function_environment
-from tests.infra.conftest import Synthesized, construct_stack, grants, resolved_policy_statements
+from tests.infra.conftest import (
+    VARIANT_SECRET_ARN,
+    VARIANT_TOPIC_ARN,
+    VARIANT_URL_REFERENCE,
+    Synthesized,
+    grants,
+    resolved_policy_statements,
+)
 
-ACCOUNT = "123456789012"
-SECRET_ARN = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:docagent/ticket-api-AbCdEf"
-TOPIC_ARN = f"arn:aws:sns:us-east-1:{ACCOUNT}:jobs"
-URL_REFERENCE = "{{resolve:ssm:/docagent/local/ticket-api-url}}/tickets"
-ALLOWED = {
-    "destinations": {"tickets": URL_REFERENCE},
-    "event_buses": ["jobs"],
-    "topics": [TOPIC_ARN],
-    "secrets": [SECRET_ARN, "ssm:/docagent/tokens/"],
-}
 TARGET_ACTIONS = ("events:", "sns:", "secretsmanager:", "ssm:")
 
 
-@pytest.fixture(scope="module")
-def actions_stack(tmp_path_factory: pytest.TempPathFactory) -> DocAgentStack:
-    return construct_stack(tmp_path_factory.mktemp("actions"), stack_name="DocAgentActions", actions=ALLOWED)
+@pytest.fixture
+def actions_stack(variant_stack: DocAgentStack) -> DocAgentStack:
+    """The stack whose deployment allows conftest's VARIANT_ACTIONS: the variant stack."""
+    return variant_stack
 
 
 def target_grants(stack: DocAgentStack, function_id: str) -> set[tuple[str, str]]:
@@ -46,17 +44,17 @@ def test_the_allow_list_reaches_the_environment_with_its_reference_unresolved(
 ) -> None:
     variables = function_environment(actions_stack.config, actions_stack.storage, code_version="0123456789ab")
     allowed = json.loads(variables["ACTIONS_ALLOWED"])
-    assert allowed["destinations"] == {"tickets": URL_REFERENCE}, (
+    assert allowed["destinations"] == {"tickets": VARIANT_URL_REFERENCE}, (
         "left for CloudFormation to resolve at deploy"
     )
-    assert allowed["topics"] == [TOPIC_ARN]
+    assert allowed["topics"] == [VARIANT_TOPIC_ARN]
 
 
 def test_only_run_actions_may_reach_the_targets_and_verify_job_read_the_secrets(
     actions_stack: DocAgentStack,
 ) -> None:
     secrets = {
-        ("secretsmanager:GetSecretValue", SECRET_ARN),
+        ("secretsmanager:GetSecretValue", VARIANT_SECRET_ARN),
         (
             "ssm:GetParameter",
             "arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/docagent/tokens/*",
@@ -64,7 +62,7 @@ def test_only_run_actions_may_reach_the_targets_and_verify_job_read_the_secrets(
     }
     bus = "arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/jobs"
     expected = {
-        "RunActions": secrets | {("events:PutEvents", bus), ("sns:Publish", TOPIC_ARN)},
+        "RunActions": secrets | {("events:PutEvents", bus), ("sns:Publish", VARIANT_TOPIC_ARN)},
         "VerifyJob": secrets,
     }
     for function_id in actions_stack.functions.by_id:

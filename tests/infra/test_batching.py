@@ -13,14 +13,14 @@ from cfnlint.api import lint  # type: ignore[import-untyped]
 from app import build_app
 from stacks.config import CONTEXT_KEY
 from stacks.workflow import PLACEHOLDER
-from tests.infra.conftest import default_docagent_context
+from tests.infra.conftest import NO_BUNDLING, default_docagent_context
 from tests.infra.test_compliance import LINT_REGIONS
 
 
 @pytest.fixture(scope="module")
 def batched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[str, Any], Path]:
     outdir = tmp_path_factory.mktemp("cdk.out.batched")
-    context = {CONTEXT_KEY: {**default_docagent_context(), "documents_per_child": 10}}
+    context = {CONTEXT_KEY: {**default_docagent_context(), "documents_per_child": 10}, **NO_BUNDLING}
     app, stack = build_app(context, outdir=str(outdir))
     assembly = app.synth()
     return stack, assembly.get_stack_artifact(stack.artifact_id).template, outdir

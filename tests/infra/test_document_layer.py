@@ -22,7 +22,7 @@ from stacks.sdk_pins import (
     document_layer_description,
     document_pins,
 )
-from tests.infra.conftest import Synthesized, default_docagent_context
+from tests.infra.conftest import NO_BUNDLING, Synthesized, default_docagent_context
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -192,7 +192,7 @@ def test_an_arm64_deployment_has_arm64_functions_and_layers(tmp_path: Path) -> N
     arm64's (constructed with asset bundling skipped: the layer's content is the test above's)."""
     context = {
         CONTEXT_KEY: {**default_docagent_context(), "architecture": "arm64"},
-        "aws:cdk:bundling-stacks": [],  # CDK's own switch: no stack's assets are bundled
+        **NO_BUNDLING,
     }
     _, stack = build_app(context, outdir=str(tmp_path))
     functions = stack.functions

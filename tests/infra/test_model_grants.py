@@ -13,11 +13,17 @@ from aws_cdk import aws_iam as iam
 
 from stacks.docagent_stack import DocAgentStack
 from stacks.nag import flatten_cfn_reference
-from tests.infra.conftest import Synthesized, as_list, construct_stack, resolved_policy_statements
+from tests.infra.conftest import (
+    VARIANT_CHEAP,
+    VARIANT_HAIKU,
+    Synthesized,
+    as_list,
+    resolved_policy_statements,
+)
 
 ACCOUNT = "123456789012"
-HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
-CHEAP = "anthropic.claude-3-haiku-20240307-v1:0"
+HAIKU = VARIANT_HAIKU
+CHEAP = VARIANT_CHEAP
 
 
 def _render(value: Any, region: str) -> Any:
@@ -65,9 +71,11 @@ def profile(region: str, profile_id: str) -> str:
     return f"arn:aws:bedrock:{region}:{ACCOUNT}:inference-profile/{profile_id}"
 
 
-@pytest.fixture(scope="module")
-def eu_stack(tmp_path_factory: pytest.TempPathFactory) -> DocAgentStack:
-    return construct_stack(tmp_path_factory.mktemp("eu"), model_id=f"eu.{HAIKU}", extra_model_ids=[CHEAP])
+@pytest.fixture
+def eu_stack(variant_stack: DocAgentStack) -> DocAgentStack:
+    """The variant stack (conftest.py): the eu. profile of Haiku, the cheap model as an extra model."""
+    assert (variant_stack.config.model_id, variant_stack.config.extra_model_ids) == (f"eu.{HAIKU}", [CHEAP])
+    return variant_stack
 
 
 @pytest.mark.parametrize("role_id", ["ProcessDocumentRole", "BatchInferenceServiceRole"])

@@ -14,7 +14,7 @@ from aws_cdk import aws_sns as sns
 from stacks.docagent_stack import DocAgentStack
 from stacks.observability import EMITTED_METRICS, FUNCTIONS_WITH_EXPECTED_ERRORS, NAMESPACE
 from stacks.workflow import render_definition
-from tests.infra.conftest import Synthesized, as_list, construct_stack, pretty
+from tests.infra.conftest import Synthesized, as_list, pretty
 
 FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
 
@@ -93,9 +93,12 @@ def test_topic_is_encrypted_tls_only_and_publishable_by_eventbridge(synthesized:
     assert "cloudwatch.amazonaws.com" in principals
 
 
-def test_email_subscription_only_when_configured(synthesized: Synthesized, tmp_path: Path) -> None:
+def test_email_subscription_only_when_configured(
+    synthesized: Synthesized, variant_stack: DocAgentStack
+) -> None:
     assert synthesized.resources("AWS::SNS::Subscription") == {}
-    stack = construct_stack(tmp_path, alert_email="oncall@example.com")
+    stack = variant_stack
+    assert stack.config.alert_email == "oncall@example.com"
     (subscription,) = [child for child in stack.node.find_all() if isinstance(child, sns.CfnSubscription)]
     assert stack.resolve(subscription.protocol) == "email"
     assert stack.resolve(subscription.endpoint) == "oncall@example.com"
@@ -188,7 +191,7 @@ def test_every_model_the_functions_may_call_has_a_throttles_alarm(
 
 
 def test_model_throttle_alarm_uses_bedrock_metrics_and_the_configured_threshold(
-    synthesized: Synthesized, tmp_path: Path
+    synthesized: Synthesized, variant_stack: DocAgentStack
 ) -> None:
     properties = alarms(synthesized)["ModelThrottlesAlarm"]
     config = synthesized.stack.config
@@ -196,7 +199,8 @@ def test_model_throttle_alarm_uses_bedrock_metrics_and_the_configured_threshold(
     assert properties["MetricName"] == "InvocationThrottles"
     assert properties["Dimensions"] == [{"Name": "ModelId", "Value": config.model_id}]
     assert properties["Threshold"] == config.model_throttle_alarm_threshold
-    stack = construct_stack(tmp_path, model_throttle_alarm_threshold=40)
+    stack = variant_stack
+    assert stack.config.model_throttle_alarm_threshold == 40 != config.model_throttle_alarm_threshold
     alarm = stack.observability.alarms["ModelThrottlesAlarm"]
     assert stack.resolve(alarm.node.default_child.threshold) == 40  # type: ignore[union-attr]
 
@@ -221,7 +225,9 @@ def test_each_function_has_a_throttles_alarm_and_an_errors_alarm_unless_its_erro
             assert properties["Threshold"] == threshold
 
 
-def test_approval_alarm_spans_the_configured_wait(synthesized: Synthesized, tmp_path: Path) -> None:
+def test_approval_alarm_spans_the_configured_wait(
+    synthesized: Synthesized, variant_stack: DocAgentStack
+) -> None:
     properties = alarms(synthesized)["ApprovalWaitingAlarm"]
     stats = metric_stats(properties)
     assert stats["requested"]["Metric"]["MetricName"] == "ApprovalsRequested"
@@ -231,7 +237,8 @@ def test_approval_alarm_spans_the_configured_wait(synthesized: Synthesized, tmp_
     seconds = synthesized.stack.config.approval_alarm_seconds
     assert properties["EvaluationPeriods"] * stats["requested"]["Period"] >= seconds
     assert properties["DatapointsToAlarm"] == properties["EvaluationPeriods"]
-    stack = construct_stack(tmp_path, approval_alarm_seconds=3600)
+    stack = variant_stack
+    assert stack.config.approval_alarm_seconds == 3600 != seconds
     alarm = stack.observability.alarms["ApprovalWaitingAlarm"].node.default_child
     assert stack.resolve(alarm.evaluation_periods) == 12  # type: ignore[union-attr]
 
@@ -262,14 +269,15 @@ def test_silent_failure_alarm_fires_when_documents_are_rejected_and_none_extract
 
 
 def test_the_timed_out_alarm_can_fire_the_workflow_has_an_overall_timeout(
-    synthesized: Synthesized, tmp_path: Path
+    synthesized: Synthesized, variant_stack: DocAgentStack
 ) -> None:
     assert "ExecutionsTimedOutAlarm" in alarms(synthesized)
     config = synthesized.stack.config
     # A number the stack renders into the definition it deploys (stacks/workflow.py, RENDERED).
     assert render_definition(config)["TimeoutSeconds"] == config.job_timeout_seconds
     assert config.job_timeout_seconds > config.approval_timeout_seconds
-    stack = construct_stack(tmp_path, job_timeout_seconds=200_000)
+    stack = variant_stack
+    assert stack.config.job_timeout_seconds == 200_000 != config.job_timeout_seconds
     assert render_definition(stack.config)["TimeoutSeconds"] == 200_000
 
 

@@ -14,7 +14,7 @@ from stacks.docagent_stack import DocAgentStack
 from stacks.function_specs import FUNCTION_SPECS
 from stacks.in_progress_polling import in_progress_polling
 from stacks.workflow import RENDERED, asl_placeholders, check_substitutions_cover_asl
-from tests.infra.conftest import Synthesized, construct_stack, template_role_grants
+from tests.infra.conftest import Synthesized, template_role_grants
 
 STATES_ARN = "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
 
@@ -130,8 +130,9 @@ def test_express_child_execution_type_flows_into_the_substitution(
     assert stack.resolve(machine.state_machine_name) == "DocAgentExpress-DocumentReview"
 
 
-def test_approval_timeout_flows_into_the_substitution(tmp_path) -> None:
-    stack = construct_stack(tmp_path, approval_timeout_seconds=120)
+def test_approval_timeout_flows_into_the_substitution(variant_stack: DocAgentStack) -> None:
+    stack = variant_stack
+    assert stack.config.approval_timeout_seconds == 120
     assert rendered_definition(stack)["States"]["RequestApproval"]["TimeoutSeconds"] == 120
 
 

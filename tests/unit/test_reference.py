@@ -22,6 +22,7 @@ from docagent.operations.sessions import new_session
 from docagent.operations.start_job import _reference_warnings
 from stacks import outputs as names
 from stacks.config import DocAgentConfig
+from tests.moto_state import build_once
 from tests.support import BUCKET, EXAMPLES, REFERENCE_TABLE, unpublish_definitions
 
 STATE_MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:DocAgent-DocumentReview"
@@ -45,11 +46,16 @@ def context(cloud, monkeypatch) -> OperatorContext:
 
 @pytest.fixture
 def empty_table(context) -> str:
-    """The reference table without the customers the test environment loads, and no definition published."""
-    unpublish_definitions()
-    dynamodb = boto3.client("dynamodb")
-    for item in dynamodb.scan(TableName=REFERENCE_TABLE)["Items"]:
-        dynamodb.delete_item(TableName=REFERENCE_TABLE, Key={"table": item["table"], "key": item["key"]})
+    """The reference table without the customers the test environment loads, and no definition published:
+    emptied through the APIs once per process, then restored (tests/moto_state.py)."""
+
+    def empty() -> None:
+        unpublish_definitions()
+        dynamodb = boto3.client("dynamodb")
+        for item in dynamodb.scan(TableName=REFERENCE_TABLE)["Items"]:
+            dynamodb.delete_item(TableName=REFERENCE_TABLE, Key={"table": item["table"], "key": item["key"]})
+
+    build_once("reference.empty_table", empty)
     return REFERENCE_TABLE
 
 

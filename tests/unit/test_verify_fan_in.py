@@ -17,6 +17,7 @@ from functions.logic.verify_job import verify_job
 from functions.logic.verify_partition import SAMPLE_SIZE, rank
 from functions.payloads.verification import VerifyJobEvent
 from tests.fakes import FakeLambdaContext
+from tests.moto_state import build_once
 from tests.support import BUCKET, s3
 from tests.unit.test_report_fan_in import fan_in, synthetic_job
 
@@ -29,6 +30,13 @@ def clean_job(job_id: str, documents: int = 300, before_report: Any = None, **si
         before_report(job)
     fan_in(job)
     return job
+
+
+@pytest.fixture
+def clean(cloud: None) -> SyntheticJob:
+    """The clean job of 300 documents (parts of 80), built once per process and restored for each test that
+    changes it (tests/moto_state.py): the job is the same for every test of its checks."""
+    return build_once("verify_fan_in.clean", lambda: clean_job("job-verify-clean"))
 
 
 def verify(job: SyntheticJob, *, partitions: bool = True) -> dict[str, str]:
@@ -50,8 +58,8 @@ def verify(job: SyntheticJob, *, partitions: bool = True) -> dict[str, str]:
         return {"failed": str(failed)}
 
 
-def test_a_clean_job_verifies_through_its_partitions(cloud: None) -> None:
-    job = clean_job("job-verify-clean")
+def test_a_clean_job_verifies_through_its_partitions(clean: SyntheticJob) -> None:
+    job = clean
     assert verify(job) == {
         "one_result_per_document": "ok",
         "results_valid": "ok",
@@ -73,8 +81,8 @@ def test_above_the_inline_cap_the_partitions_read_the_table(cloud: None, monkeyp
 
 
 @pytest.mark.parametrize("partitions", [True, False], ids=["by-the-map", "in-place"])
-def test_missing_orphan_and_unjournalled_results_are_found(cloud: None, partitions: bool) -> None:
-    job = clean_job(f"job-verify-bad-{partitions}".lower())
+def test_missing_orphan_and_unjournalled_results_are_found(clean: SyntheticJob, partitions: bool) -> None:
+    job = clean
     client = s3()
     client.delete_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000200.pdf"))
     # Orphans inside a partition's range, before the first name and after the last.
@@ -92,8 +100,8 @@ def test_missing_orphan_and_unjournalled_results_are_found(cloud: None, partitio
     assert "report_matches: 1 row(s) without a stored result: doc-0000200.pdf" in message
 
 
-def test_the_sample_is_the_jobs_lowest_ranks_whichever_partition_holds_them(cloud: None) -> None:
-    job = clean_job("job-verify-sample")
+def test_the_sample_is_the_jobs_lowest_ranks_whichever_partition_holds_them(clean: SyntheticJob) -> None:
+    job = clean
     ids = [f"doc-{index:07d}.pdf" for index in range(300)]
     sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[:SAMPLE_SIZE]
     not_sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[SAMPLE_SIZE]
