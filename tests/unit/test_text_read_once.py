@@ -9,9 +9,9 @@ from typing import Any
 
 import docx
 import pytest
-from fpdf import FPDF
 from pypdf import PageObject
 
+from docagent.drills.scaffold import render_pdf_pages
 from docagent.localcloud.bedrock.document_text import extract_text
 from functions.reading import page_texts as reading
 from functions.reading.documents import DocumentInput
@@ -19,12 +19,7 @@ from functions.reading.ocr.page_images import pages_without_text
 
 
 def two_page_pdf(words: str) -> bytes:
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=12)
-    for page in (1, 2):
-        pdf.add_page()
-        pdf.cell(text=f"{words} page {page}")
-    return bytes(pdf.output())
+    return render_pdf_pages([f"{words} page {page}" for page in (1, 2)], title=words)
 
 
 def word_document(words: str) -> bytes:
