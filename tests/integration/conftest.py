@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
+import os
 import time
 import uuid
 import zipfile
@@ -89,20 +91,47 @@ def run_aws_cli(cloud: LocalCloud, *arguments: str) -> tuple[int, Any, str]:
 
     The CLI's own driver (awscli.clidriver, what the `aws` script runs) in this process, with the local
     credentials and region set on its session: its parsing, requests and output as in a shell, without a
-    new interpreter importing it each time (about 1.3 CPU-s a call; a subprocess until 2026-12-07)."""
-    from awscli.clidriver import create_clidriver  # noqa: PLC0415 (only the tests that run the CLI load it)
+    new interpreter importing it each time (about 1.3 CPU-s a call; a subprocess until 2026-12-07).
 
-    driver = create_clidriver()
-    driver.session.set_credentials("local", "local")
-    driver.session.set_config_variable("region", REGION)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = driver.main(["--endpoint-url", cloud.endpoint, *arguments, "--output", "json"])
-        except SystemExit as exit_:  # argparse refuses a malformed command line by exiting
-            code = exit_.code if isinstance(exit_.code, int) else 255
+    Importing awscli sets ``AWS_DATA_PATH`` in the process's environment (awscli/__init__.py, for its own
+    models); it is set here only while the CLI runs, then put back: left set, every botocore session of the
+    test process, and every local cloud and worker it starts afterwards, read their SDK data from another
+    search path than the one the local cloud shares (tests/localcloud/test_fork_server_start_cost.py)."""
+    data_path, before = _awscli_data_path(), os.environ.get("AWS_DATA_PATH")
+    try:
+        from awscli.clidriver import create_clidriver  # noqa: PLC0415 (only the tests that run the CLI load it)
+
+        os.environ["AWS_DATA_PATH"] = data_path
+        driver = create_clidriver()
+        driver.session.set_credentials("local", "local")
+        driver.session.set_config_variable("region", REGION)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = driver.main(["--endpoint-url", cloud.endpoint, *arguments, "--output", "json"])
+            except SystemExit as exit_:  # argparse refuses a malformed command line by exiting
+                code = exit_.code if isinstance(exit_.code, int) else 255
+    finally:
+        if before is None:
+            os.environ.pop("AWS_DATA_PATH", None)
+        else:
+            os.environ["AWS_DATA_PATH"] = before
     text = out.getvalue()
     return code, (json.loads(text) if text.strip() else None), err.getvalue()
+
+
+@functools.cache
+def _awscli_data_path() -> str:
+    """``AWS_DATA_PATH`` as importing awscli sets it (its own data folder added), the environment put back."""
+    before = os.environ.get("AWS_DATA_PATH")
+    import awscli  # noqa: F401, PLC0415 (sets AWS_DATA_PATH when first imported)
+
+    value = os.environ.get("AWS_DATA_PATH", "")
+    if before is None:
+        os.environ.pop("AWS_DATA_PATH", None)
+    else:
+        os.environ["AWS_DATA_PATH"] = before
+    return value
 
 
 def aws_cli(cloud: LocalCloud, *arguments: str) -> Any:
