@@ -221,6 +221,30 @@ def test_l1_l2_every_lambda_task_retries_service_errors_and_crashes(definition: 
     assert retried >= CRASH_ERRORS
 
 
+# A throttled invoke waits its turn: the longest wait its retrier allows, before jitter (FULL jitter waits a
+# random share of each). A Map's children queue behind each other when the account's concurrency is used up
+# (a new account's quota may be far below 1,000; the local cloud runs 4 a CPU: docs/local-cloud.md), and 40
+# VerifyPartitions children of ~100 s each on 2 busy cores queue about 500 s (`docagent bench --fan-in
+# 1000000`, 2026-12-08: it failed with States.ExceedToleratedFailureThreshold when throttles shared the crash
+# retrier's 4 attempts).
+THROTTLE_WAIT_SECONDS = 900
+
+
+def test_l1_a_throttled_invoke_retries_on_its_own_long_enough_to_wait_its_turn(definition: Any) -> None:
+    for name, state in lambda_tasks(definition):
+        retriers = state.get("Retry", [])
+        throttle = [rule for rule in retriers if "Lambda.TooManyRequestsException" in rule["ErrorEquals"]]
+        assert throttle == retriers[:1], f"{name}: the throttle retrier is first and only one names it"
+        rule = throttle[0]
+        assert rule["ErrorEquals"] == ["Lambda.TooManyRequestsException"], f"{name}: its own attempts"
+        assert rule["JitterStrategy"] == "FULL", f"{name}: throttled children spread out"
+        delays = [
+            min(rule["IntervalSeconds"] * rule["BackoffRate"] ** attempt, rule["MaxDelaySeconds"])
+            for attempt in range(rule["MaxAttempts"])
+        ]
+        assert sum(delays) >= THROTTLE_WAIT_SECONDS, f"{name}: waits {sum(delays)} s at most"
+
+
 def test_p4_process_document_retries_an_in_progress_idempotency_record(definition: Any) -> None:
     assert "IdempotencyAlreadyInProgressError" in retried_errors(find_state(definition, "ProcessDocument"))
 
