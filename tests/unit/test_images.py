@@ -208,9 +208,7 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
     assert "the document has no content" in reasons["empty.jpg"]
     assert "400000000 pixels" in reasons["huge.png"]
     assert "encrypted or password-protected" in reasons["encrypted.pdf"]
-    assert (
-        "the TIFF image has 41 pages, over the job's ceiling of 40 (max_pages)" in reasons["long-fax.tif"]
-    )
+    assert "the TIFF image has 41 pages, over the job's ceiling of 40 (max_pages)" in reasons["long-fax.tif"]
     extracted = {doc_id: result.fields for doc_id, result in results.items() if result and result.fields}
     assert {doc_id: fields["invoice_number"] for doc_id, fields in extracted.items()} == {  # type: ignore[index]
         "scan.png": "INV-2026-00000", "phone.jpg": "INV-2026-00001", "fax.tif": "INV-2026-00002",
