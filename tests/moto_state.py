@@ -49,6 +49,12 @@ class MotoState:
         s3_backends.bucket_accounts.update(bucket_accounts)
 
 
+def put_straight(bucket: str, key: str, body: bytes) -> None:
+    """An object put straight into moto's S3 backend: no botocore request, no moto response (about a tenth of
+    the CPU of a PutObject), for a test's seed; what the code under test reads of it goes through the API."""
+    s3_backends[DEFAULT_ACCOUNT_ID][S3_PARTITION].put_object(bucket, key, body)
+
+
 def environment() -> frozenset[tuple[str, str]]:
     """The process environment as a key, without ``PYTEST_CURRENT_TEST`` (pytest sets it to each test's name
     and phase, so with it no two tests would ever share a key)."""

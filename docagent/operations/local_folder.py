@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -53,9 +54,13 @@ BIDI_CONTROLS = frozenset(
 )
 
 
+# C0, DEL and C1: one search in C (``docagent start`` checks each key of a prefix of up to a million).
+CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def key_name_problem(prefix: str, name: str) -> str | None:
     """Why ``name`` (relative to --from-dir) cannot be an S3 key under ``prefix``, or None."""
-    if any(ord(character) < 0x20 or 0x7F <= ord(character) <= 0x9F for character in name):
+    if CONTROL_CHARACTER.search(name):
         return "a control character (a newline, a tab, ...) in its name"
     if not BIDI_CONTROLS.isdisjoint(name):
         return "a bidirectional control character (U+202E, ...) that reorders the name as shown"

@@ -16,7 +16,7 @@ from functions.payloads.report import Report
 from tests.support import BUCKET, list_keys, s3
 from tests.unit.test_report_fan_in import fan_in, report_json, synthetic_job
 
-DOCUMENTS = 600
+DOCUMENTS = 300
 ACTION = ExportAction(type="export", name="results")
 
 
@@ -35,7 +35,7 @@ def test_the_export_is_the_same_with_the_rows_inline_or_only_in_the_table(
 ) -> None:
     monkeypatch.setattr(report_fan_in, "RESULTS_READ_BATCH", 64)  # results read in several batches
     monkeypatch.setattr(s3_streams, "READ_CHUNK_BYTES", 4096)  # rows.jsonl streamed in many chunks
-    job = synthetic_job("job-export-table", DOCUMENTS, part_size=200)
+    job = synthetic_job("job-export-table", DOCUMENTS, part_size=100)
     fan_in(job)
     inline = Report.model_validate(report_json(job.job_id))
     assert inline.table is not None and inline.table.inline and len(inline.rows) == DOCUMENTS
@@ -67,7 +67,7 @@ def test_a_definition_exporting_json_lines_has_its_report_partitions_read_the_re
     and BuildReport joins them (report/results.jsonl): the export copies it, never reading a result itself,
     and its bytes are those of the export that reads every result (docs/design.md, "Report by fan-in")."""
     monkeypatch.setattr(report_fan_in, "RESULTS_READ_BATCH", 64)
-    job = synthetic_job("job-export-joined", DOCUMENTS, actions=[ACTION], part_size=200)
+    job = synthetic_job("job-export-joined", DOCUMENTS, actions=[ACTION], part_size=100)
     plan, _ = fan_in(job)
     report = Report.model_validate(report_json(job.job_id))
     assert report.table is not None and report.table.results_key == storage.report_results_key(job.job_id)

@@ -103,14 +103,14 @@ def test_each_page_of_a_tiff_fax_is_its_own_png_block():
     [
         (files.TRUNCATED_PNG, DocumentUnreadable, "the PNG image is corrupt or truncated"),
         (png_header_claiming(20_000, 20_000), DocumentTooLarge, r"too large to decode.*400000000"),
-        (fax(500, (8, 8)), DocumentTooLarge, "has 500 pages, over the job's ceiling of 300 \\(max_pages\\)"),
+        (fax(41, (8, 8)), DocumentTooLarge, "has 41 pages, over the job's ceiling of 40 \\(max_pages\\)"),
         (b"\xff\xd8\xff\xe0" + b"\x00" * 40, DocumentUnreadable, "the JPEG image is corrupt or truncated"),
     ],
-    ids=["truncated-png", "20000px", "500-page-tiff", "broken-jpeg"],
+    ids=["truncated-png", "20000px", "41-page-tiff", "broken-jpeg"],
 )  # fmt: skip
 def test_an_image_that_breaks_a_limit_is_refused_with_the_reason(data, error, reason):
     with pytest.raises(error, match=reason):
-        page_images(data, max_pages=300)
+        page_images(data, max_pages=40)
 
 
 # ------------------------------------------------------------------------------- the local Bedrock
@@ -176,13 +176,13 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
         "empty.jpg": b"",
         "huge.png": png_header_claiming(20_000, 20_000),
         "encrypted.pdf": files.encrypted_pdf(),
-        "long-fax.tif": fax(500, (8, 8)),
+        "long-fax.tif": fax(41, (8, 8)),
     }
     for name, data in {**good, **bad}.items():
         put_object(f"{PREFIX}{name}", data)
     invoices = read_bundle(EXAMPLES / "invoices")  # the deployment's definition, with a page ceiling
     # one model: each image is asked once (the default's cheap-first cascade would ask again for review)
-    definition = invoices.definition.model_copy(update={"max_pages": 300, "models": None})
+    definition = invoices.definition.model_copy(update={"max_pages": 40, "models": None})
     job = prepare("job-images", definition=invoices.model_copy(update={"definition": definition}))
     model = LocalModel(labels)
 
@@ -208,9 +208,7 @@ def test_each_bad_image_fails_its_document_with_the_reason_and_the_job_finishes(
     assert "the document has no content" in reasons["empty.jpg"]
     assert "400000000 pixels" in reasons["huge.png"]
     assert "encrypted or password-protected" in reasons["encrypted.pdf"]
-    assert (
-        "the TIFF image has 500 pages, over the job's ceiling of 300 (max_pages)" in reasons["long-fax.tif"]
-    )
+    assert "the TIFF image has 41 pages, over the job's ceiling of 40 (max_pages)" in reasons["long-fax.tif"]
     extracted = {doc_id: result.fields for doc_id, result in results.items() if result and result.fields}
     assert {doc_id: fields["invoice_number"] for doc_id, fields in extracted.items()} == {  # type: ignore[index]
         "scan.png": "INV-2026-00000", "phone.jpg": "INV-2026-00001", "fax.tif": "INV-2026-00002",

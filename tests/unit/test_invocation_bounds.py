@@ -16,9 +16,7 @@ from typing import Any
 import moto.s3.models
 import pytest
 from botocore.client import BaseClient
-from moto.core import DEFAULT_ACCOUNT_ID
 from moto.moto_api._internal.models import moto_api_backend
-from moto.s3.models import s3_backends
 
 from functions import s3_json, storage
 from functions.logic import list_documents
@@ -31,6 +29,7 @@ from functions.payloads.report import BuildReportEvent
 from functions.payloads.verification import VerifyJobEvent
 from functions.settings import Settings, get_settings
 from tests.fakes import FakeLambdaContext
+from tests.moto_state import put_straight
 from tests.support import (
     BUCKET,
     PREFIX,
@@ -134,9 +133,8 @@ PART_MIN_BYTES = 24 * 1024  # ~160 entries of ~150 B: each part takes two steps 
 def seed_fast(count: int) -> None:
     """``count`` small objects put straight into moto's backend (seeding through the API would take longer);
     the listing reads them through the API like any others."""
-    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     for number in range(count):
-        backend.put_object(BUCKET, f"{PREFIX}doc-{number:06d}.txt", b"Invoice")
+        put_straight(BUCKET, f"{PREFIX}doc-{number:06d}.txt", b"Invoice")
 
 
 @pytest.fixture

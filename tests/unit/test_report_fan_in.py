@@ -1,5 +1,8 @@
 """The report by fan-in (functions/logic/report_fan_in.py) against the previous path (build_report):
-the same report, field by field, for the same 2,000-document job; the table streamed beside it."""
+the same report, field by field, for the same 1,000-document job (every kind of document, seven partitions,
+several result files and routed objects each: what the logic does at any size; `docagent bench --fan-in` runs
+it at a million); the table streamed beside it. The jobs are written straight into moto (tests/moto_state.py
+``put_straight``): what the fan-in reads of them goes through the API."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import csv
 import io
 import json
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 import pytest
@@ -21,9 +25,10 @@ from functions.payloads.job import JobOptions, JobVersions
 from functions.payloads.report import BuildReportEvent, Report, ReportSummary
 from functions.reviews import ReviewDecision, decision_id
 from tests.fakes import FakeLambdaContext
+from tests.moto_state import put_straight
 from tests.support import BUCKET, example_bundle, publish_definition, s3
 
-DOCUMENTS = 2000
+DOCUMENTS = 1000
 
 
 def synthetic_job(
@@ -52,7 +57,15 @@ def synthetic_job(
     )
     sizes = {"part_size": 300, "entries_per_file": 700, **sizes}
     return write_fan_in_job(
-        s3(), BUCKET, job_id, documents, bundle=bundle, versions=versions, clean=clean, **sizes
+        s3(),
+        BUCKET,
+        job_id,
+        documents,
+        bundle=bundle,
+        versions=versions,
+        clean=clean,
+        put=partial(put_straight, BUCKET),
+        **sizes,
     )
 
 
@@ -71,15 +84,21 @@ def report_json(job_id: str) -> dict[str, Any]:
     return data
 
 
-def test_the_fan_in_report_is_the_previous_report_field_by_field(cloud: None) -> None:
-    job = synthetic_job("job-fan-in-2000")
+def test_the_fan_in_report_is_the_previous_report_field_by_field(cloud: None, monkeypatch: Any) -> None:
+    # each partition's routed rows (~40 KB here) written in several objects, as a big job's are
+    monkeypatch.setattr("functions.logic.report_fan_in.ROUTED_FLUSH_BYTES", 8192)
+    job = synthetic_job("job-fan-in-1000", part_size=150, entries_per_file=350)
     before = build_report(BuildReportEvent(job_id=job.job_id, map_run=job.map_run))
     previous = report_json(job.job_id)
 
     plan, after = fan_in(job)
     current = report_json(job.job_id)
 
-    assert len(plan.partitions) == 7  # 2,000 documents in parts of 300
+    assert len(plan.partitions) == 7  # 1,000 documents in parts of 150
+    assert all(partition.routed > 1 for partition in plan.partitions)
+    assert job.map_run.ResultWriterDetails is not None
+    files = s3_json.get_json(job.map_run.ResultWriterDetails.Key)["ResultFiles"]
+    assert len(files["SUCCEEDED"]) == 3  # result files of 350 entries: each one's rows routed to 3 partitions
     assert after == before
     assert set(current) == set(previous)
     assert previous.pop("table") is None and current["table"]["rows"] == DOCUMENTS  # the one addition

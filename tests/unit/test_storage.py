@@ -7,10 +7,9 @@ import fnmatch
 
 import pytest
 from botocore.exceptions import PaginationError
-from moto.core.models import DEFAULT_ACCOUNT_ID
-from moto.s3.models import s3_backends
 
 from functions import s3_json, storage
+from tests.moto_state import put_straight
 from tests.support import BUCKET
 
 
@@ -51,9 +50,8 @@ def test_json_round_trip_and_missing_objects(cloud):
 
 
 def test_list_objects_paginates(cloud):
-    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]  # straight into moto: 1,003 API puts would be slow
-    for index in range(1003):
-        backend.put_object(BUCKET, f"many/{index:05d}.json", b"{}")
+    for index in range(1003):  # straight into moto: 1,003 API puts would be slow
+        put_straight(BUCKET, f"many/{index:05d}.json", b"{}")
     keys = [obj["Key"] for obj in s3_json.list_objects("many/")]
     assert len(keys) == 1003
     assert keys == sorted(keys)
@@ -86,9 +84,8 @@ def test_a_listing_that_repeats_its_continuation_token_fails_instead_of_looping(
 
 
 def test_a_version_listing_goes_on_from_its_markers(cloud):
-    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     for index in range(5):
-        backend.put_object(BUCKET, f"v/{index}.txt", b"x")
+        put_straight(BUCKET, f"v/{index}.txt", b"x")
     first = s3_json.list_versions_page("v/", max_keys=2)
     assert [version["Key"] for version in first.versions] == ["v/0.txt", "v/1.txt"]
     assert first.next_key_marker is not None

@@ -22,9 +22,9 @@ from tests.support import BUCKET, s3
 from tests.unit.test_report_fan_in import fan_in, synthetic_job
 
 
-def clean_job(job_id: str, documents: int = 300, before_report: Any = None, **sizes: Any) -> SyntheticJob:
+def clean_job(job_id: str, documents: int = 160, before_report: Any = None, **sizes: Any) -> SyntheticJob:
     """A finished job that verifies: every document extracted, a definition without actions."""
-    sizes = {"part_size": 80, "entries_per_file": 130, **sizes}
+    sizes = {"part_size": 40, "entries_per_file": 70, **sizes}
     job = synthetic_job(job_id, documents, actions=[], clean=True, **sizes)
     if before_report is not None:
         before_report(job)
@@ -34,7 +34,7 @@ def clean_job(job_id: str, documents: int = 300, before_report: Any = None, **si
 
 @pytest.fixture
 def clean(cloud: None) -> SyntheticJob:
-    """The clean job of 300 documents (parts of 80), built once per process and restored for each test that
+    """The clean job of 160 documents (parts of 40), built once per process and restored for each test that
     changes it (tests/moto_state.py): the job is the same for every test of its checks."""
     return build_once("verify_fan_in.clean", lambda: clean_job("job-verify-clean"))
 
@@ -68,12 +68,12 @@ def test_a_clean_job_verifies_through_its_partitions(clean: SyntheticJob) -> Non
         "actions_done_once": "ok",
     }
     verdicts = s3_json.list_objects(storage.verify_root(job.job_id))
-    assert len(list(verdicts)) == 4  # 300 documents in parts of 80
+    assert len(list(verdicts)) == 4  # 160 documents in parts of 40
 
 
 def test_above_the_inline_cap_the_partitions_read_the_table(cloud: None, monkeypatch: Any) -> None:
     monkeypatch.setattr("functions.logic.report_fan_in.INLINE_ROWS_MAX", 100)
-    job = clean_job("job-verify-table", 200)
+    job = clean_job("job-verify-table", 120)
     assert s3_json.get_json(storage.report_key(job.job_id))["rows"] == []
     assert verify(job)["report_matches"] == "ok"
     s3_json.put_bytes(storage.report_table_key(job.job_id, "jsonl"), b"", content_type="application/jsonl")
@@ -84,7 +84,7 @@ def test_above_the_inline_cap_the_partitions_read_the_table(cloud: None, monkeyp
 def test_missing_orphan_and_unjournalled_results_are_found(clean: SyntheticJob, partitions: bool) -> None:
     job = clean
     client = s3()
-    client.delete_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000200.pdf"))
+    client.delete_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000120.pdf"))
     # Orphans inside a partition's range, before the first name and after the last.
     for orphan in ("doc-0000100x.pdf", "a-first.pdf", "zz-last.pdf"):
         client.put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, orphan), Body=b"{}")
@@ -92,17 +92,17 @@ def test_missing_orphan_and_unjournalled_results_are_found(clean: SyntheticJob, 
         Bucket=BUCKET, Key=storage.model_call_key(job.job_id, "doc-0000050.pdf", "call-0000050")
     )
     message = verify(job, partitions=partitions)["failed"]
-    assert "one_result_per_document: 1 document(s) without a result: doc-0000200.pdf" in message
+    assert "one_result_per_document: 1 document(s) without a result: doc-0000120.pdf" in message
     assert (
         "3 result(s) for documents not in the manifest: a-first.pdf, doc-0000100x.pdf, zz-last.pdf" in message
     )
     assert "model_calls_journalled: results without a journalled model call: doc-0000050.pdf" in message
-    assert "report_matches: 1 row(s) without a stored result: doc-0000200.pdf" in message
+    assert "report_matches: 1 row(s) without a stored result: doc-0000120.pdf" in message
 
 
 def test_the_sample_is_the_jobs_lowest_ranks_whichever_partition_holds_them(clean: SyntheticJob) -> None:
     job = clean
-    ids = [f"doc-{index:07d}.pdf" for index in range(300)]
+    ids = [f"doc-{index:07d}.pdf" for index in range(160)]
     sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[:SAMPLE_SIZE]
     not_sampled = sorted(ids, key=lambda document_id: rank(job.job_id, document_id))[SAMPLE_SIZE]
     client = s3()
@@ -130,8 +130,9 @@ def test_documents_whose_ids_do_not_follow_the_parts_still_verify(cloud: None) -
         for key, lines in zip(manifest.parts, parts, strict=True):
             s3_json.put_bytes(key, ("\n".join(lines) + "\n").encode(), content_type="application/jsonl")
 
-    job = clean_job("job-verify-shuffled", 300, before_report=swap, part_size=100)
-    assert verify(job) == verify(job, partitions=False)
-    assert set(verify(job).values()) == {"ok"}
-    s3().put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000199a.pdf"), Body=b"{}")
-    assert "1 result(s) for documents not in the manifest: doc-0000199a.pdf" in verify(job)["failed"]
+    job = clean_job("job-verify-shuffled", 150, before_report=swap, part_size=50)
+    checks = verify(job)
+    assert checks == verify(job, partitions=False)
+    assert set(checks.values()) == {"ok"}
+    s3().put_object(Bucket=BUCKET, Key=storage.result_key(job.job_id, "doc-0000099a.pdf"), Body=b"{}")
+    assert "1 result(s) for documents not in the manifest: doc-0000099a.pdf" in verify(job)["failed"]
