@@ -73,6 +73,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_flask_form_helper.py. Belongs in moto: yes (debug mode off).
 - condition_lexing.py: a DynamoDB condition expression's text lexed once a process, not at every request.
   Test: localcloud/test_condition_lexing.py. Belongs in moto: yes.
+- model_loader.py: moto reads its service models through one loader a process, not a new one each time.
+  Test: localcloud/test_model_loader.py. Belongs in moto: yes.
 - secret_names.py: CreateSecret refuses a name Secrets Manager refuses (ValidationException, AWS's words).
   Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
@@ -110,7 +112,14 @@ from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import action_lookup, condition_lexing, error_lookup, flask_form_helper, secret_names
+from docagent.localcloud import (
+    action_lookup,
+    condition_lexing,
+    error_lookup,
+    flask_form_helper,
+    model_loader,
+    secret_names,
+)
 from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.iam import role_tokens as iam
 from docagent.localcloud.lambdas.runtime import RATE_EXCEEDED, FunctionSpec, TooManyRequestsError
@@ -398,6 +407,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         s3_default_encryption.install()
         for module in (error_lookup, flask_form_helper, action_lookup, secret_names, condition_lexing):
             module.install()
+        model_loader.install()
         iam_enforcement.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already

@@ -2,7 +2,7 @@
 
 Run as a script by ``forking.ForkServer`` (never imported by the runtime), so its ``sys.path`` is exactly a
 worker's: this folder first, then the interpreter's site-packages. It imports ``PRELOAD`` (the SDK,
-pydantic, Powertools, the X-Ray SDK: what every handler imports; the document readers) and nothing of the
+pydantic, Powertools: what every handler imports; the document readers) and nothing of the
 deployed code, which each worker imports fresh from its code root. Then it serves one Unix socket
 (SOCK_SEQPACKET, one JSON message each, file descriptors passed alongside):
 
@@ -63,7 +63,10 @@ PRELOAD = (
     "aws_lambda_powertools.utilities.idempotency",
     "aws_lambda_powertools.utilities.idempotency.serialization.pydantic",
     "aws_lambda_powertools.utilities.typing",
-    "aws_xray_sdk.core",
+    # Not the X-Ray SDK's core (0.15 s of CPU, its recorder): the local workers trace nothing
+    # (POWERTOOLS_TRACE_DISABLED, runtime.py) and the project's Tracer then imports none of it
+    # (functions/observability.py), so no worker of the pipeline imports it (2026-12-08). Code that does
+    # (Powertools' plain ``Tracer()``) imports it in its function's template, once a function.
     "fastjsonschema",
     "dateutil.parser",
     # The document layer's readers, which ProcessDocument imports with its first PDF or Word document: each
