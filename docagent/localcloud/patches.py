@@ -177,9 +177,14 @@ class _Installed:
     lock = threading.Lock()
 
 
-def _function_spec(function: Any) -> FunctionSpec:
+def _function_spec(function: Any, backend: LambdaBackend) -> FunctionSpec:
     # The function acts as its execution role, in a session named after it, as on Lambda (iam/enforcement.py).
     credentials = iam.role_credentials(str(function.role), function.function_name)
+    try:
+        deployed = list(backend.list_functions())
+    except RuntimeError:  # a function created meanwhile (moto lists its dictionary as it is): none shared
+        deployed = []
+    sharing = {str(f.handler) for f in deployed if f.code_sha_256 == function.code_sha_256}
     return FunctionSpec(
         name=function.function_name,
         arn=function.function_arn,
@@ -189,6 +194,7 @@ def _function_spec(function: Any) -> FunctionSpec:
         environment={**(function.environment_vars or {}), **credentials},
         code_sha256=function.code_sha_256,
         log_group=(function.tags or {}).get(LOG_GROUP_TAG, f"/aws/lambda/{function.function_name}"),
+        code_handlers=tuple(sorted(sharing | {str(function.handler)})),
     )
 
 
@@ -205,7 +211,7 @@ def _invoke(  # noqa: PLR0917 - moto's LambdaBackend.invoke signature
     if runtime is None:
         raise RuntimeError("the local Lambda runtime is not running")
     function = self.get_function(function_name, qualifier)
-    spec = _function_spec(function)
+    spec = _function_spec(function, self)
     event = json.loads(body) if body else {}
     if headers.get("X-Amz-Invocation-Type") == "Event":
         threading.Thread(target=runtime.invoke, args=(spec, function.code_bytes, event), daemon=True).start()

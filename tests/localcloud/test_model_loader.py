@@ -3,6 +3,7 @@ services' listing is made once, and every model read is the one a new loader rea
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,7 +42,7 @@ def test_one_loader_lists_the_services_once_and_reads_the_same_models(
     before, listed_before = read_models(monkeypatch)
     assert listed_before == 2 * len(SERVICES), "moto alone: one listing for every model read"
 
-    monkeypatch.setattr(model_loader, "_shared", model_loader.functools.cache(loaders.create_loader))
+    monkeypatch.setattr(model_loader, "_shared", functools.cache(loaders.create_loader))
     model_loader.install()
     after, listed_after = read_models(monkeypatch)
     assert listed_after <= 2  # once for the models, once for the paginators (the listing is by type)

@@ -78,6 +78,10 @@ class FunctionSpec:
     environment: dict[str, str]
     code_sha256: str
     log_group: str
+    # The handlers of every function deployed with this code (this one's among them): what their workers
+    # share (forking.py's code template). Not part of what the function is: a pool stays as it is when it
+    # changes.
+    code_handlers: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass
@@ -143,7 +147,7 @@ class Worker:
         # Forked from the runtime's fork server, or a fresh interpreter (forking.py): the same either way.
         try:
             self.process: ProcessHandle = (launcher or Launcher(enabled=False)).start(
-                env, code_root, (request_read, response_write)
+                env, code_root, (request_read, response_write), spec.code_handlers
             )
         finally:
             os.close(request_read)
