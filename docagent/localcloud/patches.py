@@ -75,6 +75,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_condition_lexing.py. Belongs in moto: yes.
 - model_loader.py: moto reads its service models through one loader a process, not a new one each time.
   Test: localcloud/test_model_loader.py. Belongs in moto: yes.
+- region_lists.py: the Bedrock Runtime backend's regions (EC2's) without reading EC2's model.
+  Test: localcloud/test_model_loader.py. Belongs in moto: yes.
 - secret_names.py: CreateSecret refuses a name Secrets Manager refuses (ValidationException, AWS's words).
   Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
@@ -118,6 +120,7 @@ from docagent.localcloud import (
     error_lookup,
     flask_form_helper,
     model_loader,
+    region_lists,
     secret_names,
 )
 from docagent.localcloud.iam import enforcement as iam_enforcement
@@ -414,6 +417,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         for module in (error_lookup, flask_form_helper, action_lookup, secret_names, condition_lexing):
             module.install()
         model_loader.install()
+        region_lists.install()
         iam_enforcement.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already

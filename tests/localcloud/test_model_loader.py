@@ -1,5 +1,6 @@
 """moto reads its service models through one loader a process (docagent/localcloud/model_loader.py): the
-services' listing is made once, and every model read is the one a new loader reads, moto's extras applied."""
+services' listing is made once, and every model read is the one a new loader reads, moto's extras applied;
+and its Bedrock Runtime backend gets the regions it always had without EC2's model (region_lists.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from typing import Any
 
 import pytest
 from botocore.loaders import Loader
+from moto.bedrockruntime.models import BedrockRuntimeBackend
 from moto.core import loaders
 from moto.core import utils as moto_utils
+from moto.core.base_backend import AccountSpecificBackend
 
-from docagent.localcloud import model_loader
+from docagent.localcloud import model_loader, region_lists
 
 SERVICES = ("sqs", "s3", "dynamodb", "stepfunctions")  # sqs: moto adds to its model (moto-extras)
 
@@ -49,3 +52,27 @@ def test_one_loader_lists_the_services_once_and_reads_the_same_models(
     assert after == before
     # moto's extras applied, as a new loader applies them (moto answers SQS's query protocol too)
     assert after[0]["metadata"]["protocols"] == ["json", "query"]
+
+
+def test_the_bedrock_runtime_backend_gets_ec2s_regions_without_ec2s_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = AccountSpecificBackend.get_session()
+    ec2 = session._session.get_service_data("ec2")
+    assert ec2["metadata"]["endpointPrefix"] == region_lists.ENDPOINT_PREFIXES["ec2"]
+    # moto's own: its regions read from EC2's model (whether or not a local cloud installed ours already)
+    monkeypatch.setattr(AccountSpecificBackend, "_generate_regions", region_lists._moto_generate_regions)
+    expected = AccountSpecificBackend("ec2", "123456789012", BedrockRuntimeBackend, True, None).regions
+    assert "us-east-1" in expected
+
+    read: list[str] = []
+    reading = Loader.load_service_model
+
+    def counting(loader: Loader, service_name: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(service_name)
+        return reading(loader, service_name, *args, **kwargs)
+
+    monkeypatch.setattr(Loader, "load_service_model", counting)
+    region_lists.install()
+    found = AccountSpecificBackend("ec2", "123456789012", BedrockRuntimeBackend, True, None).regions
+    assert found == expected and read == []
