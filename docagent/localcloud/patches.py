@@ -77,6 +77,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_model_loader.py. Belongs in moto: yes.
 - region_lists.py: the Bedrock Runtime backend's regions (EC2's) without reading EC2's model.
   Test: localcloud/test_model_loader.py. Belongs in moto: yes.
+- url_builders.py: werkzeug makes a URL rule's builders at the first URL built, not for every rule added.
+  Test: localcloud/test_url_builders.py. Belongs in moto: no (werkzeug's; moto never builds a URL).
 - secret_names.py: CreateSecret refuses a name Secrets Manager refuses (ValidationException, AWS's words).
   Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
@@ -122,6 +124,7 @@ from docagent.localcloud import (
     model_loader,
     region_lists,
     secret_names,
+    url_builders,
 )
 from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.iam import role_tokens as iam
@@ -418,6 +421,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
             module.install()
         model_loader.install()
         region_lists.install()
+        url_builders.install()
         iam_enforcement.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already
