@@ -19,6 +19,9 @@ LOCAL_STACK_FILE = LOCAL_DIR / "stack.json"
 # under STATE_DIR, so every state directory (each test session's, each drill's) shares one synthesis per
 # change.
 SYNTH_CACHE = Path(os.environ.get("DOCAGENT_SYNTH_CACHE", ROOT / ".docagent" / "synth-cache"))
+# The local Lambda runtime's code packages by their hash, unpacked and compiled once for every local cloud
+# (docagent/localcloud/lambdas/runtime.py: each cloud copies a package into its own state).
+CODE_CACHE = Path(os.environ.get("DOCAGENT_CODE_CACHE", ROOT / ".docagent" / "code-cache"))
 # The demo's rendered corpora by the hash of what makes them (docagent/drills/corpus_cache.py).
 RENDER_CACHE = Path(os.environ.get("DOCAGENT_RENDER_CACHE", ROOT / ".docagent" / "render-cache"))
 # The local cloud's journal (docagent/localcloud/state/persistence.py: STATE_FOLDER / JOURNAL_NAME).

@@ -73,6 +73,12 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_flask_form_helper.py. Belongs in moto: yes (debug mode off).
 - condition_lexing.py: a DynamoDB condition expression's text lexed once a process, not at every request.
   Test: localcloud/test_condition_lexing.py. Belongs in moto: yes.
+- model_loader.py: moto reads its service models through one loader a process, not a new one each time.
+  Test: localcloud/test_model_loader.py. Belongs in moto: yes.
+- region_lists.py: the Bedrock Runtime backend's regions (EC2's) without reading EC2's model.
+  Test: localcloud/test_model_loader.py. Belongs in moto: yes.
+- url_builders.py: werkzeug makes a URL rule's builders at the first URL built, not for every rule added.
+  Test: localcloud/test_url_builders.py. Belongs in moto: no (werkzeug's; moto never builds a URL).
 - secret_names.py: CreateSecret refuses a name Secrets Manager refuses (ValidationException, AWS's words).
   Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
 - action_lookup.py: a request's action checked by its name, not by listing the response class's members.
@@ -110,7 +116,16 @@ from moto.stepfunctions.parser.asl.utils import boto_client
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from docagent.localcloud import action_lookup, condition_lexing, error_lookup, flask_form_helper, secret_names
+from docagent.localcloud import (
+    action_lookup,
+    condition_lexing,
+    error_lookup,
+    flask_form_helper,
+    model_loader,
+    region_lists,
+    secret_names,
+    url_builders,
+)
 from docagent.localcloud.iam import enforcement as iam_enforcement
 from docagent.localcloud.iam import role_tokens as iam
 from docagent.localcloud.lambdas.runtime import RATE_EXCEEDED, FunctionSpec, TooManyRequestsError
@@ -168,9 +183,14 @@ class _Installed:
     lock = threading.Lock()
 
 
-def _function_spec(function: Any) -> FunctionSpec:
+def _function_spec(function: Any, backend: LambdaBackend) -> FunctionSpec:
     # The function acts as its execution role, in a session named after it, as on Lambda (iam/enforcement.py).
     credentials = iam.role_credentials(str(function.role), function.function_name)
+    try:
+        deployed = list(backend.list_functions())
+    except RuntimeError:  # a function created meanwhile (moto lists its dictionary as it is): none shared
+        deployed = []
+    sharing = {str(f.handler) for f in deployed if f.code_sha_256 == function.code_sha_256}
     return FunctionSpec(
         name=function.function_name,
         arn=function.function_arn,
@@ -180,6 +200,7 @@ def _function_spec(function: Any) -> FunctionSpec:
         environment={**(function.environment_vars or {}), **credentials},
         code_sha256=function.code_sha_256,
         log_group=(function.tags or {}).get(LOG_GROUP_TAG, f"/aws/lambda/{function.function_name}"),
+        code_handlers=tuple(sorted(sharing | {str(function.handler)})),
     )
 
 
@@ -196,7 +217,7 @@ def _invoke(  # noqa: PLR0917 - moto's LambdaBackend.invoke signature
     if runtime is None:
         raise RuntimeError("the local Lambda runtime is not running")
     function = self.get_function(function_name, qualifier)
-    spec = _function_spec(function)
+    spec = _function_spec(function, self)
     event = json.loads(body) if body else {}
     if headers.get("X-Amz-Invocation-Type") == "Event":
         threading.Thread(target=runtime.invoke, args=(spec, function.code_bytes, event), daemon=True).start()
@@ -398,6 +419,9 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         s3_default_encryption.install()
         for module in (error_lookup, flask_form_helper, action_lookup, secret_names, condition_lexing):
             module.install()
+        model_loader.install()
+        region_lists.install()
+        url_builders.install()
         iam_enforcement.install()
         boto_client.boto_client_for = _reused_client
         for module in list(sys.modules.values()):  # modules that imported it already

@@ -20,6 +20,7 @@ from moto.logs.models import logs_backends
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
+from docagent import project
 from docagent.localcloud import patches, request_guard
 from docagent.localcloud.bedrock import routes as bedrock
 from docagent.localcloud.bedrock.labels import Reader
@@ -147,6 +148,7 @@ class LocalCloud:
             base_env={**_inherited_environment(), **client_environment(self.endpoint)},
             log=self.logs,
             time_scale=time_scale,
+            code_cache=project.CODE_CACHE,
         )
         self.persist = persist
         self.fresh = fresh

@@ -263,8 +263,29 @@ def test_the_server_preloads_no_code_of_the_project(runtime: Runtime):
     invoke(runtime.worker("plain"), {})
     assert runtime.launcher.server is not None
     modules = runtime.launcher.server.modules
-    assert {"boto3", "botocore", "pydantic", "aws_lambda_powertools", "aws_xray_sdk"} <= modules
+    assert {"boto3", "botocore", "pydantic", "aws_lambda_powertools"} <= modules
     assert not {"functions", "docagent", "stacks", "app"} & modules
+
+
+XRAY_HANDLER = """
+import sys
+PRELOADED = "aws_xray_sdk.core" in sys.modules
+import aws_xray_sdk.core
+
+def handler(event, context):
+    return {"preloaded": PRELOADED, "recorder": type(aws_xray_sdk.core.xray_recorder).__name__}
+"""
+
+
+def test_the_server_leaves_the_xray_sdk_to_the_code_that_imports_it(runtime: Runtime, tmp_path: Path):
+    """The local workers trace nothing (the project's Tracer imports no X-Ray SDK then): its recorder is not
+    preloaded; a handler that imports it has it, imported by its own template."""
+    worker = runtime.worker("xray", root=code_root(tmp_path, "xray", {"app.py": XRAY_HANDLER}))
+    error, payload = invoke(worker, {})
+    assert error is None, payload
+    assert payload == {"preloaded": False, "recorder": "AsyncAWSXRayRecorder"}
+    assert runtime.launcher.server is not None and "aws_xray_sdk" not in runtime.launcher.server.modules
+    assert runtime.launcher.from_template == 1
 
 
 def test_the_switch_turns_the_server_off(monkeypatch: pytest.MonkeyPatch):

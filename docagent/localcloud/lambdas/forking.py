@@ -17,6 +17,13 @@ worker's own log stream, say), or that import failed, started a thread or listed
 whose environment or code changed gets a new template (the old one lives until the stop, with any worker
 still running an invocation of the old code).
 
+The functions of one code root import much the same modules of it (the project's share its payload models,
+the job definition, storage: about 0.1 s of CPU of each template, 2026-12-08). So the server forks, for a
+code root and the functions deployed with it, a code template that imports the modules every one of their
+handlers imports (read from the code: ``shared_imports.py``), in the environment of the first function that
+needs a template; each function's template is forked from it, when what its imports read is the same for
+that function (else from the server, as before).
+
 A worker is started the old way (``subprocess.Popen`` of ``environment.py``) when a fork could differ from
 it: the variables the preloaded imports read (``ForkServer.reads``) or the interpreter reads at start-up
 have other values for this function, the code root holds a module of the same name as one preloaded, or the
@@ -38,6 +45,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
+
+from docagent.localcloud.lambdas.shared_imports import shared_modules
 
 FORK_SWITCH = "DOCAGENT_LAMBDA_FORK"
 WORKER_SCRIPT = Path(__file__).with_name("environment.py")
@@ -151,9 +160,11 @@ class ForkServer:
         channel: socket.socket,
         process: subprocess.Popen[bytes] | ForkedProcess,
         modules: frozenset[str] | None = None,
+        inherited: dict[str, str | None] | None = None,
     ) -> None:
         """Wait for the server's ``ready`` on ``channel``. ``modules``: the modules a code root must not
-        shadow (a template's are its server's: the handler's own come from the code root)."""
+        shadow (a template's are its server's: the handler's own come from the code root); ``inherited``:
+        what the imports of the process it was forked from read (a template's workers have those too)."""
         self.environment = environment  # what the server (or template) was started with
         self._channel = channel
         self.process = process
@@ -168,7 +179,7 @@ class ForkServer:
         if hello.get("op") != "ready":
             self.stop()
             raise ForkServerError("the fork server did not start")
-        self.reads: dict[str, str | None] = hello["reads"]
+        self.reads: dict[str, str | None] = {**(inherited or {}), **hello["reads"]}
         self.modules: frozenset[str] = frozenset(hello["modules"]) if modules is None else modules
         self.sound = not hello["listed_environment"] and hello["threads"] == 1 and not hello["failed"]
         self.alive = True
@@ -190,13 +201,20 @@ class ForkServer:
         theirs.close()
         return cls(environment, ours, process)
 
-    def template(self, environment: dict[str, str], cwd: Path) -> ForkServer:
+    def template(
+        self, environment: dict[str, str], cwd: Path, modules: list[str] | None = None
+    ) -> ForkServer:
         """A template for the function of this worker environment: forked from this server, it imports the
-        handler (``_HANDLER``) with that environment in ``cwd`` (the code root), then forks its workers."""
+        handler (``_HANDLER``), or ``modules`` (a code template's), with that environment in ``cwd`` (the code
+        root), then forks its workers (or templates)."""
         environment = _without_pipes(environment)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            message = {"env": environment, "cwd": str(cwd), "handler": environment.get("_HANDLER", "")}
+            message: dict[str, Any] = {"env": environment, "cwd": str(cwd)}
+            if modules is None:
+                message["handler"] = environment.get("_HANDLER", "")
+            else:
+                message["modules"] = modules
             process = self._request("template", message, [theirs.fileno()])
         except ForkServerError:
             ours.close()
@@ -204,7 +222,7 @@ class ForkServer:
         finally:
             theirs.close()
         try:
-            return ForkServer(environment, ours, process, modules=self.modules)
+            return ForkServer(environment, ours, process, modules=self.modules, inherited=self.reads)
         except ForkServerError:
             ours.close()
             raise
@@ -345,6 +363,9 @@ class Launcher:
         # with the handler imported. One replaced (its function's environment changed) stays until the stop:
         # its workers may still be running invocations, and they die with it.
         self.templates: dict[tuple[str, str, str], ForkServer] = {}
+        # A code root's code template by (code root, the handlers that share it): it imported the modules
+        # every one of those handlers imports (shared_imports.py); their templates fork from it. None: none.
+        self.code_templates: dict[tuple[str, tuple[str, ...]], ForkServer | None] = {}
         self._replaced: list[ForkServer] = []
         self.forked = 0
         self.from_template = 0  # of the forked, those forked by a template
@@ -353,14 +374,21 @@ class Launcher:
         self._failed = False
         self._lock = threading.Lock()
 
-    def start(self, environment: dict[str, str], cwd: Path, fds: tuple[int, int]) -> ProcessHandle:
+    def start(
+        self,
+        environment: dict[str, str],
+        cwd: Path,
+        fds: tuple[int, int],
+        code_handlers: tuple[str, ...] = (),
+    ) -> ProcessHandle:
+        """A worker; ``code_handlers``: the handlers of every function deployed with this code root."""
         server = self._server(environment)
         if server is not None:
             self.why_not = server.differences(environment, cwd)
             if not server.sound:
                 self.why_not.append("the server's imports started a thread, failed or listed the environment")
             if not self.why_not:
-                template = self._template(server, environment, cwd)
+                template = self._template(server, environment, cwd, code_handlers)
                 if template is not None:
                     with contextlib.suppress(ForkServerError):  # then from the server, as before
                         process = template.spawn(environment, cwd, fds)
@@ -401,7 +429,9 @@ class Launcher:
                 return None
             return self.server
 
-    def _template(self, server: ForkServer, environment: dict[str, str], cwd: Path) -> ForkServer | None:
+    def _template(
+        self, server: ForkServer, environment: dict[str, str], cwd: Path, code_handlers: tuple[str, ...] = ()
+    ) -> ForkServer | None:
         """The template of this worker's function, started with its first worker; None when a worker forked
         from it could differ from one forked by the server (what the handler's import read differs, or that
         import failed, started a thread or listed the environment: the worker imports it itself then)."""
@@ -415,19 +445,43 @@ class Launcher:
                     return None  # its import read what each worker has of its own: the server forks them
             if template is not None:
                 self._replaced.append(template)
+            parent = self._code_template(server, environment, cwd, code_handlers) or server
             try:
-                template = self.templates[key] = server.template(environment, cwd)
+                template = self.templates[key] = parent.template(environment, cwd)
             except (ForkServerError, OSError):
                 self.templates.pop(key, None)
                 return None
             return template if template.sound else None
 
+    def _code_template(
+        self, server: ForkServer, environment: dict[str, str], cwd: Path, code_handlers: tuple[str, ...]
+    ) -> ForkServer | None:
+        """The code template of this code root and the functions that share it (made with the first of them
+        that needs a template, in its environment), when a function's template may fork from it: it is
+        sound, and what its imports read is the same for this function. Called with the lock held."""
+        key = (str(cwd), code_handlers)
+        if key not in self.code_templates:
+            modules = shared_modules(cwd, code_handlers)
+            try:
+                self.code_templates[key] = server.template(environment, cwd, modules) if modules else None
+            except (ForkServerError, OSError):
+                self.code_templates[key] = None
+        found = self.code_templates[key]
+        if found is None or not found.alive or not found.sound or found.differences(environment, cwd):
+            return None
+        return found
+
     def stop(self) -> None:
         with self._lock:
-            # The templates first: the server reaps them (and they their workers), so their CPU is counted.
+            # The templates first, then the code templates they were forked from: each is reaped by what
+            # forked it (and reaps its workers), so their CPU is counted.
             for template in [*self.templates.values(), *self._replaced]:
                 template.stop()
+            for code_template in self.code_templates.values():
+                if code_template is not None:
+                    code_template.stop()
             self.templates.clear()
+            self.code_templates.clear()
             self._replaced.clear()
             if self.server is not None:
                 self.server.stop()

@@ -2,7 +2,7 @@
 
 Run as a script by ``forking.ForkServer`` (never imported by the runtime), so its ``sys.path`` is exactly a
 worker's: this folder first, then the interpreter's site-packages. It imports ``PRELOAD`` (the SDK,
-pydantic, Powertools, the X-Ray SDK: what every handler imports; the document readers) and nothing of the
+pydantic, Powertools: what every handler imports; the document readers) and nothing of the
 deployed code, which each worker imports fresh from its code root. Then it serves one Unix socket
 (SOCK_SEQPACKET, one JSON message each, file descriptors passed alongside):
 
@@ -11,7 +11,8 @@ deployed code, which each worker imports fresh from its code root. Then it serve
 - ``template`` (with a channel of its own): fork; the child becomes a function's template
   (``_become_template``): it imports that function's handler as its workers would, says ``ready`` on its
   channel, and serves ``spawn`` there for that function's workers, which start with the handler imported;
-  answered ``spawned`` as a worker is;
+  answered ``spawned`` as a worker is. With ``modules`` instead of a handler, a code template: it imports
+  those (what every function of its code root imports) and serves ``template`` for those functions;
 - a child's exit is reported ``exited`` with its code as ``subprocess`` gives it (negative: a signal).
 
 The server ignores Ctrl-C (it runs in its own session, as the workers do) and exits at the end of its socket,
@@ -63,7 +64,10 @@ PRELOAD = (
     "aws_lambda_powertools.utilities.idempotency",
     "aws_lambda_powertools.utilities.idempotency.serialization.pydantic",
     "aws_lambda_powertools.utilities.typing",
-    "aws_xray_sdk.core",
+    # Not the X-Ray SDK's core (0.15 s of CPU, its recorder): the local workers trace nothing
+    # (POWERTOOLS_TRACE_DISABLED, runtime.py) and the project's Tracer then imports none of it
+    # (functions/observability.py), so no worker of the pipeline imports it (2026-12-08). Code that does
+    # (Powertools' plain ``Tracer()``) imports it in its function's template, once a function.
     "fastjsonschema",
     "dateutil.parser",
     # The document layer's readers, which ProcessDocument imports with its first PDF or Word document: each
@@ -221,10 +225,11 @@ def _become_template(server_pid: int, request: dict[str, Any], fds: list[int]) -
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.path.insert(0, request["cwd"])
+    if sys.path[0] != request["cwd"]:  # a function's template forked from its code template has it first
+        sys.path.insert(0, request["cwd"])
     channel = socket.socket(fileno=channel_fd)
-    module = str(request["handler"]).rpartition(".")[0]
-    imported = preload([module] if module else [])
+    module = str(request.get("handler", "")).rpartition(".")[0]
+    imported = preload(request.get("modules", [module] if module else []))
     try:
         _send(channel, {"op": "ready", **imported})
         serve(channel)
