@@ -22,7 +22,7 @@ from docagent.drills.chaos.outcome import CellOutcome
 from docagent.drills.demo_corpus import seed_inputs
 from docagent.drills.local_job import LocalJob
 from docagent.localcloud.stepfunctions.distributed_map import deliver_twice
-from functions import storage
+from functions import s3_json, storage
 from stacks import outputs as names
 
 if TYPE_CHECKING:
@@ -133,10 +133,8 @@ class ChaosRun:
     @staticmethod
     def firings(job: LocalJob) -> int:
         """The markers of the job's fault firings (a fault armed with ``times``: written before it fired)."""
-        pages = job.s3.get_paginator("list_objects_v2").paginate(
-            Bucket=job.bucket, Prefix=storage.faults_root(job.job_id)
-        )
-        return sum(len(page.get("Contents", [])) for page in pages)
+        markers = s3_json.list_objects(storage.faults_root(job.job_id), bucket=job.bucket, client=job.s3)
+        return sum(1 for _ in markers)
 
     # -- the invariants ------------------------------------------------------------------------------
 
