@@ -6,6 +6,7 @@ cell (tests/chaos/reduced_matrix.py: every invariant, path, model call and the -
 
 from __future__ import annotations
 
+from dataclasses import astuple
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from docagent.drills.chaos import (
     REDUCED,
     Cell,
     CellOutcome,
+    ChaosRun,
     full_matrix,
     not_applicable,
     print_matrix,
@@ -114,3 +116,21 @@ def test_the_table_shows_failures_with_the_checks_that_failed_and_numbers_the_n_
     assert "n/a (1)" in text and "(1) n/a: no Retry names it" in text
     assert "not selected" in text, "raise · redrive was not chosen"
     assert "1 passed, 1 failed, 1 not applicable" in text
+
+
+def test_a_retry_cell_is_judged_by_the_fault_s_own_firing_not_by_any_failure_with_its_error():
+    """A retry cell arms `times: 1`: an attempt that timed out before the point (Sandbox.Timedout, as a hang
+    is) leaves no marker, and the next attempt to reach the point fires; Retry recovers the job."""
+    cell = Cell("after_model_call", "hang", "retry")
+    assert cell.fault(1) == {"point": "after_model_call", "mode": "hang", "times": 1, "document_index": 1}
+    recovered = CellOutcome(*astuple(cell), job_id="chaos-x-02", faulted_attempts=2)
+    recovered.first_status = recovered.final_status = "SUCCEEDED"
+    # attempt 0 timed out before the point, attempt 1 fired (its marker), attempt 2 recovered
+    assert ChaosRun._path_problem(cell, recovered, fired=1) is None
+    problem = ChaosRun._path_problem(cell, recovered, fired=0)  # only timeouts, none of them the fault's
+    assert problem is not None and "the fault never fired (no marker under jobs/chaos-x-02/faults/" in problem
+    redrive = Cell("after_action", "raise", "redrive")
+    assert redrive.fault(1) == {"point": "after_action", "mode": "raise", "until_redrive": 1}
+    failed_first = CellOutcome(*astuple(redrive), first_status="FAILED", final_status="SUCCEEDED", redrives=1)
+    failed_first.faulted_attempts = 1
+    assert ChaosRun._path_problem(redrive, failed_first) is None  # a redrive cell has no marker to read
