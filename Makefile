@@ -61,7 +61,7 @@ $(NODE_STAMP): package.json package-lock.json
 demo: $(DEMO_STAMP)
 	$(BIN)/docagent demo
 
-# The full crash matrix (docs/crash-matrix.md); the test suite runs a reduced one (tests/chaos/).
+# The full crash matrix (docs/crash-matrix.md); the test suite runs a reduced one (tests/integration/test_walkthrough.py).
 chaos: $(DEMO_STAMP)
 	$(BIN)/docagent chaos
 

@@ -288,6 +288,18 @@ def export_key(job_id: str, action: str, extension: str) -> str:
     return f"{export_prefix(job_id, action)}results.{extension}"
 
 
+def faults_root(job_id: str) -> str:
+    """jobs/{job_id}/faults/: fault drills only, the firings of a fault armed with ``times``."""
+    return f"{job_prefix(job_id)}faults/"
+
+
+def fault_fired_key(job_id: str, point: str, place: str, firing: int) -> str:
+    """The ``firing``-th firing (from 0) of the job's fault at ``point`` and ``place`` (``document-7``,
+    ``action-export``, ``part-0``, ``job``): written once, before the fault fires
+    (functions/durability/faults.py)."""
+    return f"{faults_root(job_id)}{point}/{place}/fired-{firing}.json"
+
+
 def approval_key(job_id: str) -> str:
     return f"{job_prefix(job_id)}approval.json"
 

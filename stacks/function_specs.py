@@ -49,6 +49,9 @@ class FunctionSpec:
     # Completes the WaitForReview task's token when the review queue is already decided (docs/design.md,
     # "Review").
     completes_review_wait: bool = False
+    # Passes fault points (functions/durability/fault_points.py): with fault injection enabled it may record
+    # a fault's firings under jobs/{job}/faults/ (docs/design.md, "S3 layout").
+    passes_fault_points: bool = False
 
     @property
     def handler(self) -> str:
@@ -82,6 +85,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     ),
     FunctionSpec(
         construct_id=outputs.PROCESS_DOCUMENT,
+        passes_fault_points=True,
         module="process_document",
         description="Reviews one document: reads it, extracts its fields with the model, runs its checks.",
         reads=(
@@ -110,6 +114,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     ),
     FunctionSpec(
         construct_id=outputs.BUILD_REPORT,
+        passes_fault_points=True,
         module="build_report",
         description="Builds the job report by fan-in from the Map results; waits for the review queue.",
         reads=(
@@ -129,6 +134,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     ),
     FunctionSpec(
         construct_id=outputs.RUN_ACTIONS,
+        passes_fault_points=True,
         module="run_actions",
         description="Runs the job-level actions of the job's pinned definition, each exactly once.",
         timeout_setting="actions_timeout_seconds",
@@ -161,6 +167,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     ),
     FunctionSpec(
         construct_id=outputs.VERIFY_JOB,
+        passes_fault_points=True,
         module="verify_job",
         description="Checks that the job's artefacts agree with each other before it succeeds.",
         reads=(
@@ -176,6 +183,7 @@ FUNCTION_SPECS: tuple[FunctionSpec, ...] = (
     ),
     FunctionSpec(
         construct_id=outputs.BATCH_INFERENCE,
+        passes_fault_points=True,
         module="batch_inference",
         description="Batch inference: plans a job's batch jobs, writes a document's record, submits a part's "
         "batch job, waits.",

@@ -74,6 +74,11 @@ FUNCTION_GRANTS: tuple[Grant[FunctionSpec], ...] = (
     Grant("ReadDocuments", ("s3:GetObject", "s3:GetObjectVersion"), "source_objects"),
     Grant("ListDocumentBuckets", ("s3:ListBucket", "s3:ListBucketVersions"), "source_buckets"),
     Grant("WriteJobObjects", ("s3:PutObject",), "writes"),
+    # A fault armed with `times` records each firing before it fires (functions/durability/faults.py):
+    # only in a deployment with fault injection enabled (config fault_injection_enabled; else no ARN).
+    Grant(
+        "RecordFaultFirings", ("s3:PutObject",), "fault_firings", when=lambda spec: spec.passes_fault_points
+    ),
     Grant("AbortJobUploads", ("s3:AbortMultipartUpload",), "aborts_uploads"),
     Grant(
         "KeepIdempotencyRecords",
@@ -105,7 +110,7 @@ FUNCTION_WILDCARDS = (
         "(config source_locations; docs/design.md, Source locations): read only, those prefixes only.",
     ),
     Wildcards(
-        ("reads", "writes", "aborts_uploads"),
+        ("reads", "writes", "aborts_uploads", "fault_firings"),
         "Keys carry the job id (and document id), so {module} is limited to the key patterns of "
         "the docs/design.md S3 layout it reads or writes.",
     ),
@@ -300,6 +305,9 @@ class Functions(Construct):
             "reads": [bucket.arn_for_objects(pattern) for pattern in spec.reads],
             "writes": [bucket.arn_for_objects(pattern) for pattern in spec.writes],
             "aborts_uploads": [bucket.arn_for_objects(pattern) for pattern in spec.aborts_uploads],
+            "fault_firings": [bucket.arn_for_objects(keys.everything_under(keys.faults_root(keys.ANY_JOB)))]
+            if self._config.fault_injection_enabled
+            else [],
             "source_objects": source_objects,
             "source_buckets": source_buckets,
             "idempotency_table": [self._storage.idempotency_table.table_arn],

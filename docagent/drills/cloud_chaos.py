@@ -66,7 +66,7 @@ class _RemoteCloud:
 
 
 def _fault(point: str, document_index: int) -> dict[str, Any]:
-    spec: dict[str, Any] = {"point": point, "mode": "hang", "until_retry": 1}
+    spec: dict[str, Any] = {"point": point, "mode": "hang", "times": 1}
     if point in DOCUMENT_POINTS:
         spec["document_index"] = document_index
     return spec

@@ -172,7 +172,7 @@ def run_cloud_crash_demo(
         truth = seed_inputs(job, documents, prefix)
         lap("seed")
         fault = {"point": "before_store_result", "document_index": document_index, "mode": "hang"}
-        job.start({"job_id": job_id, "prefix": prefix, "options": {"fault": {**fault, "until_retry": 1}}})
+        job.start({"job_id": job_id, "prefix": prefix, "options": {"fault": {**fault, "times": 1}}})
         function = stack.outputs["ProcessDocumentFunctionName"]
         log_group = f"/aws/lambda/{function}"
         functions = job.ctx.client("lambda")

@@ -89,7 +89,7 @@ class Crash:
     point: str = "before_store_result"
 
     def job_options(self) -> dict[str, Any]:
-        until = {"until_redrive": 1} if self.mode == "redrive" else {"until_retry": 1}
+        until = {"until_redrive": 1} if self.mode == "redrive" else {"times": 1}
         return {
             "fault": {"point": self.point, "document_index": self.document_index, "mode": "exit", **until}
         }

@@ -297,10 +297,12 @@ def armed_fault(records: JobRecords) -> dict[str, Any] | None:
     retries = (
         f", on the first {fault.until_retry} attempt(s) of each" if fault.until_retry is not None else ""
     )
+    times = "" if fault.times is None else f", at most {fault.times} time(s) in all (attempts and redrives)"
+    meets = "meets it again" if fault.times is None else "meets it again unless those firings are used up"
     where = f" at document {fault.document_index}" if fault.document_index is not None else ""
     return {
         **fault.model_dump(mode="json"),
         "next_redrive": next_redrive,
-        "warning": f"a fault drill is still armed: {fault.mode} at {fault.point}{where}, {limit}{retries}; "
-        f"redrive {next_redrive} meets it again (start a new job without --fault to run clean)",
+        "warning": f"a fault drill is still armed: {fault.mode} at {fault.point}{where}, {limit}{retries}"
+        f"{times}; redrive {next_redrive} {meets} (start a new job without --fault to run clean)",
     }

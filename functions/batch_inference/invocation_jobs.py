@@ -167,7 +167,9 @@ def submit(event: SubmitEvent) -> BatchOutcome:
         "after_batch_submit",
         job_options(event.job_id, event.options),
         event.retry_count,
+        job_id=event.job_id,
         redrive_count=event.redrive_count,
+        part=event.part,
     )
     s3_json.put_json(
         storage.batch_jobs_index_key(str(record.bedrock_job_id)), {"job_id": event.job_id, "part": event.part}
@@ -230,7 +232,9 @@ def wait(event: WaitEvent) -> BatchOutcome:
         "after_batch_wait_token",
         job_options(event.job_id, event.options),
         event.retry_count,
+        job_id=event.job_id,
         redrive_count=event.redrive_count,
+        part=event.part,
     )
     if record.status in TERMINAL_STATUSES or record.status == "NotSubmitted":
         _complete(record, event.task_token)

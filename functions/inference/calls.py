@@ -261,6 +261,7 @@ def _fault(name: str, event: ProcessDocumentEvent, context: LambdaContext) -> No
         "before_model_call" if name == "before" else "after_model_call",
         event.options,
         event.retry_count,
+        job_id=event.job_id,
         redrive_count=event.redrive_count,
         document_index=event.document.index,
         context=context,

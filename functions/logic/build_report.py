@@ -301,7 +301,14 @@ def build_report(event: BuildReportEvent, context: LambdaContext | None = None) 
     options = job_options(job_id, event.options)
 
     def fault(name: FaultPointName) -> None:
-        fault_point(name, options, event.retry_count, redrive_count=event.redrive_count, context=context)
+        fault_point(
+            name,
+            options,
+            event.retry_count,
+            job_id=job_id,
+            redrive_count=event.redrive_count,
+            context=context,
+        )
 
     fault("before_report")
     manifest = s3_json.get_manifest(job_id)

@@ -256,7 +256,9 @@ def fault(name: FaultPointName, event: PartitionEvent, context: LambdaContext | 
         name,
         job_options(event.job_id, event.options),
         event.retry_count,
+        job_id=event.job_id,
         redrive_count=event.redrive_count,
+        part=event.partition.partition,
         context=context,
     )
 
@@ -377,6 +379,7 @@ def merge_report(
         "before_report",
         job_options(job_id, event.options),
         event.retry_count,
+        job_id=job_id,
         redrive_count=event.redrive_count,
         context=context,
     )
@@ -458,6 +461,7 @@ def merge_report(
         "after_report",
         job_options(job_id, event.options),
         event.retry_count,
+        job_id=job_id,
         redrive_count=event.redrive_count,
         context=context,
     )

@@ -153,6 +153,7 @@ class _Run:
             name,
             self.event.options,
             self.event.retry_count,
+            job_id=self.event.job_id,
             redrive_count=self.event.redrive_count,
             action=action,
             context=self.context,

@@ -259,6 +259,7 @@ def verify_job(
         "before_verify",
         job_options(event.job_id, event.options),
         event.retry_count,
+        job_id=event.job_id,
         redrive_count=event.redrive_count,
         context=context,
     )

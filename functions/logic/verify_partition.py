@@ -267,7 +267,9 @@ def verify_partition(event: PartitionEvent, context: LambdaContext | None = None
         "after_verify_partition",
         job_options(job_id, event.options),
         event.retry_count,
+        job_id=job_id,
         redrive_count=event.redrive_count,
+        part=partition.partition,
         context=context,
     )
     return PartitionDone(partition=partition.partition, key=key)

@@ -24,10 +24,24 @@ class FaultSpec(StrictModel):
         None, description="at the action points: fire only for this action (default: every action)"
     )
     mode: Literal["exit", "raise", "hang"] = "raise"
+    times: int | None = Field(
+        None,
+        ge=1,
+        description="fire at most this many times (per document, action or part), counted durably: the first "
+        "arrivals at the point fire, whatever their attempt",
+    )
     until_retry: int | None = Field(None, ge=0, description="fire only while retry_count < until_retry")
     until_redrive: int | None = Field(
         None, ge=0, description="fire only while the execution's redrive count < until_redrive"
     )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_times(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A spec that leaves ``times`` unset dumps (and hashes) as before the key existed."""
+        data: dict[str, Any] = handler(self)
+        if data.get("times") is None:
+            data.pop("times", None)
+        return data
 
 
 class JobOptions(StrictModel):

@@ -437,6 +437,7 @@ def _store_section(run: PacketRun, result: DocumentResult) -> None:
             point,
             event.options,
             event.retry_count,
+            job_id=event.job_id,
             redrive_count=event.redrive_count,
             document_index=event.document.index,
             context=run.context,

@@ -12,8 +12,8 @@ from docagent.drills.chaos import CHECKS
 from docagent.drills.cloud_chaos import REDUCED_CLOUD_POINTS
 from docagent.project import ROOT
 
-# 9 s function timeouts (cdk.json's function_timeout_seconds is 120), as the reduced matrix's
-# (tests/chaos/conftest.py): each cell waits for the killed invocation's in-progress record to expire.
+# 9 s function timeouts (cdk.json's function_timeout_seconds is 120), as the reduced matrix's were when the
+# suite ran it on the invoice example: each cell waits out the killed invocation's in-progress record.
 TIME_SCALE = 0.075
 
 

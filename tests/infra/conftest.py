@@ -120,6 +120,7 @@ VARIANT_SETTINGS: dict[str, Any] = {
     "approval_alarm_seconds": 3600,
     "job_timeout_seconds": 200_000,
     "approval_timeout_seconds": 120,
+    "fault_injection_enabled": True,  # the fault drills' firings (test_functions.py)
 }
 
 

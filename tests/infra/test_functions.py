@@ -14,6 +14,7 @@ from aws_cdk import aws_iam as iam
 from functions.settings import ENV_VARS
 from stacks.config import DEFAULT_CHEAP_MODEL_ID, INFERENCE_PROFILE_PREFIXES, DocAgentConfig
 from stacks.docagent_stack import DocAgentStack
+from stacks.function_specs import FUNCTION_SPECS
 from stacks.lambdas import REPO_ROOT, function_environment
 from stacks.powertools import powertools_layer_parameter
 from tests.infra.conftest import Synthesized, grants, resolved_policy_statements, template_role_grants
@@ -354,6 +355,25 @@ def test_only_process_document_may_invoke_the_model(synthesized: Synthesized) ->
 def _process_document_grants(stack: DocAgentStack) -> set[tuple[str, str]]:
     role = cast(iam.CfnRole, stack.functions.node.find_child("ProcessDocumentRole").node.default_child)
     return grants(list(resolved_policy_statements(stack, role)))
+
+
+def test_only_the_functions_passing_fault_points_record_firings_and_only_with_fault_injection(
+    synthesized: Synthesized, variant_stack: DocAgentStack
+) -> None:
+    """A fault armed with `times` writes its firings under jobs/{job}/faults/ (functions/durability/faults.py)
+    from the functions whose steps pass the points; a deployment without fault injection grants none."""
+    passing = {spec.construct_id for spec in FUNCTION_SPECS if spec.passes_fault_points}
+    assert passing == {"ProcessDocument", "BuildReport", "RunActions", "VerifyJob", "BatchInference"}
+    for stack, injection in ((synthesized.stack, False), (variant_stack, True)):
+        assert stack.config.fault_injection_enabled is injection
+        bucket = f"<{stack.resolve(stack.storage.bucket.bucket_arn)['Fn::GetAtt'][0]}.Arn>"
+        for spec in FUNCTION_SPECS:
+            role = stack.functions.node.find_child(f"{spec.construct_id}Role").node.default_child
+            granted = grants(list(resolved_policy_statements(stack, cast(iam.CfnRole, role))))
+            firings = {resource for action, resource in granted if "/faults/" in resource}
+            expected = {f"{bucket}/jobs/*/faults/*"} if injection and spec.construct_id in passing else set()
+            assert firings == expected, (spec.construct_id, injection)
+            assert all(action == "s3:PutObject" for action, resource in granted if "/faults/" in resource)
 
 
 def test_inference_profile_grants_the_profile_and_its_model_and_the_extra_models(

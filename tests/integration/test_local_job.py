@@ -156,7 +156,7 @@ def test_workers_killed_mid_document_are_retried_and_a_call_cut_off_is_counted_b
 
     monkeypatch.setattr(CloudWatchLogsSink, "__call__", kill_in_the_call)
     set_model_faults(cloud.endpoint, ModelFaults(latency=2.0))  # every call is in flight for 2 s
-    fault = {"fault": {"point": "before_model_call", "document_index": 5, "mode": "hang", "until_retry": 1}}
+    fault = {"fault": {"point": "before_model_call", "document_index": 5, "mode": "hang", "times": 1}}
     try:
         job, _ = run_job(
             cloud, deployed, "integration-kill", documents=8, options=fault, during=kill_the_hanging_worker

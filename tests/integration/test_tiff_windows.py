@@ -31,7 +31,7 @@ def test_a_long_tiff_is_read_in_windows_and_a_kill_between_windows_repeats_no_ca
     (folder / "fax.tif").write_bytes(fax(PAGES))
     (folder / "fax.label.json").write_text(json.dumps(label))
     # the worker exits (137) once the first window's call is journalled, before its step completes
-    kill = {"point": "after_model_call", "document_index": 0, "mode": "exit", "until_retry": 1}
+    kill = {"point": "after_model_call", "document_index": 0, "mode": "exit", "times": 1}
 
     code, started = docagent(
         "start", "--job-id", "fax-windows", "--from-dir", str(folder), "--fault", json.dumps(kill), "--wait"

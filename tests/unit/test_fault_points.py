@@ -83,14 +83,22 @@ def test_a_point_is_narrowed_by_document_or_action_only_at_its_scope(enabled, po
     elsewhere["action"] = "notify" if point.scope == "action" else None
     if point.scope == "job":
         with pytest.raises(InjectedFault):  # a job-level point ignores the spec's document and action
-            fault_point(point.name, spec, 0, document_index=None, action=None)
+            fault_point(point.name, spec, 0, job_id="job-1", document_index=None, action=None)
         return
-    fault_point(point.name, spec, 0, document_index=elsewhere["document_index"], action=elsewhere["action"])
+    fault_point(
+        point.name,
+        spec,
+        0,
+        job_id="job-1",
+        document_index=elsewhere["document_index"],
+        action=elsewhere["action"],
+    )
     with pytest.raises(InjectedFault, match=point.name):
         fault_point(
             point.name,
             spec,
             0,
+            job_id="job-1",
             document_index=5 if point.scope == "document" else None,
             action="ticket" if point.scope == "action" else None,
         )

@@ -40,7 +40,7 @@ def test_every_fault_point_is_in_the_design():
 
 
 def test_before_report_fires_before_anything_is_written(cloud, enabled):
-    job = processed("job-before-report", "before_report", until_retry=1)
+    job = processed("job-before-report", "before_report", times=1)
     event = BuildReportEvent(job_id=job.job_id, options=job.options)
     with pytest.raises(InjectedFault, match="before_report"):
         build_report(event, FakeLambdaContext())
@@ -67,7 +67,7 @@ def test_job_level_points_read_the_jobs_options_when_the_event_has_none(cloud, e
 
 
 def test_before_verify_fires_before_the_checks(cloud, enabled):
-    job = processed("job-before-verify", "before_verify", until_retry=1)
+    job = processed("job-before-verify", "before_verify", times=1)
     summary = report(job)
     done = actions(job, summary)
     event = VerifyJobEvent(job_id=job.job_id, report=summary, actions=done.actions, options=job.options)

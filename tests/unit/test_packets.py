@@ -157,7 +157,7 @@ def test_a_crash_between_sections_repeats_no_model_call_and_no_stored_section(
     get_settings.cache_clear()
     entry = entry_of(job, "a-packet.pdf")
     options = JobOptions(
-        fault=FaultSpec(point="after_store_result", document_index=entry.index, mode="exit", until_retry=1)
+        fault=FaultSpec(point="after_store_result", document_index=entry.index, mode="exit", times=1)
     )
     model = PageReader()
     with pytest.raises(SimulatedCrash):

@@ -325,7 +325,7 @@ def test_a_window_journalled_before_its_step_completed_is_reused_not_called_agai
     job = prepare("job-windows-journal", definition=estimates_bundle, documents=[f"{PREFIX}long.pdf"])
     [entry] = items(job)
     options = JobOptions(
-        fault=FaultSpec(point="after_model_call", document_index=entry.index, mode="exit", until_retry=1)
+        fault=FaultSpec(point="after_model_call", document_index=entry.index, mode="exit", times=1)
     )
     model = WindowModel({shorter_estimate: FIELDS})
     env.setattr(window_extraction, "WINDOW_CALL_SECONDS", 0)  # windows in a 0.8 s invocation

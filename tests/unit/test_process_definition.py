@@ -216,7 +216,7 @@ def test_a_journalled_classification_is_not_repeated_after_a_crash(
     get_settings.cache_clear()
     entry = next(e for e in items(job) if e.document_id == "a-claim.txt")
     options = JobOptions(
-        fault=FaultSpec(point="after_model_call", document_index=entry.index, mode="exit", until_retry=1)
+        fault=FaultSpec(point="after_model_call", document_index=entry.index, mode="exit", times=1)
     )
     model = provider()
     with pytest.raises(SimulatedCrash):

@@ -169,9 +169,7 @@ def test_killed_after_the_model_call_before_the_step_completed_reuses_the_journa
     exits = fake_exit
     prepared, entries, _ = job
     provider = seeded_provider()
-    options = JobOptions(
-        fault=FaultSpec(point="after_model_call", document_index=1, mode="exit", until_retry=1)
-    )
+    options = JobOptions(fault=FaultSpec(point="after_model_call", document_index=1, mode="exit", times=1))
     with pytest.raises(SimulatedCrash):
         process_document(
             document_event(prepared, entries[1], options=options), FakeLambdaContext(timeout_ms=800),

@@ -169,7 +169,7 @@ def test_without_idempotency_keys_a_crash_after_the_request_is_reconciled_not_re
     """The request reached the target (which ignores idempotency keys), then the worker died before done.json:
     the retry finds the record by reference instead of posting again."""
     target = InMemoryRecipient(honour_keys=False)
-    options = fault("after_action_request", mode="exit", until_retry=1)
+    options = fault("after_action_request", mode="exit", times=1)
     with pytest.raises(SimulatedCrash):
         run(job, target, timeout_ms=400, options=options)
     assert len(target.records) == 1 and action_done(JOB, "ticket") is None
@@ -184,7 +184,7 @@ def test_without_idempotency_keys_a_crash_after_the_request_is_reconciled_not_re
 
 def test_a_crash_before_the_request_sends_on_the_retry(job, faults_enabled):
     target = InMemoryRecipient(honour_keys=False)
-    options = fault("before_action", mode="raise", until_retry=1)
+    options = fault("before_action", mode="raise", times=1)
     with pytest.raises(Exception, match="before_action"):
         run(job, target, options=options)
     assert target.records == [] and action_attempt(JOB, "ticket") is not None
@@ -248,7 +248,7 @@ def test_garbage_from_the_target_is_a_specific_recorded_error(job):
 def test_a_crash_between_two_actions_repeats_neither(job, faults_enabled):
     pin(JOB, with_actions(http("first"), http("second")))
     target = InMemoryRecipient(honour_keys=False)
-    options = fault("after_action", mode="exit", until_retry=1, action="second")
+    options = fault("after_action", mode="exit", times=1, action="second")
     with pytest.raises(SimulatedCrash):
         run(job, target, timeout_ms=400, options=options)
     assert action_done(JOB, "first") is not None and action_done(JOB, "second") is None

@@ -64,7 +64,7 @@ class Cell:
     recovery: str
 
     def fault(self, document_index: int) -> dict[str, Any]:
-        until = {"until_retry": 1} if self.recovery == "retry" else {"until_redrive": 1}
+        until = {"times": 1} if self.recovery == "retry" else {"until_redrive": 1}
         spec: dict[str, Any] = {"point": self.point, "mode": self.mode, **until}
         if self.point in DOCUMENT_POINTS:
             spec["document_index"] = document_index

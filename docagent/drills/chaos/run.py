@@ -22,7 +22,7 @@ from docagent.drills.chaos.outcome import CellOutcome
 from docagent.drills.demo_corpus import seed_inputs
 from docagent.drills.local_job import LocalJob
 from docagent.localcloud.stepfunctions.distributed_map import deliver_twice
-from functions import storage
+from functions import s3_json, storage
 from stacks import outputs as names
 
 if TYPE_CHECKING:
@@ -130,6 +130,12 @@ class ChaosRun:
             count += 1
         return count
 
+    @staticmethod
+    def firings(job: LocalJob) -> int:
+        """The markers of the job's fault firings (a fault armed with ``times``: written before it fired)."""
+        markers = s3_json.list_objects(storage.faults_root(job.job_id), bucket=job.bucket, client=job.s3)
+        return sum(1 for _ in markers)
+
     # -- the invariants ------------------------------------------------------------------------------
 
     def check(self, seen: Observed) -> dict[str, str | None]:
@@ -177,7 +183,10 @@ class ChaosRun:
         outcome.final_status = status
         outcome.faulted_attempts = self.faulted_attempts(job.job_id, cell)
         probe_confirmed = is_probe(cell) and outcome.first_status == "SUCCEEDED"
-        outcome.checks = {"expected_path": self._path_problem(cell, outcome, probe_confirmed)}
+        # A retry cell's fault fires once, at the first attempt that reaches the point: its marker says it
+        # did (an attempt that timed out before the point fails with Sandbox.Timedout too, and fired nothing).
+        fired = self.firings(job) if cell.recovery == "retry" else None
+        outcome.checks = {"expected_path": self._path_problem(cell, outcome, probe_confirmed, fired)}
         if status == "TIMED_OUT_WAITING":
             outcome.checks["expected_path"] = f"still running after {self.job_timeout_seconds:.0f} s"
         else:
@@ -195,9 +204,16 @@ class ChaosRun:
         return outcome
 
     @staticmethod
-    def _path_problem(cell: Cell, outcome: CellOutcome, probe_confirmed: bool = False) -> str | None:
+    def _path_problem(
+        cell: Cell, outcome: CellOutcome, probe_confirmed: bool = False, fired: int | None = None
+    ) -> str | None:
         if outcome.faulted_attempts == 0:
             return f"the fault never fired (no {MODE_ERRORS[cell.mode]} at {POINT_STATES[cell.point]})"
+        if fired == 0:
+            return (
+                f"the fault never fired (no marker under {storage.faults_root(outcome.job_id or '')}: "
+                f"the {MODE_ERRORS[cell.mode]} at {POINT_STATES[cell.point]} was not the fault's)"
+            )
         if probe_confirmed:
             return None
         if cell.recovery == "retry" and outcome.first_status != "SUCCEEDED":

@@ -98,6 +98,7 @@ def _review(event: ProcessDocumentEvent, context: Any) -> DocumentResult:
         "before_store_result",
         event.options,
         event.retry_count,
+        job_id=event.job_id,
         redrive_count=event.redrive_count,
         document_index=entry.index,
         context=context,

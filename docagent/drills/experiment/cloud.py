@@ -154,7 +154,7 @@ class CloudSession:
         prefix = storage.incoming_prefix(job_id)
         seed_inputs(job, documents, prefix)
         request: dict[str, Any] = {"job_id": job_id, "prefix": prefix}
-        until = {"until_redrive": 1} if recovery == "redrive" else {"until_retry": 1}
+        until = {"until_redrive": 1} if recovery == "redrive" else {"times": 1}
         if kill_at is not None and kill_at < documents:
             fault = {"point": "before_store_result", "document_index": kill_at, "mode": "exit", **until}
             request["options"] = {"fault": fault}
