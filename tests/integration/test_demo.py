@@ -1,4 +1,6 @@
-"""`docagent demo` tells the mission's story end to end, as a user runs it (a subprocess, --json)."""
+"""`docagent demo` tells the mission's story end to end: as a user runs it (a subprocess, --json) where the
+story needs a cloud of its own (a deployment variant, the demo's CPU figures, --keep), else the demo's job on
+the session cloud (``session_demo``)."""
 
 from __future__ import annotations
 
