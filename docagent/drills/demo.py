@@ -13,7 +13,7 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +25,7 @@ from rich.text import Text
 from docagent import project
 from docagent.drills.batch_figures import batch_jobs_of, model_calls_by_mode, model_calls_by_model
 from docagent.drills.budget_demo import DemoBudget, after_budget, spend_summary
-from docagent.drills.cpu import cpu_clock, cpu_figures
+from docagent.drills.cpu import CpuClock, cpu_clock, cpu_figures
 from docagent.drills.demo_corpus import (
     Truth,
     extraction_accuracy,
@@ -253,79 +253,113 @@ def run_demo(
     time_scale = _checked_time_scale(documents, time_scale, crash)
     started = time.time()
     phases: dict[str, float] = {}
+    marks = [started]
 
-    def lap(name: str, since: float) -> float:
-        now = time.time()
-        phases[name] = round(now - since, 2)
-        return now
+    def lap(name: str) -> None:
+        marks.append(time.time())
+        phases[name] = round(marks[-1] - marks[-2], 2)
 
     out_dir = synthesized(config_overrides(documents_per_child, batch_records_per_job))
-    mark = lap("synth", started)
+    lap("synth")
     job_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     with demo_cloud(time_scale, keep, persist, model_faults, model) as where:
         stack = deploy(out_dir, names.STACK_NAME, where.endpoint)
         if keep:
             stack.save(project.LOCAL_STACK_FILE)  # so inspect, logs and trace find the deployment
-        mark = lap("deploy", mark)
-        job = LocalJob.on(where.endpoint, stack, job_id)
-        prefix = storage.incoming_prefix(job_id)
-        truth = (
-            seed_inputs(job, documents, prefix, formats)
-            if job_folder is None
-            else job_folder.seed(job, prefix)
+        lap("deploy")
+        summary, cpu_before, cpu_job = demo_job(
+            where,
+            stack,
+            job_id,
+            documents,
+            crash,
+            show_progress=show_progress,
+            formats=formats,
+            job_folder=job_folder,
+            demo_budget=demo_budget,
+            inference=inference,
+            model_faults=model_faults,
+            model=model,
+            lap=lap,
         )
-        mark = lap("seed", mark)
-        request = start_request(
-            job_id, prefix, crash, job_folder, demo_budget=demo_budget, inference=inference
-        )
-        invocations_before = start_counting(where)
-        cpu_before = cpu_clock()
-        job.start(request)
-        status = follow(job, documents, show_progress)
-        mark = lap("job", mark)
-        stopped_at: dict[str, Any] | None = None
-        redrive_to_progress = None
-        alerts = _alerts_of_failure(where, job_id, show_progress) if status != "SUCCEEDED" else []
-        if status != "SUCCEEDED" and crash is not None and crash.mode == "redrive":
-            stopped_at = where_it_stopped(job)
-            if show_progress:
-                _print_stop(stopped_at)
-            before = (job.map_run_counts() or {}).get("succeeded", 0)
-            job.sfn.redrive_execution(executionArn=job.execution_arn)
-            redrive_to_progress = _first_new_progress(job, before)
-            status = follow(job, documents, show_progress, description="redriven")
-            mark = lap("redrive", mark)
-        status, budget_stop = after_budget(
-            job, demo_budget, status, lambda: follow(job, documents, show_progress, description="redriven")
-        )
-        cpu_job = cpu_clock()
-        summary = summarize(job, truth, documents, status)
-        summary.update(
-            **model_figures(job, inference),
-            spend=(spent := spend_summary(job)),
-            model_cost_usd=spent["model_cost_usd"],
-            budget_exceeded=budget_stop,
-            alerts=alerts,
-            model_faults=model_faults.model_dump(exclude_defaults=True) if model_faults else None,
-            model=(model or ModelChoice()).mode(),
-            **(job_folder.summary(job, prefix) if job_folder is not None else {}),
-        )
-        if crash is not None:
-            summary.update(
-                crash=crash_summary(crash, attempts_killed(where, stack, job, crash)),
-                stopped_at=stopped_at,
-                redrive_to_first_progress_seconds=redrive_to_progress,
-            )
         summary["wall_seconds"] = round(time.time() - started, 2)
         summary["phase_seconds"] = phases
         summary["kept"] = kept(where, job_id) if keep else None
-        summary["usage"] = counted_usage(where, job, stack, invocations_before)
         summary["persistence"] = _persistence_figures(where.cloud) if where.cloud is not None else None
     # The cloud has stopped: every worker has exited and been waited for, so its CPU is counted.
     summary["cpu_seconds"] = (
         cpu_figures(cpu_before, cpu_job, cpu_clock(), documents) if where.cloud is not None else None
     )
     return summary
+
+
+def demo_job(
+    where: DemoCloud,
+    stack: LocalStack,
+    job_id: str,
+    documents: int,
+    crash: Crash | None = None,
+    *,
+    show_progress: bool = False,
+    formats: Sequence[CorpusFormat] = DEFAULT_FORMATS,
+    job_folder: JobFolder | None = None,
+    demo_budget: DemoBudget | None = None,
+    inference: str = "on_demand",
+    model_faults: ModelFaults | None = None,
+    model: ModelChoice | None = None,
+    lap: Callable[[str], None] = lambda _phase: None,
+) -> tuple[dict[str, Any], CpuClock, CpuClock]:
+    """The demo's job on a local cloud where ``stack`` is deployed (the demo's own, or one already running:
+    the integration tests run some on their session cloud): its documents seeded, started, followed, a crash
+    redriven and a budget raised, and what it did, read from durable records; with this process's CPU clock
+    at the job's start and at its end. ``model_faults`` and ``model`` say what the cloud was given."""
+    job = LocalJob.on(where.endpoint, stack, job_id)
+    prefix = storage.incoming_prefix(job_id)
+    truth = (
+        seed_inputs(job, documents, prefix, formats) if job_folder is None else job_folder.seed(job, prefix)
+    )
+    lap("seed")
+    request = start_request(job_id, prefix, crash, job_folder, demo_budget=demo_budget, inference=inference)
+    invocations_before = start_counting(where)
+    cpu_before = cpu_clock()
+    job.start(request)
+    status = follow(job, documents, show_progress)
+    lap("job")
+    stopped_at: dict[str, Any] | None = None
+    redrive_to_progress = None
+    alerts = _alerts_of_failure(where, job_id, show_progress) if status != "SUCCEEDED" else []
+    if status != "SUCCEEDED" and crash is not None and crash.mode == "redrive":
+        stopped_at = where_it_stopped(job)
+        if show_progress:
+            _print_stop(stopped_at)
+        before = (job.map_run_counts() or {}).get("succeeded", 0)
+        job.sfn.redrive_execution(executionArn=job.execution_arn)
+        redrive_to_progress = _first_new_progress(job, before)
+        status = follow(job, documents, show_progress, description="redriven")
+        lap("redrive")
+    status, budget_stop = after_budget(
+        job, demo_budget, status, lambda: follow(job, documents, show_progress, description="redriven")
+    )
+    cpu_job = cpu_clock()
+    summary = summarize(job, truth, documents, status)
+    summary.update(
+        **model_figures(job, inference),
+        spend=(spent := spend_summary(job)),
+        model_cost_usd=spent["model_cost_usd"],
+        budget_exceeded=budget_stop,
+        alerts=alerts,
+        model_faults=model_faults.model_dump(exclude_defaults=True) if model_faults else None,
+        model=(model or ModelChoice()).mode(),
+        **(job_folder.summary(job, prefix) if job_folder is not None else {}),
+    )
+    if crash is not None:
+        summary.update(
+            crash=crash_summary(crash, attempts_killed(where, stack, job, crash)),
+            stopped_at=stopped_at,
+            redrive_to_first_progress_seconds=redrive_to_progress,
+        )
+    summary["usage"] = counted_usage(where, job, stack, invocations_before)
+    return summary, cpu_before, cpu_job
 
 
 def start_request(

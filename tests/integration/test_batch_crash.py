@@ -4,12 +4,16 @@ until the job is redriven ("Crashes"); and what the batch job did not answer fin
 the local model fails (``--model-faults batch_record_error``), or every record when the batch job fails
 (``batch_job=failed``).
 
-A run is 100 documents a batch job (Bedrock's minimum per batch job: the smallest job that submits one), about
-15 s of CPU, so each run tells several stories. One is a job split into two batch jobs (200 documents, 100
-records per batch job: the local batch API refuses a batch job over that many as Bedrock's quota does), its
-worker killed at every submission: each part's batch job is created once (docs/batch.md, "A million
-documents"), and the records the batch jobs fail finish on-demand, once. The other is killed while waiting
-for a batch job that fails every record.
+A run is 100 documents a batch job, about 15 s of CPU: Bedrock refuses a batch job under the model's quota
+"Minimum number of records per batch inference job" (User Guide, "Code example for batch inference", looked
+up 2026-12-07; 100 in the quotas table: functions/batch_inference/facts.py), and so does the local batch API.
+So each run tells several stories. One is a job split into two batch jobs (200 documents, 100 records per
+batch job: the local batch API refuses a batch job over that many as Bedrock's quota does), its worker killed
+at every submission: each part's batch job is created once (docs/batch.md, "A million documents"), and the
+records the batch jobs fail finish on-demand, once. The other is killed while waiting for a batch job that
+fails every record. Two runs: a job arms one fault point. The second is not a job on the session cloud: its
+waits (five attempts' backoff, the batch job) at the session cloud's time scale (0.25, against the demo's
+0.1) cost more CPU than a cloud of its own (2026-12-07: 21.7 s alone, 25.0 s on the session cloud).
 """
 
 from __future__ import annotations

@@ -1,13 +1,27 @@
-"""`docagent demo` tells the mission's story end to end, as a user runs it (a subprocess, --json)."""
+"""`docagent demo` tells the mission's story end to end: as a user runs it (a subprocess, --json) where the
+story needs a cloud of its own (a deployment variant, the demo's CPU figures, --keep), else the demo's job on
+the session cloud (``session_demo``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
+
+from docagent import project
+from docagent.drills.demo import Crash, DemoCloud, demo_job
+from docagent.drills.document_files import parse_formats
+from docagent.localcloud import lifecycle
+from docagent.localcloud.deploy import LocalStack
+from docagent.localcloud.server import LocalCloud
+from tests.integration.test_evidence_demo import operator
 
 
 def docagent(tmp_path, *arguments: str, expect: int = 0) -> dict:
@@ -28,6 +42,35 @@ def demo(tmp_path, *arguments: str) -> dict:
     return docagent(tmp_path, "demo", *arguments)
 
 
+def kept_operator(state: Path, summary: dict, *arguments: str) -> dict:
+    """`docagent ARGS --json` against the cloud `demo --keep` left running (state: its DOCAGENT_STATE_DIR),
+    in this process: its endpoint and the deployment the demo recorded (a subprocess a command costs about
+    2 s of CPU, its interpreter and imports; test_budget_demo.py's first `status` runs as a user runs it)."""
+    return operator(summary["kept"]["endpoint"], state / "local" / "stack.json", *arguments)
+
+
+def stop_kept_cloud(state: Path) -> None:
+    """`docagent local down` for the cloud `demo --keep` left running under ``state``, in this process: the
+    same lifecycle.stop() on that state's record (`local down` as a command: test_durable_cloud.py)."""
+    with pytest.MonkeyPatch.context() as patch, contextlib.suppress(lifecycle.LifecycleError):
+        patch.setattr(project, "LOCAL_CLOUD_FILE", state / "local" / "cloud.json")
+        lifecycle.stop()
+
+
+def session_demo(
+    cloud: LocalCloud, deployed: LocalStack, documents: int, crash: Crash, **options: Any
+) -> dict:
+    """The demo's job (docagent/drills/demo.py ``demo_job``: seeded, started, followed, redriven, summarised
+    as `docagent demo --json` does) on the session cloud: a story that needs no deployment or cloud of its own
+    runs there, not in a demo's own cloud (about 7 s of CPU a demo before its first document: its interpreter,
+    cloud, deploy and workers' templates). `demo` itself, as a user runs it: the tests that need its own
+    cloud (a variant, its CPU figures, --keep)."""
+    where = DemoCloud(endpoint=cloud.endpoint, state_dir=cloud.state_dir, cloud=cloud)
+    job_id = f"demo-{crash.mode}-{crash.point.replace('_', '-')}-{uuid.uuid4().hex[:6]}"
+    summary, _, _ = demo_job(where, deployed, job_id, documents, crash, **options)
+    return summary
+
+
 # The crash story needs a job with documents before and after the crashed one and every format of the
 # corpus present (12 documents hold each of the five default formats, 6 each of pdf, md and xlsx); the size is
 # not the point (it was 30, and 12 for the transient crash too: the job's CPU grows with it).
@@ -36,37 +79,14 @@ CRASH_AT = {"redrive": 8, "transient": 4}
 
 
 @pytest.mark.parametrize("mode", ["redrive", "transient"])
-def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(tmp_path, mode):
-    # Time scale 0.1 (6 s function timeouts) leaves room for a loaded CI machine.
-    keep = ["--keep"] if mode == "redrive" else []
+def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
+    cloud, deployed, stack_file, mode
+):
+    """On the session cloud (session_demo); the demo's own cloud's CPU figures are checked by the batches of
+    five below, `demo --keep` and its cloud found by its state folder by test_budget_demo.py."""
     formats = "pdf,docx,html,txt,md" if mode == "redrive" else "pdf,md,xlsx"
     documents, crash_at = CRASH_DOCUMENTS[mode], CRASH_AT[mode]
-    try:
-        summary = demo(
-            tmp_path,
-            "--documents",
-            str(documents),
-            "--crash-at",
-            str(crash_at),
-            "--crash-mode",
-            mode,
-            "--time-scale",
-            "0.1",
-            "--formats",
-            formats,
-            *keep,
-        )
-        if keep:
-            check_the_kept_job(tmp_path, summary)
-    finally:
-        if keep:
-            subprocess.run(
-                [sys.executable, "-m", "docagent.cli", "local", "down"],
-                env={**os.environ, "DOCAGENT_STATE_DIR": str(tmp_path)},
-                capture_output=True,
-                timeout=60,
-                check=False,
-            )
+    summary = session_demo(cloud, deployed, documents, Crash(crash_at, mode), formats=parse_formats(formats))
     assert summary["status"] == "SUCCEEDED" and summary["verified"] is True
     assert summary["results"] == summary["documents"] == documents
     assert summary["tickets"] == 1
@@ -74,15 +94,6 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
     assert summary["model_calls_throttled"] == 0  # no --model-faults
     assert summary["repeated_model_calls"] == 0, "the crashed document's model output was already durable"
     assert summary["crash"]["document_index"] == crash_at
-    cpu = summary["cpu_seconds"]
-    if keep:
-        assert cpu is None  # the kept cloud runs in its own process, which the demo cannot measure
-    else:  # the workers' CPU is counted once they have exited (the cloud stopped)
-        assert cpu["workers"] > 0 and cpu["endpoint_process"] > 0
-        # the parts are rounded to hundredths; the per-document figure is computed before rounding
-        assert cpu["per_document"] == pytest.approx(
-            (cpu["workers"] + cpu["endpoint_process"]) / documents, abs=0.01
-        )
     if mode == "redrive":
         assert summary["redrive_count"] == 1
         assert summary["crash"]["attempts_killed"] == 4, "first try and three retries die until the redrive"
@@ -95,25 +106,23 @@ def test_a_crashed_document_is_recovered_with_nothing_lost_and_nothing_repeated(
         assert f"docagent redrive {summary['job_id']} --dry-run" in alert["message"]
         assert summary["stopped_at"]["error"] == "States.ExceedToleratedFailureThreshold"
         assert [doc["index"] for doc in summary["stopped_at"]["documents_failed"]] == [crash_at]
+        check_the_trace(cloud, stack_file, summary)
     else:
         assert summary["redrive_count"] == 0
         assert summary["crash"]["attempts_killed"] == 1, "Retry recovers the one killed attempt"
         assert summary["alerts"] == [], "the job never failed: no alert"
-        assert summary["kept"] is None
     by_format = summary["extraction_accuracy_by_format"]
     assert set(by_format) == set(formats.split(",")), "one entry per format of the corpus"
     assert all(accuracy >= 0.9 for accuracy in by_format.values()), by_format
     assert sum(summary["documents_by_format"].values()) == documents
 
 
-def check_the_kept_job(tmp_path, summary: dict) -> None:
-    """After `demo --keep` the local cloud still serves the job: its trace shows every document's spans, the
-    crashed document's killed attempts, the redrive and the completion."""
+def check_the_trace(cloud: LocalCloud, stack_file: Path, summary: dict) -> None:
+    """`docagent trace` and `inspect` of the redriven job (in this process, against the session cloud): its
+    trace shows every document's spans, the crashed document's killed attempts, the redrive and the
+    completion."""
     job_id = summary["job_id"]
-    assert summary["kept"]["commands"][:3] == [
-        f"docagent {name} {job_id}" for name in ("inspect", "logs", "trace")
-    ]
-    trace = docagent(tmp_path, "trace", job_id)
+    trace = operator(cloud.endpoint, stack_file, "trace", job_id)
     assert trace["status"] == "SUCCEEDED" and trace["redrive_count"] == 1
     assert len(trace["documents"]) == summary["documents"]
     for document in trace["documents"]:
@@ -149,9 +158,9 @@ def check_the_kept_job(tmp_path, summary: dict) -> None:
     assert {step["step"]: step["status"] for step in trace["steps"]} == dict.fromkeys(
         ("prepare", "report", "actions", "verify"), "completed"
     )
-    one = docagent(tmp_path, "trace", job_id, "--document", crashed["document_id"])
+    one = operator(cloud.endpoint, stack_file, "trace", job_id, "--document", crashed["document_id"])
     assert [document["document_id"] for document in one["documents"]] == [crashed["document_id"]]
-    inspected = docagent(tmp_path, "inspect", job_id)
+    inspected = operator(cloud.endpoint, stack_file, "inspect", job_id)
     assert inspected["job_id"] == job_id
 
 
@@ -185,6 +194,12 @@ def test_batches_of_five_crash_mid_batch_then_redrive_give_each_document_one_res
     assert summary["usage"]["lambda"]["ProcessDocument"]["invocations"] == 2 + 3 + 1
     # Every worker, those replacing the crashed ones too, forked from the fork server (lambdas/forking.py):
     # the deployed functions' environments let it (nothing a preloaded import reads differs).
+    # The demo's own cloud measures what the job cost it: the workers' CPU counted once they have exited
+    # (the cloud stopped); the parts are rounded to hundredths, the per-document figure computed before.
+    cpu = summary["cpu_seconds"]
+    assert cpu["workers"] > 0 and cpu["endpoint_process"] > 0
+    assert cpu["per_document"] == pytest.approx((cpu["workers"] + cpu["endpoint_process"]) / 10, abs=0.01)
+    assert summary["kept"] is None
     if os.environ.get("DOCAGENT_LAMBDA_FORK") != "0":
         workers = summary["usage"]["lambda_workers"]
         assert workers["fresh"] == 0 and workers["forked"] >= 5, workers  # one a function, at least

@@ -1,22 +1,20 @@
 """`docagent demo --job PATH`: a definition folder (the claims example, and a fresh `docagent init`) runs on
 the local cloud with a worker killed mid-job and a redrive, and ends SUCCEEDED with one result per sample, no
 repeated model call, the outcomes its labels and checks give, and every action performed once. The claims
-example's tests share one run (``claims_run``); `docagent init`'s folder is test_walkthrough.py's."""
+example's tests share one run (``claims_run``, the demo's job on the session cloud); `docagent init`'s folder
+is test_walkthrough.py's (`docagent demo --job` as a user runs it, a subprocess with its own cloud)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from docagent.operations.context import OperatorContext
-from docagent.operations.records import JobRecords
-from tests.integration.test_demo import docagent
-from tests.integration.test_evidence_demo import CLAIMS, ScoredJob, operator, results_with_pages
+from docagent.drills.demo import Crash
+from docagent.drills.job_folder import JobFolder
+from docagent.drills.local_job import LocalJob
+from tests.integration.test_demo import session_demo
+from tests.integration.test_evidence_demo import CLAIMS, operator, results_with_pages
 
 
 def assert_recovered(summary: dict, documents: int) -> None:
@@ -32,41 +30,19 @@ def assert_recovered(summary: dict, documents: int) -> None:
         assert action["outcome"] == "performed" and action["attempts"] == 1, action
 
 
-def kept_demo(state: Path, *arguments: str) -> ScoredJob:
-    """`demo --job examples/claims --keep ARGS`, then what the kept cloud holds of it, read in this process
-    through its endpoint and the deployment the demo recorded: each result with its document's page texts and
-    `eval --from-job JOB --job examples/claims` of it; the cloud stopped after."""
-    environment = {**os.environ, "DOCAGENT_STATE_DIR": str(state)}
-    try:
-        summary = docagent(state, "demo", "--job", str(CLAIMS), "--time-scale", "0.1", "--keep", *arguments)
-        job_id, endpoint = summary["job_id"], summary["kept"]["endpoint"]
-        stack_file = state / "local" / "stack.json"  # where the kept demo records its deployment
-        stack = json.loads(stack_file.read_text())
-        records = JobRecords(
-            OperatorContext.of_local_stack(endpoint, stack["stack_name"], stack["outputs"]), job_id
-        )
-        score = operator(endpoint, stack_file, "eval", "--from-job", job_id, "--job", str(CLAIMS))
-        return ScoredJob(summary, {}, results_with_pages(records), score)
-    finally:
-        subprocess.run(
-            [sys.executable, "-m", "docagent.cli", "local", "down"],
-            env=environment,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-
-
 @pytest.fixture(scope="module")
-def claims_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, dict]:
-    """`demo --job examples/claims --crash-at 6 --keep`, the worker dying as it stores the packet's first
-    section (samples/packet-0001.pdf, document 6) until the job is redriven: its summary, each result read
-    from the kept cloud and `eval --from-job JOB --job examples/claims` of it. One run for the tests below
-    (each claims run is ~5 s of CPU)."""
-    state = tmp_path_factory.mktemp("claims")
-    kept = kept_demo(state, "--crash-at", "6")
-    assert kept.scored is not None
-    return kept.summary, kept.results, kept.scored
+def claims_run(cloud, deployed, stack_file: Path) -> tuple[dict, dict, dict]:
+    """The demo's job of examples/claims (``demo --job examples/claims --crash-at 6``) on the session cloud
+    (tests/integration/test_demo.py ``session_demo``; `demo --job` itself, its own cloud, as a user runs it:
+    test_walkthrough.py's), the worker dying as it stores the packet's first section
+    (samples/packet-0001.pdf, document 6) until the job is redriven: its summary, each result read from the
+    cloud and `eval --from-job JOB --job examples/claims` of it. One run for the tests below (it was a kept
+    demo of its own: its cloud, deploy and detached cloud process cost about 15 s of CPU before the job)."""
+    folder = JobFolder.read(CLAIMS)
+    summary = session_demo(cloud, deployed, len(folder.documents), Crash(6, "redrive"), job_folder=folder)
+    job_id = summary["job_id"]
+    score = operator(cloud.endpoint, stack_file, "eval", "--from-job", job_id, "--job", str(CLAIMS))
+    return summary, results_with_pages(LocalJob.on(cloud.endpoint, deployed, job_id).records), score
 
 
 def test_demo_job_runs_the_claims_example(claims_run: tuple[dict, dict, dict]) -> None:

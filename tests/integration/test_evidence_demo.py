@@ -2,9 +2,9 @@
 form's incident date moved a day by the local model (``corrupt=incident_date:1.0``: valid for the schema,
 absent from the document), every claim form ends in review with a reason naming incident_date, none accepted;
 `eval --from-job` of that job reports the calibration and fits it. The job runs on the session cloud (the
-model's faults set on it for the job alone), scored by the operator's commands in-process: `demo --job` itself
-(a cloud of its own, a crash and a redrive) is test_demo_job.py's, whose run also checks that every extracted
-field's evidence offsets hold its quote.
+model's faults set on it for the job alone), scored by the operator's commands in-process: the claims job with
+a crash and a redrive is test_demo_job.py's (the demo's job, on the session cloud too), whose run also checks
+that every extracted field's evidence offsets hold its quote; `demo --job` itself is test_walkthrough.py's.
 """
 
 from __future__ import annotations
