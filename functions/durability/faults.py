@@ -70,7 +70,7 @@ def fault_point(
     if spec.until_redrive is not None and redrive_count >= spec.until_redrive:
         return
     place = _place(point.scope, document_index, action, part)
-    if spec.times is not None and not _claim_firing(job_id, name, place, spec.times):
+    if spec.times is not None and not _take_firing(job_id, name, place, spec.times):
         return
     logger.warning(
         "injecting fault",
@@ -103,7 +103,7 @@ def _place(scope: str, document_index: int | None, action: str | None, part: int
     return f"part-{part}" if part is not None else "job"
 
 
-def _claim_firing(job_id: str, point: str, place: str, times: int) -> bool:
+def _take_firing(job_id: str, point: str, place: str, times: int) -> bool:
     """Write the first free marker of the ``times`` allowed (once each, IfNoneMatch): True when one was free,
     so the fault fires and a later arrival (another attempt, a second delivery) finds it taken."""
     return any(
