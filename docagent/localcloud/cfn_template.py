@@ -40,6 +40,20 @@ def _local_powertools_layer(parameter: str) -> str:
 # CloudFormation dynamic references: {{resolve:service:reference}} inside any string property.
 DYNAMIC_REFERENCE = re.compile(r"\{\{resolve:([a-z-]+):([^{}]+)\}\}")
 
+# Each resource type's ARN, by its physical name.
+ARN_FORMATS = {
+    "AWS::S3::Bucket": "arn:aws:s3:::{name}",
+    "AWS::DynamoDB::Table": f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/{{name}}",
+    "AWS::Lambda::Function": f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{{name}}",
+    "AWS::IAM::Role": f"arn:aws:iam::{ACCOUNT_ID}:role/{{name}}",
+    "AWS::Logs::LogGroup": f"arn:aws:logs:{REGION}:{ACCOUNT_ID}:log-group:{{name}}:*",
+    "AWS::StepFunctions::StateMachine": f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{{name}}",
+    "AWS::SNS::Topic": f"arn:aws:sns:{REGION}:{ACCOUNT_ID}:{{name}}",
+    "AWS::Events::Rule": f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/{{name}}",
+    "AWS::CloudWatch::Alarm": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT_ID}:alarm:{{name}}",
+    "AWS::Lambda::LayerVersion": f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:layer:{{name}}:local",
+}
+
 PSEUDO_PARAMETERS = {
     "AWS::AccountId": ACCOUNT_ID,
     "AWS::Region": REGION,
@@ -120,27 +134,9 @@ class TemplateValues:
         resource = self.resources[logical_id]
         name = self.physical[logical_id]
         kind = resource["Type"]
-        if kind == "AWS::S3::Bucket":
-            return f"arn:aws:s3:::{name}"
-        if kind == "AWS::DynamoDB::Table":
-            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/{name}"
-        if kind == "AWS::Lambda::Function":
-            return f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{name}"
-        if kind == "AWS::IAM::Role":
-            return f"arn:aws:iam::{ACCOUNT_ID}:role/{name}"
-        if kind == "AWS::Logs::LogGroup":
-            return f"arn:aws:logs:{REGION}:{ACCOUNT_ID}:log-group:{name}:*"
-        if kind == "AWS::StepFunctions::StateMachine":
-            return f"arn:aws:states:{REGION}:{ACCOUNT_ID}:stateMachine:{name}"
-        if kind == "AWS::SNS::Topic":
-            return f"arn:aws:sns:{REGION}:{ACCOUNT_ID}:{name}"
-        if kind == "AWS::Events::Rule":
-            return f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/{name}"
-        if kind == "AWS::CloudWatch::Alarm":
-            return f"arn:aws:cloudwatch:{REGION}:{ACCOUNT_ID}:alarm:{name}"
-        if kind == "AWS::Lambda::LayerVersion":
-            return f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:layer:{name}:local"
-        raise DeployError(f"{logical_id}: no ARN for {kind}")
+        if kind not in ARN_FORMATS:
+            raise DeployError(f"{logical_id}: no ARN for {kind}")
+        return ARN_FORMATS[kind].format(name=name)
 
     def _ref(self, name: str) -> Any:
         if name in PSEUDO_PARAMETERS:
