@@ -349,7 +349,8 @@ def add_local_status(local: Commands, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_local_deploy(args: argparse.Namespace) -> int:
-    from docagent.localcloud.deploy import DeployError, deploy
+    from docagent.localcloud.cfn_template import DeployError
+    from docagent.localcloud.deploy import deploy
     from docagent.localcloud.synth import synth_local
 
     endpoint = _endpoint(args)

@@ -232,7 +232,7 @@ def profile_demo(directory: Path, documents: int, time_scale: float | None) -> d
     threads.start()
     try:
         # real time by default: a profiled process is slower, and the demo's compressed function timeouts
-        # (docagent/drills/demo.py, default_time_scale) would time its steps out on a busy machine
+        # (docagent/drills/demo_cloud.py, default_time_scale) would time its steps out on a busy machine
         summary = run_demo(documents=documents, time_scale=time_scale or 1.0, show_progress=False, crash=None)
     finally:
         profiles = threads.stop()

@@ -50,7 +50,9 @@ def job_folder_option(args: argparse.Namespace, unsupported: str) -> Any:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from docagent.drills.demo import Crash, default_crash_index, default_time_scale, run_demo
+    from docagent.drills.demo import run_demo
+    from docagent.drills.demo_cloud import default_time_scale
+    from docagent.drills.demo_crash import Crash, default_crash_index
 
     job_folder = job_folder_option(args, "--crash-cloud")
     if args.crash_cloud:

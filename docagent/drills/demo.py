@@ -2,21 +2,17 @@
 
 Synthesizes the app with the local profile (when stale), starts the local cloud, deploys the
 synthesized template, generates documents with known ground truth, runs a job through the real
-Step Functions definition and reports what happened, measured from durable records only.
+Step Functions definition and reports what happened, measured from durable records only. The demo's local
+cloud is docagent/drills/demo_cloud.py, its crash and redrive docagent/drills/demo_crash.py.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -26,31 +22,41 @@ from docagent import project
 from docagent.drills.batch_figures import batch_jobs_of, model_calls_by_mode, model_calls_by_model
 from docagent.drills.budget_demo import DemoBudget, after_budget, spend_summary
 from docagent.drills.cpu import CpuClock, cpu_clock, cpu_figures
+from docagent.drills.demo_cloud import (
+    DemoCloud,
+    config_overrides,
+    counted_usage,
+    default_time_scale,
+    demo_cloud,
+    job_alerts,
+    kept,
+    persistence_figures,
+    start_counting,
+    synthesized,
+)
 from docagent.drills.demo_corpus import (
     Truth,
     extraction_accuracy,
     extraction_accuracy_by_format,
     seed_inputs,
 )
+from docagent.drills.demo_crash import (
+    Crash,
+    attempts_killed,
+    crash_summary,
+    first_new_progress,
+    where_it_stopped,
+)
 from docagent.drills.document_files import DEFAULT_FORMATS, CorpusFormat
 from docagent.drills.local_job import LocalJob
-from docagent.localcloud.bedrock.backends import ModelChoice, set_model
-from docagent.localcloud.bedrock.model_faults import ModelFaults, model_faults_spec
+from docagent.localcloud.bedrock.backends import ModelChoice
+from docagent.localcloud.bedrock.model_faults import ModelFaults
 from docagent.localcloud.deploy import LocalStack, deploy
-from docagent.localcloud.lambdas.runtime import InvocationRecord
-from docagent.localcloud.server import LocalCloud, free_port
-from docagent.localcloud.stepfunctions import status_events as local_alerts
-from docagent.localcloud.synth import local_context, synth_local
-from docagent.operations.context import OperatorContext
-from docagent.operations.map_run_children import documents_of_input
 from docagent.operations.progress import progress_bar
-from docagent.operations.trace_job import build_trace, span_lines
 from docagent.operations.unfinished_calls import unfinished_cause
 from functions import storage
-from functions.durability.fault_points import fault_point_named
 from functions.payloads.model_calls import ModelCallRecord
 from stacks import outputs as names
-from stacks.config import CONTEXT_KEY, DocAgentConfig, load_config
 
 if TYPE_CHECKING:  # imported where `demo --job` runs (it needs the kit's definition and label modules)
     from docagent.drills.job_folder import JobFolder
@@ -77,157 +83,6 @@ def follow(job: LocalJob, documents: int, show_progress: bool, description: str 
         job.records.refresh()
         progress.update(task, completed=len(job.records.result_ids), detail=status)
     return status
-
-
-@dataclass(frozen=True)
-class Crash:
-    """A fault armed for one document (or, at a job-level point such as after_batch_submit, for the job): the
-    worker dies at ``point`` (default: before the document's result is stored)."""
-
-    document_index: int
-    mode: str  # "redrive": on every attempt until the execution is redriven; "transient": first attempt only
-    point: str = "before_store_result"
-
-    def job_options(self) -> dict[str, Any]:
-        until = {"until_redrive": 1} if self.mode == "redrive" else {"times": 1}
-        return {
-            "fault": {"point": self.point, "document_index": self.document_index, "mode": "exit", **until}
-        }
-
-
-def where_it_stopped(job: LocalJob) -> dict[str, Any]:
-    """What the durable records say about a failed job: counts, failed documents, state and error."""
-    counts = job.map_run_counts() or {}
-    described = job.records.require_execution()
-    failed = [  # the documents of the failed children (a batch's: each of its documents)
-        {"index": document.get("index"), "error": entry.get("Error")}
-        for entry in job.map_run_entries("FAILED")
-        for document in documents_of_input(entry.get("Input"))
-    ]
-    return {
-        "failed_state": job.records.current_state(),
-        "error": described.get("error"),
-        "documents_done": counts.get("succeeded", 0),
-        "documents_failed": failed,
-        "documents_pending": counts.get("pending", 0),
-    }
-
-
-def _first_new_progress(job: LocalJob, before: int, timeout: float = 30.0) -> float:
-    """Seconds from the redrive until one more document has succeeded than before it."""
-    started = time.time()
-    while time.time() - started < timeout:
-        if (job.map_run_counts() or {}).get("succeeded", 0) > before or job.status() != "RUNNING":
-            break
-        time.sleep(0.02)
-    return round(time.time() - started, 3)
-
-
-# The shortest a function's timeout may be once scaled: a worker on a busy two-core machine must still read
-# its document and have the model answer within it (120 s x 0.05 = 6 s timed the first attempts out on a
-# loaded machine, issue #53), so the scale is at least this over the deployment's function timeout.
-MIN_SCALED_FUNCTION_SECONDS = 15.0
-
-
-def default_time_scale(documents: int, function_timeout_seconds: float | None = None) -> float:
-    """0.05 for the 200-document demo, proportionally more for larger jobs (up to real time): compressed
-    function timeouts must still fit steps whose work grows with the job (BuildReport and VerifyJob read its
-    result files and listings; a ListDocuments step is bounded whatever the size); and never so little that
-    the function timeout (config ``function_timeout_seconds``, 120 s unless given) is under
-    MIN_SCALED_FUNCTION_SECONDS (0.125 at 120 s)."""
-    timeout = function_timeout_seconds or DocAgentConfig.model_fields["function_timeout_seconds"].default
-    floor = MIN_SCALED_FUNCTION_SECONDS / float(timeout)
-    return min(1.0, max(floor, 0.05 * max(1.0, documents / 200)))
-
-
-def default_crash_index(documents: int) -> int:
-    """The mission's story crashes document 138 of 200; smaller jobs crash two thirds of the way in."""
-    return 138 if documents > 138 else documents * 2 // 3
-
-
-class KeptCloudError(ValueError):
-    """``--keep`` needs the local cloud's place: another local cloud already runs."""
-
-
-@dataclass
-class DemoCloud:
-    """Where the demo's job runs: an in-process local cloud, or (``--keep``) a detached one that stays up."""
-
-    endpoint: str
-    state_dir: Path
-    cloud: LocalCloud | None = None  # in-process only: its runtime records every invocation
-    pid: int | None = None
-
-
-@contextmanager
-def demo_cloud(
-    time_scale: float,
-    keep: bool,
-    persist: bool = True,
-    model_faults: ModelFaults | None = None,
-    model: ModelChoice | None = None,
-) -> Iterator[DemoCloud]:
-    """The demo's local cloud (its own, or a kept one in its own process), answering the model steps as
-    ``model`` says (--model: a real model, or the labels, recorded)."""
-    with _demo_cloud(time_scale, keep, persist, model_faults) as where:
-        if model is not None:
-            set_model(where.endpoint, model)
-        yield where
-
-
-@contextmanager
-def _demo_cloud(
-    time_scale: float, keep: bool, persist: bool = True, model_faults: ModelFaults | None = None
-) -> Iterator[DemoCloud]:
-    if not keep:
-        # The demo prints the alert itself, after the progress bar; the sink still records it. Each demo
-        # starts empty (fresh); persist=False measures the cost of keeping the state on disk.
-        with LocalCloud(
-            project.LOCAL_DIR / "demo",
-            time_scale=time_scale,
-            alert_printer=local_alerts.discard,
-            fresh=True,
-            persist=persist,
-            model_faults=model_faults,
-        ) as cloud:
-            yield DemoCloud(endpoint=cloud.endpoint, state_dir=cloud.state_dir, cloud=cloud)
-        return
-    running = project.running_cloud()
-    if running:
-        raise KeptCloudError(
-            f"--keep starts its own local cloud, but one already runs at {running['endpoint']} "
-            f"(pid {running['pid']}): stop it with `docagent local down` first"
-        )
-    # `docagent local up` in its own session, as `local up --detach` starts it (one interpreter fewer).
-    command = [sys.executable, "-m", "docagent.cli", "local", "up"]
-    command += ["--port", str(free_port()), "--time-scale", str(time_scale), "--fresh"]
-    if model_faults is not None:
-        command += ["--model-faults", model_faults_spec(model_faults)]
-    project.LOCAL_DIR.mkdir(parents=True, exist_ok=True)
-    log_file = project.LOCAL_DIR / "cloud.log"
-    with log_file.open("ab") as log:
-        process = subprocess.Popen(command, cwd=project.ROOT, stdout=log, stderr=log, start_new_session=True)
-    deadline = time.time() + 90  # a loaded machine imports moto slowly
-    while (record := project.running_cloud()) is None:
-        if process.poll() is not None or time.time() > deadline:
-            raise RuntimeError(f"the local cloud did not start; see {log_file}")
-        time.sleep(0.1)
-    yield DemoCloud(endpoint=str(record["endpoint"]), state_dir=project.LOCAL_DIR, pid=int(record["pid"]))
-
-
-def job_alerts(state_dir: Path, job_id: str, wait_seconds: float = 10.0) -> list[dict[str, Any]]:
-    """The alerts the local cloud's sink recorded for the job (waiting a moment for one in flight: the event
-    is delivered just after the execution's status changes)."""
-    deadline = time.time() + wait_seconds
-    while True:
-        found = [
-            {key: alert[key] for key in ("time", "job_id", "status", "rule", "topic_arn", "message")}
-            for alert in local_alerts.read_alerts(state_dir)
-            if alert.get("job_id") == job_id
-        ]
-        if found or time.time() > deadline:
-            return found
-        time.sleep(0.1)
 
 
 def run_demo(
@@ -285,7 +140,7 @@ def run_demo(
         summary["wall_seconds"] = round(time.time() - started, 2)
         summary["phase_seconds"] = phases
         summary["kept"] = kept(where, job_id) if keep else None
-        summary["persistence"] = _persistence_figures(where.cloud) if where.cloud is not None else None
+        summary["persistence"] = persistence_figures(where.cloud) if where.cloud is not None else None
     # The cloud has stopped: every worker has exited and been waited for, so its CPU is counted.
     summary["cpu_seconds"] = (
         cpu_figures(cpu_before, cpu_job, cpu_clock(), documents) if where.cloud is not None else None
@@ -334,7 +189,7 @@ def demo_job(
             _print_stop(stopped_at)
         before = (job.map_run_counts() or {}).get("succeeded", 0)
         job.sfn.redrive_execution(executionArn=job.execution_arn)
-        redrive_to_progress = _first_new_progress(job, before)
+        redrive_to_progress = first_new_progress(job, before)
         status = follow(job, documents, show_progress, description="redriven")
         lap("redrive")
     status, budget_stop = after_budget(
@@ -406,105 +261,6 @@ def _alerts_of_failure(where: DemoCloud, job_id: str, show_progress: bool) -> li
     return alerts
 
 
-def crash_summary(crash: Crash, killed: int) -> dict[str, Any]:
-    per_document = fault_point_named(crash.point).scope == "document"
-    return {
-        "document_index": crash.document_index if per_document else None,
-        "fault_point": crash.point,
-        "mode": crash.mode,
-        "attempts_killed": killed,
-    }
-
-
-def start_counting(where: DemoCloud) -> int:
-    """Reset the endpoint's request counts; the number of invocations so far (in-process clouds only)."""
-    if where.cloud is None:
-        return 0
-    where.cloud.requests.reset()
-    return len(where.cloud.runtime.invocations)
-
-
-def counted_usage(where: DemoCloud, job: LocalJob, stack: LocalStack, since: int) -> dict[str, Any] | None:
-    """The job's usage (a redrive included); None for a kept cloud, which counts in its own process."""
-    if where.cloud is None:
-        return None
-    usage = job_usage(job, stack, where.cloud.requests.snapshot(), where.cloud.runtime.invocations[since:])
-    usage["endpoint_ms_per_request"] = where.cloud.requests.milliseconds()  # what the local cloud costs
-    usage["endpoint_cpu_seconds"] = where.cloud.requests.cpu_seconds()  # its serving threads', by request
-    # Worker processes started: forked (by a function's template, with its handler imported, or by the fork
-    # server), or fresh (lambdas/forking.py).
-    launcher = where.cloud.runtime.launcher
-    usage["lambda_workers"] = {
-        "forked": launcher.forked,
-        "forked_by_template": launcher.from_template,
-        "fresh": launcher.started,
-    }
-    return usage
-
-
-def job_usage(
-    job: LocalJob, stack: LocalStack, requests: dict[str, dict[str, int]], invocations: list[InvocationRecord]
-) -> dict[str, Any]:
-    """What the job used, counted by the local cloud: requests by service and operation, Lambda invocations
-    and durations by function (construct id), state transitions (the parent's history, one per child state),
-    and the bytes the job left in the bucket (its jobs/ prefix and Map Run files). The operator's own
-    requests (the progress polling, these reads) are marked and not counted."""
-    names = {
-        value: key.removesuffix("FunctionName")
-        for key, value in stack.outputs.items()
-        if key.endswith("FunctionName")
-    }
-    functions: dict[str, dict[str, float]] = {}
-    for record in invocations:
-        entry = functions.setdefault(
-            names.get(record.function, record.function), {"invocations": 0, "ms": 0.0}
-        )
-        entry["invocations"] += 1
-        entry["ms"] = round(entry["ms"] + record.duration_ms, 1)
-    history = job.sfn.get_execution_history(executionArn=job.execution_arn, maxResults=1000)["events"]
-    parent = sum(1 for event in history if str(event["type"]).endswith("StateEntered"))
-    # One transition per child (its one state): child executions, not items (a batch is one child).
-    counts = (job.records.map_run or {}).get("executionCounts") or {}
-    children = sum(int(counts.get(name, 0)) for name in ("succeeded", "failed", "timedOut", "aborted"))
-    stored = 0
-    bucket = stack.outputs["BucketName"]
-    for prefix in (storage.job_prefix(job.job_id), f"{storage.MAP_RUNS_PREFIX}/"):
-        for page in job.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-            stored += sum(int(item["Size"]) for item in page.get("Contents", []))
-    return {
-        "requests": requests,
-        "lambda": functions,
-        "state_transitions": parent + children,
-        "stored_bytes": stored,
-    }
-
-
-def config_overrides(documents_per_child: int, batch_records_per_job: int | None) -> dict[str, Any]:
-    """What the demo's deployment changes of the local profile (none by default)."""
-    overrides: dict[str, Any] = {}
-    if documents_per_child != 1:
-        overrides["documents_per_child"] = documents_per_child
-    if batch_records_per_job is not None:
-        overrides["batch_records_per_job"] = batch_records_per_job
-    return overrides
-
-
-def synthesized(overrides: dict[str, Any]) -> Path:
-    """The local synthesis; with config overrides (documents_per_child K > 1, batch_records_per_job) a variant
-    of it (cached under its own key)."""
-    if not overrides:
-        return synth_local()
-    load_config(local_context(overrides)[CONTEXT_KEY])  # a clear refusal
-    return synth_local(overrides)
-
-
-def event_indexes(event: dict[str, Any]) -> set[int]:
-    """The indexes of the documents a ProcessDocument event carries (one ``document``, or a batch's items)."""
-    batch = event.get("items")
-    documents = documents_of_input({"Items": batch} if isinstance(batch, list) else event)
-    return {int(document["index"]) for document in documents if isinstance(document.get("index"), int)}
-
-
 def _checked_time_scale(documents: int, time_scale: float | None, crash: Crash | None) -> float:
     if documents < 1:
         raise ValueError("--documents must be at least 1")
@@ -513,54 +269,8 @@ def _checked_time_scale(documents: int, time_scale: float | None, crash: Crash |
     return default_time_scale(documents) if time_scale is None else time_scale
 
 
-def kept(where: DemoCloud, job_id: str) -> dict[str, Any]:
-    return {
-        "endpoint": where.endpoint,
-        "pid": where.pid,
-        "commands": [
-            f"docagent inspect {job_id}",
-            f"docagent logs {job_id}",
-            f"docagent trace {job_id}",
-            "docagent local down",
-        ],
-    }
-
-
-def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, crash: Crash) -> int:
-    """How many invocations died at the crash's point (of its document, at a per-document point): the
-    in-process runtime's records, or (a kept, detached cloud) the job's trace, where a killed attempt is a
-    span the runtime reported dead."""
-    document_index = crash.document_index
-    if where.cloud is not None:
-        point = fault_point_named(crash.point)
-        batch_step = point.step in {"SubmitBatchJob", "WaitForBatchJob"}
-        function = names.BATCH_INFERENCE if batch_step else point.step
-        return len(
-            [
-                record
-                for record in where.cloud.runtime.invocations_of(
-                    stack.outputs[names.function_name_output(function)]
-                )
-                if record.error_type == "Runtime.ExitError"
-                and (point.scope != "document" or document_index in event_indexes(record.event))
-            ]
-        )
-    ctx = OperatorContext.local(where.endpoint)
-    started = job.records.require_execution()["startDate"]
-    trace = build_trace(job.job_id, {}, [], [], span_lines(ctx, job.job_id, started))
-    return sum(doc["killed_attempts"] for doc in trace["documents"] if doc["index"] == document_index)
-
-
 def _short(message: str) -> str:
     return "\n".join(line if len(line) <= 160 else f"{line[:160]}..." for line in message.splitlines())
-
-
-def _persistence_figures(cloud: LocalCloud) -> dict[str, Any] | None:
-    """What keeping the state on disk cost: journal records, disk syncs and bytes."""
-    journal = cloud.journal
-    if journal is None:
-        return None
-    return {"journal_records": journal.appended, "disk_syncs": journal.syncs, "journal_bytes": journal.size()}
 
 
 def _print_stop(stopped: dict[str, Any]) -> None:

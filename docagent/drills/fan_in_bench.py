@@ -27,7 +27,7 @@ from moto.s3.models import s3_backends
 from rich.console import Console
 from rich.table import Table
 
-from docagent.drills.demo import synthesized
+from docagent.drills.demo_cloud import synthesized
 from docagent.drills.fan_in_job import write_fan_in_job
 from docagent.drills.local_job import LocalJob
 from docagent.kit.loader import read_bundle

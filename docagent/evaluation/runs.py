@@ -230,7 +230,8 @@ def run_local(
     definition on its samples, as ``docagent demo --job`` does (without a crash). With ``models`` (cheap,
     strong) the definition runs as if its job.json named them (docagent/evaluation/cascade.py); ``alone``:
     as if it named none (the deployment's model_id alone: the strong model of a default cascade)."""
-    from docagent.drills.demo import default_time_scale, demo_cloud, follow, synthesized
+    from docagent.drills.demo import follow
+    from docagent.drills.demo_cloud import default_time_scale, demo_cloud, synthesized
     from docagent.drills.demo_corpus import seed_references
     from docagent.drills.local_job import LocalJob
     from docagent.localcloud.bedrock.labels import post_labels

@@ -65,8 +65,8 @@ def local_context(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     deployed = context.get("docagent", {})
     actions = merged_actions(deployed.get("actions") or {}, LOCAL_PROFILE["actions"])  # type: ignore[arg-type]
     context["docagent"] = {**deployed, **LOCAL_PROFILE, "actions": actions, **(overrides or {})}
-    # No asset is bundled locally: the layers' content is the interpreter's own libraries (deploy.py checks
-    # their pins), so a synth never runs pip for the document layer's Lambda wheels.
+    # No asset is bundled locally: the layers' content is the interpreter's own libraries (cfn_resources.py
+    # checks their pins), so a synth never runs pip for the document layer's Lambda wheels.
     context[BUNDLING_STACKS] = []
     return dict(context)
 

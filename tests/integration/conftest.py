@@ -20,7 +20,7 @@ import pytest
 from docagent import project
 from docagent.cli import main
 from docagent.drills.chaos import EXPRESS_PROFILE
-from docagent.drills.demo import config_overrides
+from docagent.drills.demo_cloud import config_overrides
 from docagent.drills.synthetic import (
     CUSTOMERS_CSV,
     CUSTOMERS_KEY,

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from docagent.localcloud.deploy import CloudAssembly, Deployer, DeployError
+from docagent.localcloud.cfn_template import CloudAssembly, DeployError
+from docagent.localcloud.deploy import Deployer
 from docagent.localcloud.ticket_service import LOCAL_TOPIC_ARN, TICKET_API_URL_PARAMETER, TicketService
 from functions.actions.http_call import HttpClient
 from functions.definition.action_specs import EventBridgeAction, ExportAction, HttpAction, SnsAction
@@ -215,12 +216,12 @@ def test_the_local_deploy_resolves_ssm_dynamic_references_as_cloudformation_does
     (tmp_path / "T.assets.json").write_text('{"files": {}}')
     deployer = Deployer(CloudAssembly(tmp_path, "T"), "T", cloud.endpoint)
     reference = "{{resolve:ssm:" + TICKET_API_URL_PARAMETER + "}}"
-    assert deployer.resolve({"Fn::Join": ["", [reference, "/v1"]]}) == f"{cloud.tickets.url}/v1"
-    assert deployer.resolve(f"{reference}/tickets") == f"{cloud.tickets.url}/tickets"
+    assert deployer.template.resolve({"Fn::Join": ["", [reference, "/v1"]]}) == f"{cloud.tickets.url}/v1"
+    assert deployer.template.resolve(f"{reference}/tickets") == f"{cloud.tickets.url}/tickets"
     with pytest.raises(DeployError, match="ParameterNotFound"):
-        deployer.resolve("{{resolve:ssm:/docagent/local/nothing-here}}")
+        deployer.template.resolve("{{resolve:ssm:/docagent/local/nothing-here}}")
     with pytest.raises(DeployError, match="only 'ssm'"):
-        deployer.resolve("{{resolve:secretsmanager:token}}")
+        deployer.template.resolve("{{resolve:secretsmanager:token}}")
 
 
 ALL_TYPES = (

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from docagent import project
-from docagent.drills.demo import Crash, DemoCloud, demo_job
+from docagent.drills.demo import demo_job
+from docagent.drills.demo_cloud import DemoCloud
+from docagent.drills.demo_crash import Crash
 from docagent.drills.document_files import parse_formats
 from docagent.localcloud import lifecycle
 from docagent.localcloud.deploy import LocalStack

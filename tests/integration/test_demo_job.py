@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from docagent.drills.demo import Crash
+from docagent.drills.demo_crash import Crash
 from docagent.drills.job_folder import JobFolder
 from docagent.drills.local_job import LocalJob
 from tests.integration.test_demo import session_demo

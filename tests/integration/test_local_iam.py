@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from docagent.drills.local_job import LocalJob
-from docagent.localcloud.deploy import CloudAssembly, Deployer, LocalStack
+from docagent.localcloud.cfn_template import CloudAssembly
+from docagent.localcloud.deploy import Deployer, LocalStack
 from docagent.localcloud.server import LocalCloud
 from docagent.localcloud.synth import synth_local
 from functions import storage

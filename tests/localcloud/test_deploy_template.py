@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from docagent.localcloud.deploy import CloudAssembly, Deployer, DeployError, _moto_compatible
+from docagent.localcloud.cfn_resources import _moto_compatible
+from docagent.localcloud.cfn_template import CloudAssembly, DeployError
+from docagent.localcloud.deploy import Deployer
 from docagent.localcloud.server import ACCOUNT_ID
 from stacks.sdk_pins import document_layer_description, sdk_layer_description, sdk_versions
 
@@ -55,18 +57,22 @@ def test_intrinsic_functions_resolve_to_local_physical_names(tmp_path):
         "http://127.0.0.1:9",
     )
     for logical_id, resource in deployer.resources.items():
-        deployer.stack.physical[logical_id] = deployer._physical_name(logical_id, resource)
-    assert deployer.resolve({"Ref": "Bucket"}) == "app-bucket"
-    assert deployer.resolve({"Ref": "Table"}) == "explicit-table"
-    assert deployer.resolve({"Fn::GetAtt": ["Table", "Arn"]}).endswith(":table/explicit-table")
-    assert deployer.resolve({"Ref": "Machine"}).endswith(":stateMachine:App-Review")
-    assert deployer.resolve({"Fn::Join": ["/", [{"Ref": "Bucket"}, "jobs", "*"]]}) == "app-bucket/jobs/*"
+        deployer.stack.physical[logical_id] = deployer.template.physical_name(logical_id, resource)
+    assert deployer.template.resolve({"Ref": "Bucket"}) == "app-bucket"
+    assert deployer.template.resolve({"Ref": "Table"}) == "explicit-table"
+    assert deployer.template.resolve({"Fn::GetAtt": ["Table", "Arn"]}).endswith(":table/explicit-table")
+    assert deployer.template.resolve({"Ref": "Machine"}).endswith(":stateMachine:App-Review")
     assert (
-        deployer.resolve({"Fn::Sub": "arn:${AWS::Partition}:s3:::${Bucket}/x"}) == "arn:aws:s3:::app-bucket/x"
+        deployer.template.resolve({"Fn::Join": ["/", [{"Ref": "Bucket"}, "jobs", "*"]]})
+        == "app-bucket/jobs/*"
     )
-    assert deployer.resolve({"Fn::Select": [1, {"Fn::Split": [",", "a,b,c"]}]}) == "b"
+    assert (
+        deployer.template.resolve({"Fn::Sub": "arn:${AWS::Partition}:s3:::${Bucket}/x"})
+        == "arn:aws:s3:::app-bucket/x"
+    )
+    assert deployer.template.resolve({"Fn::Select": [1, {"Fn::Split": [",", "a,b,c"]}]}) == "b"
     with pytest.raises(DeployError, match="Fn::If"):
-        deployer.resolve({"Fn::If": ["Condition", "a", "b"]})
+        deployer.template.resolve({"Fn::If": ["Condition", "a", "b"]})
 
 
 def test_moto_compatible_definition_keeps_the_same_json_numbers():
@@ -81,14 +87,17 @@ def test_the_sdk_layer_deploys_only_with_the_installed_pins(tmp_path):
     description = sdk_layer_description()
     layer = {"Type": "AWS::Lambda::LayerVersion", "Properties": {"Description": description}}
     deployer = Deployer(assembly(tmp_path, {"Sdk": layer}), "App", "http://127.0.0.1:9")
-    deployer.stack.physical["Sdk"] = deployer._physical_name("Sdk", layer)
-    deployer._layer("Sdk", layer["Properties"])
-    assert deployer.resolve({"Ref": "Sdk"}) == f"arn:aws:lambda:us-east-1:{ACCOUNT_ID}:layer:App-Sdk:local"
+    deployer.stack.physical["Sdk"] = deployer.template.physical_name("Sdk", layer)
+    deployer.creator.layer("Sdk", layer["Properties"])
+    assert (
+        deployer.template.resolve({"Ref": "Sdk"})
+        == f"arn:aws:lambda:us-east-1:{ACCOUNT_ID}:layer:App-Sdk:local"
+    )
     other = {"Description": sdk_layer_description({**sdk_versions(), "botocore": "1.0.0"})}
     with pytest.raises(DeployError, match=r"botocore==1\.0\.0.*installed"):
-        deployer._layer("Sdk", other)
+        deployer.creator.layer("Sdk", other)
     with pytest.raises(DeployError, match="only the SDK and document layers"):
-        deployer._layer("Sdk", {"Description": "numpy"})
-    deployer._layer("Documents", {"Description": document_layer_description()})
+        deployer.creator.layer("Sdk", {"Description": "numpy"})
+    deployer.creator.layer("Documents", {"Description": document_layer_description()})
     with pytest.raises(DeployError, match=r"pillow==1\.0\.0.*constraints\.txt"):
-        deployer._layer("Documents", {"Description": document_layer_description({"pillow": "1.0.0"})})
+        deployer.creator.layer("Documents", {"Description": document_layer_description({"pillow": "1.0.0"})})

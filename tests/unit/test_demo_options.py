@@ -7,7 +7,7 @@ import argparse
 import re
 
 from docagent.cli import build_parser
-from docagent.drills.demo import default_crash_index
+from docagent.drills.demo_crash import default_crash_index
 
 
 def _demo_option(flag: str) -> argparse.Action:

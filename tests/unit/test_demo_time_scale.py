@@ -1,12 +1,12 @@
-"""The demo's time scale (docagent/drills/demo.py ``default_time_scale``): it grows with the job, and never
-compresses the function timeout below MIN_SCALED_FUNCTION_SECONDS (issue #53: 120 s x 0.05 timed the first
-model calls out on a loaded machine)."""
+"""The demo's time scale (docagent/drills/demo_cloud.py ``default_time_scale``): it grows with the job, and
+never compresses the function timeout below MIN_SCALED_FUNCTION_SECONDS (issue #53: 120 s x 0.05 timed the
+first model calls out on a loaded machine)."""
 
 from __future__ import annotations
 
 import pytest
 
-from docagent.drills.demo import MIN_SCALED_FUNCTION_SECONDS, default_time_scale
+from docagent.drills.demo_cloud import MIN_SCALED_FUNCTION_SECONDS, default_time_scale
 
 
 @pytest.mark.parametrize(

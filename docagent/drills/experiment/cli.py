@@ -122,7 +122,7 @@ def _print_table(summary: dict[str, Any]) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from docagent.drills.demo import default_crash_index  # noqa: PLC0415
+    from docagent.drills.demo_crash import default_crash_index  # noqa: PLC0415
     from docagent.drills.experiment import report  # noqa: PLC0415
     from docagent.drills.experiment.measures import Run  # noqa: PLC0415
     from docagent.drills.experiment.runner import run_experiment  # noqa: PLC0415

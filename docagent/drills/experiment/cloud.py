@@ -6,7 +6,7 @@
   batch and stores the batch's results together at the end (batch_handler.py); PrepareJob, BuildReport,
   CreateTicket and VerifyJob are the product's own.
 
-The kill is the product's fault point (demo.py's ``Crash``): the Lambda worker process dies
+The kill is the product's fault point (demo_crash.py's ``Crash``): the Lambda worker process dies
 (``os._exit(137)``, as an out-of-memory kill) after document K's model call and before its result is
 stored, or after the ticket was opened for K equal to the job's size. ``redrive`` recovery (the demo's): it
 dies on every attempt until the job fails and is redriven; ``retry``: it dies once and the child's Retry

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from docagent import project
-from docagent.drills.demo import default_time_scale
+from docagent.drills.demo_cloud import default_time_scale
 from docagent.drills.experiment.cloud import CloudJobError, CloudSession
 from docagent.drills.experiment.measures import Run, growth_rows, strategy_rows
 from docagent.drills.experiment.processes import HAND_WRITTEN, PEER, WorkerError, WorkerStrategy, run_worker

@@ -1,11 +1,11 @@
 """IAM enforced by the local endpoint: every request made with a deployed role's credentials is authorized
 against that role's policies (and the bucket's or topic's policy) before moto serves it.
 
-Who is who: a role deployed from a template (deploy.py tags it ``docagent:iam``) has its own key, derived
-from its ARN and carried in the session token (credentials.py). The local Lambda runtime gives each function
-its role's credentials (``role_credentials``, the session named after the function, as Lambda does); the
-Step Functions interpreter calls S3, Lambda and the other integrations with the execution role's. Any other
-session (the operator's, roles created by hand) is not evaluated: it stands for the account's
+Who is who: a role deployed from a template (cfn_resources.py tags it ``docagent:iam``) has its own key,
+derived from its ARN and carried in the session token (credentials.py). The local Lambda runtime gives each
+function its role's credentials (``role_credentials``, the session named after the function, as Lambda does);
+the Step Functions interpreter calls S3, Lambda and the other integrations with the execution role's. Any
+other session (the operator's, roles created by hand) is not evaluated: it stands for the account's
 administrator, as the deploying user does on AWS. A denied request is answered as the service
 answers it, in AWS's wording (naming the principal, the action and the resource):
 

@@ -73,7 +73,8 @@ PRELOAD = (
     # The document layer's readers, which ProcessDocument imports with its first PDF or Word document: each
     # forked worker imported them again (pypdf 0.13 s and python-docx 0.06 s of CPU a worker; a fifth of the
     # 200-document demo's worker samples, `py-spy record --subprocesses --gil`, 2026-12-07). Locally the layer
-    # is the interpreter's own libraries (docagent/localcloud/deploy.py), so a code root holds none of them.
+    # is the interpreter's own libraries (docagent/localcloud/cfn_resources.py), so a code root holds none of
+    # them.
     "pypdf",
     "docx",
 )
