@@ -55,7 +55,7 @@ def asl_placeholders(path: Path = ASL_PATH) -> set[str]:
 # "${MaxConcurrency}"); the stack loads the file and sets these from the config (render_definition), then
 # hands the rendered file to DefinitionBody.from_file. Every other placeholder is a string inside a string
 # (function ARNs, the bucket: known only at deploy) and stays for CloudFormation's DefinitionSubstitutions;
-# the local cloud deploys the same synthesized asset and substitutions (docagent/localcloud/deploy.py).
+# the local cloud deploys the same synthesized asset and substitutions (docagent/localcloud/cfn_resources.py).
 RENDERED = frozenset(
     {
         "MaxConcurrency",
