@@ -93,6 +93,8 @@ def attempts_killed(where: DemoCloud, stack: LocalStack, job: LocalJob, crash: C
                     stack.outputs[names.function_name_output(function)]
                 )
                 if record.error_type == "Runtime.ExitError"
+                and isinstance(record.event, dict)
+                and record.event.get("job_id") == job.job_id  # a cloud may hold other jobs' crashes
                 and (point.scope != "document" or document_index in event_indexes(record.event))
             ]
         )
