@@ -26,12 +26,13 @@ import copy
 import functools
 from typing import Any
 
-from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node
-from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+# moto's parsing modules are untyped (``# type: ignore`` at their top): their classes are Any here.
+from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.validators import Validator
 
 KEPT = 64
-_moto_make = UpdateExpressionParser.make.__func__  # type: ignore[attr-defined]
+_moto_make = UpdateExpressionParser.make.__func__
 _moto_validator_init = Validator.__init__
 _moto_nodes = DepthFirstTraverser.nodes_to_be_processed
 _moto_process = DepthFirstTraverser.process
@@ -76,17 +77,17 @@ def copy_tree(tree: Any) -> Any:
 
 @functools.lru_cache(maxsize=KEPT)
 def _parsed(expression: str) -> Node:
-    return _moto_make(UpdateExpressionParser, expression)  # type: ignore[no-any-return]
+    return _moto_make(UpdateExpressionParser, expression)
 
 
 def _make(cls: type[UpdateExpressionParser], expression_str: str) -> Node:
     if cls is not UpdateExpressionParser:  # a subclass parses as it does
-        return _moto_make(cls, expression_str)  # type: ignore[no-any-return]
-    return copy_tree(_parsed(expression_str))  # type: ignore[no-any-return]
+        return _moto_make(cls, expression_str)
+    return copy_tree(_parsed(expression_str))
 
 
 def _validator_init(self: Validator, expression: Node, *args: Any, **kwargs: Any) -> None:
-    _moto_validator_init(self, None, *args, **kwargs)  # type: ignore[arg-type]
+    _moto_validator_init(self, None, *args, **kwargs)
     self.node_to_validate = copy_tree(expression)
 
 
@@ -112,7 +113,7 @@ def _process(self: DepthFirstTraverser, node: Node) -> Any:
 
 
 def install() -> None:
-    UpdateExpressionParser.make = classmethod(_make)  # type: ignore[method-assign, assignment]
+    UpdateExpressionParser.make = classmethod(_make)
     Validator.__init__ = _validator_init  # type: ignore[method-assign]
-    DepthFirstTraverser.nodes_to_be_processed = _nodes_to_be_processed  # type: ignore[method-assign]
-    DepthFirstTraverser.process = _process  # type: ignore[method-assign]
+    DepthFirstTraverser.nodes_to_be_processed = _nodes_to_be_processed
+    DepthFirstTraverser.process = _process

@@ -13,8 +13,10 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
-from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node
-from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+
+# moto's parsing modules are untyped (``# type: ignore`` at their top): their classes are Any here.
+from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.validators import Validator
 
 from docagent.localcloud import update_expressions
