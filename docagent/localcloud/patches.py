@@ -76,6 +76,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
 - update_expressions.py: a DynamoDB update expression parsed once a process (each caller its own copy), its
   tree copied without ``deepcopy``, each validator pass's table of node classes built once.
   Test: localcloud/test_update_expressions.py. Belongs in moto: yes.
+- condition_parsing.py: a request's DynamoDB condition expression parsed once, not by both the handler and
+  the backend. Test: localcloud/test_condition_parsing.py. Belongs in moto: yes.
 - model_loader.py: moto reads its service models through one loader a process, not a new one each time.
   Test: localcloud/test_model_loader.py. Belongs in moto: yes.
 - region_lists.py: the Bedrock Runtime backend's regions (EC2's) without reading EC2's model.
@@ -122,6 +124,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from docagent.localcloud import (
     action_lookup,
     condition_lexing,
+    condition_parsing,
     error_lookup,
     flask_form_helper,
     model_loader,
@@ -428,6 +431,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
             secret_names,
             condition_lexing,
             update_expressions,
+            condition_parsing,
         ):
             module.install()
         model_loader.install()
