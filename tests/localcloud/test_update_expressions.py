@@ -64,6 +64,10 @@ def parsed_once(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         DepthFirstTraverser, "nodes_to_be_processed", update_expressions._nodes_to_be_processed
     )
     monkeypatch.setattr(DepthFirstTraverser, "process", update_expressions._process)
+    monkeypatch.setattr(
+        DepthFirstTraverser, "traverse_node_recursively", update_expressions._traverse_node_recursively
+    )
+    monkeypatch.setattr(Node, "find_clauses", update_expressions._find_clauses)
     yield parsed
     update_expressions._parsed.cache_clear()
 
@@ -161,6 +165,8 @@ def test_updates_answer_as_moto_does_and_each_text_is_parsed_once(parsed_once: l
         unpatched.setattr(Validator, "__init__", update_expressions._moto_validator_init)
         unpatched.setattr(DepthFirstTraverser, "nodes_to_be_processed", update_expressions._moto_nodes)
         unpatched.setattr(DepthFirstTraverser, "process", update_expressions._moto_process)
+        unpatched.setattr(DepthFirstTraverser, "traverse_node_recursively", update_expressions._moto_traverse)
+        unpatched.setattr(Node, "find_clauses", update_expressions._moto_find_clauses)
         assert story(table()) == patched
     refusals = [answer for answer in patched[:-1] if isinstance(answer, tuple)]
     assert [code for code, _ in refusals] == ["ValidationException"] * 8
