@@ -43,13 +43,13 @@ def _parse(self: ConditionExpressionParser) -> Any:
         self.expression_attribute_names,
         self.expression_attribute_values,
     )
+    if not expression:  # no condition (moto's answer is at once)
+        return _moto_parse(self)
     try:
         names_key = None if names is None else tuple(sorted(names.items()))
         values_key = None if values is None else json.dumps(values, sort_keys=True)
         hash(names_key)
     except TypeError:  # not JSON or not text: parsed as moto parses
-        return _moto_parse(self)
-    if not expression:
         return _moto_parse(self)
     condition, names_found, values_found = _parsed(expression, names_key, values_key)
     self.expr_attr_names_found.extend(names_found)
