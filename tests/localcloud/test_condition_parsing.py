@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.dynamodb.comparisons import ConditionExpressionParser
 
 from docagent.localcloud import condition_parsing
-from tests.localcloud.test_condition_lexing import CONDITION, put
+from tests.localcloud.test_condition_lexing import CONDITION, put, records_table
 
 BROKEN = "attribute_exists(id) AND"
 
@@ -46,13 +45,7 @@ def refused(call: Any, **request: Any) -> str:
 
 def story() -> list[Any]:
     """Powertools' conditional puts at moving times, conditional updates, refused requests; then the table."""
-    client = boto3.client("dynamodb", region_name="us-east-1")
-    client.create_table(
-        TableName="records",
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    client = records_table()
     decided: list[Any] = [
         put(client, now=100),  # no record yet
         put(client, now=105),  # the record (expiring at 110) is live

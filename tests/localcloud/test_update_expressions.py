@@ -9,7 +9,6 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
@@ -20,6 +19,7 @@ from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ig
 from moto.dynamodb.parsing.validators import Validator
 
 from docagent.localcloud import update_expressions
+from tests.localcloud.test_condition_lexing import records_table
 
 # Powertools' idempotency record update (aws_lambda_powertools/utilities/idempotency/persistence/dynamodb.py)
 POWERTOOLS = "SET #response_data = :response_data, #expiry = :expiry, #status = :status"
@@ -89,17 +89,6 @@ def test_a_tree_holding_more_than_plain_leaves_is_deep_copied() -> None:
     assert nodes(copied)[-1].children[0] is not value.children[0]
 
 
-def table() -> Any:
-    client = boto3.client("dynamodb", region_name="us-east-1")
-    client.create_table(
-        TableName="records",
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    return client
-
-
 def story(client: Any) -> list[Any]:
     """Updates of new and existing items (every expression above), and refused ones: each answer or error."""
     values: dict[str, Any] = {
@@ -157,7 +146,7 @@ def story(client: Any) -> list[Any]:
 
 def test_updates_answer_as_moto_does_and_each_text_is_parsed_once(parsed_once: list[str]) -> None:
     with mock_aws():
-        patched = story(table())
+        patched = story(records_table())
     assert parsed_once.count(POWERTOOLS) == 1  # four updates, moto parses each twice
     assert parsed_once.count("SET a =") == 2  # refused at every request (moto strips it), never kept
     with mock_aws(), pytest.MonkeyPatch.context() as unpatched:
@@ -167,7 +156,7 @@ def test_updates_answer_as_moto_does_and_each_text_is_parsed_once(parsed_once: l
         unpatched.setattr(DepthFirstTraverser, "process", update_expressions._moto_process)
         unpatched.setattr(DepthFirstTraverser, "traverse_node_recursively", update_expressions._moto_traverse)
         unpatched.setattr(Node, "find_clauses", update_expressions._moto_find_clauses)
-        assert story(table()) == patched
+        assert story(records_table()) == patched
     refusals = [answer for answer in patched[:-1] if isinstance(answer, tuple)]
     assert [code for code, _ in refusals] == ["ValidationException"] * 8
     assert any("Syntax error" in message for _, message in refusals)
