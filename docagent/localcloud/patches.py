@@ -73,6 +73,11 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_flask_form_helper.py. Belongs in moto: yes (debug mode off).
 - condition_lexing.py: a DynamoDB condition expression's text lexed once a process, not at every request.
   Test: localcloud/test_condition_lexing.py. Belongs in moto: yes.
+- update_expressions.py: a DynamoDB update expression parsed once a process (each caller its own copy), its
+  tree copied without ``deepcopy``, each validator pass's table of node classes built once.
+  Test: localcloud/test_update_expressions.py. Belongs in moto: yes.
+- condition_parsing.py: a request's DynamoDB condition expression parsed once, not by both the handler and
+  the backend. Test: localcloud/test_condition_parsing.py. Belongs in moto: yes.
 - model_loader.py: moto reads its service models through one loader a process, not a new one each time.
   Test: localcloud/test_model_loader.py. Belongs in moto: yes.
 - region_lists.py: the Bedrock Runtime backend's regions (EC2's) without reading EC2's model.
@@ -119,11 +124,13 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from docagent.localcloud import (
     action_lookup,
     condition_lexing,
+    condition_parsing,
     error_lookup,
     flask_form_helper,
     model_loader,
     region_lists,
     secret_names,
+    update_expressions,
     url_builders,
 )
 from docagent.localcloud.iam import enforcement as iam_enforcement
@@ -417,7 +424,15 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
         s3_listing.install()
         s3_key_index.install()
         s3_default_encryption.install()
-        for module in (error_lookup, flask_form_helper, action_lookup, secret_names, condition_lexing):
+        for module in (
+            error_lookup,
+            flask_form_helper,
+            action_lookup,
+            secret_names,
+            condition_lexing,
+            update_expressions,
+            condition_parsing,
+        ):
             module.install()
         model_loader.install()
         region_lists.install()

@@ -46,6 +46,18 @@ def lexed_once(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     condition_lexing._tokens.cache_clear()
 
 
+def records_table() -> Any:
+    """A DynamoDB client (inside ``mock_aws``) with the idempotency table ``records`` keyed by ``id``."""
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    client.create_table(
+        TableName="records",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return client
+
+
 def put(table: Any, now: int, status: str = "INPROGRESS") -> str:
     """Powertools' conditional put of an idempotency record at ``now``: "put" or the refusal's code."""
     try:
@@ -67,13 +79,7 @@ def put(table: Any, now: int, status: str = "INPROGRESS") -> str:
 
 def test_a_condition_is_lexed_once_and_each_request_decided_with_its_values(lexed_once: list[str]) -> None:
     with mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName="records",
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        client = records_table()
         decided = [
             put(client, now=100),  # no record yet
             put(client, now=105),  # the record (expiring at 110) is live
