@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,6 @@ from tests.support import run_folder_job
 
 pytestmark = pytest.mark.integration
 CLAIMS = Path(__file__).resolve().parents[2] / "examples" / "claims"
-JOB_ID = "integration-moved-dates"
 
 
 @dataclass
@@ -85,24 +85,27 @@ def moved_dates(
     its review queue, `eval --from-job` of it (its plots in the folder returned) and `eval --calibrate` of it
     on a copy of the example. One job for the three tests below."""
     state = tmp_path_factory.mktemp("moved-dates")
+    # Its own id each setup: the xdist worker may split the module's tests and set the fixture up again on
+    # the same session cloud, where a second StartExecution of one name is ExecutionAlreadyExists.
+    job_id = f"integration-moved-dates-{uuid.uuid4().hex[:6]}"
     read_ahead(CLAIMS / "samples")  # the scans' pages, read before the job (see read_ahead)
     set_model_faults(cloud.endpoint, parse_model_faults("corrupt=incident_date:1.0"))
     try:
-        job, _ = run_folder_job(cloud.endpoint, deployed, JobFolder.read(CLAIMS), JOB_ID)
+        job, _ = run_folder_job(cloud.endpoint, deployed, JobFolder.read(CLAIMS), job_id)
     finally:
         set_model_faults(cloud.endpoint, None)
-    queue = operator(cloud.endpoint, stack_file, "review", "list", JOB_ID)
+    queue = operator(cloud.endpoint, stack_file, "review", "list", job_id)
     report = state / "report"
     scored = operator(
-        cloud.endpoint, stack_file, "eval", "--from-job", JOB_ID, "--job", str(CLAIMS), "--out", str(report)
+        cloud.endpoint, stack_file, "eval", "--from-job", job_id, "--job", str(CLAIMS), "--out", str(report)
     )
     copy = state / "claims"
     shutil.copytree(CLAIMS, copy)
     calibrated = operator(
-        cloud.endpoint, stack_file, "eval", "--from-job", JOB_ID, "--job", str(copy), "--calibrate"
+        cloud.endpoint, stack_file, "eval", "--from-job", job_id, "--job", str(copy), "--calibrate"
     )
     job.records.refresh()
-    return ScoredJob({"job_id": JOB_ID}, queue, results_with_pages(job.records), scored, calibrated), report
+    return ScoredJob({"job_id": job_id}, queue, results_with_pages(job.records), scored, calibrated), report
 
 
 def test_a_moved_incident_date_sends_every_claim_form_to_review_naming_it(

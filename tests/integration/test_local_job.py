@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+import uuid
 from typing import Any
 
 import moto.s3.models
@@ -48,7 +49,8 @@ def clean_job(cloud: LocalCloud, deployed) -> tuple[LocalJob, dict[str, Any], di
     """One clean 24-document job, its truth and the endpoint's count of its requests: what the product's
     workflow does (the first test) and what the standard AWS CLI reads of it (the second) are one run."""
     cloud.requests.reset()
-    job, truth = run_job(cloud, deployed, "integration-clean", documents=24)
+    # Its own id each setup: xdist may split the module's tests and set the fixture up again on one cloud.
+    job, truth = run_job(cloud, deployed, f"integration-clean-{uuid.uuid4().hex[:6]}", documents=24)
     return job, truth, cloud.requests.snapshot()  # the job's own requests: the operator's are marked
 
 
@@ -63,7 +65,7 @@ def test_a_job_runs_through_the_synthesized_workflow(clean_job, docagent):
     assert len(results) == 24 and all(result.status == "extracted" for result in results)
     assert extraction_accuracy(results, truth) >= 0.95
     assert len(job.tickets()) == 1
-    assert len(job.records.keys("jobs/integration-clean/model-calls/")) == 24
+    assert len(job.records.keys(f"jobs/{job.job_id}/model-calls/")) == 24
     report = job.records.read_json(output["report"]["report_key"])
     assert report["documents"] == 24
     # The endpoint counted the job's requests by service and operation: one invocation per document and per
@@ -81,9 +83,9 @@ def test_a_job_runs_through_the_synthesized_workflow(clean_job, docagent):
         event["stateEnteredEventDetails"]["name"] for event in history if "stateEnteredEventDetails" in event
     ]
     assert "RequestApproval" not in entered and "RunActions" in entered
-    assert job.records.keys("jobs/integration-clean/approval.json") == []
+    assert job.records.keys(f"jobs/{job.job_id}/approval.json") == []
     assert report["approval"] is None
-    code, out = docagent("approve", "integration-clean")
+    code, out = docagent("approve", job.job_id)
     assert code == 3 and "no approval request" in out["error"]
     code, out = docagent("reject", "no-such-job", "--reason", "x")
     assert code == 3
