@@ -27,23 +27,36 @@ NAMES = {
 }
 
 
-@pytest.fixture
-def lexed_once(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The patch installed (undone after the test), with each text the real lexer is given."""
-    lexed: list[str] = []
-    real = condition_lexing._moto_lex
+def texts_given_to_moto(
+    monkeypatch: pytest.MonkeyPatch, patch: Any, *, moto: str, cache: Any, method: str, replacement: Any
+) -> Iterator[list[str]]:
+    """A patch of ``ConditionExpressionParser.method`` installed (undone after the test), its ``cache`` empty
+    before and after, with each text the patch hands to moto's own function (``patch.<moto>``)."""
+    given: list[str] = []
+    real = getattr(patch, moto)
 
     def counting(parser: ConditionExpressionParser) -> Any:
-        lexed.append(str(parser.condition_expression))
+        given.append(str(parser.condition_expression))
         return real(parser)
 
-    condition_lexing._tokens.cache_clear()
-    monkeypatch.setattr(condition_lexing, "_moto_lex", counting)
-    monkeypatch.setattr(
-        ConditionExpressionParser, "_lex_condition_expression", condition_lexing._lex_condition_expression
+    cache.cache_clear()
+    monkeypatch.setattr(patch, moto, counting)
+    monkeypatch.setattr(ConditionExpressionParser, method, replacement)
+    yield given
+    cache.cache_clear()
+
+
+@pytest.fixture
+def lexed_once(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """condition_lexing installed, with each text the real lexer is given."""
+    yield from texts_given_to_moto(
+        monkeypatch,
+        condition_lexing,
+        moto="_moto_lex",
+        cache=condition_lexing._tokens,
+        method="_lex_condition_expression",
+        replacement=condition_lexing._lex_condition_expression,
     )
-    yield lexed
-    condition_lexing._tokens.cache_clear()
 
 
 def records_table() -> Any:

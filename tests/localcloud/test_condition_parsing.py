@@ -13,26 +13,22 @@ from moto import mock_aws
 from moto.dynamodb.comparisons import ConditionExpressionParser
 
 from docagent.localcloud import condition_parsing
-from tests.localcloud.test_condition_lexing import CONDITION, put, records_table
+from tests.localcloud.test_condition_lexing import CONDITION, put, records_table, texts_given_to_moto
 
 BROKEN = "attribute_exists(id) AND"
 
 
 @pytest.fixture
 def moto_parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The patch installed (undone after the test), with each text moto's own parse is given."""
-    parsed: list[str] = []
-    real = condition_parsing._moto_parse
-
-    def counting(parser: ConditionExpressionParser) -> Any:
-        parsed.append(str(parser.condition_expression))
-        return real(parser)
-
-    condition_parsing._parsed.cache_clear()
-    monkeypatch.setattr(condition_parsing, "_moto_parse", counting)
-    monkeypatch.setattr(ConditionExpressionParser, "parse", condition_parsing._parse)
-    yield parsed
-    condition_parsing._parsed.cache_clear()
+    """condition_parsing installed, with each text moto's own parse is given."""
+    yield from texts_given_to_moto(
+        monkeypatch,
+        condition_parsing,
+        moto="_moto_parse",
+        cache=condition_parsing._parsed,
+        method="parse",
+        replacement=condition_parsing._parse,
+    )
 
 
 def refused(call: Any, **request: Any) -> str:
