@@ -77,6 +77,13 @@ PRELOAD = (
     # them.
     "pypdf",
     "docx",
+    # The grounding's fuzzy matcher (the layer's rapidfuzz) and, locally only, pypdfium2 (a grounded span's
+    # box on a PDF page: functions/reading/page_texts.py; not in the layer, so on Lambda the box is null):
+    # each forked ProcessDocument worker imported them with its first grounded field, 2 % of the
+    # 200-document demo's CPU (`py-spy record --subprocesses --gil`, 2026-12-08).
+    "rapidfuzz.fuzz",
+    "pypdfium2",
+    "pypdfium2.raw",
 )
 # The services whose SDK data (botocore's JSON: each one's model and endpoint rules, besides the endpoints and
 # partitions every client reads) the handlers' first clients load: read once here (``share_sdk_data``).
