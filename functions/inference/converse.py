@@ -49,8 +49,8 @@ DEFAULT_MAX_TOKENS = 800
 # The read timeout of a call: this share of the invocation's remaining time, at most
 # MAX_READ_TIMEOUT_SECONDS, so the journal write and the result still fit before the function's timeout;
 # rounded down to the second (to the tenth under a second): the SDK client is made per read timeout
-# (functions/aws.py), and a timeout to the tenth made a new client for about half the calls of a warm worker
-# (17 clients for 40 documents on 8 workers, 2026-12-08), each about 14 ms of CPU.
+# (functions/aws.py), and a timeout to the tenth made a new client, with a new connection, for about half the
+# calls of a warm worker (17 clients for 40 documents on 8 workers, 2026-12-08; 2-4 ms of CPU each).
 READ_TIMEOUT_SHARE = 0.7
 MAX_READ_TIMEOUT_SECONDS = 60
 # Below this much remaining time no call is started: it is retried as ModelUnavailable in a fresh invocation.
