@@ -37,7 +37,8 @@ def dynamodb_client() -> DynamoDBClient:
 
 @functools.lru_cache(maxsize=16)
 def bedrock_runtime_client(read_timeout: float = 60) -> BedrockRuntimeClient:
-    """One client per read timeout (tenths of a second), so a warm container reuses its connections."""
+    """One client per read timeout (whole seconds, tenths under one: functions/inference/converse.py), so a
+    warm container reuses its clients and their connections."""
     config = Config(
         retries={"mode": "standard", "total_max_attempts": 1},
         # Connect plus read stay below the time the caller had: connect takes at most a third of the read.

@@ -269,3 +269,30 @@ def host_request(
         return reply.status, dict(reply.getheaders()), reply.read().decode("utf-8", "replace")
     finally:
         connection.close()
+
+
+class RequestLog:
+    """The requests the workers' S3 and DynamoDB clients (functions/aws.py) make while it is open, in order,
+    as ``(operation, what)``: an S3 request's key (``list`` for a listing), a DynamoDB request's table. A
+    botocore ``before-parameter-build`` hook: every call the SDK is asked to make (not its retries)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str]] = []
+
+    def _record(self, model: Any, params: dict[str, Any], **_: Any) -> None:
+        what = (
+            params.get("TableName") if model.service_model.service_name == "dynamodb" else params.get("Key")
+        )
+        self.requests.append((model.name, "list" if model.name == "ListObjectsV2" else str(what or "")))
+
+    def __enter__(self) -> RequestLog:
+        for client in (aws.s3_client(), aws.dynamodb_client()):
+            client.meta.events.register("before-parameter-build", self._record, unique_id=_REQUEST_LOG)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for client in (aws.s3_client(), aws.dynamodb_client()):
+            client.meta.events.unregister("before-parameter-build", unique_id=_REQUEST_LOG)
+
+
+_REQUEST_LOG = "tests.support.RequestLog"

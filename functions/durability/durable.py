@@ -7,6 +7,11 @@ retry runs it again (P3). If the process dies, the INPROGRESS record blocks retr
 ``IdempotencyAlreadyInProgressError`` until the dead invocation's deadline, because the Lambda context is
 registered on every call (P4).
 
+A step whose function only reads (a lookup check's reference row: ``run_read_step``) writes no INPROGRESS
+record: it reads, then stores its answer once (a conditional PutItem of the COMPLETED record Powertools would
+have written), and a later call keeps the stored answer: one request fewer than the lock, which guards only a
+side effect the read does not have.
+
 Keys are ``docagent.<step>#<hash of business ids>``: no module or function name takes part (P1), so moving or
 renaming code, or redeploying, never changes a key. Nothing here is created at import time.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -24,7 +30,9 @@ from aws_lambda_powertools.utilities.idempotency import (
     IdempotencyConfig,
     idempotent_function,
 )
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
+from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from functions import aws
@@ -104,6 +112,64 @@ def run_step(
         output_serializer=PydanticSerializer(result_model),
     )
     return cast(ResultT, durable(payload=payload))
+
+
+# What Powertools' DynamoDB layer stores (its default attribute names and statuses, read from
+# aws_lambda_powertools 3.x persistence/dynamodb.py and base.py, 2026-12-08): a COMPLETED record holds the
+# result as sorted-keys JSON in ``data``; an INPROGRESS one its invocation's deadline in milliseconds.
+COMPLETED, INPROGRESS = "COMPLETED", "INPROGRESS"
+# Powertools' own condition for a new record (its put of INPROGRESS): none, or expired, or an INPROGRESS
+# record whose invocation's deadline has passed.
+_WRITABLE = (
+    "attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress"
+    " AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"
+)
+
+
+def run_read_step(
+    step: StepName, *, ids: dict[str, str], fn: Callable[[], ResultT], result_model: type[ResultT]
+) -> tuple[ResultT, bool]:
+    """Run the read ``fn`` as the durable step ``step`` and return (its answer, whether it is an answer stored
+    before). Only for a function without side effects: it runs on every call, and the first answer stored
+    wins (one conditional PutItem, under the key and in the record format of ``run_step``); a later call's
+    own answer is dropped for the stored one, so every attempt of a document sees the same row. A record left
+    INPROGRESS (a ``run_step`` of an older deploy, killed) blocks it as it blocks ``run_step`` (P4)."""
+    result = fn()
+    store = persistence_store(step)
+    now = time.time()
+    try:
+        aws.dynamodb_client().put_item(
+            TableName=get_settings().idempotency_table_name,
+            Item={
+                store.key_attr: {"S": record_key(step, ids)},
+                store.expiry_attr: {"N": str(int(now) + get_settings().idempotency_ttl_seconds)},
+                store.status_attr: {"S": COMPLETED},
+                store.data_attr: {"S": json.dumps(result.model_dump(mode="json"), sort_keys=True)},
+            },
+            ConditionExpression=_WRITABLE,
+            ExpressionAttributeNames={
+                "#id": store.key_attr,
+                "#expiry": store.expiry_attr,
+                "#status": store.status_attr,
+                "#in_progress_expiry": store.in_progress_expiry_attr,
+            },
+            ExpressionAttributeValues={
+                ":now": {"N": str(int(now))},
+                ":now_in_millis": {"N": str(int(now * 1000))},
+                ":inprogress": {"S": INPROGRESS},
+            },
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+        stored = cast("dict[str, dict[str, str]]", error.response.get("Item", {}))
+        if stored.get(store.status_attr, {}).get("S") != COMPLETED:
+            raise IdempotencyAlreadyInProgressError(
+                f"the step {step} is in progress in another invocation: {record_key(step, ids)}"
+            ) from None
+        return result_model.model_validate_json(stored[store.data_attr]["S"]), True
+    return result, False
 
 
 def clear_caches() -> None:

@@ -83,7 +83,9 @@ def journal_of(job_id: str, document_id: str) -> list[ModelCallRecord]:
 
 
 def clear_journal() -> None:
+    """Forget the journal's records and the breaker this process read."""
     _JOURNAL.clear()
+    _BREAKER_READ.clear()
 
 
 _REFUSALS: dict[str, type[ModelCallRefused]] = {
@@ -91,9 +93,20 @@ _REFUSALS: dict[str, type[ModelCallRefused]] = {
 }
 
 
-def check_breaker(job_id: str, model_id: str) -> None:
+# The job's model breaker as this invocation read it for the document it calls the model for: read before
+# the document's first call, and its later calls in the invocation (classify then extract, the windows of a
+# long PDF, the cascade's escalation) use that read and the breaker the invocation opened (docs/design.md
+# "Stopping fast": every document reads the breaker before it calls the model). One entry, the current one.
+_BREAKER_READ: dict[tuple[str, str, str], ModelBreaker | None] = {}
+
+
+def check_breaker(event: ProcessDocumentEvent, model_id: str, context: LambdaContext) -> None:
     """Fail at once, without a model call, while the job's model breaker is open (docs/design.md)."""
-    breaker = s3_json.get_model_breaker(job_id)
+    seen = (context.aws_request_id, event.job_id, event.document.document_id)
+    if seen not in _BREAKER_READ:
+        _BREAKER_READ.clear()
+        _BREAKER_READ[seen] = s3_json.get_model_breaker(event.job_id)
+    breaker = _BREAKER_READ[seen]
     if breaker is None or breaker.model_id != model_id or breaker.open_until <= utc_now():
         return
     refusal = _REFUSALS.get(breaker.error, ModelCallRefused)
@@ -103,20 +116,23 @@ def check_breaker(job_id: str, model_id: str) -> None:
     )
 
 
-def _open_breaker(event: ProcessDocumentEvent, model_id: str, refusal: ModelCallRefused) -> None:
+def _open_breaker(
+    event: ProcessDocumentEvent, model_id: str, refusal: ModelCallRefused, context: LambdaContext
+) -> None:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     until = now + dt.timedelta(seconds=get_settings().model_breaker_seconds)
-    s3_json.put_model_breaker(
-        ModelBreaker(
-            job_id=event.job_id,
-            model_id=model_id,
-            error=type(refusal).__name__,
-            message=str(refusal),
-            document_id=event.document.document_id,
-            opened_at=now.isoformat().replace("+00:00", "Z"),
-            open_until=until.isoformat().replace("+00:00", "Z"),
-        )
+    breaker = ModelBreaker(
+        job_id=event.job_id,
+        model_id=model_id,
+        error=type(refusal).__name__,
+        message=str(refusal),
+        document_id=event.document.document_id,
+        opened_at=now.isoformat().replace("+00:00", "Z"),
+        open_until=until.isoformat().replace("+00:00", "Z"),
     )
+    s3_json.put_model_breaker(breaker)
+    _BREAKER_READ.clear()
+    _BREAKER_READ[context.aws_request_id, event.job_id, event.document.document_id] = breaker
     logger.error("model breaker opened", extra={"error": type(refusal).__name__, "model_id": model_id})
 
 
@@ -252,7 +268,9 @@ def journal_call(
         inference=record.inference,
         tokens_clamped=record.tokens_clamped,
     )
-    s3_json.put_model_call(call)
+    key = s3_json.put_model_call(call)
+    if len(_JOURNAL) < _JOURNAL_MOST:  # the next step's look at the journal reads it from here, not from S3
+        _JOURNAL[get_settings().bucket_name, key] = call
     return call
 
 
@@ -296,7 +314,7 @@ def call_once(
             replayed.set_attributes(model_call_id=journal[-1].call_id, replayed=True, purpose=spec.purpose)
         spending.settle_call(event, journal[-1], replayed=True)
         return journal[-1].to_extraction()
-    check_breaker(event.job_id, provider.model_id)
+    check_breaker(event, provider.model_id, context)
     spending.reserve_call(
         event, spec.journal_name, provider.model_id, document, len(spec.system) + len(spec.user)
     )
@@ -320,7 +338,7 @@ def call_once(
                 extra={"model_call_id": call_id, "outcome": type(error).__name__, "duration_ms": duration_ms},
             )
             if isinstance(error, ModelCallRefused):
-                _open_breaker(event, provider.model_id, error)
+                _open_breaker(event, provider.model_id, error, context)
             spending.release_call(event, spec.journal_name)
             raise  # the span ends as ERROR with the error's name
         duration_ms = int((time.monotonic() - started) * 1000)

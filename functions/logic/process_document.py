@@ -459,9 +459,12 @@ class DocumentRun:
             return LookupRecord(table=check.table, key=key, found=row is not None, row=row)
 
         with span(name, job_id=self.event.job_id, step=name) as lookup_span:
-            record = self.step(name, look, LookupRecord)
+            # a read: no INPROGRESS record, the first answer stored wins (docs/design.md "Durable steps")
+            record, reused = durable.run_read_step(name, ids=self.ids, fn=look, result_model=LookupRecord)
+            if not reused:
+                self.ran.add(name)
             lookup_span.outcome = "found" if record.found else check.error
-            lookup_span.set_attributes(durable_record_reused=name not in self.ran)
+            lookup_span.set_attributes(durable_record_reused=reused)
         return record
 
 

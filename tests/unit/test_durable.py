@@ -110,3 +110,39 @@ def test_validate_without_a_key_field_is_refused(cloud):
             "prepare", ids={"job_id": "j"}, validate={"sha": "x"}, fn=Counter(), result_model=LookupRecord,
             context=FakeLambdaContext(),
         )  # fmt: skip
+
+
+def read(counter: Counter, ids: dict[str, str] = IDS) -> tuple[LookupRecord, bool]:
+    return durable.run_read_step("lookup-known", ids=ids, fn=counter, result_model=LookupRecord)
+
+
+def test_a_read_step_stores_its_first_answer_once_and_keeps_it(cloud):
+    counter = Counter()
+    first, reused = read(counter)
+    assert (first.key, reused) == ("K-00001", False)
+    [record] = records()
+    assert record["status"]["S"] == "COMPLETED" and "in_progress_expiration" not in record
+    again, reused = read(counter)
+    assert (again, reused) == (first, True)  # read again (K-00002), the stored answer kept
+    assert counter.calls == 2
+
+
+def test_a_read_step_s_record_is_the_one_run_step_writes(cloud):
+    """The same key and item: a record of either is the other's answer (a deploy between two attempts)."""
+    counter = Counter()
+    stored, _ = read(counter)
+    assert run(counter) == stored and counter.calls == 1  # run_step replays it without running
+    run(written := Counter(), ids={"job_id": "job-1", "document_id": "doc-2"})
+    replayed, reused = read(Counter(), ids={"job_id": "job-1", "document_id": "doc-2"})
+    assert reused and replayed.key == "K-00001" and written.calls == 1
+
+
+def test_a_read_step_waits_for_a_live_in_progress_record_and_takes_over_a_dead_one(cloud):
+    with pytest.raises(SimulatedCrash):
+        run(Counter(fail_first=SimulatedCrash()), FakeLambdaContext(timeout_ms=30_000))
+    with pytest.raises(IdempotencyAlreadyInProgressError):
+        read(Counter())
+    with pytest.raises(SimulatedCrash):
+        run(Counter(fail_first=SimulatedCrash()), FakeLambdaContext(timeout_ms=0), ids={"job_id": "j2"})
+    answer, reused = read(Counter(), ids={"job_id": "j2"})
+    assert (answer.key, reused) == ("K-00001", False)

@@ -92,7 +92,9 @@ def test_inference_config_comes_from_the_settings(stubbed) -> None:
     )
 
 
-@pytest.mark.parametrize(("remaining", "expected"), [(60.0, 42), (500.0, 60), (3.0, 2.1), (0.6, 0.4)])
+@pytest.mark.parametrize(
+    ("remaining", "expected"), [(60.0, 42), (500.0, 60), (3.0, 2), (10.9, 7), (1.4, 0.9), (0.6, 0.4)]
+)
 def test_the_read_timeout_stays_below_the_invocation_s_remaining_time(remaining, expected) -> None:
     provider = BedrockConverseProvider(MODEL, time_left=lambda: remaining)
     assert provider.read_timeout() == expected

@@ -27,6 +27,7 @@ from functions.reading.ocr.textract import page_from_blocks
 from functions.reading.page_texts import document_page_texts
 from tests import documents as files
 from tests.images import fax as fax_pages
+from tests.support import RequestLog
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 DATE = {"type": "string", "format": "date", "x-normalise": "date"}
@@ -162,14 +163,23 @@ def test_the_ocr_step_reads_each_page_once_and_stores_and_prices_it_once(cloud, 
     entry = ManifestEntry(index=0, document_id="fax.tif", key="incoming/fax.tif", size=1)
     event = ProcessDocumentEvent(job_id="job-ocr", document=entry, options=JobOptions(max_cost_usd=1.0))
     fax = document_input(fax_pages(2), "document-00000")
-    texts = ocr_step.grounding_texts(Run(event), fax)
+    key = storage.ocr_key("job-ocr", "fax.tif")
+    with RequestLog() as log:
+        texts = ocr_step.grounding_texts(Run(event), fax)
     assert provider.pages == [1, 2] and texts is not None and texts.is_ocr(2)
-    stored = OcrRecord.model_validate(s3_json.get_json(storage.ocr_key("job-ocr", "fax.tif")))
+    # looked for (none), written, and not read back by the grounding: it has the record it wrote
+    assert [request for request in log.requests if request[1] == key] == [
+        ("GetObject", key),
+        ("PutObject", key),
+    ]
+    stored = OcrRecord.model_validate(s3_json.get_json(key))
     assert [page.page for page in stored.pages] == [1, 2] and stored.cost_usd == 0.003
     # run again (a crash after the record was written, before the step completed): no page read again
     run = Run(event)
-    again = ocr_step.grounding_texts(run, fax)
+    with RequestLog() as log:
+        again = ocr_step.grounding_texts(run, fax)
     assert provider.pages == [1, 2] and again == texts
+    assert [request for request in log.requests if request[1] == key] == [("GetObject", key)]
     assert run.ocr is not None and run.ocr.pages == [1, 2] and run.ocr.cost_usd == 0.003
     ledger = budget.read_ledger("job-ocr")
     assert ledger is not None and ledger.spent_nusd == spend.ocr_cost_nano(2) and not ledger.reservations

@@ -26,6 +26,7 @@ from tests.moto_state import build_once
 from tests.support import (
     PREFIX,
     REFERENCE_TABLE,
+    RequestLog,
     actions,
     document_event,
     get_json,
@@ -251,11 +252,37 @@ def test_a_retry_after_a_crash_reuses_the_lookups(job: PreparedJob, monkeypatch:
     model = provider()
     with pytest.raises(SimulatedCrash):
         process_document(document_event(job, entry), FakeLambdaContext(), provider=model)
-    monkeypatch.setattr(s3_json, "put_result", real_put)
-    outcome = process_document(document_event(job, entry, retry_count=1), FakeLambdaContext(), provider=model)
+    # the policy is gone before the retry: the retry still checks the row the first attempt stored
+    reference = {"table": {"S": "policies"}, "key": {"S": "P-0001"}}
+    boto3.client("dynamodb").delete_item(TableName=REFERENCE_TABLE, Key=reference)
+    try:
+        monkeypatch.setattr(s3_json, "put_result", real_put)
+        retry = document_event(job, entry, retry_count=1)
+        outcome = process_document(retry, FakeLambdaContext(), provider=model)
+    finally:
+        item = {**reference, "holder": {"S": "Ada"}, "n": {"N": "2"}}
+        boto3.client("dynamodb").put_item(TableName=REFERENCE_TABLE, Item=item)
     assert outcome.status == "extracted"
-    assert looked == [("policies", "P-0001")]  # the durable lookup-known-policy step's record was reused
+    # a lookup is a read step (docs/design.md "Durable steps"): read again, the stored row kept
+    assert looked == [("policies", "P-0001")] * 2
+    assert result("a-claim.txt").attached["policy"] == {"holder": "Ada", "n": 2}
     assert model.asked == ["classify", "extract"]
+
+
+def test_a_document_of_two_calls_reads_the_breaker_once_and_its_own_journal_record_never(
+    job: PreparedJob,
+) -> None:
+    entry = next(e for e in items(job) if e.document_id == "e-letter.txt")
+    with RequestLog() as log:
+        outcome = process_document(document_event(job, entry), FakeLambdaContext(), provider=provider())
+    assert outcome.status == "extracted"
+    breaker, calls = (
+        storage.model_breaker_key(job.job_id),
+        storage.model_calls_prefix(job.job_id, "e-letter.txt"),
+    )
+    assert log.requests.count(("GetObject", breaker)) == 1  # once a document and invocation, not once a call
+    assert [op for op, key in log.requests if key.startswith(calls)] == ["PutObject", "PutObject"]  # unread
+    assert log.requests.count(("ListObjectsV2", "list")) == 2  # the journal looked at by each model step
 
 
 def test_a_job_whose_definition_is_missing_rejects_its_documents(job: PreparedJob) -> None:

@@ -50,14 +50,20 @@ def grounding_texts(run: Steps, document: DocumentInput, section_id: str | None 
     numbers = pages_without_text(document)
     if not numbers:
         return document_page_texts(document.data, document.format)
-    summary = read_pages(run, document, numbers, section_id)
+    summary, record = read_pages(run, document, numbers, section_id)
     run.ocr = summary
-    record = OcrRecord.model_validate(s3_json.get_json(summary.key))
+    if record is None:  # the step's stored summary: its record read from the bucket
+        record = OcrRecord.model_validate(s3_json.get_json(summary.key))
     return document_page_texts(document.data, document.format, record)
 
 
-def read_pages(run: Steps, document: DocumentInput, numbers: list[int], section_id: str | None) -> OcrSummary:
+def read_pages(
+    run: Steps, document: DocumentInput, numbers: list[int], section_id: str | None
+) -> tuple[OcrSummary, OcrRecord | None]:
+    """The step's summary, and the record when its body ran in this call (written or read just now: not
+    read again); None when the step's stored summary answered."""
     event = run.event
+    ran: list[OcrRecord] = []
     name = "ocr" if section_id is None else f"ocr-{section_id}"
     key = storage.ocr_key(event.job_id, event.document.document_id, section_id)
     reservation = budget.reservation_name(event.document.document_id, name)
@@ -74,6 +80,7 @@ def read_pages(run: Steps, document: DocumentInput, numbers: list[int], section_
             s3_json.put_json(key, record)
         if event.options.max_cost_usd is not None:
             budget.settle(event.job_id, reservation, spend.to_nano(record.cost_usd))
+        ran.append(record)
         read = [page.page for page in record.pages]
         return OcrSummary(key=key, pages=read, engine=record.engine, cost_usd=record.cost_usd)
 
@@ -83,7 +90,7 @@ def read_pages(run: Steps, document: DocumentInput, numbers: list[int], section_
         ocr_span.set_attributes(
             pages=len(summary.pages), engine=summary.engine, durable_record_reused=name not in run.ran
         )
-    return summary
+    return summary, ran[-1] if ran else None
 
 
 def _read(
