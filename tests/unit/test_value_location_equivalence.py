@@ -246,8 +246,11 @@ def random_case(draw: random.Random) -> Case:
             label = draw.choice(LABELS)
             if roll < 0.3:
                 lines.append(f"{label}: {draw.choice(printed)}")
-            elif roll < 0.45:
+            elif roll < 0.4:
                 lines.append(f"{label} {draw.choice(a_date(draw)[1])}  {draw.choice(an_amount(draw)[1])}")
+            elif roll < 0.45:  # the value second of two of its kind on a line: its span narrowed to it
+                other = draw.choice([a_date, an_amount, a_code])(draw)[1]
+                lines.append(f"{label}: {draw.choice(other)}   {draw.choice(LABELS)}: {draw.choice(printed)}")
             elif roll < 0.55:
                 lines.append(draw.choice(printed))
             elif roll < 0.65:
