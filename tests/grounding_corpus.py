@@ -85,11 +85,15 @@ def example_extractions() -> list[Extraction]:
 
 def ground_twice(extractions: list[Extraction]) -> None:
     """What a ProcessDocument step grounds of each document: the cheap model's extraction (the cascade's
-    ``to_escalate``), then the fields it goes on with (``evidence_of``); its texts released after."""
+    ``to_escalate``), then the fields it goes on with (``evidence_of``), on its texts as a run reads them
+    (a PageTexts of their own: nothing a run before grounded on them); its texts released after."""
     for item in extractions:
-        to_escalate(item.record, item.class_bundle, item.pages)
+        pages = item.pages
+        if pages is not None:
+            pages = page_texts.PageTexts(list(pages), ocr=pages.ocr, pdf=pages.pdf)
+        to_escalate(item.record, item.class_bundle, pages)
         fields, quotes = split(item.record.fields or {})
-        evidence_of(item.class_bundle, fields, quotes, item.pages, [])
+        evidence_of(item.class_bundle, fields, quotes, pages, [])
         page_texts.release()
 
 

@@ -149,9 +149,10 @@ def _anchored(
     return {}
 
 
-def _exact_span(line: _Line, whole_word: re.Pattern[str]) -> tuple[int, int] | None:
-    """The span of ``line`` that holds the value's own text as a whole word, None when it does not."""
-    found = whole_word.search(line.normal.text)
+def _exact_span(line: _Line, whole_word: re.Pattern[str] | None) -> tuple[int, int] | None:
+    """The span of ``line`` that holds the value's own text as a whole word (``whole_word``; None: an empty
+    value, never), None when it does not."""
+    found = None if whole_word is None else whole_word.search(line.normal.text)
     return None if found is None else line.normal.span(found.start(), found.end(), line.text)
 
 

@@ -16,7 +16,7 @@ from pydantic import JsonValue
 from functions.evidence import grounding
 from functions.evidence.grounding import ground_fields, leaves
 from functions.evidence.grounding_modes import name_of
-from functions.evidence.quote_matching import Located
+from functions.evidence.quote_matching import Located, _by_character, normalised
 from functions.evidence.value_location import locate_value
 from functions.inference.evidence import split
 from functions.reading.page_texts import PageTexts
@@ -277,6 +277,22 @@ def test_the_fast_line_walk_finds_exactly_what_the_reference_finds(corpus: list[
             found["moved"] += expected.page != page
     # the cases reach every way out: found on the lines, on another page, and not at all
     assert min(found.values()) > 100, found
+
+
+def test_a_page_s_offsets_read_word_by_word_are_those_read_character_by_character(
+    corpus: list[Extraction],
+) -> None:
+    draw = random.Random(8)
+    texts = [text for item in corpus for text in item.pages or []]
+    texts += ["".join(random_case(draw)[1]) for _ in range(300)]
+    texts += [
+        "".join(draw.choice(" \t\n\x1c\x85\u2028\u3000\u00a0aB1_Σσς.İß") for _ in range(40))
+        for _ in range(300)
+    ]
+    for text in texts:
+        for spaces in (True, False):
+            found = normalised.__wrapped__(text, spaces=spaces)
+            assert (found.text, found.offsets) == _by_character(text, spaces=spaces), (text, spaces)
 
 
 def test_every_field_of_the_corpus_has_the_reference_s_evidence(
