@@ -1,6 +1,7 @@
 """The reference of ``locate_value`` (functions/evidence/value_location.py as it was at 0f00d7e, before #51's
 fifth pass made it cheap): the line walk as first written, kept only so tests/unit/test_value_location_
-equivalence.py can hold the fast one to exactly its results. Not used by the product."""
+equivalence.py can hold the fast one to exactly its results; and the local model's ``found_quote``
+(docagent/localcloud/bedrock/evidence.py) as it was then. Not used by the product."""
 
 from __future__ import annotations
 
@@ -183,3 +184,33 @@ def value_agrees(value: Any, quote: str, schema: dict[str, Any]) -> bool | None:
             (run.lstrip("0") or "0") in numbers for run in re.findall(r"\d+", text)
         )
     return token_set_ratio(text, said) >= FUZZY_THRESHOLD
+
+
+# docagent/localcloud/bedrock/evidence.py's found_quote as it was at 0f00d7e
+
+
+def found_quote(value: JsonValue, pages: list[str]) -> dict[str, JsonValue] | None:
+    wanted = normalised(str(value)).text
+    verbatim = isinstance(value, str) and not _DATE.match(value) and not _AMOUNT.match(value)
+
+    def as_written(line: str) -> bool:
+        return verbatim and wanted in normalised(line).text
+
+    for holds in (as_written, lambda line: _holds(line, value)):
+        for number, page in enumerate(pages, start=1):
+            for line in page.splitlines():
+                if line.strip() and holds(line):
+                    return {"quote": line.strip(), "page": number}
+    return None
+
+
+def _holds(line: str, value: JsonValue) -> bool:
+    text = str(value)
+    schema = {"x-normalise": "date"} if _DATE.match(text) else {}
+    if _AMOUNT.match(text):
+        schema = {"x-normalise": "amount"}
+    return value_agrees(value, line, schema) is True
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_AMOUNT = re.compile(r"^-?\d+\.\d{2}$")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
+from docagent.localcloud.bedrock.evidence import found_quote
 from functions.evidence import grounding
 from functions.evidence.grounding import ground_fields, leaves
 from functions.evidence.grounding_modes import name_of
@@ -265,7 +266,7 @@ def random_case(draw: random.Random) -> Case:
 
 def test_the_fast_line_walk_finds_exactly_what_the_reference_finds(corpus: list[Extraction]) -> None:
     draw = random.Random(20261208)
-    cases = corpus_cases(corpus) + [random_case(draw) for _ in range(4000)]
+    cases = corpus_cases(corpus) + [random_case(draw) for _ in range(3000)]
     found: dict[str, int] = {"located": 0, "none": 0, "exact pass": 0, "moved": 0}
     for value, pages, page, schema, name in cases:
         expected = reference.locate_value(value, pages, page, schema, name)
@@ -277,6 +278,21 @@ def test_the_fast_line_walk_finds_exactly_what_the_reference_finds(corpus: list[
             found["moved"] += expected.page != page
     # the cases reach every way out: found on the lines, on another page, and not at all
     assert min(found.values()) > 100, found
+
+
+def test_the_local_model_quotes_what_it_quoted_before(corpus: list[Extraction]) -> None:
+    """docagent/localcloud/bedrock/evidence.py ``found_quote``, its lines normalised once a page."""
+    draw = random.Random(1208)
+    cases = list(
+        {(repr(value), id(pages)): (value, pages) for value, pages, *_ in corpus_cases(corpus)}.values()
+    )
+    cases += [(value, pages) for value, pages, *_ in (random_case(draw) for _ in range(3000))]
+    quoted = 0
+    for value, pages in cases:
+        expected = reference.found_quote(value, pages)
+        assert found_quote(value, pages) == expected, (value, pages)
+        quoted += expected is not None
+    assert 100 < quoted < len(cases) - 100
 
 
 def test_a_page_s_offsets_read_word_by_word_are_those_read_character_by_character(
