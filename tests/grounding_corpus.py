@@ -1,5 +1,5 @@
-"""Realistic inputs of the grounding check (functions/evidence/grounding.py), for its benchmark
-(``python -m tests.grounding_corpus [DOCUMENTS] [REPEAT]``, docs/performance.md "Grounding, fifth pass") and
+"""Realistic inputs of the grounding check (functions/evidence/grounding.py), for its benchmark (``python -m
+tests.grounding_corpus [DOCUMENTS] [REPEAT] [--no-boxes]``, docs/performance.md "Grounding, fifth pass") and
 the equivalence test of ``locate_value`` (tests/unit/test_value_location_equivalence.py), made without a
 cloud: the demo's invoices rendered as `docagent demo` renders them (docagent/drills/demo_corpus.py), the
 claims example's samples (PDFs, Word files, a scan, a photo, a packet), each extraction the local model's
@@ -83,36 +83,39 @@ def example_extractions() -> list[Extraction]:
     return found
 
 
-def ground_twice(extractions: list[Extraction]) -> None:
+def ground_twice(extractions: list[Extraction], *, boxes: bool = True) -> None:
     """What a ProcessDocument step grounds of each document: the cheap model's extraction (the cascade's
     ``to_escalate``), then the fields it goes on with (``evidence_of``), on its texts as a run reads them
     (a PageTexts of their own: nothing a run before grounded on them); its texts released after."""
     for item in extractions:
         pages = item.pages
         if pages is not None:
-            pages = page_texts.PageTexts(list(pages), ocr=pages.ocr, pdf=pages.pdf)
+            pages = page_texts.PageTexts(list(pages), ocr=pages.ocr, pdf=pages.pdf if boxes else None)
         to_escalate(item.record, item.class_bundle, pages)
         fields, quotes = split(item.record.fields or {})
         evidence_of(item.class_bundle, fields, quotes, pages, [])
         page_texts.release()
 
 
-def cpu_seconds(extractions: list[Extraction]) -> float:
+def cpu_seconds(extractions: list[Extraction], *, boxes: bool = True) -> float:
     before = resource.getrusage(resource.RUSAGE_SELF)
-    ground_twice(extractions)
+    ground_twice(extractions, boxes=boxes)
     after = resource.getrusage(resource.RUSAGE_SELF)
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def main(argv: list[str]) -> None:
-    documents = int(argv[0]) if argv else 100
-    repeat = int(argv[1]) if len(argv) > 1 else 5
+    numbers = [int(arg) for arg in argv if not arg.startswith("--")]
+    documents = numbers[0] if numbers else 100
+    repeat = numbers[1] if len(numbers) > 1 else 5
+    boxes = "--no-boxes" not in argv  # without a PDF's character boxes (pypdfium2): the grounding alone
     extractions = demo_extractions(documents) + example_extractions()
     fields = sum(len(split(item.record.fields or {})[0]) for item in extractions)
     ground_twice(extractions)  # warm: imports, first reads
-    runs = [cpu_seconds(extractions) for _ in range(repeat)]
+    runs = [cpu_seconds(extractions, boxes=boxes) for _ in range(repeat)]
     print(
-        f"{len(extractions)} extractions, {fields} top-level fields: ground twice "
+        f"{len(extractions)} extractions, {fields} top-level fields: "
+        f"ground twice{'' if boxes else ' (no boxes)'} "
         f"{statistics.median(runs):.3f} CPU-s median of {repeat} ({', '.join(f'{run:.3f}' for run in runs)})"
     )
 
