@@ -5,12 +5,19 @@ digits: functions/evidence/grounding.py ``value_agrees``), on the lines that nam
 any.
 
 Pure functions of the page texts, the value and its schema; functions/evidence/grounding.py
-``located_by_value`` turns what is found into the field's evidence.
+``located_by_value`` turns what is found into the field's evidence. Every field of a document walks the
+same pages, so a page's lines are split and normalised once (``_page_lines``, remembered by the page's text),
+a page whose text does not hold the value's own is not walked for it, and a line's dates and amounts are
+read once (functions/evidence/quote_matching.py ``dates_in``): the grounding was 15 % of the 200-document
+demo's CPU before (py-spy, 2026-12-08, docs/performance.md "Grounding, fifth pass");
+tests/unit/test_value_location_equivalence.py holds the results to the line walk as first written.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import JsonValue
@@ -19,11 +26,46 @@ from functions.evidence.quote_matching import (
     DATE_LIKE,
     NUMBER_LIKE,
     Located,
-    amount_candidates,
-    date_candidates,
+    amounts_in,
+    dates_in,
     normalised,
     value_agrees,
 )
+
+
+@dataclass(frozen=True)
+class _Line:
+    """A line of a page: where it starts in the page's text, its text, and that text normalised."""
+
+    start: int
+    text: str
+    normal: Any  # quote_matching's _Normalised: its text, and its span() back into ``text``
+
+    @functools.cached_property
+    def padded(self) -> str:
+        """Its normalised text between spaces (an anchor " policy " is a whole word of it)."""
+        return f" {self.normal.text} "
+
+
+@dataclass(frozen=True)
+class _Page:
+    """A page's text normalised as a whole, and its lines."""
+
+    normal: str
+    lines: tuple[_Line, ...]
+
+
+@functools.lru_cache(maxsize=16)
+def _page_lines(text: str) -> _Page:
+    """``text``'s lines (runs of characters but newlines), each normalised once: for every field of a
+    document (``normalised.__wrapped__``: the lines do not push the page texts out of ``normalised``'s
+    cache). A few documents' pages are remembered."""
+    normalise = normalised.__wrapped__
+    lines = tuple(
+        _Line(found.start(), found.group(0), normalise(found.group(0)))
+        for found in re.finditer(r"[^\n]+", text)
+    )
+    return _Page(normalise(text).text, lines)
 
 
 def locate_value(
@@ -37,19 +79,28 @@ def locate_value(
     reading of its due date."""
     order = [page - 1] + [index for index in range(len(pages)) if index != page - 1]
     wanted = normalised(str(value)).text
-    lines = {index: list(re.finditer(r"[^\n]+", pages[index])) for index in order if 0 <= index < len(pages)}
+    texts = {index: _page_lines(pages[index]) for index in order if 0 <= index < len(pages)}
+    lines = {index: found.lines for index, found in texts.items()}
     anchored = _anchored(lines, name, value, schema)
     read = schema.get("x-normalise") in {"date", "amount"} or schema.get("format") == "date"
+    # the value's own text as a whole word ("EUR" is not the start of "EUROPE")
+    whole_word = re.compile(rf"(?<!\w){re.escape(wanted)}(?!\w)") if wanted else None
     for exact in (True, False):
         # a value printed as it is is found anywhere, but a date or an amount (one of several a page prints)
         # and any value read from other text (a code by its digits) only on the lines naming the field
         restricted = bool(anchored) and (read or not exact)
         for index, found in lines.items():
-            for line in anchored.get(index, []) if restricted else found:
-                span = _value_span(value, line.group(0), wanted, schema, exact=exact)
+            # A line's normalised text is a run of its page's (the page's whitespace runs, its newlines among
+            # them, are one space, and lowering the page lowers each line as lowering the line does: no
+            # character lowers to whitespace, and a capital sigma is read alike): a page whose text does not
+            # hold the value's has no line that holds it.
+            if exact and (whole_word is None or wanted not in texts[index].normal):
+                continue
+            for line in anchored.get(index, ()) if restricted else found:
+                span = _exact_span(line, whole_word) if exact else _read_span(value, line, wanted, schema)
                 if span is not None:
                     start, end = span
-                    return Located(index + 1, line.start() + start, line.start() + end, 100.0, exact=True)
+                    return Located(index + 1, line.start + start, line.start + end, 100.0, exact=True)
     return None
 
 
@@ -58,8 +109,8 @@ _KIND_WORDS = frozenset({"date", "number", "no", "id", "amount", "total", "code"
 
 
 def _anchored(
-    lines: dict[int, list[re.Match[str]]], name: str, value: JsonValue, schema: dict[str, Any]
-) -> dict[int, list[re.Match[str]]]:
+    lines: dict[int, tuple[_Line, ...]], name: str, value: JsonValue, schema: dict[str, Any]
+) -> dict[int, list[_Line]]:
     """The lines, by page, that name the field and hold a value of its kind: its whole name when it has two
     words or more (``due_date``: "due date"), else, for a value read rather than printed as it is
     (a date, a number, a code by its digits), a word of its name that is not a kind word ("policy",
@@ -78,9 +129,9 @@ def _anchored(
 
     def holds_kind(text: str) -> bool:
         if kind == "date":
-            return any(True for _ in date_candidates(text))
+            return bool(dates_in(text))
         if kind == "number":
-            return any(True for _ in amount_candidates(text))
+            return bool(amounts_in(text))
         return kind == "text" or any(char.isdigit() for char in text)
 
     anchors = [" ".join(words)] if len(words) > 1 else []  # one word ("amount") is too common an anchor
@@ -90,9 +141,7 @@ def _anchored(
         anchors += [run.lower() for run in re.findall(r"[A-Za-z]{3,}", str(value))]
     for anchor in anchors:
         found = {
-            index: [
-                line for line in page if anchor in f" {normalised(line[0]).text} " and holds_kind(line[0])
-            ]
+            index: [line for line in page if anchor in line.padded and holds_kind(line.text)]
             for index, page in lines.items()
         }
         if any(found.values()):
@@ -100,30 +149,31 @@ def _anchored(
     return {}
 
 
-def _value_span(
-    value: JsonValue, line: str, wanted: str, schema: dict[str, Any], *, exact: bool
-) -> tuple[int, int] | None:
-    """The span of ``line`` that holds ``value``: its own text (``exact``), else the date or number the
-    schema reads it from, else the line's text when it agrees as a whole; None when the line does not
-    hold it."""
-    if exact:  # the value's own text as a whole word ("EUR" is not the start of "EUROPE")
-        text = normalised(line)
-        found = re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", text.text) if wanted else None
-        return None if found is None else text.span(found.start(), found.end(), line)
+def _exact_span(line: _Line, whole_word: re.Pattern[str] | None) -> tuple[int, int] | None:
+    """The span of ``line`` that holds the value's own text as a whole word (``whole_word``; None: an empty
+    value, never), None when it does not."""
+    found = None if whole_word is None else whole_word.search(line.normal.text)
+    return None if found is None else line.normal.span(found.start(), found.end(), line.text)
+
+
+def _read_span(value: JsonValue, line: _Line, wanted: str, schema: dict[str, Any]) -> tuple[int, int] | None:
+    """The span of ``line`` that holds ``value`` as the schema reads it: the date or number the schema reads
+    it from, else the line's text when it agrees as a whole; None when the line does not hold it."""
     # the value's text inside a longer word is no reading of it ("EUR" in "EUROPE"): agreement by another
     # rule (digits, a currency symbol, a date or an amount read) only
-    scrubbed = re.sub(re.escape(wanted), " ", normalised(line).text) if wanted else line
+    scrubbed = line.normal.text.replace(wanted, " ") if wanted else line.text
     if value_agrees(value, scrubbed, schema) is not True:
         return None
+    text = line.text
     read_as = schema.get("x-normalise")
     if read_as == "date" or schema.get("format") == "date":
-        for match in DATE_LIKE.finditer(line):
-            if str(value) in set(date_candidates(match.group(0))):
+        for match in DATE_LIKE.finditer(text):
+            if str(value) in dates_in(match.group(0)):
                 return match.span()
     if read_as == "amount" or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        for match in NUMBER_LIKE.finditer(line):
+        for match in NUMBER_LIKE.finditer(text):
             if value_agrees(value, match.group(0), schema) is True:
                 return match.span()
-    stripped = line.strip()
-    start = line.index(stripped) if stripped else 0
+    stripped = text.strip()
+    start = text.index(stripped) if stripped else 0
     return start, start + len(stripped)

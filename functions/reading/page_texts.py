@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from functions.payloads.common import SourceFormat
-from functions.payloads.evidence import Box
+from functions.payloads.evidence import Box, FieldEvidence
 from functions.payloads.ocr import OcrPage, OcrRecord, OcrSummary
 
 
@@ -32,6 +32,10 @@ class PageTexts(list[str]):
         super().__init__(texts)
         self.ocr = ocr
         self.pdf = pdf
+        # The fields grounded on these pages, by what was grounded (functions/evidence/grounding.py
+        # ``ground_fields``): a document's texts are read once a run, and the cascade's extraction, when it
+        # goes on as it is, is grounded once for the cascade and the result (#51). Gone with the pages.
+        self.grounded: dict[str, dict[str, FieldEvidence]] = {}
 
     @property
     def printed(self) -> bool:

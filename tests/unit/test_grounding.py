@@ -7,18 +7,22 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from docagent.localcloud.bedrock.evidence import misquoted, quote_for, with_evidence
 from docagent.localcloud.bedrock.model_faults import parse_model_faults
 from functions.checks.outcomes import Decision
 from functions.definition.job_spec import ClassBundle, ClassSpec
+from functions.evidence import grounding
 from functions.evidence.grounded_decision import grounded_decision
 from functions.evidence.grounding import ground, ground_fields, is_grounded, review_reasons
 from functions.evidence.quote_matching import FUZZY_THRESHOLD, _by_character, locate, normalised, value_agrees
 from functions.inference.evidence import EVIDENCE_KEY, split
-from functions.payloads.evidence import Quote
+from functions.payloads.evidence import FieldEvidence, Quote
+from functions.reading.page_texts import PageTexts
 
 PAGES = [
     "CLAIM FORM\n  Policy number: Policy no. 100234\n  Full name:   Maria\n Jensen\n",
@@ -243,10 +247,57 @@ def test_without_rapidfuzz_the_standard_librarys_difflib_grounds_the_same_quotes
         "\x1cODYSSEUS ΣΟΦΟΣ\u2028Straße\u00a0İstanbul ﬁle ẞ",  # separators, a final sigma, lowering to two
         "ΣΑΣ αΣ Σ",
         "\u3000word\u3000",
+        " \x85a\x1f\x1e b\u200b c\u2029\u00a0\u2007d\t",  # whitespace str.isspace and re's \s agree on
     ],
 )
-def test_a_normalised_text_and_its_offsets_are_those_of_lowering_each_character(text: str):
+@pytest.mark.parametrize("spaces", [True, False])
+def test_a_normalised_text_and_its_offsets_are_those_of_lowering_each_character(
+    text: str, spaces: bool
+) -> None:
     # normalised() lowers and splits the whole text in C where that is the same as doing it a character at a
-    # time; the character-by-character reading (_by_character) is the definition
-    found = normalised(text)
-    assert (found.text, found.offsets) == _by_character(text)
+    # time, and reads its offsets word by word; the character-by-character reading (_by_character) is the
+    # definition
+    found = normalised(text, spaces=spaces)
+    assert (found.text, found.offsets) == _by_character(text, spaces=spaces)
+
+
+def test_an_extraction_is_grounded_once_on_a_document_s_page_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cascade's ``to_escalate`` and the result's ``evidence_of`` ground the same extraction of a document
+    not escalated: the second is the first's evidence (PageTexts.grounded); another extraction, another
+    document's texts, a value of another type (1 and True) or order are grounded anew."""
+    grounded: list[object] = []
+    real = grounding.ground
+
+    def counted(value: JsonValue, *args: Any, **kwargs: Any) -> FieldEvidence:
+        grounded.append(value)
+        return real(value, *args, **kwargs)
+
+    monkeypatch.setattr(grounding, "ground", counted)
+    fields: dict[str, JsonValue] = {
+        "policy_number": "POL-100234",
+        "incident_date": "2025-03-14",
+        "total": "1820.50",
+    }
+    quotes = {"total": Quote(page=2)}
+    pages = PageTexts(PAGES)
+    first = ground_fields(fields, quotes, pages, SCHEMA)
+    assert len(grounded) == 3 and first["total"].grounding == "grounded"
+    again = ground_fields(dict(fields), dict(quotes), pages, SCHEMA)
+    assert again == first and len(grounded) == 3
+    again["total"] = first["policy_number"]  # a caller's dict is its own
+    assert ground_fields(fields, quotes, pages, SCHEMA) == first
+    assert ground_fields(fields, quotes, PageTexts(PAGES), SCHEMA) == first and len(grounded) == 6
+    changes: list[dict[str, JsonValue]] = [
+        {**fields, "total": "1820.51"},
+        {"total": "1820.50", **fields},  # another order
+        {**fields, "total": 1},
+    ]
+    for changed in changes:
+        ground_fields(changed, quotes, pages, SCHEMA)
+    assert len(grounded) == 15
+    ground_fields({**fields, "total": True}, quotes, pages, SCHEMA)
+    ground_fields(fields, {"total": Quote(page=1)}, pages, SCHEMA)
+    assert len(grounded) == 21
+    ground_fields(fields, quotes, list(PAGES), SCHEMA)  # plain page texts: nothing remembered
+    ground_fields(fields, quotes, list(PAGES), SCHEMA)
+    assert len(grounded) == 27
