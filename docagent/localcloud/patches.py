@@ -129,6 +129,7 @@ from docagent.localcloud import (
     flask_form_helper,
     model_loader,
     region_lists,
+    request_ids,
     secret_names,
     update_expressions,
     url_builders,
@@ -432,6 +433,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
             condition_lexing,
             update_expressions,
             condition_parsing,
+            request_ids,
         ):
             module.install()
         model_loader.install()
