@@ -1,7 +1,7 @@
 """The endpoint's answers to the pipeline's most frequent calls are byte for byte those it gave before its
-per-request cuts (localcloud/lean_serving.py, request_ids.py): the same boto3 calls against moto served by
-the handler and the request ids without the cuts, then with them, from the same seed, compared whole
-(status, headers, body), only the clock's values blanked."""
+per-request cuts (localcloud/lean_serving.py, request_ids.py, s3/path_style.py): the same boto3 calls
+against moto without the cuts, then with them, from the same seed, compared whole (status, headers, body),
+only the clock's values blanked."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from moto.moto_api._internal import mock_random
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_api._internal.moto_random import MotoRandom
 from moto.moto_server.werkzeug_app import create_backend_app
+from moto.s3.responses import S3Response
 
 from docagent.localcloud import keep_alive, request_ids
+from docagent.localcloud.s3 import path_style
 from docagent.localcloud.server import HOST, CachedDispatcher, client_environment, free_port
 from docagent.localcloud.state.persistence import JournaledMotoServer
 from tests.localcloud.test_lean_serving import UncutHandler
@@ -107,9 +109,13 @@ def test_the_pipeline_s_calls_are_answered_as_before_the_cuts(
     with monkeypatch.context() as before:
         before.setattr(keep_alive, "KeepAliveRequestHandler", UncutHandler)
         before.setattr(MotoRandom, "get_random_string", request_ids._moto_get_random_string)
+        before.setattr(
+            S3Response, "subdomain_based_buckets", staticmethod(path_style._moto_subdomain_based_buckets)
+        )
         with _served() as endpoint:
             uncut = _calls(endpoint)
     request_ids.install()
+    path_style.install()
     with _served() as endpoint:
         lean = _calls(endpoint)
     assert len(lean) == 11
