@@ -14,6 +14,9 @@ the application; of it, these pieces make what nobody uses, or make again what w
 - **moto's header names**: moto's handler keeps the spelling of S3 metadata headers with an underscore
   (``x-amz-meta-my_key``, which werkzeug drops), converting every header's name to its WSGI key twice to find
   them; a request without an underscore in any header's name has none, and gets the empty table moto gives.
+- **moto's view of the headers**: moto's ``EnvironHeaders`` converts each header's name back to its WSGI
+  key to look it up in that table, at every walk over the headers (``dict(request.headers)`` for every
+  request, and more); with an empty table every name is werkzeug's, which is walked as werkzeug walks it.
 - **The request's headers**: http.client hands the header block to the ``email`` package's feed parser (a
   parser of mail, with folded lines and defects), ~3 %. A block of plain ``Name: value`` lines, which is
   what every SDK sends, is split here into the same message (the same ``(name, value)`` pairs, in order);
@@ -32,9 +35,12 @@ import http.client
 import logging
 import re
 import time
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from moto.core import request
 from moto.core.request import PRESERVED_HEADER_NAMES_ENVIRON_KEY
+from werkzeug.datastructures import EnvironHeaders
 from werkzeug.serving import WSGIRequestHandler
 
 _WERKZEUG_LOGGER = logging.getLogger("werkzeug")
@@ -74,10 +80,21 @@ def _parsed_by_email(lines: list[str]) -> Any:
     return email.parser.Parser(_class=LocalMessage).parsestr("".join(lines))
 
 
+_moto_headers_iter = request.EnvironHeaders.__iter__
+
+
+def headers_iter(self: request.EnvironHeaders) -> Iterator[tuple[str, str]]:
+    """moto's ``EnvironHeaders.__iter__``: werkzeug's names, but a preserved one (the module's doc)."""
+    if not self.environ.get(PRESERVED_HEADER_NAMES_ENVIRON_KEY):
+        return EnvironHeaders.__iter__(self)
+    return _moto_headers_iter(self)
+
+
 def install() -> None:
     """http.server's ``parse_request`` reads headers through ``http.client.parse_headers``; every other
-    message class is parsed by the original."""
+    message class is parsed by the original. moto's requests walk their headers through ``headers_iter``."""
     http.client.parse_headers = parse_headers  # type: ignore[assignment]
+    request.EnvironHeaders.__iter__ = headers_iter  # type: ignore[method-assign]
 
 
 class LeanHandler:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
+from moto.core import request as moto_request
 from moto.core.request import PRESERVED_HEADER_NAMES_ENVIRON_KEY
 from moto.moto_server.werkzeug_app import MotoRequestHandler
 from werkzeug import serving
@@ -173,3 +174,21 @@ def test_the_access_line_is_werkzeug_s_when_its_logger_writes_it(
     monkeypatch.setattr(logger, "level", logging.NOTSET)  # werkzeug sets an unset logger to INFO: it writes
     with pytest.raises(AssertionError, match="the line was built"):
         handler.log_request(200, 5)
+
+
+@pytest.mark.parametrize("names", [None, {}, {"HTTP_X_AMZ_META_MY_KEY": "x-amz-meta-my_key"}])
+def test_moto_s_header_view_walks_as_moto_s(names: dict[str, str] | None) -> None:
+    environ = {
+        "HTTP_HOST": "127.0.0.1",
+        "HTTP_X_AMZ_META_MY_KEY": "v",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": "",
+        "HTTP_CONTENT_LENGTH": "9",
+        "wsgi.input": io.BytesIO(),
+    }
+    if names is not None:
+        environ[PRESERVED_HEADER_NAMES_ENVIRON_KEY] = names
+    headers = moto_request.EnvironHeaders(environ)
+    expected = list(lean_serving._moto_headers_iter(headers))
+    assert list(lean_serving.headers_iter(headers)) == expected
+    assert ("x-amz-meta-my_key" if names else "X-Amz-Meta-My-Key", "v") in expected
