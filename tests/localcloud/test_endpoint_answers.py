@@ -25,6 +25,9 @@ from docagent.localcloud.server import HOST, CachedDispatcher, client_environmen
 from docagent.localcloud.state.persistence import JournaledMotoServer
 from tests.localcloud.test_lean_serving import UncutHandler
 
+# moto's backends are one per process: emptying them here would empty the integration tests' session cloud
+pytestmark = pytest.mark.own_cloud
+
 Answer = tuple[int, list[tuple[str, str]], bytes]
 _CLOCK_HEADERS = frozenset({"date", "last-modified"})
 _CLOCK_IN_BODY = re.compile(rb"<LastModified>[^<]*|\d{10}\.\d+")  # S3's XML, DynamoDB's epoch seconds
