@@ -33,6 +33,8 @@ from moto.moto_server.werkzeug_app import MotoRequestHandler
 from werkzeug import serving
 from werkzeug.wsgi import LimitedStream
 
+from docagent.localcloud import lean_serving
+
 IDLE_SECONDS = 60.0
 
 
@@ -64,8 +66,10 @@ _NO_LEFTOVERS = SimpleNamespace(DefaultSelector=_selector, EVENT_READ=selectors.
 
 
 def install() -> None:
-    """werkzeug's serving module reads leftovers through ``_selector`` (the real selector but for us)."""
+    """werkzeug's serving module reads leftovers through ``_selector`` (the real selector but for us);
+    the handler's request headers are split by lean_serving.py."""
     vars(serving)["selectors"] = _NO_LEFTOVERS
+    lean_serving.install()
 
 
 class Connections:
@@ -106,8 +110,9 @@ class Connections:
                 connection.shutdown(socket.SHUT_RDWR)
 
 
-class KeepAliveRequestHandler(MotoRequestHandler):
-    """moto's request handler with HTTP/1.1 keep-alive (see the module's doc)."""
+class KeepAliveRequestHandler(lean_serving.LeanHandler, MotoRequestHandler):
+    """moto's request handler with HTTP/1.1 keep-alive (see the module's doc), without the per-request work
+    nobody reads (lean_serving.py)."""
 
     protocol_version = "HTTP/1.1"
     timeout = IDLE_SECONDS  # StreamRequestHandler: the socket's timeout, so an idle connection ends
@@ -134,7 +139,10 @@ class KeepAliveRequestHandler(MotoRequestHandler):
         super().finish()
 
     def make_environ(self) -> dict[str, Any]:
-        environ = super().make_environ()
+        return self.framed(super().make_environ())
+
+    def framed(self, environ: dict[str, Any]) -> dict[str, Any]:
+        """``environ`` whose body stream ends where the request's body does (its own framing)."""
         if not environ.get(
             "wsgi.input_terminated"
         ):  # chunked: werkzeug's DechunkedInput ends at the last chunk

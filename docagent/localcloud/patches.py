@@ -67,6 +67,10 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   Test: localcloud/test_s3_key_index.py. Belongs in moto: yes.
 - s3/default_encryption.py: every new object is SSE-S3 encrypted (``AES256``) unless asked otherwise.
   Test: integration/test_sfn_integrations.py. Belongs in moto: yes.
+- s3/path_style.py: whether a request names its bucket in the host decided once per host, not 3-5 times a
+  request. Test: localcloud/test_s3_path_style.py. Belongs in moto: yes.
+- request_ids.py: moto's random strings (every answer's request id) drawn in one loop, the same draws.
+  Test: localcloud/test_request_ids.py, localcloud/test_endpoint_answers.py. Belongs in moto: yes.
 - error_lookup.py: a service's table of error shapes built once, not for every error answered.
   Test: localcloud/test_error_lookup.py. Belongs in moto: yes.
 - flask_form_helper.py: no class made per request by Flask's debug-mode form aid (moto runs debug apps).
@@ -129,6 +133,7 @@ from docagent.localcloud import (
     flask_form_helper,
     model_loader,
     region_lists,
+    request_ids,
     secret_names,
     update_expressions,
     url_builders,
@@ -140,6 +145,7 @@ from docagent.localcloud.lambdas.zygote import share_sdk_data
 from docagent.localcloud.s3 import default_encryption as s3_default_encryption
 from docagent.localcloud.s3 import key_index as s3_key_index
 from docagent.localcloud.s3 import listing as s3_listing
+from docagent.localcloud.s3 import path_style as s3_path_style
 from docagent.localcloud.stepfunctions import api_coverage as sfn_api
 from docagent.localcloud.stepfunctions import (
     assign,
@@ -432,6 +438,8 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
             condition_lexing,
             update_expressions,
             condition_parsing,
+            request_ids,
+            s3_path_style,
         ):
             module.install()
         model_loader.install()
