@@ -51,6 +51,16 @@ KEPT = 32
 STORED_FROM_CHARS = 8_000  # definitions at least this long keep their tree on disk too
 STORED = 16  # the newest files kept on disk
 FORMAT = 1  # bumped when what a file holds changes
+# What unpickling a file cut short, or written by another version of a class, raises.
+_UNREADABLE = (
+    pickle.UnpicklingError,
+    EOFError,
+    AttributeError,
+    ImportError,
+    LookupError,
+    TypeError,
+    ValueError,
+)
 _moto_parse = AmazonStateLanguageParser.parse  # taken before map_extras.install() puts its own in its place
 
 
@@ -111,7 +121,7 @@ def _stored(definition: str) -> Any:
         return None
     try:
         return pickle.loads(data)  # the project's own cache (module docstring)
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError, ValueError):
+    except _UNREADABLE:
         return None
 
 
