@@ -22,6 +22,9 @@ SYNTH_CACHE = Path(os.environ.get("DOCAGENT_SYNTH_CACHE", ROOT / ".docagent" / "
 # The local Lambda runtime's code packages by their hash, unpacked and compiled once for every local cloud
 # (docagent/localcloud/lambdas/runtime.py: each cloud copies a package into its own state).
 CODE_CACHE = Path(os.environ.get("DOCAGENT_CODE_CACHE", ROOT / ".docagent" / "code-cache"))
+# Parse trees of large state machine definitions by the hash of their text and of moto's and ANTLR's
+# versions, read by each process instead of parsing again (docagent/localcloud/stepfunctions/parse_cache.py).
+PARSE_CACHE = Path(os.environ.get("DOCAGENT_PARSE_CACHE", ROOT / ".docagent" / "parse-cache"))
 # The demo's rendered corpora by the hash of what makes them (docagent/drills/corpus_cache.py).
 RENDER_CACHE = Path(os.environ.get("DOCAGENT_RENDER_CACHE", ROOT / ".docagent" / "render-cache"))
 # The local cloud's journal (docagent/localcloud/state/persistence.py: STATE_FOLDER / JOURNAL_NAME).

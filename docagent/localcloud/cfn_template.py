@@ -108,6 +108,9 @@ class TemplateValues:
         self.stack_name = stack_name
         self.physical = physical
         self._client = client
+        # Each SSM parameter read once a deploy: nothing the deploy creates writes one, and the template names
+        # the ticket service's URL in each function's environment (7 GetParameter of one name, 2026-12-08).
+        self._parameters: dict[str, str] = {}
 
     def physical_name(self, logical_id: str, resource: dict[str, Any]) -> str:
         explicit = {
@@ -205,13 +208,18 @@ class TemplateValues:
             return _local_powertools_layer(reference)
         if service != "ssm":
             raise DeployError(f"dynamic reference {match[0]}: only 'ssm' references are supported locally")
+        if reference not in self._parameters:
+            self._parameters[reference] = self._parameter(match[0], reference)
+        return self._parameters[reference]
+
+    def _parameter(self, written: str, reference: str) -> str:
         try:
             parameter = self._client("ssm").get_parameter(Name=reference)["Parameter"]
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "")
-            raise DeployError(f"dynamic reference {match[0]}: {code or error}") from None
+            raise DeployError(f"dynamic reference {written}: {code or error}") from None
         if parameter.get("Type") == "SecureString":
-            raise DeployError(f"dynamic reference {match[0]}: a SecureString needs 'ssm-secure'")
+            raise DeployError(f"dynamic reference {written}: a SecureString needs 'ssm-secure'")
         return str(parameter["Value"])
 
     def _sub_reference(self, name: str) -> Any:

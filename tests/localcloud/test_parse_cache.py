@@ -1,16 +1,19 @@
-"""A definition is parsed by ANTLR once a process (docagent/localcloud/stepfunctions/parse_cache.py); each
-call still gets a program of its own, and a definition with syntax errors is refused at every call."""
+"""A definition is parsed by ANTLR once a process (docagent/localcloud/stepfunctions/parse_cache.py), a long
+one once a machine (its tree kept on disk); each call still gets a program of its own, and a definition with
+syntax errors is refused at every call."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLParser import ASLParser
 from moto.stepfunctions.parser.asl.parse.asl_parser import ASLParserException
 
+from docagent import project
 from docagent.localcloud.stepfunctions import map_extras, parse_cache
 
 
@@ -84,3 +87,92 @@ def test_only_the_last_texts_are_kept(antlr_parses: list[int]) -> None:
     assert antlr_parses == [parse_cache.KEPT + 1]
     parse_cache.parse(machine("0"))  # the oldest: dropped, parsed again
     assert antlr_parses == [parse_cache.KEPT + 2]
+
+
+def long_machine(result: str) -> str:
+    """A definition of ``STORED_FROM_CHARS`` or more: a chain of Pass states."""
+    count = parse_cache.STORED_FROM_CHARS // 50 + 1
+    states: dict[str, Any] = {
+        f"P{index}": {"Type": "Pass", "Result": result, "Next": f"P{index + 1}"} for index in range(count)
+    }
+    states[f"P{count}"] = {"Type": "Pass", "Result": result, "End": True}
+    text = json.dumps({"StartAt": "P0", "States": states})
+    assert len(text) >= parse_cache.STORED_FROM_CHARS
+    return text
+
+
+@pytest.fixture
+def parse_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setattr(project, "PARSE_CACHE", tmp_path / "parse-cache")
+    return tmp_path / "parse-cache"
+
+
+def test_a_long_definition_is_parsed_once_a_machine(antlr_parses: list[int], parse_store: Path) -> None:
+    """A later process (here: this one, its trees forgotten) reads the tree from disk: the same tree, the
+    same program, no parse."""
+    text = long_machine("a")
+    program, tree = parse_cache.parse(text)
+    assert antlr_parses == [1] and len(list(parse_store.glob("*.pickle"))) == 1
+    parse_cache.forget()
+    read_program, read_tree = parse_cache.parse(text)
+    assert antlr_parses == [1]
+    assert read_tree is not tree
+    assert read_tree.toStringTree(recog=ASLParser) == tree.toStringTree(recog=ASLParser)
+    assert read_tree.parser is None and read_tree.start.text == tree.start.text == "{"
+    assert list(read_program.states.states) == list(program.states.states)
+    states = read_program.states.states
+    assert [states[f"P{i}"].continue_with.next_state.name for i in range(3)] == ["P1", "P2", "P3"]
+    assert [states[f"P{i}"].result.result_obj for i in range(2)] == ["a", "a"]
+    assert parse_cache.parse(text)[1] is read_tree  # kept in this process again
+    assert antlr_parses == [1]
+
+
+def test_short_and_refused_definitions_stay_off_disk(antlr_parses: list[int], parse_store: Path) -> None:
+    parse_cache.parse(machine("a"))
+    broken = long_machine("a").replace('"End": true', '"End": "yes"')
+    with pytest.raises(ASLParserException):
+        parse_cache.parse(broken)
+    assert not parse_store.exists() or not list(parse_store.iterdir())
+    parse_cache.forget()
+    parse_cache.parse(machine("a"))
+    assert antlr_parses == [3]
+
+
+def test_a_file_that_cannot_be_read_is_parsed_again_and_rewritten(
+    antlr_parses: list[int], parse_store: Path
+) -> None:
+    text = long_machine("a")
+    parse_cache.parse(text)
+    (stored,) = parse_store.glob("*.pickle")
+    stored.write_bytes(stored.read_bytes()[:1000])  # cut short
+    parse_cache.forget()
+    assert next(iter(parse_cache.parse(text)[0].states.states)) == "P0"
+    assert antlr_parses == [2]
+    parse_cache.forget()
+    parse_cache.parse(text)
+    assert antlr_parses == [2]  # the rewritten file read
+
+
+def test_another_version_reads_its_own_file(
+    antlr_parses: list[int], parse_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = long_machine("a")
+    parse_cache.parse(text)
+    parse_cache.forget()
+    monkeypatch.setattr(parse_cache, "FORMAT", parse_cache.FORMAT + 1)
+    parse_cache._versions.cache_clear()
+    try:
+        parse_cache.parse(text)
+    finally:
+        parse_cache._versions.cache_clear()
+    assert antlr_parses == [2] and len(list(parse_store.glob("*.pickle"))) == 2
+
+
+def test_only_the_newest_files_stay(
+    antlr_parses: list[int], parse_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parse_cache, "STORED", 2)
+    for result in ("a", "b", "c"):
+        parse_cache.parse(long_machine(result))
+    assert len(list(parse_store.glob("*.pickle"))) == 2
+    assert not list(parse_store.glob("*.part"))

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 from jsonpath_ng import parser
+from jsonpath_ng.exceptions import JsonPathParserError
 from jsonpath_ng.ext import parser as extended
 from moto.stepfunctions.parser.asl.component.common.path import result_path
 from moto.stepfunctions.parser.asl.utils import json_path
@@ -54,3 +55,20 @@ def test_result_path_writes_into_new_data_each_time_with_one_expression():
     assert (first, second) == ({"a": 1, "result": {"x": 1}}, {"a": 2, "result": {"x": 2}})
     assert json_paths.parse_basic.cache_info().misses == 1
     assert parser.parse("$.result").update_or_create({}, 3) == {"result": 3}
+
+
+MORE_PATHS = [*PATHS, "$.Items[?(@ > 1)]", "$.Payload.documents[?(@.pages > 1)].id", "$.Items.`len`"]
+
+
+def test_one_parser_of_each_kind_reads_every_path_as_a_parser_of_its_own_does():
+    json_paths._Parsers.extended = json_paths._Parsers.basic = None
+    with pytest.raises(JsonPathParserError):
+        json_paths.parse_extended("$.Payload[")  # a refused path leaves the parser as it was
+    made = json_paths._Parsers.extended
+    for path in MORE_PATHS:
+        assert json_paths.parse_extended(path) == extended.parse(path)
+        assert json_paths._Parsers.extended is made
+    for path in PATHS:
+        assert json_paths.parse_basic(path) == parser.parse(path)
+    assert json_paths._Parsers.basic is not None
+    assert [m.value for m in json_paths.parse_extended("$.Items[?(@ > 1)]").find(DATA)] == [2, 3]
