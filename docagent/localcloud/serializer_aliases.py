@@ -16,7 +16,7 @@ asks six alias providers (``ExplicitAlias``, ``ShapeNameAlias``, ``NoAlias``, ``
 
 Here the keys are remembered per (key, shape, parent or none) for a value whose type is exactly ``dict``,
 computed by moto's own providers the first time; any other value (moto's model objects, a ``dict``
-subclass), or a picker given other providers, goes through moto's code as before. ``AttributePicker.__call__``
+subclass), or a picker given other providers than moto's list, goes through moto's code as before. ``AttributePicker.__call__``
 builds a key path only when there are response transformers to match it against.
 
 Also kept: the datetime moto's timestamp serializer parses from a ``...Z`` string (S3's ``LastModified``, a
@@ -41,9 +41,8 @@ from moto.core.serialize import (
 )
 from moto.core.utils import get_value
 
-KEPT = (
-    4096  # (key, shape, parent) entries and parsed timestamps kept; a service model has a few thousand shapes
-)
+# (key, shape, parent) entries and parsed timestamps kept; a service model has a few thousand shapes
+KEPT = 4096
 _NO_PARENT = object()
 _moto_possible_keys = XFormedAttributePicker.get_possible_keys
 _moto_pick = AttributePicker.__call__
