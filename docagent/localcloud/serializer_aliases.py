@@ -16,8 +16,8 @@ asks six alias providers (``ExplicitAlias``, ``ShapeNameAlias``, ``NoAlias``, ``
 
 Here the keys are remembered per (key, shape, parent or none) for a value whose type is exactly ``dict``,
 computed by moto's own providers the first time; any other value (moto's model objects, a ``dict``
-subclass), or a picker given other providers than moto's list, goes through moto's code as before. ``AttributePicker.__call__``
-builds a key path only when there are response transformers to match it against.
+subclass), or a picker given other providers than moto's list, goes through moto's code as before.
+``AttributePicker.__call__`` builds a key path only when there are response transformers to match it against.
 
 Also kept: the datetime moto's timestamp serializer parses from a ``...Z`` string (S3's ``LastModified``, a
 ``dateutil`` parse each time): the same text always gives the same aware datetime (an explicit UTC, so the
