@@ -71,6 +71,8 @@ with the behaviour each one fixes, its test, and whether the fix belongs in moto
   request. Test: localcloud/test_s3_path_style.py. Belongs in moto: yes.
 - request_ids.py: moto's random strings (every answer's request id) drawn in one loop, the same draws.
   Test: localcloud/test_request_ids.py, localcloud/test_endpoint_answers.py. Belongs in moto: yes.
+- serializer_aliases.py: the serializer's alias keys for a plain dict's member kept per (key, shape, parent),
+  and a ``...Z`` timestamp's parse kept. Test: localcloud/test_serializer_aliases.py. Belongs in moto: yes.
 - error_lookup.py: a service's table of error shapes built once, not for every error answered.
   Test: localcloud/test_error_lookup.py. Belongs in moto: yes.
 - flask_form_helper.py: no class made per request by Flask's debug-mode form aid (moto runs debug apps).
@@ -135,6 +137,7 @@ from docagent.localcloud import (
     region_lists,
     request_ids,
     secret_names,
+    serializer_aliases,
     update_expressions,
     url_builders,
 )
@@ -440,6 +443,7 @@ def install(runtime: LambdaRuntime, time_scale: float) -> None:
             condition_parsing,
             request_ids,
             s3_path_style,
+            serializer_aliases,
         ):
             module.install()
         model_loader.install()

@@ -1,7 +1,7 @@
 """The endpoint's answers to the pipeline's most frequent calls are byte for byte those it gave before its
-per-request cuts (localcloud/lean_serving.py, request_ids.py, s3/path_style.py): the same boto3 calls
-against moto without the cuts, then with them, from the same seed, compared whole (status, headers, body),
-only the clock's values blanked."""
+per-request cuts (localcloud/lean_serving.py, request_ids.py, s3/path_style.py, serializer_aliases.py): the
+same boto3 calls against moto without the cuts, then with them, from the same seed, compared whole (status,
+headers, body), only the clock's values blanked."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from typing import Any
 
 import boto3
 import pytest
+from moto.core.serialize import AttributePicker, TimestampSerializer, XFormedAttributePicker
 from moto.moto_api._internal import mock_random
 from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_api._internal.moto_random import MotoRandom
 from moto.moto_server.werkzeug_app import create_backend_app
 from moto.s3.responses import S3Response
 
-from docagent.localcloud import keep_alive, request_ids
+from docagent.localcloud import keep_alive, request_ids, serializer_aliases
 from docagent.localcloud.s3 import path_style
 from docagent.localcloud.server import HOST, CachedDispatcher, client_environment, free_port
 from docagent.localcloud.state.persistence import JournaledMotoServer
@@ -82,7 +83,65 @@ def _calls(endpoint: str) -> list[Answer]:
     dynamodb.get_item(TableName="steps", Key={"id": {"S": "doc-1"}}, ConsistentRead=True)
     with pytest.raises(dynamodb.exceptions.ConditionalCheckFailedException):
         dynamodb.put_item(TableName="steps", Item=item, ConditionExpression="attribute_not_exists(id)")
+    _serialized_calls(s3, dynamodb)
     return answers
+
+
+def _serialized_calls(s3: Any, dynamodb: Any) -> None:
+    """Answers moto builds with its generic serializer (moto.core.serialize): listings and every DynamoDB
+    answer, with each kind of attribute value, nested and in lists (localcloud/serializer_aliases.py)."""
+    for index in range(3):
+        s3.put_object(Bucket="documents", Key=f"jobs/j/out/{index}/r%s.json", Body=b"{}")
+    s3.list_objects_v2(Bucket="documents", Prefix="jobs/j/", Delimiter="/")
+    s3.list_objects_v2(Bucket="documents", Prefix="jobs/j/out/", MaxKeys=2, FetchOwner=True)
+    s3.list_objects_v2(
+        Bucket="documents", Prefix="jobs/j/out/", EncodingType="url", StartAfter="jobs/j/out/0"
+    )
+    with pytest.raises(s3.exceptions.NoSuchBucket):
+        s3.list_objects_v2(Bucket="missing")
+    every_type = {
+        "id": {"S": "doc-2"},
+        "n": {"N": "12.5"},
+        "b": {"B": b"\x00\x01"},
+        "ok": {"BOOL": True},
+        "none": {"NULL": True},
+        "tags": {"SS": ["a", "b"]},
+        "sizes": {"NS": ["1", "2"]},
+        "pages": {"L": [{"M": {"page": {"N": "1"}, "text": {"S": "x"}}}, {"L": [{"S": "y"}]}]},
+        "result": {"M": {"fields": {"M": {"total": {"N": "3"}}}, "blobs": {"BS": [b"z"]}}},
+    }
+    dynamodb.put_item(TableName="steps", Item=every_type, ReturnConsumedCapacity="TOTAL")
+    dynamodb.get_item(
+        TableName="steps",
+        Key={"id": {"S": "doc-2"}},
+        ProjectionExpression="pages, #r",
+        ExpressionAttributeNames={"#r": "result"},
+    )
+    dynamodb.get_item(TableName="steps", Key={"id": {"S": "absent"}})
+    dynamodb.query(
+        TableName="steps",
+        KeyConditionExpression="id = :id",
+        ExpressionAttributeValues={":id": {"S": "doc-2"}},
+        ReturnConsumedCapacity="INDEXES",
+    )
+    dynamodb.scan(TableName="steps", Limit=1)
+    dynamodb.batch_get_item(
+        RequestItems={"steps": {"Keys": [{"id": {"S": "doc-1"}}, {"id": {"S": "doc-2"}}]}}
+    )
+    dynamodb.batch_write_item(RequestItems={"steps": [{"PutRequest": {"Item": {"id": {"S": "doc-3"}}}}]})
+    dynamodb.update_item(
+        TableName="steps",
+        Key={"id": {"S": "doc-2"}},
+        UpdateExpression="SET #n = #n + :one REMOVE #t",
+        ExpressionAttributeNames={"#n": "n", "#t": "tags"},
+        ExpressionAttributeValues={":one": {"N": "1"}},
+        ReturnValues="UPDATED_OLD",
+    )
+    dynamodb.delete_item(TableName="steps", Key={"id": {"S": "doc-3"}}, ReturnValues="ALL_OLD")
+    dynamodb.describe_table(TableName="steps")
+    dynamodb.list_tables()
+    with pytest.raises(dynamodb.exceptions.ResourceNotFoundException):
+        dynamodb.get_item(TableName="missing", Key={"id": {"S": "x"}})
 
 
 @contextlib.contextmanager
@@ -116,12 +175,18 @@ def test_the_pipeline_s_calls_are_answered_as_before_the_cuts(
         before.setattr(
             S3Response, "subdomain_based_buckets", staticmethod(path_style._moto_subdomain_based_buckets)
         )
+        before.setattr(XFormedAttributePicker, "get_possible_keys", serializer_aliases._moto_possible_keys)
+        before.setattr(AttributePicker, "__call__", serializer_aliases._moto_pick)
+        before.setattr(
+            TimestampSerializer, "_convert_timestamp_to_str", serializer_aliases._moto_convert_timestamp
+        )
         with _served() as endpoint:
             uncut = _calls(endpoint)
     request_ids.install()
     path_style.install()
+    serializer_aliases.install()
     with _served() as endpoint:
         lean = _calls(endpoint)
-    assert len(lean) == 11
+    assert len(lean) == 11 + 19
     assert all(any(name == "x-amzn-requestid" for name, _ in headers) for _, headers, _ in lean)
     assert lean == uncut
