@@ -212,22 +212,28 @@ def ground_fields(
     grounded on a document's ``PageTexts`` is grounded once (``PageTexts.grounded``, by the fields, the quotes
     and the schema: the cascade's ``to_escalate`` and the result's ``evidence_of`` ground the same extraction
     when the cascade escalated nothing)."""
+    if not isinstance(pages, PageTexts):
+        return _grounded_fields(fields, quotes, pages, schema)
     # repr tells apart what equality would not (True and 1, 1 and 1.0, a key's order): the same text, the same
     # inputs (the str, numbers, None, lists and dicts of a JSON reply, each Quote's fields)
-    said = {path: quote.model_dump() for path, quote in quotes.items()}
-    key = repr((fields, said, schema)) if isinstance(pages, PageTexts) else None
-    if isinstance(pages, PageTexts) and key in pages.grounded:
-        return dict(pages.grounded[key])
-    evidence = {
+    key = repr((fields, {path: quote.model_dump() for path, quote in quotes.items()}, schema))
+    if key not in pages.grounded:
+        pages.grounded[key] = _grounded_fields(fields, quotes, pages, schema)
+    return dict(pages.grounded[key])
+
+
+def _grounded_fields(
+    fields: dict[str, JsonValue],
+    quotes: dict[str, Quote],
+    pages: list[str] | None,
+    schema: dict[str, Any],
+) -> dict[str, FieldEvidence]:
+    return {
         path: ground(
             value, quotes.get(path), pages, sub, grounding_mode(sub, name_of(path)), name=name_of(path)
         )
         for path, value, sub in leaves(fields, schema)
     }
-    if isinstance(pages, PageTexts) and key is not None:
-        pages.grounded[key] = evidence
-        return dict(evidence)
-    return evidence
 
 
 def field_of(path: str) -> str:
